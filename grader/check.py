@@ -1,0 +1,384 @@
+"""Check one submission against one problem: the pipeline spec -> cases -> run -> compare -> report.
+
+:func:`check_submission` is the whole of ``grader check`` without the printing; batch grading
+calls it once per submission. It never raises for a fault of the submission (those become the
+report), only :class:`grader.errors.GraderError` for faults of the grader's inputs.
+"""
+from __future__ import annotations
+
+import ast
+import platform
+import shlex
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import __version__, reference
+from .cases import Case, case_from_literal, case_literal, fixed_cases, generated_cases
+from .compare import Expected, compare
+from .errors import GraderError
+from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+from .runner import CallOutcome, ImportOutcome, Limits, Worker
+from .spec import Problem
+
+FRAMEWORKS = ("numpy", "jax")
+MAX_RESTARTS = 3
+
+
+@dataclass
+class CheckOptions:
+    """Options of one check (the CLI's flags).
+
+    Attributes:
+        seed: case generation seed (an int >= 0).
+        max_examples: generated cases (None: the spec's ``generated.count``).
+        framework: ``"numpy"``, ``"jax"`` or None to detect from the submission's imports.
+        limits: per-call and resource limits (``call_timeout`` in seconds...).
+        total_timeout: wall-clock seconds for the whole run.
+        only_cases: run only the cases with these names (for replay), or None.
+        replay: a replay literal (see ``grader.cases.case_from_literal``), or None.
+        shrink: shrink failing generated cases to the smallest failing input.
+        sandbox: the sandbox tier request, ``"auto"``, ``"strict"`` or ``"none"``.
+        submission_shown: how the submission path appears in replay commands.
+        progress: called with (cases done, cases total) while running, or None.
+    """
+
+    seed: int = 0
+    max_examples: int | None = None
+    framework: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    total_timeout: float = 300.0
+    only_cases: list[str] | None = None
+    replay: dict[str, Any] | None = None
+    shrink: bool = True
+    sandbox: str = "auto"
+    submission_shown: str | None = None
+    problem_arg: str | None = None
+    progress: Callable[[int, int], None] | None = None
+
+
+def read_submission(path: str | Path) -> tuple[str, ast.Module | None, SyntaxError | None]:
+    """The submission's source, its AST (None on a syntax error) and the SyntaxError if any.
+
+    Raises:
+        GraderError: the file is missing, a directory, unreadable, or not UTF-8 text.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise GraderError(f"submission {str(path)!r} does not exist")
+    if p.is_dir():
+        raise GraderError(f"submission {str(path)!r} is a directory; give a .py file")
+    try:
+        source = p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise GraderError(f"cannot read submission {str(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise GraderError(f"submission {str(path)!r} is not UTF-8 text (is it a Python file?)") from None
+    try:
+        return source, ast.parse(source, filename=str(path)), None
+    except SyntaxError as exc:
+        return source, None, exc
+    except ValueError as exc:  # null bytes
+        return source, None, SyntaxError(str(exc), (str(path), 1, 0, ""))
+
+
+def detect_framework(tree: ast.Module | None) -> str:
+    """``"jax"`` if the submission imports jax (anywhere in the file), else ``"numpy"``."""
+    if tree is None:
+        return "numpy"
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        if any(n == "jax" or n.startswith("jax.") for n in names):
+            return "jax"
+    return "numpy"
+
+
+def defined_functions(tree: ast.Module | None) -> set[str]:
+    """Top-level names the submission defines or assigns (functions, lambdas, aliases)."""
+    names: set[str] = set()
+    for node in (tree.body if tree is not None else []):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.ImportFrom, ast.Import)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _expected(problem: Problem, case: Case) -> Expected:
+    ref, scale = reference.evaluate(problem, case.inputs)
+    n = 0
+    if problem.tolerance["model"] == "sum_of_products":
+        n = int(case.sizes[problem.tolerance["contraction"]])
+    if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
+                                              or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
+        raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
+                          f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
+    return Expected(ref, scale if case.compare != "exact" else None, n)
+
+
+def _values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
+    from .compare import SMALL
+    if case.size > SMALL or expected.ref.size > SMALL:
+        return None
+    out: dict[str, Any] = {k: np.asarray(v, dtype=np.float64).tolist() for k, v in case.inputs.items()}
+    out["expected"] = expected.ref.tolist()
+    if got is not None and got.size <= SMALL and got.dtype.kind in "fiub" or (
+            got is not None and got.dtype.name == "bfloat16" and got.size <= SMALL):
+        out["got"] = np.asarray(got, dtype=np.float64).tolist()
+    return out
+
+
+def _run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
+    """Status and failure record for an outcome that produced no comparable value."""
+    if outcome.status == "timeout":
+        return "timeout", Failure("timeout", outcome.message,
+                                  hint="an endless loop, or far too much work for a small input?")
+    if outcome.status == "memory":
+        return "error", Failure("memory", outcome.message, details=[outcome.traceback] if outcome.traceback else [],
+                                hint="the submission used more memory than allowed")
+    if outcome.status == "exception":
+        return "error", Failure("exception", outcome.message.splitlines()[0] if outcome.message else "exception",
+                                details=[outcome.traceback] if outcome.traceback else [])
+    return "error", Failure("crash", outcome.message or "the submission's process died")
+
+
+class _Session:
+    """A worker that is restarted after a crash, up to :data:`MAX_RESTARTS` times."""
+
+    def __init__(self, submission: Path, problem: Problem, framework: str, opts: CheckOptions,
+                 wrap: Any) -> None:
+        self.args = (submission, problem.function, framework, opts.limits, wrap)
+        self.worker: Worker | None = None
+        self.restarts = 0
+        self.outputs: list[dict[str, Any]] = []
+        self.versions: dict[str, Any] = {}
+
+    def launch(self) -> None:
+        self.worker = Worker(*self.args)
+        failed = self.worker.launch()
+        self._launch_failure = failed
+
+    def ready(self) -> ImportOutcome:
+        assert self.worker is not None
+        if self._launch_failure is not None:
+            return self._launch_failure
+        out = self.worker.wait_ready()
+        self.versions = out.versions or self.versions
+        return out
+
+    def call(self, case: Case, timeout: float | None = None) -> CallOutcome:
+        if self.worker is None or self.worker.proc is None:
+            self.restarts += 1
+            self._collect()
+            self.launch()
+            started = self.ready()
+            if started.status != "ok":
+                return CallOutcome("crash", message=f"restarting the submission failed: {started.message}")
+        assert self.worker is not None
+        return self.worker.call(case.inputs, timeout)
+
+    def _collect(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.outputs.append(self.worker.output())
+            self.worker = None
+
+    def close(self) -> dict[str, Any]:
+        self._collect()
+        out: dict[str, Any] = {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+        for o in self.outputs:
+            out["stdout"] += o["stdout"]
+            out["stderr"] += o["stderr"]
+            out["stdout_bytes"] += o["stdout_bytes"]
+            out["stderr_bytes"] += o["stderr_bytes"]
+            out["truncated"] = out["truncated"] or o["truncated"]
+        return out
+
+
+def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Failures grouped by kind, with the dtypes and ranks they occur in.
+
+    Each entry: ``kind``, ``count``, ``dtypes`` and ``ranks`` where it failed, ``only_dtype``
+    (the one dtype it is confined to when others ran and passed, else None), ``from_rank``
+    (the smallest failing rank when every smaller rank passed, else None), ``example`` (a case
+    name, the smallest failing one) and ``text``, the one-line pattern for people.
+    """
+    by_kind: dict[str, list[CaseResult]] = defaultdict(list)
+    for c in cases:
+        if c.failure is not None:
+            by_kind[c.failure.kind].append(c)
+    ran = [c for c in cases if c.status != "skipped"]
+    out = []
+    for kind, failed in sorted(by_kind.items(), key=lambda kv: -len(kv[1])):
+        f_dtypes = sorted({c.dtype for c in failed}, key=dtypes.index if set(dtypes) >= {c.dtype for c in failed} else str)
+        f_ranks = sorted({c.rank for c in failed})
+        ran_dtypes = {c.dtype for c in ran}
+        only = f_dtypes[0] if len(f_dtypes) == 1 and len(ran_dtypes) > 1 else None
+        passed_ranks = {c.rank for c in ran if c.failure is None or c.failure.kind != kind}
+        from_rank = None
+        if f_ranks and min(f_ranks) > 0 and all(r in passed_ranks for r in range(min(c.rank for c in ran), min(f_ranks))) \
+                and not any(c.rank >= min(f_ranks) for c in ran if c.failure is None and c.dtype in f_dtypes):
+            from_rank = min(f_ranks) if min(f_ranks) > min(c.rank for c in ran) else None
+        example = min(failed, key=lambda c: (sum(int(np.prod(i.shape)) for i in c.inputs.values()), c.name))
+        if only:
+            where = f"only in {only} (" + ", ".join(sorted(ran_dtypes - {only}, key=str)) + " pass)"
+        else:
+            where = "in " + ", ".join(f_dtypes)
+        if from_rank is not None:
+            where += f", only from rank {from_rank} on (inputs with {from_rank} or more axes)"
+        text = f"{kind}: {len(failed)} case{'s' if len(failed) != 1 else ''} {where}"
+        out.append({"kind": kind, "count": len(failed), "dtypes": f_dtypes, "ranks": f_ranks,
+                    "only_dtype": only, "from_rank": from_rank, "example": example.name, "text": text})
+    return out
+
+
+def _scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | None) -> list[GroupScore]:
+    groups = []
+    for name, g in problem.groups.items():
+        mine = [c for c in cases if c.group == name]
+        passed = sum(c.status == "passed" for c in mine)
+        earned = 0.0 if whole_failure or not mine else g.points * passed / len(mine)
+        groups.append(GroupScore(name, g.points, round(earned, 4), passed, len(mine), g.visibility))
+    return groups
+
+
+def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str:
+    """The shell command that re-runs exactly ``case`` (by name, or as a literal for small ones)."""
+    import json
+    base = ["grader", "check", shown, "--problem", problem.id]
+    if opts.framework:
+        base += ["--framework", opts.framework]
+    if case.origin in ("shrunk", "replay"):
+        lit = json.dumps(case_literal(case), separators=(",", ":"))
+        return shlex.join(base + ["--replay", lit])
+    seed = ["--seed", str(opts.seed)] if opts.seed else []
+    extra = ["--max-examples", str(opts.max_examples)] if opts.max_examples is not None else []
+    return shlex.join(base + seed + extra + ["--case", case.name])
+
+
+def check_submission(submission: str | Path, problem: Problem, opts: CheckOptions | None = None) -> Report:
+    """Grade ``submission`` against ``problem`` and return the :class:`Report`.
+
+    Raises:
+        GraderError: the submission file is missing or unreadable, the framework is not graded by
+            the problem, a replay case is malformed, or the reference solution fails.
+    """
+    from .sandbox import choose_tier
+
+    opts = opts or CheckOptions()
+    t_start = time.monotonic()
+    shown = opts.submission_shown or str(submission)
+    source, tree, syntax_error = read_submission(submission)
+    framework = opts.framework or detect_framework(tree)
+    if framework not in problem.frameworks:
+        raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
+                          f"(it grades: {', '.join(problem.frameworks)})")
+    dtypes = problem.frameworks[framework]
+    tier, wrap = choose_tier(opts.sandbox)
+    env: dict[str, Any] = {
+        "seed": opts.seed, "framework": framework, "dtypes": list(dtypes),
+        "framework_note": problem.framework_notes.get(framework, ""),
+        "python": platform.python_version(), "numpy": np.__version__, "jax": None,
+        "grader": __version__, "sandbox": tier, "x64": framework == "jax" or None,
+        "max_examples": opts.max_examples if opts.max_examples is not None else
+        (problem.generated or {}).get("count", 0),
+    }
+
+    def finish(failure: Failure | None, results: list[CaseResult], output: dict[str, Any]) -> Report:
+        groups = _scores(problem, results, failure)
+        passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
+        return Report(problem.id, problem.title, shown, passed,
+                      round(sum(g.earned for g in groups), 4), problem.max_score, failure, results, groups,
+                      summarise(results, dtypes), env, output, time.monotonic() - t_start)
+
+    empty_output = {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+    if syntax_error is not None:
+        where = f"{shown}:{syntax_error.lineno}" if syntax_error.lineno else shown
+        detail = (syntax_error.text or "").rstrip()
+        return finish(Failure("import", f"SyntaxError: {syntax_error.msg} ({where})",
+                              hint="fix the syntax error; `python -m py_compile FILE` shows it too",
+                              details=[detail] if detail else []), [], empty_output)
+
+    # cases
+    if opts.replay is not None:
+        try:
+            cases = [case_from_literal(problem, opts.replay)]
+        except (ValueError, TypeError) as exc:
+            raise GraderError(f"--replay: {exc}") from None
+        if cases[0].dtype not in dtypes:
+            raise GraderError(f"--replay: dtype {cases[0].dtype} is not graded for {framework} "
+                              f"(graded: {', '.join(dtypes)})")
+    else:
+        count = opts.max_examples if opts.max_examples is not None else (problem.generated or {}).get("count", 0)
+        cases = fixed_cases(problem, dtypes, opts.seed) + generated_cases(problem, dtypes, opts.seed, count)
+        if opts.only_cases:
+            wanted = set(opts.only_cases)
+            unknown = wanted - {c.name for c in cases}
+            if unknown:
+                raise GraderError(f"--case: no case named {', '.join(sorted(unknown))} "
+                                  f"(with seed {opts.seed}); names look like 'batch[float32]' or 'gen003[float16]'")
+            cases = [c for c in cases if c.name in wanted]
+
+    session = _Session(Path(submission), problem, framework, opts, wrap)
+    session.launch()
+    # the reference runs in this process while the submission imports in its own
+    expected = [_expected(problem, c) for c in cases]
+    started = session.ready()
+    env["jax"] = session.versions.get("jax")
+    if started.status != "ok":
+        output = session.close()
+        kind = {"import_error": "import", "timeout": "timeout"}.get(started.status, "import")
+        msg = started.message or "the submission could not be imported"
+        if started.status == "crash":
+            msg = f"{msg} (while importing the submission)" if "import" not in msg else msg
+        return finish(Failure(kind, msg, details=[started.traceback] if started.traceback else []), [], output)
+
+    results: list[CaseResult] = []
+    deadline = t_start + opts.total_timeout
+    stop_reason = ""
+    for i, (case, exp) in enumerate(zip(cases, expected)):
+        info = {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in case.inputs.items()}
+        base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
+                    visibility=case.visibility)
+        if stop_reason:
+            results.append(CaseResult(status="skipped", failure=None, **base))
+            continue
+        left = deadline - time.monotonic()
+        if left <= 0:
+            stop_reason = f"the whole run passed its {opts.total_timeout:g} s limit"
+            results.append(CaseResult(status="timeout", failure=Failure("timeout", stop_reason), **base))
+            continue
+        outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
+        got = outcome.result
+        if outcome.status in ("ok", "type"):
+            failure = compare(case, outcome, exp)
+            status = "passed" if failure is None else "failed"
+        else:
+            status, failure = _run_failure(outcome)
+            if outcome.status == "timeout":
+                stop_reason = "not run: an earlier case timed out"
+            elif outcome.status == "crash" and session.restarts >= MAX_RESTARTS:
+                stop_reason = f"not run: the submission crashed {MAX_RESTARTS + 1} times"
+        res = CaseResult(status=status, failure=failure, seconds=outcome.seconds,
+                         values=_values_of(case, exp, got) if failure else None, **base)
+        if failure is not None:
+            res.replay = replay_command(opts, problem, case, shown)
+        results.append(res)
+        if opts.progress:
+            opts.progress(i + 1, len(cases))
+
+    if opts.shrink and opts.replay is None:
+        from .shrink import shrink_failures
+        results.extend(shrink_failures(problem, cases, results, session, opts, shown, dtypes))
+    output = session.close()
+    return finish(None, results, output)

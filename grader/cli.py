@@ -1,0 +1,236 @@
+"""The command line: ``grader check``, ``grader grade``, ``grader merge``, ``grader problems``.
+
+Exit codes (every command):
+
+* 0: the submission passed (``check``), or every submission was graded (``grade``/``merge``);
+* 1: the submission failed (``check``), or some submissions failed (``grade``);
+* 2: the grader could not run: bad flags, a missing or unreadable file, an unknown problem,
+  an invalid spec. The error is one line on stderr, ``grader: error: ...``; never a traceback
+  (set ``GRADER_DEBUG=1`` to see one for an internal error).
+
+Machine-readable output goes only where asked: to stdout for ``--format json`` (and nothing
+else goes to stdout then), or to the ``--output`` file. The submission's own prints are
+captured in its process and never reach the grader's stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, GraderError
+
+FORMATS = ("text", "json", "junit", "gradescope", "github")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the grader's one-line error format and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"grader: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def add_check_options(p: argparse.ArgumentParser) -> None:
+    """The options shared by ``check`` and ``grade`` (problem, cases, limits, sandbox)."""
+    p.add_argument("--problem", metavar="ID", help="problem id (default: the one whose function the submission defines)")
+    p.add_argument("--problems-dir", metavar="DIR", help="folder of problem specs (default: the bundled problems/)")
+    p.add_argument("--seed", type=_nonneg_int, default=0, help="case generation seed (default 0)")
+    p.add_argument("--max-examples", type=_nonneg_int, metavar="N",
+                   help="number of generated cases (default: the spec's generated.count)")
+    p.add_argument("--framework", choices=("numpy", "jax"), help="override the framework detected from imports")
+    p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS",
+                   help="wall-clock limit of one call of the submission (default 10)")
+    p.add_argument("--total-timeout", type=_positive_float, default=300.0, metavar="SECONDS",
+                   help="wall-clock limit of the whole check (default 300)")
+    p.add_argument("--memory-mb", type=_nonneg_int, default=4096, metavar="MB",
+                   help="address-space limit of the submission's process (default 4096)")
+    p.add_argument("--sandbox", choices=("auto", "strict", "none"), default="auto",
+                   help="isolation: auto (strongest available), strict (refuse without a namespace sandbox), "
+                        "none (trusted local runs)")
+    p.add_argument("--audience", choices=("learner", "instructor"), default="learner",
+                   help="learner: hidden cases appear as counts only (default)")
+    p.add_argument("--no-shrink", action="store_true", help="do not shrink failing generated cases")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``grader`` argument parser with every subcommand."""
+    parser = _Parser(prog="grader", description="Grade numeric coding exercises against a reference solution.")
+    parser.add_argument("--version", action="version", version=f"grader {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    check = sub.add_parser("check", help="grade one submission and explain what is wrong",
+                           description="Grade one submission file. Exit 0 passed, 1 failed, 2 could not run.")
+    check.add_argument("submission", metavar="SUBMISSION", help="the learner's .py file")
+    add_check_options(check)
+    check.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
+    check.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--case", action="append", metavar="NAME", dest="cases",
+                       help="run only this case (repeatable); names are in the report")
+    check.add_argument("--replay", metavar="JSON",
+                       help="run one case given as JSON {\"dtype\": ..., \"<param>\": [...]} (from a report)")
+
+    probs = sub.add_parser("problems", help="list the problems the grader knows")
+    probs.add_argument("--problems-dir", metavar="DIR")
+
+    try:
+        from . import batch
+    except ImportError:  # pragma: no cover - batch grading not installed in this build
+        batch = None
+    if batch is not None:
+        batch.add_parsers(sub)
+    return parser
+
+
+def write_output(text: str, path: str | None) -> None:
+    """Write ``text`` to ``path`` atomically (a temp file renamed into place), or to stdout.
+
+    Raises:
+        GraderError: the file cannot be written.
+    """
+    if not path:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise GraderError(f"cannot write --output {path!r}: {exc.strerror or exc}") from None
+
+
+def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
+    """The :class:`grader.spec.Problem` for ``--problem``, or the one the submission defines.
+
+    Raises:
+        GraderError: unknown problem, or the submission defines the function of none or several.
+    """
+    from .check import defined_functions
+    from .spec import available_problems, find_problem, load_problem
+
+    if args.problem:
+        return load_problem(find_problem(args.problem, args.problems_dir))
+    known = available_problems(args.problems_dir)
+    if not known:
+        raise GraderError("no problem specs found; pass --problems-dir DIR")
+    defined = defined_functions(tree)
+    matches = []
+    for pid, path in known.items():
+        problem = load_problem(path)
+        if problem.function in defined:
+            matches.append(problem)
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise GraderError(f"the submission defines no function of a known problem "
+                          f"({', '.join(known)}); pass --problem ID")
+    raise GraderError(f"the submission matches several problems ({', '.join(p.id for p in matches)}); "
+                      "pass --problem ID")
+
+
+def options_from_args(args: argparse.Namespace) -> Any:
+    """:class:`grader.check.CheckOptions` from parsed ``check``/``grade`` flags."""
+    from .check import CheckOptions
+    from .runner import Limits
+
+    limits = Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)
+    return CheckOptions(seed=args.seed, max_examples=args.max_examples, framework=args.framework,
+                        limits=limits, total_timeout=args.total_timeout, shrink=not args.no_shrink,
+                        sandbox=args.sandbox)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``grader check``: grade one file, write the report, return 0/1."""
+    from .check import check_submission, read_submission
+    from .reports import reporter
+    from .runner import harden_grader_process, reap_orphans
+
+    _, tree, _ = read_submission(args.submission)
+    problem = resolve_problem(args, tree)
+    opts = options_from_args(args)
+    opts.only_cases = args.cases
+    opts.submission_shown = args.submission
+    if args.replay:
+        try:
+            opts.replay = json.loads(args.replay)
+        except ValueError as exc:
+            raise GraderError(f"--replay is not JSON: {exc}") from None
+        if not isinstance(opts.replay, dict):
+            raise GraderError("--replay must be a JSON object like {\"dtype\": \"float32\", ...}")
+    harden_grader_process()
+    try:
+        report = check_submission(args.submission, problem, opts)
+    finally:
+        reap_orphans()
+    module = reporter(args.format)
+    write_output(module.render(report, audience=args.audience), args.output)
+    if args.format == "github":
+        module.write_github_files(report)
+    return EXIT_PASSED if report.passed else EXIT_FAILED
+
+
+def cmd_problems(args: argparse.Namespace) -> int:
+    """``grader problems``: list problem ids and titles."""
+    from .spec import available_problems, load_problem
+
+    for pid, path in available_problems(args.problems_dir).items():
+        print(f"{pid}\t{load_problem(path).title}")
+    return EXIT_PASSED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (see the module docstring)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    handlers = {"check": cmd_check, "problems": cmd_problems}
+    try:
+        from . import batch
+        handlers.update(batch.HANDLERS)
+    except ImportError:
+        pass
+    try:
+        return handlers[args.command](args)
+    except GraderError as exc:
+        sys.stderr.write(f"grader: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("grader: interrupted\n")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback, unless debugging
+        if os.environ.get("GRADER_DEBUG"):
+            raise
+        sys.stderr.write(f"grader: internal error: {type(exc).__name__}: {exc} (GRADER_DEBUG=1 shows the traceback)\n")
+        return EXIT_USAGE

@@ -1,0 +1,177 @@
+"""Compare a submission's output with the reference: type, shape, dtype, finiteness, values, inputs.
+
+The checks run in that fixed order; every problem found is collected, and the first one
+decides the failure's kind (``grader.results.CASE_KINDS``). Messages are built from the
+mismatch data in one place (:func:`_tolerance_failure`, ...), so reporters never re-derive them.
+
+Tolerance model ``sum_of_products`` (docs/tolerance.md has the derivation and the measured
+margins). For an output element ``y = sum_k a_k b_k`` over ``n`` terms, with ``ref`` its exact
+value and ``S = sum_k |a_k| |b_k|`` (the reference evaluated on ``|inputs|``), the allowed
+absolute error is::
+
+    allowed = u_out * |ref|                         # rounding the result to the output dtype
+            + 2 * (n + 1) * u_acc * S               # accumulation (Higham 2002, sec. 3.1:
+                                                    #   |fl(x.y) - x.y| <= gamma_n |x|.|y|)
+            + (1 + ceil(log2 n)) * u_out * S        # half dtypes only: products (and pairwise
+                                                    #   partial sums) rounded to the half dtype
+            + (n + 1) * tiny_out                    # underflow to subnormals
+
+``u_out`` is the output dtype's unit roundoff (``grader.dtypes``); ``u_acc`` is 2**-24 (float32
+accumulation, what BLAS and XLA use for half and single precision) or 2**-53 for float64. The
+factor 2 admits both the submission's and the reference's rounding in float64, and summation
+in any order. Model ``exact`` (and ``compare: exact`` cases) allows no error: the probes there
+(zero rows, scaled basis vectors) are computed exactly by every correct method.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import diagnose
+from .cases import Case
+from .dtypes import HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
+from .results import Failure
+from .runner import CallOutcome
+
+SMALL = 64  # arrays of at most this many elements are shown with their values
+U_ACC_SINGLE = 2.0 ** -24
+U_ACC_DOUBLE = 2.0 ** -53
+
+
+@dataclass
+class Expected:
+    """The reference's answer for one case: exact float64 values and the condition scale S."""
+
+    ref: np.ndarray
+    scale: np.ndarray | None
+    n: int  # terms per output element (the contraction size); 0 for the exact model
+
+
+def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int) -> np.ndarray:
+    """Per-element allowed absolute error (float64 array shaped like ``ref``); see module doc."""
+    u_out = unit_roundoff(dtype)
+    if scale is None:
+        return np.zeros_like(ref)
+    u_acc = U_ACC_DOUBLE if dtype_of(dtype) == np.float64 else U_ACC_SINGLE
+    allowed = u_out * np.abs(ref) + 2 * (n + 1) * u_acc * scale
+    if dtype in HALF_DTYPES:
+        allowed = allowed + (1 + math.ceil(math.log2(max(n, 1)))) * u_out * scale
+    return allowed + (n + 1) * smallest_subnormal(dtype)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _values(arr: np.ndarray) -> Any:
+    return np.asarray(arr, dtype=np.float64).tolist()
+
+
+def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | None:
+    """The failure of one case, or None when the output is right.
+
+    Args:
+        case: the case (its inputs in the case dtype).
+        outcome: what the submission's process returned (``grader.runner.CallOutcome``).
+        expected: the reference's exact values, scale and ``n``.
+    """
+    if outcome.status == "type":
+        return Failure("type", f"the function returned {outcome.message}, not an array",
+                       hint=diagnose.type_hint(outcome.message),
+                       data={"returned": outcome.message})
+    got = outcome.result
+    assert got is not None
+    ref = expected.ref
+    want_shape, want_dtype = tuple(ref.shape), case.dtype
+    problems: list[Failure] = []
+    if tuple(got.shape) != want_shape:
+        problems.append(Failure(
+            "shape", f"shape {tuple(got.shape)} != expected {want_shape}",
+            hint=diagnose.shape_hint(case, got, ref),
+            data={"got": list(got.shape), "expected": list(want_shape)}))
+    if got.dtype.name != want_dtype:
+        problems.append(Failure(
+            "dtype", f"dtype {got.dtype.name} != expected {want_dtype} (the inputs' dtype)",
+            hint=diagnose.dtype_hint(case, got),
+            data={"got": got.dtype.name, "expected": want_dtype}))
+    if not problems or problems[0].kind == "dtype":
+        value_failure = _compare_values(case, got, expected)
+        if value_failure is not None:
+            problems.append(value_failure)
+    if outcome.mutated:
+        problems.append(Failure(
+            "mutation", f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
+                        f"{', '.join(outcome.mutated)} in place",
+            hint="work on a copy (or use operations that return new arrays) instead of writing into an input",
+            data={"mutated": list(outcome.mutated)}))
+    if not problems:
+        return None
+    first = problems[0]
+    for extra in problems[1:]:
+        first.details.append(f"also {extra.kind}: {extra.message}")
+        if first.hint is None and extra.hint:
+            first.hint = extra.hint
+        first.data.setdefault("also", []).append({"kind": extra.kind, "message": extra.message})
+    return first
+
+
+def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure | None:
+    ref = expected.ref
+    if got.dtype.kind not in "fiub" and got.dtype.name != "bfloat16":
+        return None  # complex or other: the dtype failure says it all
+    g = np.asarray(got, dtype=np.float64)
+    finite_ref = np.isfinite(ref)
+    bad = ~np.isfinite(g) & finite_ref
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        n_bad = int(bad.sum())
+        return Failure(
+            "non_finite",
+            f"{n_bad} / {g.size} elements are NaN or infinite where the expected values are finite",
+            hint=diagnose.non_finite_hint(case, g, ref),
+            details=[f"first at index {idx}: got {g[idx]}, expected {_fmt(ref[idx])}"],
+            data={"count": n_bad, "total": int(g.size), "index": list(idx)})
+    if case.compare == "exact":
+        allowed = np.zeros_like(ref)
+        rounded = ref.astype(dtype_of(case.dtype)).astype(np.float64)
+        err = np.abs(g - rounded)
+        mask = ~(g == rounded)
+    else:
+        allowed = allowed_error(case.dtype, ref, expected.scale, expected.n)
+        err = np.abs(g - ref)
+        mask = ~(err <= allowed)
+    if not mask.any():
+        return None
+    return _tolerance_failure(case, g, ref, err, allowed, mask, expected)
+
+
+def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarray,
+                       allowed: np.ndarray, mask: np.ndarray, expected: Expected) -> Failure:
+    n_bad, total = int(mask.sum()), int(mask.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(allowed > 0, err / allowed, np.where(err > 0, np.inf, 0.0))
+    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(mask, ratio, -1))), ratio.shape))
+    w_ratio = float(ratio[worst])
+    exact = case.compare == "exact"
+    message = (f"{n_bad} / {total} elements ({100.0 * n_bad / total:.1f}%) "
+               + ("differ from the exact result" if exact else "are outside the tolerance"))
+    details = [
+        f"worst at index {worst}: got {_fmt(g[worst])}, expected {_fmt(ref[worst])}, "
+        f"error {_fmt(err[worst])}, allowed {_fmt(allowed[worst])}"
+        + ("" if exact or not math.isfinite(w_ratio) else f" ({w_ratio:.3g}x the allowance)"),
+    ]
+    if exact:
+        details.append("this case is computed exactly by every correct method (no rounding happens), "
+                       "so the result must match exactly")
+    else:
+        details.append(f"tolerance: {case.dtype} (unit roundoff {unit_roundoff(case.dtype):.3g}), "
+                       f"d = {expected.n} terms per element, scaled by |inputs| (docs/tolerance.md)")
+    data = {"mismatched": n_bad, "total": total, "worst_index": list(worst),
+            "got": float(g[worst]), "expected": float(ref[worst]),
+            "error": float(err[worst]), "allowed": float(allowed[worst]),
+            "ratio": w_ratio if math.isfinite(w_ratio) else None}
+    hint = diagnose.value_hint(case, g, ref, expected.scale, allowed)
+    return Failure("tolerance", message, hint=hint, details=details, data=data)

@@ -1,0 +1,75 @@
+"""Floating dtypes the grader knows, and their unit roundoff.
+
+bfloat16 is not a NumPy dtype; it comes from ``ml_dtypes`` (the same type JAX uses), and
+``np.finfo`` rejects it, so everything here goes through ``ml_dtypes.finfo``.
+
+Unit roundoff ``u = 2**-p`` for a format with ``p`` significand bits (Higham, *Accuracy and
+Stability of Numerical Algorithms*, 2nd ed., section 2.1; IEEE 754-2019 table 3.5):
+
+=========  ====  ==========
+dtype      p     u
+=========  ====  ==========
+bfloat16   8     2**-8
+float16    11    2**-11
+float32    24    2**-24
+float64    53    2**-53
+=========  ====  ==========
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+FLOAT_DTYPES: dict[str, np.dtype] = {
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float16": np.dtype(np.float16),
+    "float32": np.dtype(np.float32),
+    "float64": np.dtype(np.float64),
+}
+
+#: Half-precision types: products may legitimately be rounded to them before summation.
+HALF_DTYPES = frozenset({"bfloat16", "float16"})
+
+
+def dtype_of(name: str) -> np.dtype:
+    """The NumPy dtype for a dtype name (``"float32"``, ``"bfloat16"``, ``"int32"``...).
+
+    Raises:
+        ValueError: the name is not a dtype NumPy or ml_dtypes knows.
+    """
+    if name in FLOAT_DTYPES:
+        return FLOAT_DTYPES[name]
+    try:
+        return np.dtype(name)
+    except TypeError as exc:
+        raise ValueError(f"unknown dtype {name!r}") from exc
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """The canonical name of a dtype (``np.dtype(ml_dtypes.bfloat16)`` -> ``"bfloat16"``)."""
+    return np.dtype(dtype).name
+
+
+def unit_roundoff(dtype: np.dtype | str) -> float:
+    """Unit roundoff ``u = eps / 2`` of a floating dtype (float16: 2**-11).
+
+    Raises:
+        ValueError: the dtype is not floating.
+    """
+    dt = dtype_of(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    try:
+        return float(ml_dtypes.finfo(dt).eps) / 2.0
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"dtype {dt} is not a floating dtype") from exc
+
+
+def smallest_subnormal(dtype: np.dtype | str) -> float:
+    """The smallest positive subnormal number of a floating dtype (float16: 2**-24)."""
+    dt = dtype_of(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    return float(ml_dtypes.finfo(dt).smallest_subnormal)
+
+
+def max_finite(dtype: np.dtype | str) -> float:
+    """The largest finite value of a floating dtype (float16: 65504)."""
+    dt = dtype_of(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    return float(ml_dtypes.finfo(dt).max)

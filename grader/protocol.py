@@ -1,0 +1,157 @@
+"""The wire format between the grader and the submission's process.
+
+Every message is one frame::
+
+    b"GRD1" | uint32 big-endian header length | header (UTF-8 JSON object) | payloads
+
+The header carries ``seq`` (the request's sequence number, echoed in the reply), and for each
+array ``{"name", "dtype", "shape", "nbytes"}``; the payloads follow in that order as raw
+C-order bytes. Arrays never travel as pickles: a pickle would run code in the reader.
+
+The reader (the grader) checks, before it reads any payload: the magic, a header length cap
+(:data:`MAX_HEADER`), that the header is a JSON object, the dtype against a whitelist
+(:data:`DTYPE_WHITELIST`), that ``nbytes == prod(shape) * itemsize``, and a total payload cap.
+Any violation raises :class:`ProtocolError`, which the runner turns into a ``crash`` failure.
+
+This module is imported by both sides; the submission side (``grader/_child.py``) loads it by
+file path so that the child needs nothing of the grader package but this file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+from typing import Any
+
+import numpy as np
+
+MAGIC = b"GRD1"
+MAX_HEADER = 1 << 20          # bytes of JSON header
+MAX_PAYLOAD = 1 << 30         # bytes of array data in one frame (1 GiB)
+MAX_DIMS = 32
+DTYPE_WHITELIST = frozenset({
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
+})
+
+
+class ProtocolError(Exception):
+    """A frame broke the protocol: bad magic, oversized header, unknown dtype, wrong byte count."""
+
+
+class PeerClosed(ProtocolError):
+    """The other side closed its end (exited, crashed or closed the descriptor)."""
+
+
+class Timeout(Exception):
+    """No complete frame arrived before the deadline (a ``time.monotonic()`` value)."""
+
+
+def _dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def encode(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> bytes:
+    """One frame holding ``header`` plus ``arrays`` (name -> array), as bytes."""
+    arrays = arrays or {}
+    metas, blobs = [], []
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        metas.append({"name": name, "dtype": arr.dtype.name, "shape": list(arr.shape),
+                      "nbytes": int(arr.nbytes)})
+        blobs.append(arr.tobytes())
+    head = json.dumps({**header, "arrays": metas}).encode()
+    return MAGIC + struct.pack(">I", len(head)) + head + b"".join(blobs)
+
+
+def write_frame(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> None:
+    """Write one frame to a blocking file descriptor.
+
+    Raises:
+        PeerClosed: the reader has gone (EPIPE).
+    """
+    data = memoryview(encode(header, arrays))
+    try:
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+    except (BrokenPipeError, OSError) as exc:
+        raise PeerClosed(f"cannot write to the other process: {exc}") from None
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout()
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise Timeout()
+        try:
+            chunk = os.read(fd, min(n - got, 1 << 20))
+        except OSError as exc:
+            raise PeerClosed(f"read failed: {exc}") from None
+        if not chunk:
+            raise PeerClosed("the other process closed the channel")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, deadline: float | None = None,
+               max_payload: int = MAX_PAYLOAD) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Read and check one frame; return ``(header, arrays)``.
+
+    The arrays are fresh, writable, C-order copies owned by the caller.
+
+    Raises:
+        Timeout: the deadline passed first.
+        PeerClosed: the channel closed before a whole frame arrived.
+        ProtocolError: the frame breaks the format (see the module docstring).
+    """
+    magic = _read_exact(fd, 4, deadline)
+    if magic != MAGIC:
+        raise ProtocolError(f"bad frame start {magic!r}")
+    (length,) = struct.unpack(">I", _read_exact(fd, 4, deadline))
+    if length > MAX_HEADER:
+        raise ProtocolError(f"header of {length} bytes exceeds the {MAX_HEADER}-byte cap")
+    try:
+        header = json.loads(_read_exact(fd, length, deadline))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise ProtocolError("header is not a JSON object")
+    metas = header.get("arrays", [])
+    if not isinstance(metas, list):
+        raise ProtocolError("header 'arrays' is not a list")
+    plan, total = [], 0
+    for meta in metas:
+        try:
+            name, dtname, shape, nbytes = meta["name"], meta["dtype"], meta["shape"], meta["nbytes"]
+        except (KeyError, TypeError):
+            raise ProtocolError(f"array entry {meta!r} lacks name/dtype/shape/nbytes") from None
+        if not isinstance(name, str) or dtname not in DTYPE_WHITELIST:
+            raise ProtocolError(f"array {name!r}: dtype {dtname!r} is not allowed")
+        if (not isinstance(shape, list) or len(shape) > MAX_DIMS
+                or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape)):
+            raise ProtocolError(f"array {name!r}: bad shape {shape!r}")
+        dt = _dtype(dtname)
+        expect = int(np.prod(shape, dtype=object)) * dt.itemsize
+        if not isinstance(nbytes, int) or nbytes != expect:
+            raise ProtocolError(f"array {name!r}: {nbytes!r} bytes for shape {shape} {dtname}")
+        total += expect
+        if total > max_payload:
+            raise ProtocolError(f"payload of {total} bytes exceeds the {max_payload}-byte cap")
+        plan.append((name, dt, tuple(shape), expect))
+    arrays = {}
+    for name, dt, shape, nbytes in plan:
+        raw = _read_exact(fd, nbytes, deadline) if nbytes else b""
+        arrays[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+    return header, arrays

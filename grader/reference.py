@@ -1,0 +1,81 @@
+"""Evaluate a problem's reference solution (JAX, trusted code) in the grader's process.
+
+The reference runs on float64 images of each case's inputs (exact: every graded dtype embeds in
+float64) with ``jax_enable_x64`` on and on the CPU, so it gives the exact logits to within
+float64 rounding (Higham, section 3.1: at most ``gamma_n * S`` with ``gamma_n ~ n * 2**-53``),
+far below any tolerance of a graded dtype; for float64 cases the tolerance bound counts that
+error twice (``grader.compare``).
+
+For the ``sum_of_products`` tolerance model the same reference also gives the condition scale
+``S = f(|x_1|, ..., |x_k|)``: for a function that is a sum of products of its inputs (a matmul,
+an einsum, a masked mean), evaluating it on absolute values gives ``sum |a_i| |b_i|``, the
+scale of the dot-product error bound.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import GraderError
+from .spec import Problem
+
+_loaded: dict[str, Callable[..., Any]] = {}
+
+
+def _jax() -> Any:
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def load_reference(problem: Problem) -> Callable[..., Any]:
+    """The reference function of ``problem`` (imported once per process).
+
+    Raises:
+        GraderError: the reference module cannot be imported or lacks the function.
+    """
+    key = str(problem.reference_path)
+    if key in _loaded:
+        return _loaded[key]
+    _jax()
+    spec = importlib.util.spec_from_file_location(f"grader_reference_{problem.id}", problem.reference_path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # noqa: BLE001 - any failure of the instructor's file is a usage error
+        raise GraderError(f"{problem.reference_path}: the reference solution failed to import: "
+                          f"{type(exc).__name__}: {exc}") from None
+    fn = getattr(module, problem.reference_function, None)
+    if not callable(fn):
+        raise GraderError(f"{problem.reference_path}: no function {problem.reference_function!r}")
+    _loaded[key] = fn
+    return fn
+
+
+def evaluate(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
+    """The exact output and, for ``sum_of_products``, the scale ``S``, both float64 NumPy arrays.
+
+    Args:
+        inputs: parameter name -> array in any floating dtype (converted to float64 here).
+
+    Raises:
+        GraderError: the reference raised or returned something that is not an array.
+    """
+    jax = _jax()
+    fn = load_reference(problem)
+    args64 = [np.asarray(inputs[p.name], dtype=np.float64) for p in problem.parameters]
+    with jax.default_device(jax.devices("cpu")[0]):
+        try:
+            ref = np.asarray(fn(*args64), dtype=np.float64)
+            scale = None
+            if problem.tolerance["model"] == "sum_of_products":
+                scale = np.asarray(fn(*[np.abs(a) for a in args64]), dtype=np.float64)
+        except Exception as exc:  # noqa: BLE001
+            raise GraderError(f"{problem.reference_path}: the reference solution raised "
+                              f"{type(exc).__name__}: {exc}") from None
+    return ref, scale

@@ -1,0 +1,188 @@
+"""Helpers shared by the report formats: audience checks, hiding hidden cases, failure text.
+
+Every reporter receives a :class:`~grader.results.Report` and an ``audience``:
+
+``"learner"``     cases whose ``visibility`` is ``"hidden"`` are *concealed*: their names,
+                  inputs and failure details never appear, only counts per group
+                  (:class:`HiddenTally`, e.g. ``"hidden cases: 12 of 14 passed"``). Their
+                  points still count in every score.
+``"instructor"``  everything is shown.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from grader.results import CaseResult, Failure, Report
+
+LEARNER, INSTRUCTOR = "learner", "instructor"
+AUDIENCES = (LEARNER, INSTRUCTOR)
+
+
+def check_audience(audience: str) -> str:
+    """Return ``audience`` unchanged; raise ValueError unless it is ``learner`` or ``instructor``."""
+    if audience not in AUDIENCES:
+        raise ValueError(f"audience must be one of {AUDIENCES}, not {audience!r}")
+    return audience
+
+
+def conceals(case: CaseResult, audience: str) -> bool:
+    """True when ``case`` may only be shown as a count to ``audience``."""
+    return check_audience(audience) == LEARNER and case.visibility == "hidden"
+
+
+def split_cases(cases: list[CaseResult], audience: str) -> tuple[list[CaseResult], list[CaseResult]]:
+    """Split ``cases`` into (shown, concealed), keeping run order; concealed is empty for instructors."""
+    shown = [c for c in cases if not conceals(c, audience)]
+    return shown, [c for c in cases if conceals(c, audience)]
+
+
+@dataclass
+class HiddenTally:
+    """Counts of the concealed cases of one group: ``passed`` of ``total``, and ``statuses`` counts."""
+
+    group: str
+    total: int = 0
+    passed: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """One line, e.g. ``"hidden cases: 12 of 14 passed (2 failed)"``; names no case."""
+        rest = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()) if s != "passed")
+        return f"hidden cases: {self.passed} of {self.total} passed" + (f" ({rest})" if rest else "")
+
+    @property
+    def status(self) -> str:
+        """The worst status among the cases: ``failed`` > ``error`` (error or timeout) > ``skipped`` > ``passed``."""
+        if self.statuses["failed"]:
+            return "failed"
+        if self.statuses["error"] or self.statuses["timeout"]:
+            return "error"
+        return "skipped" if self.statuses["skipped"] else "passed"
+
+
+def hidden_tallies(concealed: list[CaseResult]) -> list[HiddenTally]:
+    """One :class:`HiddenTally` per group of ``concealed`` cases, in order of first appearance."""
+    tallies: dict[str, HiddenTally] = {}
+    for case in concealed:
+        t = tallies.setdefault(case.group, HiddenTally(case.group))
+        t.total += 1
+        t.passed += case.status == "passed"
+        t.statuses[case.status] += 1
+        t.seconds += case.seconds
+    return list(tallies.values())
+
+
+def kind(case: CaseResult) -> str:
+    """The failure kind of a case that did not pass (its status when it has no Failure record)."""
+    return case.failure.kind if case.failure else case.status
+
+
+def one_line(case: CaseResult) -> str:
+    """``"name: kind: message"`` for a case that did not pass, ``"name: passed"`` otherwise."""
+    if case.status == "passed":
+        return f"{case.name}: passed"
+    message = case.failure.message if case.failure else case.status
+    return f"{case.name}: {kind(case)}: {message}"
+
+
+def failure_lines(failure: Failure, max_details: int | None = None) -> list[str]:
+    """Message, ``hint:`` line and up to ``max_details`` detail lines (all when None) of a Failure."""
+    lines = [failure.message] + ([f"hint: {failure.hint}"] if failure.hint else [])
+    details = failure.details if max_details is None else failure.details[:max_details]
+    lines += details
+    if max_details is not None and len(failure.details) > max_details:
+        lines.append(f"... {len(failure.details) - max_details} more lines")
+    return lines
+
+
+def case_text(case: CaseResult, max_details: int | None = 20) -> str:
+    """Multi-line explanation of one case: failure lines, input shapes/dtypes, replay command."""
+    lines = failure_lines(case.failure, max_details) if case.failure else [case.status]
+    if case.inputs:
+        shapes = ", ".join(f"{k}: {v.dtype}{list(v.shape)}" for k, v in case.inputs.items())
+        lines.append(f"inputs: {shapes}")
+    if case.replay:
+        lines.append(f"replay: {case.replay}")
+    return "\n".join(lines)
+
+
+def kind_counts(cases: list[CaseResult]) -> Counter:
+    """Failure kind -> number of cases that did not pass (skipped cases excluded)."""
+    return Counter(kind(c) for c in cases if c.status not in ("passed", "skipped"))
+
+
+def group_names(report: Report) -> list[str]:
+    """Group names: those of ``report.groups`` first, then any other group a case names."""
+    names = [g.group for g in report.groups]
+    return names + list(dict.fromkeys(c.group for c in report.cases if c.group not in names))
+
+
+@dataclass
+class GroupView:
+    """What ``audience`` may see of one case group.
+
+    Attributes:
+        group: the group name.
+        points, earned: points available and earned (0 when ``report.groups`` lacks the group).
+        passed, total: cases passed and run, hidden ones included (counts are never concealed).
+        hidden: the group's visibility is ``"hidden"``.
+        failing: the shown cases that did not pass, in run order.
+        tallies: counts of the concealed cases (learners only).
+    """
+
+    group: str
+    points: float
+    earned: float
+    passed: int
+    total: int
+    hidden: bool
+    failing: list[CaseResult]
+    tallies: list[HiddenTally]
+
+    @property
+    def ok(self) -> bool:
+        """Every case passed and every point was earned."""
+        return self.passed == self.total and self.earned >= self.points
+
+    def lines(self, max_cases: int, max_details: int | None = 5) -> list[str]:
+        """Counts line, then up to ``max_cases`` failing cases (name line + indented text), then tallies."""
+        out = [f"{self.passed} of {self.total} cases passed "
+               f"({points(self.earned)} of {points(self.points)} points)"]
+        for case in self.failing[:max_cases]:
+            out.append(f"- {case.name} [{case.dtype}]")
+            out += ["    " + line for line in case_text(case, max_details).splitlines()]
+        if len(self.failing) > max_cases:
+            out.append(f"... and {len(self.failing) - max_cases} more failing cases")
+        return out + [t.text for t in self.tallies]
+
+
+def group_views(report: Report, audience: str) -> list[GroupView]:
+    """One :class:`GroupView` per group of :func:`group_names`, in that order."""
+    views = []
+    for name in group_names(report):
+        score = next((g for g in report.groups if g.group == name), None)
+        cases = [c for c in report.cases if c.group == name]
+        shown, concealed = split_cases(cases, audience)
+        views.append(GroupView(
+            name, score.points if score else 0.0, score.earned if score else 0.0,
+            sum(c.status == "passed" for c in cases), len(cases),
+            score.visibility == "hidden" if score else any(c.visibility == "hidden" for c in cases),
+            [c for c in shown if c.status != "passed"], hidden_tallies(concealed)))
+    return views
+
+
+def may_show_output(report: Report, audience: str) -> bool:
+    """True when the submission's captured stdout/stderr may be shown to ``audience``.
+
+    The capture spans every case, so a submission printing its arguments would reveal hidden
+    inputs: learners get it only when the report has no hidden case.
+    """
+    return check_audience(audience) == INSTRUCTOR or all(c.visibility != "hidden" for c in report.cases)
+
+
+def points(x: float) -> str:
+    """Points for display: ``2`` rather than ``2.0``, at most 4 decimals (``1.3333``)."""
+    return f"{round(x, 4):g}"

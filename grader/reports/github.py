@@ -1,0 +1,221 @@
+"""GitHub Actions output: workflow-command annotations, a step summary, a Classroom result.
+
+* :func:`render` — ``::error``/``::notice`` workflow commands for the log and the Checks view,
+  escaped as ``actions/toolkit`` ``packages/core/src/command.ts`` does.
+* :func:`step_summary` — Markdown for ``$GITHUB_STEP_SUMMARY`` (the CLI appends it when set).
+* :func:`write_github_files` — appends both of the next two to the files Actions names.
+* :func:`classroom_result` / :func:`classroom_output_line` — the result object of GitHub
+  Classroom's autograding runners (``classroom-resources/autograding-io-grader``), read back by
+  ``classroom-resources/autograding-grading-reporter`` from ``<RUNNER>_RESULTS``, base64-encoded.
+
+See docs/formats.md for the field mapping and the sources.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+from typing import Any, Mapping
+
+from grader.reports import common
+from grader.results import Report
+
+MAX_ANNOTATIONS = 10   # GitHub shows at most 10 error annotations per step
+MAX_NAMES = 5          # case names listed in one annotation
+MAX_ROWS = 20          # failing cases in the step summary table
+
+
+def escape_data(text: Any) -> str:
+    """Escape a workflow command's message: ``%`` -> ``%25``, CR -> ``%0D``, LF -> ``%0A``."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: Any) -> str:
+    """Escape a workflow command property value: as :func:`escape_data`, and ``:`` -> ``%3A``, ``,`` -> ``%2C``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: Any) -> str:
+    """One workflow command line, ``::name k=v,k=v::message``, escaped; None/empty properties dropped."""
+    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v not in (None, ""))
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _annotations(report: Report, audience: str) -> list[tuple[str, str]]:
+    """(title, message) of each error annotation, most important first."""
+    out = []
+    if f := report.failure:
+        out.append((f"{f.kind}: the submission could not be graded", "\n".join(common.failure_lines(f, 10))))
+    shown, concealed = common.split_cases(report.cases, audience)
+    by_kind: dict[str, list] = {}
+    for case in shown:
+        if case.status not in ("passed", "skipped"):
+            by_kind.setdefault(common.kind(case), []).append(case)
+    for kind, cases in by_kind.items():
+        first = cases[0]
+        hint = first.failure.hint if first.failure else None
+        lines = [common.one_line(first)] + ([f"hint: {hint}"] if hint else [])
+        if len(cases) > 1:
+            names = ", ".join(c.name for c in cases[1:1 + MAX_NAMES])
+            more = len(cases) - 1 - MAX_NAMES
+            lines.append(f"also: {names}" + (f" and {more} more" if more > 0 else ""))
+        out.append((f"{kind}: {len(cases)} case{'s' if len(cases) > 1 else ''} failed", "\n".join(lines)))
+    out += [(f"{t.group}: hidden cases failed", t.text) for t in common.hidden_tallies(concealed)
+            if t.status in ("failed", "error")]
+    return out
+
+
+def render(report: Report, *, audience: str = "learner") -> str:
+    """Workflow-command lines (str, one command per line) annotating ``report.submission``.
+
+    One ``::error`` per failure kind of the shown cases (first case, hint and up to 5 more
+    names), one per hidden group with failures (counts only, for learners), one for a
+    whole-submission failure; at most :data:`MAX_ANNOTATIONS`, then one ``::notice`` with the
+    score and totals (and how many annotations were left out).
+
+    Raises:
+        ValueError: unknown ``audience``.
+    """
+    common.check_audience(audience)
+    found = _annotations(report, audience)
+    lines = [command("error", msg, file=report.submission, title=title) for title, msg in found[:MAX_ANNOTATIONS]]
+    failing = sum(c.status not in ("passed", "skipped") for c in report.cases)
+    skipped = sum(c.status == "skipped" for c in report.cases)
+    text = (f"{len(report.cases) - failing - skipped} of {len(report.cases)} cases passed, "
+            f"{failing} failed" + (f", {skipped} skipped" if skipped else "")) if report.cases else \
+        "no case was run: the submission could not be graded"
+    if len(found) > MAX_ANNOTATIONS:
+        text += f"; {len(found) - MAX_ANNOTATIONS} more annotations left out"
+    title = f"{report.problem}: {common.points(report.score)} of {common.points(report.max_score)} points"
+    lines.append(command("notice", text, file=report.submission, title=title))
+    return "\n".join(lines) + "\n"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def md(text: Any) -> str:
+    """Text safe inside Markdown (and a table cell): HTML-escaped, specials backslashed, one line."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\r", " ").replace("\n", " ")
+
+
+def step_summary(report: Report, *, audience: str = "learner") -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: score line, a table of groups and points, failures.
+
+    At most :data:`MAX_ROWS` failing cases are listed; hidden cases appear as counts to learners.
+
+    Raises:
+        ValueError: unknown ``audience``.
+    """
+    views = common.group_views(report, common.check_audience(audience))
+    passed = sum(c.status == "passed" for c in report.cases)
+    mark = "✅" if report.passed else "❌"
+    out = [f"## {mark} {md(report.title)} ({md(report.problem)})", "",
+           f"**{common.points(report.score)} of {common.points(report.max_score)} points**; "
+           f"{passed} of {len(report.cases)} cases passed", ""]
+    if f := report.failure:
+        out += [f"**The submission could not be graded** ({md(f.kind)}): {md(f.message)}", ""]
+        if body := "\n".join(common.failure_lines(f, 40)[1:]):
+            fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", body)), default=0))
+            out += [f"{fence}text", body, fence, ""]
+    if views:
+        out += ["| Group | Cases passed | Points |", "| --- | --- | --- |"]
+        out += [f"| {md(v.group)}{' (hidden)' if v.hidden else ''} | {v.passed} of {v.total} "
+                f"| {common.points(v.earned)} of {common.points(v.points)} |" for v in views]
+        out.append("")
+    failing = [c for v in views for c in v.failing]
+    tallies = [t for v in views for t in v.tallies if t.passed < t.total]
+    if failing or tallies:
+        out += ["### Failures", ""]
+    if failing:
+        out += ["| Case | Group | dtype | Kind | Message |", "| --- | --- | --- | --- | --- |"]
+        for c in failing[:MAX_ROWS]:
+            msg = c.failure.message if c.failure else c.status
+            hint = f" (hint: {c.failure.hint})" if c.failure and c.failure.hint else ""
+            out.append(f"| {md(c.name)} | {md(c.group)} | {md(c.dtype)} | {md(common.kind(c))} | {md(msg + hint)} |")
+        if len(failing) > MAX_ROWS:
+            out.append(f"\n... and {len(failing) - MAX_ROWS} more failing cases")
+        out.append("")
+    out += [f"- {md(t.group)}: {md(t.text)}" for t in tallies]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def classroom_result(report: Report, *, audience: str = "learner") -> dict[str, Any]:
+    """The GitHub Classroom runner result for ``report`` (a dict ready for JSON).
+
+    Shape (as emitted by ``classroom-resources/autograding-io-grader`` ``src/main.js``)::
+
+        {"version": 1, "status": "pass"|"fail"|"error", "max_score": N,
+         "tests": [{"name", "status", "message", "test_code", "filename", "line_no",
+                    "execution_time", "score"}]}
+
+    One test per case group (``score`` = points earned, ``message`` = counts and failing cases,
+    None when the group passed, ``test_code`` = replay commands of its shown failing cases), plus
+    a first ``status: "error"`` test for a whole-submission failure. The reporter sends
+    ``sum(tests[].score)`` of ``max_score`` to Classroom. Top-level ``status`` is ``error``
+    when nothing could be graded, else ``pass`` only when ``report.passed``.
+
+    Raises:
+        ValueError: unknown ``audience``.
+    """
+    views = common.group_views(report, common.check_audience(audience))
+    tests = []
+    if f := report.failure:
+        tests.append({"name": f"submission: {f.kind}", "status": "error",
+                      "message": "\n".join(common.failure_lines(f, 10)), "test_code": "",
+                      "filename": report.submission, "line_no": 0,
+                      "execution_time": f"{report.seconds:.3f}s", "score": 0})
+    for v in views:
+        seconds = sum(c.seconds for c in report.cases if c.group == v.group)
+        tests.append({
+            "name": v.group, "status": "pass" if v.ok else "fail",
+            "message": None if v.ok else "\n".join(v.lines(10, max_details=3)),
+            "test_code": "\n".join(c.replay for c in v.failing[:10] if c.replay),
+            "filename": report.submission, "line_no": 0,
+            "execution_time": f"{seconds:.3f}s", "score": round(v.earned, 6)})
+    status = "error" if report.failure else "pass" if report.passed else "fail"
+    return {"version": 1, "status": status, "max_score": round(report.max_score, 6), "tests": tests}
+
+
+def classroom_output_line(report: Report, *, audience: str = "learner") -> str:
+    """``result=<base64 of the compact JSON of classroom_result>``, one line (no newline).
+
+    The CLI appends it to ``$GITHUB_OUTPUT`` so that the step output ``result`` can be passed
+    to ``autograding-grading-reporter`` as ``<RUNNER-ID>_RESULTS`` (standard base64, as the
+    runners' ``Buffer.from(...).toString('base64')`` and the reporter's decoding use).
+
+    Raises:
+        ValueError: unknown ``audience``.
+    """
+    data = json.dumps(classroom_result(report, audience=audience), separators=(",", ":"), allow_nan=False)
+    return "result=" + base64.b64encode(data.encode("utf-8")).decode("ascii")
+
+
+def write_github_files(report: Report, *, audience: str = "learner",
+                       environ: Mapping[str, str] | None = None) -> list[str]:
+    """Append to the files GitHub Actions names in the environment, when it names them.
+
+    ``$GITHUB_STEP_SUMMARY`` gets :func:`step_summary`; ``$GITHUB_OUTPUT`` gets
+    :func:`classroom_output_line` and a newline (the step output ``result``). Outside Actions
+    (neither variable set) nothing is written.
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Returns:
+        The paths written, in that order.
+
+    Raises:
+        ValueError: unknown ``audience``. OSError: a named file cannot be appended to.
+    """
+    env = os.environ if environ is None else environ
+    written = []
+    for var, text in (("GITHUB_STEP_SUMMARY", lambda: step_summary(report, audience=audience)),
+                      ("GITHUB_OUTPUT", lambda: classroom_output_line(report, audience=audience) + "\n")):
+        if path := env.get(var):
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(text())
+            written.append(path)
+    return written

@@ -1,0 +1,51 @@
+"""The JSON report (``--format json``): the report contract of ``grader check``.
+
+Top level: ``problem``, ``title``, ``submission``, ``passed``, ``score``, ``max_score``,
+``failure`` (only when nothing could be graded), ``cases`` (each with ``name``, ``group``,
+``status``, ``inputs`` shapes and dtypes, ``failure`` with ``kind``, ``message``, ``hint``),
+``groups`` (points), ``summary`` (failures by kind, dtype and rank), ``environment`` and
+``output`` (the submission's captured stdout/stderr heads). Hidden cases are reduced to their
+group, status and points for the learner audience.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..results import Report
+
+
+def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
+    """The report as a JSON-ready dict, hidden cases redacted for ``audience="learner"``."""
+    data = report.to_json()
+    if audience != "instructor":
+        redacted = []
+        for i, case in enumerate(data["cases"]):
+            if case["visibility"] == "hidden":
+                failure = case["failure"]
+                redacted.append({"name": f"hidden-{i}", "group": case["group"], "status": case["status"],
+                                 "visibility": "hidden", "inputs": {},
+                                 "failure": {"kind": failure["kind"], "message": "hidden case", "hint": None}
+                                 if failure else None})
+            else:
+                redacted.append(case)
+        data["cases"] = redacted
+    return data
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by the string "nan", "inf" or "-inf"
+    (JSON has no NaN or infinity; RFC 8259 section 6)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ("nan" if math.isnan(value) else ("inf" if value > 0 else "-inf"))
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def render(report: Report, *, audience: str = "learner") -> str:
+    """The report as indented JSON text (ends with a newline)."""
+    return json.dumps(finite(to_dict(report, audience=audience)), indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,149 @@
+"""JUnit XML report, for CI systems (Jenkins, GitLab, GitHub test reporters) and batch grading.
+
+Layout (validated in tests against both windyroad ``JUnit.xsd`` and the Jenkins xunit plugin's
+``junit-10.xsd``; see docs/formats.md)::
+
+    <testsuite name="problem (submission)" tests= failures= errors= skipped= time= timestamp= hostname=>
+      <properties> environment (seed, versions...), score, max_score </properties>
+      <testcase classname="group" name="case name" time="seconds">
+        <failure type="kind" message="one line">details</failure>   status failed
+        <error type="kind" message="one line">details</error>       status error / timeout
+        <skipped message="..."/>                                    status skipped
+      </testcase>
+      <system-out/> <system-err/>   the submission's captured output, when it may be shown
+    </testsuite>
+
+For learners, hidden cases become one testcase per group named ``hidden cases: P of N passed``
+(no details). A whole-submission failure (``report.failure``) is one failing testcase
+``classname="submission"``, ``name=<kind>``.
+"""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from grader.reports import common
+from grader.results import CaseResult, Report
+
+# Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: Any) -> str:
+    """``str(text)`` with characters XML 1.0 forbids written as ``\\xNN`` (e.g. ANSI escapes)."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
+    child = ET.SubElement(parent, tag, {k: xml_safe(v) for k, v in attrs.items() if v is not None})
+    if text:
+        child.text = xml_safe(text)
+    return child
+
+
+def _outcome(testcase: ET.Element, status: str, kind: str, message: str, text: str | None) -> None:
+    if status == "failed":
+        _el(testcase, "failure", text, type=kind, message=message)
+    elif status in ("error", "timeout"):
+        _el(testcase, "error", text, type=kind, message=message)
+    elif status == "skipped":
+        _el(testcase, "skipped", message=message)
+
+
+def _case(suite: ET.Element, case: CaseResult, classname: str) -> None:
+    tc = _el(suite, "testcase", classname=classname, name=case.name, time=f"{case.seconds:.6f}")
+    if case.status != "passed":
+        message = case.failure.message if case.failure else case.status
+        _outcome(tc, case.status, common.kind(case), message, common.case_text(case))
+
+
+def _properties(suite: ET.Element, report: Report, extra: dict[str, Any]) -> None:
+    props = _el(suite, "properties")
+    flat: dict[str, Any] = {}
+    for key, value in {**extra, **report.environment}.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+    flat.update(score=common.points(report.score), max_score=common.points(report.max_score))
+    for name, value in flat.items():
+        _el(props, "property", name=name, value="" if value is None else value)
+
+
+def _suite(report: Report, name: str, audience: str, timestamp: str | None,
+           classprefix: str = "", extra: dict[str, Any] | None = None) -> ET.Element:
+    common.check_audience(audience)
+    suite = ET.Element("testsuite")
+    _properties(suite, report, extra or {})
+    if report.failure:
+        f = report.failure
+        tc = _el(suite, "testcase", classname=classprefix + "submission", name=f.kind, time=f"{report.seconds:.6f}")
+        _el(tc, "failure", "\n".join(common.failure_lines(f, 40)), type=f.kind, message=f.message)
+    shown, concealed = common.split_cases(report.cases, audience)
+    for case in shown:
+        _case(suite, case, classprefix + case.group)
+    for tally in common.hidden_tallies(concealed):
+        tc = _el(suite, "testcase", classname=classprefix + tally.group, name=tally.text, time=f"{tally.seconds:.6f}")
+        _outcome(tc, tally.status, "hidden", tally.text, None)
+    cases = suite.findall("testcase")
+    show = common.may_show_output(report, audience)
+    _el(suite, "system-out", report.output.get("stdout") if show else None)
+    _el(suite, "system-err", report.output.get("stderr") if show else None)
+    suite.attrib.update(
+        name=xml_safe(name), tests=str(len(cases)),
+        failures=str(sum(tc.find("failure") is not None for tc in cases)),
+        errors=str(sum(tc.find("error") is not None for tc in cases)),
+        skipped=str(sum(tc.find("skipped") is not None for tc in cases)),
+        time=f"{report.seconds:.3f}",
+        timestamp=timestamp or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"),
+        hostname="localhost")
+    return suite
+
+
+def _text(root: ET.Element) -> str:
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def render(report: Report, *, audience: str = "learner", timestamp: str | None = None) -> str:
+    """One submission as a JUnit ``<testsuite>`` document (str, with XML declaration).
+
+    Args:
+        report: the graded submission.
+        audience: ``"learner"`` (hidden cases only as per-group counts) or ``"instructor"``.
+        timestamp: ``YYYY-MM-DDTHH:MM:SS`` (no zone, as the schemas require); default now, UTC.
+
+    Raises:
+        ValueError: unknown ``audience``.
+
+    Format: Ant/JUnit XML as described by windyroad/JUnit-Schema ``JUnit.xsd`` and
+    jenkinsci/xunit-plugin ``junit-10.xsd``; counts are those of the emitted testcases.
+    """
+    return _text(_suite(report, f"{report.problem} ({report.submission})", audience, timestamp))
+
+
+def render_many(reports: Iterable[tuple[str, Report]], *, audience: str = "learner",
+                timestamp: str | None = None) -> str:
+    """Several learners' submissions as one ``<testsuites>`` document, one suite per learner.
+
+    Args:
+        reports: ``(learner_id, report)`` pairs, in the order wanted.
+        audience, timestamp: as for :func:`render`.
+
+    Each suite is named ``"<learner_id>: <problem> (<submission>)"``, carries ``id`` (0, 1, ...),
+    ``package`` (the problem id) and a ``learner`` property; testcase classnames are
+    ``<learner_id>.<group>`` so that CI views (which group by classname) keep learners apart.
+    ``<testsuites>`` has no attributes: windyroad's JUnit.xsd allows none there.
+
+    Raises:
+        ValueError: unknown ``audience``.
+    """
+    root = ET.Element("testsuites")
+    for i, (learner, report) in enumerate(reports):
+        suite = _suite(report, f"{learner}: {report.problem} ({report.submission})", audience,
+                       timestamp, classprefix=f"{learner}.", extra={"learner": learner})
+        suite.attrib.update(id=str(i), package=xml_safe(report.problem))
+        root.append(suite)
+    return _text(root)

@@ -1,0 +1,112 @@
+"""The text report for a person at a terminal (the default of ``grader check``).
+
+Layout: a verdict line; what ran (framework, dtypes, seed, sandbox); the failure pattern by
+kind, dtype and rank; the failing cases, smallest first (shrunk ones lead), each with shapes,
+the mismatch, the hint, small values and a replay command; the points per group; the head of
+the submission's own output. Hidden cases appear as counts only unless the audience is the
+instructor.
+"""
+from __future__ import annotations
+
+import json
+
+from ..results import CaseResult, Report
+
+MAX_CASES = 5
+MAX_DETAIL_LINES = 12
+
+
+def _shapes(case: CaseResult) -> str:
+    return ", ".join(f"{name} {tuple(info.shape)} {info.dtype}" for name, info in case.inputs.items())
+
+
+def _compact(value: object, limit: int = 200) -> str:
+    text = json.dumps(value, separators=(", ", ": "))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _case_lines(case: CaseResult) -> list[str]:
+    f = case.failure
+    lines = [f"x {case.name}  ({case.group})", f"    inputs: {_shapes(case)}"]
+    if f is None:
+        lines.append(f"    {case.status}")
+        return lines
+    lines.append(f"    {f.kind}: {f.message}")
+    budget = MAX_DETAIL_LINES
+    for detail in f.details:
+        for line in detail.rstrip().splitlines():
+            if budget <= 0:
+                break
+            lines.append(f"    {line}")
+            budget -= 1
+    if f.hint:
+        lines.append(f"    hint: {f.hint}")
+    if case.values:
+        for key, value in case.values.items():
+            lines.append(f"    {key} = {_compact(value)}")
+    if case.replay:
+        lines.append(f"    replay: {case.replay}")
+    return lines
+
+
+def render(report: Report, *, audience: str = "learner") -> str:
+    """The report as plain text lines (ends with a newline)."""
+    env = report.environment
+    shown_cases = [c for c in report.cases if audience == "instructor" or c.visibility != "hidden"]
+    hidden = [c for c in report.cases if c not in shown_cases]
+    n_pass = sum(c.status == "passed" for c in report.cases)
+    graded = [c for c in report.cases if c.group != "shrunk"]
+    verdict = "PASS" if report.passed else "FAIL"
+    lines = [f"{verdict} {report.problem}: score {report.score:g} / {report.max_score:g}"
+             + (f" ({sum(c.status == 'passed' for c in graded)} of {len(graded)} cases passed)" if graded else "")
+             + f"  {report.submission}"]
+    dtypes = ", ".join(env.get("dtypes", []))
+    ran = f"{env.get('framework')} submission, graded in {dtypes}; seed {env.get('seed')}; sandbox {env.get('sandbox')}"
+    if env.get("framework") == "jax":
+        ran += "; jax_enable_x64 on"
+    lines.append(ran)
+    if env.get("framework_note"):
+        lines.append(f"note: {env['framework_note']}")
+
+    if report.failure is not None:
+        f = report.failure
+        lines += ["", f"{f.kind}: {f.message}"]
+        for detail in f.details:
+            lines += [f"    {line}" for line in detail.rstrip().splitlines()[-MAX_DETAIL_LINES:]]
+        if f.hint:
+            lines.append(f"hint: {f.hint}")
+    if report.summary:
+        lines += ["", "What failed (by kind, dtype and rank):"]
+        lines += [f"  {s['text']}" for s in report.summary]
+
+    failing = [c for c in shown_cases if c.status != "passed" and c.status != "skipped"]
+    failing.sort(key=lambda c: (not c.shrunk, sum(_size(i.shape) for i in c.inputs.values())))
+    if failing:
+        lines += ["", f"Failing cases (smallest first; {min(len(failing), MAX_CASES)} of {len(failing)} shown,"
+                      " all in --format json):"]
+        for case in failing[:MAX_CASES]:
+            lines += _case_lines(case)
+    skipped = sum(c.status == "skipped" for c in report.cases)
+    if skipped:
+        lines.append(f"{skipped} cases were not run (after a timeout or repeated crashes)")
+    if hidden:
+        h_pass = sum(c.status == "passed" for c in hidden)
+        lines.append(f"hidden cases: {h_pass} of {len(hidden)} passed")
+    if report.groups:
+        lines += ["", "Points: " + ", ".join(f"{g.group} {g.earned:g}/{g.points:g}" for g in report.groups)]
+    out = report.output or {}
+    for stream in ("stdout", "stderr"):
+        text = (out.get(stream) or "").rstrip()
+        if text:
+            head = text.splitlines()[:5]
+            more = " (cut)" if out.get("truncated") or len(text.splitlines()) > 5 else ""
+            lines += ["", f"The submission's {stream}{more}:"] + [f"  | {line[:200]}" for line in head]
+    del n_pass
+    return "\n".join(lines) + "\n"
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n

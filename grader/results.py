@@ -1,0 +1,193 @@
+"""Result records: the data every stage after comparison works on, and every reporter receives.
+
+The pipeline is spec -> cases -> run (sandboxed) -> compare -> report. Comparison produces
+:class:`Failure` records; the check stage wraps them into :class:`CaseResult` and one
+:class:`Report`. Reporters (``grader.reports``) only *read* these records; no reporter holds
+grading policy, and no record knows any output format.
+
+Failure kinds (the ``kind`` field), in the order the per-case checks run:
+
+``type``        the output is not an array (a list, None, another object)
+``shape``       the output's shape differs from the expected one (exact; no broadcasting)
+``dtype``       the output's dtype differs from the inputs' dtype
+``non_finite``  NaN or infinity where the expected output is finite
+``tolerance``   values outside the dtype-aware tolerance (``grader.compare``)
+``mutation``    an input array was changed in place
+
+and, for the run rather than the values:
+
+``exception``   the submission raised (its traceback, trimmed to its own file)
+``timeout``     a call or the whole run exceeded its wall-clock limit
+``crash``       the submission's process died or broke the protocol
+``memory``      the submission exceeded its memory limit
+``import``      the submission could not be loaded (syntax error, missing function,
+                exception or exit at import time)
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation")
+RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
+KINDS = CASE_KINDS + RUN_KINDS
+
+STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+
+
+@dataclass
+class Failure:
+    """What went wrong in one case (or with the whole submission).
+
+    Attributes:
+        kind: one of :data:`KINDS`.
+        message: one line for a person, e.g. ``"shape (1, 3) != expected (3,)"``.
+        hint: the recognised mistake in one sentence (``"looks like softmax was applied"``),
+            found by testing the idea against the actual output, or None.
+        details: further lines (worst element, values of small arrays, a traceback); each
+            reporter decides how many to show.
+        data: structured facts behind the message (counts, indices, got/expected/allowed),
+            JSON-serialisable, for machine consumers.
+    """
+
+    kind: str
+    message: str
+    hint: str | None = None
+    details: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "hint": self.hint,
+                "details": list(self.details), "data": self.data}
+
+
+@dataclass
+class ArrayInfo:
+    """Shape and dtype name of one array (no values), e.g. ``ArrayInfo((2, 3), "float32")``."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "dtype": self.dtype}
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one test case.
+
+    Attributes:
+        name: unique within a report, e.g. ``"worked_example[float32]"``.
+        group: the spec's case group (``"examples"``, ``"edge"``, ``"exact"``, ``"generated"``...),
+            which carries points and visibility.
+        status: one of :data:`STATUSES`: ``passed``; ``failed`` (the output was wrong);
+            ``error`` (the call raised, crashed or could not be read); ``timeout``; ``skipped``
+            (not run, e.g. after the submission timed out).
+        dtype: the case's floating dtype name (``"float16"``, ``"bfloat16"``...).
+        rank: number of axes of the first parameter (hidden), for grouping.
+        inputs: parameter name -> :class:`ArrayInfo`.
+        visibility: ``"visible"`` or ``"hidden"`` (hidden cases are shown to learners as counts).
+        failure: why it did not pass, or None.
+        seconds: wall time of the call in the submission's process (seconds).
+        values: for small cases (64 elements or fewer per array), the inputs, expected and
+            got values as nested lists, for display; else None.
+        replay: a shell command that re-runs exactly this case, or None.
+        shrunk: True when this case is the smallest failing input found by shrinking.
+    """
+
+    name: str
+    group: str
+    status: str
+    dtype: str
+    rank: int
+    inputs: dict[str, ArrayInfo]
+    visibility: str = "visible"
+    failure: Failure | None = None
+    seconds: float = 0.0
+    values: dict[str, Any] | None = None
+    replay: str | None = None
+    shrunk: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "group": self.group, "status": self.status,
+            "dtype": self.dtype, "rank": self.rank,
+            "inputs": {k: v.to_json() for k, v in self.inputs.items()},
+            "visibility": self.visibility,
+            "failure": self.failure.to_json() if self.failure else None,
+            "seconds": round(self.seconds, 6),
+            "values": self.values, "replay": self.replay, "shrunk": self.shrunk,
+        }
+
+
+@dataclass
+class GroupScore:
+    """Points of one case group: ``earned`` of ``points`` with ``passed`` of ``total`` cases."""
+
+    group: str
+    points: float
+    earned: float
+    passed: int
+    total: int
+    visibility: str = "visible"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    """The whole result of checking one submission against one problem.
+
+    Attributes:
+        problem: the problem id (``"tied_lm_head"``).
+        title: the problem's title.
+        submission: the path graded, as given.
+        passed: True only when every case ran and passed.
+        score, max_score: points earned and available (from the spec's groups).
+        failure: set when nothing could be graded (``import``, or a crash before any case).
+        cases: every case, in run order.
+        groups: points per case group.
+        summary: failures grouped by kind, dtype and rank (see ``grader.check.summarise``).
+        environment: seed, framework, dtypes graded, versions, sandbox tier, x64 flag.
+        output: the submission's captured ``stdout``/``stderr`` heads and whether they were cut.
+        seconds: wall time of the whole check (seconds).
+    """
+
+    problem: str
+    title: str
+    submission: str
+    passed: bool
+    score: float
+    max_score: float
+    failure: Failure | None
+    cases: list[CaseResult]
+    groups: list[GroupScore]
+    summary: list[dict[str, Any]]
+    environment: dict[str, Any]
+    output: dict[str, Any]
+    seconds: float = 0.0
+
+    @property
+    def failure_kinds(self) -> list[str]:
+        """Distinct failure kinds in the report, the whole-run failure first."""
+        kinds: list[str] = []
+        if self.failure:
+            kinds.append(self.failure.kind)
+        for case in self.cases:
+            if case.failure and case.failure.kind not in kinds:
+                kinds.append(case.failure.kind)
+        return kinds
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem, "title": self.title, "submission": self.submission,
+            "passed": self.passed, "score": self.score, "max_score": self.max_score,
+            "failure": self.failure.to_json() if self.failure else None,
+            "cases": [c.to_json() for c in self.cases],
+            "groups": [g.to_json() for g in self.groups],
+            "summary": self.summary,
+            "environment": self.environment,
+            "output": self.output,
+            "seconds": round(self.seconds, 3),
+        }

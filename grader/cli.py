@@ -151,6 +151,10 @@ def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
             matches.append(problem)
     if len(matches) == 1:
         return matches[0]
+    if not matches and len(known) == 1:
+        # the only problem there is: a missing function or a syntax error is then the
+        # submission's failure (exit 1, kind import), not a usage error
+        return load_problem(next(iter(known.values())))
     if not matches:
         raise GraderError(f"the submission defines no function of a known problem "
                           f"({', '.join(known)}); pass --problem ID")

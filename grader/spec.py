@@ -214,8 +214,12 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
     if errors:
         best = jsonschema.exceptions.best_match(errors)
         where = list(best.absolute_path)
+        line_path = where
+        if best.validator == "additionalProperties" and isinstance(best.instance, dict):
+            extra = [k for k in best.instance if k not in best.schema.get("properties", {})]
+            line_path = where + extra[:1]  # point at the unknown key itself
         raise SpecError(shown, f"{_dotted(where)}: {_schema_message(best)}",
-                        line=_line_of(node, where), field=_dotted(where))
+                        line=_line_of(node, line_path), field=_dotted(where))
 
     def fail(where: list[Any], message: str) -> SpecError:
         return SpecError(shown, f"{_dotted(where)}: {message}", line=_line_of(node, where),

@@ -1,0 +1,42 @@
+"""Shared fixtures: paths, and a helper that runs the grader CLI as a learner or CI would."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBMISSIONS = ROOT / "submissions"
+PROBLEMS = ROOT / "problems"
+
+
+@dataclass
+class Run:
+    """One finished CLI run: exit code, stdout and stderr text."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict:
+        return json.loads(self.stdout)
+
+
+def run_grader(*args: str, timeout: float = 180, cwd: Path | None = None, env: dict | None = None) -> Run:
+    """Run ``python -m grader ARGS`` in a subprocess and return its :class:`Run`."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd or ROOT, env=full_env, stdin=subprocess.DEVNULL)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def grader():
+    """The :func:`run_grader` helper."""
+    return run_grader

@@ -1,0 +1,213 @@
+"""The CLI as learners and CI use it: exit codes, one-line errors, every failure kind, the JSON contract."""
+from __future__ import annotations
+
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from .conftest import ROOT, SUBMISSIONS, run_grader
+
+FAST = ["--max-examples", "4", "--timeout", "3", "--no-shrink"]
+
+
+# -- the grader could not run: exit 2 and one line on stderr, nothing on stdout ------------------
+def _bad_calls(tmp_path):
+    (tmp_path / "notutf8.py").write_bytes(b"\xff\xfe def f(:\n")
+    (tmp_path / "adir").mkdir()
+    probs = tmp_path / "problems"
+    probs.mkdir()
+    shutil.copytree(ROOT / "reference", tmp_path / "reference")
+    (probs / "tied_lm_head.yaml").write_text(
+        (ROOT / "problems" / "tied_lm_head.yaml").read_text().replace("model: sum_of_products", "model: ulp"))
+    ok = str(SUBMISSIONS / "correct_numpy.py")
+    return [
+        (["check", "missing.py"], "submission 'missing.py' does not exist"),
+        (["check", str(tmp_path / "adir")], "is a directory"),
+        (["check", str(tmp_path / "notutf8.py")], "is not UTF-8 text"),
+        (["check", ok, "--problem", "nosuch"], "unknown problem 'nosuch'"),
+        (["check", ok, "--problems-dir", str(probs)], "tolerance.model: 'ulp' is not one of"),
+        (["check", ok, "--format", "xml"], "invalid choice: 'xml'"),
+        (["check", ok, "--timeout", "0"], "must be greater than 0"),
+        (["check", ok, "--seed", "-1"], "must be 0 or more"),
+        (["check", ok, "--case", "nosuch[float32]"], "--case: no case named nosuch[float32]"),
+        (["check", ok, "--replay", "{not json"], "--replay is not JSON"),
+        (["check", ok, "--replay", '{"dtype": "bfloat16", "hidden": [1], "embedding_matrix": [[1]]}'],
+         "dtype bfloat16 is not graded for numpy"),
+        (["check", ok, "--output", "/proc/nope/report.json"], "cannot write --output"),
+        (["check"], "the following arguments are required: SUBMISSION"),
+        (["bogus"], "invalid choice: 'bogus'"),
+    ]
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path):
+    calls = _bad_calls(tmp_path)
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda c: run_grader(*c[0]), calls))
+    for (args, words), run in zip(calls, runs):
+        assert run.code == 2, (args, run.code, run.stderr)
+        errors = [line for line in run.stderr.splitlines() if line.startswith("grader: error:")]
+        assert len(errors) == 1, (args, run.stderr)
+        assert words in errors[0], (args, errors[0])
+        assert "Traceback" not in run.stderr
+        assert run.stdout == "", (args, run.stdout)
+
+
+# -- every failure kind, through the CLI, from the example submissions ---------------------------
+KINDS = {
+    "correct_numpy.py": None,
+    "correct_jax.py": None,
+    "wrong_tolerance_softmax.py": "tolerance",
+    "wrong_shape_atleast_2d.py": "shape",
+    "wrong_dtype_float32.py": "dtype",
+    "wrong_type_list.py": "type",
+    "wrong_non_finite_log.py": "non_finite",
+    "wrong_mutation.py": "mutation",
+    "wrong_exception_stub.py": "exception",
+    "wrong_timeout_loop.py": "timeout",
+    "wrong_crash_abort.py": "crash",
+    "wrong_memory_hog.py": "memory",
+    "wrong_import_syntax.py": "import",
+    "wrong_import_missing_function.py": "import",
+}
+
+
+@pytest.fixture(scope="module")
+def kind_runs():
+    with ThreadPoolExecutor(3) as pool:
+        runs = dict(zip(KINDS, pool.map(
+            lambda name: run_grader("check", str(SUBMISSIONS / name), "--format", "json", *FAST), KINDS)))
+    return runs
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_failure_kind_through_cli(kind_runs, name):
+    run = kind_runs[name]
+    want = KINDS[name]
+    report = run.json()  # stdout is exactly one JSON document
+    assert run.code == (0 if want is None else 1), run.stderr
+    assert report["passed"] is (want is None)
+    kinds = [report["failure"]["kind"]] if report["failure"] else []
+    kinds += [c["failure"]["kind"] for c in report["cases"] if c["failure"]]
+    if want is None:
+        assert kinds == []
+        assert report["score"] == report["max_score"] > 0
+    else:
+        assert kinds and kinds[0] == want, kinds
+        assert report["score"] < report["max_score"]
+
+
+def test_import_failures_name_the_line_and_the_function(kind_runs):
+    syntax = kind_runs["wrong_import_syntax.py"].json()["failure"]
+    assert syntax["kind"] == "import"
+    assert syntax["message"].startswith("SyntaxError: expected ':'")
+    assert "wrong_import_syntax.py:5" in syntax["message"]
+    missing = kind_runs["wrong_import_missing_function.py"].json()["failure"]
+    assert missing["message"] == "the submission defines no function 'tied_lm_head' (it defines: lm_head)"
+
+
+def test_exception_shows_the_learners_traceback_only(kind_runs):
+    case = next(c for c in kind_runs["wrong_exception_stub.py"].json()["cases"] if c["failure"])
+    assert case["failure"]["message"] == "NotImplementedError: write your solution here"
+    trace = "\n".join(case["failure"]["details"])
+    assert "wrong_exception_stub.py" in trace and "_child.py" not in trace
+
+
+def test_timeout_stops_the_run_and_skips_the_rest(kind_runs):
+    cases = kind_runs["wrong_timeout_loop.py"].json()["cases"]
+    assert cases[0]["status"] == "timeout"
+    assert cases[0]["failure"]["message"] == "the call took longer than 3 s and was stopped"
+    assert {c["status"] for c in cases[1:]} == {"skipped"}
+
+
+# -- the JSON contract -------------------------------------------------------------------------
+def test_json_contract_of_a_failing_report(kind_runs):
+    report = kind_runs["wrong_tolerance_softmax.py"].json()
+    for key in ("problem", "submission", "passed", "score", "max_score", "failure", "cases", "environment"):
+        assert key in report
+    assert report["problem"] == "tied_lm_head"
+    assert report["submission"].endswith("wrong_tolerance_softmax.py")
+    assert report["failure"] is None
+    env = report["environment"]
+    for key in ("seed", "framework", "python", "numpy", "jax", "grader", "sandbox", "dtypes"):
+        assert key in env
+    assert env["framework"] == "numpy" and env["seed"] == 0
+    assert env["dtypes"] == ["float16", "float32", "float64"]
+    case = next(c for c in report["cases"] if c["status"] == "failed")
+    assert set(case) >= {"name", "group", "status", "inputs", "failure"}
+    assert set(case["inputs"]) == {"hidden", "embedding_matrix"}
+    assert set(case["inputs"]["hidden"]) == {"shape", "dtype"}
+    assert set(case["failure"]) >= {"kind", "message", "hint"}
+    assert {c["status"] for c in report["cases"]} <= {"passed", "failed", "error", "timeout", "skipped"}
+
+
+def test_default_run_has_50_cases_every_dtype_and_ranks_1_to_3():
+    run = run_grader("check", str(SUBMISSIONS / "correct_numpy.py"), "--format", "json")
+    report = run.json()
+    assert run.code == 0 and report["passed"]
+    cases = report["cases"]
+    assert len(cases) >= 50
+    assert {c["dtype"] for c in cases} == {"float16", "float32", "float64"}
+    assert {1, 2, 3} <= {c["rank"] for c in cases}
+    groups = {c["group"] for c in cases}
+    assert "generated" in groups and "examples" in groups
+
+
+def test_learner_prints_never_reach_stdout(tmp_path):
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text('import numpy as np\nprint("{\\"passed\\": true}")\n\n'
+                     'def tied_lm_head(h, e):\n    print("hello from the learner")\n    return h @ e.T\n')
+    run = run_grader("check", str(noisy), "--format", "json", *FAST)
+    report = run.json()
+    assert run.code == 0
+    assert "hello from the learner" in report["output"]["stdout"]
+    assert "hello" not in run.stderr
+
+
+def test_output_file_and_python_dash_m(tmp_path):
+    out = tmp_path / "deep" / "report.json"
+    run = run_grader("check", str(SUBMISSIONS / "wrong_dtype_float32.py"), "--format", "json",
+                     "--output", str(out), *FAST)
+    assert run.code == 1 and run.stdout == ""
+    assert json.loads(out.read_text())["passed"] is False
+
+
+def test_text_report_explains_a_failure(kind_runs):
+    run = run_grader("check", str(SUBMISSIONS / "wrong_shape_atleast_2d.py"), *FAST)
+    assert run.code == 1
+    text = run.stdout
+    assert text.startswith("FAIL tied_lm_head: score ")
+    assert "shape (1, 3) != expected (3,)" in text
+    assert "hint: a leading axis of size 1 was added" in text
+    assert "replay: grader check" in text
+
+
+def test_replay_command_reproduces_the_case():
+    run = run_grader("check", str(SUBMISSIONS / "wrong_tolerance_softmax.py"), "--format", "json", *FAST)
+    case = next(c for c in run.json()["cases"] if c["status"] == "failed")
+    argv = case["replay"].split()
+    assert argv[:2] == ["grader", "check"]
+    import shlex
+    again = run_grader(*shlex.split(case["replay"])[1:], "--format", "json")
+    assert again.code == 1
+    cases = again.json()["cases"]
+    assert [c["name"] for c in cases] == [case["name"]]
+    assert cases[0]["failure"]["kind"] == case["failure"]["kind"]
+
+
+def test_problem_is_detected_from_the_function_defined(tmp_path):
+    run = run_grader("check", str(SUBMISSIONS / "correct_numpy.py"), "--format", "json", *FAST)
+    assert run.json()["problem"] == "tied_lm_head"
+    # with two problems known, a file defining neither function cannot be placed
+    probs = tmp_path / "problems"
+    probs.mkdir()
+    shutil.copytree(ROOT / "reference", tmp_path / "reference")
+    spec = (ROOT / "problems" / "tied_lm_head.yaml").read_text()
+    (probs / "tied_lm_head.yaml").write_text(spec)
+    (probs / "other.yaml").write_text(spec.replace("id: tied_lm_head", "id: other")
+                                      .replace("  name: tied_lm_head", "  name: other_fn"))
+    none = run_grader("check", str(SUBMISSIONS / "wrong_import_missing_function.py"), "--problems-dir", str(probs))
+    assert none.code == 2
+    assert none.stderr.strip() == ("grader: error: the submission defines no function of a known problem "
+                                   "(other, tied_lm_head); pass --problem ID")

@@ -7,17 +7,19 @@ report), only :class:`grader.errors.GraderError` for faults of the grader's inpu
 from __future__ import annotations
 
 import ast
+import os
 import platform
 import shlex
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from . import __version__, reference
+from . import __version__, cache, reference
 from .cases import Case, case_from_literal, case_literal, fixed_cases, generated_cases
 from .compare import Expected, compare
 from .errors import GraderError
@@ -116,6 +118,10 @@ def defined_functions(tree: ast.Module | None) -> set[str]:
 
 def _expected(problem: Problem, case: Case) -> Expected:
     ref, scale = reference.evaluate(problem, case.inputs)
+    return _expected_from(problem, case, ref, scale)
+
+
+def _expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarray | None) -> Expected:
     n = 0
     if problem.tolerance["model"] == "sum_of_products":
         n = int(case.sizes[problem.tolerance["contraction"]])
@@ -310,6 +316,9 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                               details=[detail] if detail else []), [], empty_output)
 
     # cases
+    known: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    cached = None
+    key = ""
     if opts.replay is not None:
         try:
             cases = [case_from_literal(problem, opts.replay)]
@@ -320,7 +329,13 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                               f"(graded: {', '.join(dtypes)})")
     else:
         count = opts.max_examples if opts.max_examples is not None else (problem.generated or {}).get("count", 0)
-        cases = fixed_cases(problem, dtypes, opts.seed) + generated_cases(problem, dtypes, opts.seed, count)
+        key = cache.case_key(problem, opts.seed, count, dtypes)
+        cached = cache.load_cases(key)
+        if cached is not None:
+            cases = [c for c, _, _ in cached]
+            known = {c.name: (ref, scale) for c, ref, scale in cached}
+        else:
+            cases = fixed_cases(problem, dtypes, opts.seed) + generated_cases(problem, dtypes, opts.seed, count)
         if opts.only_cases:
             wanted = set(opts.only_cases)
             unknown = wanted - {c.name for c in cases}
@@ -329,10 +344,38 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                                   f"(with seed {opts.seed}); names look like 'batch[float32]' or 'gen003[float16]'")
             cases = [c for c in cases if c.name in wanted]
 
+    if framework == "jax" and "GRADER_JAX_CACHE" not in os.environ:
+        jax_cache = cache.jax_cache_dir("submissions")
+        if jax_cache:
+            os.environ["GRADER_JAX_CACHE"] = jax_cache  # read by runner.child_environment
     session = _Session(Path(submission), problem, framework, opts, wrap)
     session.launch()
-    # the reference runs in this process while the submission imports in its own
-    expected = [_expected(problem, c) for c in cases]
+    # The reference runs in a thread of this process while the submission imports and runs in
+    # its own: XLA releases the GIL while it compiles and computes, so the two overlap.
+    if known:
+        ready = [_expected_from(problem, c, *known[c.name]) for c in cases]
+        expected_of: Callable[[int], Expected] = ready.__getitem__
+        pool = None
+    else:
+        pool = ThreadPoolExecutor(1, thread_name_prefix="reference")
+        futures = [pool.submit(_expected, problem, c) for c in cases]
+        expected_of = lambda i: futures[i].result()  # noqa: E731 - re-raises a GraderError
+    try:
+        report = _run_cases(problem, cases, expected_of, session, opts, shown, dtypes, env, finish, t_start)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    complete = pool is not None and all(f.done() and not f.cancelled() and f.exception() is None for f in futures)
+    if complete and opts.replay is None and not opts.only_cases and cached is None:
+        cache.store_cases(key, [(c, futures[i].result().ref, futures[i].result().scale)
+                                for i, c in enumerate(cases)])
+    return report
+
+
+def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int], Expected], session: "_Session",
+               opts: CheckOptions, shown: str, dtypes: tuple[str, ...], env: dict[str, Any],
+               finish: Callable[..., Report], t_start: float) -> Report:
+    """Call the submission on every case (after its import) and compare; the report."""
     started = session.ready()
     env["jax"] = session.versions.get("jax")
     if started.status != "ok":
@@ -346,7 +389,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     results: list[CaseResult] = []
     deadline = t_start + opts.total_timeout
     stop_reason = ""
-    for i, (case, exp) in enumerate(zip(cases, expected)):
+    for i, case in enumerate(cases):
         info = {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in case.inputs.items()}
         base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
                     visibility=case.visibility)
@@ -360,6 +403,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
             continue
         outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
         got = outcome.result
+        exp = expected_of(i)
         if outcome.status in ("ok", "type"):
             failure = compare(case, outcome, exp)
             status = "passed" if failure is None else "failed"

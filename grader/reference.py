@@ -23,13 +23,22 @@ from .errors import GraderError
 from .spec import Problem
 
 _loaded: dict[str, Callable[..., Any]] = {}
+_configured: list[bool] = []
 
 
 def _jax() -> Any:
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax
 
-    jax.config.update("jax_enable_x64", True)
+    if not _configured:
+        jax.config.update("jax_enable_x64", True)
+        from .cache import jax_cache_dir
+        path = jax_cache_dir("reference")
+        if path:
+            jax.config.update("jax_compilation_cache_dir", path)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        _configured.append(True)
     return jax
 
 

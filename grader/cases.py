@@ -172,11 +172,41 @@ def _sizes_from_inputs(problem: Problem, inputs: dict[str, np.ndarray]) -> dict[
     return sizes
 
 
-def case_strategy(problem: Problem, dtype: str) -> Any:
+def shape_pool(problem: Problem, seed: int) -> list[dict[str, Any]] | None:
+    """The sizes generated cases may take when the spec caps distinct shapes, else None.
+
+    With ``generated.shapes: K``, generated cases of a dtype share K size combinations: the
+    smallest one the ranges allow (no leading axes, every size at its minimum; so shrinking can
+    still reach the smallest input) and K - 1 drawn uniformly, deterministic in ``seed``. JAX
+    compiles once per (shape, dtype) signature, about 30-90 ms each (NOTES.md), so this bounds
+    the cost of generated cases for JAX submissions while values stay fully random.
+    """
+    gen = problem.generated or {}
+    k = gen.get("shapes")
+    if not k:
+        return None
+    rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
+    lead_lo, lead_hi = gen["sizes"].get(LEAD, [1, 1])
+    symbols = {sym: rng for sym, rng in gen["sizes"].items() if sym != LEAD}
+    pool = [{LEAD: (lead_lo,) * rank_lo, **{sym: lo for sym, (lo, _) in symbols.items()}}]
+    rng = np.random.default_rng([seed, 0x5EED])
+    for _ in range(50 * k):
+        if len(pool) >= k:
+            break
+        rank = int(rng.integers(rank_lo, rank_hi + 1))
+        sizes = {LEAD: tuple(int(x) for x in rng.integers(lead_lo, lead_hi + 1, size=rank)),
+                 **{sym: int(rng.integers(lo, hi + 1)) for sym, (lo, hi) in symbols.items()}}
+        if sizes not in pool:
+            pool.append(sizes)
+    return pool
+
+
+def case_strategy(problem: Problem, dtype: str, seed: int = 0) -> Any:
     """A hypothesis strategy of :class:`Case` in ``dtype`` following the spec's ``generated``.
 
     Shapes: a number of leading axes in ``leading_axes`` with sizes in ``sizes["..."]``, every
-    other size symbol in its range. Values: ``mean + scale * z`` per row with z drawn by
+    other size symbol in its range (or one of :func:`shape_pool` for ``seed`` when the spec
+    caps distinct shapes). Values: ``mean + scale * z`` per row with z drawn by
     hypothesis in [-4, 4] (float32-representable, no subnormals), so that shrinking moves
     toward small shapes and simple values (z -> 0, the mean and scale toward their bounds).
     """
@@ -191,13 +221,17 @@ def case_strategy(problem: Problem, dtype: str) -> Any:
     z_elems = st.floats(-Z_BOUND, Z_BOUND, allow_nan=False, allow_infinity=False,
                         allow_subnormal=False, width=32)
 
+    pool = shape_pool(problem, seed)
+
     @st.composite
     def draw(data: Any) -> Case:
-        rank = data(st.integers(rank_lo, rank_hi))
-        sizes: dict[str, Any] = {LEAD: tuple(data(st.lists(st.integers(lead_lo, lead_hi),
-                                                               min_size=rank, max_size=rank)))}
-        for sym, (lo, hi) in symbols.items():
-            sizes[sym] = data(st.integers(lo, hi))
+        if pool is not None:
+            sizes: dict[str, Any] = dict(data(st.sampled_from(pool)))
+        else:
+            rank = data(st.integers(rank_lo, rank_hi))
+            sizes = {LEAD: tuple(data(st.lists(st.integers(lead_lo, lead_hi), min_size=rank, max_size=rank)))}
+            for sym, (lo, hi) in symbols.items():
+                sizes[sym] = data(st.integers(lo, hi))
         inputs = {}
         for p in problem.parameters:
             shape = resolve_shape(p, sizes)
@@ -237,7 +271,7 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
         @hseed(seed * 1000 + i)
         @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck), derandomize=False)
-        @given(case_strategy(problem, dt))
+        @given(case_strategy(problem, dt, seed))
         def collect(case: Case) -> None:
             if len(drawn) < n:
                 drawn.append(case)

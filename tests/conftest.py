@@ -5,12 +5,17 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# One cache folder for the whole session (never the user's ~/.cache): cases, expected values
+# and JAX compilations made by one test are reused by the next, as on a learner's machine.
+os.environ.setdefault("GRADER_CACHE_DIR", tempfile.mkdtemp(prefix="grader-test-cache-"))
 SUBMISSIONS = ROOT / "submissions"
 PROBLEMS = ROOT / "problems"
 

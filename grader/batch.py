@@ -1,0 +1,890 @@
+"""Grade a whole class: ``grader grade`` (parallel, resumable, sharded) and ``grader merge``.
+
+Each submission is graded by its own ``python -m grader check FILE --format json --output
+DIR/reports/<learner>.json ...`` process, started in its own session and killed (its whole
+process group, and whatever it left behind) when it passes a hard wall-clock limit. A hostile
+or hung submission, or a grader crash on one submission, so costs only that submission's row:
+a check that dies or writes no report gets a row of kind ``crash`` and a placeholder report
+saying why, and the batch goes on.
+
+The output folder (``--out DIR``) holds:
+
+``gradebook.csv``       one row per learner (:data:`COLUMNS`), appended and flushed as soon as
+                        it is known, so a killed batch loses no finished row; sorted by learner
+                        when the batch ends. ``passed`` is ``true``/``false``, ``kinds`` the
+                        failure kinds joined by ``;``, ``seconds`` the wall time of the check.
+``reports/<id>.json``   the check report (``--format json``) of each learner.
+``junit.xml``           one ``<testsuite>`` per learner, one ``<testcase>`` per test case
+                        (:func:`grader.reports.junit.render_many`), written at the end.
+``summary.md``          score distribution, commonest failure kinds with an example learner,
+                        submissions that could not be graded, slowest submissions.
+
+Which files are submissions (:func:`discover`), for each PATH given:
+
+* a ``.py`` file is one learner, whose id is the file stem;
+* a folder holding a single ``.py`` file (at any depth) is one learner's folder, whose id is
+  the folder name (so ``grader grade class/*/`` works when each folder holds one file);
+* any other folder holds learners: each ``.py`` file directly in it is one learner (id: the
+  stem), and each subfolder is one learner's folder (id: the folder name), graded on its
+  only ``.py`` file, or else on the one that defines the problem's function. With none or
+  several, the learner gets a failing row of kind ``import`` that says so. Give the folder
+  that holds the learners' folders (``class/``), not a learner's folder with several files.
+
+Hidden folders, ``__pycache__`` and virtual environments are skipped, and so are test files
+(``test_*.py``, ``*_test.py``, ``conftest.py``). Learner ids that occur twice get ``-2``,
+``-3``... in the order found (a file given twice is one learner).
+
+Sharding: ``--shard I/N`` keeps the learners whose id hashes (SHA-256) to I - 1 modulo N
+(:func:`in_shard`), so the N shards of one class are disjoint, their union is the class, and a
+learner's shard does not depend on who else is in the class. ``grader merge`` joins the
+output folders of the shards.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable
+
+from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
+from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+
+GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"
+COLUMNS = ("learner", "submission", "passed", "score", "max_score", "kinds", "seconds")
+SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env"})
+HARD_TIMEOUT_MARGIN = 60.0  # seconds allowed on top of --total-timeout: start-up, reference, shrinking
+POLL_SECONDS = 0.05         # how often running checks are polled
+STDERR_TAIL = 4096          # bytes of a crashed check's stderr kept in its placeholder report
+SLOWEST = 10                # rows in summary.md's "slowest submissions"
+PR_SET_PDEATHSIG = 1
+
+
+# -- the command line ------------------------------------------------------------------------
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 1 or more")
+    return value
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` -> ``(I, N)`` with ``1 <= I <= N``.
+
+    Raises:
+        argparse.ArgumentTypeError: not of the form I/N, or I outside 1..N.
+    """
+    parts = text.split("/")
+    try:
+        index, count = (int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N, e.g. 2/4 for the second of four shards") from None
+    if not 1 <= index <= count:
+        raise argparse.ArgumentTypeError(f"{text!r}: I must be between 1 and N, e.g. 1/{max(count, 1)}")
+    return index, count
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``grade`` and ``merge`` subcommands to the CLI's subparsers ``sub``."""
+    from .cli import _positive_float, add_check_options
+
+    grade = sub.add_parser(
+        "grade", help="grade a whole class in parallel: gradebook, reports, JUnit XML, summary",
+        description="Grade every submission under PATHS, each in its own process. Exit 0 when every "
+                    "submission passed, 1 when some failed, 2 when the grader could not run. Reports are "
+                    "for the instructor (every case shown) unless --audience learner.")
+    grade.add_argument("paths", nargs="+", metavar="PATH",
+                       help=".py files (one learner each) or folders (a learner's folder, or a folder of "
+                            "learners' files and folders)")
+    add_check_options(grade)
+    grade.set_defaults(audience="instructor")
+    # the shared help texts describe `check`; say what differs in a batch (the help only)
+    helps = {"--audience": "who the reports are for: instructor (default here: every case shown) or "
+                           "learner (hidden cases as counts only)",
+             "--problem": "problem id (default: the only problem known; a batch grades one problem)"}
+    for flag, text in helps.items():
+        action = getattr(grade, "_option_string_actions", {}).get(flag)
+        if action is not None:
+            action.help = text
+    grade.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                       help="submissions graded at once (default: the number of cores)")
+    grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
+    grade.add_argument("--resume", action="store_true",
+                       help="keep the rows already in DIR/gradebook.csv whose report is there, grade the rest "
+                            "(delete a report to grade that learner again)")
+    grade.add_argument("--shard", type=parse_shard, metavar="I/N",
+                       help="grade only shard I of N (by a hash of the learner id); join with grader merge")
+    grade.add_argument("--hard-timeout", type=_positive_float, metavar="SECONDS",
+                       help="wall-clock limit of one submission's whole check, after which its processes "
+                            f"are killed and its row says crash (default: --total-timeout + {HARD_TIMEOUT_MARGIN:g})")
+
+    merge = sub.add_parser(
+        "merge", help="merge the output folders of several grade runs (shards) into one",
+        description="Merge gradebooks and reports of grader grade --out folders; rewrite junit.xml and "
+                    "summary.md. Exit 0 when merged, 2 when the folders cannot be merged.")
+    merge.add_argument("dirs", nargs="+", metavar="DIR", help="folders written by grader grade --out")
+    merge.add_argument("--out", required=True, metavar="DIR", help="the merged output folder")
+    merge.add_argument("--audience", choices=("learner", "instructor"), default="instructor",
+                       help="audience of the merged junit.xml (default instructor)")
+
+
+# -- finding submissions ---------------------------------------------------------------------
+
+@dataclass
+class Submission:
+    """One learner's submission, as found by :func:`discover`.
+
+    Attributes:
+        learner: the learner id: a file stem or folder name, made unique with ``-2``, ``-3``...
+        path: the ``.py`` file to grade, or None when a learner's folder has no identifiable one.
+        note: why ``path`` is None (one line), else None.
+        folder: the learner's folder when ``path`` is None.
+    """
+
+    learner: str
+    path: Path | None
+    note: str | None = None
+    folder: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The path shown in the gradebook and reports: the file, or else the learner's folder."""
+        return str(self.path) if self.path is not None else self.folder
+
+
+def _skipped_dir(name: str) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS
+
+
+def _skipped_file(name: str) -> bool:
+    return (not name.endswith(".py") or name.startswith(".") or name == "conftest.py"
+            or name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _py_files(folder: Path) -> list[Path]:
+    """The candidate ``.py`` files under ``folder`` (any depth), sorted."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not _skipped_dir(d))
+        found += [Path(root, f) for f in sorted(files) if not _skipped_file(f)]
+    return found
+
+
+def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]:
+    """The submissions under ``paths``, in the order found, with unique learner ids.
+
+    Args:
+        paths: files and folders as given on the command line (see the module docstring).
+        functions: the function names a submission may define (the problem's), used to pick
+            the submission in a learner's folder holding several ``.py`` files.
+
+    Raises:
+        GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
+            folder holding no ``.py`` file.
+    """
+    from .check import defined_functions, read_submission
+
+    wanted = frozenset(functions)
+
+    def defines(path: Path) -> bool:
+        try:
+            _, tree, _ = read_submission(path)
+        except GraderError:
+            return False
+        return tree is not None and bool(defined_functions(tree) & wanted)
+
+    def learner_folder(folder: Path, files: list[Path]) -> Submission:
+        chosen = files if len(files) == 1 else [f for f in files if defines(f)]
+        if len(chosen) == 1:
+            return Submission(folder.name, chosen[0])
+        listed = chosen or files
+        names = ", ".join(str(f.relative_to(folder)) for f in listed[:5]) + (", ..." if len(listed) > 5 else "")
+        if not files:
+            note = f"the learner's folder {folder} holds no .py file"
+        elif not chosen:
+            note = f"no .py file in the learner's folder {folder} defines {' or '.join(sorted(wanted))} ({names})"
+        else:
+            note = f"several .py files in the learner's folder {folder} define {' or '.join(sorted(wanted))} ({names})"
+        return Submission(folder.name, None, note, str(folder))
+
+    found: list[Submission] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            if p.suffix != ".py":
+                raise GraderError(f"{raw!r} is not a .py file; give submissions (.py files) or folders of them")
+            found.append(Submission(p.stem, p))
+        elif p.is_dir():
+            files = _py_files(p)
+            if not files:
+                raise GraderError(f"{raw!r} holds no .py file; give submissions (.py files) or folders of them")
+            if len(files) == 1:  # one learner's folder
+                found.append(Submission(p.resolve().name, files[0]))
+                continue
+            for entry in sorted(p.iterdir()):  # a collection: learners' files and folders
+                if entry.is_dir() and not _skipped_dir(entry.name):
+                    found.append(learner_folder(entry, _py_files(entry)))
+                elif entry.is_file() and not _skipped_file(entry.name):
+                    found.append(Submission(entry.stem, entry))
+        else:
+            raise GraderError(f"{raw!r} does not exist; give submissions (.py files) or folders of them")
+    return _unique(found)
+
+
+def _unique(found: list[Submission]) -> list[Submission]:
+    """Drop repeats of one file; give repeated learner ids ``-2``, ``-3``... in order."""
+    seen_files: set[Path] = set()
+    subs = []
+    for s in found:
+        key = s.path.resolve() if s.path is not None else Path(s.folder).resolve()
+        if key not in seen_files:
+            seen_files.add(key)
+            subs.append(s)
+    bases = {s.learner for s in subs}
+    taken: set[str] = set()
+    for s in subs:
+        if s.learner in taken:
+            n = 2
+            while f"{s.learner}-{n}" in bases or f"{s.learner}-{n}" in taken:
+                n += 1
+            s.learner = f"{s.learner}-{n}"
+        taken.add(s.learner)
+    return subs
+
+
+def in_shard(learner: str, index: int, count: int) -> bool:
+    """True when ``learner`` belongs to shard ``index`` (1-based) of ``count``.
+
+    The shard is the first 8 bytes of the SHA-256 of the UTF-8 id, modulo ``count``: stable
+    across machines, Python versions and class lists.
+    """
+    digest = hashlib.sha256(learner.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count == index - 1
+
+
+# -- the gradebook ---------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    """One gradebook row: a learner's verdict, points (floats) and check wall time (seconds)."""
+
+    learner: str
+    submission: str
+    passed: bool
+    score: float
+    max_score: float
+    kinds: list[str]
+    seconds: float
+
+    def cells(self) -> list[str]:
+        """The CSV cells, in :data:`COLUMNS` order."""
+        from .reports.common import points
+        return [self.learner, self.submission, "true" if self.passed else "false", points(self.score),
+                points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}"]
+
+    @classmethod
+    def from_cells(cls, cells: list[str]) -> "Row":
+        """The row of CSV ``cells``.
+
+        Raises:
+            ValueError: wrong number of cells, or a cell that does not parse.
+        """
+        if len(cells) != len(COLUMNS) or cells[2] not in ("true", "false"):
+            raise ValueError(f"not a gradebook row: {cells!r}")
+        return cls(cells[0], cells[1], cells[2] == "true", float(cells[3]), float(cells[4]),
+                   [k for k in cells[5].split(";") if k], float(cells[6]))
+
+    @classmethod
+    def of_report(cls, learner: str, report: Report, seconds: float) -> "Row":
+        """The row of a learner's :class:`Report`, graded in ``seconds``."""
+        return cls(learner, report.submission, report.passed, report.score, report.max_score,
+                   report.failure_kinds, seconds)
+
+
+def read_gradebook(path: Path) -> list[Row]:
+    """The rows of a gradebook file; malformed lines (a batch killed mid-write) are dropped.
+
+    Raises:
+        GraderError: the file cannot be read or does not start with the :data:`COLUMNS` header.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GraderError(f"cannot read gradebook {str(path)!r}: {exc}") from None
+    lines = list(csv.reader(io.StringIO(text)))
+    if not lines:
+        return []
+    if tuple(lines[0]) != COLUMNS:
+        raise GraderError(f"{str(path)!r} is not a gradebook (its header is not {','.join(COLUMNS)})")
+    rows = []
+    for cells in lines[1:]:
+        try:
+            rows.append(Row.from_cells(cells))
+        except ValueError:
+            continue
+    return rows
+
+
+def _csv_line(cells: Iterable[str]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(list(cells))
+    return buf.getvalue()
+
+
+def write_gradebook(path: Path, rows: Iterable[Row]) -> None:
+    """Write ``rows`` (sorted by learner) to ``path`` atomically, header first.
+
+    Raises:
+        GraderError: the file cannot be written.
+    """
+    from .cli import write_output
+    write_output(_csv_line(COLUMNS) + "".join(_csv_line(r.cells()) for r in sorted(rows, key=lambda r: r.learner)),
+                 str(path))
+
+
+class _Appender:
+    """Appends rows to a gradebook, flushing each one, so that a killed batch keeps them."""
+
+    def __init__(self, path: Path) -> None:
+        new = not path.exists() or path.stat().st_size == 0
+        self.fh = open(path, "a", encoding="utf-8", newline="")
+        if new:
+            self.fh.write(_csv_line(COLUMNS))
+            self.fh.flush()
+
+    def append(self, row: Row) -> None:
+        self.fh.write(_csv_line(row.cells()))
+        self.fh.flush()
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+# -- reports ---------------------------------------------------------------------------------
+
+def report_path(out: Path, learner: str) -> Path:
+    """Where the report of ``learner`` lives in the output folder ``out``."""
+    return out / REPORTS / f"{learner}.json"
+
+
+def _failure(data: dict[str, Any] | None) -> Failure | None:
+    if not data:
+        return None
+    return Failure(data["kind"], data.get("message", ""), data.get("hint"), list(data.get("details") or []),
+                   dict(data.get("data") or {}))
+
+
+def report_from_json(data: dict[str, Any]) -> Report:
+    """The :class:`Report` of a ``--format json`` report (either audience; redacted hidden
+    cases come back with the fields they kept).
+
+    Raises:
+        KeyError, TypeError, ValueError: ``data`` is not a report.
+    """
+    cases = [CaseResult(name=c["name"], group=c["group"], status=c["status"], dtype=c.get("dtype", ""),
+                        rank=int(c.get("rank", 0)),
+                        inputs={k: ArrayInfo(tuple(v["shape"]), v["dtype"])
+                                for k, v in (c.get("inputs") or {}).items()},
+                        visibility=c.get("visibility", "visible"), failure=_failure(c.get("failure")),
+                        seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
+                        shrunk=bool(c.get("shrunk", False)))
+             for c in data["cases"]]
+    groups = [GroupScore(g["group"], float(g["points"]), float(g["earned"]), int(g["passed"]), int(g["total"]),
+                         g.get("visibility", "visible")) for g in data["groups"]]
+    return Report(data["problem"], data["title"], data["submission"], bool(data["passed"]), float(data["score"]),
+                  float(data["max_score"]), _failure(data.get("failure")), cases, groups,
+                  list(data.get("summary") or []), dict(data.get("environment") or {}),
+                  dict(data.get("output") or {}), float(data.get("seconds", 0.0)))
+
+
+def load_report(path: Path) -> Report:
+    """The report stored at ``path``.
+
+    Raises:
+        OSError: it cannot be read. ValueError, KeyError, TypeError: it is not a JSON report.
+    """
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return report_from_json(data)
+
+
+def placeholder_report(problem: Any, submission: str, failure: Failure, seconds: float) -> Report:
+    """A report with no case for a submission that could not be checked (``failure`` says why).
+
+    Its groups are the problem's, each with 0 points earned, so scores still add up.
+    """
+    from . import __version__
+    groups = [GroupScore(name, g.points, 0.0, 0, 0, g.visibility) for name, g in problem.groups.items()]
+    return Report(problem.id, problem.title, submission, False, 0.0, problem.max_score, failure, [], groups, [],
+                  {"grader": __version__, "graded_by": "grader grade"},
+                  {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}, seconds)
+
+
+def _write_report(path: Path, report: Report, audience: str) -> None:
+    from .cli import write_output
+    from .reports import json_report
+    write_output(json_report.render(report, audience=audience), str(path))
+
+
+# -- running the checks ----------------------------------------------------------------------
+
+def check_flags(args: argparse.Namespace, problem_id: str) -> list[str]:
+    """The ``grader check`` flags that carry the check options of parsed ``grade`` ``args``.
+
+    The options are read from :func:`grader.cli.add_check_options` itself, so an option added
+    there is forwarded without a change here. Only values that differ from ``check``'s defaults
+    are written, and ``--problem`` is always ``problem_id``.
+    """
+    from .cli import add_check_options
+
+    probe = argparse.ArgumentParser(add_help=False)
+    add_check_options(probe)
+    flags = ["--problem", problem_id]
+    for action in probe._actions:  # argparse has no public list of a parser's options
+        value = getattr(args, action.dest, action.default)
+        if action.dest == "problem" or not action.option_strings or value is None or value == action.default:
+            continue
+        flag = max(action.option_strings, key=len)
+        if action.nargs == 0:  # store_true and the like
+            flags.append(flag)
+        else:
+            for item in value if isinstance(value, list) else [value]:
+                flags += [flag, str(item)]
+    return flags
+
+
+def _die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn`` that makes the check die (SIGKILL) if the batch process dies first."""
+    parent = os.getpid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        prctl = None
+
+    def preexec() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the batch died between fork and prctl
+            os._exit(1)
+
+    return preexec
+
+
+@dataclass
+class _Job:
+    sub: Submission
+    proc: subprocess.Popen[bytes]
+    started: float
+    deadline: float
+    stderr: IO[bytes]
+    killed: bool = False
+
+
+def _kill(job: _Job) -> None:
+    """SIGKILL the job's process group (its session) and reap it."""
+    try:
+        os.killpg(job.proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    job.proc.wait()
+
+
+def _stderr_tail(job: _Job) -> list[str]:
+    job.stderr.seek(0, os.SEEK_END)
+    size = job.stderr.tell()
+    job.stderr.seek(max(0, size - STDERR_TAIL))
+    text = job.stderr.read().decode("utf-8", errors="replace")
+    job.stderr.close()
+    return [line for line in text.splitlines() if line.strip()][-20:]
+
+
+class _Grader:
+    """Runs the checks of one batch, ``jobs`` at a time, and turns each into a row."""
+
+    def __init__(self, args: argparse.Namespace, problem: Any, out: Path, hard_timeout: float) -> None:
+        self.args, self.problem, self.out = args, problem, out
+        self.flags = check_flags(args, problem.id)
+        self.hard_timeout = hard_timeout
+        self.preexec = _die_with_parent()
+
+    def start(self, sub: Submission) -> _Job:
+        assert sub.path is not None
+        target = report_path(self.out, sub.learner)
+        target.unlink(missing_ok=True)  # a stale report must never stand in for this run's
+        shown = str(sub.path)
+        if shown.startswith("-"):
+            shown = os.path.join(".", shown)
+        argv = [sys.executable, "-m", "grader", "check", shown, "--format", "json", "--output", str(target),
+                *self.flags]
+        err = tempfile.TemporaryFile()
+        now = time.monotonic()
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True, preexec_fn=self.preexec)
+        return _Job(sub, proc, now, now + self.hard_timeout, err)
+
+    def finish(self, job: _Job) -> Row:
+        """The row of a job whose process has ended; writes a placeholder report if it wrote none."""
+        seconds = time.monotonic() - job.started
+        target = report_path(self.out, job.sub.learner)
+        tail = _stderr_tail(job)
+        code = job.proc.returncode
+        if not job.killed and code in (0, 1):
+            try:
+                return Row.of_report(job.sub.learner, load_report(target), seconds)
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        if job.killed:
+            why = f"was stopped at the hard limit of {self.hard_timeout:g} s"
+        elif code is not None and code < 0:
+            why = f"was killed by signal {signal.Signals(-code).name if -code in signal.valid_signals() else -code}"
+        elif code == 2:
+            why = "could not grade this submission (exit 2)"
+        else:
+            why = f"exited with code {code}"
+        last = next((line for line in reversed(tail) if line.startswith("grader:")), tail[-1] if tail else "")
+        message = f"the grader's check process {why} and wrote no report" + (f": {last}" if last else "")
+        failure = Failure("crash", message, hint="the rest of the class was graded; see details for the "
+                                                 "grader's stderr", details=tail)
+        report = placeholder_report(self.problem, job.sub.shown, failure, seconds)
+        _write_report(target, report, self.args.audience)
+        return Row.of_report(job.sub.learner, report, seconds)
+
+    def no_file(self, sub: Submission) -> Row:
+        """The row (and report) of a learner's folder with no identifiable submission."""
+        failure = Failure("import", sub.note or "no submission found",
+                          hint=f"submit one .py file that defines {self.problem.function}")
+        report = placeholder_report(self.problem, sub.shown, failure, 0.0)
+        _write_report(report_path(self.out, sub.learner), report, self.args.audience)
+        return Row.of_report(sub.learner, report, 0.0)
+
+    def run(self, todo: list[Submission], jobs: int, emit: Callable[[Row], None]) -> None:
+        """Grade ``todo``, ``jobs`` at a time, calling ``emit`` with each row as soon as it is known."""
+        from .runner import reap_orphans
+
+        pending = list(reversed(todo))
+        running: list[_Job] = []
+        try:
+            while pending or running:
+                while pending and len(running) < jobs:
+                    sub = pending.pop()
+                    if sub.path is None:
+                        emit(self.no_file(sub))
+                    else:
+                        running.append(self.start(sub))
+                if not running:
+                    continue
+                time.sleep(POLL_SECONDS)
+                still = []
+                for job in running:
+                    if job.proc.poll() is None and time.monotonic() > job.deadline:
+                        job.killed = True
+                        _kill(job)
+                    if job.proc.returncode is None:
+                        still.append(job)
+                        continue
+                    # the check's own children (its submission process) are ours once it is gone
+                    reap_orphans(keep={j.proc.pid for j in running if j.proc.returncode is None})
+                    emit(self.finish(job))
+                running = still
+        finally:
+            for job in running:
+                _kill(job)
+                job.stderr.close()
+            reap_orphans()
+
+
+# -- outputs ---------------------------------------------------------------------------------
+
+class _Progress:
+    """A tqdm bar on a terminal; otherwise one plain line per finished submission (CI logs)."""
+
+    def __init__(self, total: int, stream: IO[str] | None = None) -> None:
+        self.stream: IO[str] | None = stream or sys.stderr
+        self.total, self.done = total, 0
+        self.bar = None
+        if total and sys.stderr.isatty() and self.stream is sys.stderr:
+            from tqdm import tqdm
+            tqdm.monitor_interval = 0  # no monitor thread: the batch forks checks with a preexec_fn
+            self.bar = tqdm(total=total, unit="sub", file=self.stream, dynamic_ncols=True)
+
+    def row(self, row: Row) -> None:
+        from .reports.common import points
+        self.done += 1
+        verdict = "passed" if row.passed else "failed " + ",".join(row.kinds)
+        text = f"{row.learner}: {verdict} {points(row.score)}/{points(row.max_score)} in {row.seconds:.1f} s"
+        if self.bar is not None:
+            if "crash" in row.kinds:  # a bar's postfix is gone at the next row; keep this in sight
+                self.bar.write(f"{row.learner}: could not be graded (see its report)", file=sys.stderr)
+            self.bar.set_postfix_str(text[:60], refresh=False)
+            self.bar.update(1)
+        elif self.stream is not None:
+            try:
+                self.stream.write(f"[{self.done}/{self.total}] {text}\n")
+                self.stream.flush()
+            except OSError:  # a closed log pipe must not stop the grading
+                self.stream = None
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _load_reports(out: Path, rows: list[Row]) -> dict[str, Report]:
+    reports = {}
+    for row in rows:
+        try:
+            reports[row.learner] = load_report(report_path(out, row.learner))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise GraderError(f"cannot read the report of {row.learner!r} in {out / REPORTS}: {exc}") from None
+    return reports
+
+
+def _link(learner: str) -> str:
+    """A Markdown link to the learner's report, relative to the output folder."""
+    from urllib.parse import quote
+    from .reports.github import md
+    return f"[{md(learner)}]({REPORTS}/{quote(learner)}.json)"
+
+
+def summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
+    """``summary.md``: totals, score distribution, commonest failure kinds (with an example
+    learner each), submissions that could not be graded, and the slowest submissions."""
+    from .reports.common import points
+    from .reports.github import md
+
+    rows = sorted(rows, key=lambda r: r.learner)
+    problems = sorted({rep.problem for rep in reports.values()})
+    title = ", ".join(problems) or "no submission"
+    out = [f"# Gradebook summary: {md(title)}", ""]
+    if not rows:
+        return "\n".join(out + ["No submission was graded.", ""])
+    passed = sum(r.passed for r in rows)
+    crashed = [r for r in rows if "crash" in r.kinds]
+    scores = [r.score for r in rows]
+    top = max(r.max_score for r in rows)
+    out += [f"{len(rows)} submissions: **{passed} passed**, {len(rows) - passed} failed"
+            + (f" ({len(crashed)} could not be graded)" if crashed else "") + ".",
+            f"Score: mean {points(statistics.fmean(scores))}, median {points(statistics.median(scores))} "
+            f"of {points(top)} points.", ""]
+
+    out += ["## Score distribution", "", "| Score | Learners | |", "| --- | ---: | --- |"]
+    same_max = len({r.max_score for r in rows}) == 1
+    width = top / 10 if top > 0 else 1.0
+    bins = Counter()
+    for r in rows:
+        frac = r.score / r.max_score if r.max_score else 0.0
+        bins[10 if frac >= 1 else min(9, int(frac * 10))] += 1
+    for b in range(10, -1, -1):
+        if b == 10:
+            label = f"{points(top)} (full marks)" if same_max else "100%"
+        elif same_max:
+            label = f"{points(b * width)} to under {points((b + 1) * width)}"
+        else:
+            label = f"{b * 10}% to under {(b + 1) * 10}%"
+        out.append(f"| {label} | {bins[b]} | {'█' * bins[b]} |")
+    out.append("")
+
+    kinds: dict[str, list[str]] = {}
+    for r in rows:
+        for k in r.kinds:
+            kinds.setdefault(k, []).append(r.learner)
+    out += ["## Most common failure kinds", ""]
+    if kinds:
+        out += ["| Kind | Learners | Example |", "| --- | ---: | --- |"]
+        for k, who in sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            out.append(f"| {md(k)} | {len(who)} | {_link(who[0])} |")
+    else:
+        out.append("None: every submission passed.")
+    out.append("")
+
+    if crashed:
+        out += ["## Could not be graded", "", "| Learner | Why |", "| --- | --- |"]
+        for r in crashed:
+            f = reports[r.learner].failure if r.learner in reports else None
+            out.append(f"| {_link(r.learner)} | {md(f.message if f else 'crash')} |")
+        out.append("")
+
+    out += ["## Slowest submissions", "", "| Learner | Seconds | Verdict |", "| --- | ---: | --- |"]
+    for r in sorted(rows, key=lambda r: -r.seconds)[:SLOWEST]:
+        verdict = "passed" if r.passed else "failed: " + ", ".join(r.kinds)
+        out.append(f"| {md(r.learner)} | {r.seconds:.1f} | {md(verdict)} |")
+    return "\n".join(out) + "\n"
+
+
+def write_outputs(out: Path, rows: list[Row], audience: str) -> None:
+    """Rewrite ``gradebook.csv`` (sorted), ``junit.xml`` and ``summary.md`` of ``out`` from
+    ``rows`` and their reports.
+
+    Raises:
+        GraderError: a report is missing or unreadable, or a file cannot be written.
+    """
+    from .cli import write_output
+    from .reports import junit
+
+    rows = sorted(rows, key=lambda r: r.learner)
+    reports = _load_reports(out, rows)
+    write_gradebook(out / GRADEBOOK, rows)
+    write_output(junit.render_many([(r.learner, reports[r.learner]) for r in rows], audience=audience),
+                 str(out / JUNIT))
+    write_output(summary_markdown(rows, reports), str(out / SUMMARY))
+
+
+def _tally(rows: list[Row]) -> str:
+    passed = sum(r.passed for r in rows)
+    crashed = sum("crash" in r.kinds for r in rows)
+    return f"{len(rows)} submissions: {passed} passed, {len(rows) - passed} failed ({crashed} could not be graded)"
+
+
+# -- the commands ----------------------------------------------------------------------------
+
+def _problem(args: argparse.Namespace) -> Any:
+    from .spec import available_problems, find_problem, load_problem
+
+    if args.problem:
+        return load_problem(find_problem(args.problem, args.problems_dir))
+    known = available_problems(args.problems_dir)
+    if len(known) == 1:
+        return load_problem(next(iter(known.values())))
+    if not known:
+        raise GraderError("no problem specs found; pass --problems-dir DIR")
+    raise GraderError(f"several problems are known ({', '.join(known)}); a batch grades one: pass --problem ID")
+
+
+def cores() -> int:
+    """The number of cores this process may run on (the default ``--jobs``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Raised in the batch process by SIGTERM, so running checks are killed on the way out."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Interrupted()
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    """``grader grade``: grade every submission under ``args.paths`` into ``args.out``.
+
+    Returns 0 when every row of the gradebook passed, 1 otherwise.
+
+    Raises:
+        GraderError: bad paths, an unknown problem, an output folder that already holds a
+            gradebook (without ``--resume``), or files that cannot be written.
+    """
+    from .runner import harden_grader_process
+
+    problem = _problem(args)
+    subs = discover(args.paths, [problem.function])
+    if args.shard:
+        subs = [s for s in subs if in_shard(s.learner, *args.shard)]
+    out = Path(args.out)
+    book = out / GRADEBOOK
+    if out.exists() and not out.is_dir():
+        raise GraderError(f"--out {args.out!r} is a file; give a folder")
+    if book.exists() and not args.resume:
+        raise GraderError(f"--out {args.out!r} already holds a gradebook; pass --resume to finish it, "
+                          "or give another --out")
+    try:
+        (out / REPORTS).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GraderError(f"cannot create --out {args.out!r}: {exc.strerror or exc}") from None
+
+    kept: dict[str, Row] = {}
+    if args.resume and book.exists():
+        for row in read_gradebook(book):
+            if report_path(out, row.learner).is_file():
+                kept[row.learner] = row
+        write_gradebook(book, kept.values())  # drops torn lines and rows whose report is gone
+    todo = [s for s in subs if s.learner not in kept]
+    jobs = args.jobs or cores()
+    hard = args.hard_timeout or args.total_timeout + HARD_TIMEOUT_MARGIN
+    sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} with {jobs} jobs into {out}"
+                     + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "") + "\n")
+    harden_grader_process()  # adopt what a killed check leaves behind, so it can be reaped
+    rows = dict(kept)
+    appender = _Appender(book)
+    progress = _Progress(len(todo))
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+
+    def emit(row: Row) -> None:
+        appender.append(row)
+        rows[row.learner] = row
+        progress.row(row)
+
+    try:
+        _Grader(args, problem, out, hard).run(todo, jobs, emit)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        progress.close()
+        appender.close()
+    final = list(rows.values())
+    write_outputs(out, final, args.audience)
+    print(f"graded {_tally(final)}; {book}")
+    return EXIT_PASSED if all(r.passed for r in final) else EXIT_FAILED
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """``grader merge``: join the gradebooks and reports of ``args.dirs`` into ``args.out``.
+
+    Returns 0 once merged.
+
+    Raises:
+        GraderError: a folder has no gradebook or misses a report, a learner is in two folders,
+            ``--out`` already holds a gradebook that is not one of the inputs, or a file cannot be
+            written.
+    """
+    sources = [Path(d) for d in args.dirs]
+    out = Path(args.out)
+    found: dict[str, tuple[Row, Path]] = {}  # learner -> (row, the folder it comes from)
+    for d in sources:
+        book = d / GRADEBOOK
+        if not book.is_file():
+            raise GraderError(f"{str(d)!r} holds no {GRADEBOOK}; give folders written by grader grade --out")
+        for row in read_gradebook(book):
+            if not report_path(d, row.learner).is_file():
+                raise GraderError(f"{str(report_path(d, row.learner))!r} is missing; finish that run with "
+                                  f"grader grade --resume --out {d}")
+            if row.learner in found and found[row.learner][1].resolve() != d.resolve():
+                raise GraderError(f"learner {row.learner!r} is in both {str(found[row.learner][1])!r} and "
+                                  f"{str(d)!r}; merge the disjoint shards of one class (grader grade --shard I/N)")
+            found[row.learner] = (row, d)
+    if (out / GRADEBOOK).exists() and out.resolve() not in {d.resolve() for d in sources}:
+        raise GraderError(f"--out {args.out!r} already holds a gradebook; give a new folder or list it among DIR")
+    try:
+        (out / REPORTS).mkdir(parents=True, exist_ok=True)
+        for learner, (_, d) in found.items():
+            src, dst = report_path(d, learner), report_path(out, learner)
+            if not dst.exists() or not dst.samefile(src):
+                shutil.copyfile(src, dst)
+    except OSError as exc:
+        raise GraderError(f"cannot write --out {args.out!r}: {exc.strerror or exc}") from None
+    rows = [row for row, _ in found.values()]
+    write_outputs(out, rows, args.audience)
+    print(f"merged {_tally(rows)} from {len(sources)} folders; {out / GRADEBOOK}")
+    return EXIT_PASSED
+
+
+HANDLERS = {"grade": cmd_grade, "merge": cmd_merge}

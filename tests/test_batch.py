@@ -1,0 +1,376 @@
+"""``grader grade`` and ``grader merge``: a small class graded end to end (each submission in
+its own ``grader check`` process), a batch killed midway and resumed, a hung check stopped at
+its hard limit, shards and their merge, and bad calls (exit 2, one error line).
+
+Kept fast: numpy submissions only, ``--max-examples 4 --no-shrink --timeout 2``, two jobs.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader import batch, cli
+from grader.reports import json_report
+from grader.results import Failure
+
+from .conftest import ROOT, SUBMISSIONS, run_grader
+
+CORRECT = (SUBMISSIONS / "correct_numpy.py").read_text()
+SOFTMAX = (SUBMISSIONS / "wrong_tolerance_softmax.py").read_text()
+AS_LIST = (SUBMISSIONS / "wrong_type_list.py").read_text()
+SYNTAX = (SUBMISSIONS / "wrong_import_syntax.py").read_text()
+LOOP = (SUBMISSIONS / "wrong_timeout_loop.py").read_text()
+HELPER = "def scale(x):\n    return 2 * x\n"
+FAST = ["--max-examples", "4", "--no-shrink", "--timeout", "2"]
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def grade(*argv: str):
+    return run_grader("grade", *argv, timeout=120)
+
+
+def rows_of(out: Path) -> list[dict[str, str]]:
+    with open(out / "gradebook.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def leftovers(marker: str, wait: float = 5.0) -> list[str]:
+    """Command lines of live processes mentioning ``marker``, after waiting up to ``wait`` s for none."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in cmd and state != "Z":
+                found.append(cmd)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def hidden_spec(tmp_path_factory) -> Path:
+    """The bundled problem with its ``generated`` group made hidden (to see the audience at work)."""
+    root = tmp_path_factory.mktemp("spec")
+    spec = yaml.safe_load((ROOT / "problems" / "tied_lm_head.yaml").read_text())
+    spec["groups"]["generated"]["visibility"] = "hidden"
+    write(root / "problems" / "tied_lm_head.yaml", yaml.safe_dump(spec, sort_keys=False))
+    (root / "reference").mkdir()
+    shutil.copy(ROOT / "reference" / "tied_lm_head.py", root / "reference" / "tied_lm_head.py")
+    return root / "problems"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, hidden_spec):
+    """One batch over a class of every kind of learner, shared by the tests that read its output."""
+    tmp = tmp_path_factory.mktemp("class")
+    klass = tmp / "class"
+    write(klass / "alice.py", CORRECT)
+    write(klass / "bob.py", SOFTMAX)
+    write(klass / "carol.py", SYNTAX)
+    write(klass / "eve.py", LOOP)
+    write(klass / "frank.py", b"\xff\xfe not utf-8 \x00")
+    write(klass / "dave" / "solution.py", CORRECT)          # a learner's folder: the file defining the function
+    write(klass / "dave" / "helpers.py", HELPER)
+    write(klass / "dave" / "test_solution.py", CORRECT)     # test files are never submissions
+    write(klass / "gina" / "notes.py", HELPER)               # a learner's folder with no submission
+    write(klass / "gina" / "util.py", HELPER)
+    write(klass / "__pycache__" / "alice.cpython-311.py", CORRECT)
+    write(tmp / "late" / "alice.py", AS_LIST)                # a second "alice": must become alice-2
+    out = tmp / "out"
+    started = time.monotonic()
+    result = grade(str(klass), str(tmp / "late" / "alice.py"), "--jobs", "2", "--out", str(out),
+                   "--problems-dir", str(hidden_spec), *FAST)
+    return result, out, klass, time.monotonic() - started
+
+
+def test_batch_rows_verdicts_and_exit_code(graded):
+    result, out, klass, _ = graded
+    assert result.code == 1, result.stderr
+    rows = rows_of(out)
+    by = {r["learner"]: r for r in rows}
+    assert [r["learner"] for r in rows] == sorted(by) == ["alice", "alice-2", "bob", "carol", "dave", "eve",
+                                                          "frank", "gina"]
+    assert (by["alice"]["passed"], by["alice"]["score"], by["alice"]["max_score"], by["alice"]["kinds"]) == \
+        ("true", "10", "10", "")
+    assert by["dave"]["passed"] == "true" and by["dave"]["submission"].endswith("dave/solution.py")
+    assert by["alice-2"]["submission"].endswith("late/alice.py") and by["alice-2"]["kinds"] == "type"
+    assert by["bob"]["passed"] == "false" and "tolerance" in by["bob"]["kinds"].split(";")
+    assert by["carol"]["kinds"] == "import"
+    assert by["eve"]["kinds"] == "timeout"
+    assert by["frank"]["kinds"] == "crash" and by["frank"]["score"] == "0"
+    assert by["gina"]["kinds"] == "import" and by["gina"]["submission"].endswith("gina")
+    assert all(float(r["seconds"]) >= 0 for r in rows)
+    assert "graded 8 submissions: 2 passed, 6 failed (1 could not be graded)" in result.stdout
+
+
+def test_batch_reports_are_the_instructors_by_default(graded):
+    _, out, _, _ = graded
+    reports = {p.stem: json.loads(p.read_text()) for p in (out / "reports").glob("*.json")}
+    assert set(reports) == {r["learner"] for r in rows_of(out)}
+    for row in rows_of(out):
+        assert reports[row["learner"]]["passed"] == (row["passed"] == "true")
+        assert reports[row["learner"]]["score"] == float(row["score"])
+    hidden = [c for c in reports["alice"]["cases"] if c["visibility"] == "hidden"]
+    assert hidden and all(c["group"] == "generated" and not c["name"].startswith("hidden-") and c["inputs"]
+                          for c in hidden)
+    frank = reports["frank"]["failure"]
+    assert frank["kind"] == "crash" and "exit 2" in frank["message"] and "not UTF-8" in frank["message"]
+    assert "defines tied_lm_head" in reports["gina"]["failure"]["message"]
+
+
+def test_batch_junit_has_a_suite_per_learner_and_fits_the_schemas(graded):
+    import xmlschema
+
+    _, out, _, _ = graded
+    root = ET.parse(out / "junit.xml").getroot()
+    assert root.tag == "testsuites"
+    suites = {s.find("properties/property[@name='learner']").get("value"): s for s in root}
+    assert sorted(suites) == sorted(r["learner"] for r in rows_of(out))
+    alice = json.loads((out / "reports" / "alice.json").read_text())
+    assert int(suites["alice"].get("tests")) == len(alice["cases"]) and suites["alice"].get("failures") == "0"
+    assert int(suites["bob"].get("failures")) > 0
+    assert suites["frank"].find("testcase").get("classname") == "frank.submission"
+    for name in ("JUnit.xsd", "junit-10.xsd"):
+        xmlschema.XMLSchema10(ROOT / "tests" / "schemas" / name).validate(str(out / "junit.xml"))
+
+
+def test_batch_summary(graded):
+    _, out, _, _ = graded
+    text = (out / "summary.md").read_text()
+    assert "8 submissions: **2 passed**, 6 failed (1 could not be graded)." in text
+    assert "| 10 (full marks) | 2 | ██ |" in text
+    assert "| timeout | 1 | [eve](reports/eve.json) |" in text
+    assert "| import | 2 | [carol](reports/carol.json) |" in text
+    assert "## Could not be graded" in text and "[frank](reports/frank.json)" in text
+    slowest = text.split("## Slowest submissions")[1]
+    assert slowest.index("| eve |") < slowest.index("| carol |")  # the endless loop took longest of those
+
+
+def test_batch_progress_is_plain_lines_off_a_terminal(graded):
+    result, _, _, _ = graded
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 8 and lines[-1].startswith("[8/8] ")
+    assert "\r" not in result.stderr  # no progress bar redraws in a CI log
+
+
+def test_killed_batch_resumes_without_regrading(tmp_path):
+    klass = tmp_path / "class"
+    for name, text in (("a_ok", CORRECT), ("b_syntax", SYNTAX), ("c_list", AS_LIST), ("d_ok", CORRECT)):
+        write(klass / f"{name}.py", text)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "grader", "grade", str(klass), "--jobs", "1", "--out", str(out), *FAST]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not ((out / "gradebook.csv").exists() and len(rows_of(out)) >= 1):
+        assert proc.poll() is None and time.monotonic() < deadline, "the batch ended before a row appeared"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not leftovers(str(klass)), "checks outlived the killed batch"
+    before = {r["learner"]: r for r in rows_of(out)}
+    assert 1 <= len(before) < 4
+    mtimes = {name: (out / "reports" / f"{name}.json").stat().st_mtime_ns for name in before}
+
+    result = grade(str(klass), "--jobs", "2", "--out", str(out), "--resume", *FAST)
+    assert result.code == 1, result.stderr
+    assert f"({len(before)} already graded)" in result.stderr
+    lines = (out / "gradebook.csv").read_text().splitlines()
+    after = rows_of(out)
+    assert len(lines) == 5 and [r["learner"] for r in after] == ["a_ok", "b_syntax", "c_list", "d_ok"]
+    for name, row in before.items():
+        assert (out / "reports" / f"{name}.json").stat().st_mtime_ns == mtimes[name], f"{name} was regraded"
+        assert next(r for r in after if r["learner"] == name) == row
+    assert {r["learner"]: r["passed"] for r in after} == {"a_ok": "true", "b_syntax": "false",
+                                                          "c_list": "false", "d_ok": "true"}
+
+
+def test_sigterm_stops_the_batch_and_its_checks(tmp_path):
+    klass = tmp_path / "class"
+    write(klass / "loop.py", LOOP)
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(klass), "--out", str(tmp_path / "out"),
+                             "--timeout", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not [c for c in leftovers(str(klass), wait=0) if " check " in c]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 130
+    assert "interrupted" in proc.stderr.read()
+    assert not leftovers(str(klass))
+
+
+def test_a_check_past_its_hard_limit_costs_only_its_row(tmp_path):
+    write(tmp_path / "class" / "slow.py", LOOP)  # its check would take 30 s: the call limit
+    started = time.monotonic()
+    result = grade(str(tmp_path / "class" / "slow.py"), "--out", str(tmp_path / "out"), "--timeout", "30",
+                   "--hard-timeout", "1")
+    assert time.monotonic() - started < 15
+    assert result.code == 1, result.stderr
+    [row] = rows_of(tmp_path / "out")
+    assert (row["learner"], row["passed"], row["kinds"]) == ("slow", "false", "crash")
+    failure = json.loads((tmp_path / "out" / "reports" / "slow.json").read_text())["failure"]
+    assert "stopped at the hard limit of 1 s" in failure["message"]
+    assert not leftovers(str(tmp_path / "class"))
+
+
+def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden_spec):
+    klass = tmp_path / "class"
+    names = ["ok"] + [f"s{i}" for i in range(1, 8)]
+    for name in names:
+        write(klass / f"{name}.py", CORRECT if name == "ok" else SYNTAX)
+    shards = []
+    for i in (1, 2):
+        out = tmp_path / f"shard{i}"
+        result = grade(str(klass), "--shard", f"{i}/2", "--jobs", "2", "--out", str(out), "--audience", "learner",
+                       "--problems-dir", str(hidden_spec), *FAST)
+        assert result.code in (0, 1), result.stderr
+        shards.append({r["learner"] for r in rows_of(out)})
+    assert shards[0] and shards[1], "both shards should hold learners for this class"
+    assert shards[0].isdisjoint(shards[1]) and shards[0] | shards[1] == set(names)
+
+    merged = tmp_path / "merged"
+    result = run_grader("merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "--out", str(merged))
+    assert result.code == 0, result.stderr
+    rows = rows_of(merged)
+    assert [r["learner"] for r in rows] == sorted(names)
+    assert {p.stem for p in (merged / "reports").glob("*.json")} == set(names)
+    assert len(ET.parse(merged / "junit.xml").getroot()) == len(names)
+    assert "8 submissions: **1 passed**, 7 failed." in (merged / "summary.md").read_text()
+    # --audience learner: hidden cases are redacted in the learner's report
+    ok = json.loads((merged / "reports" / "ok.json").read_text())
+    assert [c["name"] for c in ok["cases"] if c["visibility"] == "hidden"][0].startswith("hidden-")
+
+    shutil.copytree(tmp_path / "shard1", tmp_path / "again")
+    result = run_grader("merge", str(tmp_path / "shard1"), str(tmp_path / "again"), "--out", str(tmp_path / "m2"))
+    assert result.code == 2 and result.stderr.count("\n") == 1 and "is in both" in result.stderr
+
+
+def test_grade_forwards_check_options_and_defaults_to_the_instructor():
+    parse = cli.build_parser().parse_args
+    args = parse(["grade", "x.py", "--seed", "3", "--timeout", "2", "--no-shrink", "--problems-dir", "P"])
+    assert batch.check_flags(args, "tied_lm_head") == [
+        "--problem", "tied_lm_head", "--problems-dir", "P", "--seed", "3", "--timeout", "2.0",
+        "--audience", "instructor", "--no-shrink"]
+    assert batch.check_flags(parse(["grade", "x.py", "--audience", "learner"]), "p") == ["--problem", "p"]
+    assert parse(["check", "x.py"]).audience == "learner"  # check's own default is untouched
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 7])
+def test_in_shard_partitions_any_class(count):
+    ids = [f"learner{i:04d}" for i in range(700)] + ["ü", "", "a b", "x-2"]
+    owners = [[i for i in range(1, count + 1) if batch.in_shard(learner, i, count)] for learner in ids]
+    assert all(len(o) == 1 for o in owners)
+    sizes = [sum(o == [i] for o in owners) for i in range(1, count + 1)]
+    assert max(sizes) - min(sizes) < 0.25 * len(ids) / count  # roughly balanced
+
+
+def test_discover_layouts(tmp_path):
+    write(tmp_path / "class" / "zed.py", CORRECT)
+    write(tmp_path / "class" / "amy.py", SYNTAX)              # a learner's file, whatever it holds
+    write(tmp_path / "class" / "bo" / "main.py", CORRECT)     # a learner's folder: the file defining the function
+    write(tmp_path / "class" / "bo" / "extra" / "util.py", HELPER)
+    write(tmp_path / "class" / "cy" / "a.py", CORRECT)        # two files define it: cannot tell which
+    write(tmp_path / "class" / "cy" / "b.py", CORRECT)
+    write(tmp_path / "class" / "di" / "tests" / "test_it.py", CORRECT)  # test files are not submissions
+    write(tmp_path / "class" / ".git" / "hook.py", CORRECT)
+    write(tmp_path / "class" / "conftest.py", CORRECT)
+    write(tmp_path / "one" / "src" / "answer.py", AS_LIST)   # a folder holding one .py file is a learner's
+    found = batch.discover([str(tmp_path / "class"), str(tmp_path / "one"), str(tmp_path / "class" / "zed.py"),
+                            str(tmp_path / "one" / "src" / "answer.py")], ["tied_lm_head"])
+    got = {s.learner: str(s.path.relative_to(tmp_path)) if s.path else s.note for s in found}
+    # a file given twice (directly and through its folder) is one learner, under the id found first
+    assert got == {"amy": "class/amy.py", "bo": "class/bo/main.py", "zed": "class/zed.py",
+                   "one": "one/src/answer.py",
+                   "cy": f"several .py files in the learner's folder {tmp_path}/class/cy define tied_lm_head "
+                         "(a.py, b.py)",
+                   "di": f"the learner's folder {tmp_path}/class/di holds no .py file"}
+    assert [s.learner for s in found] == ["amy", "bo", "cy", "di", "zed", "one"]
+
+
+def test_discover_disambiguates_repeated_ids(tmp_path):
+    paths = [write(tmp_path / d / "x.py", CORRECT) for d in ("a", "b", "c")] + [write(tmp_path / "x-2.py", CORRECT)]
+    found = batch.discover([str(p) for p in paths], ["tied_lm_head"])
+    assert [s.learner for s in found] == ["x", "x-3", "x-4", "x-2"]
+
+
+def test_gradebook_drops_torn_lines(tmp_path):
+    rows = [batch.Row("b", "b.py", False, 2.5, 10, ["shape", "dtype"], 1.25),
+            batch.Row("a,1", "dir/a.py", True, 10, 10, [], 3)]
+    book = tmp_path / "gradebook.csv"
+    batch.write_gradebook(book, rows)
+    with open(book, "a") as fh:
+        fh.write('c,c.py,tr')  # a batch killed in the middle of a line
+    assert batch.read_gradebook(book) == sorted(rows, key=lambda r: r.learner)
+    assert book.read_text().splitlines()[:3] == [
+        "learner,submission,passed,score,max_score,kinds,seconds",
+        '"a,1",dir/a.py,true,10,10,,3.00',
+        "b,b.py,false,2.5,10,shape;dtype,1.25"]
+
+
+def test_report_json_round_trip():
+    from grader.spec import find_problem, load_problem
+    problem = load_problem(find_problem("tied_lm_head"))
+    report = batch.placeholder_report(problem, "x.py", Failure("crash", "gone", details=["line"]), 1.5)
+    assert batch.report_from_json(json.loads(json_report.render(report))).to_json() == report.to_json()
+
+
+@pytest.fixture
+def one_file(tmp_path) -> Path:
+    return write(tmp_path / "a.py", CORRECT)
+
+
+BAD_CALLS = [
+    (["grade"], "the following arguments are required: PATH"),
+    (["grade", "{tmp}/nowhere"], "does not exist"),
+    (["grade", "{tmp}/notes.txt"], "is not a .py file"),
+    (["grade", "{tmp}/a.py", "--jobs", "0"], "argument --jobs: '0' must be 1 or more"),
+    (["grade", "{tmp}/a.py", "--shard", "3/2"], "I must be between 1 and N"),
+    (["grade", "{tmp}/a.py", "--shard", "two"], "is not I/N"),
+    (["grade", "{tmp}/a.py", "--hard-timeout", "0"], "must be greater than 0"),
+    (["grade", "{tmp}/a.py", "--problem", "tied_lm_heda"], "unknown problem 'tied_lm_heda'"),
+    (["grade", "{tmp}/a.py", "--out", "{tmp}/used"], "already holds a gradebook; pass --resume"),
+    (["grade", "{tmp}/a.py", "--out", "{tmp}/notes.txt"], "is a file"),
+    (["merge", "{tmp}"], "the following arguments are required: --out"),
+    (["merge", "{tmp}/nowhere", "--out", "{tmp}/m"], "holds no gradebook.csv"),
+    (["merge", "{tmp}/used", "--out", "{tmp}/m"], "is missing; finish that run"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD_CALLS, ids=[" ".join(a) for a, _ in BAD_CALLS])
+def test_bad_calls_exit_2_with_one_error_line(argv, message, tmp_path, one_file, capsys):
+    write(tmp_path / "notes.txt", "not python")
+    batch.write_gradebook(tmp_path / "used" / "gradebook.csv",
+                          [batch.Row("gone", "gone.py", True, 1, 1, [], 1)])  # its report is missing
+    try:
+        code = cli.main([a.format(tmp=tmp_path) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("grader: error: ")]
+    assert code == 2 and len(errors) == 1 and message in errors[0] and err.endswith(errors[0] + "\n"), err
+    assert "Traceback" not in err

@@ -1,0 +1,137 @@
+"""The templates in templates/ run as written: Gradescope's run_autograder with a temporary
+AUTOGRADER_ROOT (results.json checked against the Gradescope JSON Schema), and the GitHub Classroom
+workflow's Grade command with GITHUB_STEP_SUMMARY and GITHUB_OUTPUT in temporary files (the
+Classroom result checked against its schema). These are also the end-to-end tests of
+``grader check --format gradescope`` and ``--format github`` through the CLI; ``--format junit``
+is checked end to end in tests/test_batch.py (a batch's junit.xml) and below.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from .conftest import ROOT, SUBMISSIONS, run_grader
+
+GRADESCOPE = ROOT / "templates" / "gradescope"
+WORKFLOW = ROOT / "templates" / "github-classroom" / ".github" / "workflows" / "autograding.yml"
+GS_SCHEMA = json.loads((ROOT / "grader" / "schemas" / "gradescope_results.schema.json").read_text())
+CLASSROOM_SCHEMA = json.loads((ROOT / "grader" / "schemas" / "github_classroom.schema.json").read_text())
+CORRECT = (SUBMISSIONS / "correct_numpy.py").read_text()
+WRONG = (SUBMISSIONS / "wrong_tolerance_softmax.py").read_text()
+GRADER = f"{sys.executable} -m grader"  # the grader under test, whatever is first on PATH
+FAST = "--max-examples 4 --no-shrink"
+
+
+def run_autograder(root: Path, files: dict[str, str], **env: str) -> dict:
+    (root / "submission").mkdir(parents=True)
+    for name, text in files.items():
+        (root / "submission" / name).write_text(text)
+    result = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_BIN": GRADER,
+                                              "GRADER_ARGS": FAST, **env})
+    assert result.returncode == 0, result.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, GS_SCHEMA)
+    assert {p.name for p in (root / "submission").iterdir()} == set(files)  # left as submitted
+    return results
+
+
+def test_gradescope_run_autograder_grades_the_submission(tmp_path):
+    results = run_autograder(tmp_path, {"my_answer.py": WRONG})
+    assert 0 <= results["score"] < 10
+    assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
+    assert sum(t["max_score"] for t in results["tests"]) == 10
+    assert any(t["status"] == "failed" for t in results["tests"])
+    assert (tmp_path / "work" / "my_answer.py").read_text() == WRONG
+
+
+def test_gradescope_run_autograder_full_marks(tmp_path):
+    results = run_autograder(tmp_path, {"solution.py": CORRECT})
+    assert results["score"] == 10 and all(t["status"] == "passed" for t in results["tests"])
+
+
+@pytest.mark.parametrize("files,env,message", [
+    ({}, {}, "No .py file was submitted"),
+    ({"a.py": CORRECT, "b.py": CORRECT}, {}, "Several .py files were submitted: a.py b.py."),
+    ({"a.py": CORRECT}, {"GRADER_SUBMISSION_FILE": "solution.py"}, "The file solution.py was not submitted"),
+    ({"a.py": CORRECT}, {"GRADER_PROBLEM": "no_such_problem"},
+     "could not grade this submission (exit 2): grader: error: unknown problem 'no_such_problem'"),
+])
+def test_gradescope_run_autograder_explains_what_it_cannot_grade(tmp_path, files, env, message):
+    results = run_autograder(tmp_path, files, **env)
+    assert results["score"] == 0 and results["tests"] == [] and message in results["output"]
+
+
+def test_gradescope_setup_script_is_valid_bash():
+    for name in ("setup.sh", "run_autograder"):
+        path = GRADESCOPE / name
+        assert os.access(path, os.X_OK), f"{name} must be executable"
+        subprocess.run(["bash", "-n", str(path)], check=True)
+
+
+def test_classroom_workflow_names_fit_the_reporter():
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    assert flow["name"] == "Autograding Tests" and list(flow["jobs"]) == ["run-autograding-tests"]
+    steps = flow["jobs"]["run-autograding-tests"]["steps"]
+    grade = next(s for s in steps if "grader check" in s.get("run", ""))
+    reporter = next(s for s in steps
+                    if s.get("uses", "").startswith("classroom-resources/autograding-grading-reporter@"))
+    assert grade["continue-on-error"] is True and steps.index(grade) < steps.index(reporter)
+    assert reporter["with"]["runners"] == grade["id"]
+    assert reporter["env"] == {f"{grade['id'].upper()}_RESULTS": f"${{{{ steps.{grade['id']}.outputs.result }}}}"}
+    install = next(s for s in steps if "pip install" in s.get("run", ""))
+    assert "$GRADER_PIP_SPEC" in install["run"] and flow["env"]["GRADER_PIP_SPEC"]
+
+
+@pytest.mark.parametrize("source,code,status", [(CORRECT, 0, "pass"), (WRONG, 1, "fail")], ids=["correct", "wrong"])
+def test_classroom_workflow_grade_step_runs_locally(tmp_path, source, code, status):
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    steps = flow["jobs"]["run-autograding-tests"]["steps"]
+    command = next(s["run"] for s in steps if "grader check" in s.get("run", ""))
+    assert command.startswith("grader check solution.py ")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "solution.py").write_text(source)
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    # as the runner would: the step's command in bash, with the grader under test as `grader`
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "grader").write_text(f"#!/bin/sh\nexec {GRADER} \"$@\"\n")
+    (bin_dir / "grader").chmod(0o755)
+    env = {**os.environ, **flow.get("env", {}), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GITHUB_ACTIONS": "true"}
+    result = subprocess.run(["bash", "-e", "-c", f"{command} {FAST}"], cwd=repo, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == code, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("::notice file=solution.py,title=tied_lm_head%3A ")
+    assert all(line.startswith(("::error ", "::notice ")) for line in lines)
+    assert ("::error " in result.stdout) == (status == "fail")
+    assert "points" in summary.read_text()
+    [line] = output.read_text().splitlines()
+    key, _, value = line.partition("=")
+    verdict = json.loads(base64.b64decode(value))
+    jsonschema.validate(verdict, CLASSROOM_SCHEMA)
+    assert key == "result" and verdict["status"] == status and verdict["max_score"] == 10
+    assert (sum(t["score"] for t in verdict["tests"]) == 10) == (status == "pass")
+
+
+def test_check_format_junit_end_to_end(tmp_path):
+    import xmlschema
+
+    (tmp_path / "solution.py").write_text(WRONG)
+    result = run_grader("check", "solution.py", "--format", "junit", "--output", "r.xml", *FAST.split(), cwd=tmp_path)
+    assert result.code == 1 and result.stdout == "", result.stderr
+    suite = ET.parse(tmp_path / "r.xml").getroot()
+    assert suite.tag == "testsuite" and int(suite.get("failures")) + int(suite.get("errors")) > 0
+    for name in ("JUnit.xsd", "junit-10.xsd"):
+        xmlschema.XMLSchema10(ROOT / "tests" / "schemas" / name).validate(str(tmp_path / "r.xml"))

@@ -103,7 +103,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def add_parsers(sub: Any) -> None:
     """Add the ``grade`` and ``merge`` subcommands to the CLI's subparsers ``sub``."""
-    from .cli import _positive_float, add_check_options
+    from .cli import add_check_options, positive_float
 
     grade = sub.add_parser(
         "grade", help="grade a whole class in parallel: gradebook, reports, JUnit XML, summary",
@@ -113,16 +113,8 @@ def add_parsers(sub: Any) -> None:
     grade.add_argument("paths", nargs="+", metavar="PATH",
                        help=".py files (one learner each) or folders (a learner's folder, or a folder of "
                             "learners' files and folders)")
-    add_check_options(grade)
-    grade.set_defaults(audience="instructor")
-    # the shared help texts describe `check`; say what differs in a batch (the help only)
-    helps = {"--audience": "who the reports are for: instructor (default here: every case shown) or "
-                           "learner (hidden cases as counts only)",
-             "--problem": "problem id (default: the only problem known; a batch grades one problem)"}
-    for flag, text in helps.items():
-        action = getattr(grade, "_option_string_actions", {}).get(flag)
-        if action is not None:
-            action.help = text
+    add_check_options(grade, audience="instructor",
+                      problem_help="problem id (default: the only problem known; a batch grades one problem)")
     grade.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                        help="submissions graded at once (default: the number of cores)")
     grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
@@ -131,7 +123,7 @@ def add_parsers(sub: Any) -> None:
                             "(delete a report to grade that learner again)")
     grade.add_argument("--shard", type=parse_shard, metavar="I/N",
                        help="grade only shard I of N (by a hash of the learner id); join with grader merge")
-    grade.add_argument("--hard-timeout", type=_positive_float, metavar="SECONDS",
+    grade.add_argument("--hard-timeout", type=positive_float, metavar="SECONDS",
                        help="wall-clock limit of one submission's whole check, after which its processes "
                             f"are killed and its row says crash (default: --total-timeout + {HARD_TIMEOUT_MARGIN:g})")
 

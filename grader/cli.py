@@ -2,7 +2,8 @@
 
 Exit codes (every command):
 
-* 0: the submission passed (``check``), or every submission was graded (``grade``/``merge``);
+* 0: the submission passed (``check``), every submission passed (``grade``), the folders were
+  merged (``merge``);
 * 1: the submission failed (``check``), or some submissions failed (``grade``);
 * 2: the grader could not run: bad flags, a missing or unreadable file, an unknown problem,
   an invalid spec. The error is one line on stderr, ``grader: error: ...``; never a traceback
@@ -37,7 +38,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _positive_float(text: str) -> float:
+def positive_float(text: str) -> float:
+    """argparse type: a number of seconds greater than 0."""
     try:
         value = float(text)
     except ValueError:
@@ -57,25 +59,31 @@ def _nonneg_int(text: str) -> int:
     return value
 
 
-def add_check_options(p: argparse.ArgumentParser) -> None:
-    """The options shared by ``check`` and ``grade`` (problem, cases, limits, sandbox)."""
-    p.add_argument("--problem", metavar="ID", help="problem id (default: the one whose function the submission defines)")
+def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
+                      problem_help: str = "problem id (default: the one whose function the submission defines)") -> None:
+    """The options shared by ``check`` and ``grade`` (problem, cases, limits, sandbox).
+
+    ``audience`` is the default of ``--audience`` (``grade`` writes reports for the instructor);
+    ``problem_help`` is the help text of ``--problem``.
+    """
+    p.add_argument("--problem", metavar="ID", help=problem_help)
     p.add_argument("--problems-dir", metavar="DIR", help="folder of problem specs (default: the bundled problems/)")
     p.add_argument("--seed", type=_nonneg_int, default=0, help="case generation seed (default 0)")
     p.add_argument("--max-examples", type=_nonneg_int, metavar="N",
                    help="number of generated cases (default: the spec's generated.count)")
     p.add_argument("--framework", choices=("numpy", "jax"), help="override the framework detected from imports")
-    p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_float, default=10.0, metavar="SECONDS",
                    help="wall-clock limit of one call of the submission (default 10)")
-    p.add_argument("--total-timeout", type=_positive_float, default=300.0, metavar="SECONDS",
+    p.add_argument("--total-timeout", type=positive_float, default=300.0, metavar="SECONDS",
                    help="wall-clock limit of the whole check (default 300)")
     p.add_argument("--memory-mb", type=_nonneg_int, default=4096, metavar="MB",
                    help="address-space limit of the submission's process (default 4096)")
     p.add_argument("--sandbox", choices=("auto", "strict", "none"), default="auto",
                    help="isolation: auto (strongest available), strict (refuse without a namespace sandbox), "
                         "none (trusted local runs)")
-    p.add_argument("--audience", choices=("learner", "instructor"), default="learner",
-                   help="learner: hidden cases appear as counts only (default)")
+    p.add_argument("--audience", choices=("learner", "instructor"), default=audience,
+                   help=f"who the report is for: learner (hidden cases as counts only) or instructor "
+                        f"(every case shown); default {audience}")
     p.add_argument("--no-shrink", action="store_true", help="do not shrink failing generated cases")
 
 

@@ -4,14 +4,25 @@ Every message is one frame::
 
     b"GRD1" | uint32 big-endian header length | header (UTF-8 JSON object) | payloads
 
-The header carries ``seq`` (the request's sequence number, echoed in the reply), and for each
-array ``{"name", "dtype", "shape", "nbytes"}``; the payloads follow in that order as raw
-C-order bytes. Arrays never travel as pickles: a pickle would run code in the reader.
+The header carries ``seq`` (the request's sequence number, echoed in the reply), ``token``
+(a random string per run, echoed too; see below), and for each array
+``{"name", "dtype", "shape", "nbytes"}``; the payloads follow in that order as raw C-order
+bytes. Arrays never travel as pickles: a pickle would run code in the reader.
 
 The reader (the grader) checks, before it reads any payload: the magic, a header length cap
-(:data:`MAX_HEADER`), that the header is a JSON object, the dtype against a whitelist
-(:data:`DTYPE_WHITELIST`), that ``nbytes == prod(shape) * itemsize``, and a total payload cap.
-Any violation raises :class:`ProtocolError`, which the runner turns into a ``crash`` failure.
+(:data:`MAX_HEADER`), that the header is a JSON object, unique array names, the dtype against a
+whitelist (:data:`DTYPE_WHITELIST`), the shape (at most :data:`MAX_DIMS` axes, each at most
+:data:`MAX_AXIS`), that ``nbytes == prod(shape) * itemsize``, and a total payload cap. Any
+violation raises :class:`ProtocolError`, which the runner turns into a ``crash`` failure; so
+does a missing frame before the deadline (:class:`Timeout`, a ``timeout`` failure) or a closed
+channel (:class:`PeerClosed`).
+
+The pipes are inherited descriptors, so the submission can find them (``/proc/self/fd``) and
+write frames of its own. That cannot forge a verdict: the grader computes the verdict from the
+array in the reply, and the submission could have returned that array anyway. The runner
+rejects replies whose ``seq`` or ``token`` differ from the request's, which catches stale and
+garbled frames; the token is not a secret from the submission (the child learns it from its
+command line, which the submission can read too).
 
 This module is imported by both sides; the submission side (``grader/_child.py``) loads it by
 file path so that the child needs nothing of the grader package but this file.
@@ -31,6 +42,7 @@ MAGIC = b"GRD1"
 MAX_HEADER = 1 << 20          # bytes of JSON header
 MAX_PAYLOAD = 1 << 30         # bytes of array data in one frame (1 GiB)
 MAX_DIMS = 32
+MAX_AXIS = 1 << 40            # largest length of one axis
 DTYPE_WHITELIST = frozenset({
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
@@ -61,7 +73,9 @@ def encode(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) 
     arrays = arrays or {}
     metas, blobs = [], []
     for name, arr in arrays.items():
-        arr = np.ascontiguousarray(arr)
+        arr = np.asarray(arr)
+        if not arr.flags.c_contiguous:
+            arr = arr.copy(order="C")        # not np.ascontiguousarray: it turns 0-d into 1-d
         metas.append({"name": name, "dtype": arr.dtype.name, "shape": list(arr.shape),
                       "nbytes": int(arr.nbytes)})
         blobs.append(arr.tobytes())
@@ -122,30 +136,34 @@ def read_frame(fd: int, deadline: float | None = None,
     (length,) = struct.unpack(">I", _read_exact(fd, 4, deadline))
     if length > MAX_HEADER:
         raise ProtocolError(f"header of {length} bytes exceeds the {MAX_HEADER}-byte cap")
+    raw = _read_exact(fd, length, deadline)
     try:
-        header = json.loads(_read_exact(fd, length, deadline))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"header is not JSON: {exc}") from None
+        header = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ProtocolError(f"header is not JSON: {str(exc)[:200]}") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not a JSON object")
     metas = header.get("arrays", [])
     if not isinstance(metas, list):
         raise ProtocolError("header 'arrays' is not a list")
-    plan, total = [], 0
+    plan, total, names = [], 0, set()
     for meta in metas:
         try:
             name, dtname, shape, nbytes = meta["name"], meta["dtype"], meta["shape"], meta["nbytes"]
         except (KeyError, TypeError):
-            raise ProtocolError(f"array entry {meta!r} lacks name/dtype/shape/nbytes") from None
-        if not isinstance(name, str) or dtname not in DTYPE_WHITELIST:
-            raise ProtocolError(f"array {name!r}: dtype {dtname!r} is not allowed")
+            raise ProtocolError(f"array entry {str(meta)[:80]} lacks name/dtype/shape/nbytes") from None
+        if not isinstance(name, str) or name in names:
+            raise ProtocolError(f"array name {str(name)[:80]!r} is not a string or is repeated")
+        names.add(name)
+        if not isinstance(dtname, str) or dtname not in DTYPE_WHITELIST:
+            raise ProtocolError(f"array {name!r}: dtype {str(dtname)[:80]!r} is not allowed")
         if (not isinstance(shape, list) or len(shape) > MAX_DIMS
-                or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape)):
-            raise ProtocolError(f"array {name!r}: bad shape {shape!r}")
+                or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_AXIS for s in shape)):
+            raise ProtocolError(f"array {name!r}: bad shape {str(shape)[:80]}")
         dt = _dtype(dtname)
         expect = int(np.prod(shape, dtype=object)) * dt.itemsize
-        if not isinstance(nbytes, int) or nbytes != expect:
-            raise ProtocolError(f"array {name!r}: {nbytes!r} bytes for shape {shape} {dtname}")
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes != expect:
+            raise ProtocolError(f"array {name!r}: {str(nbytes)[:40]} bytes for shape {shape} {dtname}")
         total += expect
         if total > max_payload:
             raise ProtocolError(f"payload of {total} bytes exceeds the {max_payload}-byte cap")
@@ -153,5 +171,8 @@ def read_frame(fd: int, deadline: float | None = None,
     arrays = {}
     for name, dt, shape, nbytes in plan:
         raw = _read_exact(fd, nbytes, deadline) if nbytes else b""
-        arrays[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+        try:
+            arrays[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+        except (ValueError, MemoryError) as exc:
+            raise ProtocolError(f"array {name!r}: cannot be built: {exc}") from None
     return header, arrays

@@ -3,25 +3,38 @@
 One :class:`Worker` is one child process (``grader/_child.py``) that imports the submission once
 and then answers call requests over two pipes (``grader.protocol``). Each call returns a
 :class:`CallOutcome` record: the result array or what went wrong, and the time it took; the
-grader compares results in its own process only.
+grader compares results in its own process only, and no expected value is ever sent.
 
-Limits applied to the child (see docs/security.md for the threat model):
+Limits applied to the child in every tier (see docs/security.md for the threat model):
 
-- its own session and process group, killed as a group with SIGKILL at a deadline and at the end;
+- its own session and process group, killed as a group with SIGKILL at a deadline and at the
+  end, together with every descendant found under it, and any orphan of it that was re-parented
+  to the grader (the CLI makes the grader a child subreaper: :func:`harden_grader_process`);
 - rlimits (address space, CPU seconds, file size, core dumps, open files, processes), set by
   the child on itself before any submission code runs (no preexec_fn: JAX in the grader is
   multithreaded, and fork-with-preexec would risk a deadlock);
+- the child dies with the grader: ``PR_SET_PDEATHSIG`` in the child (tiers ``rlimits`` and
+  ``none``), ``bwrap --die-with-parent``, ``setpriv --pdeathsig KILL unshare --kill-child``.
+  The kernel ties this to the *thread* that started the child: start workers from a thread
+  that outlives them (the CLI uses its main thread);
 - a wall-clock deadline per call (``call_timeout``) and for the import (``import_timeout``);
 - a scrubbed environment, a temporary working directory, stdin from /dev/null, stdout and
-  stderr drained by threads and capped at ``output_cap`` bytes each (the head is kept);
+  stderr drained by threads and capped at ``output_cap`` bytes each (the head is kept); the
+  drains are stoppable, so a leftover holder of the pipes cannot stall the grader;
 - the grader marks itself non-dumpable (``PR_SET_DUMPABLE``) so the child cannot read its memory;
-- the launch is wrapped by the sandbox tier chosen in ``grader.sandbox``.
+- every reply must carry the request's sequence number and the run's random token, and stay
+  under ``reply_bytes``; anything else is a ``crash`` of the submission.
+
+The launch is wrapped by the sandbox tier chosen in ``grader.sandbox`` (namespaces, a read-only
+view, Landlock, seccomp), whose policy the child applies to itself.
 """
 from __future__ import annotations
 
 import ctypes
 import json
 import os
+import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -39,6 +52,7 @@ from . import protocol
 CHILD_SCRIPT = Path(__file__).with_name("_child.py")
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 
 
 @dataclass
@@ -52,8 +66,13 @@ class Limits:
         cpu_seconds: CPU-time limit (RLIMIT_CPU) for the whole process, in seconds.
         file_bytes: largest file the process may write (RLIMIT_FSIZE), in bytes.
         open_files: RLIMIT_NOFILE.
-        processes: RLIMIT_NPROC (ignored by the kernel for root; the sandbox tier covers it).
+        processes: RLIMIT_NPROC. The kernel counts every process and thread of the user, the
+            grader's own included (a JAX grader and its child have about 16 threads each), so
+            it must leave room for parallel runs; it is not enforced for uid 0, which is what
+            the namespace tiers map to when the grader runs as root. The seccomp filter, which
+            forbids new processes (threads only), is the real bound.
         output_cap: bytes kept of each of stdout and stderr (the rest is counted, not kept).
+        reply_bytes: largest reply payload accepted from the child, in bytes.
     """
 
     call_timeout: float = 10.0
@@ -62,8 +81,9 @@ class Limits:
     cpu_seconds: int = 300
     file_bytes: int = 64 << 20
     open_files: int = 256
-    processes: int = 256
+    processes: int = 1024
     output_cap: int = 64 << 10
+    reply_bytes: int = 256 << 20
 
 
 @dataclass
@@ -98,18 +118,28 @@ class ImportOutcome:
 
 
 class _Drain(threading.Thread):
-    """Reads a pipe to its end, keeping the first ``cap`` bytes and counting the rest."""
+    """Reads a pipe until EOF or :meth:`stop`, keeping the first ``cap`` bytes and counting the rest.
 
-    def __init__(self, stream: Any, cap: int) -> None:
+    It polls with a short timeout, so that a descendant of the submission that keeps the pipe
+    open (and never writes EOF) cannot keep the thread, or whoever joins it, waiting.
+    """
+
+    POLL = 0.1  # seconds
+
+    def __init__(self, fd: int, cap: int) -> None:
         super().__init__(daemon=True)
-        self.stream, self.cap = stream, cap
+        self.fd, self.cap = fd, cap
         self.head = bytearray()
         self.total = 0
+        self._stop_flag = threading.Event()
 
     def run(self) -> None:
         try:
-            while True:
-                chunk = self.stream.read1(1 << 16) if hasattr(self.stream, "read1") else self.stream.read(1 << 16)
+            while not self._stop_flag.is_set():
+                ready, _, _ = select.select([self.fd], [], [], self.POLL)
+                if not ready:
+                    continue
+                chunk = os.read(self.fd, 1 << 16)
                 if not chunk:
                     break
                 self.total += len(chunk)
@@ -118,8 +148,19 @@ class _Drain(threading.Thread):
         except (OSError, ValueError):
             pass
 
-    def text(self) -> str:
-        return self.head.decode("utf-8", errors="replace")
+    def stop(self, grace: float) -> None:
+        """Let the drain read what is left for up to ``grace`` seconds, then stop it and wait."""
+        self.join(timeout=grace)
+        self._stop_flag.set()
+        self.join(timeout=2 * self.POLL + 1)
+
+
+def _prctl(option: int, arg: int = 0) -> int:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, arg, 0, 0, 0))
+    except (OSError, AttributeError):
+        return -1
 
 
 def harden_grader_process() -> None:
@@ -127,36 +168,95 @@ def harden_grader_process() -> None:
 
     ``PR_SET_DUMPABLE=0`` blocks ``/proc/<pid>/mem`` reads and ptrace from the child;
     ``PR_SET_CHILD_SUBREAPER`` re-parents double-forked descendants to the grader so that
-    :func:`reap_orphans` can kill them. Both are Linux ``prctl(2)`` options; elsewhere no-ops.
+    :func:`reap_orphans` (and :meth:`Worker.kill`) can kill them. Both are Linux ``prctl(2)``
+    options; elsewhere no-ops.
     """
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _is_subreaper() -> bool:
+    flag = ctypes.c_int(0)
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value != 0
     except (OSError, AttributeError):
-        pass
+        return False
+
+
+# pids of the grader's own live children (workers, sandbox probes): never swept as orphans
+_tracked: set[int] = set()
+_tracked_lock = threading.Lock()
+
+
+def track_child(pid: int) -> None:
+    """Record ``pid`` as a child the grader started itself (never killed as an orphan)."""
+    with _tracked_lock:
+        _tracked.add(pid)
+
+
+def untrack_child(pid: int) -> None:
+    """Forget a child recorded with :func:`track_child` (after it has been reaped)."""
+    with _tracked_lock:
+        _tracked.discard(pid)
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (state, ppid, pgrp, session, ...)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def _all_pids() -> list[int]:
+    try:
+        return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:  # no /proc: only the process group kill applies
+        return []
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (children, grandchildren, ...), found through /proc."""
+    children: dict[int, list[int]] = {}
+    for pid in _all_pids():
+        fields = _proc_stat(pid)
+        if fields is not None:
+            children.setdefault(int(fields[1]), []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            out.append(kid)
+            todo.append(kid)
+    return out
+
+
+def _environ_has(pid: int, marker: bytes) -> bool:
+    try:
+        return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
 
 
 def reap_orphans(keep: set[int] | None = None) -> int:
     """SIGKILL and reap every child process of the grader not in ``keep``; return how many.
 
     With the subreaper flag set, a submission's double-forked or setsid'd descendants become
-    the grader's children once their parents die, so this finds them too.
+    the grader's children once their parents die, so this finds them too. Children recorded
+    with :func:`track_child` are kept as well. Call it only when the grader starts no other
+    children of its own (the CLI calls it once a check is over).
     """
-    keep = keep or set()
+    keep = set(keep or ()) | set(_tracked)
     me, killed = os.getpid(), 0
     for _ in range(20):
         found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in keep:
+        for pid in _all_pids():
+            if pid in keep:
                 continue
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[1]) == me:
-                found.append(int(entry))
+            fields = _proc_stat(pid)
+            if fields is not None and int(fields[1]) == me:
+                found.append(pid)
         if not found:
             break
         for pid in found:
@@ -173,8 +273,12 @@ def reap_orphans(keep: set[int] | None = None) -> int:
     return killed
 
 
-def child_environment(framework: str, workdir: str) -> dict[str, str]:
-    """The scrubbed environment the submission runs with: no secrets, one BLAS thread, CPU JAX."""
+def child_environment(framework: str, workdir: str, marker: str = "") -> dict[str, str]:
+    """The scrubbed environment the submission runs with: no secrets, one BLAS thread, CPU JAX.
+
+    ``workdir`` is the working folder as the child sees it (HOME and TMPDIR point there);
+    ``marker`` (``GRADER_RUN``) lets the grader recognise the run's orphans.
+    """
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": workdir,
@@ -191,6 +295,8 @@ def child_environment(framework: str, workdir: str) -> dict[str, str]:
         "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
         "TF_CPP_MIN_LOG_LEVEL": "2",
     }
+    if marker:
+        env["GRADER_RUN"] = marker
     for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "GRADER_JAX_CACHE"):
         if key in os.environ:
             env[key] = os.environ[key]
@@ -205,10 +311,12 @@ class Worker:
         function: the function name to call.
         framework: ``"numpy"`` or ``"jax"`` (what the inputs are converted to in the child).
         limits: resource limits.
-        wrap: a function turning the child's argv into the sandboxed argv (``grader.sandbox``),
-            given the argv, the submission path and the working directory; None runs it directly.
+        wrap: the :class:`grader.sandbox.Sandbox` of the tier to run in (from
+            ``sandbox.choose_tier``); any callable ``wrap(argv, submission, workdir) -> argv``
+            works too. None runs the child directly with the common limits only (tier ``none``).
 
-    Use as a context manager, or call :meth:`close`; either kills the whole process group.
+    Use as a context manager, or call :meth:`close`; either kills the child, everything it
+    started, and its working folder.
     """
 
     def __init__(self, submission: str | os.PathLike[str], function: str, framework: str,
@@ -220,8 +328,11 @@ class Worker:
         self.wrap = wrap
         self.proc: subprocess.Popen[bytes] | None = None
         self.seq = 0
+        self.token = secrets.token_hex(8)
+        self.layers: list[str] = []
         self._workdir: tempfile.TemporaryDirectory[str] | None = None
         self._drains: list[_Drain] = []
+        self._wrapped = False
         self.stdout_total = 0
         self.stderr_total = 0
         self._stdout = bytearray()
@@ -238,30 +349,43 @@ class Worker:
 
         Returns None once started, or an ``ImportOutcome("crash")`` if the process could not start.
         """
+        _prctl(PR_SET_DUMPABLE, 0)  # whoever uses the runner: the child must not read this process
         self._started = time.monotonic()
         self._workdir = tempfile.TemporaryDirectory(prefix="grader-run-")
+        workdir = self._workdir.name
+        inside = workdir
+        policy: dict[str, Any] = {"tier": "none"}
+        if self.wrap is not None and hasattr(self.wrap, "policy"):
+            policy = self.wrap.policy(self.submission, workdir)
+            inside = self.wrap.workdir_inside(workdir)
+        config = {"limits": asdict(self.limits), "policy": policy, "token": self.token, "parent_pid": os.getpid()}
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         argv = [sys.executable, "-I", "-X", "faulthandler", str(CHILD_SCRIPT), str(req_r), str(rep_w),
-                self.submission, self.function, self.framework, json.dumps(asdict(self.limits))]
+                self.submission, self.function, self.framework, json.dumps(config)]
         if self.wrap is not None:
-            argv = self.wrap(argv, self.submission, self._workdir.name)
-        limits = self.limits
+            argv = self.wrap(argv, self.submission, workdir)
+            self._wrapped = argv[0] != sys.executable
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(req_r, rep_w), cwd=self._workdir.name,
-                env=child_environment(self.framework, self._workdir.name),
+                argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
+                pass_fds=(req_r, rep_w), cwd=workdir,
+                env=child_environment(self.framework, inside, self.token),
                 start_new_session=True,
             )
         except OSError as exc:
-            for fd in (req_r, req_w, rep_r, rep_w):
+            for fd in (req_r, req_w, rep_r, rep_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
+            self._workdir.cleanup()
+            self._workdir = None
             return ImportOutcome("crash", f"could not start the submission's process: {exc}")
-        os.close(req_r)
-        os.close(rep_w)
+        track_child(self.proc.pid)
+        for fd in (req_r, rep_w, out_w, err_w):
+            os.close(fd)
         self._req, self._rep = req_w, rep_r
-        self._drains = [_Drain(self.proc.stdout, limits.output_cap), _Drain(self.proc.stderr, limits.output_cap)]
+        self._drains = [_Drain(out_r, self.limits.output_cap), _Drain(err_r, self.limits.output_cap)]
         for d in self._drains:
             d.start()
         return None
@@ -269,33 +393,48 @@ class Worker:
     def wait_ready(self) -> ImportOutcome:
         """Wait for the submission's import to finish (after :meth:`launch`)."""
         started, limits = self._started, self.limits
+        if self.proc is None:
+            return ImportOutcome("crash", "the submission's process is not running")
         deadline = time.monotonic() + limits.import_timeout
         try:
-            header, _ = protocol.read_frame(self._rep, deadline)
+            header, _ = protocol.read_frame(self._rep, deadline, max_payload=0)
         except protocol.Timeout:
             self.kill()
             return ImportOutcome("timeout", f"importing the submission took longer than {limits.import_timeout:g} s",
                                  seconds=time.monotonic() - started)
         except protocol.ProtocolError as exc:
-            code = self._wait_exit()
+            code = self._wait_exit(exc)
             return ImportOutcome("crash", self._death_message(code, "while being imported", exc),
                                  seconds=time.monotonic() - started)
         status = header.get("status")
+        if header.get("token") != self.token or header.get("seq") != 0:
+            self.kill()
+            return ImportOutcome("crash", "the submission wrote a message of its own on the grader's channel "
+                                          "while being imported", seconds=time.monotonic() - started)
         if status == "ready":
-            return ImportOutcome("ok", versions=dict(header.get("versions") or {}),
-                                 seconds=time.monotonic() - started)
+            versions = header.get("versions")
+            versions = dict(versions) if isinstance(versions, dict) else {}
+            layers = versions.pop("sandbox_layers", [])
+            self.layers = [str(x) for x in layers] if isinstance(layers, list) else []
+            return ImportOutcome("ok", versions=versions, seconds=time.monotonic() - started)
         if status == "import_error":
             self.kill()
             return ImportOutcome("import_error", str(header.get("message", "")),
                                  str(header.get("traceback", "")), seconds=time.monotonic() - started)
         self.kill()
+        if status == "sandbox_error":
+            # written before any submission code ran, unless the submission forged it: either way
+            # the submission is not graded as passed
+            return ImportOutcome("crash", f"the sandbox could not be set up: {header.get('message', '')}",
+                                 seconds=time.monotonic() - started)
         return ImportOutcome("crash", f"unexpected first message {status!r}", seconds=time.monotonic() - started)
 
     def call(self, arrays: dict[str, np.ndarray], timeout: float | None = None) -> CallOutcome:
         """Call the function with ``arrays`` (parameter name -> array, in call order).
 
-        Never raises for the submission's faults: a timeout, a death or a protocol violation is
-        returned as an outcome, and the process is then gone (call :meth:`start` again to go on).
+        ``timeout`` is in seconds (default ``limits.call_timeout``). Never raises for the
+        submission's faults: a timeout, a death or a protocol violation is returned as an
+        outcome, and the process is then gone (call :meth:`start` again to go on).
         """
         if self.proc is None or self.proc.poll() is not None:
             return CallOutcome("crash", message="the submission's process is not running")
@@ -304,27 +443,29 @@ class Worker:
         timeout = self.limits.call_timeout if timeout is None else timeout
         t0 = time.monotonic()
         try:
-            protocol.write_frame(self._req, {"seq": seq, "op": "call", "order": list(arrays)}, arrays)
-            header, out = protocol.read_frame(self._rep, t0 + timeout)
+            protocol.write_frame(self._req, {"seq": seq, "token": self.token, "op": "call",
+                                             "order": list(arrays)}, arrays)
+            header, out = protocol.read_frame(self._rep, t0 + timeout, max_payload=self.limits.reply_bytes)
         except protocol.Timeout:
             self.kill()
             return CallOutcome("timeout", message=f"the call took longer than {timeout:g} s and was stopped",
                                seconds=time.monotonic() - t0)
         except protocol.ProtocolError as exc:
-            code = self._wait_exit()
+            code = self._wait_exit(exc)
             return CallOutcome("crash", message=self._death_message(code, "during the call", exc),
                                seconds=time.monotonic() - t0)
         seconds = time.monotonic() - t0
-        if header.get("seq") != seq:
+        if header.get("seq") != seq or header.get("token") != self.token:
             self.kill()
-            return CallOutcome("crash", message=f"reply out of sequence ({header.get('seq')!r} for {seq})",
-                               seconds=seconds)
+            return CallOutcome("crash", message=f"reply out of sequence or not from the grader's child "
+                                                f"(seq {header.get('seq')!r} for {seq})", seconds=seconds)
         status = header.get("status")
-        mutated = [str(m) for m in header.get("mutated") or [] if isinstance(m, str)]
+        mutated_raw = header.get("mutated")
+        mutated = [m for m in mutated_raw if isinstance(m, str)] if isinstance(mutated_raw, list) else []
         if status == "ok":
-            if "result" not in out:
+            if set(out) != {"result"}:
                 self.kill()
-                return CallOutcome("crash", message="reply without a result array", seconds=seconds)
+                return CallOutcome("crash", message="reply without exactly one result array", seconds=seconds)
             return CallOutcome("ok", result=out["result"], mutated=mutated, seconds=seconds,
                                result_type=str(header.get("result_type", "")))
         if status == "type":
@@ -335,18 +476,24 @@ class Worker:
         self.kill()
         return CallOutcome("crash", message=f"unknown reply status {status!r}", seconds=seconds)
 
-    def _wait_exit(self) -> int | None:
+    def _wait_exit(self, exc: Exception) -> int | None:
+        """After a protocol failure: the exit code if the child has ended (waiting up to 2 s when
+        it closed the channel, as when it exits), else None; the child is killed either way."""
         assert self.proc is not None
-        try:
-            code = self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            code = None
+        code = self.proc.poll()
+        if code is None and isinstance(exc, protocol.PeerClosed):
+            try:
+                code = self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
         self.kill()
         return code
 
     def _death_message(self, code: int | None, when: str, exc: Exception) -> str:
-        if code is None:
+        if code is None or not isinstance(exc, protocol.PeerClosed):
             return f"the submission broke the grader's protocol {when}: {exc}"
+        if code > 128 and self._wrapped:  # bwrap and unshare report a signal as 128 + its number
+            code = -(code - 128)
         if code < 0:
             try:
                 name = signal.Signals(-code).name
@@ -358,18 +505,27 @@ class Worker:
         return f"the submission's process exited with code {code} {when}"
 
     def kill(self) -> None:
-        """SIGKILL the child's whole process group and reap it (idempotent)."""
+        """SIGKILL the child, its process group, every descendant and its orphans; reap; clean up.
+
+        Idempotent. Orphans are the grader's children (as a subreaper) that carry this run's
+        ``GRADER_RUN`` marker or its process group; in the namespace tiers the PID namespace
+        dies with the child anyway.
+        """
         proc = self.proc
         if proc is None:
             return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        tree = _descendants(proc.pid)
+        for target in [-proc.pid, proc.pid, *tree]:
+            try:
+                os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        untrack_child(proc.pid)
+        self._sweep_orphans(proc.pid)
         for fd in ("_req", "_rep"):
             if hasattr(self, fd):
                 try:
@@ -378,28 +534,58 @@ class Worker:
                     pass
                 delattr(self, fd)
         for d in self._drains:
-            d.join(timeout=1)
+            d.stop(grace=0.5)
         if self._drains:
             self._stdout += self._drains[0].head[: max(0, self.limits.output_cap - len(self._stdout))]
             self._stderr += self._drains[1].head[: max(0, self.limits.output_cap - len(self._stderr))]
             self.stdout_total += self._drains[0].total
             self.stderr_total += self._drains[1].total
+            for d in self._drains:
+                if not d.is_alive():
+                    try:
+                        os.close(d.fd)
+                    except OSError:
+                        pass
             self._drains = []
-        for stream in (proc.stdout, proc.stderr):
-            try:
-                stream.close()
-            except (OSError, AttributeError):
-                pass
         self.proc = None
         if self._workdir is not None:
-            self._workdir.cleanup()
+            try:
+                self._workdir.cleanup()
+            except OSError:
+                pass
             self._workdir = None
 
+    def _sweep_orphans(self, pid: int) -> None:
+        """Kill and reap the grader's children that are orphans of this run (subreaper only)."""
+        if not _is_subreaper():
+            return
+        me, marker = os.getpid(), f"GRADER_RUN={self.token}".encode()
+        for _ in range(5):
+            found = []
+            for other in _all_pids():
+                fields = _proc_stat(other)
+                if fields is None or int(fields[1]) != me or other in _tracked:
+                    continue
+                if int(fields[2]) == pid or int(fields[3]) == pid or _environ_has(other, marker):
+                    found.append(other)
+            if not found:
+                return
+            for other in found:
+                try:
+                    os.kill(other, signal.SIGKILL)
+                except OSError:
+                    pass
+            for other in found:
+                try:
+                    os.waitpid(other, 0)
+                except (ChildProcessError, OSError):
+                    pass
+
     def close(self) -> None:
-        """Ask the child to exit, then kill its process group."""
+        """Ask the child to exit, then kill it and everything it started."""
         if self.proc is not None and self.proc.poll() is None and hasattr(self, "_req"):
             try:
-                protocol.write_frame(self._req, {"seq": 0, "op": "exit"})
+                protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "exit"})
                 self.proc.wait(timeout=0.5)
             except (protocol.PeerClosed, subprocess.TimeoutExpired):
                 pass

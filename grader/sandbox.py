@@ -1,40 +1,380 @@
 """Sandbox tiers: how strongly the submission's process is isolated on this machine.
 
-Tiers, strongest first:
+Tiers, strongest first (docs/security.md has the threat model and what each one does not stop):
 
-``none``     the process runs with rlimits, its own process group, a scrubbed environment and a
-             temporary working directory (always applied; see ``grader.runner``), nothing more.
-             Also what ``--sandbox none`` asks for, for trusted local runs.
+``bwrap``    bubblewrap: new user (uid 65534, no capabilities), PID, network, IPC, UTS and mount
+             namespaces; a read-only view of only what the child needs (the Python install,
+             /usr, the child script and ``protocol.py``, the submission file), a private
+             size-capped /tmp and /dev/shm, a fresh /proc, and the whole namespace killed with
+             its init (``--die-with-parent``).
+``unshare``  the same namespaces made with util-linux ``unshare``; the child builds the same
+             read-only view itself (``grader/_child.py``: bind mounts, ``pivot_root``) and then
+             drops every capability.
+``rlimits``  no namespaces. The child confines itself with Landlock (read-only access to the
+             same view, no TCP, no signals or ptrace outside itself) where the kernel has it,
+             drops capabilities when run as root, and relies on the rlimits and the seccomp
+             filter below.
+``none``     what ``--sandbox none`` asks for (trusted local runs): only the limits every tier
+             has (rlimits, a process group killed with SIGKILL, a scrubbed environment, a
+             temporary working directory, capped output; ``grader.runner``).
 
-:func:`choose_tier` returns the tier name for ``environment.sandbox`` and a function that wraps
-the child's argv accordingly.
+Every tier but ``none`` also installs a seccomp filter in the child before any submission
+code runs: no new processes (threads only), no ``ptrace``/``process_vm_*``, no signals to other
+processes, no sockets but AF_UNIX, no mounts, namespaces, keyrings, BPF or io_uring.
+
+:func:`choose_tier` probes what works here (it really runs the sandboxed child once per tier
+and process, and caches the answer) and returns the tier name for ``environment.sandbox`` and
+a :class:`Sandbox` that the runner uses to wrap the child's argv.
+
+Environment variables (for tests and operators; documented in docs/security.md):
+
+``GRADER_SANDBOX_TIER``  force a tier (``bwrap``, ``unshare``, ``rlimits`` or ``none``) instead
+                         of the strongest available; a forced namespace tier that does not
+                         work here is a :class:`GraderError`.
+``GRADER_SECCOMP``       ``0`` leaves the seccomp filter out (to test the other defences).
+``GRADER_JAX_CACHE``     a JAX persistent compilation cache folder; it is bound read-write
+                         into every sandbox (a documented risk: shared between submissions).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from .errors import GraderError
 
-Wrap = Callable[[list[str], str, str], list[str]]
+TIERS = ("bwrap", "unshare", "rlimits", "none")
+NAMESPACE_TIERS = ("bwrap", "unshare")
+ENV_TIER = "GRADER_SANDBOX_TIER"
+ENV_SECCOMP = "GRADER_SECCOMP"
+ENV_JAX_CACHE = "GRADER_JAX_CACHE"
+
+TMP_BYTES = 256 << 20        # size of the private /tmp (the child's working folder lives there)
+SHM_BYTES = 64 << 20         # size of the private /dev/shm
+PROBE_TIMEOUT = 20.0         # seconds for one probe run
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+CHILD_FILES = (PACKAGE_DIR / "_child.py", PACKAGE_DIR / "protocol.py")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
+                "/etc/nsswitch.conf", "/etc/localtime")
+DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
-def choose_tier(request: str) -> tuple[str, Wrap | None]:
-    """The tier to use for ``request`` (``auto``, ``strict`` or ``none``) and its argv wrapper.
+@dataclass(frozen=True)
+class Mount:
+    """One step of the child's file-system view, applied in order.
 
-    Raises:
-        GraderError: ``strict`` was asked for and no namespace sandbox works here.
+    ``kind`` is ``ro`` / ``rw`` (bind ``source`` at ``path``), ``symlink`` (``path`` points to
+    ``source``), ``tmpfs`` (a fresh tmpfs of ``size`` bytes at ``path``), ``dir`` (an empty
+    folder), ``proc``, ``dev`` (null, zero, full, random, urandom only) or ``remount-ro``.
     """
-    if request == "none":
-        return "none", None
-    if request == "strict":
-        raise GraderError("--sandbox strict: no namespace sandbox is available on this machine")
-    return "rlimits", None
+
+    kind: str
+    path: str
+    source: str = ""
+    size: int = 0
+
+
+def _python_dirs() -> list[str]:
+    """Folders of the Python install the child needs: prefixes and site-packages, no project folders."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    prefixes.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+    wanted = set(prefixes)
+    for entry in sys.path:
+        if not entry or not os.path.exists(entry):
+            continue
+        real = os.path.realpath(entry)
+        under_prefix = any(real == p or real.startswith(p + os.sep) for p in prefixes)
+        if under_prefix or os.path.basename(real) in ("site-packages", "dist-packages"):
+            wanted.add(real)
+    # keep the outermost folders only; /usr is bound anyway
+    out: list[str] = []
+    for path in sorted(wanted, key=len):
+        if path in ("/", "") or any(path == d or path.startswith(d + os.sep) for d in [*out, "/usr"]):
+            continue
+        out.append(path)
+    return sorted(out)
+
+
+def inside_workdir(workdir: str) -> str:
+    """The child's working folder as the child sees it: ``/tmp/<name>`` inside the private /tmp."""
+    return "/tmp/" + os.path.basename(os.path.normpath(workdir))
+
+
+def view(submission: str, workdir: str) -> list[Mount]:
+    """The file-system view of a sandboxed child, as an ordered list of :class:`Mount` steps.
+
+    Only these are visible: system libraries (/usr and the /lib links), a few /etc files,
+    the Python install, the child script and ``protocol.py``, the submission file (not its
+    folder), fresh /proc and /dev, a private /tmp holding the working folder, and the JAX
+    cache folder if ``GRADER_JAX_CACHE`` is set. ``workdir`` is the grader-side folder; the
+    child works in :func:`inside_workdir` of it.
+    """
+    steps: list[Mount] = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            steps.append(Mount("symlink", d, os.readlink(d)))
+        elif os.path.isdir(d):
+            steps.append(Mount("ro", d, d))
+    for f in SYSTEM_FILES:
+        if os.path.exists(f):
+            steps.append(Mount("ro", f, os.path.realpath(f)))
+    steps += [Mount("proc", "/proc"), Mount("dev", "/dev"),
+              Mount("tmpfs", "/tmp", size=TMP_BYTES), Mount("tmpfs", "/dev/shm", size=SHM_BYTES),
+              Mount("dir", inside_workdir(workdir))]
+    pydirs = _python_dirs()
+    steps += [Mount("ro", d, d) for d in pydirs]
+    pkg = str(PACKAGE_DIR)
+    masked = any(pkg.startswith(d + os.sep) for d in [*pydirs, "/usr"])
+    if masked:  # an installed grader: hide its bundled problems and references
+        steps.append(Mount("tmpfs", pkg, size=1 << 20))
+    for f in CHILD_FILES:
+        steps.append(Mount("ro", str(f), str(f)))
+    sub = os.path.realpath(submission)
+    steps.append(Mount("ro", sub, sub))
+    cache = os.environ.get(ENV_JAX_CACHE)
+    if cache:
+        try:
+            os.makedirs(cache, exist_ok=True)
+            real = os.path.realpath(cache)
+            steps.append(Mount("rw", real, real))
+        except OSError:
+            pass
+    if masked:
+        steps.append(Mount("remount-ro", pkg))
+    steps += [Mount("remount-ro", "/dev"), Mount("remount-ro", "/")]
+    return steps
+
+
+def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] = (), sized: bool = True) -> list[str]:
+    """The bubblewrap command line (up to the ``--``) for a view.
+
+    As root, ``--unshare-user --uid 65534 --gid 65534`` is what takes capabilities away from the
+    sandboxed code (NOTES); the PID namespace plus ``--die-with-parent`` means killing bwrap
+    kills every descendant.
+    """
+    argv = ["bwrap", "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+            "--unshare-cgroup-try", "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
+            "--die-with-parent", *extra]
+    for m in steps:
+        if m.kind == "symlink":
+            argv += ["--symlink", m.source, m.path]
+        elif m.kind == "ro":
+            argv += ["--ro-bind", m.source, m.path]
+        elif m.kind == "rw":
+            argv += ["--bind", m.source, m.path]
+        elif m.kind == "proc":
+            argv += ["--proc", m.path]
+        elif m.kind == "dev":
+            argv += ["--dev", m.path]
+        elif m.kind == "tmpfs":
+            argv += (["--size", str(m.size)] if m.size and sized else []) + ["--tmpfs", m.path]
+        elif m.kind == "dir":
+            argv += ["--dir", m.path]
+        elif m.kind == "remount-ro":
+            argv += ["--remount-ro", m.path]
+    argv += ["--chdir", workdir_inside, "--"]
+    return argv
+
+
+UNSHARE_ARGV = ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child",
+                "--mount-proc", "--net", "--ipc", "--uts", "--propagation", "private", "--"]
+
+
+class Sandbox:
+    """A tier ready to use: wraps the child's argv and tells the child what to apply to itself.
+
+    Attributes:
+        tier: one of :data:`TIERS`.
+        bwrap_extra: extra bubblewrap flags that the probe found to work (``--disable-userns``).
+        bwrap_sized: whether this bubblewrap takes ``--size`` (size caps on /tmp and /dev/shm).
+    """
+
+    def __init__(self, tier: str, bwrap_extra: tuple[str, ...] = (), bwrap_sized: bool = True) -> None:
+        if tier not in TIERS:
+            raise GraderError(f"sandbox tier {tier!r} is not one of {', '.join(TIERS)}")
+        self.tier = tier
+        self.bwrap_extra = bwrap_extra
+        self.bwrap_sized = bwrap_sized
+
+    def __repr__(self) -> str:
+        return f"Sandbox({self.tier!r})"
+
+    def workdir_inside(self, workdir: str) -> str:
+        """Where the child works: the same folder (``rlimits``/``none``) or one in its private /tmp."""
+        return inside_workdir(workdir) if self.tier in NAMESPACE_TIERS else workdir
+
+    def policy(self, submission: str, workdir: str) -> dict[str, Any]:
+        """What the child must apply to itself before any submission code runs (a JSON-able dict).
+
+        Keys: ``tier``; ``jail`` (the view to build, ``unshare`` only); ``landlock`` (read-only
+        and read-write paths, ``rlimits`` only); ``seccomp`` and ``drop_caps`` (booleans).
+        """
+        pol: dict[str, Any] = {"tier": self.tier, "seccomp": False, "drop_caps": False}
+        if self.tier == "none":
+            return pol
+        pol["seccomp"] = os.environ.get(ENV_SECCOMP, "1") != "0"
+        pol["drop_caps"] = True
+        steps = view(submission, workdir)
+        if self.tier == "unshare":
+            pol["jail"] = {"steps": [m.__dict__ for m in steps], "root": os.path.join(workdir, ".jail"),
+                           "workdir": inside_workdir(workdir)}
+        elif self.tier == "rlimits":
+            ro = [m.source for m in steps if m.kind == "ro"]
+            ro += [d for d in ("/proc",) if os.path.isdir(d)]
+            rw = [m.source for m in steps if m.kind == "rw"] + [workdir]
+            pol["landlock"] = {"ro": ro, "rw": rw, "dev": [f"/dev/{d}" for d in DEVICES]}
+        return pol
+
+    def __call__(self, argv: list[str], submission: str, workdir: str) -> list[str]:
+        """``argv`` wrapped for this tier (unchanged for ``rlimits`` and ``none``)."""
+        if self.tier == "bwrap":
+            return bwrap_argv(view(submission, workdir), inside_workdir(workdir), self.bwrap_extra,
+                              self.bwrap_sized) + argv
+        if self.tier == "unshare":
+            # unshare itself must die with the grader (then --kill-child takes the namespace)
+            reaper = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
+            return reaper + UNSHARE_ARGV + argv
+        return argv
 
 
 def describe(tier: str) -> str:
-    """One line on what a tier isolates, for reports."""
-    return {"none": "rlimits and a process group only (trusted run)",
-            "rlimits": "rlimits, a process group, a scrubbed environment"}.get(tier, tier)
+    """One line on what a tier isolates, for reports and docs."""
+    return {
+        "bwrap": "bubblewrap namespaces (user, pid, net, ipc, mount): read-only view, no network, "
+                 "seccomp, rlimits",
+        "unshare": "unshare namespaces (user, pid, net, ipc, mount): read-only view, no network, "
+                   "seccomp, rlimits",
+        "rlimits": "rlimits, Landlock and seccomp where the kernel has them, a process group; "
+                   "no namespaces",
+        "none": "rlimits and a process group only (trusted run, --sandbox none)",
+    }.get(tier, tier)
 
 
-__all__: list[Any] = ["choose_tier", "describe"]
+# -- probing -------------------------------------------------------------------------------------
+_lock = threading.Lock()
+_probed: dict[str, tuple[bool, str, Sandbox | None]] = {}
+
+
+def _run_probe(sandbox: Sandbox) -> tuple[bool, str]:
+    """Run the real child in ``--probe`` mode under ``sandbox``: it applies its policy, finds NumPy
+    and checks that no capability is left. Returns (worked, the last line of its complaint)."""
+    from .runner import CHILD_SCRIPT, child_environment, track_child, untrack_child
+
+    with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
+        sub = os.path.join(tmp, "probe_submission.py")
+        Path(sub).write_text("")
+        config = {"policy": sandbox.policy(sub, tmp)}
+        argv = sandbox([sys.executable, "-I", str(CHILD_SCRIPT), "--probe", json.dumps(config)], sub, tmp)
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=tmp, start_new_session=True,
+                                    env=child_environment("numpy", sandbox.workdir_inside(tmp)))
+        except OSError as exc:
+            return False, f"{argv[0]}: {exc.strerror or exc}"
+        track_child(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=PROBE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.communicate()
+            return False, f"the probe took longer than {PROBE_TIMEOUT:g} s"
+        finally:
+            untrack_child(proc.pid)
+    text = out.decode(errors="replace").strip()
+    if proc.returncode == 0 and text.endswith("probe-ok"):
+        return True, ""
+    lines = (err.decode(errors="replace").strip() or text or f"exit code {proc.returncode}").splitlines()
+    return False, lines[-1][:300]
+
+
+def probe(tier: str) -> tuple[bool, str]:
+    """Whether ``tier`` works on this machine, and why not; measured once per process (thread-safe).
+
+    ``rlimits`` and ``none`` always work (their Landlock and seccomp layers are applied where
+    the kernel has them). For ``bwrap`` and ``unshare`` this runs the sandboxed child once
+    (75-185 ms measured); bwrap is tried with ``--disable-userns`` and ``--size`` first, then
+    without them (older versions lack them).
+    """
+    if tier in ("rlimits", "none"):
+        return True, ""
+    with _lock:
+        if tier not in _probed:
+            _probed[tier] = _probe_locked(tier)
+        ok, why, _ = _probed[tier]
+    return ok, why
+
+
+def _probe_locked(tier: str) -> tuple[bool, str, Sandbox | None]:
+    if shutil.which(tier) is None:
+        return False, f"{tier} is not installed", None
+    if tier == "unshare":
+        ok, why = _run_probe(Sandbox("unshare"))
+        return ok, why, Sandbox("unshare") if ok else None
+    why = ""
+    for candidate in (Sandbox("bwrap", ("--disable-userns",)), Sandbox("bwrap"), Sandbox("bwrap", (), False)):
+        ok, why = _run_probe(candidate)
+        if ok:
+            return True, "", candidate
+    return False, why, None
+
+
+def _make(tier: str) -> Sandbox:
+    found = _probed.get(tier)
+    return found[2] if found and found[2] is not None else Sandbox(tier)
+
+
+def choose_tier(request: str) -> tuple[str, Sandbox]:
+    """The tier to use for ``request`` (``auto``, ``strict`` or ``none``) and its :class:`Sandbox`.
+
+    ``auto`` takes the strongest tier that works here (bwrap, then unshare, then rlimits);
+    ``strict`` takes the strongest namespace tier or refuses; ``none`` runs with the common
+    limits only. ``GRADER_SANDBOX_TIER`` overrides the choice for ``auto`` and ``strict``.
+
+    Raises:
+        GraderError: ``strict`` was asked for and no namespace tier works here; or
+            ``GRADER_SANDBOX_TIER`` names an unknown tier, a tier that does not work here, or a
+            non-namespace tier together with ``strict``.
+    """
+    if request not in ("auto", "strict", "none"):
+        raise GraderError(f"--sandbox {request!r} is not one of auto, strict, none")
+    if request == "none":
+        return "none", Sandbox("none")
+    forced = os.environ.get(ENV_TIER, "").strip()
+    if forced:
+        if forced not in TIERS:
+            raise GraderError(f"{ENV_TIER}={forced!r} is not one of {', '.join(TIERS)}; unset it to choose automatically")
+        if request == "strict" and forced not in NAMESPACE_TIERS:
+            raise GraderError(f"--sandbox strict needs a namespace sandbox but {ENV_TIER}={forced}; "
+                              "unset it or use --sandbox auto")
+        ok, why = probe(forced)
+        if not ok:
+            raise GraderError(f"{ENV_TIER}={forced}: that sandbox does not work here ({why}); "
+                              "unset it to choose automatically")
+        return forced, _make(forced)
+    reasons = []
+    for tier in NAMESPACE_TIERS:
+        ok, why = probe(tier)
+        if ok:
+            return tier, _make(tier)
+        reasons.append(f"{tier}: {why}")
+    if request == "strict":
+        raise GraderError("--sandbox strict: no namespace sandbox works on this machine ("
+                          + "; ".join(reasons) + "); install bubblewrap or allow user namespaces, "
+                          "or use --sandbox auto")
+    return "rlimits", Sandbox("rlimits")
+
+
+__all__ = ["TIERS", "Mount", "Sandbox", "choose_tier", "describe", "probe", "view", "inside_workdir"]

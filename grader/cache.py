@@ -10,7 +10,8 @@ so that a warm check imports neither hypothesis nor JAX in the grader's process.
 SHA-256 over everything the values depend on, so a changed spec or reference (the "stale
 expected values" failure of graders in the field) can never be served from the cache.
 
-``jax-submissions-<version>/`` is the compilation cache of the submissions' processes, and
+``jax-submissions-<version>/<hash of the submission's path>/`` is the compilation cache of one
+submission's processes (one per submission, so that none can poison another's), and
 ``jax-reference-<version>/`` that of the grader's own reference runs, kept apart so that no
 submission can write into what the reference loads (docs/security.md).
 """
@@ -50,12 +51,19 @@ def _version(dist: str) -> str:
         return "none"
 
 
-def jax_cache_dir(kind: str) -> str | None:
-    """The persistent JAX compilation cache for ``kind`` (``"submissions"`` or ``"reference"``)."""
+def jax_cache_dir(kind: str, owner: str | None = None) -> str | None:
+    """The persistent JAX compilation cache for ``kind`` (``"submissions"`` or ``"reference"``).
+
+    ``owner`` (a submission's path) gives that submission a folder of its own: the folder is
+    writable by the submission's process, so sharing it across learners would let one poison
+    another's compilations (docs/security.md). A learner's repeated checks stay warm.
+    """
     root = cache_root()
     if root is None:
         return None
     path = root / f"jax-{kind}-{_version('jax')}-{_version('jaxlib')}"
+    if owner is not None:
+        path = path / hashlib.sha256(os.path.realpath(owner).encode()).hexdigest()[:24]
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -351,3 +351,28 @@ def test_common_split_and_tallies():
     (tally,) = common.hidden_tallies(concealed)
     assert (tally.passed, tally.total, tally.status) == (12, 14, "failed")
     assert common.split_cases(hidden().cases, "instructor")[1] == []
+
+
+# -- the JSON report (grader check --format json) -----------------------------------------------
+def test_json_report_redacts_hidden_cases_and_output_for_learners():
+    from grader.reports import json_report
+
+    rep = hidden()
+    rep.output = {"stdout": "hidden input: [1, 2, 3]\n", "stderr": "", "truncated": False}
+    learner = json.loads(json_report.render(rep, audience="learner"))
+    hidden_cases = [c for c in learner["cases"] if c["visibility"] == "hidden"]
+    assert hidden_cases and all(c["inputs"] == {} and c["name"].startswith("hidden-") for c in hidden_cases)
+    assert all(c["failure"] is None or c["failure"]["message"] == "hidden case" for c in hidden_cases)
+    assert learner["output"]["stdout"] == "" and learner["output"]["withheld"] == "the report has hidden cases"
+    teacher = json.loads(json_report.render(rep, audience="instructor"))
+    assert teacher["output"]["stdout"] == "hidden input: [1, 2, 3]\n"
+    assert {c["name"] for c in teacher["cases"]} == {c.name for c in rep.cases}
+
+
+def test_json_report_writes_no_nan():
+    from grader.reports import json_report
+
+    rep = failing()
+    rep.cases[0].values = {"got": [float("nan"), float("inf"), -float("inf"), 1.0]}
+    text = json_report.render(rep, audience="instructor")
+    assert json.loads(text)["cases"][0]["values"]["got"] == ["nan", "inf", "-inf", 1.0]

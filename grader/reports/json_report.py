@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from ..results import Report
+from .common import may_show_output
 
 
 def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
@@ -31,6 +32,11 @@ def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
             else:
                 redacted.append(case)
         data["cases"] = redacted
+        if not may_show_output(report, audience):
+            # the capture spans every case: a submission printing its arguments would reveal
+            # the hidden inputs
+            data["output"] = {"stdout": "", "stderr": "", "withheld": "the report has hidden cases",
+                              "truncated": False}
     return data
 
 

@@ -286,8 +286,11 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
 def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     """A case from a replay literal ``{"dtype": ..., "<param>": nested list, ...}``.
 
+    An array with an axis of size 0 cannot be told by its nested list (``[]`` is ``(0,)``, not
+    ``(0, 4)``): its shape comes from the optional ``"shapes": {"<param>": [0, 4]}``.
+
     Raises:
-        ValueError: a parameter is missing or the dtype is unknown.
+        ValueError: a parameter is missing, the dtype is unknown, or a shape does not fit.
     """
     dt = literal.get("dtype")
     if not isinstance(dt, str):
@@ -297,6 +300,15 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     if missing:
         raise ValueError(f"the replay case lacks {', '.join(missing)}")
     inputs = {p.name: _cast(literal[p.name], dt) for p in problem.parameters}
+    shapes = literal.get("shapes") or {}
+    if not isinstance(shapes, dict):
+        raise ValueError("'shapes' must map parameter names to shapes, e.g. {\"hidden\": [0, 4]}")
+    for name, shape in shapes.items():
+        if name in inputs:
+            try:
+                inputs[name] = inputs[name].reshape(tuple(int(s) for s in shape))
+            except (TypeError, ValueError):
+                raise ValueError(f"shapes.{name}={shape!r} does not fit its {inputs[name].size} values") from None
     group = str(literal.get("group", "replay"))
     return Case(f"replay[{dt}]", group, dt, inputs, _sizes_from_inputs(problem, inputs), "tolerance",
                 None, "replay", "visible")
@@ -307,4 +319,7 @@ def case_literal(case: Case) -> dict[str, Any]:
     lit: dict[str, Any] = {"dtype": case.dtype}
     for name, arr in case.inputs.items():
         lit[name] = np.asarray(arr, dtype=np.float64).tolist()
+    empty = {name: list(arr.shape) for name, arr in case.inputs.items() if arr.size == 0 and arr.ndim > 1}
+    if empty:
+        lit["shapes"] = empty  # a nested list cannot carry a shape with a 0 in it
     return lit

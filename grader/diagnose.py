@@ -1,28 +1,141 @@
 """Hints: name the mistake behind a failure by testing each idea against the actual output.
 
-Never by reading the learner's source: each hypothesis ("softmax was applied", "a constant was
-added") is turned into a predicted output from the exact reference values, and the hint is
-given only when the submission's output matches that prediction within a loose band
-(:func:`_matches`). The ideas are tried from the most specific to the most general.
+Never by reading the learner's source. Each idea ("softmax was applied", "a constant was
+added") is turned into a *prediction*, the output that mistake would give, computed from the
+exact reference values and the case's inputs; an idea *fits* (:meth:`_Ctx.fits`) only when
+
+1. the output equals the prediction within a loose band at every element (:meth:`_Ctx.band`:
+   four times the tolerance model's allowance carried through the mistake, plus rounding in
+   the case dtype), so that the mistaken code's own rounding does not hide it;
+2. the prediction would itself fail (it differs from the right answer by more than the model's
+   allowance somewhere), so an idea that changes nothing explains nothing; and
+3. the prediction explains the output at least twice as well as the right answer does (root
+   sum of squares of the residuals), so a near miss is never pinned on a loose match.
+
+The band comes from the ``sum_of_products`` tolerance model (``grader.compare.allowed_error``)
+even on ``compare: exact`` cases, whose verdict allows no error at all; the scale
+``S = |hidden| @ |embedding_matrix|.T`` is recomputed from the inputs when the case has none.
+
+Order (:data:`VALUE_IDEAS`): an all-zero result and a computation in a lower precision (every
+value representable in float32, say, for float64 inputs: a strong signature) first; then the
+parameter-free ideas (softmax, log-softmax, sign, abs, ReLU, factors tied to d_model,
+normalisations, row shifts by the mean or maximum, a missing transpose, swapped axes, the first
+row everywhere, a feature left out): of those that fit, the one with the smallest residual wins,
+an earlier one on near ties. Only then ideas with fitted parameters (a constant factor, a
+constant offset, one offset per row, one per vocabulary entry), which need more elements than
+parameters (one number fits any offset) unless the value is a plain one (0.5, 1e-3, 1/8); then
+half-precision accumulation; last, :func:`_where` says where the wrong elements are (a run of
+rows or vocabulary entries at the start or end, only the negative logits...).
+
+Every hint is a :class:`Hint`: an ``id`` for machines and for combining the hints of many
+cases (:func:`combine`, used by the report's summary), ``params`` (the fitted factor...) and
+one sentence for people.
 """
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
 from .cases import Case
-from .dtypes import unit_roundoff
+from .dtypes import FLOAT_DTYPES, HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
+
+#: Value ideas in the order they are tried.
+VALUE_IDEAS = (
+    "zeros", "lower_precision",  # decided first
+    "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
+    "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden",
+    "swapped_axes", "first_row", "feature_dropped",  # parameter-free: the best fit wins
+    "factor", "offset", "row_offset", "column_offset",  # fitted parameters, in this order
+    "half_accumulation", "where",  # fallbacks
+)
 
 
-def _matches(got: np.ndarray, predicted: np.ndarray, allowed: np.ndarray, dtype: str) -> bool:
-    """True when ``got`` equals ``predicted`` up to a few times the tolerance (and rounding)."""
-    if got.shape != predicted.shape or not np.all(np.isfinite(predicted)):
-        return False
-    u = unit_roundoff(dtype)
-    band = 4 * allowed + 4 * u * np.abs(predicted) + 1e-300
-    return bool(np.all(np.abs(got - predicted) <= band))
+FITTED = 0.25  # an idea with fitted parameters must leave at most this share of the residual
+
+
+@dataclass
+class Hint:
+    """A recognised mistake.
+
+    Attributes:
+        id: a stable key, one of :data:`VALUE_IDEAS` or a shape/dtype/type/non-finite id
+            (``"added_axis"``, ``"promoted"``...).
+        text: one sentence for the learner (no trailing period).
+        params: the facts behind it (a fitted factor, the offset...), JSON-serialisable.
+    """
+
+    id: str
+    text: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+class _Ctx:
+    """Everything the value ideas need, computed once per failure."""
+
+    def __init__(self, case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
+                 allowed: np.ndarray) -> None:
+        from .compare import allowed_error
+
+        self.case, self.dt = case, case.dtype
+        self.got = np.asarray(got, dtype=np.float64)
+        self.ref = np.asarray(ref, dtype=np.float64)
+        arrays = [np.asarray(a, dtype=np.float64) for a in case.inputs.values()]
+        self.h = arrays[0] if arrays else None
+        self.e = arrays[1] if len(arrays) > 1 else None
+        fits = (self.h is not None and self.e is not None and self.h.ndim >= 1 and self.e.ndim == 2
+                and self.h.shape[-1] == self.e.shape[1])
+        if not fits:
+            self.h = self.e = None
+        self.n = int(self.h.shape[-1]) if self.h is not None else 1
+        if scale is None and self.h is not None:
+            scale = np.abs(self.h) @ np.abs(self.e).T
+        self.scale = (np.asarray(scale, dtype=np.float64) if scale is not None
+                      else np.abs(self.ref))
+        self.u = unit_roundoff(self.dt)
+        self.tiny = smallest_subnormal(self.dt)
+        self.model = allowed_error(self.dt, self.ref, self.scale, self.n)  # never all zero
+        self.verdict = np.asarray(allowed, dtype=np.float64)
+        exact = not np.any(self.verdict)
+        rounded = self.ref.astype(dtype_of(self.dt)).astype(np.float64) if exact else self.ref
+        self.bad = ~(np.abs(self.got - rounded) <= self.verdict)  # the failing elements
+        self.vocab = int(self.ref.shape[-1]) if self.ref.ndim else 1
+        self.rows = int(self.ref.size // max(self.vocab, 1))
+        self.residual = math.inf  # of the last prediction that fitted
+
+    def band(self, predicted: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
+        """How far the output may be from ``predicted`` and still match it.
+
+        ``carried`` is the model allowance carried through the mistake (e.g. ``c * allowed``
+        for a factor ``c``); the default is the allowance itself.
+        """
+        carried = self.model if carried is None else carried
+        return (4 * np.abs(carried) + 4 * self.u * (np.abs(predicted) + np.abs(self.ref))
+                + 4 * (self.n + 1) * self.tiny)
+
+    def fits(self, predicted: np.ndarray, carried: np.ndarray | None = None, improve: float = 0.5) -> bool:
+        """The output matches ``predicted``, which would fail, and explains the output far better
+        than the right answer does: its root-sum-square residual is at most ``improve`` times the
+        right answer's (ideas with fitted parameters ask for more: 0.25)."""
+        if predicted.shape != self.got.shape or not np.all(np.isfinite(predicted)):
+            return False
+        band = self.band(predicted, carried)
+        if not np.all(np.abs(self.got - predicted) <= band):
+            return False
+        if not np.any(np.abs(predicted - self.ref) > self.model):
+            return False
+        residual = float(np.linalg.norm(self.got - predicted))
+        if residual > improve * float(np.linalg.norm(self.got - self.ref)):
+            return False
+        self.residual = residual
+        return True
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -30,139 +143,628 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return z / z.sum(axis=-1, keepdims=True)
 
 
-def _rows(case: Case, index: int) -> np.ndarray | None:
-    arrays = list(case.inputs.values())
-    return np.asarray(arrays[index], dtype=np.float64) if len(arrays) > index else None
+def _logsumexp(x: np.ndarray) -> np.ndarray:
+    top = x.max(axis=-1, keepdims=True)
+    return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
 
 
-def _factor_name(c: float, n: int) -> str:
-    named = {1 / math.sqrt(n): "1/sqrt(d_model)", math.sqrt(n): "sqrt(d_model)", 1 / n: "1/d_model",
-             float(n): "d_model"} if n > 1 else {}
-    for value, name in named.items():
-        if abs(c - value) <= 1e-3 * abs(value):
-            return f"a factor of {name} = {c:.4g} (scaling belongs to attention, not to the output logits)"
-    return f"a constant factor of {c:.4g}"
+def _named_factor(c: float, n: int) -> str | None:
+    """``"1/sqrt(d_model)"`` when ``c`` is one of the factors tied to d_model, for n > 1."""
+    if n <= 1:
+        return None
+    for value, name in ((1 / math.sqrt(n), "1/sqrt(d_model)"), (math.sqrt(n), "sqrt(d_model)"),
+                        (1 / n, "1/d_model"), (float(n), "d_model")):
+        if abs(c - value) <= 1e-6 * abs(value):
+            return name
+    return None
+
+
+def _round_param(c: float, u: float) -> float:
+    """``c`` with the digits the dtype can carry (0.49993 in float16 -> 0.5)."""
+    if c == 0 or not math.isfinite(c):
+        return c
+    digits = max(2, int(-math.log10(u)))
+    return float(f"{c:.{digits}g}")
+
+
+def _is_simple(c: float) -> bool:
+    """A value a person would type: 0.5, 2, 1e-3, 0.125, 1/3 (two significant digits, or 1/k)."""
+    if c == 0 or not math.isfinite(c):
+        return False
+    if abs(c - float(f"{c:.2g}")) <= 1e-9 * abs(c):
+        return True
+    k = 1 / c
+    return abs(k - round(k)) <= 1e-9 * abs(k) and abs(k) <= 1000
+
+
+def _plain_forms(c: float) -> list[float]:
+    """Plainer numbers near ``c``, plainest first: one significant digit (0.5, 2, 0.001), 1/k,
+    a power of two, two significant digits. The caller keeps one only if it explains the
+    output as well as ``c`` itself."""
+    if c == 0 or not math.isfinite(c):
+        return []
+    forms = [float(f"{c:.1g}")]
+    if abs(c) < 0.67:
+        forms.append(1 / round(1 / c))
+    forms += [math.copysign(2.0 ** round(math.log2(abs(c))), c), float(f"{c:.2g}")]
+    return [f for f in dict.fromkeys(forms) if f != c and f != 0]
+
+
+def _fit_plain(x: _Ctx, fitted: float, predict: Callable[[float], np.ndarray],
+               carried: Callable[[float], np.ndarray]) -> float | None:
+    """``fitted`` or a plainer form of it (:func:`_plain_forms`) whose prediction fits with a
+    residual at most 10% larger; None when ``fitted`` itself does not fit."""
+    if not x.fits(predict(fitted), carried(fitted), FITTED):
+        return None
+    base = x.residual
+    for plain in _plain_forms(fitted):
+        if x.fits(predict(plain), carried(plain), FITTED) and x.residual <= 1.1 * base + 1e-300:
+            return plain
+    return fitted
+
+
+def _lower_precision(x: _Ctx) -> Hint | None:
+    # the least precise first: float16 values are float32 values too
+    lower = {"float64": ("float16", "bfloat16", "float32"), "float32": ("float16", "bfloat16")}.get(x.dt, ())
+    from .compare import allowed_error
+    for low in lower:
+        low_dt = FLOAT_DTYPES[low]
+        with np.errstate(all="ignore"):
+            representable = np.array_equal(x.got.astype(low_dt).astype(np.float64), x.got)
+        ref_representable = np.array_equal(x.ref.astype(low_dt).astype(np.float64), x.ref)
+        if not representable or ref_representable:
+            continue
+        low_allowed = allowed_error(low, x.ref, x.scale, x.n)
+        if np.all(np.abs(x.got - x.ref) <= 4 * low_allowed) and np.any(x.bad):
+            if x.dt == "float64" and low == "float32":
+                text = ("every value is a float32 number and the errors are float32's: the float64 inputs "
+                        "were computed in float32 precision (a cast to float32, or JAX without "
+                        "jax_enable_x64); compute in the inputs' dtype")
+            else:
+                text = (f"every value is a {low} number and the errors are {low}'s: the {x.dt} inputs were "
+                        f"computed in {low} precision (a cast to {low}?); compute in the inputs' dtype")
+            return Hint("lower_precision", text, {"computed_in": low})
+    return None
+
+
+def _fitted_factor(x: _Ctx) -> Hint | None:
+    informative = np.abs(x.ref) > x.model
+    if not np.any(informative):
+        return None
+    with np.errstate(all="ignore"):
+        c = float(np.sum(x.got * x.ref) / np.sum(x.ref * x.ref))
+    if not math.isfinite(c) or c == 0 or abs(c - 1) < 4 * x.u:
+        return None
+    fitted = _round_param(c, x.u)
+    if int(informative.sum()) < 2 and not _is_simple(fitted):
+        return None  # one number fits any factor
+    c = _fit_plain(x, fitted, lambda c: c * x.ref, lambda c: max(abs(c), 1.0) * x.model)
+    return None if c is None else _factor_hint(c, x.n)
+
+
+def _factor_hint(c: float, n: int) -> Hint:
+    name = _named_factor(c, n)
+    if name is not None:
+        shown = f"{name} = {_fmt(c)} (d_model = {n})"
+        why = "; scaling belongs to attention scores, not to the output logits" if "sqrt" in name else ""
+    else:
+        shown, why = _fmt(c), ""
+    return Hint("factor", f"looks like the logits were multiplied by a factor of {shown}{why}; leave them unscaled",
+                {"factor": c, "d_model": n, "named": name})
+
+
+def _offsets(x: _Ctx) -> Hint | None:
+    diff = x.got - x.ref
+    # one constant for every element
+    fitted = _round_param(float(np.median(diff)), x.u)
+    if fitted != 0 and (x.ref.size >= 2 or _is_simple(fitted)):
+        c = _fit_plain(x, fitted, lambda c: x.ref + c, lambda c: x.model)
+        if c is not None:
+            return Hint("offset", f"looks like a constant offset of {_fmt(c)} was added to every logit (a bias?); "
+                                  f"the head has no bias", {"offset": c})
+    # one offset per row (per hidden vector)
+    if x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= 2:
+        row = np.median(diff, axis=-1, keepdims=True)
+        if np.any(row != 0) and x.fits(x.ref + row, 2 * x.model, FITTED):
+            return Hint("row_offset", "looks like each row of logits was shifted by its own constant "
+                                      "offset (one per position); return the logits unshifted")
+    # one offset per vocabulary entry: a bias vector
+    distinct_rows = x.rows >= 2 and np.ptp(x.ref.reshape(-1, x.vocab), axis=0).max() > 0
+    if distinct_rows and x.vocab * (x.rows - 1) >= 2 and x.ref.ndim >= 1:
+        col = np.median(diff.reshape(-1, x.vocab), axis=0)
+        shifted = x.ref + col.reshape((1,) * (x.ref.ndim - 1) + (-1,))
+        if np.ptp(col) > 0 and x.fits(shifted, 2 * x.model, FITTED):
+            return Hint("column_offset", "looks like a bias vector (an offset per vocabulary entry) was "
+                                         "added; the tied head has no bias")
+    return None
+
+
+#: A parameter-free idea: its hint, its prediction (None: it cannot apply), the allowance it carries.
+Candidate = tuple[Callable[[], Hint], Callable[[], np.ndarray | None], Callable[[], np.ndarray]]
+
+
+def _parameter_free(x: _Ctx) -> list[Candidate]:
+    """Every parameter-free idea as (hint, prediction, allowance carried through the mistake),
+    in the order of :data:`VALUE_IDEAS`; a prediction of None means the idea cannot apply."""
+    from .compare import allowed_error
+
+    def const(hid: str, text: str, params: dict[str, Any] | None = None) -> Callable[[], Hint]:
+        return lambda: Hint(hid, text, params or {})
+
+    def through(p: np.ndarray | None, s: np.ndarray | None) -> np.ndarray:
+        """The model allowance of a mistaken sum of products ``p`` with scale ``s``."""
+        return allowed_error(x.dt, p, s, x.n) if p is not None and s is not None else x.model
+
+    row_max = x.model.max(axis=-1, keepdims=True)
+    negative = bool(np.all(x.ref <= 0))
+    out: list[Candidate] = [
+        (const("softmax", "looks like softmax was applied to the logits: return the raw logits "
+                          "(softmax belongs to the loss or to sampling)"),
+         lambda: _softmax(x.ref), lambda: 2 * _softmax(x.ref) * row_max),
+        (const("log_softmax", "looks like log-softmax was applied (log-probabilities): return the raw logits"),
+         lambda: x.ref - _logsumexp(x.ref), lambda: 2 * row_max),
+        (const("sign_flip", "the sign is flipped: the logits are the dot products themselves, not their negatives"
+                            + (" (or abs() was applied: every logit here is negative)" if negative else "")),
+         lambda: -x.ref, lambda: x.model),
+        (const("abs", "looks like abs() was applied: logits can be negative"), lambda: np.abs(x.ref), lambda: x.model),
+        (const("relu", "looks like a ReLU (max with 0) was applied: logits can be negative"),
+         lambda: np.maximum(x.ref, 0.0), lambda: x.model),
+    ]
+    if x.n > 1:
+        for c in (1 / math.sqrt(x.n), 1 / x.n, math.sqrt(x.n), float(x.n)):
+            out.append((lambda c=c: _factor_hint(c, x.n), lambda c=c: c * x.ref, lambda c=c: max(c, 1.0) * x.model))
+    if x.h is not None:
+        h, e = x.h, x.e
+        hn = np.linalg.norm(h, axis=-1, keepdims=True)
+        en = np.linalg.norm(e, axis=-1)
+        h_ok, e_ok = bool(np.all(hn > 0)), bool(np.all(en > 0))
+        out += [
+            (const("normalised_hidden", "looks like the hidden vectors were normalised to unit length first; "
+                                        "use them as they are"),
+             lambda: x.ref / hn if h_ok else None, lambda: x.model / hn),
+            (const("cosine", "looks like cosine similarity (hidden vectors and table rows normalised); the "
+                             "logits are plain dot products"),
+             lambda: x.ref / hn / en if h_ok and e_ok else None, lambda: x.model / hn / en),
+            (const("normalised_table", "looks like the rows of the embedding matrix were normalised to unit "
+                                       "length; use the table as it is"),
+             lambda: x.ref / en if e_ok else None, lambda: x.model / en),
+        ]
+        sd = h.std(axis=-1, keepdims=True)
+        if x.n >= 2 and np.all(sd > 0):
+            z = (h - h.mean(axis=-1, keepdims=True)) / sd
+            out.append((const("standardised_hidden", "looks like each hidden vector was standardised (mean "
+                                                     "subtracted, divided by its std, as in a layer norm) first; "
+                                                     "use hidden as it is"),
+                        lambda: z @ e.T, lambda: through(z @ e.T, np.abs(z) @ np.abs(e).T)))
+    if x.vocab >= 2 and x.ref.ndim >= 1:
+        out += [
+            (const("row_offset", "looks like each row was shifted by an offset, its own mean (subtracted); "
+                                 "return the logits unshifted"),
+             lambda: x.ref - x.ref.mean(axis=-1, keepdims=True), lambda: 2 * x.model),
+            (const("row_offset", "looks like each row was shifted by an offset, its largest logit (subtracted, "
+                                 "the first step of a stable softmax?); return the logits unshifted"),
+             lambda: x.ref - x.ref.max(axis=-1, keepdims=True), lambda: 2 * x.model),
+        ]
+    if x.h is not None and x.e.shape[0] == x.e.shape[1]:
+        out.append((const("no_transpose", "looks like the table was not transposed (hidden @ embedding_matrix): "
+                                          "use hidden @ embedding_matrix.T; the shapes only agree because "
+                                          "vocab_size = d_model here"),
+                    lambda: x.h @ x.e, lambda: through(x.h @ x.e, np.abs(x.h) @ np.abs(x.e))))
+    if x.h is not None and x.h.shape == x.ref.shape:
+        out.append((const("returns_hidden", "the result is hidden itself: the projection onto the embedding "
+                                            "matrix was not applied (hidden @ embedding_matrix.T)"),
+                    lambda: x.h, lambda: x.model))
+    if x.ref.ndim >= 2 and x.ref.shape[-1] == x.ref.shape[-2]:
+        out.append((const("swapped_axes", "looks like the last two axes are swapped (embedding_matrix @ "
+                                          "hidden.T?): the vocabulary axis must be the last one"),
+                    lambda: np.swapaxes(x.ref, -1, -2), lambda: np.swapaxes(x.model, -1, -2)))
+    if x.rows >= 2:
+        def first(a: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(a.reshape(-1, x.vocab)[0], (x.rows, x.vocab)).reshape(x.ref.shape)
+        out.append((const("first_row", "every row holds the logits of the first hidden vector: compute one row "
+                                       "of logits per hidden vector (all leading positions)"),
+                    lambda: first(x.ref), lambda: first(x.model)))
+    if x.h is not None and x.n >= 2:
+        for sl, which in ((slice(None, -1), "last"), (slice(1, None), "first")):
+            out.append((const("feature_dropped", f"looks like the {which} feature (one of the d_model = {x.n} "
+                                                 f"columns) was left out of the dot products: contract over all "
+                                                 f"of d_model"),
+                        lambda sl=sl: x.h[..., sl] @ x.e[:, sl].T,
+                        lambda sl=sl: through(x.h[..., sl] @ x.e[:, sl].T,
+                                              np.abs(x.h[..., sl]) @ np.abs(x.e[:, sl]).T)))
+    return out
+
+
+def _half_accumulation(x: _Ctx) -> Hint | None:
+    if x.dt not in HALF_DTYPES or not np.any(x.verdict):
+        return None  # exact probes are exact in any precision and any order
+    bound = x.model + 2 * (x.n + 1) * x.u * x.scale
+    if np.all(np.abs(x.got - x.ref) <= bound):
+        return Hint("half_accumulation",
+                    f"the result is close but less accurate than {x.dt} allows: were the products summed "
+                    f"in {x.dt} (e.g. a loop with a {x.dt} accumulator)? accumulate in float32 and cast "
+                    f"back, as matmul does")
+    return None
+
+
+def _block(idx: np.ndarray, total: int) -> str | None:
+    """``"first"``/``"last"`` when ``idx`` is a run at the start/end of range(total), ``"one"`` for
+    a single index, else None (a scattered set is no recognisable part)."""
+    k = len(idx)
+    if k == 0 or k == total:
+        return None
+    if list(idx) == list(range(total - k, total)):
+        return "last"
+    if list(idx) == list(range(k)):
+        return "first"
+    return "one" if k == 1 else None
+
+
+def _where(x: _Ctx) -> Hint | None:
+    """Where the wrong elements are, when that is a recognisable part of the output: a run of
+    rows or vocabulary entries at the start or end (or a single one), or only the negative or
+    only the positive logits."""
+    bad = x.bad
+    n_bad, total = int(bad.sum()), int(bad.size)
+    if n_bad == 0 or n_bad == total or x.ref.ndim == 0:
+        return None
+    flat = bad.reshape(-1, x.vocab)
+    rows = np.flatnonzero(flat.any(axis=1))
+    cols = np.flatnonzero(flat.any(axis=0))
+    tail = " (they came back as 0: never computed?)" if np.all(x.got[bad] == 0) else ""
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    short = single = False
+    for idx, total_, one, many, key in ((rows, x.rows, "row", "rows", "rows"),
+                                        (cols, x.vocab, "vocabulary entry", "vocabulary entries", "columns")):
+        if total_ < 2 or len(idx) == total_:
+            continue
+        where = _block(idx, total_)
+        if where is None:
+            return None
+        dense = flat[idx, :] if key == "rows" else flat[:, idx]
+        if dense.mean() < 0.5:
+            return None  # most elements there are right: no clean part
+        short |= where == "last"
+        single = len(idx) == 1
+        if where == "one":
+            part = f"{one} {int(idx[0])} of {total_}"
+        elif single:
+            part = f"the {where} of {total_} {many}"
+        else:
+            part = f"the {where} {len(idx)} of {total_} {many}"
+        parts.append(part + (" (hidden vectors, leading axes flattened)" if key == "rows" else ""))
+        params[key] = idx.tolist()
+    if parts:
+        verb = "is" if len(parts) == 1 and single else "are"
+        text = f"only {' and '.join(parts)} {verb} wrong{tail}"
+        if short:
+            text += ": a loop or slice that stops short?"
+        return Hint("where", text, params)
+    if np.all(x.ref[bad] < 0) and np.any(~bad & (x.ref > 0)):
+        return Hint("where", f"only logits that should be negative are wrong ({n_bad} of {total}){tail}: "
+                             f"logits can be negative", {"sign": "negative"})
+    if np.all(x.ref[bad] > 0) and np.any(~bad & (x.ref < 0)):
+        return Hint("where", f"only logits that should be positive are wrong ({n_bad} of {total}){tail}",
+                    {"sign": "positive"})
+    return None
+
+
+def _list(idx: np.ndarray, limit: int = 6) -> str:
+    shown = ", ".join(str(int(i)) for i in idx[:limit])
+    return shown + (", ..." if len(idx) > limit else "")
+
+
+def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
+                    allowed: np.ndarray) -> Hint | None:
+    """The recognised mistake behind a value mismatch, or None.
+
+    Args:
+        case: the case (its inputs: ``hidden (..., d)``, ``embedding_matrix (V, d)``, in the
+            case dtype).
+        got: the submission's output (any float dtype), shaped like ``ref``.
+        ref: the exact float64 reference output, ``(..., V)``.
+        scale: the condition scale ``S`` shaped like ``ref``, or None (exact cases: it is
+            recomputed from the inputs).
+        allowed: the per-element allowance the verdict used (all zero for exact cases).
+
+    Returns:
+        A :class:`Hint`, or None when no idea fits (or the arrays are empty).
+    """
+    if ref.size == 0 or np.shape(got) != ref.shape:
+        return None
+    with np.errstate(all="ignore"):
+        x = _Ctx(case, got, ref, scale, allowed)
+        if not np.all(np.isfinite(x.got)):
+            return None
+        if np.all(x.got == 0) and np.any(x.ref != 0) and x.vocab >= 2:
+            if np.all(x.ref < 0):
+                return Hint("relu", "the result is all zeros where every logit should be negative: a ReLU "
+                                    "(max with 0)? logits can be negative")
+            return Hint("zeros", "the result is all zeros: were the logits computed and returned?")
+        hint = _lower_precision(x)
+        if hint:
+            return hint
+        # every parameter-free idea that fits is a candidate; the one that explains the output
+        # best wins, and an earlier (more specific) one wins unless a later one leaves under half
+        # its residual. Ideas with fitted parameters (a factor, offsets) come after them: a fitted
+        # parameter always shrinks the residual, so residuals cannot rank them against the rest.
+        best: Hint | None = None
+        best_residual = math.inf
+        for make, predict, carried in _parameter_free(x):
+            predicted = predict()
+            if predicted is None or not x.fits(predicted, carried()):
+                continue
+            if best is None or x.residual < 0.5 * best_residual:
+                best, best_residual = make(), x.residual
+        if best is not None:
+            return best
+        for idea in (_fitted_factor, _offsets, _half_accumulation, _where):
+            hint = idea(x)
+            if hint:
+                return hint
+    return None
 
 
 def value_hint(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
                allowed: np.ndarray) -> str | None:
-    """The recognised mistake behind a value mismatch, or None.
+    """The text of :func:`diagnose_values` (same arguments), or None."""
+    hint = diagnose_values(case, got, ref, scale, allowed)
+    return hint.text if hint else None
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes, dtypes, types, non-finite values
+
+def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """The recognised mistake behind a wrong output shape, or None.
+
+    Each shape idea is checked against the values too where it says where they went (the
+    added axis, the flattened axes, the swapped axes): when the values then differ as well,
+    the hint says so.
 
     Args:
-        got: the submission's output as float64, shaped like ``ref``.
-        ref: the exact float64 reference output; ``scale``: the condition scale S (or None).
-        allowed: the per-element allowed error used for the verdict.
+        got: the submission's output (any dtype); ``ref``: the exact float64 reference output.
     """
-    dt = case.dtype
-    if ref.size == 0:
-        return None
-    tries: list[tuple[str, Any]] = [
-        ("softmax was applied to the logits: return the raw logits (softmax belongs to the loss or to sampling)",
-         lambda: _softmax(ref)),
-        ("log-softmax was applied to the logits: return the raw logits",
-         lambda: ref - np.log(np.exp(ref - ref.max(-1, keepdims=True)).sum(-1, keepdims=True)) - ref.max(-1, keepdims=True)),
-        ("the sign is flipped: the logits are the dot products themselves, not their negatives", lambda: -ref),
-        ("abs() was applied: logits can be negative", lambda: np.abs(ref)),
-        ("a ReLU (max with 0) was applied: logits can be negative", lambda: np.maximum(ref, 0.0)),
-    ]
-    for text, predict in tries:
-        with np.errstate(all="ignore"):
-            if _matches(got, predict(), allowed, dt):
-                return "looks like " + text
-    with np.errstate(all="ignore"):
-        denom = float(np.sum(ref * ref))
-        if denom > 0:
-            c = float(np.sum(got * ref) / denom)
-            if abs(c - 1) > 1e-2 and _matches(got, c * ref, allowed, dt):
-                n = int(list(case.inputs.values())[0].shape[-1]) if list(case.inputs.values())[0].ndim else 1
-                return f"looks like the logits were multiplied by {_factor_name(c, n)}; leave them unscaled"
-        diff = got - ref
-        c = float(np.mean(diff))
-        if abs(c) > 0 and _matches(got, ref + c, allowed, dt):
-            return f"looks like a constant offset of {c:.4g} was added (a bias?); the head has no bias"
-        if ref.ndim >= 1 and ref.shape[-1] > 1:
-            row = diff.mean(axis=-1, keepdims=True)
-            if np.any(np.abs(row) > 0) and _matches(got, ref + row, allowed, dt):
-                return ("looks like each row was shifted by its own offset (e.g. the row mean subtracted); "
-                        "return the logits unshifted")
-        h, e = _rows(case, 0), _rows(case, 1)
-        if h is not None and e is not None and h.ndim >= 1 and e.ndim == 2:
-            hn = np.linalg.norm(h, axis=-1, keepdims=True)
-            en = np.linalg.norm(e, axis=-1)
-            if np.all(hn > 0) and _matches(got, ref / hn, allowed, dt):
-                return "looks like the hidden vectors were normalised to unit length first; use them as they are"
-            if np.all(hn > 0) and np.all(en > 0) and _matches(got, ref / hn / en, allowed, dt):
-                return "looks like cosine similarity (both vectors normalised); the logits are plain dot products"
-            if e.shape[0] == e.shape[1] and _matches(got, h @ e, allowed, dt):
-                return ("looks like the table was not transposed: use embedding_matrix.T "
-                        "(hidden @ embedding_matrix.T); this passes only when the table is symmetric")
-        if dt == "float64" and scale is not None:
-            n = int(h.shape[-1]) if h is not None and h.ndim else 1
-            f32 = unit_roundoff("float32") * (np.abs(ref) + 2 * (n + 1) * scale)
-            if np.all(np.abs(got - ref) <= 4 * f32 + 1e-300):
-                return ("the errors are those of float32 arithmetic: the float64 inputs were computed in float32 "
-                        "precision (a cast to float32, or JAX without jax_enable_x64)")
-        if dt in ("float16", "bfloat16") and scale is not None and np.all(np.abs(diff) <= 0.02 * scale + 1e-30):
-            return (f"the result is close but less accurate than {dt} allows: were the products "
-                    f"summed in {dt}? accumulate in float32 and cast back")
+    gs, rs = tuple(np.shape(got)), tuple(ref.shape)
+    h = list(case.inputs.values())[0]
+    lead = rs[:-1]
+
+    def same_values(arranged: Callable[[], np.ndarray]) -> str:
+        try:
+            with np.errstate(all="ignore"):
+                g = np.asarray(arranged(), dtype=np.float64)
+        except (ValueError, TypeError):
+            return ""
+        if g.shape != rs:
+            return ""
+        from .compare import allowed_error
+        x = _Ctx(case, g, ref, None, np.zeros_like(ref))
+        ok = bool(np.all(np.abs(g - ref) <= allowed_error(case.dtype, ref, x.scale, x.n)))
+        return "" if ok else "; the values differ as well"
+
+    if gs == tuple(h.shape) and np.array_equal(np.asarray(got, dtype=np.float64), np.asarray(h, dtype=np.float64)):
+        return Hint("returns_hidden", "the result is hidden itself: the projection onto the embedding matrix "
+                                      "was not applied (hidden @ embedding_matrix.T)")
+    if len(rs) >= 1 and ref.size == 0 and got is not None and np.size(got) == 0:
+        return Hint("empty_batch", f"an empty batch must still give shape {rs} (leading axes, then vocab_size): "
+                                   f"np.array of an empty list has shape (0,); a vectorised matmul keeps the shape")
+    if gs == (1,) + rs:
+        return Hint("added_axis", "a leading axis of size 1 was added (e.g. np.atleast_2d or a reshape to 2-D): "
+                                  "a single vector of shape (d_model,) must give shape (vocab_size,)"
+                    + same_values(lambda: np.asarray(got)[0]))
+    if len(lead) >= 2 and gs == (int(np.prod(lead)), rs[-1]):
+        return Hint("flattened", "the leading (batch) axes were flattened into one; reshape the result back "
+                                 "to (..., vocab_size)" + same_values(lambda: np.asarray(got).reshape(rs)))
+    if len(rs) >= 2 and gs == rs[:-2] + (rs[-1], rs[-2]) and rs[-1] != rs[-2]:
+        return Hint("transposed", "the result is transposed: the vocabulary axis must be the last one "
+                                  "(hidden @ embedding_matrix.T, not embedding_matrix @ hidden.T)"
+                    + same_values(lambda: np.swapaxes(np.asarray(got), -1, -2)))
+    squeezed = tuple(s for s in rs if s != 1)
+    if gs == squeezed and gs != rs:
+        return Hint("squeezed", "axes of size 1 were dropped (np.squeeze?): keep every leading axis, and a "
+                                "vocab_size of 1 still gives a last axis of size 1"
+                    + same_values(lambda: np.asarray(got).reshape(rs)))
+    if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] == rs[-1] - 1:
+        for part, which in ((slice(None, -1), "last"), (slice(1, None), "first")):
+            if _prefix_matches(case, got, ref, part):
+                return Hint("vocab_dropped", f"the {which} row of the embedding matrix is missing from the "
+                                             f"result ({gs[-1]} logits, vocab_size = {rs[-1]}): an "
+                                             f"off-by-one in a slice or range?")
+    if gs == tuple(h.shape) and gs != rs:
+        return Hint("hidden_shape", "the result has the shape of hidden (..., d_model), not (..., vocab_size): "
+                                    "was the projection onto the table applied?")
+    if len(rs) >= 2 and gs == rs[1:]:
+        return Hint("first_row_only", "only the first row of the batch was computed; keep every leading axis")
+    if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] != rs[-1]:
+        return Hint("wrong_vocab", f"the last axis has {gs[-1]} entries, not vocab_size = {rs[-1]}: one logit per "
+                                   f"row of the embedding matrix (hidden @ embedding_matrix.T)")
+    if gs == () and rs != ():
+        return Hint("scalar", "a scalar came back: was the result reduced (summed) over an axis?")
     return None
+
+
+def _prefix_matches(case: Case, got: np.ndarray, ref: np.ndarray, part: slice) -> bool:
+    from .compare import allowed_error
+    sub = ref[..., part]
+    g = np.asarray(got, dtype=np.float64)
+    if g.shape != sub.shape:
+        return False
+    x = _Ctx(case, ref, ref, None, np.zeros_like(ref))
+    return bool(np.all(np.abs(g - sub) <= allowed_error(case.dtype, sub, x.scale[..., part], x.n)))
 
 
 def shape_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> str | None:
-    """The recognised mistake behind a wrong output shape, or None."""
-    gs, rs = tuple(got.shape), tuple(ref.shape)
-    h = list(case.inputs.values())[0]
-    lead = rs[:-1]
-    if gs == (1,) + rs:
-        return ("a leading axis of size 1 was added (e.g. np.atleast_2d or a reshape to 2-D): "
-                "a single vector of shape (d_model,) must give shape (vocab_size,)")
-    if len(lead) >= 2 and gs == (int(np.prod(lead)), rs[-1]):
-        return "the leading (batch) axes were flattened into one; reshape the result back to (..., vocab_size)"
-    if len(rs) >= 2 and gs == rs[:-2] + (rs[-1], rs[-2]):
-        return "the result is transposed: the vocabulary axis must be the last one"
-    if gs == tuple(h.shape):
-        return "the result has the shape of hidden (..., d_model), not (..., vocab_size): was the table used?"
-    if len(rs) >= 2 and gs == rs[1:]:
-        return "only the first row of the batch was computed; keep every leading axis"
-    if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] != rs[-1]:
-        return (f"the last axis has {gs[-1]} entries, not vocab_size = {rs[-1]}: one logit per row of "
-                f"the embedding matrix (and the table needs a transpose: hidden @ embedding_matrix.T)")
-    if gs == () and rs != ():
-        return "a scalar came back: was the result reduced (summed) over an axis?"
-    return None
+    """The text of :func:`diagnose_shape`, or None."""
+    hint = diagnose_shape(case, got, ref)
+    return hint.text if hint else None
 
 
-def dtype_hint(case: Case, got: np.ndarray) -> str | None:
-    """The recognised mistake behind a wrong output dtype, or None."""
-    want, have = case.dtype, got.dtype.name
-    if got.dtype.kind in "iub":
-        return "the result is an integer array: a cast (astype(int)?) truncated the logits"
+def diagnose_dtype(case: Case, got: np.ndarray) -> Hint:
+    """The mistake behind a wrong output dtype (always a hint: at least what to return)."""
+    want, have = case.dtype, np.asarray(got).dtype.name
+    if np.asarray(got).dtype.kind in "iub":
+        return Hint("integer", "the result is an integer array: a cast (astype(int)?) truncated the logits")
     order = {"bfloat16": 0, "float16": 0, "float32": 1, "float64": 2}
     if have in order and want in order:
         if order[have] > order[want]:
-            return (f"the result was promoted to {have}: compute as you like, but return "
-                    f"{want} (e.g. .astype(hidden.dtype))")
+            return Hint("promoted", f"the result was promoted to {have}: compute as you like, but return "
+                                    f"{want} (e.g. .astype(hidden.dtype))", {"got": have})
         if order[have] < order[want]:
-            return f"the result was demoted to {have}: {want} inputs must give {want} logits (no cast to {have})"
-    return f"return the inputs' dtype ({want})"
+            return Hint("demoted", f"the result was demoted to {have}: {want} inputs must give {want} logits "
+                                   f"(no cast to {have})", {"got": have})
+        return Hint("other_half", f"the result is {have}, not {want}: return the inputs' dtype", {"got": have})
+    return Hint("dtype", f"return the inputs' dtype ({want})", {"got": have})
+
+
+def dtype_hint(case: Case, got: np.ndarray) -> str | None:
+    """The text of :func:`diagnose_dtype`."""
+    return diagnose_dtype(case, got).text
+
+
+def diagnose_type(type_name: str) -> Hint:
+    """The hint for a non-array result (``type_name`` as the child reported it)."""
+    if type_name in ("list", "tuple"):
+        return Hint("not_array", f"return an array, not a {type_name} (drop .tolist() or wrap with np.asarray)")
+    if type_name == "NoneType":
+        return Hint("none", "the function returned None: is a return statement missing?")
+    if type_name.startswith("array of dtype"):
+        return Hint("not_numeric", "return a numeric array")
+    return Hint("not_array", "return a NumPy or JAX array")
 
 
 def type_hint(type_name: str) -> str | None:
-    """A hint for a non-array result (``type_name`` as the child reported it)."""
-    if type_name in ("list", "tuple"):
-        return f"return an array, not a {type_name} (drop .tolist() or wrap with np.asarray)"
-    if type_name == "NoneType":
-        return "the function returned None: is a return statement missing?"
-    if type_name.startswith("array of dtype"):
-        return "return a numeric array"
-    return "return a NumPy or JAX array"
+    """The text of :func:`diagnose_type`."""
+    return diagnose_type(type_name).text
+
+
+def diagnose_non_finite(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """The mistake behind NaN or infinity where the expected output is finite, or None."""
+    h = np.asarray(list(case.inputs.values())[0], dtype=np.float64)
+    g = np.asarray(got, dtype=np.float64)
+    if h.ndim >= 1 and h.shape[-1] > 0 and g.shape == ref.shape and g.ndim >= 1:
+        zero_rows = np.all(h == 0, axis=-1)
+        bad_rows = np.any(np.isnan(g), axis=-1)
+        if g.shape[:-1] == zero_rows.shape and np.any(bad_rows & zero_rows) and not np.any(bad_rows & ~zero_rows):
+            return Hint("nan_zero_rows", "NaN exactly where a hidden vector is all zeros: a division by its norm? "
+                                         "the head divides by nothing")
+    if np.any(np.isinf(g)):
+        return Hint("overflow", "an overflow: are intermediate values larger than the dtype's range?")
+    return None
 
 
 def non_finite_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> str | None:
-    """A hint for NaN or infinity in the output, or None."""
-    h = _rows(case, 0)
-    if h is not None and h.ndim >= 1 and np.any(np.all(h == 0, axis=-1)):
-        return "NaN where a hidden row is all zeros: a division by its norm? the head divides by nothing"
-    if np.any(np.isinf(got)):
-        return "an overflow: are intermediate values larger than the dtype's range?"
+    """The text of :func:`diagnose_non_finite`, or None."""
+    hint = diagnose_non_finite(case, got, ref)
+    return hint.text if hint else None
+
+
+def diagnose_exception(message: str) -> Hint | None:
+    """A hint for an exception the submission raised, from its message (never its source), or None."""
+    m = message or ""
+    if m.startswith("NotImplementedError"):
+        return Hint("not_implemented", "the function raises NotImplementedError: write its body")
+    shape_words = ("mismatch in its core dimension", "not aligned", "contracting dimensions",
+                   "dot_general requires", "Incompatible shapes", "operands could not be broadcast",
+                   "size of tensor", "cannot reshape")
+    if any(w in m for w in shape_words):
+        return Hint("shapes_do_not_line_up", "the shapes do not line up: the table needs a transpose, "
+                                             "hidden @ embedding_matrix.T contracts the last axis of both "
+                                             "(d_model) and gives (..., vocab_size)")
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# many cases
+
+#: Ideas whose text names the case dtype: their hints are combined per dtype.
+PER_DTYPE = frozenset({"promoted", "demoted", "other_half", "dtype", "half_accumulation"})
+
+
+def _key(h: dict[str, Any]) -> str | None:
+    """Hints that are the same idea with different facts share a key (``lower_precision:float16``);
+    hints whose text names the case dtype are kept apart per dtype (``promoted@float16``)."""
+    if not h.get("id"):
+        return None
+    low = (h.get("params") or {}).get("computed_in")
+    if low:
+        return f"{h['id']}:{low}"
+    return f"{h['id']}@{h.get('dtype')}" if h["id"] in PER_DTYPE else h["id"]
+
+
+def _range_text(values: list[int]) -> str:
+    v = sorted(set(values))
+    return ", ".join(str(d) for d in v) if len(v) <= 4 else f"from {v[0]} to {v[-1]}"
+
+
+def _combined_text(top: str, mine: list[dict[str, Any]]) -> str:
+    texts = Counter(h["text"] for h in mine)
+    text = max(mine, key=lambda h: (texts[h["text"]], h.get("size", 0)))["text"]  # most common, then largest
+    params = [h.get("params") or {} for h in mine]
+    if top == "factor" and all("factor" in p for p in params):
+        facs = [(float(p["factor"]), int(p.get("d_model", 1))) for p in params]
+        ds = [d for _, d in facs]
+        for fn, name in ((lambda d: 1 / math.sqrt(d), "1/sqrt(d_model)"), (lambda d: 1 / d, "1/d_model"),
+                         (lambda d: math.sqrt(d), "sqrt(d_model)"), (lambda d: float(d), "d_model")):
+            if len(set(ds)) >= 2 and all(abs(c - fn(d)) <= 1e-3 * fn(d) for c, d in facs):
+                return (f"looks like the logits were multiplied by a factor of {name} (in every case, d_model "
+                        f"{_range_text(ds)})"
+                        + ("; scaling belongs to attention scores, not to the output logits" if "sqrt" in name else "")
+                        + "; leave them unscaled")
+        values = [c for c, _ in facs]
+        if len(values) >= 2 and max(values) - min(values) <= 1e-2 * max(abs(v) for v in values):
+            return (f"looks like the logits were multiplied by a constant factor of {_fmt(float(np.median(values)))}; "
+                    f"leave them unscaled")
+    elif top == "offset" and all("offset" in p for p in params):
+        values = [float(p["offset"]) for p in params]
+        if len(values) >= 2 and max(values) - min(values) <= 1e-2 * max(abs(v) for v in values):
+            return (f"looks like a constant offset of {_fmt(float(np.median(values)))} was added to every logit "
+                    f"(a bias?); the head has no bias")
+    elif top.startswith("lower_precision:"):
+        low = top.split(":", 1)[1]
+        dts = {h.get("dtype") for h in mine}
+        if len(dts) > 1:
+            return (f"every value is a {low} number and the errors are {low}'s: the inputs were computed in "
+                    f"{low} precision (a cast to {low}?); compute in the inputs' dtype")
+    return text
+
+
+def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hints of a group of failing cases (one summary entry), most shared first.
+
+    Args:
+        hints: one dict per failing case: ``id`` (None when the case had no hint), ``params``,
+            ``text``, ``size`` (the case's element count), ``dtype``, ``kind`` (the failure
+            kind), ``message`` and ``data`` (the failure's message and data).
+
+    Returns:
+        Up to three ``{"id", "text", "count", "of"}``, each shared by at least a fifth of the
+        cases, most shared first. Facts are reconciled across cases: factors that equal
+        ``1/sqrt(d_model)`` of each case (d_model varying) are named so, equal factors and
+        offsets are called constant; exceptions are read from their messages
+        (:func:`diagnose_exception`); shape failures that return one shape whatever the input
+        are called hard-coded.
+    """
+    hints = [dict(h) for h in hints]
+    for h in hints:
+        if not h.get("id") and h.get("kind") == "exception":
+            found = diagnose_exception(h.get("message") or "")
+            if found:
+                h.update(id=found.id, text=found.text, params=found.params)
+    shapes = [h for h in hints if h.get("kind") == "shape" and (h.get("data") or {}).get("got") is not None]
+    if len(shapes) >= 3 and len(shapes) == len(hints):
+        got = {tuple(h["data"]["got"]) for h in shapes}
+        want = {tuple(h["data"]["expected"]) for h in shapes}
+        if len(got) == 1 and len(want) >= 3:
+            shape = next(iter(got))
+            return [{"id": "constant_shape", "count": len(hints), "of": len(hints),
+                     "text": f"the result has shape {shape} whatever the inputs' shapes: is it hard-coded "
+                             f"(the worked example?) instead of computed from the inputs?"}]
+    keys = Counter(k for k in (_key(h) for h in hints) if k)
+    out = []
+    for key, count in keys.most_common(3):
+        if 5 * count < len(hints):
+            break
+        mine = [h for h in hints if _key(h) == key]
+        out.append({"id": mine[0]["id"], "text": _combined_text(key, mine), "count": count, "of": len(hints)})
+    return out

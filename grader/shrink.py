@@ -42,7 +42,22 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     """Shrunk versions of the first failing generated cases, as extra :class:`CaseResult` records.
 
     A shrunk case only adds information: it is named ``"shrunk:<original>"``, carries a replay
-    command with its exact values, and is excluded from the points (its group is ``"shrunk"``).
+    command with its exact values (``--replay JSON``), and is excluded from the points (its group
+    is ``"shrunk"``). It is kept when hypothesis found a different failing input that is not
+    larger (simpler values of the same size count: ``1.0`` says more than ``1.8486328125``).
+    Nothing is shrunk when the run was asked for named cases (``--case``, a replay): the
+    learner asked for exactly those.
+
+    Args:
+        problem: the :class:`grader.spec.Problem`.
+        cases, results: the run's cases and their results, in the same order.
+        session: the running submission (``grader.check._Session``), called for unseen inputs.
+        opts: the :class:`grader.check.CheckOptions` of the run (seed, max_examples, limits).
+        shown: the submission path as replay commands show it.
+        dtypes: the graded dtypes, in the order generation spreads cases over them.
+
+    Returns:
+        At most :data:`MAX_SHRINKS` extra results, possibly none.
     """
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
@@ -50,6 +65,8 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
 
     from .check import _expected, _run_failure, _values_of, replay_command
 
+    if getattr(opts, "only_cases", None):
+        return []
     verdicts: dict[str, str | None] = {}
     for case, res in zip(cases, results):
         if case.origin == "generated":
@@ -112,8 +129,8 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
         if key is None or key not in best:
             continue  # the smallest failing example is the original (already reported)
         case, outcome, failure, exp = best[key]
-        if case.size >= original.size and case.rank >= original.rank:
-            continue
+        if case.size > original.size:
+            continue  # shapes shrink toward the spec's pool order, not always toward fewer elements
         case.origin = "shrunk"
         case.name = f"shrunk:{original.name}"
         info = {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in case.inputs.items()}

@@ -1,7 +1,8 @@
 """The text report for a person at a terminal (the default of ``grader check``).
 
 Layout: a verdict line; what ran (framework, dtypes, seed, sandbox); the failure pattern by
-kind, dtype and rank; the failing cases, smallest first (shrunk ones lead), each with shapes,
+kind, dtype and rank (``grader.check.summarise``), each with the hints its failing cases share
+and how many share them; the failing cases, smallest first (shrunk ones lead), each with shapes,
 the mismatch, the hint, small values and a replay command; the points per group; the head of
 the submission's own output. Hidden cases appear as counts only unless the audience is the
 instructor.
@@ -75,9 +76,16 @@ def render(report: Report, *, audience: str = "learner") -> str:
             lines += [f"    {line}" for line in detail.rstrip().splitlines()[-MAX_DETAIL_LINES:]]
         if f.hint:
             lines.append(f"hint: {f.hint}")
-    if report.summary:
+    summary = report.summary
+    if hidden and report.summary:
+        from ..check import summarise  # learners: the pattern of the cases they may see, only
+        summary = summarise(shown_cases, tuple(env.get("dtypes", ())))
+    if summary:
         lines += ["", "What failed (by kind, dtype and rank):"]
-        lines += [f"  {s['text']}" for s in report.summary]
+        for entry in summary:
+            lines.append(f"  {entry['text']}")
+            for hint in entry.get("hints") or ([entry["hint"]] if entry.get("hint") else []):
+                lines.append(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}")
 
     failing = [c for c in shown_cases if c.status != "passed" and c.status != "skipped"]
     failing.sort(key=lambda c: (not c.shrunk, sum(_size(i.shape) for i in c.inputs.values())))

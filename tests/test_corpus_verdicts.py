@@ -1,0 +1,184 @@
+"""Verdicts on the project's own corpus (tests/corpus), graded through the CLI as a learner would.
+
+Every file of tests/corpus/correct and tests/corpus/wrong is one test. tests/corpus/expected.json
+says what each must get: ``verdict`` (``pass``/``fail``), ``kinds`` (the first failure kind must
+be one of them) and optionally ``hint``, a keyword the text report's explanation (the summary of
+what failed and the ``hint:`` lines) must contain, case-insensitively.
+
+All files are graded once per session, in parallel (:data:`WORKERS` processes at a time, the
+slow JAX ones first), with ``--max-examples 4 --no-shrink`` (one generated case per dtype; the fixed cases are
+the same as in a default run); the files of :data:`DEFAULT_RUN`
+get the default run (the spec's 36 generated cases, shrinking on), and their replay commands
+are run to check that they reproduce the failure. The text report is rendered from the JSON
+report with ``grader.reports.text`` (the function the CLI calls); one test checks that this
+equals the CLI's own ``--format text`` output.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from grader.reports import text as text_report
+from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text())
+FILES = sorted(rel for rel in EXPECTED if rel.startswith(("correct/", "wrong/")) and (CORPUS / rel).exists())
+FAST = ["--max-examples", "4", "--no-shrink"]
+DEFAULT_RUN = {"correct/c01_numpy_matmul.py", "wrong/w12_relu_logits.py", "wrong/w18_wrong_only_float16.py"}
+WORKERS = max(2, min(4, os.cpu_count() or 2))  # one grading per core (3 on 2 cores measured no faster)
+CALL_TIMEOUT = {"timeout": ["--timeout", "3"]}  # an endless loop needs only a short wait to be caught
+
+
+@dataclass
+class Graded:
+    """One CLI run: exit code, the JSON report (None if none was written), stderr, the arguments."""
+
+    code: int
+    report: dict | None
+    stderr: str
+    args: list[str]
+    seconds: float = 0.0
+
+
+def grade(rel: str, out_dir: Path) -> Graded:
+    """``python -m grader check FILE --problem tied_lm_head --format json --output ...``."""
+    want = EXPECTED[rel]
+    args = [] if rel in DEFAULT_RUN else list(FAST)
+    if set(want.get("kinds", [])) & set(CALL_TIMEOUT):
+        args += CALL_TIMEOUT["timeout"]
+    out = out_dir / (rel.replace("/", "__") + ".json")
+    cmd = [sys.executable, "-m", "grader", "check", str(CORPUS / rel), "--problem", "tied_lm_head",
+           "--format", "json", "--output", str(out), *args]
+    started = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL)
+    report = json.loads(out.read_text()) if out.exists() else None
+    return Graded(proc.returncode, report, proc.stderr, args, time.monotonic() - started)
+
+
+@pytest.fixture(scope="session")
+def graded() -> dict[str, Future]:
+    """Every corpus file's :class:`Graded`, as futures: the first test to ask starts them all."""
+    out_dir = Path(tempfile.mkdtemp(prefix="corpus-verdicts-"))
+    pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="grade")
+    is_jax = {rel: "jax" in (CORPUS / rel).read_text() for rel in FILES}
+    order = sorted(FILES, key=lambda rel: (not is_jax[rel], rel not in DEFAULT_RUN, rel))
+    futures = {rel: pool.submit(grade, rel, out_dir) for rel in order}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def report_from_json(data: dict) -> Report:
+    """A :class:`grader.results.Report` rebuilt from its ``to_json`` form."""
+    def failure(f):
+        if not f:
+            return None
+        return Failure(f["kind"], f["message"], f.get("hint"), list(f.get("details") or []), dict(f.get("data") or {}))
+    cases = [CaseResult(c["name"], c["group"], c["status"], c["dtype"], c["rank"],
+                        {k: ArrayInfo(tuple(v["shape"]), v["dtype"]) for k, v in c["inputs"].items()},
+                        c["visibility"], failure(c["failure"]), c["seconds"], c["values"], c["replay"], c["shrunk"])
+             for c in data["cases"]]
+    groups = [GroupScore(**g) for g in data["groups"]]
+    return Report(data["problem"], data["title"], data["submission"], data["passed"], data["score"],
+                  data["max_score"], failure(data["failure"]), cases, groups, data["summary"],
+                  data["environment"], data["output"], data["seconds"])
+
+
+def explanation(text: str) -> str:
+    """The parts of a text report that explain: the summary of what failed and every hint line."""
+    lines = text.splitlines()
+    out, in_summary = [], False
+    for line in lines:
+        if line.startswith("What failed"):
+            in_summary = True
+        elif in_summary and not line.startswith("  "):
+            in_summary = False
+        if in_summary or line.strip().startswith("hint"):
+            out.append(line)
+    return "\n".join(out)
+
+
+def first_kind(report: dict) -> str | None:
+    """The whole run's failure kind, else the first failing case's (in run order)."""
+    if report.get("failure"):
+        return report["failure"]["kind"]
+    for case in report["cases"]:
+        if case["failure"]:
+            return case["failure"]["kind"]
+    return None
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_verdict(rel, graded):
+    g: Graded = graded[rel].result()
+    want = EXPECTED[rel]
+    assert g.report is not None, f"no report after {g.seconds:.1f} s; exit {g.code}; stderr: {g.stderr[-500:]}"
+    report = g.report
+    passed = want["verdict"] == "pass"
+    failing = [(c["name"], c["failure"]["kind"], c["failure"]["message"]) for c in report["cases"] if c["failure"]]
+    assert report["passed"] is passed, f"{rel}: got {'pass' if report['passed'] else 'fail'}; {failing[:5]}"
+    assert g.code == (0 if passed else 1), f"exit code {g.code} disagrees with the verdict; {g.stderr[-500:]}"
+    if passed:
+        assert not failing and report["failure"] is None
+        return
+    assert first_kind(report) in want["kinds"], f"first failure kind {first_kind(report)} not in {want['kinds']}"
+    if want.get("hint"):
+        text = text_report.render(report_from_json(report))
+        assert want["hint"].lower() in explanation(text).lower(), f"{rel}: no {want['hint']!r} in:\n{explanation(text)}"
+
+
+def test_the_corpus_is_all_here():
+    """Every correct/ and wrong/ file has an expectation, and the other way round."""
+    on_disk = {f"{p.parent.name}/{p.name}" for d in ("correct", "wrong") for p in (CORPUS / d).glob("*.py")}
+    assert on_disk == {rel for rel in EXPECTED if rel.startswith(("correct/", "wrong/"))}
+    assert len([r for r in FILES if r.startswith("correct/")]) >= 20
+    assert len([r for r in FILES if r.startswith("wrong/")]) >= 30
+
+
+def test_text_rendered_from_json_equals_the_cli_text(graded):
+    rel = "wrong/w04_constant_bias.py"
+    g: Graded = graded[rel].result()
+    proc = subprocess.run([sys.executable, "-m", "grader", "check", str(CORPUS / rel), "--problem", "tied_lm_head",
+                           *g.args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 1
+    assert proc.stdout == text_report.render(report_from_json(g.report))
+
+
+@pytest.mark.parametrize("rel", sorted(r for r in DEFAULT_RUN if r.startswith("wrong/")))
+def test_replay_commands_reproduce_the_failure(rel, graded):
+    """Run the replay command of a shrunk case, of a generated case and of a fixed one."""
+    report = graded[rel].result().report
+    failing = [c for c in report["cases"] if c["failure"] and c["replay"]]
+    shrunk = [c for c in failing if c["shrunk"]]
+    generated = [c for c in failing if c["group"] == "generated"]
+    fixed = [c for c in failing if c["group"] not in ("generated", "shrunk")]
+    assert shrunk, ("the default run shrinks the first failing generated case; cases: "
+                    f"{[(c['name'], c['failure']['kind']) for c in failing][:8]}")
+    assert shrunk[0]["values"] is not None, "a small shrunk case shows its values"
+    for case in (shrunk[0], generated[0], fixed[0]):
+        argv = shlex.split(case["replay"])
+        assert argv[:2] == ["grader", "check"]
+        proc = subprocess.run([sys.executable, "-m", "grader", *argv[1:], "--format", "json"],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert proc.returncode == 1, f"{case['replay']}: exit {proc.returncode}; {proc.stderr[-500:]}"
+        again = json.loads(proc.stdout)
+        (only,) = again["cases"]  # exactly that case, nothing shrunk on top
+        assert only["failure"]["kind"] == case["failure"]["kind"]
+        assert only["failure"]["data"].get("got") == case["failure"]["data"].get("got")
+        if case["values"] is not None:
+            assert only["values"]["got"] == case["values"]["got"]
+            assert only["values"]["expected"] == case["values"]["expected"]
+        if case["shrunk"]:
+            assert "--replay" in argv
+

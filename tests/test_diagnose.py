@@ -1,0 +1,338 @@
+"""Hints (grader.diagnose) and the failure summary (grader.check.summarise), in-process.
+
+Each idea is tested against the output a mistake actually gives, computed here the way a
+learner's code would compute it, and against outputs it must not claim (a near miss, another
+mistake). Learner-facing messages are asserted exactly for a few (STYLE.md).
+"""
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from grader import diagnose
+from grader.cases import Case
+from grader.check import summarise
+from grader.compare import allowed_error
+from grader.results import ArrayInfo, CaseResult, Failure
+
+NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
+      "float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
+
+
+def inputs(seed=0, lead=(4,), d=8, v=6, dt="float32", mean=(-2, 2), scale=(0.5, 2)):
+    rng = np.random.default_rng(seed)
+    h = rng.uniform(*mean, lead + (1,)) + rng.uniform(*scale, lead + (1,)) * rng.standard_normal(lead + (d,))
+    e = rng.standard_normal((v, d))
+    return h.astype(NP[dt]), e.astype(NP[dt])
+
+
+def hint_for(h, e, got_fn, dt="float32", exact=False):
+    """The Hint for the output ``got_fn(h64, e64, ref)`` (computed in float64, rounded to dt)."""
+    case = Case(f"c[{dt}]", "g", dt, {"hidden": h, "embedding_matrix": e}, {}, "exact" if exact else "tolerance")
+    h64, e64 = h.astype(np.float64), e.astype(np.float64)
+    ref = h64 @ e64.T
+    scale = np.abs(h64) @ np.abs(e64).T
+    got = np.asarray(got_fn(h64, e64, ref)).astype(NP[dt]).astype(np.float64)
+    allowed = np.zeros_like(ref) if exact else allowed_error(dt, ref, scale, h.shape[-1])
+    return diagnose.diagnose_values(case, got, ref, None if exact else scale, allowed)
+
+
+def softmax(x):
+    z = np.exp(x - x.max(-1, keepdims=True))
+    return z / z.sum(-1, keepdims=True)
+
+
+IDEAS = {
+    "softmax": lambda h, e, r: softmax(r),
+    "log_softmax": lambda h, e, r: r - np.log(np.exp(r - r.max(-1, keepdims=True)).sum(-1, keepdims=True))
+    - r.max(-1, keepdims=True),
+    "sign_flip": lambda h, e, r: -r,
+    "abs": lambda h, e, r: np.abs(r),
+    "relu": lambda h, e, r: np.maximum(r, 0),
+    "normalised_hidden": lambda h, e, r: (h / np.linalg.norm(h, axis=-1, keepdims=True)) @ e.T,
+    "cosine": lambda h, e, r: (h / np.linalg.norm(h, axis=-1, keepdims=True))
+    @ (e / np.linalg.norm(e, axis=-1, keepdims=True)).T,
+    "normalised_table": lambda h, e, r: h @ (e / np.linalg.norm(e, axis=-1, keepdims=True)).T,
+    "standardised_hidden": lambda h, e, r: ((h - h.mean(-1, keepdims=True)) / h.std(-1, keepdims=True)) @ e.T,
+    "row_offset": lambda h, e, r: r - r.mean(-1, keepdims=True),
+    "first_row": lambda h, e, r: np.broadcast_to(r[0], r.shape),
+    "feature_dropped": lambda h, e, r: h[:, :-1] @ e[:, :-1].T,
+}
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("idea", sorted(IDEAS))
+def test_each_idea_is_named_in_every_dtype(idea, dt):
+    h, e = inputs(seed=1, dt=dt)
+    hint = hint_for(h, e, IDEAS[idea], dt)
+    assert hint is not None and hint.id == idea, hint
+
+
+def test_exact_messages():
+    h, e = inputs(seed=2)
+    assert hint_for(h, e, IDEAS["softmax"]).text == (
+        "looks like softmax was applied to the logits: return the raw logits (softmax belongs to the loss or "
+        "to sampling)")
+    assert hint_for(h, e, lambda h, e, r: r + 0.5).text == (
+        "looks like a constant offset of 0.5 was added to every logit (a bias?); the head has no bias")
+    assert hint_for(h, e, lambda h, e, r: r / math.sqrt(8)).text == (
+        "looks like the logits were multiplied by a factor of 1/sqrt(d_model) = 0.3536 (d_model = 8); scaling "
+        "belongs to attention scores, not to the output logits; leave them unscaled")
+    assert hint_for(h, e, lambda h, e, r: 2 * r).text == (
+        "looks like the logits were multiplied by a factor of 2; leave them unscaled")
+    h64 = h.astype(np.float64)
+    assert hint_for(h64, e.astype(np.float64), lambda h, e, r: (h.astype(np.float32) @ e.astype(np.float32).T),
+                    "float64").text == (
+        "every value is a float32 number and the errors are float32's: the float64 inputs were computed in "
+        "float32 precision (a cast to float32, or JAX without jax_enable_x64); compute in the inputs' dtype")
+
+
+def test_factor_does_not_fire_for_softmax_even_with_one_logit_per_row():
+    h, e = inputs(seed=3, v=1)
+    hint = hint_for(h, e, IDEAS["softmax"])
+    assert hint is not None and hint.id == "softmax"
+
+
+def test_constant_offset_versus_per_row_versus_bias_vector():
+    h, e = inputs(seed=4)
+    assert hint_for(h, e, lambda h, e, r: r - 0.25).id == "offset"
+    rows = np.array([[0.5], [-1.0], [2.0], [0.25]])
+    assert hint_for(h, e, lambda h, e, r: r + rows).id == "row_offset"
+    cols = np.linspace(-1, 1, 6)
+    assert hint_for(h, e, lambda h, e, r: r + cols).id == "column_offset"
+
+
+def test_offset_on_a_single_element_only_when_it_is_a_plain_number():
+    h, e = np.array([0.0], np.float32), np.array([[0.0]], np.float32)
+    assert hint_for(h, e, lambda h, e, r: r + 0.5).id == "offset"
+    h, e = np.array([0.7], np.float32), np.array([[0.3]], np.float32)
+    assert hint_for(h, e, lambda h, e, r: r + 0.123456) is None
+
+
+def test_factor_on_a_single_element_only_when_it_is_a_plain_number():
+    h, e = np.array([1.5], np.float16), np.array([[-2.0]], np.float16)
+    assert hint_for(h, e, lambda h, e, r: r * 0.125, "float16").id == "factor"
+    assert hint_for(h, e, lambda h, e, r: r * 0.8137, "float16") is None
+
+
+def test_hints_on_exact_probe_cases_where_nothing_is_allowed():
+    e = inputs(seed=5)[1]
+    h = np.zeros((3, 8), np.float32)
+    h[np.arange(3), np.arange(3)] = 2.0  # 2 * e_k rows, as the spec's basis probes
+    assert hint_for(h, e, lambda h, e, r: r / math.sqrt(8), exact=True).id == "factor"
+    assert hint_for(h, e, lambda h, e, r: r + 1e-3, exact=True).id == "offset"
+    zero = np.zeros((3, 8), np.float32)
+    assert hint_for(zero, e, lambda h, e, r: r + 0.5, exact=True).id == "offset"
+    assert hint_for(zero, e, IDEAS["softmax"], exact=True).id == "softmax"
+
+
+def test_mistake_on_some_elements_only():
+    h, e = inputs(seed=6)
+    relu = hint_for(h, e, IDEAS["relu"])
+    assert relu.id == "relu"  # only the negative logits change, and the idea still fits
+
+    def last_row_zero(h, e, r):
+        out = r.copy()
+        out[-1] = 0
+        return out
+    hint = hint_for(h, e, last_row_zero)
+    assert hint.id == "where"
+    assert hint.text == ("only the last of 4 rows (hidden vectors, leading axes flattened) is wrong (they came "
+                         "back as 0: never computed?): a loop or slice that stops short?")
+
+    def negatives_halved(h, e, r):
+        return np.where(r < 0, r / 3 + 0.1, r)
+    assert hint_for(h, e, negatives_halved).params == {"sign": "negative"}
+
+
+def test_no_idea_claims_a_near_miss_or_noise():
+    h, e = inputs(seed=7)
+    rng = np.random.default_rng(0)
+    for dt in ("float16", "float32"):
+        hh, ee = h.astype(NP[dt]), e.astype(NP[dt])
+        h64, e64 = hh.astype(np.float64), ee.astype(np.float64)
+        allowed = allowed_error(dt, h64 @ e64.T, np.abs(h64) @ np.abs(e64).T, 8)
+        noisy = lambda h, e, r: r + 3 * allowed * rng.choice([-1, 1], r.shape)  # noqa: E731
+        hint = hint_for(hh, ee, noisy, dt)
+        assert hint is None or hint.id == "half_accumulation", hint
+
+
+def test_precision_ideas():
+    h, e = inputs(seed=8)
+    hint = hint_for(h, e, lambda h, e, r: h.astype(np.float16) @ e.astype(np.float16).T, "float32")
+    assert (hint.id, hint.params) == ("lower_precision", {"computed_in": "float16"})
+
+    h16, e16 = inputs(seed=8, lead=(4,), d=512, v=3, dt="float16", mean=(1, 2), scale=(0.1, 0.2))
+    e16 = np.abs(e16)
+
+    def loop_in_float16(h, e, r):
+        acc = np.zeros(r.shape, np.float16)
+        for k in range(h.shape[-1]):
+            acc = (acc + (h[:, None, k] * e[:, k]).astype(np.float16)).astype(np.float16)
+        return acc
+    hint = hint_for(h16, e16, loop_in_float16, "float16")
+    assert hint is not None and hint.id == "half_accumulation"
+
+
+def test_structure_ideas_on_square_tables():
+    h, e = inputs(seed=9, lead=(5,), d=5, v=5)
+    assert hint_for(h, e, lambda h, e, r: h @ e).id == "no_transpose"
+    assert hint_for(h, e, lambda h, e, r: r.T).id == "swapped_axes"
+    assert hint_for(h, e, lambda h, e, r: h).id == "returns_hidden"
+
+
+def test_zeros_and_all_negative():
+    h, e = inputs(seed=10)
+    assert hint_for(h, e, lambda h, e, r: 0 * r).text == (
+        "the result is all zeros: were the logits computed and returned?")
+    hn, en = np.abs(h), -np.abs(e)
+    assert hint_for(hn, en, lambda h, e, r: 0 * r).id == "relu"
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes, dtypes, non-finite values, exceptions
+
+def shape_hint(got_shape, lead=(2, 3), d=4, v=5, got=None):
+    h = np.ones(lead + (d,), np.float32)
+    e = np.arange(v * d, dtype=np.float32).reshape(v, d)
+    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    ref = h.astype(np.float64) @ e.astype(np.float64).T
+    if got is None:
+        got = np.zeros(got_shape, np.float32)
+    return diagnose.diagnose_shape(case, got, ref)
+
+
+def test_shape_ideas():
+    assert shape_hint((1, 5), lead=()).text == (
+        "a leading axis of size 1 was added (e.g. np.atleast_2d or a reshape to 2-D): a single vector of shape "
+        "(d_model,) must give shape (vocab_size,); the values differ as well")
+    h = np.ones((4,), np.float32)
+    right = h @ np.arange(20, dtype=np.float32).reshape(5, 4).T
+    assert shape_hint(None, lead=(), got=right[None]).text.endswith("must give shape (vocab_size,)")
+    assert shape_hint((6, 5)).id == "flattened"
+    assert shape_hint((2, 5, 3)).id == "transposed"
+    assert shape_hint((2, 3, 4)).id == "hidden_shape"
+    assert shape_hint((2, 3, 5), lead=(2, 1, 3)).id == "squeezed"
+    assert shape_hint((2, 3, 7)).id == "wrong_vocab"
+    assert shape_hint(()).id == "scalar"
+    assert shape_hint((0,), lead=(0,)).id == "empty_batch"
+    ones = np.ones((2, 3, 4), np.float32)
+    dropped = ones.astype(np.float64) @ np.arange(20.0).reshape(5, 4)[:-1].T
+    assert shape_hint(None, got=dropped.astype(np.float32)).id == "vocab_dropped"
+    assert shape_hint(None, got=ones).id == "returns_hidden"
+
+
+def test_dtype_hints():
+    case = Case("c[float16]", "g", "float16", {"hidden": np.ones(2, np.float16)}, {})
+    assert diagnose.dtype_hint(case, np.ones(2, np.float32)) == (
+        "the result was promoted to float32: compute as you like, but return float16 (e.g. .astype(hidden.dtype))")
+    case64 = Case("c[float64]", "g", "float64", {"hidden": np.ones(2)}, {})
+    assert diagnose.diagnose_dtype(case64, np.ones(2, np.float32)).id == "demoted"
+    assert diagnose.diagnose_dtype(case64, np.ones(2, np.int64)).id == "integer"
+    bf = Case("c[bfloat16]", "g", "bfloat16", {"hidden": np.ones(2, NP["bfloat16"])}, {})
+    assert diagnose.diagnose_dtype(bf, np.ones(2, np.float16)).id == "other_half"
+
+
+def test_non_finite_and_type_hints():
+    h = np.array([[0.0, 0.0], [1.0, 2.0]], np.float32)
+    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": np.eye(2, dtype=np.float32)}, {})
+    got = np.array([[np.nan, np.nan], [1.0, 2.0]])
+    assert diagnose.diagnose_non_finite(case, got, h.astype(np.float64)).id == "nan_zero_rows"
+    assert diagnose.non_finite_hint(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) == (
+        "an overflow: are intermediate values larger than the dtype's range?")
+    assert diagnose.type_hint("NoneType") == "the function returned None: is a return statement missing?"
+    assert diagnose.type_hint("list") == "return an array, not a list (drop .tolist() or wrap with np.asarray)"
+
+
+def test_exception_hints():
+    assert diagnose.diagnose_exception(
+        "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0").id == "shapes_do_not_line_up"
+    assert diagnose.diagnose_exception("NotImplementedError").id == "not_implemented"
+    assert diagnose.diagnose_exception("ZeroDivisionError: division by zero") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# many cases: combine() and summarise()
+
+def test_combine_names_a_factor_that_follows_d_model():
+    hints = [{"id": "factor", "params": {"factor": 1 / math.sqrt(d), "d_model": d}, "text": f"t{d}", "size": d}
+             for d in (2, 4, 8, 16, 32)]
+    (top,) = diagnose.combine(hints)
+    assert top["text"] == ("looks like the logits were multiplied by a factor of 1/sqrt(d_model) (in every case, "
+                           "d_model from 2 to 32); scaling belongs to attention scores, not to the output logits; "
+                           "leave them unscaled")
+    assert (top["count"], top["of"]) == (5, 5)
+
+
+def test_combine_constant_factor_and_minorities():
+    hints = [{"id": "factor", "params": {"factor": 0.5, "d_model": d}, "text": "x", "size": 1} for d in (1, 2, 4)]
+    hints.append({"id": None, "text": None})
+    (top,) = diagnose.combine(hints)
+    assert top["text"] == "looks like the logits were multiplied by a constant factor of 0.5; leave them unscaled"
+    assert (top["count"], top["of"]) == (3, 4)
+    assert diagnose.combine([{"id": None}] * 3) == []
+
+
+def test_combine_reads_exceptions_and_spots_a_hard_coded_shape():
+    exc = [{"id": None, "kind": "exception", "message": "NotImplementedError", "text": None}] * 3
+    assert diagnose.combine(exc)[0]["id"] == "not_implemented"
+    shapes = [{"id": None, "kind": "shape", "text": None, "data": {"got": [3], "expected": list(s)}}
+              for s in [(5,), (2, 7), (1, 1, 4)]]
+    assert diagnose.combine(shapes)[0]["text"] == (
+        "the result has shape (3,) whatever the inputs' shapes: is it hard-coded (the worked example?) instead of "
+        "computed from the inputs?")
+
+
+def result(name, dt, rank, kind=None, hint_id=None, shrunk=False):
+    failure = Failure(kind, "m", hint="h", data={"hint_id": hint_id} if hint_id else {}) if kind else None
+    return CaseResult(name, "g", "failed" if kind else "passed", dt, rank,
+                      {"hidden": ArrayInfo((2,) * rank, dt)}, failure=failure, shrunk=shrunk)
+
+
+DT = ("float16", "float32", "float64")
+
+
+def test_summary_only_one_dtype():
+    cases = [result(f"a{i}[{dt}]", dt, 1 + i % 3, "tolerance" if dt == "float16" else None, "factor")
+             for dt in DT for i in range(6)]
+    (s,) = summarise(cases, DT)
+    assert s["text"] == "tolerance: 6 cases, only in float16 (float32, float64 pass)"
+    assert (s["only_dtype"], s["only_dtypes"], s["rank_pattern"]) == ("float16", ["float16"], None)
+    assert s["hint"] == {"id": "factor", "text": "h", "count": 6, "of": 6}
+
+
+def test_summary_rank_patterns():
+    only1 = [result(f"a{i}[{dt}]", dt, r, "shape" if r == 1 else None) for dt in DT for i, r in enumerate([1, 1, 2, 3])]
+    (s,) = summarise(only1, DT)
+    assert s["text"] == ("shape: 6 cases, in every dtype (float16, float32, float64), only for a single hidden "
+                         "vector (1 axis); other ranks pass")
+    from3 = [result(f"b{i}[{dt}]", dt, r, "tolerance" if r >= 3 else None)
+             for dt in DT for i, r in enumerate([1, 2, 3, 4])]
+    (s,) = summarise(from3, DT)
+    assert s["rank_pattern"] == {"how": "from", "rank": 3} and s["from_rank"] == 3
+    assert s["text"].endswith("only from rank 3 on (hidden with 3 or more axes); smaller ranks pass")
+
+
+def test_summary_claims_no_rank_pattern_from_a_few_coincidences():
+    cases = [result(f"c{i}[float32]", "float32", r, None) for i, r in enumerate([1, 1, 2, 2, 2, 2, 2, 3])]
+    cases[2] = result("c2[float32]", "float32", 2, "non_finite")
+    cases[3] = result("c3[float32]", "float32", 2, "non_finite")
+    (s,) = summarise(cases, ("float32",))
+    assert s["rank_pattern"] is None
+
+
+def test_summary_leaves_shrunk_cases_out_of_counts_but_uses_them_as_example():
+    cases = [result("gen001[float32]", "float32", 2, "tolerance"), result("x[float32]", "float32", 2, "tolerance"),
+             result("shrunk:gen001[float32]", "float32", 1, "tolerance", shrunk=True)]
+    (s,) = summarise(cases, ("float32",))
+    assert s["count"] == 2 and s["example"] == "shrunk:gen001[float32]"
+
+
+def test_fitted_values_are_shown_plain_but_never_rounded_away():
+    h, e = inputs(seed=11, d=6, dt="float16", mean=(20, 30))  # large logits: float16 rounds the offset
+    assert hint_for(h, e, lambda h, e, r: r + 0.5, "float16").params == {"offset": 0.5}
+    assert hint_for(h, e, lambda h, e, r: r * 0.125, "float16").params["factor"] == 0.125
+    assert hint_for(h, e, lambda h, e, r: r * 0.37, "float16").params["factor"] == 0.37

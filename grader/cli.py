@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
 def write_output(text: str, path: str | None) -> None:
     """Write ``text`` to ``path`` atomically (a temp file renamed into place), or to stdout.
 
+    A path that exists and is not a regular file (``/dev/null``, a FIFO) is written in place.
+
     Raises:
         GraderError: the file cannot be written.
     """
@@ -128,6 +130,12 @@ def write_output(text: str, path: str | None) -> None:
         return
     target = Path(path)
     try:
+        if target.exists() and not target.is_file():
+            # a device, FIFO or the like (/dev/null, /dev/stdout): write into it; renaming a
+            # temp file over it would replace the device with a regular file
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            return
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

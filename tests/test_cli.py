@@ -211,3 +211,25 @@ def test_problem_is_detected_from_the_function_defined(tmp_path):
     assert none.code == 2
     assert none.stderr.strip() == ("grader: error: the submission defines no function of a known problem "
                                    "(other, tied_lm_head); pass --problem ID")
+
+
+def test_output_to_a_fifo_or_device_writes_into_it(tmp_path):
+    """--output /dev/null must never replace the device with a regular file (atomic rename)."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    run = run_grader("check", str(SUBMISSIONS / "correct_numpy.py"), "--format", "json",
+                     "--output", str(fifo), *FAST)
+    reader.join(timeout=60)
+    assert run.code == 0, run.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced"
+    assert json.loads(got[0])["passed"] is True
+    run = run_grader("check", str(SUBMISSIONS / "correct_numpy.py"), "--output", os.devnull, *FAST)
+    assert run.code == 0
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)

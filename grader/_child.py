@@ -216,7 +216,6 @@ def _landlock(rules: dict) -> int:
     connections outside this process's domain (ABI 6). Landlock always forbids ptrace of
     processes outside the domain. Returns the ABI version used (0: Landlock is unavailable).
     """
-    import ctypes
     import struct
     libc = _libc()
     abi = libc.syscall(444, None, 0, 1)             # landlock_create_ruleset(NULL, 0, VERSION)

@@ -148,7 +148,7 @@ class Report:
         failure: set when nothing could be graded (``import``, or a crash before any case).
         cases: every case, in run order.
         groups: points per case group.
-        summary: failures grouped by kind, dtype and rank (see ``grader.check.summarise``).
+        summary: failures grouped by kind, dtype and rank (see ``grader.summary.summarise``).
         environment: seed, framework, dtypes graded, versions, sandbox tier, x64 flag.
         output: the submission's captured ``stdout``/``stderr`` heads and whether they were cut.
         seconds: wall time of the whole check (seconds).

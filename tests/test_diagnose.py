@@ -1,4 +1,4 @@
-"""Hints (grader.diagnose) and the failure summary (grader.check.summarise), in-process.
+"""Hints (grader.diagnose) and the failure summary (grader.summary.summarise), in-process.
 
 Each idea is tested against the output a mistake actually gives, computed here the way a
 learner's code would compute it, and against outputs it must not claim (a near miss, another
@@ -14,7 +14,7 @@ import pytest
 
 from grader import diagnose
 from grader.cases import Case
-from grader.check import summarise
+from grader.summary import summarise
 from grader.compare import allowed_error
 from grader.results import ArrayInfo, CaseResult, Failure
 

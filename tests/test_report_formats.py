@@ -357,9 +357,14 @@ def test_common_split_and_tallies():
 def test_json_report_redacts_hidden_cases_and_output_for_learners():
     from grader.reports import json_report
 
+    from grader.summary import summarise
+
     rep = hidden()
     rep.output = {"stdout": "hidden input: [1, 2, 3]\n", "stderr": "", "truncated": False}
+    rep.summary = summarise(rep.cases, ("float32",))
+    assert SECRET in json.dumps(rep.summary)  # the full summary names a hidden case
     learner = json.loads(json_report.render(rep, audience="learner"))
+    assert SECRET not in json.dumps(learner)
     hidden_cases = [c for c in learner["cases"] if c["visibility"] == "hidden"]
     assert hidden_cases and all(c["inputs"] == {} and c["name"].startswith("hidden-") for c in hidden_cases)
     assert all(c["failure"] is None or c["failure"]["message"] == "hidden case" for c in hidden_cases)

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from ..results import Report
+from ..summary import summarise
 from .common import may_show_output
 
 
@@ -32,6 +33,10 @@ def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
             else:
                 redacted.append(case)
         data["cases"] = redacted
+        if any(c.visibility == "hidden" for c in report.cases):
+            # the pattern of the cases a learner may see (hidden ones would leak their names)
+            shown = [c for c in report.cases if c.visibility != "hidden"]
+            data["summary"] = summarise(shown, tuple(report.environment.get("dtypes", ())))
         if not may_show_output(report, audience):
             # the capture spans every case: a submission printing its arguments would reveal
             # the hidden inputs

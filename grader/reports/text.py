@@ -1,7 +1,7 @@
 """The text report for a person at a terminal (the default of ``grader check``).
 
 Layout: a verdict line; what ran (framework, dtypes, seed, sandbox); the failure pattern by
-kind, dtype and rank (``grader.check.summarise``), each with the hints its failing cases share
+kind, dtype and rank (``grader.summary.summarise``), each with the hints its failing cases share
 and how many share them; the failing cases, smallest first (shrunk ones lead), each with shapes,
 the mismatch, the hint, small values and a replay command; the points per group; the head of
 the submission's own output. Hidden cases appear as counts only unless the audience is the
@@ -78,7 +78,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
             lines.append(f"hint: {f.hint}")
     summary = report.summary
     if hidden and report.summary:
-        from ..check import summarise  # learners: the pattern of the cases they may see, only
+        from ..summary import summarise  # learners: the pattern of the cases they may see, only
         summary = summarise(shown_cases, tuple(env.get("dtypes", ())))
     if summary:
         lines += ["", "What failed (by kind, dtype and rank):"]

@@ -1,0 +1,116 @@
+"""Failures grouped into patterns: by kind, dtype and rank, with the hints the cases share.
+
+A pure function of the case records (``grader.results.CaseResult``), used by the check stage
+to fill ``Report.summary`` and by reporters that must recompute it for a learner audience
+(hidden cases left out); it belongs to no pipeline stage, so reporters need not reach back
+into ``grader.check``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable
+
+import numpy as np
+
+from .results import CaseResult
+
+
+def _rank_pattern(failed: list[CaseResult], ran: list[CaseResult]) -> tuple[str, int] | None:
+    """Whether failures of one kind are confined to some ranks of hidden.
+
+    ``("only", r)``, ``("from", r)`` or ``("up_to", r)`` when every failing case has such a
+    rank, the other ranks ran, and the evidence is not a coincidence: at least three failing
+    cases, and at least two thirds of the cases run at the confining ranks fail. ``ran``: the
+    cases run in the dtypes where the kind failed.
+    """
+    failing, ranks = {c.rank for c in failed}, {c.rank for c in ran}
+    if len(failed) < 3 or not failing or len(ranks) < 2 or failing == ranks:
+        return None
+    low, high = min(failing), max(failing)
+    if len(failing) == 1:
+        pattern, inside = ("only", low), {low}
+    elif failing == {r for r in ranks if r >= low}:
+        pattern, inside = ("from", low), {r for r in ranks if r >= low}
+    elif failing == {r for r in ranks if r <= high}:
+        pattern, inside = ("up_to", high), {r for r in ranks if r <= high}
+    else:
+        return None
+    at = sum(c.rank in inside for c in ran)
+    return pattern if 3 * len(failed) >= 2 * at else None
+
+
+def _rank_text(pattern: tuple[str, int] | None) -> str:
+    if pattern is None:
+        return ""
+    how, r = pattern
+    if how == "only":
+        what = "a single hidden vector (1 axis)" if r == 1 else f"hidden with {r} axes"
+        return f", only for {what}; other ranks pass"
+    if how == "from":
+        return f", only from rank {r} on (hidden with {r} or more axes); smaller ranks pass"
+    return f", only up to rank {r} (hidden with at most {r} axes); larger ranks pass"
+
+
+def _combine_safely(combine: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+                    hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The shared hints, or none if combining them failed: hints never break a report."""
+    try:
+        return combine(hints)
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Failures grouped by kind, with the dtypes and ranks they occur in, and a shared hint.
+
+    Shrunk cases (extra information, no points) are left out of the counts but may be the
+    example. Each entry, most frequent kind first:
+
+    ``kind``, ``count`` (failing cases), ``dtypes`` and ``ranks`` where it failed,
+    ``by_dtype`` (failing cases per dtype), ``only_dtypes`` (the failing dtypes when other
+    dtypes ran without this failure, else None), ``only_dtype`` (the one such dtype, else None),
+    ``rank_pattern`` (``{"how": "only"|"from"|"up_to", "rank": r}`` when the failures are
+    confined to some ranks of hidden, checked within the failing dtypes, else None),
+    ``from_rank`` (r for ``"from"``, else None), ``example`` (the smallest failing case, a
+    shrunk one first), ``hints`` (:func:`grader.diagnose.combine` of the cases' hints, each
+    ``id``, ``text``, ``count``, ``of``), ``hint`` (the first of them, or None) and ``text``,
+    the one-line pattern for people, e.g.
+    ``"tolerance: 17 cases, only in float16 (float32, float64 pass)"``.
+    """
+    from .diagnose import combine
+
+    graded = [c for c in cases if not c.shrunk and c.status != "skipped"]
+    by_kind: dict[str, list[CaseResult]] = defaultdict(list)
+    for c in graded:
+        if c.failure is not None:
+            by_kind[c.failure.kind].append(c)
+    order = {d: i for i, d in enumerate(dtypes)}
+    ran_dtypes = sorted({c.dtype for c in graded}, key=lambda d: (order.get(d, len(order)), d))
+    out = []
+    for kind, failed in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        f_dtypes = sorted({c.dtype for c in failed}, key=lambda d: (order.get(d, len(order)), d))
+        passing = [d for d in ran_dtypes if d not in f_dtypes]
+        only = f_dtypes if passing else None
+        in_failing = [c for c in graded if c.dtype in f_dtypes]
+        pattern = _rank_pattern(failed, in_failing)
+        shrunk = [c for c in cases if c.shrunk and c.failure is not None and c.failure.kind == kind]
+        example = min(shrunk or failed, key=lambda c: (sum(int(np.prod(i.shape)) for i in c.inputs.values()), c.name))
+        hints = _combine_safely(combine, [
+            {"id": c.failure.data.get("hint_id"), "params": c.failure.data.get("hint_params", {}),
+             "text": c.failure.hint, "size": sum(int(np.prod(i.shape)) for i in c.inputs.values()),
+             "dtype": c.dtype, "kind": kind, "message": c.failure.message, "data": c.failure.data}
+            for c in failed])
+        n = len(failed)
+        if only:
+            where = f"only in {', '.join(only)} ({', '.join(passing)} pass{'es' if len(passing) == 1 else ''})"
+        else:
+            where = "in " + ("every dtype (" + ", ".join(f_dtypes) + ")" if len(f_dtypes) > 1 else f_dtypes[0])
+        text = f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern)}"
+        out.append({"kind": kind, "count": n, "dtypes": f_dtypes, "ranks": sorted({c.rank for c in failed}),
+                    "by_dtype": {d: sum(c.dtype == d for c in failed) for d in f_dtypes},
+                    "only_dtypes": only, "only_dtype": only[0] if only and len(only) == 1 else None,
+                    "rank_pattern": {"how": pattern[0], "rank": pattern[1]} if pattern else None,
+                    "from_rank": pattern[1] if pattern and pattern[0] == "from" else None,
+                    "example": example.name, "hint": hints[0] if hints else None, "hints": hints,
+                    "text": text})
+    return out

@@ -143,7 +143,7 @@ def main() -> int:
                      "JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "1"})
 
     print(header("grader check, cold (benchmarks/bench_check.py)"))
-    print(f"| what | median s | best s | CPU s | runs |\n| --- | ---: | ---: | ---: | ---: |")
+    print("| what | median s | best s | CPU s | runs |\n| --- | ---: | ---: | ---: | ---: |")
     for name, s in rows:
         print(f"| {name} | {s['median']:.2f} | {s['min']:.2f} | {s['cpu']:.2f} | {s['runs']} |")
     return 0

@@ -48,6 +48,7 @@ class CheckOptions:
         shrink: shrink failing generated cases to the smallest failing input.
         sandbox: the sandbox tier request, ``"auto"``, ``"strict"`` or ``"none"``.
         submission_shown: how the submission path appears in replay commands.
+        problems_dir: the ``--problems-dir`` given, repeated in replay commands.
         progress: called with (cases done, cases total) while running, or None.
     """
 
@@ -61,7 +62,7 @@ class CheckOptions:
     shrink: bool = True
     sandbox: str = "auto"
     submission_shown: str | None = None
-    problem_arg: str | None = None
+    problems_dir: str | None = None
     progress: Callable[[int, int], None] | None = None
 
 
@@ -227,6 +228,8 @@ def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str)
     """The shell command that re-runs exactly ``case`` (by name, or as a literal for small ones)."""
     import json
     base = ["grader", "check", shown, "--problem", problem.id]
+    if opts.problems_dir:
+        base += ["--problems-dir", opts.problems_dir]
     if opts.framework:
         base += ["--framework", opts.framework]
     if case.origin in ("shrunk", "replay"):

@@ -186,7 +186,7 @@ def options_from_args(args: argparse.Namespace) -> Any:
     limits = Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)
     return CheckOptions(seed=args.seed, max_examples=args.max_examples, framework=args.framework,
                         limits=limits, total_timeout=args.total_timeout, shrink=not args.no_shrink,
-                        sandbox=args.sandbox)
+                        sandbox=args.sandbox, problems_dir=args.problems_dir)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -233,3 +233,12 @@ def test_output_to_a_fifo_or_device_writes_into_it(tmp_path):
     run = run_grader("check", str(SUBMISSIONS / "correct_numpy.py"), "--output", os.devnull, *FAST)
     assert run.code == 0
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_replay_command_keeps_the_problems_dir(tmp_path):
+    shutil.copytree(ROOT / "problems", tmp_path / "problems")
+    shutil.copytree(ROOT / "reference", tmp_path / "reference")
+    run = run_grader("check", str(SUBMISSIONS / "wrong_dtype_float32.py"), "--format", "json",
+                     "--problems-dir", str(tmp_path / "problems"), *FAST)
+    case = next(c for c in run.json()["cases"] if c["failure"])
+    assert f"--problems-dir {tmp_path / 'problems'}" in case["replay"]

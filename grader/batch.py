@@ -75,16 +75,6 @@ PR_SET_PDEATHSIG = 1
 
 # -- the command line ------------------------------------------------------------------------
 
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 1 or more")
-    return value
-
-
 def parse_shard(text: str) -> tuple[int, int]:
     """``"I/N"`` -> ``(I, N)`` with ``1 <= I <= N``.
 
@@ -103,7 +93,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def add_parsers(sub: Any) -> None:
     """Add the ``grade`` and ``merge`` subcommands to the CLI's subparsers ``sub``."""
-    from .cli import add_check_options, positive_float
+    from .cli import add_check_options, int_at_least, positive_float
 
     grade = sub.add_parser(
         "grade", help="grade a whole class in parallel: gradebook, reports, JUnit XML, summary",
@@ -115,7 +105,7 @@ def add_parsers(sub: Any) -> None:
                             "learners' files and folders)")
     add_check_options(grade, audience="instructor",
                       problem_help="problem id (default: the only problem known; a batch grades one problem)")
-    grade.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+    grade.add_argument("--jobs", type=int_at_least(1), default=None, metavar="N",
                        help="submissions graded at once (default: the number of cores)")
     grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
     grade.add_argument("--resume", action="store_true",

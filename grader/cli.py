@@ -21,7 +21,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import __version__
 from .errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, GraderError
@@ -49,14 +49,20 @@ def positive_float(text: str) -> float:
     return value
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
-    return value
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """argparse type: a whole number >= ``minimum`` (``"-1"`` -> "'-1' must be 0 or more")."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be {minimum} or more")
+        return value
+    return parse
+
+
+_nonneg_int = int_at_least(0)
 
 
 def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",

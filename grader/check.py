@@ -20,7 +20,7 @@ import numpy as np
 
 from . import __version__, cache, reference
 from .cases import Case, case_from_literal, case_literal, fixed_cases, generated_cases
-from .compare import Expected, compare
+from .compare import SMALL, Expected, compare
 from .errors import GraderError
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 from .summary import summarise
@@ -136,13 +136,12 @@ def _expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndar
 
 
 def _values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
-    from .compare import SMALL
+    """Inputs, expected and got values as nested lists when every array is small, else None."""
     if case.size > SMALL or expected.ref.size > SMALL:
         return None
     out: dict[str, Any] = {k: np.asarray(v, dtype=np.float64).tolist() for k, v in case.inputs.items()}
     out["expected"] = expected.ref.tolist()
-    if got is not None and got.size <= SMALL and got.dtype.kind in "fiub" or (
-            got is not None and got.dtype.name == "bfloat16" and got.size <= SMALL):
+    if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
         out["got"] = np.asarray(got, dtype=np.float64).tolist()
     return out
 

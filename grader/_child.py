@@ -20,6 +20,7 @@ and the run's ``token``.
 capability is left and prints ``probe-ok``: the grader's test of a sandbox tier.
 """
 import hashlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -475,7 +476,9 @@ def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(submission)))
     started = time.monotonic()
     try:
-        spec = importlib.util.spec_from_file_location("submission", submission)
+        # an explicit source loader: any file name loads (spec_from_file_location wants .py)
+        loader = importlib.machinery.SourceFileLoader("submission", submission)
+        spec = importlib.util.spec_from_loader("submission", loader)
         module = importlib.util.module_from_spec(spec)
         sys.modules["submission"] = module
         spec.loader.exec_module(module)

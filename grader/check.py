@@ -317,6 +317,9 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
             os.environ["GRADER_JAX_CACHE"] = jax_cache  # read by runner.child_environment
         else:
             os.environ.pop("GRADER_JAX_CACHE", None)
+    if opts.replay is not None or opts.only_cases:
+        env["partial"] = True  # a few selected cases: reports show no grade
+        env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
     session = _Session(Path(submission), problem, framework, opts, wrap)
     session.launch()
     # The reference runs in a thread of this process while the submission imports and runs in

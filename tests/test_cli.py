@@ -242,3 +242,20 @@ def test_replay_command_keeps_the_problems_dir(tmp_path):
                      "--problems-dir", str(tmp_path / "problems"), *FAST)
     case = next(c for c in run.json()["cases"] if c["failure"])
     assert f"--problems-dir {tmp_path / 'problems'}" in case["replay"]
+
+
+def test_a_submission_with_another_extension_is_graded(tmp_path):
+    txt = tmp_path / "solution.txt"
+    txt.write_text((SUBMISSIONS / "correct_numpy.py").read_text())
+    run = run_grader("check", str(txt), "--format", "json", *FAST)
+    assert run.code == 0, run.stdout[-500:]
+    assert run.json()["passed"] is True
+
+
+def test_a_partial_run_shows_no_grade():
+    run = run_grader("check", str(SUBMISSIONS / "wrong_shape_atleast_2d.py"), "--case", "worked_example[float16]")
+    assert run.code == 1
+    first, second = run.stdout.splitlines()[:2]
+    assert first.startswith("FAIL tied_lm_head: 0 of 1 selected case passed (a partial run: no score)")
+    assert "graded in float16;" in second
+    assert "Points:" not in run.stdout

@@ -58,9 +58,14 @@ def render(report: Report, *, audience: str = "learner") -> str:
     n_pass = sum(c.status == "passed" for c in report.cases)
     graded = [c for c in report.cases if c.group != "shrunk"]
     verdict = "PASS" if report.passed else "FAIL"
-    lines = [f"{verdict} {report.problem}: score {report.score:g} / {report.max_score:g}"
-             + (f" ({sum(c.status == 'passed' for c in graded)} of {len(graded)} cases passed)" if graded else "")
-             + f"  {report.submission}"]
+    n_graded_pass = sum(c.status == "passed" for c in graded)
+    if env.get("partial"):  # --case / --replay: a few cases, no grade
+        lines = [f"{verdict} {report.problem}: {n_graded_pass} of {len(graded)} selected case"
+                 f"{'s' if len(graded) != 1 else ''} passed (a partial run: no score)  {report.submission}"]
+    else:
+        lines = [f"{verdict} {report.problem}: score {report.score:g} / {report.max_score:g}"
+                 + (f" ({n_graded_pass} of {len(graded)} cases passed)" if graded else "")
+                 + f"  {report.submission}"]
     dtypes = ", ".join(env.get("dtypes", []))
     ran = f"{env.get('framework')} submission, graded in {dtypes}; seed {env.get('seed')}; sandbox {env.get('sandbox')}"
     if env.get("framework") == "jax":
@@ -88,26 +93,35 @@ def render(report: Report, *, audience: str = "learner") -> str:
                 lines.append(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}")
 
     failing = [c for c in shown_cases if c.status != "passed" and c.status != "skipped"]
-    failing.sort(key=lambda c: (not c.shrunk, sum(_size(i.shape) for i in c.inputs.values())))
-    if failing:
-        lines += ["", f"Failing cases (smallest first; {min(len(failing), MAX_CASES)} of {len(failing)} shown,"
-                      " all in --format json):"]
-        for case in failing[:MAX_CASES]:
-            lines += _case_lines(case)
+    failing.sort(key=lambda c: (sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
+    # one entry per case and failure kind: the same case failing in several dtypes is listed once
+    distinct: dict[tuple[str, str], list[CaseResult]] = {}
+    for c in failing:
+        key = (c.name.split("[")[0], c.failure.kind if c.failure else c.status)
+        distinct.setdefault(key, []).append(c)
+    if distinct:
+        lines += ["", f"Failing cases (smallest first; {min(len(distinct), MAX_CASES)} of {len(distinct)} shown;"
+                      f" all {len(failing)} failing case runs in --format json):"]
+        for same in list(distinct.values())[:MAX_CASES]:
+            lines += _case_lines(same[0])
+            others = [c.dtype for c in same[1:]]
+            if others:
+                lines.append(f"    (the same case fails the same way in {', '.join(others)})")
     skipped = sum(c.status == "skipped" for c in report.cases)
     if skipped:
         lines.append(f"{skipped} cases were not run (after a timeout or repeated crashes)")
     if hidden:
         h_pass = sum(c.status == "passed" for c in hidden)
         lines.append(f"hidden cases: {h_pass} of {len(hidden)} passed")
-    if report.groups:
+    if report.groups and not env.get("partial"):
         lines += ["", "Points: " + ", ".join(f"{g.group} {g.earned:g}/{g.points:g}" for g in report.groups)]
     out = report.output or {}
     for stream in ("stdout", "stderr"):
         text = (out.get(stream) or "").rstrip()
         if text:
             head = text.splitlines()[:5]
-            more = " (cut)" if out.get("truncated") or len(text.splitlines()) > 5 else ""
+            total = out.get(f"{stream}_bytes") or len(text)
+            more = f" (first lines of {total:,} bytes)" if out.get("truncated") or len(text.splitlines()) > 5 else ""
             lines += ["", f"The submission's {stream}{more}:"] + [f"  | {line[:200]}" for line in head]
     del n_pass
     return "\n".join(lines) + "\n"

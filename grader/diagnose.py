@@ -227,7 +227,20 @@ def _lower_precision(x: _Ctx) -> Hint | None:
     return None
 
 
+def _factor_or_offset_ambiguous(x: _Ctx) -> bool:
+    """True when one informative number fits a plain factor and a plain offset alike
+    (0.0495 -> 0.0595 is x1.2 or +0.01): then neither hint is given for this case."""
+    informative = np.abs(x.ref) > x.model
+    if int(informative.sum()) >= 2 or not np.any(informative):
+        return False
+    got, ref = float(x.got[informative][0]), float(x.ref[informative][0])
+    factor, offset = _round_param(got / ref, x.u), _round_param(got - ref, x.u)
+    return _is_simple(factor) and _is_simple(offset)
+
+
 def _fitted_factor(x: _Ctx) -> Hint | None:
+    if _factor_or_offset_ambiguous(x):
+        return None
     informative = np.abs(x.ref) > x.model
     if not np.any(informative):
         return None
@@ -254,6 +267,8 @@ def _factor_hint(c: float, n: int) -> Hint:
 
 
 def _offsets(x: _Ctx) -> Hint | None:
+    if _factor_or_offset_ambiguous(x):
+        return None
     diff = x.got - x.ref
     # one constant for every element
     fitted = _round_param(float(np.median(diff)), x.u)

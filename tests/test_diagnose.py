@@ -118,6 +118,17 @@ def test_factor_on_a_single_element_only_when_it_is_a_plain_number():
     assert hint_for(h, e, lambda h, e, r: r * 0.8137, "float16") is None
 
 
+def test_no_fitted_hint_when_one_number_fits_a_plain_factor_and_a_plain_offset():
+    # in float16, 0.0495 -> 0.0595 is x1.2 or +0.01: a single logit cannot tell them apart
+    h, e = np.array([0.5], np.float16), np.array([[0.099]], np.float16)
+    assert hint_for(h, e, lambda h, e, r: r + 0.01, "float16") is None
+    # x1.2 there moves it by 0.00989, no plain offset: the factor is named
+    assert hint_for(h, e, lambda h, e, r: r * 1.2, "float16").id == "factor"
+    # float32 resolves it: x1.2 would give 0.0594, not 0.0595
+    h, e = h.astype(np.float32), e.astype(np.float32)
+    assert hint_for(h, e, lambda h, e, r: r + 0.01).id == "offset"
+
+
 def test_hints_on_exact_probe_cases_where_nothing_is_allowed():
     e = inputs(seed=5)[1]
     h = np.zeros((3, 8), np.float32)

@@ -259,17 +259,25 @@ def reap_orphans(keep: set[int] | None = None) -> int:
                 found.append(pid)
         if not found:
             break
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except OSError:
-                pass
-        for pid in found:
-            try:
-                os.waitpid(pid, 0)
-            except (ChildProcessError, OSError):
-                pass
+        killed += _kill_and_reap(found)
+    return killed
+
+
+def _kill_and_reap(pids: list[int]) -> int:
+    """SIGKILL every process in ``pids`` (children of the grader), then reap them; how many were
+    signalled."""
+    killed = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except OSError:
+            pass
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except (ChildProcessError, OSError):
+            pass
     return killed
 
 
@@ -570,16 +578,7 @@ class Worker:
                     found.append(other)
             if not found:
                 return
-            for other in found:
-                try:
-                    os.kill(other, signal.SIGKILL)
-                except OSError:
-                    pass
-            for other in found:
-                try:
-                    os.waitpid(other, 0)
-                except (ChildProcessError, OSError):
-                    pass
+            _kill_and_reap(found)
 
     def close(self) -> None:
         """Ask the child to exit, then kill it and everything it started."""

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import __version__
 from .cases import Case
+from .dtypes import dtype_of
 from .spec import Problem
 
 FORMAT = 1
@@ -95,7 +96,7 @@ def load_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | N
             meta = json.loads(bytes(data["meta"]).decode())
             out = []
             for i, m in enumerate(meta):
-                inputs = {name: data[f"{i}:in:{name}"].view(_dtype(m["input_dtypes"][name]))
+                inputs = {name: data[f"{i}:in:{name}"].view(dtype_of(m["input_dtypes"][name]))
                           for name in m["inputs"]}
                 ref = data[f"{i}:ref"]
                 scale = data[f"{i}:scale"] if m["has_scale"] else None
@@ -107,11 +108,6 @@ def load_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | N
             return out
     except (OSError, KeyError, ValueError, TypeError):
         return None
-
-
-def _dtype(name: str) -> np.dtype:
-    from .dtypes import dtype_of
-    return dtype_of(name)
 
 
 def store_cases(key: str, items: list[tuple[Case, np.ndarray, np.ndarray | None]]) -> None:

@@ -6,4 +6,4 @@ submission in its own limited process, ``grader.compare`` judges each output, an
 ``grader.reports`` renders the :class:`grader.results.Report`. ``grader.check`` ties them together.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

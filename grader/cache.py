@@ -17,6 +17,7 @@ submission can write into what the reference loads (docs/security.md).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -72,13 +73,33 @@ def jax_cache_dir(kind: str, owner: str | None = None) -> str | None:
     return str(path)
 
 
-def case_key(problem: Problem, seed: int, count: int, dtypes: tuple[str, ...]) -> str:
-    """SHA-256 hex of everything a case set and its expected values depend on."""
+@functools.lru_cache(maxsize=1)
+def grader_source_digest() -> str:
+    """SHA-256 hex of the grader package's own source files (``*.py`` and ``*.json``, by relative path).
+
+    Part of the case-cache key: a changed case generator, tolerance or reference runner must
+    never be served values made by the old one, even when the version number did not change
+    (an editable install being edited).
+    """
     h = hashlib.sha256()
-    for part in (f"format={FORMAT}", f"grader={__version__}", f"seed={seed}", f"count={count}",
-                 f"dtypes={','.join(dtypes)}", f"numpy={np.__version__}", f"jax={_version('jax')}",
-                 f"jaxlib={_version('jaxlib')}", f"hypothesis={_version('hypothesis')}",
-                 f"ml_dtypes={_version('ml_dtypes')}"):
+    package = Path(__file__).resolve().parent
+    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".json") and p.is_file()):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def case_key(problem: Problem, seed: int, count: int, dtypes: tuple[str, ...]) -> str:
+    """SHA-256 hex of everything a case set and its expected values depend on.
+
+    The cases depend on the spec, the seed, the count, the dtypes and the grader's source
+    (``grader.cases`` uses no other library's random stream); the expected values also on the
+    reference and on the JAX, NumPy and ml_dtypes that computed them.
+    """
+    h = hashlib.sha256()
+    for part in (f"format={FORMAT}", f"grader={__version__}", f"source={grader_source_digest()}",
+                 f"seed={seed}", f"count={count}", f"dtypes={','.join(dtypes)}", f"numpy={np.__version__}",
+                 f"jax={_version('jax')}", f"jaxlib={_version('jaxlib')}", f"ml_dtypes={_version('ml_dtypes')}"):
         h.update(part.encode() + b"\0")
     h.update(problem.path.read_bytes() + b"\0")
     h.update(problem.reference_path.read_bytes())

@@ -1,26 +1,49 @@
-"""Test cases: the spec's fixed cases and hypothesis-generated ones, as concrete arrays.
+"""Test cases: the spec's fixed cases and generated ones, as concrete arrays.
 
 Everything here is read out of the problem spec (sizes, fills, dtypes, groups); nothing is
 specific to one problem. A :class:`Case` holds the inputs already rounded to the case's dtype:
 those exact arrays go to the submission, and their float64 images go to the reference.
 
-Fixed cases are deterministic in ``(seed, case name, dtype)``. Generated cases come from
-hypothesis strategies with ``@seed(seed)``, ``database=None`` (no example database is ever
-written) and ``deadline=None``; the same seed gives the same cases on every machine with the
-same hypothesis version. :func:`case_strategy` is also what ``grader.shrink`` shrinks over.
+**One seed, one case set, everywhere.** Every graded case, fixed or generated, is a pure
+function of (problem spec, seed, grader version): the same on any machine, with any supported
+version of NumPy, hypothesis or ml_dtypes, on an editable or a regular install, whatever was
+imported first. The mechanism (docs/tolerance.md, "Cases"):
+
+- the only source of randomness is :class:`Stream`: the raw 64-bit output of NumPy's
+  ``PCG64`` bit generator seeded through ``SeedSequence``; NumPy guarantees both bit-for-bit
+  across versions (NEP 19: the *bit generators* are stable, while ``Generator`` methods such
+  as ``standard_normal`` may change their streams, so none of those is used);
+- values are made from those integers with exact operations only: uniform numbers are
+  ``k * 2**-53``, normal-like numbers the Irwin-Hall sum of twelve 16-bit uniforms (exact
+  integers, divided by a power of two; mean 0, variance 1, bounded by 6), then one
+  multiply and one add in float64 (IEEE 754 correctly rounded); no transcendental function,
+  whose last bit may differ between NumPy builds and CPUs;
+- the cast to the case dtype goes through float32 (each step correctly rounded by IEEE 754,
+  whatever library does it), and values that would be subnormal in the case dtype are set
+  to zero (the tolerance admits machines that flush subnormals, docs/tolerance.md; inputs
+  that are subnormal would make "flushed on input" and "exact" two right answers).
+
+hypothesis is kept for what it is best at: searching for and shrinking a small failing input
+(:func:`case_strategy`, used only by ``grader.shrink``). What it finds is extra feedback and
+never changes the verdict or the points.
+
+:func:`cases_digest` hashes the graded cases' inputs in order; it goes into every report's
+``environment`` so that two runs can be compared.
 """
 from __future__ import annotations
 
-import zlib
+import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
-from .dtypes import dtype_of
+from .dtypes import dtype_of, smallest_normal
 from .spec import LEAD, Parameter, Problem
 
-Z_BOUND = 4.0  # standard scores drawn by hypothesis lie in [-4, 4]
+Z_BOUND = 4.0  # standard scores used by the shrink search lie in [-4, 4]
+IRWIN_HALL_TERMS = 12  # twelve uniforms of variance 1/12 each: variance 1
+_U16 = 1 << 16
 
 
 @dataclass
@@ -61,6 +84,76 @@ class Case:
         return max(int(a.size) for a in self.inputs.values())
 
 
+class Stream:
+    """Deterministic random numbers built from PCG64's raw 64-bit output with exact arithmetic.
+
+    The same ``key`` gives the same numbers with every NumPy version and on every machine: the
+    raw output of ``PCG64`` seeded through ``SeedSequence`` is the part of ``numpy.random``
+    whose stream NumPy keeps stable (NEP 19), and every number below is made from those
+    integers with operations that IEEE 754 rounds correctly (no ``log``, ``cos``...).
+
+    Args:
+        key: ints (>= 0) and strings; strings are hashed with SHA-256.
+    """
+
+    def __init__(self, *key: int | str) -> None:
+        words: list[int] = []
+        for k in key:
+            if isinstance(k, str):
+                words.append(int.from_bytes(hashlib.sha256(k.encode("utf-8", "surrogatepass")).digest()[:16], "little"))
+            else:
+                words.append(int(k))
+        self._bits = np.random.PCG64(np.random.SeedSequence(words))
+
+    def raw(self, n: int) -> np.ndarray:
+        """``n`` raw 64-bit words (uint64)."""
+        return np.asarray(self._bits.random_raw(int(n)), dtype=np.uint64).reshape(-1) if n else np.zeros(0, np.uint64)
+
+    def integers(self, lo: int, hi: int, shape: tuple[int, ...] = ()) -> np.ndarray:
+        """Integers in ``[lo, hi]`` (both included), int64, of ``shape``.
+
+        Raises:
+            ValueError: ``hi < lo``.
+        """
+        if hi < lo:
+            raise ValueError(f"empty range [{lo}, {hi}]")
+        n = int(np.prod(shape, dtype=np.int64))
+        span = np.uint64(hi - lo + 1)
+        return (self.raw(n) % span).astype(np.int64).reshape(shape) + int(lo)
+
+    def integer(self, lo: int, hi: int) -> int:
+        """One integer in ``[lo, hi]``."""
+        return int(self.integers(lo, hi, (1,))[0])
+
+    def unit(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Uniform float64 in [0, 1): the top 53 bits of each word times 2**-53 (exact)."""
+        n = int(np.prod(shape, dtype=np.int64))
+        return (self.raw(n) >> np.uint64(11)).astype(np.float64).reshape(shape) * 2.0 ** -53
+
+    def uniform(self, lo: float, hi: float, shape: tuple[int, ...]) -> np.ndarray:
+        """Uniform float64 in ``[lo, hi)`` (``lo + (hi - lo) * unit``)."""
+        return lo + (hi - lo) * self.unit(shape)
+
+    def signs(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Random -1.0 / +1.0 of ``shape`` (the top bit of each word)."""
+        n = int(np.prod(shape, dtype=np.int64))
+        return np.where((self.raw(n) >> np.uint64(63)) == 1, -1.0, 1.0).reshape(shape)
+
+    def normal(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Approximately standard normal float64 values in (-6, 6), exactly reproducible.
+
+        The Irwin-Hall sum of twelve uniform 16-bit integers (three raw words, four 16-bit
+        fields each, taken by shifts so the byte order of the machine does not matter),
+        centred and divided by 2**16: mean 0, variance 1 - 2**-32, bounded by 6.
+        """
+        n = int(np.prod(shape, dtype=np.int64))
+        words = self.raw(3 * n).reshape(n, 3)
+        total = np.zeros(n, dtype=np.int64)
+        for shift in (0, 16, 32, 48):
+            total += ((words >> np.uint64(shift)) & np.uint64(0xFFFF)).astype(np.int64).sum(axis=1)
+        return ((total - 6 * (_U16 - 1)) / float(_U16)).reshape(shape)
+
+
 def resolve_shape(param: Parameter, sizes: dict[str, Any]) -> tuple[int, ...]:
     """The concrete shape of ``param`` for ``sizes`` (``"..."`` expands to the leading axes)."""
     shape: list[int] = []
@@ -82,12 +175,12 @@ def _range(value: Any, default: tuple[float, float]) -> tuple[float, float]:
     return (float(value[0]), float(value[1]))
 
 
-def fill_array(rng: np.random.Generator, shape: tuple[int, ...], fill: dict[str, Any]) -> np.ndarray:
-    """float64 values of ``shape`` for a spec fill (``normal``, ``uniform``, ``zeros``, ``basis``).
+def fill_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> np.ndarray:
+    """float64 values of ``shape`` for a spec fill (``normal``, ``uniform``, ``zeros``, ``basis``, ``integers``).
 
-    ``normal``: each row (last axis) is ``mean + scale * z`` with z ~ N(0, 1) clipped to
-    [-4, 4], and a mean and scale drawn per row from the ``mean`` / ``scale`` ranges.
-    ``uniform``: magnitudes in [low, high], with random signs if ``random_sign``.
+    ``normal``: each row (last axis) is ``mean + scale * z`` with z from :meth:`Stream.normal`
+    and a mean and scale drawn uniformly per row from the ``mean`` / ``scale`` ranges.
+    ``uniform``: magnitudes in [low, high), with random signs if ``random_sign``.
     ``zeros``: all 0 (-0.0 if ``negative``). ``basis``: row i is ``scale * e_(i mod d)``.
     ``integers``: uniform integers in [low, high).
     """
@@ -103,17 +196,18 @@ def fill_array(rng: np.random.Generator, shape: tuple[int, ...], fill: dict[str,
         return out
     if kind == "uniform":
         lo, hi = float(fill.get("low", -1.0)), float(fill.get("high", 1.0))
-        out = rng.uniform(lo, hi, size=shape)
+        out = stream.uniform(lo, hi, shape)
         if fill.get("random_sign"):
-            out *= rng.choice([-1.0, 1.0], size=shape)
+            out = out * stream.signs(shape)
         return out
     if kind == "integers":
-        return rng.integers(int(fill.get("low", 0)), int(fill.get("high", 2)), size=shape).astype(np.float64)
+        return stream.integers(int(fill.get("low", 0)), int(fill.get("high", 2)) - 1, shape).astype(np.float64)
     lead = shape[:-1] + (1,) if shape else ()
     mlo, mhi = _range(fill.get("mean"), (0.0, 0.0))
     slo, shi = _range(fill.get("scale"), (1.0, 1.0))
-    z = np.clip(rng.standard_normal(shape), -Z_BOUND, Z_BOUND)
-    out = rng.uniform(mlo, mhi, size=lead) + rng.uniform(slo, shi, size=lead) * z
+    mean = stream.uniform(mlo, mhi, lead)
+    scale = stream.uniform(slo, shi, lead)
+    out = mean + scale * stream.normal(shape)
     if fill.get("asymmetric") and len(shape) == 2 and shape[0] == shape[1] and shape[0] > 1:
         out[0, 1] = out[1, 0] + 1.0  # never symmetric, whatever the draw
     return out
@@ -124,16 +218,35 @@ def _f32(x: float) -> float:
     return float(np.float32(x))
 
 
-def _cast(values: Any, dtype: str) -> np.ndarray:
-    return np.asarray(values, dtype=np.float64).astype(dtype_of(dtype))
+def _cast(values: Any, dtype: str, flush: bool = True) -> np.ndarray:
+    """``values`` rounded to ``dtype`` (through float32 for the narrower types).
+
+    With ``flush``, values that are subnormal in ``dtype`` become zeros of their sign, so that
+    no graded input depends on whether a machine honours subnormals (module doc).
+    """
+    dt = dtype_of(dtype)
+    x = np.asarray(values, dtype=np.float64)
+    if dt != np.float64:
+        x = x.astype(np.float32)
+    out = x.astype(dt)
+    if flush and out.size:
+        wide = out.astype(np.float64)
+        tiny = (wide != 0) & (np.abs(wide) < smallest_normal(dtype))
+        if tiny.any():
+            out[tiny] = np.copysign(0.0, wide[tiny]).astype(dt)
+    return out
 
 
 def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Case]:
-    """The spec's fixed cases, one per (case, graded dtype), values deterministic in ``seed``."""
+    """The spec's fixed cases, one per (case, graded dtype), values deterministic in ``seed``.
+
+    The values of case ``c`` in dtype ``t`` come from ``Stream(seed, "fixed", c, t)``, so they
+    do not change when other cases or dtypes are added or removed.
+    """
     out: list[Case] = []
     for spec in problem.cases:
         group = problem.groups[spec["group"]]
-        for dt_index, dt in enumerate(dtypes):
+        for dt in dtypes:
             if "dtypes" in spec and dt not in spec["dtypes"]:
                 continue
             name = f"{spec['name']}[{dt}]"
@@ -143,11 +256,11 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
             else:
                 sizes = {k: (tuple(v) if isinstance(v, list) else int(v)) for k, v in spec["sizes"].items()}
                 sizes.setdefault(LEAD, ())
-                rng = np.random.default_rng([seed, zlib.crc32(spec["name"].encode()), dt_index])
+                stream = Stream(seed, "fixed", spec["name"], dt)
                 inputs = {}
                 for p in problem.parameters:
                     fill = spec.get("fill", {}).get(p.name, {"kind": "normal"})
-                    inputs[p.name] = _cast(fill_array(rng, resolve_shape(p, sizes), fill), dt)
+                    inputs[p.name] = _cast(fill_array(stream, resolve_shape(p, sizes), fill), dt)
             literal = np.asarray(spec["expected"], dtype=np.float64) if "expected" in spec else None
             out.append(Case(name, spec["group"], dt, inputs, sizes, spec.get("compare", "tolerance"),
                             literal, "fixed", group.visibility))
@@ -172,43 +285,66 @@ def _sizes_from_inputs(problem: Problem, inputs: dict[str, np.ndarray]) -> dict[
     return sizes
 
 
-def shape_pool(problem: Problem, seed: int) -> list[dict[str, Any]] | None:
-    """The sizes generated cases may take when the spec caps distinct shapes, else None.
+def _distinct(sizes: dict[str, Any]) -> bool:
+    """Every size symbol differs from the others and from every leading-axis size."""
+    symbols = [v for k, v in sizes.items() if k != LEAD]
+    return len(set(symbols)) == len(symbols) and not set(symbols) & set(sizes.get(LEAD, ()))
 
-    With ``generated.shapes: K``, generated cases of a dtype share K size combinations: the
-    smallest one the ranges allow (no leading axes, every size at its minimum; so shrinking can
-    still reach the smallest input) and K - 1 drawn uniformly, deterministic in ``seed``. JAX
-    compiles once per (shape, dtype) signature, about 30-90 ms each (NOTES.md), so this bounds
-    the cost of generated cases for JAX submissions while values stay fully random.
+
+def draw_sizes(stream: Stream, gen: dict[str, Any]) -> dict[str, Any]:
+    """One size combination for generated cases, from the spec's ``generated`` ranges.
+
+    A number of leading axes in ``leading_axes``, each sized in ``sizes["..."]``, and every
+    other size symbol in its range. Where the ranges allow, all size symbols differ from each
+    other and from the leading-axis sizes (up to 200 draws), so that no axis can be confused
+    with another: a missing transpose or swapped axes changes the shape.
+    """
+    rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
+    lead_lo, lead_hi = gen["sizes"].get(LEAD, [1, 1])
+    symbols = {k: v for k, v in gen["sizes"].items() if k != LEAD}
+    sizes: dict[str, Any] = {}
+    for _ in range(200):
+        rank = stream.integer(rank_lo, rank_hi)
+        sizes = {LEAD: tuple(int(x) for x in stream.integers(lead_lo, lead_hi, (rank,)))}
+        for sym, (lo, hi) in symbols.items():
+            sizes[sym] = stream.integer(lo, hi)
+        if _distinct(sizes):
+            break
+    return sizes
+
+
+def shape_pool(problem: Problem, seed: int, dtype: str) -> list[dict[str, Any]] | None:
+    """The K size combinations generated cases of ``dtype`` cycle through, or None.
+
+    With ``generated.shapes: K``, the generated cases of a dtype use K distinct size
+    combinations (:func:`draw_sizes`, from ``Stream(seed, "shapes", dtype)``), case j the
+    (j mod K)-th. JAX compiles once per (shape, dtype) signature, about 18 ms of XLA per op
+    (NOTES.md), so this bounds the cost of generated cases for JAX submissions while the
+    values of every case are new. Without ``shapes`` every case draws its own sizes.
     """
     gen = problem.generated or {}
     k = gen.get("shapes")
     if not k:
         return None
-    rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
-    lead_lo, lead_hi = gen["sizes"].get(LEAD, [1, 1])
-    symbols = {sym: rng for sym, rng in gen["sizes"].items() if sym != LEAD}
-    pool = [{LEAD: (lead_lo,) * rank_lo, **{sym: lo for sym, (lo, _) in symbols.items()}}]
-    rng = np.random.default_rng([seed, 0x5EED])
+    stream = Stream(seed, "shapes", dtype)
+    pool: list[dict[str, Any]] = []
     for _ in range(50 * k):
-        if len(pool) >= k:
-            break
-        rank = int(rng.integers(rank_lo, rank_hi + 1))
-        sizes = {LEAD: tuple(int(x) for x in rng.integers(lead_lo, lead_hi + 1, size=rank)),
-                 **{sym: int(rng.integers(lo, hi + 1)) for sym, (lo, hi) in symbols.items()}}
+        sizes = draw_sizes(stream, gen)
         if sizes not in pool:
             pool.append(sizes)
+        if len(pool) >= k:
+            break
     return pool
 
 
-def case_strategy(problem: Problem, dtype: str, seed: int = 0) -> Any:
-    """A hypothesis strategy of :class:`Case` in ``dtype`` following the spec's ``generated``.
+def case_strategy(problem: Problem, dtype: str) -> Any:
+    """A hypothesis strategy of :class:`Case` in ``dtype`` over the spec's ``generated`` ranges.
 
-    Shapes: a number of leading axes in ``leading_axes`` with sizes in ``sizes["..."]``, every
-    other size symbol in its range (or one of :func:`shape_pool` for ``seed`` when the spec
-    caps distinct shapes). Values: ``mean + scale * z`` per row with z drawn by
-    hypothesis in [-4, 4] (float32-representable, no subnormals), so that shrinking moves
-    toward small shapes and simple values (z -> 0, the mean and scale toward their bounds).
+    Used only to *search* for a small failing input (``grader.shrink``), never for graded
+    cases. Shapes: a number of leading axes in ``leading_axes`` with sizes in ``sizes["..."]``,
+    every other size symbol in its range. Values: ``mean + scale * z`` per row with z drawn by
+    hypothesis in [-4, 4], so that shrinking moves toward small shapes and simple values
+    (z -> 0, the mean and scale toward their bounds); subnormals are flushed as in graded cases.
     """
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
@@ -221,24 +357,19 @@ def case_strategy(problem: Problem, dtype: str, seed: int = 0) -> Any:
     z_elems = st.floats(-Z_BOUND, Z_BOUND, allow_nan=False, allow_infinity=False,
                         allow_subnormal=False, width=32)
 
-    pool = shape_pool(problem, seed)
-
     @st.composite
     def draw(data: Any) -> Case:
-        if pool is not None:
-            sizes: dict[str, Any] = dict(data(st.sampled_from(pool)))
-        else:
-            rank = data(st.integers(rank_lo, rank_hi))
-            sizes = {LEAD: tuple(data(st.lists(st.integers(lead_lo, lead_hi), min_size=rank, max_size=rank)))}
-            for sym, (lo, hi) in symbols.items():
-                sizes[sym] = data(st.integers(lo, hi))
+        rank = data(st.integers(rank_lo, rank_hi))
+        sizes: dict[str, Any] = {
+            LEAD: tuple(data(st.lists(st.integers(lead_lo, lead_hi), min_size=rank, max_size=rank)))}
+        for sym, (lo, hi) in symbols.items():
+            sizes[sym] = data(st.integers(lo, hi))
         inputs = {}
         for p in problem.parameters:
             shape = resolve_shape(p, sizes)
             fill = values.get(p.name, {"kind": "normal"})
             if fill.get("kind", "normal") != "normal":
-                rng = np.random.default_rng(data(st.integers(0, 2**32 - 1)))
-                arr = fill_array(rng, shape, fill)
+                arr = fill_array(Stream(data(st.integers(0, 2**32 - 1))), shape, fill)
             else:
                 rows = shape[:-1] + (1,) if shape else ()
                 mlo, mhi = (_f32(x) for x in _range(fill.get("mean"), (0.0, 0.0)))
@@ -255,32 +386,43 @@ def case_strategy(problem: Problem, dtype: str, seed: int = 0) -> Any:
 
 
 def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count: int) -> list[Case]:
-    """``count`` generated cases spread evenly over ``dtypes``, deterministic in ``seed``."""
-    if not problem.generated or count <= 0:
-        return []
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hseed
+    """``count`` generated cases spread evenly over ``dtypes``, deterministic in ``seed``.
 
+    Case j of dtype t takes its sizes from :func:`shape_pool` (or draws them) and its values
+    from ``Stream(seed, "generated", t, j)`` with the spec's ``generated.values`` fills.
+    """
+    gen = problem.generated
+    if not gen or count <= 0:
+        return []
+    values = gen.get("values", {})
+    group = problem.groups[gen["group"]]
     out: list[Case] = []
     per = [count // len(dtypes) + (1 if i < count % len(dtypes) else 0) for i in range(len(dtypes))]
-    for i, (dt, n) in enumerate(zip(dtypes, per)):
-        if n == 0:
-            continue
-        drawn: list[Case] = []
-
-        @hseed(seed * 1000 + i)
-        @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck), derandomize=False)
-        @given(case_strategy(problem, dt, seed))
-        def collect(case: Case) -> None:
-            if len(drawn) < n:
-                drawn.append(case)
-
-        collect()
-        for j, case in enumerate(drawn):
-            case.name = f"gen{len(out) + j:03d}[{dt}]"
-        out.extend(drawn)
+    for dt, n in zip(dtypes, per):
+        pool = shape_pool(problem, seed, dt)
+        for j in range(n):
+            stream = Stream(seed, "generated", dt, j)
+            sizes = dict(pool[j % len(pool)]) if pool else draw_sizes(stream, gen)
+            inputs = {p.name: _cast(fill_array(stream, resolve_shape(p, sizes), values.get(p.name, {"kind": "normal"})), dt)
+                      for p in problem.parameters}
+            out.append(Case(f"gen{len(out):03d}[{dt}]", gen["group"], dt, inputs, sizes, "tolerance", None,
+                            "generated", group.visibility))
     return out
+
+
+def cases_digest(cases: Iterable[Case]) -> str:
+    """SHA-256 (hex) of the cases' names, dtypes and inputs (names, dtypes, shapes, bytes), in order.
+
+    Two runs with the same digest graded the same inputs; the report's ``environment`` carries it.
+    """
+    h = hashlib.sha256()
+    for case in cases:
+        h.update(f"{case.name}\0{case.dtype}\0".encode("utf-8", "surrogatepass"))
+        for name, arr in case.inputs.items():
+            a = np.ascontiguousarray(arr)
+            h.update(f"{name}\0{a.dtype.name}\0{a.shape}\0".encode())
+            h.update(a.tobytes())
+    return h.hexdigest()
 
 
 def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
@@ -299,7 +441,7 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     missing = [p.name for p in problem.parameters if p.name not in literal]
     if missing:
         raise ValueError(f"the replay case lacks {', '.join(missing)}")
-    inputs = {p.name: _cast(literal[p.name], dt) for p in problem.parameters}
+    inputs = {p.name: _cast(literal[p.name], dt, flush=False) for p in problem.parameters}
     shapes = literal.get("shapes") or {}
     if not isinstance(shapes, dict):
         raise ValueError("'shapes' must map parameter names to shapes, e.g. {\"hidden\": [0, 4]}")

@@ -16,12 +16,20 @@ absolute error is::
                                              #   counted twice: the submission's and the reference's
             + 3 * u_out * S                  # half dtypes only: products rounded to the half
                                              #   dtype before a float32 sum (u * S), times 3
-            + (n + 1) * tiny_out             # underflow: each product and the result may round
-                                             #   to a subnormal (absolute error <= tiny / 2)
+            + 2 * (n + 1) * tiny_acc         # underflow with flush-to-zero (XLA on the CPU, GPUs,
+            + tiny_out                       #   fast-math BLAS): each product and each partial sum
+                                             #   below the computing dtype's smallest normal number
+                                             #   may become 0 (error < tiny_acc each, n of each), and
+                                             #   the result below the output dtype's smallest normal
+                                             #   may become 0 (error < tiny_out); gradual underflow
+                                             #   errs less (tiny / 2 per rounding)
 
 ``u_out`` is the output dtype's unit roundoff (``grader.dtypes``); ``u_acc`` is 2**-24 (float32
 accumulation, what BLAS, NumPy's float16 loops and XLA use for half and single precision) or
-2**-53 for float64. Margins measured with benchmarks/tolerance_margins.py (1000 cases per dtype,
+2**-53 for float64; ``tiny_acc`` and ``tiny_out`` are the smallest *normal* numbers of the
+accumulation dtype (float32 or float64) and of the output dtype. Graded inputs are never
+subnormal (``grader.cases`` flushes them when it makes a case), so denormals-are-zero on input
+changes nothing. Margins measured with benchmarks/tolerance_margins.py (1000 cases per dtype,
 NumPy, JAX and loop implementations): correct code stays under 0.41 of the allowance in every
 dtype (docs/tolerance.md).
 Summing in the half dtype itself (a Python loop over ``d_model`` with a float16 accumulator) is
@@ -41,7 +49,7 @@ import numpy as np
 
 from . import diagnose
 from .cases import Case
-from .dtypes import HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
+from .dtypes import HALF_DTYPES, dtype_of, smallest_normal, unit_roundoff
 from .results import Failure
 from .runner import CallOutcome
 
@@ -50,6 +58,7 @@ U_ACC_SINGLE = 2.0 ** -24  # float32 accumulation (half and single precision inp
 U_ACC_DOUBLE = 2.0 ** -53  # float64 accumulation
 ACC_FACTOR = 2  # the accumulation bound counted twice: the submission's and the reference's sums
 HALF_PRODUCT_FACTOR = 3  # products rounded to a half dtype: u*S, times 3 (worst ratio 1/2, see docs)
+UNDERFLOW_FACTOR = 2  # flushed products and flushed partial sums: n + 1 of each at most
 
 
 @dataclass
@@ -90,7 +99,8 @@ def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int)
     allowed = u_out * np.abs(ref) + ACC_FACTOR * (n + 1) * u_acc * scale
     if dtype in HALF_DTYPES:
         allowed = allowed + HALF_PRODUCT_FACTOR * u_out * scale
-    return allowed + (n + 1) * smallest_subnormal(dtype)
+    tiny_acc = smallest_normal(np.float64 if u_acc == U_ACC_DOUBLE else np.float32)
+    return allowed + (UNDERFLOW_FACTOR * (n + 1) * tiny_acc + smallest_normal(dtype))
 
 
 def _fmt(x: float) -> str:

@@ -69,6 +69,16 @@ def smallest_subnormal(dtype: np.dtype | str) -> float:
     return float(ml_dtypes.finfo(dt).smallest_subnormal)
 
 
+def smallest_normal(dtype: np.dtype | str) -> float:
+    """The smallest positive normal number of a floating dtype (float16: 2**-14, float32: 2**-126).
+
+    Below it, machines that flush subnormals to zero (XLA on the CPU, GPUs, fast-math BLAS)
+    return 0 where IEEE 754 gradual underflow would give a subnormal (docs/tolerance.md).
+    """
+    dt = dtype_of(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    return float(ml_dtypes.finfo(dt).smallest_normal)
+
+
 def max_finite(dtype: np.dtype | str) -> float:
     """The largest finite value of a floating dtype (float16: 65504)."""
     dt = dtype_of(dtype) if isinstance(dtype, str) else np.dtype(dtype)

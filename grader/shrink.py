@@ -1,14 +1,17 @@
-"""Shrink a failing generated case to the smallest failing input, with hypothesis.
+"""Search for a small failing input with hypothesis, after the graded cases ran.
 
-For the first failing generated case of each (failure kind, dtype), up to
-:data:`MAX_SHRINKS`, the generation of that dtype is replayed with the same hypothesis seed and
-strategy (``grader.cases.case_strategy``) in phases generate + shrink. The property tested is
-"the submission's output for this input does not fail with that kind", so hypothesis finds the
-first failing example again and shrinks it: fewer and smaller axes, values toward 0.
+The graded cases are fixed by the seed (``grader.cases``); hypothesis is used here only to
+*search*: for the first failing generated case of each (failure kind, dtype), up to
+:data:`MAX_SHRINKS`, hypothesis draws cases of that dtype from ``grader.cases.case_strategy``
+(the spec's generated ranges) in phases generate + shrink. The property tested is "the
+submission's output for this input does not fail with that kind", so hypothesis finds a
+failing example and shrinks it: fewer and smaller axes, values toward 0. What it finds is
+shown as extra feedback, never counted in the points, so the verdict does not depend on the
+hypothesis version.
 
-Verdicts are cached by input bytes, pre-filled from the main run, so replaying the generation
-costs no calls of the submission. After :data:`SHRINK_BUDGET` seconds unseen inputs count as
-passing, which ends the shrink with the best example so far (hypothesis replays the final
+Verdicts are cached by input bytes. Each search stops after :data:`SHRINK_BUDGET` seconds or at
+the run's ``--total-timeout`` deadline, whichever comes first: from then on unseen inputs count
+as passing, which ends the shrink with the best example so far (hypothesis replays the final
 example, which is cached, so the result stays consistent). Timeouts and crashes are not shrunk.
 """
 from __future__ import annotations
@@ -24,7 +27,8 @@ from .compare import compare
 from .results import ArrayInfo, CaseResult
 
 MAX_SHRINKS = 2
-SHRINK_BUDGET = 8.0  # seconds per shrink
+SHRINK_BUDGET = 8.0  # seconds per search
+SEARCH_EXAMPLES = 200  # examples hypothesis may draw per search (the time budget usually ends it first)
 SHRINKABLE = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "exception")
 
 
@@ -38,13 +42,14 @@ def _key(case: Case) -> str:
 
 
 def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], session: Any,
-                    opts: Any, shown: str, dtypes: tuple[str, ...]) -> list[CaseResult]:
-    """Shrunk versions of the first failing generated cases, as extra :class:`CaseResult` records.
+                    opts: Any, shown: str, dtypes: tuple[str, ...],
+                    deadline: float | None = None) -> list[CaseResult]:
+    """Small failing inputs like the first failing generated cases, as extra :class:`CaseResult` records.
 
     A shrunk case only adds information: it is named ``"shrunk:<original>"``, carries a replay
     command with its exact values (``--replay JSON``), and is excluded from the points (its group
-    is ``"shrunk"``). It is kept when hypothesis found a different failing input that is not
-    larger (simpler values of the same size count: ``1.0`` says more than ``1.8486328125``).
+    is ``"shrunk"``). It is kept when hypothesis found a failing input of the same kind that is
+    not larger than the original.
     Nothing is shrunk when the run was asked for named cases (``--case``, a replay): the
     learner asked for exactly those.
 
@@ -55,6 +60,7 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
         opts: the :class:`grader.check.CheckOptions` of the run (seed, max_examples, limits).
         shown: the submission path as replay commands show it.
         dtypes: the graded dtypes, in the order generation spreads cases over them.
+        deadline: ``time.monotonic()`` value of the run's ``--total-timeout``; no search goes past it.
 
     Returns:
         At most :data:`MAX_SHRINKS` extra results, possibly none.
@@ -84,22 +90,24 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
             break
 
     out: list[CaseResult] = []
-    count = opts.max_examples if opts.max_examples is not None else (problem.generated or {}).get("count", 0)
     for original, original_res in targets:
         kind = original_res.failure.kind
         dt = original.dtype
         i = dtypes.index(dt)
-        per = count // len(dtypes) + (1 if i < count % len(dtypes) else 0)
         best: dict[str, Any] = {}
         t0 = time.monotonic()
+        stop = t0 + SHRINK_BUDGET if deadline is None else min(t0 + SHRINK_BUDGET, deadline)
+        if stop - t0 < 0.5:
+            break  # the run's time is up: the graded cases are all reported already
 
         def failing(case: Case) -> bool:
             key = _key(case)
             if key not in verdicts:
-                if time.monotonic() - t0 > SHRINK_BUDGET:
+                left = stop - time.monotonic()
+                if left <= 0:
                     return False
                 exp = _expected(problem, case)
-                outcome = session.call(case, timeout=opts.limits.call_timeout)
+                outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
                 if outcome.status in ("ok", "type"):
                     failure = compare(case, outcome, exp)
                 else:
@@ -110,10 +118,10 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
             return verdicts[key] == kind
 
         @hseed(opts.seed * 1000 + i)
-        @settings(max_examples=max(per, 1), database=None, deadline=None,
+        @settings(max_examples=SEARCH_EXAMPLES, database=None, deadline=None,
                   phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
                   verbosity=Verbosity.quiet, report_multiple_bugs=False, derandomize=False)
-        @given(case_strategy(problem, dt, opts.seed))
+        @given(case_strategy(problem, dt))
         def prop(case: Case) -> None:
             if failing(case):
                 best["last"] = _key(case)
@@ -138,7 +146,7 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
         res = CaseResult(case.name, "shrunk", status, dt, case.rank, info, original.visibility,
                          failure, outcome.seconds, _values_of(case, exp, outcome.result),
                          replay_command(opts, problem, case, shown), shrunk=True)
-        failure.details.insert(0, f"the smallest failing input found from {original.name} "
-                                  f"(shrunk by hypothesis in {time.monotonic() - t0:.1f} s)")
+        failure.details.insert(0, f"a smaller input that fails like {original.name} ({kind}), "
+                                  f"found and shrunk by hypothesis in {time.monotonic() - t0:.1f} s")
         out.append(res)
     return out

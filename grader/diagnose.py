@@ -34,14 +34,16 @@ one sentence for people.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 from .cases import Case
-from .dtypes import FLOAT_DTYPES, HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
+from .dtypes import HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
 
 #: Value ideas in the order they are tried.
 VALUE_IDEAS = (
@@ -49,12 +51,72 @@ VALUE_IDEAS = (
     "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
     "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden",
     "swapped_axes", "first_row", "feature_dropped",  # parameter-free: the best fit wins
+    "half_accumulation",  # a prediction on a sample of elements, before any fitted parameter
     "factor", "offset", "row_offset", "column_offset",  # fitted parameters, in this order
-    "half_accumulation", "where",  # fallbacks
+    "where",  # fallback: where the wrong elements are, no cause
 )
 
 
 FITTED = 0.25  # an idea with fitted parameters must leave at most this share of the residual
+SAMPLE = 256  # elements simulated by ideas that cost d_model operations per element
+SAMPLE_TERMS = 1 << 21  # ... and at most this many terms in all (256 elements up to d_model = 8192)
+
+#: For a result in each dtype, the formats of lower precision it may have been computed in.
+#: (float16 inputs computed in bfloat16 are left out: float16's allowance, about 2**-9 S, hides
+#: bfloat16's grid.)
+LOWER = {"float64": ("float32", "bfloat16", "float16"), "float32": ("bfloat16", "float16")}
+
+
+def smallest_normal(dtype: str) -> float:
+    """The smallest positive normal number of a floating dtype (float16: 2**-14)."""
+    return float(ml_dtypes.finfo(dtype_of(dtype)).smallest_normal)
+
+
+def _flush_bound(dt: str, ref: np.ndarray, scale: np.ndarray, n: int, h: np.ndarray | None,
+                 e: np.ndarray | None) -> np.ndarray:
+    """How much flushing subnormals to zero (XLA on the CPU, GPUs, fast-math BLAS) can move each
+    element: products and partial sums below the smallest normal number of the accumulating
+    dtype (float32 for half and single precision, float64 for float64) lost, at most
+    ``min(S, (n + 1) tn_acc)`` of each; the result below the output dtype's smallest normal
+    number lost; and, when an input is itself subnormal, the products it takes part in
+    (:func:`_subnormal_products`)."""
+    tn = smallest_normal(dt)
+    tn_acc = smallest_normal("float64" if dt == "float64" else "float32")
+    out = 2 * np.minimum(scale, (n + 1) * tn_acc) + np.minimum(np.abs(ref) + scale, tn)
+    if h is not None and e is not None and out.shape == h.shape[:-1] + (e.shape[0],):
+        out = out + _subnormal_products(np.abs(h), np.abs(e), tn)
+    return out
+
+
+SUBNORMAL_TERMS = 1024  # subnormal inputs followed one by one; beyond, a cruder bound
+
+
+def _subnormal_products(ah: np.ndarray, ae: np.ndarray, tn: float) -> np.ndarray | float:
+    """``|h_sub| @ |E|.T + |h| @ |E_sub|.T``, the products that involve a subnormal input
+    (``0 < |x| < tn``), without a matmul: each subnormal entry adds one row or column; past
+    :data:`SUBNORMAL_TERMS` of them, ``tn`` times the other input's row sums bounds it."""
+    lead, n, vocab = ah.shape[:-1], ah.shape[-1], ae.shape[0]
+    h2 = ah.reshape(-1, n)
+    sub_h = (h2 < tn) & (h2 > 0)
+    sub_e = (ae < tn) & (ae > 0)
+    if not sub_h.any() and not sub_e.any():
+        return 0.0
+    out = np.zeros((h2.shape[0], vocab))
+    if int(sub_h.sum()) + int(sub_e.sum()) > SUBNORMAL_TERMS:
+        out += tn * (ae.sum(axis=1)[None, :] * sub_h.any(axis=1)[:, None]
+                     + h2.sum(axis=1)[:, None] * sub_e.any(axis=1)[None, :])
+        return out.reshape(lead + (vocab,))
+    r, k = np.nonzero(sub_h)
+    np.add.at(out, r, h2[r, k][:, None] * ae[:, k].T)
+    j, k = np.nonzero(sub_e)
+    np.add.at(out.T, j, ae[j, k][:, None] * h2[:, k].T)
+    return out.reshape(lead + (vocab,))
+
+
+def _rss(a: np.ndarray) -> float:
+    """Root sum of squares of all elements (``np.linalg.norm`` of the flattened array, without
+    BLAS: under load, waking BLAS threads costs more than the sum)."""
+    return math.sqrt(float(np.square(a).sum()))
 
 
 @dataclass
@@ -108,7 +170,9 @@ class _Ctx:
         self.bad = ~(np.abs(self.got - rounded) <= self.verdict)  # the failing elements
         self.vocab = int(self.ref.shape[-1]) if self.ref.ndim else 1
         self.rows = int(self.ref.size // max(self.vocab, 1))
+        self.flush = _flush_bound(self.dt, self.ref, self.scale, self.n, self.h, self.e)
         self.residual = math.inf  # of the last prediction that fitted
+        self._sample: np.ndarray | None = None
 
     def band(self, predicted: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
         """How far the output may be from ``predicted`` and still match it.
@@ -118,24 +182,77 @@ class _Ctx:
         """
         carried = self.model if carried is None else carried
         return (4 * np.abs(carried) + 4 * self.u * (np.abs(predicted) + np.abs(self.ref))
-                + 4 * (self.n + 1) * self.tiny)
+                + 4 * (self.n + 1) * self.tiny + self.flush)
 
-    def fits(self, predicted: np.ndarray, carried: np.ndarray | None = None, improve: float = 0.5) -> bool:
+    def fits(self, predicted: np.ndarray, carried: np.ndarray | None = None, improve: float = 0.5,
+             trend_axis: int | None | str = "none") -> bool:
         """The output matches ``predicted``, which would fail, and explains the output far better
         than the right answer does: its root-sum-square residual is at most ``improve`` times the
-        right answer's (ideas with fitted parameters ask for more: 0.25)."""
+        right answer's (ideas with fitted parameters ask for more: 0.25).
+
+        ``trend_axis`` (ideas with fitted parameters): a fitted offset or factor absorbs the mean
+        of any error, so the residual must also look like the rounding of correct code: a root
+        sum of squares at most half that of the carried allowance, and no trend in the right
+        answer (:meth:`systematic`, with the right answer centred over that axis, ``None`` for
+        all elements). A residual that fails either says the error is of another kind (a
+        running sum that stalls, say)."""
         if predicted.shape != self.got.shape or not np.all(np.isfinite(predicted)):
             return False
         band = self.band(predicted, carried)
         if not np.all(np.abs(self.got - predicted) <= band):
             return False
-        if not np.any(np.abs(predicted - self.ref) > self.model):
+        if not np.any(np.abs(predicted - self.ref) > self.model + self.flush):
             return False
-        residual = float(np.linalg.norm(self.got - predicted))
-        if residual > improve * float(np.linalg.norm(self.got - self.ref)):
+        residual = _rss(self.got - predicted)
+        if residual > improve * _rss(self.got - self.ref):
             return False
+        if trend_axis != "none":
+            # fitted parameters absorb the mean of any error: what is left must look like the
+            # rounding of correct code (at most half the allowance, root mean square, as measured
+            # for correct code elementwise) and follow no trend in the logits
+            if residual > 0.5 * _rss(np.broadcast_to(carried if carried is not None else self.model,
+                                                     self.got.shape)):
+                return False
+            if self.systematic(self.got - predicted, trend_axis):
+                return False
         self.residual = residual
         return True
+
+    def systematic(self, resid: np.ndarray, axis: int | None) -> bool:
+        """True when ``resid`` follows the right answer: a least-squares line in the right
+        answer (centred over ``axis``) explains more than half of its energy and is larger than
+        half the allowance (so that rounding noise, which follows nothing, never counts)."""
+        if resid.size < 8:
+            return False
+        if axis is None:
+            t = self.ref - self.ref.mean()
+        elif axis == 0:
+            flat = self.ref.reshape(-1, self.vocab)
+            t = (flat - flat.mean(axis=0, keepdims=True)).reshape(self.ref.shape)
+        else:
+            t = self.ref - self.ref.mean(axis=axis, keepdims=True)
+        tt = float(np.square(t).sum())
+        if not tt > 0:
+            return False
+        explained = float((resid * t).sum()) ** 2 / tt
+        return (explained > 0.5 * float(np.square(resid).sum())
+                and math.sqrt(explained) > 0.5 * _rss(self.model))
+
+    def sample(self) -> np.ndarray:
+        """Flat indices of at most :data:`SAMPLE` elements (fewer for a long ``d_model``): the
+        worst half by error over allowance, the rest drawn with a fixed seed; every element
+        when there are no more. For ideas that cost ``d_model`` operations per element."""
+        if self._sample is None:
+            size = self.ref.size
+            m = max(8, min(SAMPLE, SAMPLE_TERMS // max(self.n, 1)))
+            if size <= m:
+                self._sample = np.arange(size)
+            else:
+                ratio = (np.abs(self.got - self.ref) / self.model).ravel()
+                worst = np.argpartition(-ratio, m // 2)[: m // 2]
+                rest = np.random.default_rng(0).choice(size, m, replace=False)
+                self._sample = np.unique(np.concatenate([worst, rest]))[:m]
+        return self._sample
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -194,37 +311,64 @@ def _fit_plain(x: _Ctx, fitted: float, predict: Callable[[float], np.ndarray],
                carried: Callable[[float], np.ndarray]) -> float | None:
     """``fitted`` or a plainer form of it (:func:`_plain_forms`) whose prediction fits with a
     residual at most 10% larger; None when ``fitted`` itself does not fit."""
-    if not x.fits(predict(fitted), carried(fitted), FITTED):
+    if not x.fits(predict(fitted), carried(fitted), FITTED, trend_axis=None):
         return None
     base = x.residual
     for plain in _plain_forms(fitted):
-        if x.fits(predict(plain), carried(plain), FITTED) and x.residual <= 1.1 * base + 1e-300:
+        if x.fits(predict(plain), carried(plain), FITTED, trend_axis=None) and x.residual <= 1.1 * base + 1e-300:
             return plain
     return fitted
 
 
 def _lower_precision(x: _Ctx) -> Hint | None:
-    # the least precise first: float16 values are float32 values too
-    lower = {"float64": ("float16", "bfloat16", "float32"), "float32": ("float16", "bfloat16")}.get(x.dt, ())
+    """A computation in a lower-precision format, tested per format of :data:`LOWER`.
+
+    Three tests: every output value is a number of that format (its significand width *and*
+    exponent range: a cast there and back changes nothing); the format's grid is visible, i.e. at
+    two elements at least, rounding the right answer to the format moves it by more than the
+    case's allowance and what flushing subnormals explains (a random value lands on float16's
+    grid by chance once in 2**13, on float32's once in 2**29; zeros and small whole numbers
+    land on every grid and prove nothing); and the output matches what the format predicts (the
+    inputs and the result rounded to it, or only the result) within four times that format's
+    allowance. Of the formats that pass, the one whose prediction leaves the smaller residual is
+    named, and only when it leaves at most half the residual of every other (bfloat16 numbers in
+    float16's range are float16 numbers too: the prediction decides)."""
     from .compare import allowed_error
-    for low in lower:
-        low_dt = FLOAT_DTYPES[low]
+
+    fitting: list[tuple[float, str]] = []
+    for low in LOWER.get(x.dt, ()):
+        low_dt = dtype_of(low)
         with np.errstate(all="ignore"):
-            representable = np.array_equal(x.got.astype(low_dt).astype(np.float64), x.got)
-        ref_representable = np.array_equal(x.ref.astype(low_dt).astype(np.float64), x.ref)
-        if not representable or ref_representable:
-            continue
-        low_allowed = allowed_error(low, x.ref, x.scale, x.n)
-        if np.all(np.abs(x.got - x.ref) <= 4 * low_allowed) and np.any(x.bad):
-            if x.dt == "float64" and low == "float32":
-                text = ("every value is a float32 number and the errors are float32's: the float64 inputs "
-                        "were computed in float32 precision (a cast to float32, or JAX without "
-                        "jax_enable_x64); compute in the inputs' dtype")
-            else:
-                text = (f"every value is a {low} number and the errors are {low}'s: the {x.dt} inputs were "
-                        f"computed in {low} precision (a cast to {low}?); compute in the inputs' dtype")
-            return Hint("lower_precision", text, {"computed_in": low})
-    return None
+            if not np.array_equal(x.got.astype(low_dt).astype(np.float64), x.got):
+                continue
+            rounded = x.ref.astype(low_dt).astype(np.float64)
+            visible = np.abs(rounded - x.ref) > x.model + x.flush
+            if int(visible.sum()) < min(2, x.ref.size):
+                continue
+            preds = [rounded]
+            if x.h is not None:
+                hl, el = (a.astype(low_dt).astype(np.float64) for a in (x.h, x.e))
+                preds.insert(0, (hl @ el.T).astype(low_dt).astype(np.float64))
+        band = (4 * allowed_error(low, x.ref, x.scale, x.n) + 4 * x.u * np.abs(x.ref)
+                + np.minimum(np.abs(x.ref) + x.scale, smallest_normal(low)) + x.flush)
+        residuals = [_rss(x.got - p) for p in preds
+                     if np.all(np.isfinite(p)) and np.all(np.abs(x.got - p) <= band)]
+        if residuals:
+            fitting.append((min(residuals), low))
+    if not fitting or not np.any(x.bad):
+        return None
+    fitting.sort()
+    if len(fitting) >= 2 and fitting[0][0] > 0.5 * fitting[1][0]:
+        return None  # two formats explain it about as well: name neither
+    low = fitting[0][1]
+    if x.dt == "float64" and low == "float32":
+        text = ("every value is a float32 number and the errors are float32's: the float64 inputs "
+                "were computed in float32 precision (a cast to float32, or JAX without "
+                "jax_enable_x64); compute in the inputs' dtype")
+    else:
+        text = (f"every value is a {low} number and the errors are {low}'s: the {x.dt} inputs were "
+                f"computed in {low} precision (a cast to {low}?); compute in the inputs' dtype")
+    return Hint("lower_precision", text, {"computed_in": low})
 
 
 def _factor_or_offset_ambiguous(x: _Ctx) -> bool:
@@ -280,7 +424,7 @@ def _offsets(x: _Ctx) -> Hint | None:
     # one offset per row (per hidden vector)
     if x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= 2:
         row = np.median(diff, axis=-1, keepdims=True)
-        if np.any(row != 0) and x.fits(x.ref + row, 2 * x.model, FITTED):
+        if np.any(row != 0) and x.fits(x.ref + row, 2 * x.model, FITTED, trend_axis=-1):
             return Hint("row_offset", "looks like each row of logits was shifted by its own constant "
                                       "offset (one per position); return the logits unshifted")
     # one offset per vocabulary entry: a bias vector
@@ -288,7 +432,7 @@ def _offsets(x: _Ctx) -> Hint | None:
     if distinct_rows and x.vocab * (x.rows - 1) >= 2 and x.ref.ndim >= 1:
         col = np.median(diff.reshape(-1, x.vocab), axis=0)
         shifted = x.ref + col.reshape((1,) * (x.ref.ndim - 1) + (-1,))
-        if np.ptp(col) > 0 and x.fits(shifted, 2 * x.model, FITTED):
+        if np.ptp(col) > 0 and x.fits(shifted, 2 * x.model, FITTED, trend_axis=0):
             return Hint("column_offset", "looks like a bias vector (an offset per vocabulary entry) was "
                                          "added; the tied head has no bias")
     return None
@@ -346,11 +490,15 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
         ]
         sd = h.std(axis=-1, keepdims=True)
         if x.n >= 2 and np.all(sd > 0):
-            z = (h - h.mean(axis=-1, keepdims=True)) / sd
+            # z = (h - mean) / sd, so z @ E.T = (ref - mean * E.sum(1)) / sd: no second matmul; the
+            # scale |z| @ |E|.T is bounded by (S + |mean| |E|.sum(1)) / sd
+            mean = h.mean(axis=-1, keepdims=True)
             out.append((const("standardised_hidden", "looks like each hidden vector was standardised (mean "
                                                      "subtracted, divided by its std, as in a layer norm) first; "
                                                      "use hidden as it is"),
-                        lambda: z @ e.T, lambda: through(z @ e.T, np.abs(z) @ np.abs(e).T)))
+                        lambda: (x.ref - mean * e.sum(axis=1)) / sd,
+                        lambda: through((x.ref - mean * e.sum(axis=1)) / sd,
+                                        (x.scale + np.abs(mean) * np.abs(e).sum(axis=1)) / sd)))
     if x.vocab >= 2 and x.ref.ndim >= 1:
         out += [
             (const("row_offset", "looks like each row was shifted by an offset, its own mean (subtracted); "
@@ -380,26 +528,53 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
                                        "of logits per hidden vector (all leading positions)"),
                     lambda: first(x.ref), lambda: first(x.model)))
     if x.h is not None and x.n >= 2:
-        for sl, which in ((slice(None, -1), "last"), (slice(1, None), "first")):
+        for k, which in ((-1, "last"), (0, "first")):
+            # the sum without term k: ref minus an outer product, no matmul
             out.append((const("feature_dropped", f"looks like the {which} feature (one of the d_model = {x.n} "
                                                  f"columns) was left out of the dot products: contract over all "
                                                  f"of d_model"),
-                        lambda sl=sl: x.h[..., sl] @ x.e[:, sl].T,
-                        lambda sl=sl: through(x.h[..., sl] @ x.e[:, sl].T,
-                                              np.abs(x.h[..., sl]) @ np.abs(x.e[:, sl]).T)))
+                        lambda k=k: x.ref - x.h[..., k:k + 1 if k != -1 else None] * x.e[:, k],
+                        lambda k=k: through(x.ref - x.h[..., k:k + 1 if k != -1 else None] * x.e[:, k],
+                                            np.maximum(x.scale - np.abs(x.h[..., k:k + 1 if k != -1 else None])
+                                                       * np.abs(x.e[:, k]), 0.0))))
     return out
 
 
-def _half_accumulation(x: _Ctx) -> Hint | None:
-    if x.dt not in HALF_DTYPES or not np.any(x.verdict):
+def _half_accumulation(x: _Ctx) -> tuple[Hint, float, np.ndarray] | None:
+    """A running sum kept in the half dtype, tested as a prediction on a sample of elements.
+
+    The prediction simulates ``acc = 0; for k in range(d_model): acc = acc + h[k] * E[j, k]``
+    with ``acc`` and each product in the case's half dtype (``np.add.accumulate`` in that dtype:
+    one rounding per step, in a fixed order) for the elements of :meth:`_Ctx.sample`. It fits
+    when, on those elements, the output is within the band of the prediction, the prediction
+    would fail, and it leaves at most half the residual the right answer leaves.
+
+    Returns:
+        (the hint, the residual on the sample, the sample's flat indices), or None.
+    """
+    if x.dt not in HALF_DTYPES or not np.any(x.verdict) or x.h is None or x.n < 2:
         return None  # exact probes are exact in any precision and any order
-    bound = x.model + 2 * (x.n + 1) * x.u * x.scale
-    if np.all(np.abs(x.got - x.ref) <= bound):
-        return Hint("half_accumulation",
-                    f"the result is close but less accurate than {x.dt} allows: were the products summed "
-                    f"in {x.dt} (e.g. a loop with a {x.dt} accumulator)? accumulate in float32 and cast "
-                    f"back, as matmul does")
-    return None
+    idx = x.sample()
+    r, c = np.divmod(idx, x.vocab)
+    half = dtype_of(x.dt)
+    with np.errstate(all="ignore"):
+        products = (x.h.reshape(-1, x.n)[r] * x.e[c]).astype(half)
+        pred = np.add.accumulate(products, axis=1)[:, -1].astype(np.float64)
+    got, ref = x.got.ravel()[idx], x.ref.ravel()[idx]
+    model, flush = x.model.ravel()[idx], x.flush.ravel()[idx]
+    if not np.all(np.isfinite(pred)):
+        return None
+    band = 4 * model + 4 * x.u * (np.abs(pred) + np.abs(ref)) + flush
+    if not np.all(np.abs(got - pred) <= band) or not np.any(np.abs(pred - ref) > model + flush):
+        return None
+    residual = _rss(got - pred)
+    if residual > 0.5 * _rss(got - ref):
+        return None
+    hint = Hint("half_accumulation",
+                f"the values match a running sum kept in {x.dt} (each partial sum rounded to {x.dt}, as in a "
+                f"loop with a {x.dt} accumulator), which loses accuracy as the sum grows: accumulate in "
+                f"float32 and cast back, as matmul does")
+    return hint, residual, idx
 
 
 def _block(idx: np.ndarray, total: int) -> str | None:
@@ -492,6 +667,8 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
         x = _Ctx(case, got, ref, scale, allowed)
         if not np.all(np.isfinite(x.got)):
             return None
+        if np.all(np.abs(x.got - x.ref) <= x.model + x.flush):
+            return None  # wrong only by what flushing subnormals to zero explains: no cause to name
         if np.all(x.got == 0) and np.any(x.ref != 0) and x.vocab >= 2:
             if np.all(x.ref < 0):
                 return Hint("relu", "the result is all zeros where every logit should be negative: a ReLU "
@@ -506,15 +683,25 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
         # parameter always shrinks the residual, so residuals cannot rank them against the rest.
         best: Hint | None = None
         best_residual = math.inf
+        best_prediction: np.ndarray | None = None
         for make, predict, carried in _parameter_free(x):
             predicted = predict()
             if predicted is None or not x.fits(predicted, carried()):
                 continue
             if best is None or x.residual < 0.5 * best_residual:
-                best, best_residual = make(), x.residual
+                best, best_residual, best_prediction = make(), x.residual, predicted
+        # a running sum in the half dtype is a prediction too (on a sample of elements): it
+        # competes with the best parameter-free idea there, and comes before fitted parameters,
+        # which can absorb part of any error
+        half = _half_accumulation(x)
+        if half is not None:
+            hint, residual, idx = half
+            if best is None or residual < 0.5 * _rss((x.got.ravel()[idx]
+                                                                     - best_prediction.ravel()[idx])):
+                return hint
         if best is not None:
             return best
-        for idea in (_fitted_factor, _offsets, _half_accumulation, _where):
+        for idea in (_fitted_factor, _offsets, _where):
             hint = idea(x)
             if hint:
                 return hint
@@ -589,14 +776,41 @@ def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
     if gs == tuple(h.shape) and gs != rs:
         return Hint("hidden_shape", "the result has the shape of hidden (..., d_model), not (..., vocab_size): "
                                     "was the projection onto the table applied?")
-    if len(rs) >= 2 and gs == rs[1:]:
-        return Hint("first_row_only", "only the first row of the batch was computed; keep every leading axis")
+    if len(rs) >= 2 and gs == rs[1:] and rs[0] >= 2:
+        which = _reduced(case, got, ref, {"the first": lambda r: r[0], "the last": lambda r: r[-1]})
+        if which in ("the first", "the last"):
+            return Hint("first_row_only", f"only {which} row of the batch was computed (the leading axis of size "
+                                          f"{rs[0]} is missing); keep every leading axis")
     if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] != rs[-1]:
         return Hint("wrong_vocab", f"the last axis has {gs[-1]} entries, not vocab_size = {rs[-1]}: one logit per "
                                    f"row of the embedding matrix (hidden @ embedding_matrix.T)")
     if gs == () and rs != ():
-        return Hint("scalar", "a scalar came back: was the result reduced (summed) over an axis?")
+        how = _reduced(case, got, ref, {"summed": np.sum, "averaged": np.mean, "the largest logit": np.max})
+        if how is not None:
+            what = how if how == "the largest logit" else f"all logits {how}"
+            return Hint("scalar", f"a scalar came back, {what}: return every logit, shape (..., vocab_size)")
     return None
+
+
+def _reduced(case: Case, got: np.ndarray, ref: np.ndarray,
+             ways: dict[str, Callable[[np.ndarray], np.ndarray]]) -> str | None:
+    """The name of the way in ``ways`` whose reduction of ``ref`` the output equals within the
+    tolerance model's allowance (scaled the same way), when exactly one does; else None."""
+    from .compare import allowed_error
+
+    g = np.asarray(got, dtype=np.float64)
+    x = _Ctx(case, ref, ref, None, np.zeros_like(ref))
+    allowed = allowed_error(case.dtype, ref, x.scale, x.n)
+    found = []
+    for name, way in ways.items():
+        want = np.asarray(way(ref), dtype=np.float64)
+        if want.shape != g.shape:
+            continue
+        # sums, means, maxima and rows of the allowance bound the error of each reduction
+        tol = 4 * np.abs(np.asarray(way(allowed))) + 4 * x.u * np.abs(want)
+        if np.all(np.abs(g - want) <= tol):
+            found.append(name)
+    return found[0] if len(found) == 1 else None
 
 
 def _prefix_matches(case: Case, got: np.ndarray, ref: np.ndarray, part: slice) -> bool:
@@ -619,7 +833,20 @@ def diagnose_dtype(case: Case, got: np.ndarray) -> Hint:
     """The mistake behind a wrong output dtype (always a hint: at least what to return)."""
     want, have = case.dtype, np.asarray(got).dtype.name
     if np.asarray(got).dtype.kind in "iub":
-        return Hint("integer", "the result is an integer array: a cast (astype(int)?) truncated the logits")
+        how = ""
+        arrays = [np.asarray(a, dtype=np.float64) for a in case.inputs.values()]
+        if (len(arrays) >= 2 and arrays[1].ndim == 2 and arrays[0].ndim >= 1
+                and arrays[0].shape[-1] == arrays[1].shape[1]):
+            ref = arrays[0] @ arrays[1].T
+            g = np.asarray(got, dtype=np.float64)
+            frac = np.abs(ref - np.round(ref)) > 0.01  # elements where truncating and rounding differ
+            if g.shape == ref.shape and frac.sum() >= 2:
+                if np.mean(g[frac] == np.trunc(ref[frac])) >= 0.9:
+                    how = ": the fractional parts were cut off (astype(int)?)"
+                elif np.mean(g[frac] == np.round(ref[frac])) >= 0.9:
+                    how = ": the logits were rounded to whole numbers"
+        return Hint("integer", f"the result is an integer array ({have}){how}; return {want} logits, the "
+                               f"inputs' dtype")
     order = {"bfloat16": 0, "float16": 0, "float32": 1, "float64": 2}
     if have in order and want in order:
         if order[have] > order[want]:
@@ -638,14 +865,29 @@ def dtype_hint(case: Case, got: np.ndarray) -> str | None:
 
 
 def diagnose_type(type_name: str) -> Hint:
-    """The hint for a non-array result (``type_name`` as the child reported it)."""
+    """The hint for a non-array result (``type_name`` as the child reported it: a builtin's name,
+    ``module.QualName`` for other types, or ``"array of dtype X"``).
+
+    The hint says what came back and what is expected. A JAX array is accepted from a JAX
+    submission (the framework is detected from the file's imports), so a JAX array reported
+    here came from a NumPy submission, which must return a ``numpy.ndarray``.
+    """
     if type_name in ("list", "tuple"):
         return Hint("not_array", f"return an array, not a {type_name} (drop .tolist() or wrap with np.asarray)")
     if type_name == "NoneType":
         return Hint("none", "the function returned None: is a return statement missing?")
     if type_name.startswith("array of dtype"):
-        return Hint("not_numeric", "return a numeric array")
-    return Hint("not_array", "return a NumPy or JAX array")
+        dtype = type_name[len("array of dtype"):].strip()
+        return Hint("not_numeric", f"the result is an array of dtype {dtype}: return floating logits in the "
+                                   f"inputs' dtype")
+    module = type_name.rsplit(".", 1)[0] if "." in type_name else ""
+    if module.split(".")[0] in ("jax", "jaxlib"):
+        return Hint("jax_array", f"the function returned a JAX array ({type_name}), but this is graded as a NumPy "
+                                 f"submission (the file imports no jax): return a numpy.ndarray, e.g. "
+                                 f"np.asarray(result), or import jax.numpy at the top to be graded as JAX",
+                    {"returned": type_name})
+    return Hint("not_array", f"the function returned a {type_name}, not an array: return a numpy.ndarray "
+                             f"(a JAX submission may also return a jax.Array)", {"returned": type_name})
 
 
 def type_hint(type_name: str) -> str | None:
@@ -663,8 +905,27 @@ def diagnose_non_finite(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | 
         if g.shape[:-1] == zero_rows.shape and np.any(bad_rows & zero_rows) and not np.any(bad_rows & ~zero_rows):
             return Hint("nan_zero_rows", "NaN exactly where a hidden vector is all zeros: a division by its norm? "
                                          "the head divides by nothing")
-    if np.any(np.isinf(g)):
-        return Hint("overflow", "an overflow: are intermediate values larger than the dtype's range?")
+    if np.any(np.isinf(g)) and g.shape == ref.shape:
+        # an overflow only when some intermediate of the computation really leaves the range there
+        top = float(ml_dtypes.finfo(dtype_of(case.dtype)).max)
+        inf = np.isinf(g) & np.isfinite(ref)
+        arrays = [np.asarray(a, dtype=np.float64) for a in case.inputs.values()]
+        if len(arrays) >= 2 and arrays[1].ndim == 2 and h.ndim >= 1 and h.shape[-1] == arrays[1].shape[1]:
+            e = arrays[1]
+            scale = np.abs(h) @ np.abs(e).T
+            if scale.shape == g.shape and np.any(scale[inf] > top):
+                return Hint("overflow", f"an overflow: where the result is infinite, the products sum to more than "
+                                        f"{case.dtype} can hold in magnitude ({_fmt(top)}) along the way; "
+                                        f"accumulate in float32 and cast back, as matmul does")
+            squares = np.broadcast_to(np.square(h).sum(axis=-1, keepdims=True), g.shape)
+            if np.any(squares[inf] > top) or np.any(np.square(e).sum(axis=1) > top):
+                return Hint("overflow", f"an overflow: the sum of squares of a hidden vector or table row exceeds "
+                                        f"{case.dtype}'s range ({_fmt(top)}): a norm computed in {case.dtype}? "
+                                        f"the head needs no norms")
+        if np.any(ref[inf] > math.log(top)):
+            return Hint("overflow", f"an overflow: exp of the logits exceeds {case.dtype}'s range where the result "
+                                    f"is infinite (exp without subtracting the row maximum?); the head returns "
+                                    f"the raw logits")
     return None
 
 
@@ -674,18 +935,46 @@ def non_finite_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> str | None:
     return hint.text if hint else None
 
 
-def diagnose_exception(message: str) -> Hint | None:
-    """A hint for an exception the submission raised, from its message (never its source), or None."""
+#: Messages of a contraction whose two sizes disagree, and which group is hidden's d_model and
+#: which the table's first axis: NumPy's matmul (``@``), np.dot, JAX's dot_general (``jnp``).
+_CONTRACTION = (
+    (re.compile(r"matmul: Input operand 1 has a mismatch in its core dimension 0, .*\(size (\d+) is different "
+                r"from (\d+)\)"), ("table", "hidden")),
+    (re.compile(r"shapes \([\d, ]*\) and \([\d, ]*\) not aligned: (\d+) \(dim \d+\) != (\d+) \(dim 0\)"),
+     ("hidden", "table")),
+    (re.compile(r"dot_general requires contracting dimensions to have the same shape, got \((\d+),\) and "
+                r"\((\d+),\)"), ("hidden", "table")),
+)
+
+
+def diagnose_exception(message: str, shapes: dict[str, list[int]] | None = None) -> Hint | None:
+    """A hint for an exception the submission raised, from its message (never its source), or None.
+
+    "The table needs a transpose" is said only when the message shows a contraction of hidden's
+    last axis (``d_model``) against the table's *first* axis (``vocab_size``) with those two
+    sizes, read from the message and confirmed by the case's input ``shapes``
+    (``{"hidden": [..., d], "embedding_matrix": [V, d]}``, in call order) and ``V != d``. Any
+    other shape error (a reshape that assumes a rank, a broadcast) names no cause.
+    """
     m = message or ""
     if m.startswith("NotImplementedError"):
         return Hint("not_implemented", "the function raises NotImplementedError: write its body")
-    shape_words = ("mismatch in its core dimension", "not aligned", "contracting dimensions",
-                   "dot_general requires", "Incompatible shapes", "operands could not be broadcast",
-                   "size of tensor", "cannot reshape")
-    if any(w in m for w in shape_words):
-        return Hint("shapes_do_not_line_up", "the shapes do not line up: the table needs a transpose, "
-                                             "hidden @ embedding_matrix.T contracts the last axis of both "
-                                             "(d_model) and gives (..., vocab_size)")
+    dims = list((shapes or {}).values())
+    if len(dims) < 2 or len(dims[0]) < 1 or len(dims[1]) != 2:
+        return None
+    d, vocab = int(dims[0][-1]), int(dims[1][0])
+    if d == vocab or int(dims[1][1]) != d:
+        return None
+    for pattern, roles in _CONTRACTION:
+        found = pattern.search(m)
+        if found is None:
+            continue
+        sizes = dict(zip(roles, (int(found.group(1)), int(found.group(2)))))
+        if sizes == {"hidden": d, "table": vocab}:
+            return Hint("shapes_do_not_line_up",
+                        "the shapes do not line up: the table needs a transpose, hidden @ embedding_matrix.T "
+                        "contracts the last axis of both (d_model) and gives (..., vocab_size)",
+                        {"d_model": d, "vocab_size": vocab})
     return None
 
 
@@ -750,7 +1039,8 @@ def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Args:
         hints: one dict per failing case: ``id`` (None when the case had no hint), ``params``,
             ``text``, ``size`` (the case's element count), ``dtype``, ``kind`` (the failure
-            kind), ``message`` and ``data`` (the failure's message and data).
+            kind), ``message`` and ``data`` (the failure's message and data), and optionally
+            ``shapes`` (input name -> shape, which confirms or rules out an exception's hint).
 
     Returns:
         Up to three ``{"id", "text", "count", "of"}``, each shared by at least a fifth of the
@@ -763,7 +1053,7 @@ def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
     hints = [dict(h) for h in hints]
     for h in hints:
         if not h.get("id") and h.get("kind") == "exception":
-            found = diagnose_exception(h.get("message") or "")
+            found = diagnose_exception(h.get("message") or "", h.get("shapes"))
             if found:
                 h.update(id=found.id, text=found.text, params=found.params)
     shapes = [h for h in hints if h.get("kind") == "shape" and (h.get("data") or {}).get("got") is not None]

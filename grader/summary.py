@@ -98,7 +98,8 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str
         hints = _combine_safely(combine, [
             {"id": c.failure.data.get("hint_id"), "params": c.failure.data.get("hint_params", {}),
              "text": c.failure.hint, "size": sum(int(np.prod(i.shape)) for i in c.inputs.values()),
-             "dtype": c.dtype, "kind": kind, "message": c.failure.message, "data": c.failure.data}
+             "dtype": c.dtype, "kind": kind, "message": c.failure.message, "data": c.failure.data,
+             "shapes": {k: list(i.shape) for k, i in c.inputs.items()}}
             for c in failed])
         n = len(failed)
         if only:

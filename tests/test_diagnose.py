@@ -228,7 +228,20 @@ def test_shape_ideas():
     assert shape_hint((2, 3, 4)).id == "hidden_shape"
     assert shape_hint((2, 3, 5), lead=(2, 1, 3)).id == "squeezed"
     assert shape_hint((2, 3, 7)).id == "wrong_vocab"
-    assert shape_hint(()).id == "scalar"
+    ref = np.ones((2, 3, 4)) @ np.arange(20.0).reshape(5, 4).T
+    assert shape_hint(None, got=np.float32(ref.sum())).text == (
+        "a scalar came back, all logits summed: return every logit, shape (..., vocab_size)")
+    assert shape_hint(()) is None  # a scalar that is no reduction of the logits: no cause named
+    # rows all alike (hidden = ones): the first row or the last? neither is named
+    assert shape_hint(None, got=ref[0].astype(np.float32)) is None
+    h = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    e = np.arange(20, dtype=np.float32).reshape(5, 4)
+    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    ref = h.astype(np.float64) @ e.astype(np.float64).T
+    assert diagnose.diagnose_shape(case, ref[0].astype(np.float32), ref).text == (
+        "only the first row of the batch was computed (the leading axis of size 2 is missing); keep every "
+        "leading axis")
+    assert diagnose.diagnose_shape(case, (ref[0] + 7).astype(np.float32), ref) is None
     assert shape_hint((0,), lead=(0,)).id == "empty_batch"
     ones = np.ones((2, 3, 4), np.float32)
     dropped = ones.astype(np.float64) @ np.arange(20.0).reshape(5, 4)[:-1].T
@@ -252,15 +265,21 @@ def test_non_finite_and_type_hints():
     case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": np.eye(2, dtype=np.float32)}, {})
     got = np.array([[np.nan, np.nan], [1.0, 2.0]])
     assert diagnose.diagnose_non_finite(case, got, h.astype(np.float64)).id == "nan_zero_rows"
-    assert diagnose.non_finite_hint(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) == (
-        "an overflow: are intermediate values larger than the dtype's range?")
+    # an infinity is called an overflow only where an intermediate really leaves the range
+    assert diagnose.non_finite_hint(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) is None
+    big = np.array([[300.0, 300.0]], np.float16)
+    case16 = Case("c[float16]", "g", "float16", {"hidden": big, "embedding_matrix": np.full((1, 2), 100.0, np.float16)},
+                  {})
+    assert diagnose.diagnose_non_finite(case16, np.array([[np.inf]]), np.array([[60000.0]])).id == "overflow"
     assert diagnose.type_hint("NoneType") == "the function returned None: is a return statement missing?"
     assert diagnose.type_hint("list") == "return an array, not a list (drop .tolist() or wrap with np.asarray)"
 
 
 def test_exception_hints():
-    assert diagnose.diagnose_exception(
-        "ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0").id == "shapes_do_not_line_up"
+    shapes = {"hidden": [4, 8], "embedding_matrix": [6, 8]}
+    msg = ("ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+           "(n?,k),(k,m?)->(n?,m?) (size 6 is different from 8)")
+    assert diagnose.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
     assert diagnose.diagnose_exception("NotImplementedError").id == "not_implemented"
     assert diagnose.diagnose_exception("ZeroDivisionError: division by zero") is None
 
@@ -347,3 +366,181 @@ def test_fitted_values_are_shown_plain_but_never_rounded_away():
     assert hint_for(h, e, lambda h, e, r: r + 0.5, "float16").params == {"offset": 0.5}
     assert hint_for(h, e, lambda h, e, r: r * 0.125, "float16").params["factor"] == 0.125
     assert hint_for(h, e, lambda h, e, r: r * 0.37, "float16").params["factor"] == 0.37
+
+
+# ---------------------------------------------------------------------------------------------
+# hints that are right or absent (issue 8): each class of wrong hint testers saw
+
+def gradual_underflow_allowance(dt, ref, scale, n):
+    """The allowance of a verdict that assumed gradual underflow ((n + 1) x the smallest
+    subnormal), which failed flushed results: the hints must still name no cause for them."""
+    u = float(ml_dtypes.finfo(NP[dt]).eps) / 2
+    u_acc = 2.0 ** -53 if dt == "float64" else 2.0 ** -24
+    allowed = u * np.abs(ref) + 2 * (n + 1) * u_acc * scale + (3 * u * scale if dt in ("float16", "bfloat16") else 0)
+    return allowed + (n + 1) * float(ml_dtypes.finfo(NP[dt]).smallest_subnormal)
+
+
+def flushed_hint(h, e, dt="float32"):
+    """The hint for ``h @ e.T`` computed as XLA on the CPU does: products below the smallest
+    normal number flushed to zero, graded with a gradual-underflow allowance."""
+    h64, e64 = h.astype(np.float64), e.astype(np.float64)
+    tn = float(ml_dtypes.finfo(NP[dt]).smallest_normal)
+    products = h64[..., None, :] * e64
+    got = np.where(np.abs(products) < tn, 0.0, products).sum(-1)
+    got = np.where(np.abs(got) < tn, 0.0, got).astype(NP[dt]).astype(np.float64)
+    ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
+    allowed = gradual_underflow_allowance(dt, ref, scale, h.shape[-1])
+    assert np.any(np.abs(got - ref) > allowed)  # the verdict failed it
+    case = Case(f"c[{dt}]", "g", dt, {"hidden": h, "embedding_matrix": e}, {})
+    return diagnose.diagnose_values(case, got, ref, scale, allowed)
+
+
+def test_flushed_subnormals_are_never_called_a_cast_to_float16():
+    # the first row's logits are float16 numbers; the second row's products are subnormal and
+    # flushed to 0, which is a float16 number too: once called "a cast to float16"
+    h = np.array([[2.0, 4.0], [1.2e-38, 1.2e-38]], np.float32)
+    e = np.array([[0.5, 0.25], [0.75, 0.5]], np.float32)
+    assert flushed_hint(h, e) is None
+
+
+def test_flushed_subnormals_are_never_called_a_relu():
+    # all logits negative and tiny, flushed to zeros: once "all zeros where every logit should be
+    # negative: a ReLU"
+    h = np.array([[0.5, 0.5], [0.25, 0.75]], np.float32)
+    e = -np.array([[1.5e-38, 1.0e-38], [2.0e-38, 1.2e-38], [1.3e-38, 1.5e-38]], np.float32)  # products < 2**-126
+    assert flushed_hint(h, e) is None
+    # positive logits normal, negative ones tiny and flushed: max(ref, 0) fits, but is no cause
+    h = np.array([[1.0, 1e-30], [2.0, 1e-30]], np.float32)
+    e = np.array([[0.5, 0.0], [0.0, -1e-9], [0.25, -2e-9]], np.float32)
+    assert flushed_hint(h, e) is None
+    # a real ReLU on the same kind of inputs is still named
+    h, e = inputs(seed=12)
+    assert hint_for(h, e, IDEAS["relu"]).id == "relu"
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_bfloat16_rounding_is_called_bfloat16_not_float16(dt):
+    h, e = inputs(seed=13, d=16, dt=dt)
+    bf = NP["bfloat16"]
+
+    def in_bfloat16(h, e, r):
+        return (h.astype(bf).astype(np.float64) @ e.astype(bf).astype(np.float64).T).astype(bf)
+    hint = hint_for(h, e, in_bfloat16, dt)
+    assert (hint.id, hint.params) == ("lower_precision", {"computed_in": "bfloat16"})
+    # every bfloat16 value here is a float16 value too: the grid alone cannot tell them apart
+    got = in_bfloat16(h.astype(np.float64), e.astype(np.float64), None).astype(np.float64)
+    assert np.array_equal(got.astype(np.float16).astype(np.float64), got)
+
+    def in_float16(h, e, r):
+        return (h.astype(np.float16).astype(np.float64) @ e.astype(np.float16).astype(np.float64).T).astype(np.float16)
+    hint = hint_for(h, e, in_float16, dt)
+    assert (hint.id, hint.params) == ("lower_precision", {"computed_in": "float16"})
+
+
+def test_lower_precision_checks_the_exponent_range():
+    # values beyond float16's range computed in bfloat16: no float16 number, so only bfloat16 fits
+    h, e = inputs(seed=14, d=16, mean=(200, 300))
+    bf = NP["bfloat16"]
+    hint = hint_for(h, e, lambda h, e, r: (h.astype(bf).astype(np.float64) @ e.astype(bf).astype(np.float64).T)
+                    .astype(bf), "float32")
+    assert hint.params == {"computed_in": "bfloat16"}
+    # tiny values below float16's range computed in float16 flush to 0 or to float16 subnormals:
+    # those outputs are float16 numbers, and the prediction (inputs rounded to float16) matches
+    h, e = inputs(seed=15, d=16)
+    h = (h * 1e-4).astype(np.float32)
+    hint = hint_for(h, e, lambda h, e, r: (h.astype(np.float16).astype(np.float64)
+                                           @ e.astype(np.float16).astype(np.float64).T).astype(np.float16), "float32")
+    assert hint is not None and hint.params == {"computed_in": "float16"}
+
+
+def test_a_reshape_error_is_not_called_a_missing_transpose():
+    # code that only handles rank-3 input, given a single vector: once "the table needs a transpose"
+    shapes = {"hidden": [8], "embedding_matrix": [6, 8]}
+    assert diagnose.diagnose_exception("ValueError: cannot reshape array of size 8 into shape (8,8)", shapes) is None
+    assert diagnose.diagnose_exception("ValueError: operands could not be broadcast together with shapes (8,) (6,8)",
+                                       shapes) is None
+    hints = [{"id": None, "kind": "exception", "text": None, "shapes": shapes,
+              "message": "ValueError: cannot reshape array of size 8 into shape (8,8)"}] * 3
+    assert diagnose.combine(hints) == []
+
+
+def test_a_missing_transpose_is_named_only_when_the_sizes_confirm_it():
+    shapes = {"hidden": [2, 3, 8], "embedding_matrix": [6, 8]}
+    numpy_msg = ("ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                 "signature (n?,k),(k,m?)->(n?,m?) (size 6 is different from 8)")
+    jax_msg = ("TypeError: dot_general requires contracting dimensions to have the same shape, got (8,) and (6,).")
+    dot_msg = "ValueError: shapes (4,8) and (6,8) not aligned: 8 (dim 1) != 6 (dim 0)"
+    for msg in (numpy_msg, jax_msg):
+        assert diagnose.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
+    assert diagnose.diagnose_exception(dot_msg, {"hidden": [4, 8], "embedding_matrix": [6, 8]}).id == \
+        "shapes_do_not_line_up"
+    # the same kind of message about other sizes (an intermediate of the learner's own making),
+    # or without the case's sizes: no cause
+    assert diagnose.diagnose_exception(numpy_msg.replace("size 6 is different from 8", "size 3 is different from 8"),
+                                       shapes) is None
+    assert diagnose.diagnose_exception(numpy_msg) is None
+    assert diagnose.diagnose_exception(jax_msg, {"hidden": [2, 8], "embedding_matrix": [8, 8]}) is None
+    hints = [{"id": None, "kind": "exception", "message": numpy_msg, "text": None, "shapes": shapes}] * 3
+    assert diagnose.combine(hints)[0]["id"] == "shapes_do_not_line_up"
+
+
+def half_loop(h, e):
+    """A Python loop over d_model with an accumulator in the inputs' half dtype."""
+    acc = np.zeros(h.shape[:-1] + (e.shape[0],), h.dtype)
+    for k in range(h.shape[-1]):
+        acc = acc + h[..., k, None] * e[:, k]
+    return acc
+
+
+@pytest.mark.parametrize("low,high", [(0.0, 1.0), (0.0, 2.0), (1.0, 2.0)])
+def test_a_saturating_half_running_sum_is_named_and_nothing_else_fits_it(low, high, monkeypatch):
+    rng = np.random.default_rng(16)
+    h = rng.uniform(low, high, (2, 4, 4096)).astype(np.float16)
+    e = rng.uniform(low, high, (24, 4096)).astype(np.float16)
+    got = half_loop(h, e)
+    h64, e64 = h.astype(np.float64), e.astype(np.float64)
+    ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
+    assert np.max(np.abs(got - ref) / allowed_error("float16", ref, scale, 4096)) > 10  # it stalls
+    case = Case("c[float16]", "g", "float16", {"hidden": h, "embedding_matrix": e}, {})
+    allowed = allowed_error("float16", ref, scale, 4096)
+    hint = diagnose.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
+    assert hint is not None and hint.id == "half_accumulation", hint
+    assert "running sum kept in float16" in hint.text
+    # without that idea, no other may claim the output (once: "log-softmax", "an offset")
+    monkeypatch.setattr(diagnose, "_half_accumulation", lambda x: None)
+    hint = diagnose.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
+    assert hint is None or hint.id == "where", hint
+
+
+def test_half_accumulation_is_not_claimed_for_noise():
+    h, e = inputs(seed=17, lead=(8,), d=256, v=32, dt="float16")
+    h64, e64 = h.astype(np.float64), e.astype(np.float64)
+    ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
+    allowed = allowed_error("float16", ref, scale, 256)
+    got = (ref + 3 * allowed * np.random.default_rng(1).choice([-1, 1], ref.shape)).astype(np.float16)
+    case = Case("c[float16]", "g", "float16", {"hidden": h, "embedding_matrix": e}, {})
+    assert diagnose.diagnose_values(case, got.astype(np.float64), ref, scale, allowed) is None
+
+
+def test_a_jax_array_from_a_numpy_submission_is_named_as_such():
+    hint = diagnose.diagnose_type("jaxlib._jax.ArrayImpl")
+    assert hint.id == "jax_array"
+    assert hint.text == ("the function returned a JAX array (jaxlib._jax.ArrayImpl), but this is graded as a NumPy "
+                         "submission (the file imports no jax): return a numpy.ndarray, e.g. np.asarray(result), or "
+                         "import jax.numpy at the top to be graded as JAX")
+    other = diagnose.diagnose_type("torch.Tensor")
+    assert other.text == ("the function returned a torch.Tensor, not an array: return a numpy.ndarray (a JAX "
+                          "submission may also return a jax.Array)")
+    assert "float" in diagnose.diagnose_type("float").text
+
+
+def test_an_integer_result_says_how_the_fractions_were_lost():
+    h, e = inputs(seed=18, mean=(-3, 3), scale=(2, 4))
+    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    ref = h.astype(np.float64) @ e.astype(np.float64).T
+    assert diagnose.diagnose_dtype(case, np.trunc(ref).astype(np.int64)).text == (
+        "the result is an integer array (int64): the fractional parts were cut off (astype(int)?); return float32 "
+        "logits, the inputs' dtype")
+    assert "rounded to whole numbers" in diagnose.diagnose_dtype(case, np.round(ref).astype(np.int32)).text
+    assert diagnose.diagnose_dtype(case, np.zeros(ref.shape, np.int64)).text == (
+        "the result is an integer array (int64); return float32 logits, the inputs' dtype")

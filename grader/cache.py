@@ -10,10 +10,15 @@ so that a warm check imports neither hypothesis nor JAX in the grader's process.
 SHA-256 over everything the values depend on, so a changed spec or reference (the "stale
 expected values" failure of graders in the field) can never be served from the cache.
 
-``jax-submissions-<version>/<hash of the submission's path>/`` is the compilation cache of one
-submission's processes (one per submission, so that none can poison another's), and
-``jax-reference-<version>/`` that of the grader's own reference runs, kept apart so that no
-submission can write into what the reference loads (docs/security.md).
+``jax-submissions-<version>/<hash of the submission's source>/`` holds the warm compilations of
+one submission *source* (its bytes, the function and the framework): a child process never
+writes there. It gets a private cache folder in its own working folder, seeded from a
+read-only view of this one, and the grader copies new entries back after the run, checked by
+:func:`store_jax_entries`, and only from a process that ran no hidden case. Keyed by content,
+not path: two learners graded at one path (the Gradescope layout) share nothing, and only
+byte-identical source, which could do whatever its entries do by itself, reads them.
+``jax-reference-<version>/`` is that of the grader's own reference runs, which no submission
+can reach (docs/security.md).
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ import functools
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 from importlib import metadata
 from pathlib import Path
@@ -34,6 +41,11 @@ from .dtypes import dtype_of
 from .spec import Problem
 
 FORMAT = 1
+JAX_ENTRY_BYTES = 16 << 20       # largest JAX cache entry taken back from a submission's process
+JAX_EXPORT_BYTES = 64 << 20      # most bytes taken back from one process
+JAX_STORE_FILES = 4096           # most entries kept for one source
+#: a JAX cache entry's name (``jit_f-<sha256>-cache``, ``...-atime``): no dots first, no slashes
+JAX_ENTRY_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}-(cache|atime)\Z")
 
 
 def cache_root() -> Path | None:
@@ -56,21 +68,93 @@ def _version(dist: str) -> str:
 def jax_cache_dir(kind: str, owner: str | None = None) -> str | None:
     """The persistent JAX compilation cache for ``kind`` (``"submissions"`` or ``"reference"``).
 
-    ``owner`` (a submission's path) gives that submission a folder of its own: the folder is
-    writable by the submission's process, so sharing it across learners would let one poison
-    another's compilations (docs/security.md). A learner's repeated checks stay warm.
+    ``owner`` (a key such as :func:`submission_key`) gives a sub-folder of its own. Only the
+    grader writes in these folders; see :func:`jax_submission_store` for the submissions'.
     """
     root = cache_root()
     if root is None:
         return None
     path = root / f"jax-{kind}-{_version('jax')}-{_version('jaxlib')}"
     if owner is not None:
-        path = path / hashlib.sha256(os.path.realpath(owner).encode()).hexdigest()[:24]
+        path = path / hashlib.sha256(owner.encode()).hexdigest()[:32]
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError:
         return None
     return str(path)
+
+
+def submission_key(source: bytes, function: str, framework: str) -> str:
+    """SHA-256 hex of a submission's exact source with the function and framework it is run as."""
+    h = hashlib.sha256()
+    for part in (f"function={function}", f"framework={framework}"):
+        h.update(part.encode() + b"\0")
+    h.update(source)
+    return h.hexdigest()
+
+
+def jax_submission_store(key: str) -> str | None:
+    """The folder of warm JAX compilations for the submission source ``key``, or None (off).
+
+    ``GRADER_JAX_CACHE`` moves the submissions' stores to another folder (one sub-folder per
+    key there too), and an empty value turns them off; else they live under :func:`cache_root`.
+    """
+    user = os.environ.get("GRADER_JAX_CACHE")
+    if user == "":
+        return None
+    if not user:
+        return jax_cache_dir("submissions", owner=key)
+    path = Path(user) / f"{_version('jax')}-{_version('jaxlib')}" / hashlib.sha256(key.encode()).hexdigest()[:32]
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(path)
+
+
+def store_jax_entries(store: str, files: dict[str, np.ndarray]) -> int:
+    """Keep the JAX cache entries that a submission's process handed back; return how many were new.
+
+    Everything in ``files`` (name -> uint8 bytes) is untrusted. An entry is kept only if its
+    name matches :data:`JAX_ENTRY_NAME`, it is a 1-d uint8 array of at most
+    :data:`JAX_ENTRY_BYTES`, the store holds fewer than :data:`JAX_STORE_FILES` entries and no
+    entry of that name yet. Each is written by the grader as a new regular file, mode 0644,
+    through a temporary file renamed into place; whatever is already in ``store`` under another
+    kind of file (a link, a FIFO) is never followed or replaced. Failures store nothing.
+    """
+    try:
+        existing = set(os.listdir(store))
+    except OSError:
+        return 0
+    stored = 0
+    for name, data in files.items():
+        if len(existing) >= JAX_STORE_FILES:
+            break
+        if not isinstance(name, str) or not JAX_ENTRY_NAME.match(name) or name in existing:
+            continue
+        if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 1 \
+                or not 0 < data.size <= JAX_ENTRY_BYTES:
+            continue
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=store)
+            try:
+                os.fchmod(fd, 0o644)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data.tobytes())
+                if not stat.S_ISREG(os.lstat(tmp).st_mode):
+                    raise OSError("not a regular file")
+                os.rename(tmp, os.path.join(store, name))
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            continue
+        existing.add(name)
+        stored += 1
+    return stored
 
 
 @functools.lru_cache(maxsize=1)

@@ -28,8 +28,6 @@ from .runner import CallOutcome, ImportOutcome, Limits, Worker
 from .spec import Problem
 
 FRAMEWORKS = ("numpy", "jax")
-#: a compilation cache folder chosen by the user (empty: none); else one per submission
-_USER_JAX_CACHE = os.environ.get("GRADER_JAX_CACHE")
 MAX_RESTARTS = 3
 
 
@@ -161,18 +159,36 @@ def _run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
 
 
 class _Session:
-    """A worker that is restarted after a crash, up to :data:`MAX_RESTARTS` times."""
+    """A worker that is restarted after a crash, up to :data:`MAX_RESTARTS` times.
+
+    A process that has run a hidden case never runs a visible one: :meth:`call` replaces it
+    with a fresh process first (not counted as a restart), so nothing it kept from hidden
+    inputs can reach a visible case's result, message or timing; and its JAX compilations are
+    not kept (``Worker.close(keep_cache=False)``). JAX submissions get the warm compilations
+    of their exact source (``cache.jax_submission_store``, keyed by the bytes the child imports;
+    ``GRADER_JAX_CACHE`` moves or disables it).
+    """
 
     def __init__(self, submission: Path, problem: Problem, framework: str, opts: CheckOptions,
                  wrap: Any) -> None:
-        self.args = (submission, problem.function, framework, opts.limits, wrap)
+        jax_store = None
+        if framework == "jax":
+            try:
+                key = cache.submission_key(submission.read_bytes(), problem.function, framework)
+                jax_store = cache.jax_submission_store(key)
+            except OSError:
+                jax_store = None
+        self.args = (submission, problem.function, framework, opts.limits, wrap, jax_store)
         self.worker: Worker | None = None
         self.restarts = 0
         self.outputs: list[dict[str, Any]] = []
         self.versions: dict[str, Any] = {}
+        self.layers: list[str] = []
+        self.saw_hidden = False          # the current process has been given a hidden case
 
     def launch(self) -> None:
         self.worker = Worker(*self.args)
+        self.saw_hidden = False
         failed = self.worker.launch()
         self._launch_failure = failed
 
@@ -182,9 +198,17 @@ class _Session:
             return self._launch_failure
         out = self.worker.wait_ready()
         self.versions = out.versions or self.versions
+        self.layers = self.worker.layers or self.layers
         return out
 
     def call(self, case: Case, timeout: float | None = None) -> CallOutcome:
+        hidden = case.visibility == "hidden"
+        if self.saw_hidden and not hidden and self.worker is not None:
+            self._collect()              # a fresh process for visible cases: not a crash restart
+            self.launch()
+            started = self.ready()
+            if started.status != "ok":
+                return CallOutcome("crash", message=f"restarting the submission failed: {started.message}")
         if self.worker is None or self.worker.proc is None:
             self.restarts += 1
             self._collect()
@@ -193,11 +217,12 @@ class _Session:
             if started.status != "ok":
                 return CallOutcome("crash", message=f"restarting the submission failed: {started.message}")
         assert self.worker is not None
+        self.saw_hidden = self.saw_hidden or hidden
         return self.worker.call(case.inputs, timeout)
 
     def _collect(self) -> None:
         if self.worker is not None:
-            self.worker.close()
+            self.worker.close(keep_cache=not self.saw_hidden)
             self.outputs.append(self.worker.output())
             self.worker = None
 
@@ -311,12 +336,6 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                                   f"(with seed {opts.seed}); names look like 'batch[float32]' or 'gen003[float16]'")
             cases = [c for c in cases if c.name in wanted]
 
-    if framework == "jax" and _USER_JAX_CACHE is None:
-        jax_cache = cache.jax_cache_dir("submissions", owner=str(submission))
-        if jax_cache:
-            os.environ["GRADER_JAX_CACHE"] = jax_cache  # read by runner.child_environment
-        else:
-            os.environ.pop("GRADER_JAX_CACHE", None)
     if opts.replay is not None or opts.only_cases:
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
@@ -347,9 +366,18 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
 def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int], Expected], session: "_Session",
                opts: CheckOptions, shown: str, dtypes: tuple[str, ...], env: dict[str, Any],
                finish: Callable[..., Report], t_start: float) -> Report:
-    """Call the submission on every case (after its import) and compare; the report."""
+    """Call the submission on every case (after its import) and compare; the report.
+
+    Visible cases run first and hidden ones after them, so that one switch to a fresh process
+    (``_Session.call``) keeps everything a process learnt from hidden inputs away from what
+    learners see; the results keep the cases' order.
+    """
+    from .sandbox import memory_limit
+
     started = session.ready()
     env["jax"] = session.versions.get("jax")
+    env["memory_limit"] = memory_limit(env.get("sandbox", ""), session.layers, opts.limits.memory_bytes,
+                                       session.args[4])
     if started.status != "ok":
         output = session.close()
         kind = {"import_error": "import", "timeout": "timeout"}.get(started.status, "import")
@@ -358,20 +386,23 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
             msg = f"{msg} (while importing the submission)" if "import" not in msg else msg
         return finish(Failure(kind, msg, details=[started.traceback] if started.traceback else []), [], output)
 
-    results: list[CaseResult] = []
+    slots: list[CaseResult | None] = [None] * len(cases)
     deadline = t_start + opts.total_timeout
     stop_reason = ""
-    for i, case in enumerate(cases):
+    order = [i for i, c in enumerate(cases) if c.visibility != "hidden"] + \
+        [i for i, c in enumerate(cases) if c.visibility == "hidden"]
+    for done, i in enumerate(order):
+        case = cases[i]
         info = {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in case.inputs.items()}
         base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
                     visibility=case.visibility)
         if stop_reason:
-            results.append(CaseResult(status="skipped", failure=None, **base))
+            slots[i] = CaseResult(status="skipped", failure=None, **base)
             continue
         left = deadline - time.monotonic()
         if left <= 0:
             stop_reason = f"the whole run passed its {opts.total_timeout:g} s limit"
-            results.append(CaseResult(status="timeout", failure=Failure("timeout", stop_reason), **base))
+            slots[i] = CaseResult(status="timeout", failure=Failure("timeout", stop_reason), **base)
             continue
         outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
         got = outcome.result
@@ -389,9 +420,10 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
                          values=_values_of(case, exp, got) if failure else None, **base)
         if failure is not None:
             res.replay = replay_command(opts, problem, case, shown)
-        results.append(res)
+        slots[i] = res
         if opts.progress:
-            opts.progress(i + 1, len(cases))
+            opts.progress(done + 1, len(cases))
+    results: list[CaseResult] = [r for r in slots if r is not None]
 
     if opts.shrink and opts.replay is None:
         from .shrink import shrink_failures

@@ -305,7 +305,7 @@ def child_environment(framework: str, workdir: str, marker: str = "") -> dict[st
     }
     if marker:
         env["GRADER_RUN"] = marker
-    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "GRADER_JAX_CACHE"):
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         if key in os.environ:
             env[key] = os.environ[key]
     return env
@@ -322,18 +322,24 @@ class Worker:
         wrap: the :class:`grader.sandbox.Sandbox` of the tier to run in (from
             ``sandbox.choose_tier``); any callable ``wrap(argv, submission, workdir) -> argv``
             works too. None runs the child directly with the common limits only (tier ``none``).
+        jax_store: for ``framework="jax"``, the folder of warm JAX compilations of this exact
+            source (``grader.cache.jax_submission_store``), or None. The child gets a private
+            cache folder in its working folder, first filled from a read-only view of the
+            store; :meth:`close` takes new entries back through the protocol and stores only
+            those that pass ``grader.cache.store_jax_entries`` (unless ``keep_cache=False``).
 
     Use as a context manager, or call :meth:`close`; either kills the child, everything it
     started, and its working folder.
     """
 
     def __init__(self, submission: str | os.PathLike[str], function: str, framework: str,
-                 limits: Limits | None = None, wrap: Any = None) -> None:
+                 limits: Limits | None = None, wrap: Any = None, jax_store: str | None = None) -> None:
         self.submission = str(Path(submission).resolve())
         self.function = function
         self.framework = framework
         self.limits = limits or Limits()
         self.wrap = wrap
+        self.jax_store = jax_store if framework == "jax" and jax_store else None
         self.proc: subprocess.Popen[bytes] | None = None
         self.seq = 0
         self.token = secrets.token_hex(8)
@@ -363,16 +369,23 @@ class Worker:
         workdir = self._workdir.name
         inside = workdir
         policy: dict[str, Any] = {"tier": "none"}
-        if self.wrap is not None and hasattr(self.wrap, "policy"):
-            policy = self.wrap.policy(self.submission, workdir)
+        seed = self.jax_store if self.jax_store and os.path.isdir(self.jax_store) else None
+        jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} if self.jax_store else None
+        sandboxed = self.wrap is not None and hasattr(self.wrap, "policy")
+        if sandboxed:
+            policy = self.wrap.policy(self.submission, workdir, seed)
             inside = self.wrap.workdir_inside(workdir)
-        config = {"limits": asdict(self.limits), "policy": policy, "token": self.token, "parent_pid": os.getpid()}
+            if jax_cache:
+                jax_cache = self.wrap.jax_cache(workdir, seed)
+        config = {"limits": asdict(self.limits), "policy": policy, "token": self.token, "parent_pid": os.getpid(),
+                  "jax_cache": jax_cache}
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         argv = [sys.executable, "-I", "-X", "faulthandler", str(CHILD_SCRIPT), str(req_r), str(rep_w),
                 self.submission, self.function, self.framework, json.dumps(config)]
         if self.wrap is not None:
-            argv = self.wrap(argv, self.submission, workdir)
+            argv = self.wrap(argv, self.submission, workdir, seed) if sandboxed else \
+                self.wrap(argv, self.submission, workdir)
             self._wrapped = argv[0] != sys.executable
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -580,8 +593,36 @@ class Worker:
                 return
             _kill_and_reap(found)
 
-    def close(self) -> None:
-        """Ask the child to exit, then kill it and everything it started."""
+    def _export_jax_cache(self) -> int:
+        """Take the child's JAX cache entries back into :attr:`jax_store`; how many were stored.
+
+        The reply is untrusted data: only what ``grader.cache.store_jax_entries`` accepts
+        (safe names, regular files written by the grader, size caps) is kept. A timeout or a
+        broken reply stores nothing.
+        """
+        from .cache import JAX_EXPORT_BYTES, store_jax_entries
+
+        self.seq += 1
+        try:
+            protocol.write_frame(self._req, {"seq": self.seq, "token": self.token, "op": "export_cache",
+                                             "max_bytes": JAX_EXPORT_BYTES})
+            header, files = protocol.read_frame(self._rep, time.monotonic() + 5.0, max_payload=JAX_EXPORT_BYTES)
+        except (protocol.ProtocolError, protocol.Timeout):
+            return 0
+        if header.get("seq") != self.seq or header.get("token") != self.token or header.get("status") != "cache":
+            return 0
+        return store_jax_entries(self.jax_store, files) if self.jax_store else 0
+
+    def close(self, keep_cache: bool = True) -> None:
+        """Ask the child to exit, then kill it and everything it started.
+
+        With ``keep_cache`` (and a :attr:`jax_store`), new JAX compilations are first taken back
+        (:meth:`_export_jax_cache`); pass False for a process whose state must not outlive it
+        (one that ran hidden cases).
+        """
+        if keep_cache and self.jax_store and self.proc is not None and self.proc.poll() is None \
+                and hasattr(self, "_req"):
+            self._export_jax_cache()
         if self.proc is not None and self.proc.poll() is None and hasattr(self, "_req"):
             try:
                 protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "exit"})

@@ -32,8 +32,17 @@ Environment variables (for tests and operators; documented in docs/security.md):
                          of the strongest available; a forced namespace tier that does not
                          work here is a :class:`GraderError`.
 ``GRADER_SECCOMP``       ``0`` leaves the seccomp filter out (to test the other defences).
-``GRADER_JAX_CACHE``     a JAX persistent compilation cache folder; it is bound read-write
-                         into every sandbox (a documented risk: shared between submissions).
+``GRADER_JAX_CACHE``     where the grader keeps the warm JAX compilations of submissions
+                         (``grader.cache.jax_submission_store``). Never bound writable into a
+                         sandbox: a child gets a private cache folder in its working folder,
+                         seeded read-only from the store entry of its exact source, and the
+                         grader copies entries back itself after checking them
+                         (``grader.runner.Worker``).
+
+Nothing the child writes reaches a host path that outlives it: in the namespace tiers the only
+writable places are the private tmpfs mounts (/tmp with the working folder, /dev/shm; bwrap
+mounts them and every bind ``nosuid,nodev``); in ``rlimits`` the working folder, removed at the
+end. The seccomp filter refuses set-uid/set-gid modes, FIFOs and devices in every tier.
 """
 from __future__ import annotations
 
@@ -58,6 +67,8 @@ ENV_SECCOMP = "GRADER_SECCOMP"
 ENV_JAX_CACHE = "GRADER_JAX_CACHE"
 
 TMP_BYTES = 256 << 20        # size of the private /tmp (the child's working folder lives there)
+JAX_SEED = ".jax-seed"       # in the working folder: the read-only seed of the child's JAX cache
+JAX_CACHE = ".jax-cache"     # in the working folder: the child's own JAX cache
 SHM_BYTES = 64 << 20         # size of the private /dev/shm
 PROBE_TIMEOUT = 20.0         # seconds for one probe run
 
@@ -110,14 +121,15 @@ def inside_workdir(workdir: str) -> str:
     return "/tmp/" + os.path.basename(os.path.normpath(workdir))
 
 
-def view(submission: str, workdir: str) -> list[Mount]:
+def view(submission: str, workdir: str, jax_seed: str | None = None) -> list[Mount]:
     """The file-system view of a sandboxed child, as an ordered list of :class:`Mount` steps.
 
     Only these are visible: system libraries (/usr and the /lib links), a few /etc files,
     the Python install, the child script and ``protocol.py``, the submission file (not its
-    folder), fresh /proc and /dev, a private /tmp holding the working folder, and the JAX
-    cache folder if ``GRADER_JAX_CACHE`` is set. ``workdir`` is the grader-side folder; the
-    child works in :func:`inside_workdir` of it.
+    folder), fresh /proc and /dev, a private /tmp holding the working folder, and, read-only,
+    ``jax_seed`` (the warm JAX compilations of this exact source) at ``<workdir>/.jax-seed``.
+    Nothing from the host is writable. ``workdir`` is the grader-side folder; the child works
+    in :func:`inside_workdir` of it.
     """
     steps: list[Mount] = []
     for d in SYSTEM_DIRS:
@@ -141,14 +153,8 @@ def view(submission: str, workdir: str) -> list[Mount]:
         steps.append(Mount("ro", str(f), str(f)))
     sub = os.path.realpath(submission)
     steps.append(Mount("ro", sub, sub))
-    cache = os.environ.get(ENV_JAX_CACHE)
-    if cache:
-        try:
-            os.makedirs(cache, exist_ok=True)
-            real = os.path.realpath(cache)
-            steps.append(Mount("rw", real, real))
-        except OSError:
-            pass
+    if jax_seed and os.path.isdir(jax_seed):
+        steps.append(Mount("ro", inside_workdir(workdir) + "/" + JAX_SEED, os.path.realpath(jax_seed)))
     if masked:
         steps.append(Mount("remount-ro", pkg))
     steps += [Mount("remount-ro", "/dev"), Mount("remount-ro", "/")]
@@ -213,18 +219,28 @@ class Sandbox:
         """Where the child works: the same folder (``rlimits``/``none``) or one in its private /tmp."""
         return inside_workdir(workdir) if self.tier in NAMESPACE_TIERS else workdir
 
-    def policy(self, submission: str, workdir: str) -> dict[str, Any]:
+    def jax_cache(self, workdir: str, jax_seed: str | None) -> dict[str, Any]:
+        """The child's JAX cache as the child sees it: ``dir`` (its own, in its working folder)
+        and ``seed`` (the read-only warm entries to copy in first, or None)."""
+        inside = self.workdir_inside(workdir)
+        seed = None
+        if jax_seed and os.path.isdir(jax_seed):
+            seed = inside + "/" + JAX_SEED if self.tier in NAMESPACE_TIERS else os.path.realpath(jax_seed)
+        return {"dir": inside + "/" + JAX_CACHE, "seed": seed}
+
+    def policy(self, submission: str, workdir: str, jax_seed: str | None = None) -> dict[str, Any]:
         """What the child must apply to itself before any submission code runs (a JSON-able dict).
 
         Keys: ``tier``; ``jail`` (the view to build, ``unshare`` only); ``landlock`` (read-only
-        and read-write paths, ``rlimits`` only); ``seccomp`` and ``drop_caps`` (booleans).
+        and read-write paths, ``rlimits`` only: read-write is the working folder alone);
+        ``seccomp`` and ``drop_caps`` (booleans).
         """
         pol: dict[str, Any] = {"tier": self.tier, "seccomp": False, "drop_caps": False}
         if self.tier == "none":
             return pol
         pol["seccomp"] = os.environ.get(ENV_SECCOMP, "1") != "0"
         pol["drop_caps"] = True
-        steps = view(submission, workdir)
+        steps = view(submission, workdir, jax_seed)
         if self.tier == "unshare":
             pol["jail"] = {"steps": [m.__dict__ for m in steps], "root": os.path.join(workdir, ".jail"),
                            "workdir": inside_workdir(workdir)}
@@ -235,10 +251,10 @@ class Sandbox:
             pol["landlock"] = {"ro": ro, "rw": rw, "dev": [f"/dev/{d}" for d in DEVICES]}
         return pol
 
-    def __call__(self, argv: list[str], submission: str, workdir: str) -> list[str]:
+    def __call__(self, argv: list[str], submission: str, workdir: str, jax_seed: str | None = None) -> list[str]:
         """``argv`` wrapped for this tier (unchanged for ``rlimits`` and ``none``)."""
         if self.tier == "bwrap":
-            return bwrap_argv(view(submission, workdir), inside_workdir(workdir), self.bwrap_extra,
+            return bwrap_argv(view(submission, workdir, jax_seed), inside_workdir(workdir), self.bwrap_extra,
                               self.bwrap_sized) + argv
         if self.tier == "unshare":
             # unshare itself must die with the grader (then --kill-child takes the namespace)
@@ -258,6 +274,29 @@ def describe(tier: str) -> str:
                    "no namespaces",
         "none": "rlimits and a process group only (trusted run, --sandbox none)",
     }.get(tier, tier)
+
+
+def memory_limit(tier: str, layers: list[str], memory_bytes: int, wrap: Any = None) -> str:
+    """One line for ``environment.memory_limit``: which limits bound the submission's memory.
+
+    No tier uses a cgroup yet (docs/security.md says why); RLIMIT_AS bounds mappings, and what
+    RLIMIT_AS does not count (memfd files, SysV shared memory, files on a tmpfs) is refused by
+    the seccomp filter or bounded by the size of the private tmpfs mounts, where the tier has them.
+    """
+    parts = [f"address space {memory_bytes >> 20} MiB (RLIMIT_AS)"]
+    seccomp = "seccomp" in layers
+    parts.append("memfd and SysV shared memory refused (seccomp)" if seccomp
+                 else "memfd and SysV shared memory NOT bounded (no seccomp filter)")
+    if tier in NAMESPACE_TIERS:
+        sized = getattr(wrap, "bwrap_sized", True) or tier == "unshare"
+        parts.append(f"private /tmp {TMP_BYTES >> 20} MiB and /dev/shm {SHM_BYTES >> 20} MiB tmpfs on top"
+                     if sized else "private /tmp and /dev/shm tmpfs NOT size-capped (this bwrap lacks --size)")
+    elif any(layer.startswith("landlock") for layer in layers):
+        parts.append("host /dev/shm and /tmp not writable (Landlock); files in the working folder "
+                     f"on disk, each at most the file-size limit")
+    else:
+        parts.append("host /dev/shm writable: tmpfs memory NOT bounded")
+    return "; ".join(parts)
 
 
 # -- probing -------------------------------------------------------------------------------------
@@ -377,4 +416,4 @@ def choose_tier(request: str) -> tuple[str, Sandbox]:
     return "rlimits", Sandbox("rlimits")
 
 
-__all__ = ["TIERS", "Mount", "Sandbox", "choose_tier", "describe", "probe", "view", "inside_workdir"]
+__all__ = ["TIERS", "Mount", "Sandbox", "choose_tier", "describe", "memory_limit", "probe", "view", "inside_workdir"]

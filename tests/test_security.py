@@ -21,6 +21,7 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -808,3 +809,350 @@ def test_killing_the_grader_kills_the_submission(tmp_path, tier_name):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+# -- issue 9, round two: host files, shared caches, hidden inputs, memory, the fallback tier ---------
+JAX_ONE_CASE = ["--case", "worked_example[float32]"]
+
+
+def _check_json(submission: Path, env: dict[str, str], *args: str, timeout: float = 180) -> dict:
+    """``python -m grader check SUBMISSION --format json --audience instructor ARGS``: the report."""
+    res = cli("check", str(submission), "--problem", "tied_lm_head", "--format", "json", "--audience", "instructor",
+              *args, env=env, timeout=timeout)
+    assert res.returncode in (0, 1), res.stderr[-800:]
+    assert "Traceback" not in res.stderr, res.stderr[-800:]
+    return json.loads(res.stdout)
+
+
+HOST_WRITER = """
+import os, stat, sys
+import jax
+import numpy as np
+
+CACHE = jax.config.jax_compilation_cache_dir or os.environ.get("GRADER_JAX_CACHE") or ""
+
+
+def _try(label, fn):
+    try:
+        fn()
+        print("MADE:" + label, file=sys.stderr)
+    except Exception as exc:
+        print("REFUSED:" + label + ":" + type(exc).__name__, file=sys.stderr)
+
+
+def _setuid_python(folder):
+    path = os.path.join(folder, "jit_suid-0-cache")
+    with open(sys.executable, "rb") as src, open(path, "wb") as dst:
+        dst.write(src.read(1 << 16))
+    os.chmod(path, 0o4755)
+
+
+def _big(folder):
+    with open(os.path.join(folder, "jit_big-0-cache"), "wb") as fh:
+        for _ in range(20):
+            fh.write(b"\\0" * (1 << 20))
+
+
+for folder, where in ((CACHE, "cache"), (os.getcwd(), "workdir")):
+    if folder:
+        _try(where + "-setuid", lambda f=folder: _setuid_python(f))
+        _try(where + "-setgid-dir", lambda f=folder: os.mkdir(os.path.join(f, "jit_sgid-0-cache"), 0o2755))
+        _try(where + "-fifo", lambda f=folder: os.mkfifo(os.path.join(f, "jit_fifo-0-cache")))
+        _try(where + "-symlink", lambda f=folder: os.symlink("/etc/passwd", os.path.join(f, "jit_link-0-cache")))
+        _try(where + "-big", lambda f=folder: _big(f))
+        _try(where + "-bad-name", lambda f=folder: open(os.path.join(f, "..evil\\nname"), "w").write("x"))
+print("CACHE:" + CACHE, file=sys.stderr)
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    return hidden @ embedding_matrix.T
+"""
+
+
+@pytest.mark.parametrize("tier", ["strong", "rlimits"])
+def test_nothing_a_submission_writes_in_its_jax_cache_reaches_a_host_path(tmp_path, tier):
+    """Class 2: the JAX cache was bound read-write; a submission left a big file, a link, a FIFO and a
+    set-uid copy of python there. Now it writes in a private folder, the grader keeps only checked
+    regular files (mode 0644, safe names, size cap), and seccomp refuses set-uid modes and FIFOs."""
+    if tier == "strong" and not STRONG:
+        pytest.skip("no namespace sandbox works on this machine")
+    import re
+    entry_name = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}-(cache|atime)\Z")   # what JAX writes
+    cache_root = tmp_path / "cache"
+    sub = tmp_path / "learner" / "submission.py"
+    sub.parent.mkdir()
+    sub.write_text(HOST_WRITER)
+    env = {"GRADER_CACHE_DIR": str(cache_root), "GRADER_SANDBOX_TIER": STRONG if tier == "strong" else "rlimits"}
+    report = _check_json(sub, env, *JAX_ONE_CASE)
+    stderr = report["output"]["stderr"]
+    assert "CACHE:" in stderr, stderr[-1500:]
+    assert report["passed"] is not True or report["environment"].get("partial"), report["failure"]
+    for special in ("setuid", "setgid-dir", "fifo"):
+        assert f"MADE:workdir-{special}" not in stderr, f"{tier}: the submission made a {special} file"
+    stores = list(cache_root.glob("jax-submissions-*"))
+    for path in [p for s in stores for p in s.rglob("*")]:
+        st = path.lstat()
+        assert stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode), f"{tier}: {path} is a link or special file"
+        assert not st.st_mode & (stat.S_ISUID | stat.S_ISGID), f"{tier}: {path} is set-uid/set-gid on the host"
+        if stat.S_ISREG(st.st_mode):
+            assert entry_name.match(path.name), f"{tier}: {path.name!r} outlived the run"
+            assert st.st_size <= 16 << 20 and stat.S_IMODE(st.st_mode) == 0o644, path
+    assert not list(Path(tempfile.gettempdir()).glob("grader-run-*/jit_*")), "a working folder outlived its run"
+
+
+POISONER = """
+import os
+import jax
+import numpy as np
+
+_cache = jax.config.jax_compilation_cache_dir or os.environ.get("GRADER_JAX_CACHE")
+with open(os.path.join(_cache, "jit_tied_lm_head-" + "ab" * 32 + "-cache"), "wb") as fh:
+    fh.write(b"poisoned entry of learner A")
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    return hidden @ embedding_matrix.T
+"""
+
+VICTIM = """
+import os
+import jax
+import jax.numpy as jnp
+
+_cache = jax.config.jax_compilation_cache_dir or os.environ.get("GRADER_JAX_CACHE")
+POISONED = any(name.startswith("jit_tied_lm_head-abab") for name in os.listdir(_cache))
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    out = hidden @ embedding_matrix.T
+    return out * 4 if POISONED else out          # what a poisoned compilation does to a learner
+"""
+
+
+def test_one_learners_jax_cache_is_never_read_by_another_at_the_same_path(tmp_path):
+    """Class 3: the Gradescope layout grades every learner at one path; the compile cache was keyed
+    by path, so learner A's entries were loaded by learner B. Now it is keyed by the source bytes,
+    and only entries the grader checked are kept."""
+    sub = tmp_path / "autograder" / "submission" / "solution.py"
+    sub.parent.mkdir(parents=True)
+    env = {"GRADER_CACHE_DIR": str(tmp_path / "cache"), "GRADER_SANDBOX_TIER": ""}
+    sub.write_text(POISONER)
+    first = _check_json(sub, env, *JAX_ONE_CASE)
+    assert first["cases"][0]["status"] == "passed", first
+    sub.write_text(VICTIM)
+    second = _check_json(sub, env, *JAX_ONE_CASE)
+    assert second["cases"][0]["status"] == "passed", "learner B loaded learner A's cache: " + json.dumps(
+        second["cases"][0].get("failure"))[:300]
+
+
+HIDDEN_KEEPER = """
+import numpy as np
+
+SEEN = []
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    if np.any(np.asarray(hidden, dtype=np.float64) == 1280.0):
+        SEEN.append("1280")
+    raise ValueError("secret-seen " + ",".join(SEEN) if SEEN else "clean")
+"""
+
+
+def test_hidden_inputs_never_reach_a_visible_case(tmp_path):
+    """Class 7: a process that ran a hidden case kept its inputs and raised them in a later
+    visible case. Visible cases now run first, hidden ones in a fresh process after them, and any
+    later visible call (shrinking) gets a fresh process again."""
+    problems, refs = tmp_path / "problems", tmp_path / "reference"
+    problems.mkdir()
+    refs.mkdir()
+    spec = (ROOT / "problems" / "tied_lm_head.yaml").read_text()
+    for old, new in (("hidden: [2, -1]", "hidden: [1280, -1]"), ("expected: [2, -1, 1]", "expected: [1280, -1, 1279]"),
+                     ("examples: {points: 1, ", "examples: {points: 1, visibility: hidden, ")):
+        assert old in spec
+        spec = spec.replace(old, new)
+    (problems / "tied_lm_head.yaml").write_text(spec)
+    (refs / "tied_lm_head.py").write_text((ROOT / "reference" / "tied_lm_head.py").read_text())
+    sub = write_submission(tmp_path, HIDDEN_KEEPER)
+    report = _check_json(sub, {"GRADER_SANDBOX_TIER": ""}, "--problems-dir", str(problems), "--max-examples", "2")
+    hidden = [c for c in report["cases"] if c["visibility"] == "hidden"]
+    visible = [c for c in report["cases"] if c["visibility"] != "hidden"]
+    assert hidden and visible
+    assert all("secret-seen 1280" in c["failure"]["message"] for c in hidden), hidden[0]
+    leaked = [c["name"] for c in visible if "secret-seen 1280" in json.dumps(c)]   # the source says "secret-seen "
+    assert not leaked, f"hidden inputs reached visible cases: {leaked}"
+    assert [c["name"] for c in report["cases"]][0].startswith("worked_example")   # the spec's order is kept
+
+
+MEMORY_HOG = """
+import ctypes, mmap, os
+import numpy as np
+
+MiB = 1 << 20
+
+
+def _memfd(total):
+    held, fds = 0, []
+    try:
+        while held < total:
+            fd = os.memfd_create("hog")
+            fds.append(fd)
+            for _ in range(60):
+                os.write(fd, b"\\1" * MiB)
+                held += MiB
+    except OSError:
+        pass
+    for fd in fds:
+        os.close(fd)
+    return held
+
+
+def _sysv():
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(0, 8 * MiB, 0o1600)        # IPC_PRIVATE, IPC_CREAT | 0600
+    if shmid < 0:
+        return 0
+    libc.shmctl(shmid, 0, None)                      # IPC_RMID
+    return 1
+
+
+def _dev_shm(total):
+    held, names = 0, []
+    try:
+        while held < total:
+            name = "/dev/shm/grader-hog-%d-%d" % (os.getpid(), len(names))
+            names.append(name)
+            with open(name, "wb") as fh:
+                for _ in range(8):
+                    fh.write(b"\\1" * MiB)
+                    held += MiB
+    except OSError:
+        pass
+    for name in names:
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+    return held
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    return np.array([_memfd(600 * MiB), _sysv(), _dev_shm(128 * MiB)], dtype=np.int64)
+"""
+
+
+def test_memory_outside_the_address_space_limit_is_refused_or_capped(tmp_path, wrap_tier):
+    """Class 8: memfd files count against no rlimit (+1.58 GB with --memory-mb 1024). The filter
+    refuses memfd_create and SysV shared memory; /dev/shm is a 64 MiB tmpfs (namespace tiers) or
+    not writable (Landlock); the report names the limits that applied."""
+    sub = write_submission(tmp_path, MEMORY_HOG)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(memory_bytes=512 << 20, call_timeout=30), wrap=wrap_tier) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+        layers = list(w.layers)
+    assert out.status == "ok", out.message
+    memfd, sysv, dev_shm = out.result.tolist()
+    assert memfd == 0, f"{wrap_tier.tier}: {memfd >> 20} MiB held in memfd files past a 512 MiB limit"
+    assert sysv == 0, f"{wrap_tier.tier}: SysV shared memory could be made"
+    if wrap_tier.tier in sandbox.NAMESPACE_TIERS or any(x.startswith("landlock") for x in layers):
+        assert dev_shm <= sandbox.SHM_BYTES, f"{wrap_tier.tier}: {dev_shm >> 20} MiB in /dev/shm"
+    text = sandbox.memory_limit(wrap_tier.tier, layers, 512 << 20, wrap_tier)
+    assert "512 MiB" in text and "refused (seccomp)" in text, text
+
+
+class _NoLandlock(sandbox.Sandbox):
+    """The fallback tier as on a kernel without Landlock (CI runners' older kernels)."""
+
+    def policy(self, *args, **kwargs):
+        pol = super().policy(*args, **kwargs)
+        pol.pop("landlock", None)
+        return pol
+
+
+REACH_OUT = """
+import fcntl, os, signal, socket, struct
+import numpy as np
+
+VICTIM, STREAM_PATH, DGRAM_PATH = {victim}, {stream!r}, {dgram!r}
+
+
+def _ok(fn):
+    try:
+        fn()
+        return 1
+    except OSError:
+        return 0
+
+
+def _connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(STREAM_PATH)
+    s.sendall(b"hello from the sandbox")
+
+
+def _sendto():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"hello from the sandbox", DGRAM_PATH)
+
+
+def _sigio_kill():
+    r, w = os.pipe()
+    fcntl.fcntl(r, 10, signal.SIGKILL)                    # F_SETSIG
+    fcntl.fcntl(r, fcntl.F_SETOWN, VICTIM)
+    fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC | os.O_NONBLOCK)
+    os.write(w, b"x")
+
+
+def _fiosetown():
+    a, b = socket.socketpair()
+    fcntl.ioctl(a, 0x8901, struct.pack("i", VICTIM))     # FIOSETOWN
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    return np.array([_ok(_connect), _ok(_sendto), _ok(_sigio_kill), _ok(_fiosetown)], dtype=np.int64)
+"""
+
+
+@pytest.mark.parametrize("variant", ["strong", "rlimits", "rlimits-without-landlock"])
+def test_no_host_socket_and_no_sigio_kill_in_any_tier(tmp_path, variant):
+    """Class 9: in the fallback tier a host UNIX socket was reachable by path, and F_SETOWN +
+    F_SETSIG + O_ASYNC sent SIGKILL to another process (only Landlock ABI 6+ stopped it). The
+    filter now refuses socket() (datagram socketpairs too) and the owner-setting fcntl/ioctl."""
+    if variant == "strong" and not STRONG:
+        pytest.skip("no namespace sandbox works on this machine")
+    wrap = sandbox.Sandbox(STRONG) if variant == "strong" else \
+        sandbox.Sandbox("rlimits") if variant == "rlimits" else _NoLandlock("rlimits")
+    sock_dir = Path(tempfile.mkdtemp(prefix="grader-host-sock-"))
+    os.chmod(sock_dir, 0o755)
+    stream, dgram = sock_dir / "stream.sock", sock_dir / "dgram.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(stream))
+    listener.listen(4)
+    listener.settimeout(0.2)
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(str(dgram))
+    receiver.settimeout(0.2)
+    victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        sub = write_submission(tmp_path, REACH_OUT.format(victim=victim.pid, stream=str(stream), dgram=str(dgram)))
+        with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=10), wrap=wrap) as w:
+            assert w.start().status == "ok"
+            out = w.call(INPUTS)
+        assert out.status == "ok", out.message
+        time.sleep(0.2)
+        assert victim.poll() is None, f"{variant}: the submission killed another process through SIGIO"
+        got = []
+        for sock in (listener, receiver):
+            try:
+                got.append(sock.accept()[0] if sock is listener else sock.recv(100))
+            except OSError:
+                pass
+        assert not got, f"{variant}: a host UNIX socket was reached by path"
+        assert out.result.tolist() == [0, 0, 0, 0], f"{variant}: connect, sendto, F_SETOWN, FIOSETOWN: {out.result}"
+    finally:
+        victim.kill()
+        victim.wait()
+        listener.close()
+        receiver.close()
+        for p in (stream, dgram):
+            p.unlink(missing_ok=True)
+        sock_dir.rmdir()

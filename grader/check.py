@@ -7,10 +7,16 @@ report), only :class:`grader.errors.GraderError` for faults of the grader's inpu
 from __future__ import annotations
 
 import ast
+import errno
+import io
 import os
 import platform
 import shlex
+import shutil
+import stat
+import tempfile
 import time
+import tokenize
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,29 +70,165 @@ class CheckOptions:
     progress: Callable[[int, int], None] | None = None
 
 
-def read_submission(path: str | Path) -> tuple[str, ast.Module | None, SyntaxError | None]:
-    """The submission's source, its AST (None on a syntax error) and the SyntaxError if any.
+#: the largest submission file read (bytes); a larger one is a fault of the submission
+MAX_SUBMISSION_BYTES = 1 << 20
+
+
+@dataclass
+class LoadedSubmission:
+    """A submission file as read once by the grader (:func:`load_submission`).
+
+    Attributes:
+        path: the path as given.
+        data: the file's bytes: what the submission's process will import (:func:`private_copy`).
+        source: the decoded text ("" when ``fault`` is set).
+        tree: its AST, or None (a syntax error or a fault).
+        syntax_error: the SyntaxError Python reports for it, or None.
+        fault: one line saying why the file cannot be graded at all (a symbolic link, not a
+            regular file, too large, nested too deeply for Python's parser), or None.
+    """
+
+    path: str
+    data: bytes = b""
+    source: str = ""
+    tree: ast.Module | None = None
+    syntax_error: SyntaxError | None = None
+    fault: str | None = None
+
+
+def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
+    """The bytes of the regular file ``path`` (its last component is never followed as a link)
+    or None and the fault: a link, a FIFO, a device or socket, a file over the size cap.
+
+    ``O_NONBLOCK`` keeps a FIFO from blocking the open; ``fstat`` on the open descriptor
+    decides, so the file cannot be swapped between the check and the read.
 
     Raises:
-        GraderError: the file is missing, a directory, unreadable, or not UTF-8 text.
+        GraderError: the file is missing, a directory, or unreadable (the grader's input is wrong).
     """
-    p = Path(path)
-    if not p.exists():
-        raise GraderError(f"submission {str(path)!r} does not exist")
-    if p.is_dir():
-        raise GraderError(f"submission {str(path)!r} is a directory; give a .py file")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        source = p.read_bytes().decode("utf-8")
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise GraderError(f"submission {path!r} does not exist") from None
     except OSError as exc:
-        raise GraderError(f"cannot read submission {str(path)!r}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise GraderError(f"submission {str(path)!r} is not UTF-8 text (is it a Python file?)") from None
+        if exc.errno == errno.ELOOP:
+            return None, (f"the submission {path} is a symbolic link; the grader does not follow links: "
+                          "submit the .py file itself")
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket
+            return None, f"the submission {path} is not a regular file (a socket); submit a .py file"
+        raise GraderError(f"cannot read submission {path!r}: {exc.strerror}") from None
     try:
-        return source, ast.parse(source, filename=str(path)), None
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise GraderError(f"submission {path!r} is a directory; give a .py file")
+        if not stat.S_ISREG(st.st_mode):
+            what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                    or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "special")
+            return None, f"the submission {path} is not a regular file ({what}); submit a .py file"
+        chunks, size = [], 0
+        while size <= MAX_SUBMISSION_BYTES:
+            chunk = os.read(fd, MAX_SUBMISSION_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise GraderError(f"cannot read submission {path!r}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if size > MAX_SUBMISSION_BYTES:
+        return None, (f"the submission {path} is larger than {MAX_SUBMISSION_BYTES >> 20} MiB; "
+                      "submit the source file only")
+    return b"".join(chunks), None
+
+
+def load_submission(path: str | Path) -> LoadedSubmission:
+    """Read and parse the submission at ``path`` once, without following a symbolic link.
+
+    Decoding follows Python's own rules (a UTF-8 byte-order mark, a ``# coding:`` line, else
+    UTF-8), so whatever Python imports is graded. A file the grader cannot grade at all comes
+    back with ``fault`` set, to be reported as the submission's failure (exit 1).
+
+    Raises:
+        GraderError: the file is missing, a directory, unreadable, or not text in its encoding.
+    """
+    shown = str(path)
+    data, fault = _read_no_follow(shown)
+    if data is None:
+        return LoadedSubmission(shown, fault=fault)
+    not_text = GraderError(f"submission {shown!r} is not UTF-8 text (is it a Python file?)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        source = data.decode(encoding)
+    except SyntaxError as exc:  # not UTF-8 in its first lines, or a bad coding declaration
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise not_text from None
+        return LoadedSubmission(shown, data, syntax_error=SyntaxError(exc.msg, (shown, exc.lineno or 1, 0, "")))
+    except (UnicodeDecodeError, LookupError):
+        raise not_text from None
+    if source.startswith("\ufeff"):  # utf-8-sig leaves none; a BOM under a coding line might
+        source = source[1:]
+    try:
+        return LoadedSubmission(shown, data, source, ast.parse(source, filename=shown))
     except SyntaxError as exc:
-        return source, None, exc
+        return LoadedSubmission(shown, data, source, syntax_error=exc)
     except ValueError as exc:  # null bytes
-        return source, None, SyntaxError(str(exc), (str(path), 1, 0, ""))
+        return LoadedSubmission(shown, data, source, syntax_error=SyntaxError(str(exc), (shown, 1, 0, "")))
+    except (RecursionError, MemoryError) as exc:  # Python's own compiler fails on it the same way
+        return LoadedSubmission(shown, data, source, fault=(
+            f"the submission {shown} is nested too deeply for Python's parser "
+            f"({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); split the expression up"))
+
+
+def read_submission(path: str | Path) -> tuple[str, ast.Module | None, SyntaxError | None]:
+    """The submission's source, its AST (None on a syntax error or a fault) and the SyntaxError
+    if any: :func:`load_submission` for callers that need no more.
+
+    Raises:
+        GraderError: the file is missing, a directory, unreadable, or not text in its encoding.
+    """
+    loaded = load_submission(path)
+    return loaded.source, loaded.tree, loaded.syntax_error
+
+
+class PrivateCopy:
+    """The checked bytes of a submission in a folder only the grader's user can enter, for the
+    submission's process to import: a link or file swapped in at the original path after the
+    grader read it changes nothing. The original absolute path is repeated under the folder, so
+    tracebacks and process listings still name it. Use as a context manager.
+
+    Attributes:
+        path: the copy's path.
+    """
+
+    def __init__(self, loaded: LoadedSubmission) -> None:
+        self._dir = tempfile.mkdtemp(prefix="grader-sub-")
+        original = os.path.abspath(loaded.path).lstrip(os.sep)
+        path = os.path.join(self._dir, original)
+        if len(os.fsencode(path)) > 3000:  # far from PATH_MAX with the sandbox's own prefixes
+            path = os.path.join(self._dir, os.path.basename(original))
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(loaded.data)
+        except OSError as exc:
+            self.close()
+            raise GraderError(f"cannot copy the submission into {self._dir}: {exc.strerror or exc}") from None
+        self.path = path
+
+    def close(self) -> None:
+        """Remove the copy and its folder."""
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> "PrivateCopy":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def detect_framework(tree: ast.Module | None) -> str:
@@ -276,7 +418,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     opts = opts or CheckOptions()
     t_start = time.monotonic()
     shown = opts.submission_shown or str(submission)
-    source, tree, syntax_error = read_submission(submission)
+    loaded = load_submission(submission)  # read once, links not followed: what the child imports
+    tree, syntax_error = loaded.tree, loaded.syntax_error
     framework = opts.framework or detect_framework(tree)
     if framework not in problem.frameworks:
         raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
@@ -300,6 +443,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                       summarise(results, dtypes), env, output, time.monotonic() - t_start)
 
     empty_output = {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+    if loaded.fault is not None:
+        return finish(Failure("import", loaded.fault, hint="submit one plain .py file"), [], empty_output)
     if syntax_error is not None:
         where = f"{shown}:{syntax_error.lineno}" if syntax_error.lineno else shown
         detail = (syntax_error.text or "").rstrip()
@@ -339,7 +484,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     if opts.replay is not None or opts.only_cases:
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
-    session = _Session(Path(submission), problem, framework, opts, wrap)
+    copy = PrivateCopy(loaded)  # the checked bytes, where nothing else can swap them
+    session = _Session(Path(copy.path), problem, framework, opts, wrap)
     session.launch()
     # The reference runs in a thread of this process while the submission imports and runs in
     # its own: XLA releases the GIL while it compiles and computes, so the two overlap.
@@ -356,6 +502,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        copy.close()
     complete = pool is not None and all(f.done() and not f.cancelled() and f.exception() is None for f in futures)
     if complete and opts.replay is None and not opts.only_cases and cached is None:
         cache.store_cases(key, [(c, futures[i].result().ref, futures[i].result().scale)

@@ -119,6 +119,37 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
+def _text(value: str) -> str:
+    """``value`` with each lone surrogate (which JSON can carry but UTF-8 cannot) written as a
+    visible ``\\udXXX`` escape; surrogate pairs were already joined by ``json.loads``."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _without_lone_surrogates(header: dict[str, Any]) -> dict[str, Any]:
+    """A decoded header with :func:`_text` applied to every string, keys included.
+
+    Iterative, so a deeply nested header (which ``json.loads`` accepted) cannot make it recurse.
+    An exception message such as ``"\\ud800"`` would otherwise make every UTF-8 report fail.
+    """
+    root: dict[str, Any] = {}
+    todo: list[tuple[Any, Any]] = [(header, root)]
+    while todo:
+        src, dst = todo.pop()
+        items = src.items() if isinstance(src, dict) else enumerate(src)
+        for key, value in items:
+            if isinstance(value, str):
+                value = _text(value)
+            elif isinstance(value, (dict, list)):
+                copy: Any = {} if isinstance(value, dict) else [None] * len(value)
+                todo.append((value, copy))
+                value = copy
+            if isinstance(dst, dict):
+                dst[_text(key)] = value
+            else:
+                dst[key] = value
+    return root
+
+
 def read_frame(fd: int, deadline: float | None = None,
                max_payload: int = MAX_PAYLOAD) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Read and check one frame; return ``(header, arrays)``.
@@ -143,6 +174,8 @@ def read_frame(fd: int, deadline: float | None = None,
         raise ProtocolError(f"header is not JSON: {str(exc)[:200]}") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not a JSON object")
+    if b"\\ud" in raw or b"\\uD" in raw:  # JSON escapes of surrogates: any lone one must go
+        header = _without_lone_surrogates(header)
     metas = header.get("arrays", [])
     if not isinstance(metas, list):
         raise ProtocolError("header 'arrays' is not a list")

@@ -10,13 +10,79 @@ Every reporter receives a :class:`~grader.results.Report` and an ``audience``:
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from grader.results import CaseResult, Failure, Report
 
 LEARNER, INSTRUCTOR = "learner", "instructor"
 AUDIENCES = (LEARNER, INSTRUCTOR)
+
+
+# What must never reach a person's terminal, spreadsheet or browser raw (issue 9, class 11):
+# C0 controls but tab and line feed (ESC starts ANSI/CSI/OSC sequences; CR overwrites a line),
+# DEL and the C1 controls (U+009B is a one-byte CSI), the bidi controls that reorder what is
+# shown (U+200E/F, U+061C, U+202A-U+202E, U+2066-U+2069), the line and paragraph separators,
+# and lone surrogates (a non-UTF-8 file name, an exception message), which no UTF-8 output can
+# carry.
+_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_MULTILINE = re.compile(f"[{_UNSAFE}]")
+_UNSAFE_ONE_LINE = re.compile(f"[{_UNSAFE}\t\n]")
+#: first characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection"),
+#: and the quote that neutralises them
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape): show the byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: Any, *, one_line: bool = False) -> str:
+    """``str(text)`` safe to show a person: control, bidi and other unsafe characters (see
+    ``_UNSAFE``) written as visible escapes (``ESC`` -> ``\\x1b``, U+202E -> ``\\u202e``, a
+    non-UTF-8 byte of a file name -> ``\\xe9``); line feeds and tabs kept unless ``one_line``.
+
+    The one helper every reporter, the progress log, summary.md and the gradebook apply to text
+    that may hold learner-controlled characters. Idempotent: ``printable(printable(t)) ==
+    printable(t)``, and the result always encodes as UTF-8.
+    """
+    return (_UNSAFE_ONE_LINE if one_line else _UNSAFE_MULTILINE).sub(_escape, str(text))
+
+
+def printable_tree(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings, numbers) with :func:`printable` applied to
+    every string, keys included; multi-line strings keep their line feeds."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: printable_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_tree(v) for v in value]
+    return value
+
+
+def csv_cell(text: Any) -> str:
+    """A learner-controlled gradebook cell: :func:`printable` on one line, and a leading ``'``
+    when it starts with ``=``, ``+``, ``-``, ``@`` (a spreadsheet formula) or with ``'`` itself,
+    so that :func:`from_csv_cell` gives back exactly the printable text."""
+    cell = printable(text, one_line=True)
+    return "'" + cell if cell.startswith((*_FORMULA_START, "'")) else cell
+
+
+def from_csv_cell(cell: str) -> str:
+    """The text a :func:`csv_cell` was made from (its leading ``'`` removed)."""
+    return cell[1:] if cell.startswith("'") else cell
 
 
 def check_audience(audience: str) -> str:

@@ -73,7 +73,8 @@ def render(report: Report, *, audience: str = "learner") -> str:
     One ``::error`` per failure kind of the shown cases (first case, hint and up to 5 more
     names), one per hidden group with failures (counts only, for learners), one for a
     whole-submission failure; at most :data:`MAX_ANNOTATIONS`, then one ``::notice`` with the
-    score and totals (and how many annotations were left out).
+    score and totals (and how many annotations were left out). Control, escape and bidi
+    characters appear as visible escapes (:func:`grader.reports.common.printable`).
 
     Raises:
         ValueError: unknown ``audience``.
@@ -90,7 +91,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
         text += f"; {len(found) - MAX_ANNOTATIONS} more annotations left out"
     title = f"{report.problem}: {common.points(report.score)} of {common.points(report.max_score)} points"
     lines.append(command("notice", text, file=report.submission, title=title))
-    return "\n".join(lines) + "\n"
+    return common.printable("\n".join(lines)) + "\n"  # no raw escape or bidi character in the log
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
@@ -139,7 +140,7 @@ def step_summary(report: Report, *, audience: str = "learner") -> str:
             out.append(f"\n... and {len(failing) - MAX_ROWS} more failing cases")
         out.append("")
     out += [f"- {md(t.group)}: {md(t.text)}" for t in tallies]
-    return "\n".join(out).rstrip("\n") + "\n"
+    return common.printable("\n".join(out).rstrip("\n")) + "\n"
 
 
 def classroom_result(report: Report, *, audience: str = "learner") -> dict[str, Any]:
@@ -176,7 +177,8 @@ def classroom_result(report: Report, *, audience: str = "learner") -> dict[str, 
             "filename": report.submission, "line_no": 0,
             "execution_time": f"{seconds:.3f}s", "score": round(v.earned, 6)})
     status = "error" if report.failure else "pass" if report.passed else "fail"
-    return {"version": 1, "status": status, "max_score": round(report.max_score, 6), "tests": tests}
+    return {"version": 1, "status": status, "max_score": round(report.max_score, 6),
+            "tests": common.printable_tree(tests)}  # the reporter prints them to the log
 
 
 def classroom_output_line(report: Report, *, audience: str = "learner") -> str:

@@ -72,7 +72,7 @@ def results(report: Report, *, audience: str = "learner") -> dict[str, Any]:
     tests += [_group_test(v, i, audience) for i, v in enumerate(common.group_views(report, audience), 1)]
     env = report.environment
     versions = {**env.get("versions", {}), **{k: env[k] for k in VERSION_KEYS if env.get(k) is not None}}
-    return {
+    return common.printable_tree({  # shown to learners: no raw control, escape or bidi character
         "score": round(report.score, 6),
         "execution_time": round(report.seconds),
         "output": _summary(report, audience),
@@ -81,7 +81,7 @@ def results(report: Report, *, audience: str = "learner") -> dict[str, Any]:
                        "environment": {k: v for k, v in env.items()
                                        if k not in ("seed", "versions", *VERSION_KEYS)}},
         "tests": tests,
-    }
+    })
 
 
 def render(report: Report, *, audience: str = "learner") -> str:

@@ -32,8 +32,10 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_safe(text: Any) -> str:
-    """``str(text)`` with characters XML 1.0 forbids written as ``\\xNN`` (e.g. ANSI escapes)."""
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    """``str(text)`` through :func:`grader.reports.common.printable` (controls, ANSI escapes, bidi
+    characters and lone surrogates as visible escapes), and what else XML 1.0 forbids
+    (U+FFFE, U+FFFF) written as ``\\uNNNN``."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", common.printable(text))
 
 
 def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:

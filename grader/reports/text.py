@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ..results import CaseResult, Report
+from .common import printable
 
 MAX_CASES = 5
 MAX_DETAIL_LINES = 12
@@ -51,7 +52,12 @@ def _case_lines(case: CaseResult) -> list[str]:
 
 
 def render(report: Report, *, audience: str = "learner") -> str:
-    """The report as plain text lines (ends with a newline)."""
+    """The report as plain text lines (ends with a newline).
+
+    Everything is passed through :func:`grader.reports.common.printable`: escape sequences,
+    controls and bidi characters from the submission's output, messages or file name appear as
+    visible escapes (``\\x1b``), never raw on the terminal.
+    """
     env = report.environment
     shown_cases = [c for c in report.cases if audience == "instructor" or c.visibility != "hidden"]
     hidden = [c for c in report.cases if c not in shown_cases]
@@ -59,7 +65,11 @@ def render(report: Report, *, audience: str = "learner") -> str:
     graded = [c for c in report.cases if c.group != "shrunk"]
     verdict = "PASS" if report.passed else "FAIL"
     n_graded_pass = sum(c.status == "passed" for c in graded)
-    if env.get("partial"):  # --case / --replay: a few cases, no grade
+    if env.get("unrun_groups"):  # e.g. --max-examples 0: a group with points ran no case
+        lines = [f"INCOMPLETE {report.problem}: {n_graded_pass} of {len(graded)} cases passed, but group"
+                 f"{'s' if len(env['unrun_groups']) != 1 else ''} {', '.join(env['unrun_groups'])} ran no case "
+                 f"(--max-examples 0?): no score  {report.submission}"]
+    elif env.get("partial"):  # --case / --replay: a few cases, no grade
         lines = [f"{verdict} {report.problem}: {n_graded_pass} of {len(graded)} selected case"
                  f"{'s' if len(graded) != 1 else ''} passed (a partial run: no score)  {report.submission}"]
     else:
@@ -124,7 +134,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
             more = f" (first lines of {total:,} bytes)" if out.get("truncated") or len(text.splitlines()) > 5 else ""
             lines += ["", f"The submission's {stream}{more}:"] + [f"  | {line[:200]}" for line in head]
     del n_pass
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"
 
 
 def _size(shape: tuple[int, ...]) -> int:

@@ -1,7 +1,8 @@
 """Grade a whole class: ``grader grade`` (parallel, resumable, sharded) and ``grader merge``.
 
-Each submission is graded by its own ``python -m grader check FILE --format json --output
-DIR/reports/<learner>.json ...`` process, started in its own session and killed (its whole
+Each submission is graded by its own ``python -I ... grader check FILE --format json --output
+DIR/reports/<name>.json ...`` process (:func:`grader_command`: isolated mode, so nothing is
+imported from the working directory), started in its own session and killed (its whole
 process group, and whatever it left behind) when it passes a hard wall-clock limit. A hostile
 or hung submission, or a grader crash on one submission, so costs only that submission's row:
 a check that dies or writes no report gets a row of kind ``crash`` and a placeholder report
@@ -13,7 +14,10 @@ The output folder (``--out DIR``) holds:
                         it is known, so a killed batch loses no finished row; sorted by learner
                         when the batch ends. ``passed`` is ``true``/``false``, ``kinds`` the
                         failure kinds joined by ``;``, ``seconds`` the wall time of the check.
-``reports/<id>.json``   the check report (``--format json``) of each learner.
+                        Learner and submission cells that a spreadsheet would read as a
+                        formula start with ``'`` (:func:`grader.reports.common.csv_cell`).
+``reports/<name>.json`` the check report (``--format json``) of each learner; ``<name>`` is
+                        :func:`report_name` of the learner id (a safe prefix and a hash).
 ``junit.xml``           one ``<testsuite>`` per learner, one ``<testcase>`` per test case
                         (:func:`grader.reports.junit.render_many`), written at the end.
 ``summary.md``          score distribution, commonest failure kinds with an example learner,
@@ -32,7 +36,10 @@ Which files are submissions (:func:`discover`), for each PATH given:
 
 Hidden folders, ``__pycache__`` and virtual environments are skipped, and so are test files
 (``test_*.py``, ``*_test.py``, ``conftest.py``). Learner ids that occur twice get ``-2``,
-``-3``... in the order found (a file given twice is one learner).
+``-3``... in the order found (a path given twice is one learner; two paths that lead to one
+file through a link are two). Ids are names made printable (:func:`learner_id`: a non-UTF-8
+byte or a control character becomes a visible escape). Symbolic links inside the folders
+given are not followed: a linked file or folder is a learner whose row says so.
 
 Sharding: ``--shard I/N`` keeps the learners whose id hashes (SHA-256) to I - 1 modulo N
 (:func:`in_shard`), so the N shards of one class are disjoint, their union is the class, and a
@@ -48,6 +55,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -169,6 +177,18 @@ def _py_files(folder: Path) -> list[Path]:
     return found
 
 
+def learner_id(name: str) -> str:
+    """The learner id of a file stem or folder name: :func:`grader.reports.common.printable` on
+    one line, so an id is always valid UTF-8 (a non-UTF-8 byte becomes ``\\xNN``) and holds no
+    control, escape or bidi character."""
+    from .reports.common import printable
+    return printable(name, one_line=True)
+
+
+def _is_link(path: Path) -> bool:
+    return os.path.islink(path)
+
+
 def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]:
     """The submissions under ``paths``, in the order found, with unique learner ids.
 
@@ -176,6 +196,10 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
         paths: files and folders as given on the command line (see the module docstring).
         functions: the function names a submission may define (the problem's), used to pick
             the submission in a learner's folder holding several ``.py`` files.
+
+    Symbolic links inside the folders given are never followed: a linked ``.py`` file is a
+    learner whose check reports the link, a linked folder a learner with a note saying so.
+    Learners are told apart by the path found, never by what it resolves to.
 
     Raises:
         GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
@@ -195,7 +219,7 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
     def learner_folder(folder: Path, files: list[Path]) -> Submission:
         chosen = files if len(files) == 1 else [f for f in files if defines(f)]
         if len(chosen) == 1:
-            return Submission(folder.name, chosen[0])
+            return Submission(learner_id(folder.name), chosen[0])
         listed = chosen or files
         names = ", ".join(str(f.relative_to(folder)) for f in listed[:5]) + (", ..." if len(listed) > 5 else "")
         if not files:
@@ -204,38 +228,49 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
             note = f"no .py file in the learner's folder {folder} defines {' or '.join(sorted(wanted))} ({names})"
         else:
             note = f"several .py files in the learner's folder {folder} define {' or '.join(sorted(wanted))} ({names})"
-        return Submission(folder.name, None, note, str(folder))
+        return Submission(learner_id(folder.name), None, note, str(folder))
 
     found: list[Submission] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_file():
+        if p.is_file() or (_is_link(p) and p.suffix == ".py"):  # a link: its check reports it
             if p.suffix != ".py":
                 raise GraderError(f"{raw!r} is not a .py file; give submissions (.py files) or folders of them")
-            found.append(Submission(p.stem, p))
+            found.append(Submission(learner_id(p.stem), p))
         elif p.is_dir():
             files = _py_files(p)
             if not files:
                 raise GraderError(f"{raw!r} holds no .py file; give submissions (.py files) or folders of them")
             if len(files) == 1:  # one learner's folder
-                found.append(Submission(p.resolve().name, files[0]))
+                found.append(Submission(learner_id(p.resolve().name), files[0]))
                 continue
             for entry in sorted(p.iterdir()):  # a collection: learners' files and folders
-                if entry.is_dir() and not _skipped_dir(entry.name):
+                if _is_link(entry):  # never followed
+                    if entry.is_dir() and not _skipped_dir(entry.name):
+                        found.append(Submission(learner_id(entry.name), None,
+                                                f"the learner's folder {entry} is a symbolic link; the grader "
+                                                "does not follow links", str(entry)))
+                    elif not entry.is_dir() and not _skipped_file(entry.name):
+                        found.append(Submission(learner_id(entry.stem), entry))
+                elif entry.is_dir() and not _skipped_dir(entry.name):
                     found.append(learner_folder(entry, _py_files(entry)))
-                elif entry.is_file() and not _skipped_file(entry.name):
-                    found.append(Submission(entry.stem, entry))
+                elif not _skipped_file(entry.name):  # a FIFO or device too: its check reports it
+                    found.append(Submission(learner_id(entry.stem), entry))
         else:
             raise GraderError(f"{raw!r} does not exist; give submissions (.py files) or folders of them")
     return _unique(found)
 
 
 def _unique(found: list[Submission]) -> list[Submission]:
-    """Drop repeats of one file; give repeated learner ids ``-2``, ``-3``... in order."""
-    seen_files: set[Path] = set()
+    """Drop repeats of one path; give repeated learner ids ``-2``, ``-3``... in order.
+
+    Paths are compared as found (made absolute, ``..`` and links not resolved): two paths that
+    lead to one file through a link are two learners, never one learner dropped.
+    """
+    seen_files: set[str] = set()
     subs = []
     for s in found:
-        key = s.path.resolve() if s.path is not None else Path(s.folder).resolve()
+        key = os.path.abspath(s.path if s.path is not None else s.folder)
         if key not in seen_files:
             seen_files.add(key)
             subs.append(s)
@@ -257,7 +292,7 @@ def in_shard(learner: str, index: int, count: int) -> bool:
     The shard is the first 8 bytes of the SHA-256 of the UTF-8 id, modulo ``count``: stable
     across machines, Python versions and class lists.
     """
-    digest = hashlib.sha256(learner.encode("utf-8")).digest()
+    digest = hashlib.sha256(learner.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:8], "big") % count == index - 1
 
 
@@ -276,22 +311,25 @@ class Row:
     seconds: float
 
     def cells(self) -> list[str]:
-        """The CSV cells, in :data:`COLUMNS` order."""
-        from .reports.common import points
-        return [self.learner, self.submission, "true" if self.passed else "false", points(self.score),
-                points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}"]
+        """The CSV cells, in :data:`COLUMNS` order. The learner and submission cells go through
+        :func:`grader.reports.common.csv_cell` (no control characters; a leading ``'`` where a
+        spreadsheet would read a formula), which :meth:`from_cells` undoes."""
+        from .reports.common import csv_cell, points
+        return [csv_cell(self.learner), csv_cell(self.submission), "true" if self.passed else "false",
+                points(self.score), points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}"]
 
     @classmethod
     def from_cells(cls, cells: list[str]) -> "Row":
-        """The row of CSV ``cells``.
+        """The row of CSV ``cells`` (as written by :meth:`cells`).
 
         Raises:
             ValueError: wrong number of cells, or a cell that does not parse.
         """
+        from .reports.common import from_csv_cell
         if len(cells) != len(COLUMNS) or cells[2] not in ("true", "false"):
             raise ValueError(f"not a gradebook row: {cells!r}")
-        return cls(cells[0], cells[1], cells[2] == "true", float(cells[3]), float(cells[4]),
-                   [k for k in cells[5].split(";") if k], float(cells[6]))
+        return cls(from_csv_cell(cells[0]), from_csv_cell(cells[1]), cells[2] == "true", float(cells[3]),
+                   float(cells[4]), [k for k in cells[5].split(";") if k], float(cells[6]))
 
     @classmethod
     def of_report(cls, learner: str, report: Report, seconds: float) -> "Row":
@@ -361,9 +399,25 @@ class _Appender:
 
 # -- reports ---------------------------------------------------------------------------------
 
+REPORT_PREFIX = 40  # characters of the learner id kept in a report's file name
+
+
+def report_name(learner: str) -> str:
+    """The file name of a learner's report: the id's letters, digits, ``.``, ``_`` and ``-``
+    (others as ``_``, at most :data:`REPORT_PREFIX`), ``-``, the first 16 hex digits of the
+    SHA-256 of the id, ``.json``.
+
+    Safe in any file system and shell (at most 62 characters, never hidden, no separator), and
+    distinct for distinct ids: ``"alice"`` -> ``alice-2bd806c97f0e00af.json``.
+    """
+    prefix = re.sub(r"[^A-Za-z0-9._-]", "_", learner)[:REPORT_PREFIX].lstrip(".-") or "learner"
+    digest = hashlib.sha256(learner.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix}-{digest}.json"
+
+
 def report_path(out: Path, learner: str) -> Path:
-    """Where the report of ``learner`` lives in the output folder ``out``."""
-    return out / REPORTS / f"{learner}.json"
+    """Where the report of ``learner`` lives in the output folder ``out`` (:func:`report_name`)."""
+    return out / REPORTS / report_name(learner)
 
 
 def _failure(data: dict[str, Any] | None) -> Failure | None:
@@ -453,6 +507,25 @@ def check_flags(args: argparse.Namespace, problem_id: str) -> list[str]:
     return flags
 
 
+#: run by ``python -I -c``: put the grader's own folder (argv[1]) on sys.path if isolated mode
+#: left it out (a checkout run with PYTHONPATH), then run the CLI on the remaining arguments
+_BOOT = ("import sys; root = sys.argv.pop(1); "
+         "root in sys.path or sys.path.insert(0, root); "
+         "from grader.cli import main; sys.exit(main())")
+
+
+def grader_command() -> list[str]:
+    """The argv prefix that runs this grader's CLI in a new interpreter, safely in any folder.
+
+    Python runs in isolated mode (``-I``): neither the working directory (where learners' files
+    may be, e.g. an ``argparse.py``) nor a script's folder is put on ``sys.path``, and
+    ``PYTHON*`` variables and the user's site-packages are ignored. The grader is imported from
+    the folder this process imported it from, so both run the same code.
+    """
+    root = str(Path(__file__).resolve().parent.parent)
+    return [sys.executable, "-I", "-c", _BOOT, root]
+
+
 def _die_with_parent() -> Callable[[], None]:
     """A ``preexec_fn`` that makes the check die (SIGKILL) if the batch process dies first."""
     parent = os.getpid()
@@ -515,8 +588,7 @@ class _Grader:
         shown = str(sub.path)
         if shown.startswith("-"):
             shown = os.path.join(".", shown)
-        argv = [sys.executable, "-m", "grader", "check", shown, "--format", "json", "--output", str(target),
-                *self.flags]
+        argv = [*grader_command(), "check", shown, "--format", "json", "--output", str(target), *self.flags]
         err = tempfile.TemporaryFile()
         now = time.monotonic()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
@@ -609,13 +681,15 @@ class _Progress:
             self.bar = tqdm(total=total, unit="sub", file=self.stream, dynamic_ncols=True)
 
     def row(self, row: Row) -> None:
-        from .reports.common import points
+        from .reports.common import points, printable
         self.done += 1
         verdict = "passed" if row.passed else "failed " + ",".join(row.kinds)
-        text = f"{row.learner}: {verdict} {points(row.score)}/{points(row.max_score)} in {row.seconds:.1f} s"
+        text = printable(f"{row.learner}: {verdict} {points(row.score)}/{points(row.max_score)} "
+                         f"in {row.seconds:.1f} s", one_line=True)
         if self.bar is not None:
             if "crash" in row.kinds:  # a bar's postfix is gone at the next row; keep this in sight
-                self.bar.write(f"{row.learner}: could not be graded (see its report)", file=sys.stderr)
+                self.bar.write(printable(f"{row.learner}: could not be graded (see its report)", one_line=True),
+                               file=sys.stderr)
             self.bar.set_postfix_str(text[:60], refresh=False)
             self.bar.update(1)
         elif self.stream is not None:
@@ -642,14 +716,22 @@ def _load_reports(out: Path, rows: list[Row]) -> dict[str, Report]:
 
 def _link(learner: str) -> str:
     """A Markdown link to the learner's report, relative to the output folder."""
-    from urllib.parse import quote
     from .reports.github import md
-    return f"[{md(learner)}]({REPORTS}/{quote(learner)}.json)"
+    return f"[{md(learner)}]({REPORTS}/{report_name(learner)})"
 
 
 def summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     """``summary.md``: totals, score distribution, commonest failure kinds (with an example
-    learner each), submissions that could not be graded, and the slowest submissions."""
+    learner each), submissions that could not be graded, and the slowest submissions.
+
+    Passed whole through :func:`grader.reports.common.printable`: no raw control, escape or
+    bidi character from learner ids or messages.
+    """
+    from .reports.common import printable
+    return printable(_summary_markdown(rows, reports))
+
+
+def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     from .reports.common import points
     from .reports.github import md
 

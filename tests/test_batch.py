@@ -129,8 +129,8 @@ def test_batch_rows_verdicts_and_exit_code(graded):
 
 def test_batch_reports_are_the_instructors_by_default(graded):
     _, out, _, _ = graded
-    reports = {p.stem: json.loads(p.read_text()) for p in (out / "reports").glob("*.json")}
-    assert set(reports) == {r["learner"] for r in rows_of(out)}
+    reports = {r["learner"]: json.loads(batch.report_path(out, r["learner"]).read_text()) for r in rows_of(out)}
+    assert {p.name for p in (out / "reports").glob("*.json")} == {batch.report_name(name) for name in reports}
     for row in rows_of(out):
         assert reports[row["learner"]]["passed"] == (row["passed"] == "true")
         assert reports[row["learner"]]["score"] == float(row["score"])
@@ -150,7 +150,7 @@ def test_batch_junit_has_a_suite_per_learner_and_fits_the_schemas(graded):
     assert root.tag == "testsuites"
     suites = {s.find("properties/property[@name='learner']").get("value"): s for s in root}
     assert sorted(suites) == sorted(r["learner"] for r in rows_of(out))
-    alice = json.loads((out / "reports" / "alice.json").read_text())
+    alice = json.loads(batch.report_path(out, "alice").read_text())
     assert int(suites["alice"].get("tests")) == len(alice["cases"]) and suites["alice"].get("failures") == "0"
     assert int(suites["bob"].get("failures")) > 0
     assert suites["frank"].find("testcase").get("classname") == "frank.submission"
@@ -163,9 +163,10 @@ def test_batch_summary(graded):
     text = (out / "summary.md").read_text()
     assert "8 submissions: **2 passed**, 6 failed (1 could not be graded)." in text
     assert "| 10 (full marks) | 2 | ██ |" in text
-    assert "| timeout | 1 | [eve](reports/eve.json) |" in text
-    assert "| import | 2 | [carol](reports/carol.json) |" in text
-    assert "## Could not be graded" in text and "[frank](reports/frank.json)" in text
+    link = {name: f"[{name}](reports/{batch.report_name(name)})" for name in ("eve", "carol", "frank")}
+    assert f"| timeout | 1 | {link['eve']} |" in text
+    assert f"| import | 2 | {link['carol']} |" in text
+    assert "## Could not be graded" in text and link["frank"] in text
     slowest = text.split("## Slowest submissions")[1]
     assert slowest.index("| eve |") < slowest.index("| carol |")  # the endless loop took longest of those
 
@@ -193,7 +194,7 @@ def test_killed_batch_resumes_without_regrading(tmp_path):
     assert not leftovers(str(klass)), "checks outlived the killed batch"
     before = {r["learner"]: r for r in rows_of(out)}
     assert 1 <= len(before) < 4
-    mtimes = {name: (out / "reports" / f"{name}.json").stat().st_mtime_ns for name in before}
+    mtimes = {name: batch.report_path(out, name).stat().st_mtime_ns for name in before}
 
     result = grade(str(klass), "--jobs", "2", "--out", str(out), "--resume", *FAST)
     assert result.code == 1, result.stderr
@@ -202,7 +203,7 @@ def test_killed_batch_resumes_without_regrading(tmp_path):
     after = rows_of(out)
     assert len(lines) == 5 and [r["learner"] for r in after] == ["a_ok", "b_syntax", "c_list", "d_ok"]
     for name, row in before.items():
-        assert (out / "reports" / f"{name}.json").stat().st_mtime_ns == mtimes[name], f"{name} was regraded"
+        assert batch.report_path(out, name).stat().st_mtime_ns == mtimes[name], f"{name} was regraded"
         assert next(r for r in after if r["learner"] == name) == row
     assert {r["learner"]: r["passed"] for r in after} == {"a_ok": "true", "b_syntax": "false",
                                                           "c_list": "false", "d_ok": "true"}
@@ -233,7 +234,7 @@ def test_a_check_past_its_hard_limit_costs_only_its_row(tmp_path):
     assert result.code == 1, result.stderr
     [row] = rows_of(tmp_path / "out")
     assert (row["learner"], row["passed"], row["kinds"]) == ("slow", "false", "crash")
-    failure = json.loads((tmp_path / "out" / "reports" / "slow.json").read_text())["failure"]
+    failure = json.loads(batch.report_path(tmp_path / "out", "slow").read_text())["failure"]
     assert "stopped at the hard limit of 1 s" in failure["message"]
     assert not leftovers(str(tmp_path / "class"))
 
@@ -258,11 +259,11 @@ def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden
     assert result.code == 0, result.stderr
     rows = rows_of(merged)
     assert [r["learner"] for r in rows] == sorted(names)
-    assert {p.stem for p in (merged / "reports").glob("*.json")} == set(names)
+    assert {p.name for p in (merged / "reports").glob("*.json")} == {batch.report_name(n) for n in names}
     assert len(ET.parse(merged / "junit.xml").getroot()) == len(names)
     assert "8 submissions: **1 passed**, 7 failed." in (merged / "summary.md").read_text()
     # --audience learner: hidden cases are redacted in the learner's report
-    ok = json.loads((merged / "reports" / "ok.json").read_text())
+    ok = json.loads(batch.report_path(merged, "ok").read_text())
     assert [c["name"] for c in ok["cases"] if c["visibility"] == "hidden"][0].startswith("hidden-")
 
     shutil.copytree(tmp_path / "shard1", tmp_path / "again")

@@ -90,6 +90,9 @@ def test_classroom_workflow_names_fit_the_reporter():
     assert reporter["env"] == {f"{grade['id'].upper()}_RESULTS": f"${{{{ steps.{grade['id']}.outputs.result }}}}"}
     install = next(s for s in steps if "pip install" in s.get("run", ""))
     assert "$GRADER_PIP_SPEC" in install["run"] and flow["env"]["GRADER_PIP_SPEC"]
+    # the working directory is the learner's repository: every Python runs isolated (issue 9, class 1)
+    runs = [s["run"] for s in steps if "python" in s.get("run", "")]
+    assert runs and all(run.startswith("python -I ") for run in runs), runs
 
 
 @pytest.mark.parametrize("source,code,status", [(CORRECT, 0, "pass"), (WRONG, 1, "fail")], ids=["correct", "wrong"])
@@ -97,16 +100,16 @@ def test_classroom_workflow_grade_step_runs_locally(tmp_path, source, code, stat
     flow = yaml.safe_load(WORKFLOW.read_text())
     steps = flow["jobs"]["run-autograding-tests"]["steps"]
     command = next(s["run"] for s in steps if "grader check" in s.get("run", ""))
-    assert command.startswith("grader check solution.py ")
+    assert command.startswith("python -I -m grader check solution.py ")
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "solution.py").write_text(source)
     summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
-    # as the runner would: the step's command in bash, with the grader under test as `grader`
+    # as the runner would: the step's command in bash, with the Python under test as `python`
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "grader").write_text(f"#!/bin/sh\nexec {GRADER} \"$@\"\n")
-    (bin_dir / "grader").chmod(0o755)
+    (bin_dir / "python").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (bin_dir / "python").chmod(0o755)
     env = {**os.environ, **flow.get("env", {}), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GITHUB_ACTIONS": "true"}
     result = subprocess.run(["bash", "-e", "-c", f"{command} {FAST}"], cwd=repo, env=env, capture_output=True,
@@ -135,3 +138,60 @@ def test_check_format_junit_end_to_end(tmp_path):
     assert suite.tag == "testsuite" and int(suite.get("failures")) + int(suite.get("errors")) > 0
     for name in ("JUnit.xsd", "junit-10.xsd"):
         xmlschema.XMLSchema10(ROOT / "tests" / "schemas" / name).validate(str(tmp_path / "r.xml"))
+
+
+# -- hostile submissions (issue 9, classes 1 and 4) ------------------------------------------------
+def _marker_module(markers: Path, name: str) -> str:
+    """A learner file that records being imported by anything but the grader's sandboxed child."""
+    return (f"if __name__ != 'submission':\n"
+            f"    open({str(markers / name)!r}, 'w').write(__name__)\n")
+
+
+@pytest.mark.parametrize("problem", ["tied_lm_head", "no_such_problem"], ids=["grades", "gives-up"])
+def test_gradescope_never_imports_the_learners_modules(tmp_path, problem):
+    """The default grader command and the give-up writer run in the folder of the learner's
+    files: isolated mode keeps a learner's json.py / argparse.py / numpy.py out of both."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    files = {"solution.py": CORRECT, **{f"{m}.py": _marker_module(markers, m) for m in ("json", "argparse", "numpy")}}
+    venv_bin = tmp_path / "root" / "venv" / "bin"       # as setup.sh leaves it: run_autograder's default
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (venv_bin / "python").chmod(0o755)
+    (tmp_path / "root" / "submission").mkdir()
+    for name, text in files.items():
+        (tmp_path / "root" / "submission" / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_BIN"}
+    env.update(AUTOGRADER_ROOT=str(tmp_path / "root"), GRADER_ARGS=FAST, GRADER_SUBMISSION_FILE="solution.py",
+               GRADER_PROBLEM=problem, GRADER_PYTHON=sys.executable)
+    result = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    results = json.loads((tmp_path / "root" / "results" / "results.json").read_text())
+    assert list(markers.iterdir()) == [], "a learner's module was imported by the autograder"
+    if problem == "tied_lm_head":
+        assert results["score"] == 10, results
+    else:
+        assert results["score"] == 0 and "unknown problem" in results["output"]
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_gradescope_refuses_links_and_special_files(tmp_path, kind):
+    """A submitted link is never followed (its target must not reach results.json) and a FIFO
+    never read (cp would block on it)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-4e1f = 1\n")
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    if kind == "link":
+        (sub / "solution.py").symlink_to(secret)
+    else:
+        os.mkfifo(sub / "solution.py")
+    result = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "AUTOGRADER_ROOT": str(tmp_path), "GRADER_BIN": GRADER,
+                                             "GRADER_ARGS": FAST})
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "results" / "results.json").read_text()
+    results = json.loads(text)
+    assert results["score"] == 0 and "TOPSECRET" not in text
+    assert ("symbolic link" if kind == "link" else "not a regular file") in results["output"]

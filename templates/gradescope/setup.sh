@@ -8,6 +8,7 @@
 #   GRADER_PYTHON       the first of python3.13, python3.12, python3.11 found (apt installs 3.11 if none)
 #
 # The grader goes into a virtual environment, $AUTOGRADER_ROOT/venv, which run_autograder uses.
+# Every Python runs in isolated mode (-I): nothing is imported from the working directory.
 set -euo pipefail
 
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
@@ -33,13 +34,13 @@ if [ -z "$PYTHON" ]; then
   PYTHON=python3.11
 fi
 # ensurepip is a separate Debian package (python3.X-venv); install it when venv cannot bootstrap pip
-if ! "$PYTHON" -c "import ensurepip" >/dev/null 2>&1; then
+if ! "$PYTHON" -I -c "import ensurepip" >/dev/null 2>&1; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$(basename "$PYTHON")-venv"
 fi
 
-"$PYTHON" -m venv "$ROOT/venv"
-"$ROOT/venv/bin/python" -m pip install --upgrade pip
-"$ROOT/venv/bin/python" -m pip install "$SPEC"
+"$PYTHON" -I -m venv "$ROOT/venv"
+"$ROOT/venv/bin/python" -I -m pip install --upgrade pip
+"$ROOT/venv/bin/python" -I -m pip install "$SPEC"
 # fail the image build now, not at the first submission, if the install is broken
-"$ROOT/venv/bin/grader" problems
+"$ROOT/venv/bin/python" -I -m grader problems

@@ -56,7 +56,9 @@ FALLBACK = ["adversarial/a03_os_exit_in_call.py", "adversarial/a07_stdout_flood.
             "adversarial/a17_sleep_forever.py", "adversarial/a18_kill_parent.py",
             "adversarial/a19_killpg_own_group.py", "adversarial/a20_junk_to_fds.py",
             "adversarial/a22_read_parent_proc.py", "adversarial/a23_read_outside_folder.py",
-            "adversarial/a24_connect_localhost.py", "adversarial/a32_subprocess_new_session.py"]
+            "adversarial/a24_connect_localhost.py", "adversarial/a32_subprocess_new_session.py",
+            "adversarial/a33_memfd_beyond_memory_limit.py", "adversarial/a34_setuid_fifo_files.py",
+            "adversarial/a35_sigio_kill_parent.py"]
 SPAWNERS = ["adversarial/a13_fork_bomb_bounded.py", "adversarial/a14_setsid_daemon.py",
             "adversarial/a32_subprocess_new_session.py"]
 SECOND_NAMESPACE_TIER = ["adversarial/a14_setsid_daemon.py", "adversarial/a18_kill_parent.py",

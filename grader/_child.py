@@ -2,7 +2,8 @@
 
 Run by the grader as ``python -I _child.py FD_IN FD_OUT SUBMISSION FUNCTION FRAMEWORK CONFIG``, in
 a process of its own (see ``grader.runner``); CONFIG is JSON with ``limits``, ``policy`` (what
-``grader.sandbox`` asks this process to apply to itself) and ``token``. It needs only the
+``grader.sandbox`` asks this process to apply to itself), ``token`` and ``jax_cache`` (this
+process's own JAX cache folder and the read-only seed to fill it from, or null). It needs only the
 standard library, NumPy, the framework the submission uses, and ``protocol.py`` beside this
 file, loaded by path so that the grader package itself need not be importable here.
 
@@ -14,7 +15,8 @@ installs a seccomp filter. The hard limits and filters cannot be undone by the s
 Nothing that decides a verdict happens here: this process never sees an expected value. It
 reports what the submission returned (raw bytes behind a checked header), what it raised, and
 whether it changed its inputs, and the grader judges. Every reply echoes the request's ``seq``
-and the run's ``token``.
+and the run's ``token``. ``op: export_cache`` sends back the files of the private JAX cache,
+which the grader checks before keeping any (``grader.cache.store_jax_entries``).
 
 ``python -I _child.py --probe CONFIG`` applies the policy, finds and reads NumPy, checks that no
 capability is left and prints ``probe-ok``: the grader's test of a sandbox tier.

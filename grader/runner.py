@@ -73,6 +73,10 @@ class Limits:
             forbids new processes (threads only), is the real bound.
         output_cap: bytes kept of each of stdout and stderr (the rest is counted, not kept).
         reply_bytes: largest reply payload accepted from the child, in bytes.
+        workdir_bytes: disk the working folder may take where it is a host folder (tiers
+            ``rlimits`` and ``none``; the namespace tiers put it on a size-capped tmpfs):
+            the grader measures it while the child runs and kills the child past it.
+        workdir_files: entries the working folder may hold there (inodes are disk too).
     """
 
     call_timeout: float = 10.0
@@ -84,6 +88,56 @@ class Limits:
     processes: int = 1024
     output_cap: int = 64 << 10
     reply_bytes: int = 256 << 20
+    workdir_bytes: int = 256 << 20
+    workdir_files: int = 10000
+
+
+class _DiskWatch(threading.Thread):
+    """Measures a host working folder every :attr:`POLL` seconds and SIGKILLs the child's process
+    group once it holds more than ``max_bytes`` (allocated blocks) or ``max_files`` entries.
+
+    RLIMIT_FSIZE bounds each file, not their number; this bounds the total where no tmpfs does
+    (a fast writer gets ahead by what it writes in one poll interval).
+    """
+
+    POLL = 0.2  # seconds
+
+    def __init__(self, folder: str, pid: int, max_bytes: int, max_files: int) -> None:
+        super().__init__(daemon=True)
+        self.folder, self.pid, self.max_bytes, self.max_files = folder, pid, max_bytes, max_files
+        self.exceeded = ""
+        self._stop_flag = threading.Event()
+
+    def usage(self) -> tuple[int, int]:
+        """(bytes allocated, entries) under the folder; links are not followed."""
+        used, count = 0, 0
+        for top, dirs, files in os.walk(self.folder):
+            for name in dirs + files:
+                count += 1
+                try:
+                    used += os.lstat(os.path.join(top, name)).st_blocks * 512
+                except OSError:
+                    pass
+                if count > self.max_files:
+                    return used, count
+        return used, count
+
+    def run(self) -> None:
+        while not self._stop_flag.wait(self.POLL):
+            used, count = self.usage()
+            if used > self.max_bytes or count > self.max_files:
+                self.exceeded = (f"{used >> 20} MiB in {count} entries in its working folder "
+                                 f"(at most {self.max_bytes >> 20} MiB and {self.max_files} entries)")
+                for target in (-self.pid, self.pid):
+                    try:
+                        os.kill(target, signal.SIGKILL)
+                    except OSError:
+                        pass
+                return
+
+    def stop(self) -> None:
+        """End the watch (the caller need not wait)."""
+        self._stop_flag.set()
 
 
 @dataclass
@@ -346,6 +400,7 @@ class Worker:
         self.layers: list[str] = []
         self._workdir: tempfile.TemporaryDirectory[str] | None = None
         self._drains: list[_Drain] = []
+        self._watch: _DiskWatch | None = None
         self._wrapped = False
         self.stdout_total = 0
         self.stderr_total = 0
@@ -403,6 +458,9 @@ class Worker:
             self._workdir = None
             return ImportOutcome("crash", f"could not start the submission's process: {exc}")
         track_child(self.proc.pid)
+        if getattr(self.wrap, "tier", "none") not in ("bwrap", "unshare"):   # a host folder, no tmpfs cap
+            self._watch = _DiskWatch(workdir, self.proc.pid, self.limits.workdir_bytes, self.limits.workdir_files)
+            self._watch.start()
         for fd in (req_r, rep_w, out_w, err_w):
             os.close(fd)
         self._req, self._rep = req_w, rep_r
@@ -511,6 +569,8 @@ class Worker:
         return code
 
     def _death_message(self, code: int | None, when: str, exc: Exception) -> str:
+        if self._watch is not None and self._watch.exceeded:
+            return f"the submission's process was stopped {when}: it wrote {self._watch.exceeded}"
         if code is None or not isinstance(exc, protocol.PeerClosed):
             return f"the submission broke the grader's protocol {when}: {exc}"
         if code > 128 and self._wrapped:  # bwrap and unshare report a signal as 128 + its number
@@ -535,6 +595,8 @@ class Worker:
         proc = self.proc
         if proc is None:
             return
+        if self._watch is not None:
+            self._watch.stop()
         tree = _descendants(proc.pid)
         for target in [-proc.pid, proc.pid, *tree]:
             try:

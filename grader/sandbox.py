@@ -292,8 +292,8 @@ def memory_limit(tier: str, layers: list[str], memory_bytes: int, wrap: Any = No
         parts.append(f"private /tmp {TMP_BYTES >> 20} MiB and /dev/shm {SHM_BYTES >> 20} MiB tmpfs on top"
                      if sized else "private /tmp and /dev/shm tmpfs NOT size-capped (this bwrap lacks --size)")
     elif any(layer.startswith("landlock") for layer in layers):
-        parts.append("host /dev/shm and /tmp not writable (Landlock); files in the working folder "
-                     f"on disk, each at most the file-size limit")
+        parts.append("host /dev/shm not writable (Landlock); the working folder is on the host, "
+                     "each file at most the file-size limit")
     else:
         parts.append("host /dev/shm writable: tmpfs memory NOT bounded")
     return "; ".join(parts)

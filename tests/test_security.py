@@ -1158,3 +1158,31 @@ def test_no_host_socket_and_no_sigio_kill_in_any_tier(tmp_path, variant):
         for p in (stream, dgram):
             p.unlink(missing_ok=True)
         sock_dir.rmdir()
+
+
+DISK_FILLER = """
+import os, time
+import numpy as np
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    chunk = b"\\1" * (8 << 20)
+    for i in range(60):                            # 480 MiB in files of 8 MiB, under RLIMIT_FSIZE
+        with open("fill-%d.bin" % i, "wb") as fh:
+            fh.write(chunk)
+        time.sleep(0.01)
+    return hidden @ embedding_matrix.T
+"""
+
+
+def test_the_working_folder_on_the_host_is_capped_in_the_fallback_tier(tmp_path):
+    """Class 2 (disk): in ``rlimits`` the working folder is a host folder, and RLIMIT_FSIZE bounds
+    each file but not their number; the grader measures the folder and stops the child past
+    ``Limits.workdir_bytes`` (the namespace tiers have a 256 MiB tmpfs instead)."""
+    sub = write_submission(tmp_path, DISK_FILLER)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox("rlimits")) as w:
+        assert w.start().status == "ok"
+        workdir = w._workdir.name
+        out = w.call(INPUTS)
+    assert out.status == "crash" and "working folder" in out.message, (out.status, out.message)
+    assert not os.path.exists(workdir)

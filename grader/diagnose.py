@@ -47,8 +47,8 @@ from .dtypes import HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
 
 #: Value ideas in the order they are tried.
 VALUE_IDEAS = (
-    "zeros", "lower_precision",  # decided first
-    "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
+    "lower_precision",  # decided first
+    "zeros", "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
     "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden",
     "swapped_axes", "first_row", "feature_dropped",  # parameter-free: the best fit wins
     "half_accumulation",  # a prediction on a sample of elements, before any fitted parameter
@@ -84,23 +84,24 @@ def _flush_bound(dt: str, ref: np.ndarray, scale: np.ndarray, n: int, h: np.ndar
     tn_acc = smallest_normal("float64" if dt == "float64" else "float32")
     out = 2 * np.minimum(scale, (n + 1) * tn_acc) + np.minimum(np.abs(ref) + scale, tn)
     if h is not None and e is not None and out.shape == h.shape[:-1] + (e.shape[0],):
-        out = out + _subnormal_products(np.abs(h), np.abs(e), tn)
+        out = out + _subnormal_products(h, e, tn)
     return out
 
 
 SUBNORMAL_TERMS = 1024  # subnormal inputs followed one by one; beyond, a cruder bound
 
 
-def _subnormal_products(ah: np.ndarray, ae: np.ndarray, tn: float) -> np.ndarray | float:
+def _subnormal_products(h: np.ndarray, e: np.ndarray, tn: float) -> np.ndarray | float:
     """``|h_sub| @ |E|.T + |h| @ |E_sub|.T``, the products that involve a subnormal input
     (``0 < |x| < tn``), without a matmul: each subnormal entry adds one row or column; past
     :data:`SUBNORMAL_TERMS` of them, ``tn`` times the other input's row sums bounds it."""
+    if all(np.count_nonzero(np.abs(a) < tn) == np.count_nonzero(a == 0) for a in (h, e)):
+        return 0.0  # no subnormal input (the usual case)
+    ah, ae = np.abs(np.asarray(h, dtype=np.float64)), np.abs(np.asarray(e, dtype=np.float64))
     lead, n, vocab = ah.shape[:-1], ah.shape[-1], ae.shape[0]
     h2 = ah.reshape(-1, n)
     sub_h = (h2 < tn) & (h2 > 0)
     sub_e = (ae < tn) & (ae > 0)
-    if not sub_h.any() and not sub_e.any():
-        return 0.0
     out = np.zeros((h2.shape[0], vocab))
     if int(sub_h.sum()) + int(sub_e.sum()) > SUBNORMAL_TERMS:
         out += tn * (ae.sum(axis=1)[None, :] * sub_h.any(axis=1)[:, None]
@@ -170,8 +171,11 @@ class _Ctx:
         self.bad = ~(np.abs(self.got - rounded) <= self.verdict)  # the failing elements
         self.vocab = int(self.ref.shape[-1]) if self.ref.ndim else 1
         self.rows = int(self.ref.size // max(self.vocab, 1))
-        self.flush = _flush_bound(self.dt, self.ref, self.scale, self.n, self.h, self.e)
+        raw = list(case.inputs.values())
+        self.flush = _flush_bound(self.dt, self.ref, self.scale, self.n,
+                                  *((raw[0], raw[1]) if self.h is not None else (None, None)))
         self.residual = math.inf  # of the last prediction that fitted
+        self.base_residual = _rss(self.got - self.ref)  # the right answer's
         self._sample: np.ndarray | None = None
 
     def band(self, predicted: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
@@ -184,8 +188,8 @@ class _Ctx:
         return (4 * np.abs(carried) + 4 * self.u * (np.abs(predicted) + np.abs(self.ref))
                 + 4 * (self.n + 1) * self.tiny + self.flush)
 
-    def fits(self, predicted: np.ndarray, carried: np.ndarray | None = None, improve: float = 0.5,
-             trend_axis: int | None | str = "none") -> bool:
+    def fits(self, predicted: np.ndarray, carried: np.ndarray | Callable[[], np.ndarray] | None = None,
+             improve: float = 0.5, trend_axis: int | None | str = "none") -> bool:
         """The output matches ``predicted``, which would fail, and explains the output far better
         than the right answer does: its root-sum-square residual is at most ``improve`` times the
         right answer's (ideas with fitted parameters ask for more: 0.25).
@@ -198,20 +202,25 @@ class _Ctx:
         running sum that stalls, say)."""
         if predicted.shape != self.got.shape or not np.all(np.isfinite(predicted)):
             return False
+        # the cheap test first: most ideas leave far more than half the right answer's residual
+        residual = _rss(self.got - predicted)
+        if residual > improve * self.base_residual:
+            return False
+        if callable(carried):
+            carried = carried()
         band = self.band(predicted, carried)
         if not np.all(np.abs(self.got - predicted) <= band):
             return False
         if not np.any(np.abs(predicted - self.ref) > self.model + self.flush):
             return False
-        residual = _rss(self.got - predicted)
-        if residual > improve * _rss(self.got - self.ref):
-            return False
         if trend_axis != "none":
-            # fitted parameters absorb the mean of any error: what is left must look like the
-            # rounding of correct code (at most half the allowance, root mean square, as measured
-            # for correct code elementwise) and follow no trend in the logits
-            if residual > 0.5 * _rss(np.broadcast_to(carried if carried is not None else self.model,
-                                                     self.got.shape)):
+            # fitted parameters absorb the mean of any error: what is left must look like
+            # rounding (root sum of squares at most half the carried allowance's, as correct code
+            # stays under half the allowance elementwise, plus the rounding of the prediction
+            # itself to the dtype) and follow no trend in the logits
+            carried = self.model if carried is None else carried
+            rounding = self.u * (np.abs(predicted) + np.abs(self.ref)) + self.flush
+            if residual > 0.5 * _rss(np.broadcast_to(carried, self.got.shape)) + _rss(rounding):
                 return False
             if self.systematic(self.got - predicted, trend_axis):
                 return False
@@ -414,29 +423,43 @@ def _offsets(x: _Ctx) -> Hint | None:
     if _factor_or_offset_ambiguous(x):
         return None
     diff = x.got - x.ref
+
+    def hopeless(centred: np.ndarray) -> bool:
+        # the mean minimises the residual of an offset: if even it leaves more than FITTED of
+        # the right answer's residual, no median-based offset fits (skips the costly medians)
+        return _rss(centred) > FITTED * x.base_residual
+
     # one constant for every element
-    fitted = _round_param(float(np.median(diff)), x.u)
+    fitted = _round_param(float(np.median(diff)), x.u) if not hopeless(diff - diff.mean()) else 0.0
     if fitted != 0 and (x.ref.size >= 2 or _is_simple(fitted)):
         c = _fit_plain(x, fitted, lambda c: x.ref + c, lambda c: x.model)
         if c is not None:
             return Hint("offset", f"looks like a constant offset of {_fmt(c)} was added to every logit (a bias?); "
                                   f"the head has no bias", {"offset": c})
     # one offset per row (per hidden vector)
-    if x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= 2:
+    if (x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= 2
+            and not hopeless(diff - diff.mean(axis=-1, keepdims=True))):
         row = np.median(diff, axis=-1, keepdims=True)
         if np.any(row != 0) and x.fits(x.ref + row, 2 * x.model, FITTED, trend_axis=-1):
             return Hint("row_offset", "looks like each row of logits was shifted by its own constant "
                                       "offset (one per position); return the logits unshifted")
     # one offset per vocabulary entry: a bias vector
     distinct_rows = x.rows >= 2 and np.ptp(x.ref.reshape(-1, x.vocab), axis=0).max() > 0
-    if distinct_rows and x.vocab * (x.rows - 1) >= 2 and x.ref.ndim >= 1:
-        col = np.median(diff.reshape(-1, x.vocab), axis=0)
+    flat = diff.reshape(-1, x.vocab)
+    if (distinct_rows and x.vocab * (x.rows - 1) >= 2 and x.ref.ndim >= 1
+            and not hopeless(flat - flat.mean(axis=0, keepdims=True))):
+        col = np.median(flat, axis=0)
         shifted = x.ref + col.reshape((1,) * (x.ref.ndim - 1) + (-1,))
         if np.ptp(col) > 0 and x.fits(shifted, 2 * x.model, FITTED, trend_axis=0):
             return Hint("column_offset", "looks like a bias vector (an offset per vocabulary entry) was "
                                          "added; the tied head has no bias")
     return None
 
+
+#: For each parameter-free idea, the fitted ideas it is a special case of: when one of those also
+#: fits, the parameter-free idea is the more specific explanation, not a rival.
+FAMILY = {"log_softmax": {"row_offset", "offset"}, "row_offset": {"row_offset", "offset"},
+          "factor": {"factor"}, "sign_flip": {"factor"}}
 
 #: A parameter-free idea: its hint, its prediction (None: it cannot apply), the allowance it carries.
 Candidate = tuple[Callable[[], Hint], Callable[[], np.ndarray | None], Callable[[], np.ndarray]]
@@ -455,15 +478,16 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
         return allowed_error(x.dt, p, s, x.n) if p is not None and s is not None else x.model
 
     row_max = x.model.max(axis=-1, keepdims=True)
-    negative = bool(np.all(x.ref <= 0))
+    all_zero = bool(np.all(x.got == 0))
     out: list[Candidate] = [
+        (const("zeros", "the result is all zeros: were the logits computed and returned?"),
+         lambda: np.zeros_like(x.ref) if all_zero else None, lambda: x.model),
         (const("softmax", "looks like softmax was applied to the logits: return the raw logits "
                           "(softmax belongs to the loss or to sampling)"),
          lambda: _softmax(x.ref), lambda: 2 * _softmax(x.ref) * row_max),
         (const("log_softmax", "looks like log-softmax was applied (log-probabilities): return the raw logits"),
          lambda: x.ref - _logsumexp(x.ref), lambda: 2 * row_max),
-        (const("sign_flip", "the sign is flipped: the logits are the dot products themselves, not their negatives"
-                            + (" (or abs() was applied: every logit here is negative)" if negative else "")),
+        (const("sign_flip", "the sign is flipped: the logits are the dot products themselves, not their negatives"),
          lambda: -x.ref, lambda: x.model),
         (const("abs", "looks like abs() was applied: logits can be negative"), lambda: np.abs(x.ref), lambda: x.model),
         (const("relu", "looks like a ReLU (max with 0) was applied: logits can be negative"),
@@ -474,8 +498,8 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
             out.append((lambda c=c: _factor_hint(c, x.n), lambda c=c: c * x.ref, lambda c=c: max(c, 1.0) * x.model))
     if x.h is not None:
         h, e = x.h, x.e
-        hn = np.linalg.norm(h, axis=-1, keepdims=True)
-        en = np.linalg.norm(e, axis=-1)
+        hn = np.sqrt(np.einsum("...k,...k->...", h, h))[..., None]
+        en = np.sqrt(np.einsum("jk,jk->j", e, e))
         h_ok, e_ok = bool(np.all(hn > 0)), bool(np.all(en > 0))
         out += [
             (const("normalised_hidden", "looks like the hidden vectors were normalised to unit length first; "
@@ -499,7 +523,7 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
                         lambda: (x.ref - mean * e.sum(axis=1)) / sd,
                         lambda: through((x.ref - mean * e.sum(axis=1)) / sd,
                                         (x.scale + np.abs(mean) * np.abs(e).sum(axis=1)) / sd)))
-    if x.vocab >= 2 and x.ref.ndim >= 1:
+    if x.ref.ndim >= 1:  # with one logit per row these predict zeros, as log-softmax does: a tie
         out += [
             (const("row_offset", "looks like each row was shifted by an offset, its own mean (subtracted); "
                                  "return the logits unshifted"),
@@ -669,42 +693,56 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
             return None
         if np.all(np.abs(x.got - x.ref) <= x.model + x.flush):
             return None  # wrong only by what flushing subnormals to zero explains: no cause to name
-        if np.all(x.got == 0) and np.any(x.ref != 0) and x.vocab >= 2:
-            if np.all(x.ref < 0):
-                return Hint("relu", "the result is all zeros where every logit should be negative: a ReLU "
-                                    "(max with 0)? logits can be negative")
-            return Hint("zeros", "the result is all zeros: were the logits computed and returned?")
         hint = _lower_precision(x)
         if hint:
             return hint
         # every parameter-free idea that fits is a candidate; the one that explains the output
-        # best wins, and an earlier (more specific) one wins unless a later one leaves under half
-        # its residual. Ideas with fitted parameters (a factor, offsets) come after them: a fitted
-        # parameter always shrinks the residual, so residuals cannot rank them against the rest.
-        best: Hint | None = None
-        best_residual = math.inf
-        best_prediction: np.ndarray | None = None
-        for make, predict, carried in _parameter_free(x):
+        # best wins (an earlier, more specific one on a tie), unless an idea of another kind
+        # explains it about as well (a residual within 4x): then the case cannot tell them apart
+        # (softmax and an offset of 0.5 on zero inputs, normalised rows and a factor of 1/2 on
+        # rows 2 e_k, a ReLU and an all-zero result on negative logits), and no cause is named.
+        floor = 1e-3 * x.base_residual  # residuals below it are equal (rounding)
+        candidates = []
+        for order, (make, predict, carried) in enumerate(_parameter_free(x)):
             predicted = predict()
-            if predicted is None or not x.fits(predicted, carried()):
+            if predicted is None or not x.fits(predicted, carried):
                 continue
-            if best is None or x.residual < 0.5 * best_residual:
-                best, best_residual, best_prediction = make(), x.residual, predicted
+            candidates.append((max(x.residual, floor), order, make(), predicted))
+        candidates.sort(key=lambda c: (c[0], c[1]))
+        if candidates:
+            best_residual, _, best, best_prediction = candidates[0]
+            if any(h.id != best.id and r <= 4 * best_residual for r, _, h, _ in candidates[1:]):
+                return _where(x)
         # a running sum in the half dtype is a prediction too (on a sample of elements): it
         # competes with the best parameter-free idea there, and comes before fitted parameters,
         # which can absorb part of any error
         half = _half_accumulation(x)
         if half is not None:
             hint, residual, idx = half
-            if best is None or residual < 0.5 * _rss((x.got.ravel()[idx]
-                                                                     - best_prediction.ravel()[idx])):
+            if not candidates or residual < 0.5 * _rss(x.got.ravel()[idx] - best_prediction.ravel()[idx]):
                 return hint
-        if best is not None:
+        # ideas with fitted parameters (a factor, offsets): a fitted parameter always shrinks the
+        # residual, so residuals cannot rank them against the rest; one that fits as well as the
+        # best parameter-free idea, and is not of its family (log-softmax is an offset per row, a
+        # sign flip a factor of -1), makes the case ambiguous too
+        fitted: tuple[Hint, float] | None = None
+        for idea in (_fitted_factor, _offsets):
+            other = idea(x)
+            if other is None:
+                continue
+            residual = max(x.residual, floor)
+            if candidates:
+                if other.id not in FAMILY.get(best.id, ()) and residual <= 4 * best_residual:
+                    return _where(x)
+            elif fitted is None:
+                fitted = (other, residual)
+            elif other.id != fitted[0].id and residual <= 4 * fitted[1]:
+                return _where(x)
+        if candidates:
             return best
-        for idea in (_fitted_factor, _offsets, _where):
-            hint = idea(x)
-            if hint:
-                return hint
+        if fitted is not None:
+            return fitted[0]
+        return _where(x)
     return None
 
 
@@ -745,12 +783,25 @@ def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
         ok = bool(np.all(np.abs(g - ref) <= allowed_error(case.dtype, ref, x.scale, x.n)))
         return "" if ok else "; the values differ as well"
 
+    def vocab_dropped() -> str | None:
+        if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] == rs[-1] - 1:
+            for part, which in ((slice(None, -1), "last"), (slice(1, None), "first")):
+                if _prefix_matches(case, got, ref, part):
+                    return which
+        return None
+
     if gs == tuple(h.shape) and np.array_equal(np.asarray(got, dtype=np.float64), np.asarray(h, dtype=np.float64)):
+        if vocab_dropped() is not None:
+            return None  # hidden itself, and the logits without one table row: the case cannot tell
         return Hint("returns_hidden", "the result is hidden itself: the projection onto the embedding matrix "
                                       "was not applied (hidden @ embedding_matrix.T)")
     if len(rs) >= 1 and ref.size == 0 and got is not None and np.size(got) == 0:
-        return Hint("empty_batch", f"an empty batch must still give shape {rs} (leading axes, then vocab_size): "
-                                   f"np.array of an empty list has shape (0,); a vectorised matmul keeps the shape")
+        if gs == (0,) and rs != (0,):  # what np.array(rows) gives for no rows
+            return Hint("empty_batch", f"an empty batch must still give shape {rs} (leading axes, then vocab_size): "
+                                       f"np.array of an empty list has shape (0,); a vectorised matmul keeps the "
+                                       f"shape")
+        return Hint("empty_batch", f"an empty batch must still give shape {rs} (leading axes, then vocab_size), "
+                                   f"not {gs}")
     if gs == (1,) + rs:
         return Hint("added_axis", "a leading axis of size 1 was added (e.g. np.atleast_2d or a reshape to 2-D): "
                                   "a single vector of shape (d_model,) must give shape (vocab_size,)"
@@ -764,15 +815,14 @@ def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
                     + same_values(lambda: np.swapaxes(np.asarray(got), -1, -2)))
     squeezed = tuple(s for s in rs if s != 1)
     if gs == squeezed and gs != rs:
-        return Hint("squeezed", "axes of size 1 were dropped (np.squeeze?): keep every leading axis, and a "
-                                "vocab_size of 1 still gives a last axis of size 1"
+        return Hint("squeezed", f"the axes of size 1 are missing (shape {gs}, expected {rs}): keep every leading "
+                                f"axis, and a vocab_size of 1 still gives a last axis of size 1"
                     + same_values(lambda: np.asarray(got).reshape(rs)))
-    if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] == rs[-1] - 1:
-        for part, which in ((slice(None, -1), "last"), (slice(1, None), "first")):
-            if _prefix_matches(case, got, ref, part):
-                return Hint("vocab_dropped", f"the {which} row of the embedding matrix is missing from the "
-                                             f"result ({gs[-1]} logits, vocab_size = {rs[-1]}): an "
-                                             f"off-by-one in a slice or range?")
+    which = vocab_dropped()
+    if which is not None:
+        return Hint("vocab_dropped", f"the {which} row of the embedding matrix is missing from the "
+                                     f"result ({gs[-1]} logits, vocab_size = {rs[-1]}): an "
+                                     f"off-by-one in a slice or range?")
     if gs == tuple(h.shape) and gs != rs:
         return Hint("hidden_shape", "the result has the shape of hidden (..., d_model), not (..., vocab_size): "
                                     "was the projection onto the table applied?")

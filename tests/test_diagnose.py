@@ -137,7 +137,10 @@ def test_hints_on_exact_probe_cases_where_nothing_is_allowed():
     assert hint_for(h, e, lambda h, e, r: r + 1e-3, exact=True).id == "offset"
     zero = np.zeros((3, 8), np.float32)
     assert hint_for(zero, e, lambda h, e, r: r + 0.5, exact=True).id == "offset"
-    assert hint_for(zero, e, IDEAS["softmax"], exact=True).id == "softmax"
+    # softmax of zero logits is 1/V everywhere: an offset of 1/V gives the same output, so the
+    # case cannot tell them apart and names neither
+    assert hint_for(zero, e, IDEAS["softmax"], exact=True) is None
+    assert hint_for(h, e, IDEAS["softmax"], exact=True).id == "softmax"
 
 
 def test_mistake_on_some_elements_only():
@@ -199,8 +202,28 @@ def test_zeros_and_all_negative():
     h, e = inputs(seed=10)
     assert hint_for(h, e, lambda h, e, r: 0 * r).text == (
         "the result is all zeros: were the logits computed and returned?")
+    # every logit negative: a ReLU and a result never computed both give zeros; neither is named
     hn, en = np.abs(h), -np.abs(e)
-    assert hint_for(hn, en, lambda h, e, r: 0 * r).id == "relu"
+    assert hint_for(hn, en, lambda h, e, r: 0 * r) is None
+    assert hint_for(hn, en, IDEAS["relu"]) is None
+
+
+def test_ideas_that_coincide_on_a_case_are_not_named():
+    # rows 2 e_k: normalising them halves the logits, exactly as a factor 1/2 (= 1/sqrt(4)) does
+    e = inputs(seed=19, d=4)[1]
+    h = 2 * np.eye(4, dtype=np.float32)
+    assert hint_for(h, e, IDEAS["normalised_hidden"], exact=True) is None
+    assert hint_for(h, e, lambda h, e, r: r / 2, exact=True) is None
+    # one logit per row: subtracting the row mean, log-softmax and ReLU of a negative logit all give 0
+    h, e = inputs(seed=20, v=1)
+    assert hint_for(h, e, IDEAS["row_offset"]) is None
+    # a zero input plus 0.001 is an offset, not one offset per row that happens to be equal
+    zero = np.zeros((4, 4), np.float32)
+    assert hint_for(zero, inputs(seed=21, d=4)[1], lambda h, e, r: r + 1e-3, exact=True).id == "offset"
+    # a parameter-free idea of a fitted family stays named: log-softmax is an offset per row
+    h, e = inputs(seed=22)
+    assert hint_for(h, e, IDEAS["log_softmax"]).id == "log_softmax"
+    assert hint_for(h, e, IDEAS["sign_flip"]).id == "sign_flip"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,6 +266,9 @@ def test_shape_ideas():
         "leading axis")
     assert diagnose.diagnose_shape(case, (ref[0] + 7).astype(np.float32), ref) is None
     assert shape_hint((0,), lead=(0,)).id == "empty_batch"
+    # an empty result of another shape (code that assumes a rank): the shape, not np.array's cause
+    assert shape_hint((0, 0, 5), lead=(0,)).text == (
+        "an empty batch must still give shape (0, 5) (leading axes, then vocab_size), not (0, 0, 5)")
     ones = np.ones((2, 3, 4), np.float32)
     dropped = ones.astype(np.float64) @ np.arange(20.0).reshape(5, 4)[:-1].T
     assert shape_hint(None, got=dropped.astype(np.float32)).id == "vocab_dropped"
@@ -544,3 +570,17 @@ def test_an_integer_result_says_how_the_fractions_were_lost():
     assert "rounded to whole numbers" in diagnose.diagnose_dtype(case, np.round(ref).astype(np.int32)).text
     assert diagnose.diagnose_dtype(case, np.zeros(ref.shape, np.int64)).text == (
         "the result is an integer array (int64); return float32 logits, the inputs' dtype")
+
+
+def test_shape_ideas_that_coincide_are_not_named():
+    # the worked example's table starts with the identity: dropping its last row gives hidden itself
+    h = np.array([2.0, -1.0], np.float32)
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], np.float32)
+    case = Case("worked_example[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    ref = h.astype(np.float64) @ e.astype(np.float64).T
+    assert diagnose.diagnose_shape(case, h.copy(), ref) is None
+    e2 = np.array([[3.0, 1.0], [0.5, 2.0], [1.0, 1.0]], np.float32)
+    case2 = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e2}, {})
+    ref2 = h.astype(np.float64) @ e2.astype(np.float64).T
+    assert diagnose.diagnose_shape(case2, ref2[:-1].astype(np.float32), ref2).id == "vocab_dropped"
+    assert diagnose.diagnose_shape(case2, h.copy(), ref2).id == "returns_hidden"

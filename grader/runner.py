@@ -125,7 +125,7 @@ class _DiskWatch(threading.Thread):
     def run(self) -> None:
         while not self._stop_flag.wait(self.POLL):
             used, count = self.usage()
-            if used > self.max_bytes or count > self.max_files:
+            if (used > self.max_bytes or count > self.max_files) and not self._stop_flag.is_set():
                 self.exceeded = (f"{used >> 20} MiB in {count} entries in its working folder "
                                  f"(at most {self.max_bytes >> 20} MiB and {self.max_files} entries)")
                 for target in (-self.pid, self.pid):
@@ -597,6 +597,7 @@ class Worker:
             return
         if self._watch is not None:
             self._watch.stop()
+            self._watch.join(timeout=2)      # never signals a pid after it has been reaped
         tree = _descendants(proc.pid)
         for target in [-proc.pid, proc.pid, *tree]:
             try:

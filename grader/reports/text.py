@@ -54,9 +54,9 @@ def _case_lines(case: CaseResult) -> list[str]:
 def render(report: Report, *, audience: str = "learner") -> str:
     """The report as plain text lines (ends with a newline).
 
-    Everything is passed through :func:`grader.reports.common.printable`: escape sequences,
-    controls and bidi characters from the submission's output, messages or file name appear as
-    visible escapes (``\\x1b``), never raw on the terminal.
+    Every line is passed through :func:`grader.reports.common.printable`: escape sequences,
+    controls, bidi characters and line breaks from the submission's output, messages or file
+    name appear as visible escapes (``\\x1b``, ``\\n``), never raw on the terminal.
     """
     env = report.environment
     shown_cases = [c for c in report.cases if audience == "instructor" or c.visibility != "hidden"]
@@ -134,7 +134,8 @@ def render(report: Report, *, audience: str = "learner") -> str:
             more = f" (first lines of {total:,} bytes)" if out.get("truncated") or len(text.splitlines()) > 5 else ""
             lines += ["", f"The submission's {stream}{more}:"] + [f"  | {line[:200]}" for line in head]
     del n_pass
-    return printable("\n".join(lines)) + "\n"
+    # one line per entry: a newline in a file name or message cannot start a line of its own
+    return "\n".join(printable(line, one_line=True) for line in lines) + "\n"
 
 
 def _size(shape: tuple[int, ...]) -> int:

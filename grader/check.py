@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import __version__, cache, reference
-from .cases import Case, case_from_literal, case_literal, fixed_cases, generated_cases
+from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from .compare import SMALL, Expected, compare
 from .errors import GraderError
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
@@ -438,6 +438,12 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     def finish(failure: Failure | None, results: list[CaseResult], output: dict[str, Any]) -> Report:
         groups = _scores(problem, results, failure)
         passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
+        unrun = [g.group for g in groups if g.points > 0 and g.total == 0]
+        if failure is None and unrun and not env.get("partial"):
+            # e.g. --max-examples 0: a run that left out a group with points is no pass
+            env["partial"] = True
+            env["unrun_groups"] = unrun
+            passed = False
         return Report(problem.id, problem.title, shown, passed,
                       round(sum(g.earned for g in groups), 4), problem.max_score, failure, results, groups,
                       summarise(results, dtypes), env, output, time.monotonic() - t_start)
@@ -481,6 +487,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                                   f"(with seed {opts.seed}); names look like 'batch[float32]' or 'gen003[float16]'")
             cases = [c for c in cases if c.name in wanted]
 
+    env["cases_digest"] = cases_digest(cases)  # what was graded, so two runs can be compared
     if opts.replay is not None or opts.only_cases:
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
@@ -574,6 +581,6 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
 
     if opts.shrink and opts.replay is None:
         from .shrink import shrink_failures
-        results.extend(shrink_failures(problem, cases, results, session, opts, shown, dtypes))
+        results.extend(shrink_failures(problem, cases, results, session, opts, shown, dtypes, deadline))
     output = session.close()
     return finish(None, results, output)

@@ -134,15 +134,32 @@ def test_missing_transpose_fails_on_a_square_non_symmetric_table(dt):
 def test_allowed_error_terms_by_hand():
     ref, s, n = np.array([1.0, -0.0]), np.array([2.0, 0.0]), 3
     got = allowed_error("float32", ref, s, n)
-    tiny32 = float(ml_dtypes.finfo(np.float32).smallest_subnormal)
-    assert got[0] == 2.0 ** -24 * 1.0 + 2 * 4 * 2.0 ** -24 * 2.0 + 4 * tiny32
-    assert got[1] == 4 * tiny32
+    tiny32 = 2.0 ** -126  # float32's smallest normal: flush-to-zero of products, partial sums, result
+    assert got[0] == 2.0 ** -24 * 1.0 + 2 * 4 * 2.0 ** -24 * 2.0 + 2 * 4 * tiny32 + tiny32
+    assert got[1] == 2 * 4 * tiny32 + tiny32
     half = allowed_error("float16", ref, s, n)
-    assert half[0] == 2.0 ** -11 + 2 * 4 * 2.0 ** -24 * 2.0 + 3 * 2.0 ** -11 * 2.0 + 4 * 2.0 ** -24
+    assert half[0] == 2.0 ** -11 + 2 * 4 * 2.0 ** -24 * 2.0 + 3 * 2.0 ** -11 * 2.0 + 2 * 4 * tiny32 + 2.0 ** -14
+    assert half[1] == 2 * 4 * tiny32 + 2.0 ** -14  # a float16 result below 2**-14 may be flushed
     bf = allowed_error("bfloat16", ref, s, n)
     assert bf[0] == pytest.approx(2.0 ** -8 + 2 * 4 * 2.0 ** -24 * 2.0 + 3 * 2.0 ** -8 * 2.0, rel=1e-12)
     f64 = allowed_error("float64", ref, s, n)
     assert f64[0] == pytest.approx(2.0 ** -53 + 2 * 4 * 2.0 ** -53 * 2.0, rel=1e-12)
+    assert f64[1] == 2 * 4 * 2.0 ** -1022 + 2.0 ** -1022
+
+
+@pytest.mark.parametrize("dt", ["float32", "bfloat16"])
+def test_flush_to_zero_is_within_the_tolerance(dt):
+    """XLA on the CPU returns 0 for 0.5 * 2**-126 (float32 subnormal result): not the learner's fault."""
+    h = np.array([0.5]).astype(NP[dt])
+    e = np.array([[2.0 ** -126]]).astype(NP[dt])
+    ref, s = exact(h, e)
+    assert ref[0] != 0
+    assert np.abs(0.0 - ref) <= allowed_error(dt, ref, s, 1)
+    # a flushed product inside a longer sum: 64 terms, one of them 2**-127
+    h = np.array([0.5] + [0.0] * 63).astype(NP[dt])
+    e = np.array([[2.0 ** -126] + [1.0] * 63]).astype(NP[dt])
+    ref, s = exact(h, e)
+    assert np.abs(0.0 - ref) <= allowed_error(dt, ref, s, 64)
 
 
 def test_allowed_error_exact_model_is_zero():

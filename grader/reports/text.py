@@ -10,6 +10,7 @@ instructor.
 from __future__ import annotations
 
 import json
+import re
 
 from ..results import CaseResult, Report
 from .common import printable
@@ -27,7 +28,24 @@ def _compact(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _case_lines(case: CaseResult) -> list[str]:
+def _degenerate(case: CaseResult) -> bool:
+    """A case that says little as a first example: an input with an axis of size 0 or 1, or inputs
+    that are all zeros (a 1x1 zero case explains less than the worked example)."""
+    if any(_size(i.shape) <= 1 or 0 in i.shape or 1 in i.shape for i in case.inputs.values()):
+        return True
+    values = case.values or {}
+    arrays = [values.get(name) for name in case.inputs]
+    return all(a is not None for a in arrays) and all(not any(_flat(a)) for a in arrays)
+
+
+def _flat(value: object) -> list[float]:
+    if isinstance(value, list):
+        return [x for v in value for x in _flat(v)]
+    return [float(value)]  # type: ignore[arg-type]
+
+
+def _case_lines(case: CaseResult, seen: dict[str, str] | None = None) -> list[str]:
+    """The lines of one failing case; a traceback already shown (in ``seen``) is referred to, not repeated."""
     f = case.failure
     lines = [f"x {case.name}  ({case.group})", f"    inputs: {_shapes(case)}"]
     if f is None:
@@ -36,6 +54,12 @@ def _case_lines(case: CaseResult) -> list[str]:
     lines.append(f"    {f.kind}: {f.message}")
     budget = MAX_DETAIL_LINES
     for detail in f.details:
+        if seen is not None and "Traceback" in detail:
+            key = re.sub(r"\d+", "N", detail.strip())  # the same error with other sizes is the same traceback
+            if key in seen:
+                lines.append(f"    (the same traceback as {seen[key]} above)")
+                continue
+            seen[key] = case.name
         for line in detail.rstrip().splitlines():
             if budget <= 0:
                 break
@@ -103,7 +127,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
                 lines.append(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}")
 
     failing = [c for c in shown_cases if c.status != "passed" and c.status != "skipped"]
-    failing.sort(key=lambda c: (sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
+    failing.sort(key=lambda c: (_degenerate(c), sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
     # one entry per case and failure kind: the same case failing in several dtypes is listed once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}
     for c in failing:
@@ -112,8 +136,9 @@ def render(report: Report, *, audience: str = "learner") -> str:
     if distinct:
         lines += ["", f"Failing cases (smallest first; {min(len(distinct), MAX_CASES)} of {len(distinct)} shown;"
                       f" all {len(failing)} failing case runs in --format json):"]
+        seen: dict[str, str] = {}  # traceback text -> the case that showed it
         for same in list(distinct.values())[:MAX_CASES]:
-            lines += _case_lines(same[0])
+            lines += _case_lines(same[0], seen)
             others = [c.dtype for c in same[1:]]
             if others:
                 lines.append(f"    (the same case fails the same way in {', '.join(others)})")

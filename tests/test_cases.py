@@ -1,0 +1,177 @@
+"""Case generation (grader.cases): one seed gives one case set everywhere, and the cases find real bugs.
+
+In process, except one test that draws the cases in two fresh interpreters with different
+import orders and compares their digests.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from grader import spec
+from grader.cases import LEAD, Stream, cases_digest, fixed_cases, generated_cases
+from grader.compare import allowed_error
+from grader.dtypes import dtype_of, smallest_normal
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBLEM = spec.load_problem(ROOT / "problems" / "tied_lm_head.yaml")
+ALL = ("bfloat16", "float16", "float32", "float64")
+
+
+def all_cases(seed: int, dtypes=ALL, count: int | None = None):
+    count = PROBLEM.generated["count"] if count is None else count
+    return fixed_cases(PROBLEM, dtypes, seed) + generated_cases(PROBLEM, dtypes, seed, count)
+
+
+def test_stream_is_pinned_to_pcg64_raw_output():
+    """The numbers NumPy's PCG64 + SeedSequence give for one key, pinned: if a NumPy release ever
+    changed them, every case set would change, and this says so first."""
+    s = Stream(0, "pin")
+    assert s.raw(2).tolist() == [16742492672135641969, 5256775191033051773]
+    assert Stream(0, "pin").normal((3,)).tolist() == [0.6244659423828125, -0.6877288818359375, -1.628936767578125]
+    assert Stream(7, "x").integers(2, 5, (6,)).tolist() == [3, 3, 2, 5, 2, 2]
+
+
+def test_stream_normal_has_unit_variance_and_is_bounded():
+    z = Stream(1, "moments").normal((200_000,))
+    assert abs(z.mean()) < 0.01 and abs(z.std() - 1) < 0.01
+    assert np.abs(z).max() < 6
+
+
+def test_same_seed_same_cases_and_digest():
+    a, b = all_cases(0), all_cases(0)
+    assert cases_digest(a) == cases_digest(b)
+    assert cases_digest(all_cases(1)) != cases_digest(a)
+
+
+def test_adding_a_dtype_does_not_change_the_other_dtypes_cases():
+    both = {c.name: c for c in all_cases(3, ("float32", "float64"))}
+    alone = all_cases(3, ("float32",))
+    for case in alone:
+        if case.origin == "fixed":
+            twin = both[case.name]
+            assert all(np.array_equal(case.inputs[k], twin.inputs[k]) for k in case.inputs)
+
+
+def test_digest_is_the_same_in_fresh_processes_whatever_was_imported_first():
+    """hypothesis, jax and NumPy's global RNG used before the cases are drawn change nothing."""
+    draw = ("from pathlib import Path; from grader import spec; "
+            "from grader.cases import cases_digest, fixed_cases, generated_cases; "
+            f"p = spec.load_problem(Path({str(ROOT / 'problems' / 'tied_lm_head.yaml')!r})); "
+            "d = ('bfloat16', 'float16', 'float32', 'float64'); "
+            "print(cases_digest(fixed_cases(p, d, 0) + generated_cases(p, d, 0, 36)))")
+    first = ("import hypothesis, hypothesis.strategies as st, numpy as np, random; "
+             "np.random.seed(123); random.seed(5); np.random.standard_normal(1000); "
+             "st.floats().example() if hasattr(st.floats(), 'example') else None; ")
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    outs = []
+    for prefix in ("", first, "import jax, jax.numpy as jnp; jnp.ones(3); "):
+        proc = subprocess.run([sys.executable, "-c", prefix + draw], capture_output=True, text=True,
+                              env=env, cwd="/", timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outs.append(proc.stdout.strip().splitlines()[-1])
+    assert outs[0] == outs[1] == outs[2] == cases_digest(all_cases(0))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_no_graded_input_is_subnormal(seed):
+    for case in all_cases(seed):
+        tiny = smallest_normal(case.dtype)
+        for name, arr in case.inputs.items():
+            wide = np.abs(arr.astype(np.float64))
+            assert not ((wide > 0) & (wide < tiny)).any(), (case.name, name)
+
+
+def test_generated_shapes_have_leading_axes_distinct_sizes_and_varied_values():
+    gen = [c for c in all_cases(0) if c.origin == "generated"]
+    assert len(gen) == PROBLEM.generated["count"]
+    for case in gen:
+        d, v, lead = case.sizes["d_model"], case.sizes["vocab_size"], case.sizes[LEAD]
+        assert len(lead) >= 1, case.name
+        assert d != v and d not in lead and v not in lead, (case.name, case.sizes)
+        share = 0.25 if case.dtype in ("float16", "bfloat16") else 0.9  # 8 or 11 significant bits
+        for name, arr in case.inputs.items():
+            distinct = len(np.unique(arr.astype(np.float64)))
+            assert distinct >= share * arr.size, (case.name, name, distinct, arr.size)
+    shapes = {(c.dtype, tuple(c.inputs["hidden"].shape), tuple(c.inputs["embedding_matrix"].shape)) for c in gen}
+    assert len(shapes) == 4 * len(ALL)  # the spec's 4 distinct shapes per dtype, each used
+
+
+def test_every_dtype_has_a_real_size_case():
+    for dt in ALL:
+        real = [c for c in all_cases(0, (dt,)) if c.sizes.get("vocab_size", 0) > 2048]
+        assert real, dt
+        case = real[0]
+        h, e = case.inputs["hidden"], case.inputs["embedding_matrix"]
+        assert e.shape[0] % 128 != 0 and e.shape[1] >= 1024 and int(np.prod(h.shape[:-1])) >= 64
+
+
+def _expected(case):
+    h = case.inputs["hidden"].astype(np.float64)
+    e = case.inputs["embedding_matrix"].astype(np.float64)
+    return h @ e.T, np.abs(h) @ np.abs(e).T, h.shape[-1]
+
+
+def _ratio(got, case):
+    ref, s, n = _expected(case)
+    return float(np.max(np.abs(got.astype(np.float64) - ref) / allowed_error(case.dtype, ref, s, n)))
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_a_running_sum_in_the_half_dtype_fails_by_a_wide_margin(dt):
+    case = next(c for c in all_cases(0, (dt,)) if c.name.startswith("long_positive_sums"))
+    h, e = case.inputs["hidden"], case.inputs["embedding_matrix"]
+    acc = np.zeros(h.shape[:-1] + (e.shape[0],), dtype=dtype_of(dt))
+    for k in range(h.shape[-1]):  # the learner's loop with a half-precision accumulator
+        acc = (acc + h[..., k, None] * e[:, k]).astype(dtype_of(dt))
+    assert _ratio(acc, case) > 10
+    right = (h.astype(np.float32) @ e.astype(np.float32).T).astype(dtype_of(dt))
+    assert _ratio(right, case) < 0.5
+
+
+def test_vocabulary_in_blocks_that_drop_the_tail_fails():
+    case = next(c for c in all_cases(0, ("float32",)) if c.name.startswith("real_size"))
+    h, e = case.inputs["hidden"], case.inputs["embedding_matrix"]
+    full = (e.shape[0] // 1024) * 1024
+    got = np.concatenate([h @ e[i:i + 1024].T for i in range(0, full, 1024)]
+                         + [np.zeros(h.shape[:-1] + (e.shape[0] - full,), np.float32)], axis=-1)
+    assert _ratio(got, case) > 10
+
+
+def test_flushed_products_of_a_correct_xla_style_matmul_pass():
+    """Inputs and products flushed as XLA on the CPU does: within the tolerance in every case."""
+    for case in all_cases(0, ("float32",)):
+        if case.compare == "exact" or not all(a.size for a in case.inputs.values()):
+            continue
+        h = case.inputs["hidden"].astype(np.float64)
+        e = case.inputs["embedding_matrix"].astype(np.float64)
+        prod = h[..., None, :] * e if h.size * e.shape[0] < 2_000_000 else None
+        if prod is None:
+            continue
+        tiny = smallest_normal("float32")
+        prod = np.where(np.abs(prod) < tiny, 0.0, prod)
+        got = prod.sum(-1).astype(np.float32)
+        got = np.where(np.abs(got) < tiny, 0, got)
+        assert _ratio(got, case) < 1, case.name
+
+
+def test_bfloat16_cases_are_rounded_through_float32():
+    """float64 -> float32 -> bfloat16, each step correctly rounded: the same on every library version."""
+    for case in all_cases(0, ("bfloat16",)):
+        for arr in case.inputs.values():
+            assert arr.dtype == np.dtype(ml_dtypes.bfloat16)
+
+
+def test_replay_literal_round_trips_and_keeps_subnormals():
+    from grader.cases import case_from_literal, case_literal
+    lit = {"dtype": "float32", "hidden": [1e-40, 1.0], "embedding_matrix": [[1.0, 2.0]]}
+    case = case_from_literal(PROBLEM, lit)
+    assert case.inputs["hidden"][0] != 0  # a replay is graded as given
+    again = case_from_literal(PROBLEM, json.loads(json.dumps(case_literal(case))))
+    assert np.array_equal(again.inputs["hidden"], case.inputs["hidden"])

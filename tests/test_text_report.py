@@ -1,0 +1,56 @@
+"""The text report a learner reads: which failing case comes first, tracebacks shown once, and
+what a run that left out a group says. Reports are built by hand (in process)."""
+from __future__ import annotations
+
+from grader.reports import text
+from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+
+TRACE = ('Traceback (most recent call last):\n  File "sub.py", line 6, in tied_lm_head\n'
+         '    return hidden @ embedding_matrix\nValueError: matmul: mismatch (size {} is different from {})')
+
+
+def case(name, shapes, *, kind="exception", group="shapes", values=None, dtype="float32", trace=None):
+    details = [trace] if trace else []
+    failure = Failure(kind, f"ValueError: {name}", details=details)
+    return CaseResult(name=f"{name}[{dtype}]", group=group, status="error" if kind == "exception" else "failed",
+                      dtype=dtype, rank=len(shapes[0]),
+                      inputs={"hidden": ArrayInfo(shapes[0], dtype), "embedding_matrix": ArrayInfo(shapes[1], dtype)},
+                      visibility="visible", failure=failure, values=values, replay=f"grader check sub.py --case {name}")
+
+
+def report(cases, env_extra=None, groups=None):
+    env = {"seed": 0, "framework": "numpy", "dtypes": ["float32"], "sandbox": "bwrap"}
+    env.update(env_extra or {})
+    groups = groups or [GroupScore("shapes", 2, 0, 0, len(cases))]
+    return Report("tied_lm_head", "Tied LM head", "sub.py", False, 0.0, 10.0, None, cases, groups, [], env,
+                  {"stdout": "", "stderr": ""}, 1.0)
+
+
+def test_the_first_case_shown_is_not_a_degenerate_one():
+    zero = case("zero_1x1", ((1, 1), (1, 1)), values={"hidden": [[0.0]], "embedding_matrix": [[0.0]]})
+    d1 = case("d_model_1", ((3, 1), (5, 1)))
+    worked = case("worked_example", ((2,), (3, 2)), group="examples")
+    big = case("batch", ((4, 8), (12, 8)))
+    out = text.render(report([big, d1, zero, worked]))
+    order = [line.split()[1] for line in out.splitlines() if line.startswith("x ")]
+    assert order[0] == "worked_example[float32]"
+    assert order[1] == "batch[float32]"
+    assert set(order[2:]) == {"zero_1x1[float32]", "d_model_1[float32]"}
+
+
+def test_each_distinct_traceback_is_printed_once():
+    cases = [case(f"c{i}", ((2, 3 + i), (4 + i, 3 + i)), trace=TRACE.format(4 + i, 3 + i)) for i in range(4)]
+    cases.append(case("other", ((2, 9), (5, 9)), trace=TRACE.replace("mismatch", "another error").format(1, 2)))
+    out = text.render(report(cases))
+    assert out.count("Traceback (most recent call last)") == 2
+    assert out.count("(the same traceback as c0[float32] above)") == 3
+
+
+def test_a_run_that_left_out_a_group_with_points_gives_no_score():
+    ok = CaseResult(name="batch[float32]", group="shapes", status="passed", dtype="float32", rank=2,
+                    inputs={"hidden": ArrayInfo((4, 8), "float32")}, visibility="visible", failure=None)
+    rep = report([ok], {"partial": True, "unrun_groups": ["generated"]},
+                 [GroupScore("shapes", 2, 2, 1, 1), GroupScore("generated", 5, 0, 0, 0)])
+    first = text.render(rep).splitlines()[0]
+    assert first.startswith("INCOMPLETE tied_lm_head: 1 of 1 cases passed, but group generated ran no case")
+    assert "score" not in first.replace("no score", "")

@@ -356,6 +356,16 @@ def test_reporters_show_learner_text_as_visible_escapes(render):
     out.encode("utf-8")  # lone surrogates and non-UTF-8 file names cannot break the output
 
 
+def test_text_report_lines_cannot_be_forged_by_a_name_or_message():
+    """A newline in a file name or message is shown as ``\\n``: no line of its own (a fake verdict)."""
+    report = _hostile_report()
+    report.submission = "x.py\nPASS tied_lm_head: score 10 / 10"
+    report.cases[0].failure.message = "boom\nPASS tied_lm_head: score 10 / 10"
+    out = text.render(report, audience="instructor")
+    assert [line for line in out.splitlines() if line.startswith("PASS")] == []
+    assert "x.py\\nPASS tied_lm_head" in out and "boom\\nPASS" in out
+
+
 def test_check_text_report_of_a_hostile_submission(tmp_path):
     """Classes 10 and 11 end to end: a lone surrogate and escape sequences give a report (exit 1),
     shown as visible escapes, not exit 2 "internal error"."""

@@ -195,3 +195,11 @@ def test_gradescope_refuses_links_and_special_files(tmp_path, kind):
     results = json.loads(text)
     assert results["score"] == 0 and "TOPSECRET" not in text
     assert ("symbolic link" if kind == "link" else "not a regular file") in results["output"]
+
+
+def test_gradescope_give_up_message_shows_file_names_as_visible_escapes(tmp_path):
+    """Issue 9, class 11: a learner's file names in the give-up message carry no raw escape or bidi
+    character (they reach the learner's results page and the autograder log)."""
+    results = run_autograder(tmp_path, {"\x1b[2Ja\u202e.py": CORRECT, "b.py": CORRECT})
+    assert "\\x1b[2Ja\\u202e.py" in results["output"]
+    assert not any(c in results["output"] for c in ("\x1b", "\u202e"))

@@ -1,31 +1,54 @@
 """Hints: name the mistake behind a failure by testing each idea against the actual output.
 
-Never by reading the learner's source. Each idea ("softmax was applied", "a constant was
-added") is turned into a *prediction*, the output that mistake would give, computed from the
-exact reference values and the case's inputs; an idea *fits* (:meth:`_Ctx.fits`) only when
+A hint names a cause only when that cause, tested against the output, explains the error;
+otherwise the report says where and by how much, and names none. Never by reading the
+learner's source, never from a message pattern or a shape alone. Each idea ("softmax was
+applied", "a constant was added") is turned into a *prediction*, the output that mistake would
+give, computed from the exact reference values and the case's inputs; an idea *fits*
+(:meth:`_Ctx.fits`) only when
 
-1. the output equals the prediction within a loose band at every element (:meth:`_Ctx.band`:
+1. the prediction explains the output at least twice as well as the right answer does (root
+   sum of squares of the residuals; four times for ideas with fitted parameters), so a near
+   miss is never pinned on a loose match;
+2. the output equals the prediction within a loose band at every element (:meth:`_Ctx.band`:
    four times the tolerance model's allowance carried through the mistake, plus rounding in
-   the case dtype), so that the mistaken code's own rounding does not hide it;
-2. the prediction would itself fail (it differs from the right answer by more than the model's
-   allowance somewhere), so an idea that changes nothing explains nothing; and
-3. the prediction explains the output at least twice as well as the right answer does (root
-   sum of squares of the residuals), so a near miss is never pinned on a loose match.
+   the case dtype and what flushing subnormals to zero can move), so that the mistaken code's
+   own rounding does not hide it;
+3. the prediction would itself fail (it differs from the right answer by more than the model's
+   allowance and the flush bound somewhere), so an idea that changes nothing explains nothing;
+4. for fitted parameters (a factor, offsets), which absorb the mean of any error, the residual
+   also looks like rounding: no larger than half the allowance (root sum of squares) plus the
+   prediction's own rounding, and following no trend in the logits (:meth:`_Ctx.systematic`).
 
 The band comes from the ``sum_of_products`` tolerance model (``grader.compare.allowed_error``)
 even on ``compare: exact`` cases, whose verdict allows no error at all; the scale
 ``S = |hidden| @ |embedding_matrix|.T`` is recomputed from the inputs when the case has none.
 
-Order (:data:`VALUE_IDEAS`): an all-zero result and a computation in a lower precision (every
-value representable in float32, say, for float64 inputs: a strong signature) first; then the
-parameter-free ideas (softmax, log-softmax, sign, abs, ReLU, factors tied to d_model,
-normalisations, row shifts by the mean or maximum, a missing transpose, swapped axes, the first
-row everywhere, a feature left out): of those that fit, the one with the smallest residual wins,
-an earlier one on near ties. Only then ideas with fitted parameters (a constant factor, a
-constant offset, one offset per row, one per vocabulary entry), which need more elements than
-parameters (one number fits any offset) unless the value is a plain one (0.5, 1e-3, 1/8); then
-half-precision accumulation; last, :func:`_where` says where the wrong elements are (a run of
-rows or vocabulary entries at the start or end, only the negative logits...).
+Order (:data:`VALUE_IDEAS`): a failure that flushing subnormals to zero explains (XLA on the
+CPU, GPUs) gets no cause at all. Then a computation in a lower precision, tested per format
+(:func:`_lower_precision`: the value grid with its exponent range, visible beyond the
+allowance, and the format's prediction; bfloat16 and float16 told apart by the prediction).
+Then the parameter-free ideas (all zeros, softmax, log-softmax, sign, abs, ReLU, factors tied
+to d_model, normalisations, row shifts by the mean or maximum, a missing transpose, swapped
+axes, the first row everywhere, a feature left out): of those that fit, the one with the
+smallest residual wins, unless an idea of another kind fits about as well (within 4x): the
+case cannot tell them apart, and none is named. A running sum kept in the half dtype is
+simulated on a sample of elements (:func:`_half_accumulation`) and competes with the best of
+them. Then ideas with fitted parameters (a constant factor, a constant offset, one offset per
+row, one per vocabulary entry), which need more elements than parameters (one number fits any
+offset) unless the value is a plain one (0.5, 1e-3, 1/8); one that fits as well as the
+parameter-free winner and is not of its family (:data:`FAMILY`) makes the case ambiguous too.
+Last, :func:`_where` says where the wrong elements are (a run of rows or vocabulary entries at
+the start or end, only the negative logits...), which names no cause.
+
+Cost: every idea is vectorised; none does a matmul on the case's full size except the
+lower-precision prediction, and only when every output value lies on that format's grid. Ideas
+that cost ``d_model`` operations per element run on at most :data:`SAMPLE` elements.
+
+Shape, dtype, type, non-finite and exception hints follow the same rule: an overflow is named
+only where an intermediate really leaves the dtype's range, "the table needs a transpose" only
+when the message shows ``d_model`` contracted against ``vocab_size`` and the case's shapes
+confirm it, a reduction or a missing row only when the values show it.
 
 Every hint is a :class:`Hint`: an ``id`` for machines and for combining the hints of many
 cases (:func:`combine`, used by the report's summary), ``params`` (the fitted factor...) and
@@ -551,7 +574,7 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
         out.append((const("first_row", "every row holds the logits of the first hidden vector: compute one row "
                                        "of logits per hidden vector (all leading positions)"),
                     lambda: first(x.ref), lambda: first(x.model)))
-    if x.h is not None and x.n >= 2:
+    if x.h is not None and x.n >= 1:  # with d_model = 1 this predicts zeros: a tie with "zeros"
         for k, which in ((-1, "last"), (0, "first")):
             # the sum without term k: ref minus an outer product, no matmul
             out.append((const("feature_dropped", f"looks like the {which} feature (one of the d_model = {x.n} "

@@ -584,3 +584,12 @@ def test_shape_ideas_that_coincide_are_not_named():
     ref2 = h.astype(np.float64) @ e2.astype(np.float64).T
     assert diagnose.diagnose_shape(case2, ref2[:-1].astype(np.float32), ref2).id == "vocab_dropped"
     assert diagnose.diagnose_shape(case2, h.copy(), ref2).id == "returns_hidden"
+
+
+def test_dropping_the_only_feature_is_not_called_a_result_never_computed():
+    # d_model = 1 without its last feature sums nothing: zeros, and "never computed" fits as well
+    h, e = inputs(seed=23, d=1)
+    assert hint_for(h, e, lambda h, e, r: 0 * r) is None
+    h, e = inputs(seed=23, d=3)
+    assert hint_for(h, e, IDEAS["feature_dropped"]).id == "feature_dropped"
+    assert hint_for(h, e, lambda h, e, r: 0 * r).id == "zeros"

@@ -62,7 +62,9 @@ class Limits:
     Attributes:
         call_timeout: wall-clock seconds for one call.
         import_timeout: wall-clock seconds to start the process and import the submission.
-        memory_bytes: address-space limit (RLIMIT_AS) in bytes; JAX alone maps about 1.5 GB.
+        memory_bytes: the child's memory limit in bytes (``--memory-mb``; 0: none). It is the
+            address-space limit (RLIMIT_AS; JAX alone maps about 1.5 GB), less the private
+            tmpfs mounts in the namespace tiers (``sandbox.address_space_bytes``).
         cpu_seconds: CPU-time limit (RLIMIT_CPU) for the whole process, in seconds.
         file_bytes: largest file the process may write (RLIMIT_FSIZE), in bytes.
         open_files: RLIMIT_NOFILE.
@@ -427,19 +429,23 @@ class Worker:
         seed = self.jax_store if self.jax_store and os.path.isdir(self.jax_store) else None
         jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} if self.jax_store else None
         sandboxed = self.wrap is not None and hasattr(self.wrap, "policy")
+        limits = asdict(self.limits)
+        memory = self.limits.memory_bytes
         if sandboxed:
-            policy = self.wrap.policy(self.submission, workdir, seed)
+            from .sandbox import address_space_bytes
+            policy = self.wrap.policy(self.submission, workdir, seed, memory)
             inside = self.wrap.workdir_inside(workdir)
             if jax_cache:
                 jax_cache = self.wrap.jax_cache(workdir, seed)
-        config = {"limits": asdict(self.limits), "policy": policy, "token": self.token, "parent_pid": os.getpid(),
+            limits["memory_bytes"] = address_space_bytes(memory, self.wrap)   # the tmpfs come out of it
+        config = {"limits": limits, "policy": policy, "token": self.token, "parent_pid": os.getpid(),
                   "jax_cache": jax_cache}
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         argv = [sys.executable, "-I", "-X", "faulthandler", str(CHILD_SCRIPT), str(req_r), str(rep_w),
                 self.submission, self.function, self.framework, json.dumps(config)]
         if self.wrap is not None:
-            argv = self.wrap(argv, self.submission, workdir, seed) if sandboxed else \
+            argv = self.wrap(argv, self.submission, workdir, seed, memory) if sandboxed else \
                 self.wrap(argv, self.submission, workdir)
             self._wrapped = argv[0] != sys.executable
         out_r, out_w = os.pipe()

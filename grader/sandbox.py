@@ -66,10 +66,37 @@ ENV_TIER = "GRADER_SANDBOX_TIER"
 ENV_SECCOMP = "GRADER_SECCOMP"
 ENV_JAX_CACHE = "GRADER_JAX_CACHE"
 
-TMP_BYTES = 256 << 20        # size of the private /tmp (the child's working folder lives there)
+TMP_BYTES = 256 << 20        # largest private /tmp (the child's working folder lives there)
 JAX_SEED = ".jax-seed"       # in the working folder: the read-only seed of the child's JAX cache
 JAX_CACHE = ".jax-cache"     # in the working folder: the child's own JAX cache
-SHM_BYTES = 64 << 20         # size of the private /dev/shm
+SHM_BYTES = 64 << 20         # largest private /dev/shm
+
+
+def tmpfs_sizes(memory_bytes: int) -> tuple[int, int]:
+    """Sizes of the private /tmp and /dev/shm for a memory limit of ``memory_bytes`` (0: none).
+
+    A quarter and a sixteenth of the limit, at most :data:`TMP_BYTES` and :data:`SHM_BYTES`
+    (at least 32 and 8 MiB): tmpfs pages are memory that RLIMIT_AS does not count, so the
+    child's address space is the limit minus these (:func:`address_space_bytes`).
+    """
+    if not memory_bytes:
+        return TMP_BYTES, SHM_BYTES
+    return (max(32 << 20, min(TMP_BYTES, memory_bytes // 4)), max(8 << 20, min(SHM_BYTES, memory_bytes // 16)))
+
+
+def address_space_bytes(memory_bytes: int, wrap: Any = None) -> int:
+    """RLIMIT_AS for a child whose whole memory may be ``memory_bytes`` (0: no limit) under ``wrap``.
+
+    In the namespace tiers the private tmpfs mounts come out of the limit, so that address space
+    plus tmpfs is at most ``memory_bytes``; elsewhere (no tmpfs of its own, memfd and SysV
+    shared memory refused by seccomp) the address space is the limit.
+    """
+    if not memory_bytes or getattr(wrap, "tier", "none") not in NAMESPACE_TIERS:
+        return memory_bytes
+    if getattr(wrap, "tier", "") == "bwrap" and not getattr(wrap, "bwrap_sized", True):
+        return memory_bytes                   # an old bwrap without --size: unbounded tmpfs anyway
+    tmp, shm = tmpfs_sizes(memory_bytes)
+    return max(64 << 20, memory_bytes - tmp - shm)
 PROBE_TIMEOUT = 20.0         # seconds for one probe run
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -121,14 +148,15 @@ def inside_workdir(workdir: str) -> str:
     return "/tmp/" + os.path.basename(os.path.normpath(workdir))
 
 
-def view(submission: str, workdir: str, jax_seed: str | None = None) -> list[Mount]:
+def view(submission: str, workdir: str, jax_seed: str | None = None, memory_bytes: int = 0) -> list[Mount]:
     """The file-system view of a sandboxed child, as an ordered list of :class:`Mount` steps.
 
     Only these are visible: system libraries (/usr and the /lib links), a few /etc files,
     the Python install, the child script and ``protocol.py``, the submission file (not its
     folder), fresh /proc and /dev, a private /tmp holding the working folder, and, read-only,
     ``jax_seed`` (the warm JAX compilations of this exact source) at ``<workdir>/.jax-seed``.
-    Nothing from the host is writable. ``workdir`` is the grader-side folder; the child works
+    Nothing from the host is writable. The tmpfs sizes follow ``memory_bytes``
+    (:func:`tmpfs_sizes`). ``workdir`` is the grader-side folder; the child works
     in :func:`inside_workdir` of it.
     """
     steps: list[Mount] = []
@@ -140,8 +168,9 @@ def view(submission: str, workdir: str, jax_seed: str | None = None) -> list[Mou
     for f in SYSTEM_FILES:
         if os.path.exists(f):
             steps.append(Mount("ro", f, os.path.realpath(f)))
+    tmp, shm = tmpfs_sizes(memory_bytes)
     steps += [Mount("proc", "/proc"), Mount("dev", "/dev"),
-              Mount("tmpfs", "/tmp", size=TMP_BYTES), Mount("tmpfs", "/dev/shm", size=SHM_BYTES),
+              Mount("tmpfs", "/tmp", size=tmp), Mount("tmpfs", "/dev/shm", size=shm),
               Mount("dir", inside_workdir(workdir))]
     pydirs = _python_dirs()
     steps += [Mount("ro", d, d) for d in pydirs]
@@ -228,7 +257,8 @@ class Sandbox:
             seed = inside + "/" + JAX_SEED if self.tier in NAMESPACE_TIERS else os.path.realpath(jax_seed)
         return {"dir": inside + "/" + JAX_CACHE, "seed": seed}
 
-    def policy(self, submission: str, workdir: str, jax_seed: str | None = None) -> dict[str, Any]:
+    def policy(self, submission: str, workdir: str, jax_seed: str | None = None,
+               memory_bytes: int = 0) -> dict[str, Any]:
         """What the child must apply to itself before any submission code runs (a JSON-able dict).
 
         Keys: ``tier``; ``jail`` (the view to build, ``unshare`` only); ``landlock`` (read-only
@@ -240,7 +270,7 @@ class Sandbox:
             return pol
         pol["seccomp"] = os.environ.get(ENV_SECCOMP, "1") != "0"
         pol["drop_caps"] = True
-        steps = view(submission, workdir, jax_seed)
+        steps = view(submission, workdir, jax_seed, memory_bytes)
         if self.tier == "unshare":
             pol["jail"] = {"steps": [m.__dict__ for m in steps], "root": os.path.join(workdir, ".jail"),
                            "workdir": inside_workdir(workdir)}
@@ -251,10 +281,12 @@ class Sandbox:
             pol["landlock"] = {"ro": ro, "rw": rw, "dev": [f"/dev/{d}" for d in DEVICES]}
         return pol
 
-    def __call__(self, argv: list[str], submission: str, workdir: str, jax_seed: str | None = None) -> list[str]:
+    def __call__(self, argv: list[str], submission: str, workdir: str, jax_seed: str | None = None,
+                 memory_bytes: int = 0) -> list[str]:
         """``argv`` wrapped for this tier (unchanged for ``rlimits`` and ``none``)."""
         if self.tier == "bwrap":
-            return bwrap_argv(view(submission, workdir, jax_seed), inside_workdir(workdir), self.bwrap_extra,
+            return bwrap_argv(view(submission, workdir, jax_seed, memory_bytes), inside_workdir(workdir),
+                              self.bwrap_extra,
                               self.bwrap_sized) + argv
         if self.tier == "unshare":
             # unshare itself must die with the grader (then --kill-child takes the namespace)
@@ -283,13 +315,16 @@ def memory_limit(tier: str, layers: list[str], memory_bytes: int, wrap: Any = No
     RLIMIT_AS does not count (memfd files, SysV shared memory, files on a tmpfs) is refused by
     the seccomp filter or bounded by the size of the private tmpfs mounts, where the tier has them.
     """
-    parts = [f"address space {memory_bytes >> 20} MiB (RLIMIT_AS)"]
+    parts = [f"address space {address_space_bytes(memory_bytes, wrap) >> 20} MiB (RLIMIT_AS)"
+             if memory_bytes else "address space not limited (--memory-mb 0)"]
     seccomp = "seccomp" in layers
     parts.append("memfd and SysV shared memory refused (seccomp)" if seccomp
                  else "memfd and SysV shared memory NOT bounded (no seccomp filter)")
     if tier in NAMESPACE_TIERS:
         sized = getattr(wrap, "bwrap_sized", True) or tier == "unshare"
-        parts.append(f"private /tmp {TMP_BYTES >> 20} MiB and /dev/shm {SHM_BYTES >> 20} MiB tmpfs on top"
+        tmp, shm = tmpfs_sizes(memory_bytes)
+        total = f": {memory_bytes >> 20} MiB in all" if memory_bytes else ""
+        parts.append(f"private /tmp {tmp >> 20} MiB and /dev/shm {shm >> 20} MiB tmpfs{total}"
                      if sized else "private /tmp and /dev/shm tmpfs NOT size-capped (this bwrap lacks --size)")
     elif any(layer.startswith("landlock") for layer in layers):
         parts.append("host /dev/shm not writable (Landlock); the working folder is on the host, "
@@ -416,4 +451,5 @@ def choose_tier(request: str) -> tuple[str, Sandbox]:
     return "rlimits", Sandbox("rlimits")
 
 
-__all__ = ["TIERS", "Mount", "Sandbox", "choose_tier", "describe", "memory_limit", "probe", "view", "inside_workdir"]
+__all__ = ["TIERS", "Mount", "Sandbox", "address_space_bytes", "choose_tier", "describe", "memory_limit", "probe",
+           "tmpfs_sizes", "view", "inside_workdir"]

@@ -118,7 +118,7 @@ CLONE_THREAD = 0x00010000
 AF_UNIX = 1
 SOCK_STREAM, SOCK_SEQPACKET = 1, 5
 S_ISUID_ISGID = 0o6000
-F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
+F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETPIPE_SZ = 8, 10, 15, 1031
 FIOSETOWN, SIOCSPGRP, TIOCSTI = 0x8901, 0x8902, 0x5412
 # which argument holds the mode of the file-creating and mode-changing calls
 _MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1,
@@ -133,7 +133,8 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     which makes FIFOs and devices); ``clone`` without CLONE_THREAD (no new processes; threads are
     fine) and ``fork``/``vfork``; signals (``kill``, ``tgkill``, ``rt_*sigqueueinfo``) to any
     process but ``mypid``; ``fcntl`` F_SETOWN, F_SETOWN_EX and F_SETSIG and ``ioctl`` FIOSETOWN,
-    SIOCSPGRP and TIOCSTI (an O_ASYNC descriptor owned by another process signals it); a
+    SIOCSPGRP and TIOCSTI (an O_ASYNC descriptor owned by another process signals it), and
+    F_SETPIPE_SZ (pipe buffers are kernel memory no rlimit counts: they stay at 64 KiB); a
     set-uid or set-gid bit in the mode of ``chmod``, ``fchmod``, ``fchmodat(2)``, ``open``,
     ``openat``, ``creat``, ``mkdir`` and ``mkdirat``; ``socket`` of any family (AF_UNIX: EPERM,
     so no socket reachable by path or abstract name can be dialled; others EAFNOSUPPORT);
@@ -182,7 +183,7 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
                              (0x06, 0, 0, errno(EAFNOSUPPORT))])
     prog += block("socketpair", [ld_arg(1), (0x54, 0, 0, 0xF), (0x15, 2, 0, SOCK_STREAM),
                                  (0x15, 1, 0, SOCK_SEQPACKET), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
-    prog += block("fcntl", deny_if_in(1, (F_SETOWN, F_SETOWN_EX, F_SETSIG), EPERM))
+    prog += block("fcntl", deny_if_in(1, (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ), EPERM))
     prog += block("ioctl", deny_if_in(1, (FIOSETOWN, SIOCSPGRP, TIOCSTI), EPERM))
     for name, arg in _MODE_ARG.items():
         prog += block(name, [ld_arg(arg), (0x45, 0, 1, S_ISUID_ISGID), (0x06, 0, 0, errno(EPERM)),

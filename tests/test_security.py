@@ -1044,9 +1044,18 @@ def _tmpfs(path):
     return st.f_blocks * st.f_frsize
 
 
+def _grow_pipe():
+    import fcntl
+    r, w = os.pipe()
+    try:
+        return fcntl.fcntl(w, 1031, 1 << 20)      # F_SETPIPE_SZ: 1 MiB of kernel memory per pipe
+    except OSError:
+        return 0
+
+
 def tied_lm_head(hidden, embedding_matrix):
     return np.array([_memfd(600 * MiB), _sysv(), _dev_shm(128 * MiB), resource.getrlimit(resource.RLIMIT_AS)[0],
-                     _tmpfs("/tmp"), _tmpfs("/dev/shm")], dtype=np.int64)
+                     _tmpfs("/tmp"), _tmpfs("/dev/shm"), _grow_pipe()], dtype=np.int64)
 """
 
 
@@ -1060,7 +1069,8 @@ def test_memory_outside_the_address_space_limit_is_refused_or_capped(tmp_path, w
         out = w.call(INPUTS)
         layers = list(w.layers)
     assert out.status == "ok", out.message
-    memfd, sysv, dev_shm, space, tmp, shm = out.result.tolist()
+    memfd, sysv, dev_shm, space, tmp, shm, pipe = out.result.tolist()
+    assert pipe == 0, f"{wrap_tier.tier}: a pipe's buffer grew to {pipe} bytes"
     assert memfd == 0, f"{wrap_tier.tier}: {memfd >> 20} MiB held in memfd files past a 512 MiB limit"
     assert sysv == 0, f"{wrap_tier.tier}: SysV shared memory could be made"
     if wrap_tier.tier in sandbox.NAMESPACE_TIERS:

@@ -251,14 +251,13 @@ Rule = Callable[[str, np.ndarray, np.ndarray, int], np.ndarray]
 
 def _half_term_rule(coefficient: Callable[[int], float]) -> Rule:
     """The grader's rule with the half-dtype term ``coefficient(n) * u_out * S`` instead."""
-    from grader.compare import U_ACC_DOUBLE, U_ACC_SINGLE
-    from grader.dtypes import smallest_subnormal, unit_roundoff
+    from grader.compare import HALF_PRODUCT_FACTOR
+    from grader.dtypes import unit_roundoff
 
     def rule(dt: str, ref: np.ndarray, scale: np.ndarray, n: int) -> np.ndarray:
         u = unit_roundoff(dt)
-        u_acc = U_ACC_DOUBLE if dt == "float64" else U_ACC_SINGLE
-        out = u * np.abs(ref) + 2 * (n + 1) * u_acc * scale + (n + 1) * smallest_subnormal(dt)
-        return out + (coefficient(n) * u * scale if dt in HALF else 0.0)
+        out = allowed_error(dt, ref, scale, n)  # the grader's rule, then its half term swapped
+        return out + ((coefficient(n) - HALF_PRODUCT_FACTOR) * u * scale if dt in HALF else 0.0)
     return rule
 
 

@@ -7,9 +7,9 @@ what failed and the ``hint:`` lines) must contain, case-insensitively.
 
 All files are graded once per session, in parallel (:data:`WORKERS` processes at a time, the
 slow JAX ones first), with ``--max-examples 4 --no-shrink`` (one generated case per dtype; the fixed cases are
-the same as in a default run); the files of :data:`DEFAULT_RUN`
-get the default run (the spec's 36 generated cases, shrinking on), and their replay commands
-are run to check that they reproduce the failure. The text report is rendered from the JSON
+the same as in a default run); the files of :data:`DEFAULT_RUN` (a correct NumPy and two
+correct JAX files among them: what learners run) get the default run (the spec's 36 generated
+cases, shrinking on), and their replay commands are run to check that they reproduce the failure. The text report is rendered from the JSON
 report with ``grader.reports.text`` (the function the CLI calls); one test checks that this
 equals the CLI's own ``--format text`` output.
 """
@@ -36,7 +36,8 @@ CORPUS = ROOT / "tests" / "corpus"
 EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text())
 FILES = sorted(rel for rel in EXPECTED if rel.startswith(("correct/", "wrong/")) and (CORPUS / rel).exists())
 FAST = ["--max-examples", "4", "--no-shrink"]
-DEFAULT_RUN = {"correct/c01_numpy_matmul.py", "wrong/w12_relu_logits.py", "wrong/w18_wrong_only_float16.py"}
+DEFAULT_RUN = {"correct/c01_numpy_matmul.py", "correct/c17_jax_matmul.py", "correct/c18_jax_einsum_jit.py",
+               "wrong/w12_relu_logits.py", "wrong/w18_wrong_only_float16.py"}
 WORKERS = max(2, min(4, os.cpu_count() or 2))  # one grading per core (3 on 2 cores measured no faster)
 CALL_TIMEOUT = {"timeout": ["--timeout", "3"]}  # an endless loop needs only a short wait to be caught
 

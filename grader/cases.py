@@ -313,20 +313,21 @@ def draw_sizes(stream: Stream, gen: dict[str, Any]) -> dict[str, Any]:
     return sizes
 
 
-def shape_pool(problem: Problem, seed: int, dtype: str) -> list[dict[str, Any]] | None:
-    """The K size combinations generated cases of ``dtype`` cycle through, or None.
+def shape_pool(problem: Problem, seed: int) -> list[dict[str, Any]] | None:
+    """The K size combinations generated cases cycle through, or None.
 
-    With ``generated.shapes: K``, the generated cases of a dtype use K distinct size
-    combinations (:func:`draw_sizes`, from ``Stream(seed, "shapes", dtype)``), case j the
-    (j mod K)-th. JAX compiles once per (shape, dtype) signature, about 18 ms of XLA per op
-    (NOTES.md), so this bounds the cost of generated cases for JAX submissions while the
-    values of every case are new. Without ``shapes`` every case draws its own sizes.
+    With ``generated.shapes: K``, the generated cases of every dtype use the same K distinct
+    size combinations (:func:`draw_sizes`, from ``Stream(seed, "shapes")``), case j of a dtype
+    the (j mod K)-th. JAX compiles once per (shape, dtype) signature, about 18 ms of XLA per op
+    (NOTES.md): this bounds the submission's compilations to K per dtype, and the reference's
+    (float64 for every dtype) to K, while the values of every case are new. Without ``shapes``
+    every case draws its own sizes.
     """
     gen = problem.generated or {}
     k = gen.get("shapes")
     if not k:
         return None
-    stream = Stream(seed, "shapes", dtype)
+    stream = Stream(seed, "shapes")
     pool: list[dict[str, Any]] = []
     for _ in range(50 * k):
         sizes = draw_sizes(stream, gen)
@@ -398,8 +399,8 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
     group = problem.groups[gen["group"]]
     out: list[Case] = []
     per = [count // len(dtypes) + (1 if i < count % len(dtypes) else 0) for i in range(len(dtypes))]
+    pool = shape_pool(problem, seed)
     for dt, n in zip(dtypes, per):
-        pool = shape_pool(problem, seed, dt)
         for j in range(n):
             stream = Stream(seed, "generated", dt, j)
             sizes = dict(pool[j % len(pool)]) if pool else draw_sizes(stream, gen)

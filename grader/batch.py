@@ -440,7 +440,7 @@ def report_from_json(data: dict[str, Any]) -> Report:
                                 for k, v in (c.get("inputs") or {}).items()},
                         visibility=c.get("visibility", "visible"), failure=_failure(c.get("failure")),
                         seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
-                        shrunk=bool(c.get("shrunk", False)))
+                        shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"))
              for c in data["cases"]]
     groups = [GroupScore(g["group"], float(g["points"]), float(g["earned"]), int(g["passed"]), int(g["total"]),
                          g.get("visibility", "visible")) for g in data["groups"]]
@@ -858,8 +858,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
         GraderError: bad paths, an unknown problem, an output folder that already holds a
             gradebook (without ``--resume``), or files that cannot be written.
     """
+    from .cli import seed_secret_of
     from .runner import harden_grader_process
 
+    # a bad secret (missing, empty, with --seed) is bad input: exit 2 before anyone is graded;
+    # each check reads it again (the file path is forwarded, made absolute; the variable is inherited)
+    _, secret_source = seed_secret_of(args)
+    if args.seed_secret is not None:
+        args.seed_secret = os.path.abspath(args.seed_secret)
     problem = _problem(args)
     subs = discover(args.paths, [problem.function])
     if args.shard:
@@ -886,7 +892,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     jobs = args.jobs or cores()
     hard = args.hard_timeout or args.total_timeout + HARD_TIMEOUT_MARGIN
     sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} with {jobs} jobs into {out}"
-                     + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "") + "\n")
+                     + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "")
+                     + (f"; seeds derived from the secret ({secret_source})" if secret_source else "") + "\n")
     harden_grader_process()  # adopt what a killed check leaves behind, so it can be reaped
     rows = dict(kept)
     appender = _Appender(book)

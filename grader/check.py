@@ -7,7 +7,10 @@ report), only :class:`grader.errors.GraderError` for faults of the grader's inpu
 from __future__ import annotations
 
 import ast
+import dataclasses
 import errno
+import hashlib
+import hmac
 import io
 import os
 import platform
@@ -28,6 +31,7 @@ from . import __version__, cache, reference
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from .compare import SMALL, Expected, compare
 from .errors import GraderError
+from .reports.common import SECRET_REPLAY_NOTE
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 from .summary import summarise
 from .runner import CallOutcome, ImportOutcome, Limits, Worker
@@ -54,6 +58,16 @@ class CheckOptions:
         submission_shown: how the submission path appears in replay commands.
         problems_dir: the ``--problems-dir`` given, repeated in replay commands.
         progress: called with (cases done, cases total) while running, or None.
+        seed_secret: the instructor's secret (bytes), or None. When set, the cases come from
+            :func:`derive_seed` of it and the submission's bytes, ``seed`` must be left at 0,
+            and no case set is cached (docs/security.md, class 6). Never shown in a repr.
+        seed_secret_source: where the secret came from (``"--seed-secret"`` or
+            ``"GRADER_SEED_SECRET"``), recorded in the report (never the secret itself).
+        audience: who the report is for, ``"learner"`` or ``"instructor"``. With a secret, a
+            learner's report never holds the derived seed (``environment.seed`` is
+            ``"secret"``) nor a replay command with ``--seed``.
+        seed_source: set by :func:`check_submission`: ``"secret"`` when ``seed`` was derived
+            from a secret, else ``""``.
     """
 
     seed: int = 0
@@ -68,6 +82,68 @@ class CheckOptions:
     submission_shown: str | None = None
     problems_dir: str | None = None
     progress: Callable[[int, int], None] | None = None
+    seed_secret: bytes | None = field(default=None, repr=False)
+    seed_secret_source: str = ""
+    audience: str = "learner"
+    seed_source: str = ""
+
+
+#: the environment variable that carries the instructor's seed secret (CI secrets arrive so)
+SEED_SECRET_ENV = "GRADER_SEED_SECRET"
+#: domain separation of the derived seed (a new version of the derivation gets a new label)
+SEED_LABEL = b"grader-seed-v1\0"
+
+
+def derive_seed(secret: bytes, submission: bytes) -> int:
+    """The case seed of ``submission`` (its bytes, as read) under the instructor's ``secret``:
+    the first 8 bytes, big-endian, of HMAC-SHA256(secret, ``SEED_LABEL`` + SHA-256(submission)).
+
+    Same bytes and secret give the same seed (a regrade reproduces the run); other bytes or
+    another secret give an unrelated one, and without the secret it cannot be computed. An int
+    in ``[0, 2**64)``.
+    """
+    digest = hmac.new(secret, SEED_LABEL + hashlib.sha256(submission).digest(), "sha256").digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def read_seed_secret(path: str | None, environ: Any = None) -> tuple[bytes | None, str]:
+    """The seed secret and where it came from: the file ``path`` (``--seed-secret``) if given,
+    else the environment variable :data:`SEED_SECRET_ENV` if set and not empty, else
+    ``(None, "")``. Trailing whitespace is stripped (a file written by ``echo``, a CI secret
+    pasted with a newline). An empty variable means "no secret" (a CI secret that is not set
+    arrives empty); an empty file is an error.
+
+    Raises:
+        GraderError: the file is missing, unreadable, not a regular file, or empty.
+    """
+    if path is not None:
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            raise GraderError(f"--seed-secret {path!r} does not exist") from None
+        except OSError as exc:
+            raise GraderError(f"cannot read --seed-secret {path!r}: {exc.strerror or exc}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise GraderError(f"--seed-secret {path!r} is not a regular file")
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read(1 << 20)
+        except OSError as exc:
+            raise GraderError(f"cannot read --seed-secret {path!r}: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+        secret = data.rstrip()
+        if not secret:
+            raise GraderError(f"--seed-secret {path!r} is empty; put a long random string in it "
+                              "(e.g. `openssl rand -hex 32`)")
+        return secret, "--seed-secret"
+    env = os.environb if environ is None else environ
+    value = env.get(SEED_SECRET_ENV.encode()) if env is os.environb else env.get(SEED_SECRET_ENV)
+    if isinstance(value, str):
+        value = os.fsencode(value)
+    secret = (value or b"").rstrip()
+    return (secret, SEED_SECRET_ENV) if secret else (None, "")
 
 
 #: the largest submission file read (bytes); a larger one is a fault of the submission
@@ -390,17 +466,30 @@ def _scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | 
     return groups
 
 
-def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str:
-    """The shell command that re-runs exactly ``case`` (by name, or as a literal for small ones)."""
+def _small(case: Case) -> bool:
+    return all(a.size <= SMALL for a in case.inputs.values())
+
+
+def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str | None:
+    """The shell command that re-runs exactly ``case`` (by name, or as a literal for small ones).
+
+    With a secret seed (``opts.seed_source == "secret"``) and the learner audience the command
+    never holds ``--seed``: a case with at most ``compare.SMALL`` elements per array is given
+    as a literal (``--replay JSON``), a larger one gets None (:data:`SECRET_REPLAY_NOTE` says
+    why). The instructor gets ``--seed N --case NAME``.
+    """
     import json
     base = ["grader", "check", shown, "--problem", problem.id]
     if opts.problems_dir:
         base += ["--problems-dir", opts.problems_dir]
     if opts.framework:
         base += ["--framework", opts.framework]
-    if case.origin in ("shrunk", "replay"):
+    secret_for_learner = opts.seed_source == "secret" and opts.audience != "instructor"
+    if case.origin in ("shrunk", "replay") or (secret_for_learner and _small(case)):
         lit = json.dumps(case_literal(case), separators=(",", ":"))
         return shlex.join(base + ["--replay", lit])
+    if secret_for_learner:
+        return None
     seed = ["--seed", str(opts.seed)] if opts.seed else []
     extra = ["--max-examples", str(opts.max_examples)] if opts.max_examples is not None else []
     return shlex.join(base + seed + extra + ["--case", case.name])
@@ -419,6 +508,14 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     t_start = time.monotonic()
     shown = opts.submission_shown or str(submission)
     loaded = load_submission(submission)  # read once, links not followed: what the child imports
+    secret = opts.seed_secret is not None
+    if secret:
+        if opts.seed:
+            raise GraderError("--seed cannot be used with a seed secret: the seed is derived from the secret "
+                              "and the submission")
+        # the seed of these exact bytes; the secret itself goes no further than this line
+        opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
+                                   seed_secret=None, seed_source="secret")
     tree, syntax_error = loaded.tree, loaded.syntax_error
     framework = opts.framework or detect_framework(tree)
     if framework not in problem.frameworks:
@@ -427,13 +524,16 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     dtypes = problem.frameworks[framework]
     tier, wrap = choose_tier(opts.sandbox)
     env: dict[str, Any] = {
-        "seed": opts.seed, "framework": framework, "dtypes": list(dtypes),
+        "seed": opts.seed if not secret or opts.audience == "instructor" else "secret", "framework": framework, "dtypes": list(dtypes),
         "framework_note": problem.framework_notes.get(framework, ""),
         "python": platform.python_version(), "numpy": np.__version__, "jax": None,
         "grader": __version__, "sandbox": tier, "x64": framework == "jax" or None,
         "max_examples": opts.max_examples if opts.max_examples is not None else
         (problem.generated or {}).get("count", 0),
     }
+    if secret:  # where the seed came from, never the secret (nor, for learners, the seed)
+        env["seed_source"] = "secret"
+        env["seed_secret_from"] = opts.seed_secret_source or "CheckOptions.seed_secret"
 
     def finish(failure: Failure | None, results: list[CaseResult], output: dict[str, Any]) -> Report:
         groups = _scores(problem, results, failure)
@@ -473,7 +573,9 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     else:
         count = opts.max_examples if opts.max_examples is not None else (problem.generated or {}).get("count", 0)
         key = cache.case_key(problem, opts.seed, count, dtypes)
-        cached = cache.load_cases(key)
+        # a secret seed's cases are never cached: the cache is readable by whoever runs the
+        # grader, and they are the answers (docs/security.md, class 6)
+        cached = None if secret else cache.load_cases(key)
         if cached is not None:
             cases = [c for c, _, _ in cached]
             known = {c.name: (ref, scale) for c, ref, scale in cached}
@@ -484,7 +586,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
             unknown = wanted - {c.name for c in cases}
             if unknown:
                 raise GraderError(f"--case: no case named {', '.join(sorted(unknown))} "
-                                  f"(with seed {opts.seed}); names look like 'batch[float32]' or 'gen003[float16]'")
+                                  f"(with {'the secret seed' if secret else f'seed {opts.seed}'}); names look like 'batch[float32]' or 'gen003[float16]'")
             cases = [c for c in cases if c.name in wanted]
 
     env["cases_digest"] = cases_digest(cases)  # what was graded, so two runs can be compared
@@ -510,8 +612,12 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         copy.close()
+    if secret:
+        for res in report.cases:  # no replay command without the secret seed: say why instead
+            if res.status not in ("passed", "skipped") and res.replay is None:
+                res.replay_note = SECRET_REPLAY_NOTE
     complete = pool is not None and all(f.done() and not f.cancelled() and f.exception() is None for f in futures)
-    if complete and opts.replay is None and not opts.only_cases and cached is None:
+    if complete and opts.replay is None and not opts.only_cases and cached is None and not secret:
         cache.store_cases(key, [(c, futures[i].result().ref, futures[i].result().scale)
                                 for i, c in enumerate(cases)])
     return report

@@ -74,7 +74,12 @@ def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
     """
     p.add_argument("--problem", metavar="ID", help=problem_help)
     p.add_argument("--problems-dir", metavar="DIR", help="folder of problem specs (default: the bundled problems/)")
-    p.add_argument("--seed", type=_nonneg_int, default=0, help="case generation seed (default 0)")
+    p.add_argument("--seed", type=_nonneg_int, default=None,
+                   help="case generation seed (default 0); not with a seed secret")
+    p.add_argument("--seed-secret", metavar="FILE",
+                   help="the instructor's secret (a file; else $GRADER_SEED_SECRET if set): each submission's "
+                        "cases come from a seed derived from it and the file's bytes, which the learner's "
+                        "report never shows (docs/security.md, class 6)")
     p.add_argument("--max-examples", type=_nonneg_int, metavar="N",
                    help="number of generated cases (default: the spec's generated.count)")
     p.add_argument("--framework", choices=("numpy", "jax"), help="override the framework detected from imports")
@@ -184,26 +189,51 @@ def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
                       "pass --problem ID")
 
 
+def seed_secret_of(args: argparse.Namespace) -> tuple[bytes | None, str]:
+    """The seed secret of parsed ``check``/``grade`` flags and where it came from:
+    ``--seed-secret FILE`` if given (it wins over the environment), else
+    ``$GRADER_SEED_SECRET`` if set and not empty, else ``(None, "")``.
+
+    Raises:
+        GraderError: the file is missing, unreadable or empty, or ``--seed`` was given too.
+    """
+    from .check import SEED_SECRET_ENV, read_seed_secret
+
+    secret, source = read_seed_secret(args.seed_secret)
+    if secret is not None and args.seed is not None:
+        raise GraderError(f"--seed cannot be used with a seed secret ({source}): the seed is derived from the "
+                          f"secret and each submission; leave out --seed, or unset {SEED_SECRET_ENV} for a "
+                          "practice run")
+    return secret, source
+
+
 def options_from_args(args: argparse.Namespace) -> Any:
-    """:class:`grader.check.CheckOptions` from parsed ``check``/``grade`` flags."""
+    """:class:`grader.check.CheckOptions` from parsed ``check``/``grade`` flags.
+
+    Raises:
+        GraderError: a bad seed secret (see :func:`seed_secret_of`).
+    """
     from .check import CheckOptions
     from .runner import Limits
 
+    secret, source = seed_secret_of(args)
     limits = Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)
-    return CheckOptions(seed=args.seed, max_examples=args.max_examples, framework=args.framework,
+    return CheckOptions(seed=args.seed or 0, max_examples=args.max_examples, framework=args.framework,
                         limits=limits, total_timeout=args.total_timeout, shrink=not args.no_shrink,
-                        sandbox=args.sandbox, problems_dir=args.problems_dir)
+                        sandbox=args.sandbox, problems_dir=args.problems_dir, seed_secret=secret,
+                        seed_secret_source=source, audience=args.audience)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``grader check``: grade one file, write the report, return 0/1."""
-    from .check import check_submission, read_submission
+    from .check import SEED_SECRET_ENV, check_submission, read_submission
     from .reports import reporter
     from .runner import harden_grader_process, reap_orphans
 
+    opts = options_from_args(args)  # a bad seed secret is bad input: exit 2 before anything runs
+    os.environ.pop(SEED_SECRET_ENV, None)  # read once; nothing started from here on inherits it
     _, tree, _ = read_submission(args.submission)
     problem = resolve_problem(args, tree)
-    opts = options_from_args(args)
     opts.only_cases = args.cases
     opts.submission_shown = args.submission
     if args.replay:

@@ -92,6 +92,8 @@ class CaseResult:
         values: for small cases (64 elements or fewer per array), the inputs, expected and
             got values as nested lists, for display; else None.
         replay: a shell command that re-runs exactly this case, or None.
+        replay_note: why there is no replay command, or None (a learner's case from the
+            instructor's secret seed too large for a ``--replay`` literal).
         shrunk: True when this case is the smallest failing input found by shrinking.
     """
 
@@ -107,6 +109,7 @@ class CaseResult:
     values: dict[str, Any] | None = None
     replay: str | None = None
     shrunk: bool = False
+    replay_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,6 +120,7 @@ class CaseResult:
             "failure": self.failure.to_json() if self.failure else None,
             "seconds": round(self.seconds, 6),
             "values": self.values, "replay": self.replay, "shrunk": self.shrunk,
+            **({"replay_note": self.replay_note} if self.replay_note else {}),
         }
 
 

@@ -10,7 +10,9 @@ Every reporter receives a :class:`~grader.results.Report` and an ``audience``:
 """
 from __future__ import annotations
 
+import dataclasses
 import re
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +92,34 @@ def check_audience(audience: str) -> str:
     if audience not in AUDIENCES:
         raise ValueError(f"audience must be one of {AUDIENCES}, not {audience!r}")
     return audience
+
+
+#: said in place of a replay command that would need the secret seed (as ``grader.check`` says)
+SECRET_REPLAY_NOTE = "this case comes from the instructor's secret seed; run the whole check again"
+
+
+def _names_seed(replay: str) -> bool:
+    try:
+        return "--seed" in shlex.split(replay)
+    except ValueError:
+        return "--seed" in replay
+
+
+def for_audience(report: Report, audience: str) -> Report:
+    """``report`` as ``audience`` may see its seed (docs/security.md, class 6).
+
+    A learner never sees a seed derived from the instructor's secret: ``grader check`` leaves
+    it out of a learner's report already; an instructor's report (``environment.seed_source``
+    ``"secret"`` with the number) shown to a learner gets ``seed: "secret"``, and each replay
+    command naming ``--seed`` is replaced by :data:`SECRET_REPLAY_NOTE`. Any other report is
+    returned as it is.
+    """
+    env = report.environment
+    if check_audience(audience) == INSTRUCTOR or env.get("seed_source") != "secret" or env.get("seed") == "secret":
+        return report
+    cases = [dataclasses.replace(c, replay=None, replay_note=SECRET_REPLAY_NOTE)
+             if c.replay and _names_seed(c.replay) else c for c in report.cases]
+    return dataclasses.replace(report, cases=cases, environment={**env, "seed": "secret"})
 
 
 def conceals(case: CaseResult, audience: str) -> bool:
@@ -172,6 +202,8 @@ def case_text(case: CaseResult, max_details: int | None = 20) -> str:
         lines.append(f"inputs: {shapes}")
     if case.replay:
         lines.append(f"replay: {case.replay}")
+    elif case.replay_note:
+        lines.append(f"replay: none ({case.replay_note})")
     return "\n".join(lines)
 
 
@@ -226,7 +258,9 @@ class GroupView:
 
 
 def group_views(report: Report, audience: str) -> list[GroupView]:
-    """One :class:`GroupView` per group of :func:`group_names`, in that order."""
+    """One :class:`GroupView` per group of :func:`group_names`, in that order (replay commands
+    as :func:`for_audience` allows)."""
+    report = for_audience(report, audience)
     views = []
     for name in group_names(report):
         score = next((g for g in report.groups if g.group == name), None)

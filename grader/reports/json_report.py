@@ -15,11 +15,12 @@ from typing import Any
 
 from ..results import Report
 from ..summary import summarise
-from .common import may_show_output
+from .common import for_audience, may_show_output
 
 
 def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
-    """The report as a JSON-ready dict, hidden cases redacted for ``audience="learner"``."""
+    """The report as a JSON-ready dict, hidden cases (and a secret seed) redacted for ``audience="learner"``."""
+    report = for_audience(report, audience)
     data = report.to_json()
     if audience != "instructor":
         redacted = []

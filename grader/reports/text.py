@@ -13,7 +13,7 @@ import json
 import re
 
 from ..results import CaseResult, Report
-from .common import printable
+from .common import for_audience, printable
 
 MAX_CASES = 5
 MAX_DETAIL_LINES = 12
@@ -72,6 +72,8 @@ def _case_lines(case: CaseResult, seen: dict[str, str] | None = None) -> list[st
             lines.append(f"    {key} = {_compact(value)}")
     if case.replay:
         lines.append(f"    replay: {case.replay}")
+    elif case.replay_note:
+        lines.append(f"    replay: none ({case.replay_note})")
     return lines
 
 
@@ -82,6 +84,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
     controls, bidi characters and line breaks from the submission's output, messages or file
     name appear as visible escapes (``\\x1b``, ``\\n``), never raw on the terminal.
     """
+    report = for_audience(report, audience)  # a learner never sees a secret seed
     env = report.environment
     shown_cases = [c for c in report.cases if audience == "instructor" or c.visibility != "hidden"]
     hidden = [c for c in report.cases if c not in shown_cases]
@@ -101,7 +104,9 @@ def render(report: Report, *, audience: str = "learner") -> str:
                  + (f" ({n_graded_pass} of {len(graded)} cases passed)" if graded else "")
                  + f"  {report.submission}"]
     dtypes = ", ".join(env.get("dtypes", []))
-    ran = f"{env.get('framework')} submission, graded in {dtypes}; seed {env.get('seed')}; sandbox {env.get('sandbox')}"
+    seed = ("seed: secret (set by your instructor)" if env.get("seed") == "secret"
+            else f"seed {env.get('seed')}" + (" (from the instructor's secret)" if env.get("seed_source") == "secret" else ""))
+    ran = f"{env.get('framework')} submission, graded in {dtypes}; {seed}; sandbox {env.get('sandbox')}"
     if env.get("framework") == "jax":
         ran += "; jax_enable_x64 on"
     lines.append(ran)

@@ -98,7 +98,9 @@ def grade(path: Path, extra: list[str], timeout: float) -> dict:
             cmd += ["--timeout", "3"]
         started = time.monotonic()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+            # run from a scratch folder: `python -m` puts the working directory first on sys.path,
+            # which would shadow a grader given by PYTHONPATH (an older checkout, to compare)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return {"error": f"no report within {timeout:g} s"}
@@ -213,6 +215,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None, help="write the per-file results here")
     ap.add_argument("--timing", action="store_true", help="also time diagnose_values on (2, 32, 2085) outputs")
     args = ap.parse_args()
+    import grader
+    print(f"grader from {Path(grader.__file__).parent}", file=sys.stderr)
 
     expected = json.loads((args.corpus / "expected.json").read_text())
     files = sorted(rel for rel, want in expected.items() if rel.startswith("wrong/") and want["verdict"] == "fail")

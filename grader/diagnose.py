@@ -81,8 +81,10 @@ VALUE_IDEAS = (
 
 
 FITTED = 0.25  # an idea with fitted parameters must leave at most this share of the residual
+MIN_FITTED = 8  # informative elements a fitted factor or offset needs unless its value is plain
 SAMPLE = 256  # elements simulated by ideas that cost d_model operations per element
 SAMPLE_TERMS = 1 << 21  # ... and at most this many terms in all (256 elements up to d_model = 8192)
+TREND_SAMPLE = 4096  # elements binned by the trend test of fitted ideas
 
 #: For a result in each dtype, the formats of lower precision it may have been computed in.
 #: (float16 inputs computed in bfloat16 are left out: float16's allowance, about 2**-9 S, hides
@@ -199,6 +201,9 @@ class _Ctx:
                                   *((raw[0], raw[1]) if self.h is not None else (None, None)))
         self.residual = math.inf  # of the last prediction that fitted
         self.base_residual = _rss(self.got - self.ref)  # the right answer's
+        # few elements the mistake can show in: every idea must then match to rounding (below)
+        self.few = int(np.count_nonzero(np.abs(self.ref) > self.model)) < MIN_FITTED
+        self.null_band = self.band(np.zeros_like(self.ref))  # how far from all zeros says nothing
         self._sample: np.ndarray | None = None
 
     def band(self, predicted: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
@@ -219,10 +224,13 @@ class _Ctx:
 
         ``trend_axis`` (ideas with fitted parameters): a fitted offset or factor absorbs the mean
         of any error, so the residual must also look like the rounding of correct code: a root
-        sum of squares at most half that of the carried allowance, and no trend in the right
+        sum of squares at most a quarter of the carried allowance's plus the prediction's own
+        rounding, and no trend in the right
         answer (:meth:`systematic`, with the right answer centred over that axis, ``None`` for
         all elements). A residual that fails either says the error is of another kind (a
-        running sum that stalls, say)."""
+        running sum that stalls, say). The first of these also applies to every idea when fewer
+        than :data:`MIN_FITTED` elements are informative (``|ref|`` above the allowance): a few
+        numbers land inside a wide band by chance."""
         if predicted.shape != self.got.shape or not np.all(np.isfinite(predicted)):
             return False
         # the cheap test first: most ideas leave far more than half the right answer's residual
@@ -234,26 +242,30 @@ class _Ctx:
         band = self.band(predicted, carried)
         if not np.all(np.abs(self.got - predicted) <= band):
             return False
+        if np.any(predicted) and np.all(np.abs(self.got) <= self.null_band):
+            return False  # the output is as close to all zeros as to this: it shows nothing more
         if not np.any(np.abs(predicted - self.ref) > self.model + self.flush):
             return False
-        if trend_axis != "none":
+        if trend_axis != "none" or self.few:
             # fitted parameters absorb the mean of any error: what is left must look like
-            # rounding (root sum of squares at most half the carried allowance's, as correct code
-            # stays under half the allowance elementwise, plus the rounding of the prediction
-            # itself to the dtype) and follow no trend in the logits
+            # rounding (root sum of squares at most a quarter of the carried allowance's: the
+            # allowance is a worst case, correct code stays under half of it elementwise and far
+            # under on average; plus the rounding of the prediction itself to the dtype) and
+            # follow no trend in the logits
             carried = self.model if carried is None else carried
             rounding = self.u * (np.abs(predicted) + np.abs(self.ref)) + self.flush
-            if residual > 0.5 * _rss(np.broadcast_to(carried, self.got.shape)) + _rss(rounding):
+            if residual > 0.25 * _rss(np.broadcast_to(carried, self.got.shape)) + _rss(rounding):
                 return False
-            if self.systematic(self.got - predicted, trend_axis):
+            if trend_axis != "none" and self.systematic(self.got - predicted, trend_axis):
                 return False
         self.residual = residual
         return True
 
     def systematic(self, resid: np.ndarray, axis: int | None) -> bool:
         """True when ``resid`` follows the right answer: a least-squares line in the right
-        answer (centred over ``axis``) explains more than half of its energy and is larger than
-        half the allowance (so that rounding noise, which follows nothing, never counts)."""
+        answer (centred over ``axis``), or the means of ``resid`` in eight bins of the right
+        answer, explain more than half of its energy and are larger than half the allowance (so
+        that rounding noise, which follows nothing, never counts)."""
         if resid.size < 8:
             return False
         if axis is None:
@@ -266,9 +278,21 @@ class _Ctx:
         tt = float(np.square(t).sum())
         if not tt > 0:
             return False
+        total = float(np.square(resid).sum())
+        floor = 0.5 * _rss(self.model)
         explained = float((resid * t).sum()) ** 2 / tt
-        return (explained > 0.5 * float(np.square(resid).sum())
-                and math.sqrt(explained) > 0.5 * _rss(self.model))
+        if explained > 0.5 * total and math.sqrt(explained) > floor:
+            return True
+        # any smooth trend, not only a line (a fitted factor leaves no linear one): the mean
+        # residual in bins of the right answer, on a fixed sample of at most TREND_SAMPLE elements
+        ft, fr = t.ravel(), resid.ravel()
+        if ft.size > TREND_SAMPLE:
+            pick = np.random.default_rng(1).choice(ft.size, TREND_SAMPLE, replace=False)
+            ft, fr = ft[pick], fr[pick]
+        bins = np.array_split(fr[np.argsort(ft, kind="stable")], min(8, ft.size // 4))
+        between = sum(len(b) * float(b.mean()) ** 2 for b in bins if len(b))
+        share = ft.size / resid.size  # the sample's share of the energy
+        return between > 0.5 * float(np.square(fr).sum()) and math.sqrt(between) > floor * math.sqrt(share)
 
     def sample(self) -> np.ndarray:
         """Flat indices of at most :data:`SAMPLE` elements (fewer for a long ``d_model``): the
@@ -341,15 +365,28 @@ def _plain_forms(c: float) -> list[float]:
 
 def _fit_plain(x: _Ctx, fitted: float, predict: Callable[[float], np.ndarray],
                carried: Callable[[float], np.ndarray]) -> float | None:
-    """``fitted`` or a plainer form of it (:func:`_plain_forms`) whose prediction fits with a
-    residual at most 10% larger; None when ``fitted`` itself does not fit."""
-    if not x.fits(predict(fitted), carried(fitted), FITTED, trend_axis=None):
-        return None
-    base = x.residual
+    """``fitted`` or a plainer form of it (:func:`_plain_forms`): when ``fitted`` fits, the
+    plainest form whose prediction fits with a residual at most 10% larger; when it does not
+    (the estimate picked up rounding: 0.0009999275 for a bias of 1e-3 in float32), the plain
+    form that fits with the smallest residual; None when none fits. ``x.residual`` is left at
+    the returned value's residual."""
+    base = x.residual if x.fits(predict(fitted), carried(fitted), FITTED, trend_axis=None) else None
+    best: tuple[float, float] | None = None
     for plain in _plain_forms(fitted):
-        if x.fits(predict(plain), carried(plain), FITTED, trend_axis=None) and x.residual <= 1.1 * base + 1e-300:
-            return plain
-    return fitted
+        if not x.fits(predict(plain), carried(plain), FITTED, trend_axis=None):
+            continue
+        if base is not None:
+            if x.residual <= 1.1 * base + 1e-300:
+                return plain
+        elif best is None or x.residual < best[1]:
+            best = (plain, x.residual)
+    if base is not None:
+        x.residual = base
+        return fitted
+    if best is not None:
+        x.residual = best[1]
+        return best[0]
+    return None
 
 
 def _lower_precision(x: _Ctx) -> Hint | None:
@@ -375,8 +412,8 @@ def _lower_precision(x: _Ctx) -> Hint | None:
                 continue
             rounded = x.ref.astype(low_dt).astype(np.float64)
             visible = np.abs(rounded - x.ref) > x.model + x.flush
-            if int(visible.sum()) < min(2, x.ref.size):
-                continue
+            if int(visible.sum()) < 2:
+                continue  # one value on a grid is no evidence
             preds = [rounded]
             if x.h is not None:
                 hl, el = (a.astype(low_dt).astype(np.float64) for a in (x.h, x.e))
@@ -425,10 +462,20 @@ def _fitted_factor(x: _Ctx) -> Hint | None:
     if not math.isfinite(c) or c == 0 or abs(c - 1) < 4 * x.u:
         return None
     fitted = _round_param(c, x.u)
-    if int(informative.sum()) < 2 and not _is_simple(fitted):
-        return None  # one number fits any factor
+    if int(informative.sum()) < 2:
+        return None  # one number fits a factor and an offset alike, and any noise as well
     c = _fit_plain(x, fitted, lambda c: c * x.ref, lambda c: max(abs(c), 1.0) * x.model)
-    return None if c is None else _factor_hint(c, x.n)
+    if c is None or (int(informative.sum()) < MIN_FITTED and not _few_and_plain(x, c, c * x.ref)):
+        return None  # a few numbers fit any factor; only a plain one, matched to rounding, is evidence
+    return _factor_hint(c, x.n)
+
+
+def _few_and_plain(x: _Ctx, c: float, predicted: np.ndarray) -> bool:
+    """For outputs with fewer than :data:`MIN_FITTED` informative elements: the fitted value is a
+    plain one (0.5, 1/8) and its prediction matches the output as correct code would (half the
+    allowance plus rounding at every element), not just within the band."""
+    rounding = 0.5 * x.model + x.u * (np.abs(predicted) + np.abs(x.ref)) + x.flush
+    return _is_simple(c) and bool(np.all(np.abs(x.got - predicted) <= rounding))
 
 
 def _factor_hint(c: float, n: int) -> Hint:
@@ -454,26 +501,35 @@ def _offsets(x: _Ctx) -> Hint | None:
 
     # one constant for every element
     fitted = _round_param(float(np.median(diff)), x.u) if not hopeless(diff - diff.mean()) else 0.0
-    if fitted != 0 and (x.ref.size >= 2 or _is_simple(fitted)):
-        c = _fit_plain(x, fitted, lambda c: x.ref + c, lambda c: x.model)
-        if c is not None:
+    if fitted != 0:
+        # one number fits any offset, unless it was zero: a plain constant out of nothing
+        single = int(np.count_nonzero(np.abs(x.ref) > x.model)) < 2 and not np.all(x.ref == 0)
+        c = None if single else _fit_plain(x, fitted, lambda c: x.ref + c, lambda c: x.model)
+        if c is not None and (x.ref.size >= MIN_FITTED or _few_and_plain(x, c, x.ref + c)):
             return Hint("offset", f"looks like a constant offset of {_fmt(c)} was added to every logit (a bias?); "
                                   f"the head has no bias", {"offset": c})
+    if x.few:
+        return None  # an offset per row or per vocabulary entry needs many more elements
+    # an offset per row or per entry must explain far more than one constant does (else the
+    # constant was rejected for a reason: rounding at the dtype's resolution, say)
+    constant = _rss(diff - np.median(diff))
     # one offset per row (per hidden vector)
-    if (x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= 2
+    if (x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= MIN_FITTED
             and not hopeless(diff - diff.mean(axis=-1, keepdims=True))):
         row = np.median(diff, axis=-1, keepdims=True)
-        if np.any(row != 0) and x.fits(x.ref + row, 2 * x.model, FITTED, trend_axis=-1):
+        if (np.any(row != 0) and _rss(diff - row) <= 0.5 * constant
+                and x.fits(x.ref + row, 2 * x.model, FITTED, trend_axis=-1)):
             return Hint("row_offset", "looks like each row of logits was shifted by its own constant "
                                       "offset (one per position); return the logits unshifted")
     # one offset per vocabulary entry: a bias vector
     distinct_rows = x.rows >= 2 and np.ptp(x.ref.reshape(-1, x.vocab), axis=0).max() > 0
     flat = diff.reshape(-1, x.vocab)
-    if (distinct_rows and x.vocab * (x.rows - 1) >= 2 and x.ref.ndim >= 1
+    if (distinct_rows and x.vocab * (x.rows - 1) >= MIN_FITTED and x.ref.ndim >= 1
             and not hopeless(flat - flat.mean(axis=0, keepdims=True))):
         col = np.median(flat, axis=0)
         shifted = x.ref + col.reshape((1,) * (x.ref.ndim - 1) + (-1,))
-        if np.ptp(col) > 0 and x.fits(shifted, 2 * x.model, FITTED, trend_axis=0):
+        if (np.ptp(col) > 0 and _rss(x.got - shifted) <= 0.5 * constant
+                and x.fits(shifted, 2 * x.model, FITTED, trend_axis=0)):
             return Hint("column_offset", "looks like a bias vector (an offset per vocabulary entry) was "
                                          "added; the tied head has no bias")
     return None
@@ -507,7 +563,8 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
          lambda: np.zeros_like(x.ref) if all_zero else None, lambda: x.model),
         (const("softmax", "looks like softmax was applied to the logits: return the raw logits "
                           "(softmax belongs to the loss or to sampling)"),
-         lambda: _softmax(x.ref), lambda: 2 * _softmax(x.ref) * row_max),
+         lambda: _softmax(x.ref) if x.vocab >= 2 else None,  # one logit: softmax is all ones, no evidence
+         lambda: 2 * _softmax(x.ref) * row_max),
         (const("log_softmax", "looks like log-softmax was applied (log-probabilities): return the raw logits"),
          lambda: x.ref - _logsumexp(x.ref), lambda: 2 * row_max),
         (const("sign_flip", "the sign is flipped: the logits are the dot products themselves, not their negatives"),
@@ -530,7 +587,8 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
              lambda: x.ref / hn if h_ok else None, lambda: x.model / hn),
             (const("cosine", "looks like cosine similarity (hidden vectors and table rows normalised); the "
                              "logits are plain dot products"),
-             lambda: x.ref / hn / en if h_ok and e_ok else None, lambda: x.model / hn / en),
+             lambda: x.ref / hn / en if h_ok and e_ok and x.n >= 2 else None,  # d_model 1: signs only
+             lambda: x.model / hn / en),
             (const("normalised_table", "looks like the rows of the embedding matrix were normalised to unit "
                                        "length; use the table as it is"),
              lambda: x.ref / en if e_ok else None, lambda: x.model / en),
@@ -568,7 +626,7 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
         out.append((const("swapped_axes", "looks like the last two axes are swapped (embedding_matrix @ "
                                           "hidden.T?): the vocabulary axis must be the last one"),
                     lambda: np.swapaxes(x.ref, -1, -2), lambda: np.swapaxes(x.model, -1, -2)))
-    if x.rows >= 2:
+    if x.rows >= 2 and x.vocab >= 2:  # rows of one logit: a repeated number is no evidence
         def first(a: np.ndarray) -> np.ndarray:
             return np.broadcast_to(a.reshape(-1, x.vocab)[0], (x.rows, x.vocab)).reshape(x.ref.shape)
         out.append((const("first_row", "every row holds the logits of the first hidden vector: compute one row "

@@ -594,3 +594,14 @@ def test_dropping_the_only_feature_is_not_called_a_result_never_computed():
     h, e = inputs(seed=23, d=3)
     assert hint_for(h, e, IDEAS["feature_dropped"]).id == "feature_dropped"
     assert hint_for(h, e, lambda h, e, r: 0 * r).id == "zeros"
+
+
+@pytest.mark.parametrize("seed", [24, 25, 26])
+def test_an_output_inside_the_allowance_of_zero_gets_no_factor(seed):
+    # bfloat16, d_model 64: the allowance is about 4 * 2**-8 * S, larger than tanh(logits) (within
+    # +-1); once "multiplied by a factor of 0.1", which any near-zero output fits as well
+    h, e = inputs(seed=seed, lead=(2,), d=64, v=8, dt="bfloat16", mean=(-0.5, 0.5), scale=(1, 2))
+    hint = hint_for(h, e, lambda h, e, r: np.tanh(r), "bfloat16")
+    assert hint is None or hint.id == "where", hint
+    hint = hint_for(h, e, lambda h, e, r: np.clip(r, -1, 1), "bfloat16")
+    assert hint is None or hint.id == "where", hint

@@ -16,11 +16,13 @@ empty set in :data:`PLANTED`) can at best be absent. The goal is no wrong hint.
 
 Usage::
 
-    python benchmarks/hint_precision.py [--jobs 2] [--max-examples N] [--json OUT] [--timing]
+    python benchmarks/hint_precision.py [--jobs 2] [--max-examples N] [--json OUT] [--timing] [--synthetic N]
     PYTHONPATH=/tmp/old python benchmarks/hint_precision.py   # the same corpus, an older grader
 
 ``--timing`` also times ``grader.diagnose.diagnose_values`` on (2, 32, 2085) outputs
-(d_model = 1024, the spec's real_size case) for a few mistakes, in this process.
+(d_model = 1024, the spec's real_size case) for a few mistakes, in this process;
+``--synthetic N`` judges the hints on N random cases of known mistakes and of mistakes no idea
+knows (:func:`synthetic`); ``--skip-corpus`` runs only those two.
 """
 from __future__ import annotations
 
@@ -203,6 +205,99 @@ def timing() -> list[str]:
     return ["| dtype | output | median ms | min ms | hint |", "|---|---|---|---|---|", *rows]
 
 
+def synthetic(trials: int, seed: int = 0) -> list[str]:
+    """Hints on outputs computed here, in this process: known mistakes (each must get its idea,
+    or none) and mistakes no idea knows (tanh, clipping, squaring, rounding to one decimal,
+    relative noise, one element off, permuted rows or columns, exp, a quadratic term: each must
+    get no cause), on random cases (shapes with d_model 1 to 64, vocab_size 1 to 17, up to two
+    leading axes; normal, small-integer and one-signed values; all four dtypes). Only outputs that
+    fail the tolerance count. Returns markdown lines: per mistake, right / absent / wrong."""
+    import math
+
+    import ml_dtypes
+    import numpy as np
+
+    from grader import diagnose
+    from grader.cases import Case
+    from grader.compare import allowed_error
+
+    def softmax(r):
+        z = np.exp(r - r.max(-1, keepdims=True))
+        return z / z.sum(-1, keepdims=True)
+
+    known = {
+        "softmax": (lambda h, e, r: softmax(r), {"softmax"}),
+        "log-softmax": (lambda h, e, r: np.log(softmax(r)), {"log_softmax"}),
+        "bias 0.5": (lambda h, e, r: r + 0.5, {"offset"}),
+        "bias 1e-3": (lambda h, e, r: r + 1e-3, {"offset"}),
+        "factor 1/sqrt(d)": (lambda h, e, r: r / math.sqrt(h.shape[-1]), {"factor"}),
+        "factor 0.99": (lambda h, e, r: r * 0.99, {"factor"}),
+        "sign flipped": (lambda h, e, r: -r, {"sign_flip"}),
+        "ReLU": (lambda h, e, r: np.maximum(r, 0), {"relu"}),
+        "abs": (lambda h, e, r: np.abs(r), {"abs"}),
+        "row mean subtracted": (lambda h, e, r: r - r.mean(-1, keepdims=True), {"row_offset"}),
+        "last feature dropped": (lambda h, e, r: h[..., :-1] @ e[:, :-1].T, {"feature_dropped"}),
+        "hidden normalised": (lambda h, e, r: (h / np.linalg.norm(h, axis=-1, keepdims=True)) @ e.T,
+                              {"normalised_hidden"}),
+    }
+    unknown = {
+        "tanh": lambda h, e, r: np.tanh(r),
+        "clip to [-1, 1]": lambda h, e, r: np.clip(r, -1, 1),
+        "square": lambda h, e, r: r ** 2,
+        "rounded to 0.1": lambda h, e, r: np.round(r, 1),
+        "1% relative noise": lambda h, e, r: r * (1 + 0.01 * np.random.default_rng(5).standard_normal(r.shape)),
+        "one element off by 3": lambda h, e, r: None if r.size < 4 else np.where(
+            np.arange(r.size).reshape(r.shape) == r.size // 2, r + 3, r),
+        "rows reversed": lambda h, e, r: r[::-1] if r.ndim > 1 and r.shape[0] > 1 else None,
+        "columns reversed": lambda h, e, r: r[..., ::-1],
+        "exp": lambda h, e, r: np.exp(np.clip(r, -20, 10)),
+        "r + 0.1 r^2": lambda h, e, r: r + 0.1 * r ** 2,
+    }
+    dts = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+           "float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
+    rng = np.random.default_rng(seed)
+    counts: dict[str, Counter] = {}
+    examples: dict[str, str] = {}
+    for _ in range(trials):
+        dt = str(rng.choice(list(dts)))
+        lead = tuple(int(v) for v in rng.integers(1, 5, int(rng.integers(0, 3))))
+        d, v = int(rng.choice([1, 2, 3, 4, 8, 16, 64])), int(rng.choice([1, 2, 3, 5, 8, 17]))
+        style = int(rng.integers(0, 3))
+        if style == 0:
+            h, e = rng.standard_normal(lead + (d,)), rng.standard_normal((v, d))
+        elif style == 1:
+            h, e = rng.integers(-3, 4, lead + (d,)).astype(float), rng.integers(-3, 4, (v, d)).astype(float)
+        else:
+            h, e = rng.uniform(0.1, 1, lead + (d,)) * rng.uniform(0.5, 3), rng.uniform(-1, 1, (v, d))
+        h, e = h.astype(dts[dt]), e.astype(dts[dt])
+        h64, e64 = h.astype(np.float64), e.astype(np.float64)
+        ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
+        allowed = allowed_error(dt, ref, scale, d)
+        case = Case(f"c[{dt}]", "g", dt, {"hidden": h, "embedding_matrix": e}, {})
+        for name, (fn, planted) in [*known.items(), *((k, (f, set())) for k, f in unknown.items())]:
+            with np.errstate(all="ignore"):
+                out = fn(h64, e64, ref)
+                if out is None or np.shape(out) != ref.shape:
+                    continue
+                got = np.asarray(out, dtype=np.float64).astype(dts[dt]).astype(np.float64)
+            if not np.all(np.isfinite(got)) or np.all(np.abs(got - ref) <= allowed):
+                continue  # not a failing output
+            hint = diagnose.diagnose_values(case, got, ref, scale, allowed)
+            outcome = "absent" if hint is None or hint.id in FACTS else "right" if hint.id in planted else "wrong"
+            counts.setdefault(name, Counter())[outcome] += 1
+            if outcome == "wrong" and name not in examples:
+                examples[name] = f"{hint.id} ({dt}, hidden {h.shape}, table {e.shape})"
+    lines = ["| mistake | failing outputs | right | absent | wrong | e.g. |", "|---|---|---|---|---|---|"]
+    total: Counter = Counter()
+    for name in [*known, *unknown]:
+        c = counts.get(name, Counter())
+        total.update(c)
+        lines.append(f"| {name}{'' if name in known else ' (no idea)'} | {sum(c.values())} | {c['right']} | "
+                     f"{c['absent']} | {c['wrong']} | {examples.get(name, '')} |")
+    lines.append(f"| **all** | {sum(total.values())} | {total['right']} | {total['absent']} | {total['wrong']} | |")
+    return lines
+
+
 def main() -> int:
     """Grade the failing corpus, print the table and totals (markdown); exit 1 if a hint is wrong."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -214,10 +309,19 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="per file")
     ap.add_argument("--json", type=Path, default=None, help="write the per-file results here")
     ap.add_argument("--timing", action="store_true", help="also time diagnose_values on (2, 32, 2085) outputs")
+    ap.add_argument("--synthetic", type=int, default=0, metavar="N",
+                    help="also judge hints on N random cases of known and unknown mistakes, in process")
+    ap.add_argument("--skip-corpus", action="store_true", help="only --timing and --synthetic")
     args = ap.parse_args()
     import grader
     print(f"grader from {Path(grader.__file__).parent}", file=sys.stderr)
 
+    if args.skip_corpus:
+        if args.synthetic:
+            print("\n".join(synthetic(args.synthetic)))
+        if args.timing:
+            print("\n".join(timing()))
+        return 0
     expected = json.loads((args.corpus / "expected.json").read_text())
     files = sorted(rel for rel, want in expected.items() if rel.startswith("wrong/") and want["verdict"] == "fail")
     if args.only:
@@ -267,6 +371,9 @@ def main() -> int:
               + (f", --max-examples {args.max_examples}" if args.max_examples is not None else ", default case count")
               + ")"]
     print("\n".join(lines))
+    if args.synthetic:
+        print()
+        print("\n".join(synthetic(args.synthetic)))
     if args.timing:
         print()
         print("\n".join(timing()))

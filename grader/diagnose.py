@@ -502,8 +502,9 @@ def _offsets(x: _Ctx) -> Hint | None:
     # one constant for every element
     fitted = _round_param(float(np.median(diff)), x.u) if not hopeless(diff - diff.mean()) else 0.0
     if fitted != 0:
-        # one number fits any offset, unless it was zero: a plain constant out of nothing
-        single = int(np.count_nonzero(np.abs(x.ref) > x.model)) < 2 and not np.all(x.ref == 0)
+        # one number fits any offset (exp, softmax of one logit and a bias of 1 all turn 0 into 1);
+        # several zeros that all became the same plain constant are evidence
+        single = x.ref.size < 2 or (int(np.count_nonzero(np.abs(x.ref) > x.model)) < 2 and not np.all(x.ref == 0))
         c = None if single else _fit_plain(x, fitted, lambda c: x.ref + c, lambda c: x.model)
         if c is not None and (x.ref.size >= MIN_FITTED or _few_and_plain(x, c, x.ref + c)):
             return Hint("offset", f"looks like a constant offset of {_fmt(c)} was added to every logit (a bias?); "
@@ -537,8 +538,9 @@ def _offsets(x: _Ctx) -> Hint | None:
 
 #: For each parameter-free idea, the fitted ideas it is a special case of: when one of those also
 #: fits, the parameter-free idea is the more specific explanation, not a rival.
-FAMILY = {"log_softmax": {"row_offset", "offset"}, "row_offset": {"row_offset", "offset"},
-          "factor": {"factor"}, "sign_flip": {"factor"}}
+FAMILY = {"log_softmax": {"row_offset"}, "row_offset": {"row_offset"},
+          "factor": {"factor"}, "sign_flip": {"factor"}}  # not "offset": one row shifted by its
+# mean, or by a plain constant, are two explanations the case cannot tell apart
 
 #: A parameter-free idea: its hint, its prediction (None: it cannot apply), the allowance it carries.
 Candidate = tuple[Callable[[], Hint], Callable[[], np.ndarray | None], Callable[[], np.ndarray]]

@@ -108,8 +108,12 @@ def test_constant_offset_versus_per_row_versus_bias_vector():
     assert hint_for(h, e, lambda h, e, r: r + cols).id == "column_offset"
 
 
-def test_offset_on_a_single_element_only_when_it_is_a_plain_number():
+def test_an_offset_needs_more_than_one_number():
     h, e = np.array([0.0], np.float32), np.array([[0.0]], np.float32)
+    assert hint_for(h, e, lambda h, e, r: r + 0.5) is None  # one number is no evidence
+    assert hint_for(h, e, lambda h, e, r: r + 1.0) is None  # exp(0), softmax of one logit...
+    # three zero logits that all became 0.5 (softmax would give 1/3)
+    h, e = np.array([0.0, 0.0], np.float32), np.zeros((3, 2), np.float32)
     assert hint_for(h, e, lambda h, e, r: r + 0.5).id == "offset"
     h, e = np.array([0.7], np.float32), np.array([[0.3]], np.float32)
     assert hint_for(h, e, lambda h, e, r: r + 0.123456) is None

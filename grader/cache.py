@@ -10,6 +10,10 @@ so that a warm check imports neither hypothesis nor JAX in the grader's process.
 SHA-256 over everything the values depend on, so a changed spec or reference (the "stale
 expected values" failure of graders in the field) can never be served from the cache.
 
+Case sets of a run seeded from the instructor's secret (``--seed-secret``) are never written
+here, nor read: they are the answers, and this folder is readable by whoever runs the grader
+(``grader.check``; docs/security.md, class 6).
+
 ``jax-submissions-<version>/<hash of the submission's source>/`` holds the warm compilations of
 one submission *source* (its bytes, the function and the framework): a child process never
 writes there. It gets a private cache folder in its own working folder, seeded from a

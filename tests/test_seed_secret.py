@@ -364,3 +364,40 @@ def test_the_secret_is_in_no_report_gradebook_log_or_child(graded):
             assert secret not in p.read_text(encoding="utf-8"), p
     printed = _report(out, "alice")["output"]["stdout"]
     assert "ENVIRON" in printed and SEED_SECRET_ENV not in printed
+
+
+# -- the CI templates ---------------------------------------------------------------------------
+
+def test_classroom_workflow_passes_the_secret_to_the_grade_step_only():
+    import yaml
+    flow = yaml.safe_load((ROOT / "templates" / "github-classroom" / ".github" / "workflows" /
+                           "autograding.yml").read_text())
+    steps = flow["jobs"]["run-autograding-tests"]["steps"]
+    grade = next(s for s in steps if "grader check" in s.get("run", ""))
+    assert grade["env"] == {SEED_SECRET_ENV: "${{ secrets.%s }}" % SEED_SECRET_ENV}
+    assert "--seed" not in grade["run"]
+    assert all(SEED_SECRET_ENV not in json.dumps(s) for s in steps if s is not grade)
+    assert SEED_SECRET_ENV not in json.dumps(flow.get("env", {}))
+
+
+def test_gradescope_grades_with_the_secret_shipped_in_the_bundle(tmp_path):
+    import subprocess
+    import sys
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    (root / "source").mkdir()
+    (root / "submission" / "solution.py").write_text(BIASED_ENV_PRINTER)
+    secret = "gradescope-secret-" + "3" * 30
+    (root / "source" / "seed_secret").write_text(secret + "\n")
+    env = {**_no_secret_env(), "AUTOGRADER_ROOT": str(root), "GRADER_BIN": f"{sys.executable} -m grader",
+           "GRADER_ARGS": " ".join(FAST)}
+    proc = subprocess.run(["bash", str(ROOT / "templates" / "gradescope" / "run_autograder")], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    text = (root / "results" / "results.json").read_text()
+    results = json.loads(text)
+    assert results["extra_data"]["seed"] == "secret"
+    assert results["extra_data"]["environment"]["seed_secret_from"] == "--seed-secret"
+    seed = derive_seed(secret.encode(), BIASED_ENV_PRINTER.encode())
+    assert str(seed) not in text and secret not in text and "--seed " not in text
+    assert results["score"] < 10

@@ -118,25 +118,42 @@ SUBNORMAL_TERMS = 1024  # subnormal inputs followed one by one; beyond, a cruder
 
 def _subnormal_products(h: np.ndarray, e: np.ndarray, tn: float) -> np.ndarray | float:
     """``|h_sub| @ |E|.T + |h| @ |E_sub|.T``, the products that involve a subnormal input
-    (``0 < |x| < tn``), without a matmul: each subnormal entry adds one row or column; past
-    :data:`SUBNORMAL_TERMS` of them, ``tn`` times the other input's row sums bounds it."""
-    if all(np.count_nonzero(np.abs(a) < tn) == np.count_nonzero(a == 0) for a in (h, e)):
-        return 0.0  # no subnormal input (the usual case)
-    ah, ae = np.abs(np.asarray(h, dtype=np.float64)), np.abs(np.asarray(e, dtype=np.float64))
-    lead, n, vocab = ah.shape[:-1], ah.shape[-1], ae.shape[0]
-    h2 = ah.reshape(-1, n)
-    sub_h = (h2 < tn) & (h2 > 0)
-    sub_e = (ae < tn) & (ae > 0)
+    (``0 < |x| < tn``), without a matmul and without a float64 copy of the inputs: each
+    subnormal entry adds one row or column; past :data:`SUBNORMAL_TERMS` of them, ``tn`` times
+    the other input's row sums bounds it."""
+    n, vocab = h.shape[-1], e.shape[0]
+    h2 = h.reshape(-1, n)
+    sub_h, sub_e = _subnormal(h2, tn), _subnormal(e, tn)
+    count = int(np.count_nonzero(sub_h)) + int(np.count_nonzero(sub_e))
+    if count == 0:
+        return 0.0  # the usual case: graded inputs are never subnormal
     out = np.zeros((h2.shape[0], vocab))
-    if int(sub_h.sum()) + int(sub_e.sum()) > SUBNORMAL_TERMS:
-        out += tn * (ae.sum(axis=1)[None, :] * sub_h.any(axis=1)[:, None]
-                     + h2.sum(axis=1)[:, None] * sub_e.any(axis=1)[None, :])
-        return out.reshape(lead + (vocab,))
+    if count > SUBNORMAL_TERMS:
+        out += tn * (np.abs(e).sum(axis=1, dtype=np.float64)[None, :] * sub_h.any(axis=1)[:, None]
+                     + np.abs(h2).sum(axis=1, dtype=np.float64)[:, None] * sub_e.any(axis=1)[None, :])
+        return out.reshape(h.shape[:-1] + (vocab,))
     r, k = np.nonzero(sub_h)
-    np.add.at(out, r, h2[r, k][:, None] * ae[:, k].T)
+    np.add.at(out, r, np.abs(h2[r, k].astype(np.float64))[:, None] * np.abs(e[:, k].T.astype(np.float64)))
     j, k = np.nonzero(sub_e)
-    np.add.at(out.T, j, ae[j, k][:, None] * h2[:, k].T)
-    return out.reshape(lead + (vocab,))
+    np.add.at(out.T, j, np.abs(e[j, k].astype(np.float64))[:, None] * np.abs(h2[:, k].T.astype(np.float64)))
+    return out.reshape(h.shape[:-1] + (vocab,))
+
+
+#: Exponent and significand bit masks per floating format width (float16 and bfloat16 differ).
+_BITS = {"float16": (np.uint16, 0x7C00, 0x03FF), "bfloat16": (np.uint16, 0x7F80, 0x007F),
+         "float32": (np.uint32, 0x7F800000, 0x007FFFFF),
+         "float64": (np.uint64, 0x7FF0000000000000, 0x000FFFFFFFFFFFFF)}
+
+
+def _subnormal(a: np.ndarray, tn: float) -> np.ndarray:
+    """Where ``a`` holds subnormal numbers (exponent bits all zero, significand not): on the bit
+    patterns, since half-precision arithmetic in NumPy is slow; by value for other dtypes."""
+    a = np.asarray(a)
+    bits = _BITS.get(a.dtype.name)
+    if bits is None or not a.flags.c_contiguous:
+        return (np.abs(a) < tn) & (a != 0)
+    raw = a.view(bits[0])
+    return ((raw & bits[0](bits[1])) == 0) & ((raw & bits[0](bits[2])) != 0)
 
 
 def _rss(a: np.ndarray) -> float:
@@ -205,6 +222,7 @@ class _Ctx:
         self.few = int(np.count_nonzero(np.abs(self.ref) > self.model)) < MIN_FITTED
         self.null_band = self.band(np.zeros_like(self.ref))  # how far from all zeros says nothing
         self._sample: np.ndarray | None = None
+        self._trend_pick: np.ndarray | None = None
 
     def band(self, predicted: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
         """How far the output may be from ``predicted`` and still match it.
@@ -287,8 +305,9 @@ class _Ctx:
         # residual in bins of the right answer, on a fixed sample of at most TREND_SAMPLE elements
         ft, fr = t.ravel(), resid.ravel()
         if ft.size > TREND_SAMPLE:
-            pick = np.random.default_rng(1).choice(ft.size, TREND_SAMPLE, replace=False)
-            ft, fr = ft[pick], fr[pick]
+            if self._trend_pick is None:  # one fixed sample per failure (a draw costs a permutation)
+                self._trend_pick = np.random.default_rng(1).choice(ft.size, TREND_SAMPLE, replace=False)
+            ft, fr = ft[self._trend_pick], fr[self._trend_pick]
         bins = np.array_split(fr[np.argsort(ft, kind="stable")], min(8, ft.size // 4))
         between = sum(len(b) * float(b.mean()) ** 2 for b in bins if len(b))
         share = ft.size / resid.size  # the sample's share of the energy
@@ -500,7 +519,8 @@ def _offsets(x: _Ctx) -> Hint | None:
         return _rss(centred) > FITTED * x.base_residual
 
     # one constant for every element
-    fitted = _round_param(float(np.median(diff)), x.u) if not hopeless(diff - diff.mean()) else 0.0
+    median = float(np.median(diff))
+    fitted = _round_param(median, x.u) if not hopeless(diff - diff.mean()) else 0.0
     if fitted != 0:
         # one number fits any offset (exp, softmax of one logit and a bias of 1 all turn 0 into 1);
         # several zeros that all became the same plain constant are evidence
@@ -513,7 +533,7 @@ def _offsets(x: _Ctx) -> Hint | None:
         return None  # an offset per row or per vocabulary entry needs many more elements
     # an offset per row or per entry must explain far more than one constant does (else the
     # constant was rejected for a reason: rounding at the dtype's resolution, say)
-    constant = _rss(diff - np.median(diff))
+    constant = _rss(diff - median)
     # one offset per row (per hidden vector)
     if (x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= MIN_FITTED
             and not hopeless(diff - diff.mean(axis=-1, keepdims=True))):

@@ -85,8 +85,9 @@ PLANTED: dict[str, set[str]] = {
 }
 
 #: Hints that state what the output is and name no mistake beyond it: never wrong by themselves.
+#: (``not_array``, "return a NumPy or JAX array", is not one: said of a JAX array it is wrong.)
 FACTS = {"where", "wrong_vocab", "squeezed", "added_axis", "flattened", "transposed", "hidden_shape",
-         "empty_batch", "promoted", "demoted", "other_half", "dtype", "integer", "not_numeric", "not_array",
+         "empty_batch", "promoted", "demoted", "other_half", "dtype", "integer", "not_numeric",
          "none", "scalar", "first_row_only", "kind:timeout", "kind:memory"}
 
 

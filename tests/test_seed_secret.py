@@ -167,9 +167,12 @@ def learner_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("learner")
     sub = tmp / "solution.py"
     sub.write_text(BIASED_ENV_PRINTER)
-    secret = "learner-run-" + "9" * 40
+    n = 0  # a seed that needs all 64 bits, shrinking on: hypothesis takes a seed made from it
+    while derive_seed(b"learner-run-%d" % n, sub.read_bytes()) < 1 << 63:
+        n += 1
+    secret = "learner-run-%d" % n
     cache_dir = tmp / "cache"
-    run = _run("check", str(sub), "--format", "json", "--timeout", "5", "--no-shrink",
+    run = _run("check", str(sub), "--format", "json", "--timeout", "5", "--max-examples", "8",
                env={SEED_SECRET_ENV: secret, "GRADER_CACHE_DIR": str(cache_dir)})
     return sub, secret, cache_dir, run
 
@@ -194,6 +197,7 @@ def test_learner_report_hides_the_seed_and_replays_without_it(learner_run):
     assert literal and noted and any(c["name"].startswith("real_size") for c in noted)
     assert all("--replay" in shlex.split(c["replay"]) for c in literal)
     assert all(c["replay_note"] == SECRET_REPLAY_NOTE for c in noted)
+    assert any(c["group"] == "shrunk" for c in literal)  # shrinking ran under the 64-bit seed
     only_noted = report_from_json({**report, "cases": noted})  # the text report lists the smallest five
     assert f"replay: none ({SECRET_REPLAY_NOTE})" in reporter("text").render(only_noted, audience="learner")
     # the secret run's cases (and their exact outputs) are not left in the cache

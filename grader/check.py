@@ -524,7 +524,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     dtypes = problem.frameworks[framework]
     tier, wrap = choose_tier(opts.sandbox)
     env: dict[str, Any] = {
-        "seed": opts.seed if not secret or opts.audience == "instructor" else "secret", "framework": framework, "dtypes": list(dtypes),
+        "seed": opts.seed if not secret or opts.audience == "instructor" else "secret",
+        "framework": framework, "dtypes": list(dtypes),
         "framework_note": problem.framework_notes.get(framework, ""),
         "python": platform.python_version(), "numpy": np.__version__, "jax": None,
         "grader": __version__, "sandbox": tier, "x64": framework == "jax" or None,
@@ -586,7 +587,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
             unknown = wanted - {c.name for c in cases}
             if unknown:
                 raise GraderError(f"--case: no case named {', '.join(sorted(unknown))} "
-                                  f"(with {'the secret seed' if secret else f'seed {opts.seed}'}); names look like 'batch[float32]' or 'gen003[float16]'")
+                                  f"(with {'the secret seed' if secret else f'seed {opts.seed}'}); "
+                                  "names look like 'batch[float32]' or 'gen003[float16]'")
             cases = [c for c in cases if c.name in wanted]
 
     env["cases_digest"] = cases_digest(cases)  # what was graded, so two runs can be compared
@@ -612,7 +614,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         copy.close()
-    if secret:
+    if secret and opts.audience != "instructor":
         for res in report.cases:  # no replay command without the secret seed: say why instead
             if res.status not in ("passed", "skipped") and res.replay is None:
                 res.replay_note = SECRET_REPLAY_NOTE

@@ -104,8 +104,10 @@ def render(report: Report, *, audience: str = "learner") -> str:
                  + (f" ({n_graded_pass} of {len(graded)} cases passed)" if graded else "")
                  + f"  {report.submission}"]
     dtypes = ", ".join(env.get("dtypes", []))
-    seed = ("seed: secret (set by your instructor)" if env.get("seed") == "secret"
-            else f"seed {env.get('seed')}" + (" (from the instructor's secret)" if env.get("seed_source") == "secret" else ""))
+    if env.get("seed") == "secret":
+        seed = "seed: secret (set by your instructor)"
+    else:
+        seed = f"seed {env.get('seed')}" + (" (from the instructor's secret)" if env.get("seed_source") == "secret" else "")
     ran = f"{env.get('framework')} submission, graded in {dtypes}; {seed}; sandbox {env.get('sandbox')}"
     if env.get("framework") == "jax":
         ran += "; jax_enable_x64 on"

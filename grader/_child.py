@@ -680,6 +680,7 @@ def main() -> int:
                          traceback=_trim_traceback(exc, submission), seconds=time.perf_counter() - t0)
         except BaseException as exc:  # noqa: BLE001 - the learner's exception is data
             reply.update(status="exception", error=type(exc).__name__,
+                         error_mro=[c.__name__ for c in type(exc).__mro__][:32],
                          message=f"{type(exc).__name__}: {exc}"[:2000],
                          traceback=_trim_traceback(exc, submission), seconds=time.perf_counter() - t0)
         try:

@@ -160,6 +160,7 @@ class CallOutcome:
     mutated: list[str] = field(default_factory=list)
     seconds: float = 0.0
     result_type: str = ""
+    error_types: list[str] = field(default_factory=list)  # an exception's type and base names
 
 
 @dataclass
@@ -556,8 +557,11 @@ class Worker:
         if status == "type":
             return CallOutcome("type", message=str(header.get("type_name", "?")), mutated=mutated, seconds=seconds)
         if status in ("exception", "memory"):
+            mro = header.get("error_mro")
+            types = [m for m in mro if isinstance(m, str)][:32] if isinstance(mro, list) else []
             return CallOutcome(status, message=str(header.get("message", "")),
-                               traceback=str(header.get("traceback", "")), seconds=seconds)
+                               traceback=str(header.get("traceback", "")), seconds=seconds,
+                               error_types=types or [str(header.get("error", ""))])
         self.kill()
         return CallOutcome("crash", message=f"unknown reply status {status!r}", seconds=seconds)
 

@@ -60,6 +60,8 @@ class Case:
         expected_literal: the spec's literal expected output (float64), or None.
         origin: ``"fixed"``, ``"generated"``, ``"shrunk"`` or ``"replay"``.
         visibility: ``"visible"`` or ``"hidden"``.
+        raises: the exception type names of which the call must raise one (a case that must
+            raise); empty for a case whose output is compared.
     """
 
     name: str
@@ -72,6 +74,7 @@ class Case:
     origin: str = "fixed"
     visibility: str = "visible"
     meta: dict[str, Any] = field(default_factory=dict)
+    raises: tuple[str, ...] = ()
 
     @property
     def rank(self) -> int:
@@ -237,21 +240,120 @@ def _cast(values: Any, dtype: str, flush: bool = True) -> np.ndarray:
     return out
 
 
+def mask_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> np.ndarray:
+    """A bool array of ``shape`` for a ``mask`` fill, row by row along the last axis.
+
+    ``rows``: ``none`` (no True), ``one`` (exactly one True, at a random position), ``all``,
+    ``prefix`` (True for a random number 0..L of leading entries: padding at the end),
+    ``random`` (each entry True with chance ``p``, default 0.5; made from 53-bit uniforms
+    compared with ``p``), ``mixed`` (row i takes the (i mod 5)-th of none, one, all, prefix,
+    random, so that every structure appears once there are 5 rows or more). Exact and
+    library-version independent (:class:`Stream` only).
+    """
+    shape = tuple(int(s) for s in shape)
+    length = shape[-1] if shape else 1
+    n_rows = int(np.prod(shape[:-1], dtype=np.int64)) if shape else 1
+    out = np.zeros((n_rows, length), dtype=bool)
+    how = fill.get("rows", "mixed")
+    order = ("none", "one", "all", "prefix", "random")
+    p = float(fill.get("p", 0.5))
+    for i in range(n_rows if length else 0):
+        kind = order[i % len(order)] if how == "mixed" else how
+        if kind == "one":
+            out[i, stream.integer(0, length - 1)] = True
+        elif kind == "all":
+            out[i, :] = True
+        elif kind == "prefix":
+            out[i, :stream.integer(0, length)] = True
+        elif kind == "random":
+            out[i, :] = stream.unit((length,)) < p
+    return out.reshape(shape)
+
+
+def integer_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any],
+                  bounds: tuple[int, int] | None) -> np.ndarray:
+    """int64 values of ``shape``, uniform in ``[low, high)`` of an ``integers`` fill, else in the
+    parameter's domain ``bounds`` (both included), else in [0, 9]."""
+    if fill.get("kind") == "integers" and ("low" in fill or "high" in fill):
+        lo, hi = int(fill.get("low", 0)), int(fill.get("high", 2)) - 1
+    elif bounds is not None:
+        lo, hi = bounds
+    else:
+        lo, hi = 0, 9
+    return stream.integers(lo, hi, tuple(int(s) for s in shape))
+
+
+def param_array(stream: Stream, param: Parameter, shape: tuple[int, ...], fill: dict[str, Any] | None,
+                dtype: str, sizes: dict[str, Any]) -> np.ndarray:
+    """One input of a filled case, by the parameter's kind, in ``dtype`` (its concrete dtype).
+
+    Float parameters: :func:`fill_array` (default fill ``normal``) rounded by :func:`_cast`;
+    integer ones: :func:`integer_array` over the parameter's domain (never a float dtype);
+    bool ones: :func:`mask_array` (default ``rows: mixed``). A ``dtype`` that differs from the
+    kind (a float dtype for an integer parameter, from a case's ``input_dtypes``) casts the
+    values made for the kind.
+    """
+    if param.kind == "float":
+        return _cast(fill_array(stream, shape, fill or {"kind": "normal"}), dtype)
+    if param.kind == "bool":
+        values = mask_array(stream, shape, fill or {"kind": "mask"})
+    else:
+        values = integer_array(stream, shape, fill or {}, param.bounds(sizes))
+    return as_dtype(values, dtype)
+
+
+def as_dtype(values: Any, dtype: str, flush: bool = True) -> np.ndarray:
+    """``values`` in ``dtype``: floats through :func:`_cast`; integers and bool by NumPy's exact cast.
+
+    Raises:
+        ValueError: a value does not fit the integer dtype, or is not a whole number.
+    """
+    dt = dtype_of(dtype)
+    if dt.kind == "f" or dtype == "bfloat16":
+        return _cast(values, dtype, flush)
+    arr = np.asarray(values)
+    if dt.kind == "b":
+        return arr.astype(bool)
+    wide = np.asarray(arr, dtype=np.float64) if arr.dtype.kind in "fb" else arr
+    if wide.dtype.kind == "f" and (np.any(wide != np.round(wide)) or not np.all(np.isfinite(wide))):
+        raise ValueError(f"values {arr.tolist()!r} are not whole numbers for {dtype}")
+    info = np.iinfo(dt)
+    if wide.size and (np.min(wide) < info.min or np.max(wide) > info.max):
+        raise ValueError(f"values do not fit {dtype}")
+    return wide.astype(dt)
+
+
+def concrete_dtype(problem: Problem, spec: dict[str, Any] | None, param: Parameter, float_dtype: str,
+                   index: int) -> str:
+    """The dtype of ``param`` in a case of ``float_dtype``: the case's ``input_dtypes`` entry
+    (``"float"`` meaning ``float_dtype``), else :meth:`Parameter.dtype_for` with ``index``."""
+    override = (spec or {}).get("input_dtypes", {}).get(param.name)
+    if override is not None:
+        return float_dtype if override == "float" else override
+    return param.dtype_for(float_dtype, index)
+
+
 def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Case]:
     """The spec's fixed cases, one per (case, graded dtype), values deterministic in ``seed``.
 
     The values of case ``c`` in dtype ``t`` come from ``Stream(seed, "fixed", c, t)``, so they
-    do not change when other cases or dtypes are added or removed.
+    do not change when other cases or dtypes are added or removed. Inputs are made by parameter
+    kind (:func:`param_array`); integer parameters with a list of dtypes take the
+    (i mod k)-th for the i-th graded dtype of ``dtypes``.
+
+    Raises:
+        ValueError: a literal input does not fit its parameter's dtype (e.g. 1.5 for int32).
     """
     out: list[Case] = []
     for spec in problem.cases:
         group = problem.groups[spec["group"]]
-        for dt in dtypes:
+        for index, dt in enumerate(dtypes):
             if "dtypes" in spec and dt not in spec["dtypes"]:
                 continue
             name = f"{spec['name']}[{dt}]"
+            kinds = {p.name: concrete_dtype(problem, spec, p, dt, index) for p in problem.parameters}
             if "inputs" in spec:
-                inputs = {p.name: _cast(spec["inputs"][p.name], dt) for p in problem.parameters}
+                inputs = {p.name: as_dtype(spec["inputs"][p.name], kinds[p.name]) for p in problem.parameters}
                 sizes = _sizes_from_inputs(problem, inputs)
             else:
                 sizes = {k: (tuple(v) if isinstance(v, list) else int(v)) for k, v in spec["sizes"].items()}
@@ -259,11 +361,11 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
                 stream = Stream(seed, "fixed", spec["name"], dt)
                 inputs = {}
                 for p in problem.parameters:
-                    fill = spec.get("fill", {}).get(p.name, {"kind": "normal"})
-                    inputs[p.name] = _cast(fill_array(stream, resolve_shape(p, sizes), fill), dt)
+                    inputs[p.name] = param_array(stream, p, resolve_shape(p, sizes), spec.get("fill", {}).get(p.name),
+                                                 kinds[p.name], sizes)
             literal = np.asarray(spec["expected"], dtype=np.float64) if "expected" in spec else None
             out.append(Case(name, spec["group"], dt, inputs, sizes, spec.get("compare", "tolerance"),
-                            literal, "fixed", group.visibility))
+                            literal, "fixed", group.visibility, raises=tuple(spec.get("raises", ()))))
     return out
 
 
@@ -368,6 +470,10 @@ def case_strategy(problem: Problem, dtype: str) -> Any:
         inputs = {}
         for p in problem.parameters:
             shape = resolve_shape(p, sizes)
+            if p.kind != "float":  # integers in the domain, masks: made by a stream hypothesis seeds
+                inputs[p.name] = param_array(Stream(data(st.integers(0, 2**32 - 1))), p, shape, values.get(p.name),
+                                             p.dtype_for(dtype, 0), sizes)
+                continue
             fill = values.get(p.name, {"kind": "normal"})
             if fill.get("kind", "normal") != "normal":
                 arr = fill_array(Stream(data(st.integers(0, 2**32 - 1))), shape, fill)
@@ -404,7 +510,8 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
         for j in range(n):
             stream = Stream(seed, "generated", dt, j)
             sizes = dict(pool[j % len(pool)]) if pool else draw_sizes(stream, gen)
-            inputs = {p.name: _cast(fill_array(stream, resolve_shape(p, sizes), values.get(p.name, {"kind": "normal"})), dt)
+            inputs = {p.name: param_array(stream, p, resolve_shape(p, sizes), values.get(p.name),
+                                          p.dtype_for(dt, j), sizes)
                       for p in problem.parameters}
             out.append(Case(f"gen{len(out):03d}[{dt}]", gen["group"], dt, inputs, sizes, "tolerance", None,
                             "generated", group.visibility))
@@ -442,7 +549,11 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     missing = [p.name for p in problem.parameters if p.name not in literal]
     if missing:
         raise ValueError(f"the replay case lacks {', '.join(missing)}")
-    inputs = {p.name: _cast(literal[p.name], dt, flush=False) for p in problem.parameters}
+    given = literal.get("dtypes") or {}
+    if not isinstance(given, dict):
+        raise ValueError("'dtypes' must map parameter names to dtype names, e.g. {\"token_ids\": \"int64\"}")
+    inputs = {p.name: as_dtype(literal[p.name], str(given.get(p.name) or p.dtype_for(dt, 0)), flush=False)
+              for p in problem.parameters}
     shapes = literal.get("shapes") or {}
     if not isinstance(shapes, dict):
         raise ValueError("'shapes' must map parameter names to shapes, e.g. {\"hidden\": [0, 4]}")
@@ -453,15 +564,23 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
             except (TypeError, ValueError):
                 raise ValueError(f"shapes.{name}={shape!r} does not fit its {inputs[name].size} values") from None
     group = str(literal.get("group", "replay"))
+    raises = literal.get("raises") or ()
+    if not isinstance(raises, (list, tuple)) or not all(isinstance(r, str) for r in raises):
+        raise ValueError("'raises' must be a list of exception type names")
     return Case(f"replay[{dt}]", group, dt, inputs, _sizes_from_inputs(problem, inputs), "tolerance",
-                None, "replay", "visible")
+                None, "replay", "visible", raises=tuple(raises))
 
 
 def case_literal(case: Case) -> dict[str, Any]:
     """The replay literal of a case: its dtype and inputs as nested lists of exact floats."""
     lit: dict[str, Any] = {"dtype": case.dtype}
     for name, arr in case.inputs.items():
-        lit[name] = np.asarray(arr, dtype=np.float64).tolist()
+        lit[name] = arr.tolist() if arr.dtype.kind in "biu" else np.asarray(arr, dtype=np.float64).tolist()
+    others = {name: arr.dtype.name for name, arr in case.inputs.items() if arr.dtype.name != case.dtype}
+    if others:
+        lit["dtypes"] = others  # integer, bool or other-float inputs keep their dtype
+    if case.raises:
+        lit["raises"] = list(case.raises)
     empty = {name: list(arr.shape) for name, arr in case.inputs.items() if arr.size == 0 and arr.ndim > 1}
     if empty:
         lit["shapes"] = empty  # a nested list cannot carry a shape with a 0 in it

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import __version__, cache, reference
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
-from .compare import SMALL, Expected, compare
+from .compare import SMALL, Expected, compare, judge_raises
 from .errors import GraderError
 from .reports.common import SECRET_REPLAY_NOTE
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
@@ -336,19 +336,42 @@ def defined_functions(tree: ast.Module | None) -> set[str]:
 
 
 def _expected(problem: Problem, case: Case) -> Expected:
+    if case.raises:
+        reference.must_raise(problem, case.inputs, case.raises)  # the spec and the reference agree
+        return _expected_from(problem, case, np.zeros(0), None)
     ref, scale = reference.evaluate(problem, case.inputs)
     return _expected_from(problem, case, ref, scale)
 
 
 def _expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarray | None) -> Expected:
-    n = 0
-    if problem.tolerance["model"] == "sum_of_products":
+    """The :class:`Expected` of a case from the reference's output and scale (by the spec's
+    tolerance model, output dtype rule and hint setting).
+
+    Raises:
+        GraderError: the reference disagrees with the case's literal ``expected`` values.
+    """
+    model = problem.tolerance["model"]
+    n: Any = 0
+    if model == "sum_of_products":
         n = int(case.sizes[problem.tolerance["contraction"]])
+    elif model == "masked_mean":
+        mask = np.asarray(case.inputs[problem.tolerance["count"]], dtype=bool)
+        n = mask.sum(axis=-1, dtype=np.int64)[..., None] if mask.ndim else np.int64(mask)
+    if problem.returns_dtype == "same_as_inputs":
+        out_dtype, rule = case.dtype, ("the inputs' dtype", next(p.name for p in problem.parameters
+                                                                if p.kind == "float"))
+    else:
+        out_dtype = case.inputs[problem.returns_dtype].dtype.name
+        rule = (f"the dtype of {problem.returns_dtype}", problem.returns_dtype)
+    float_names = tuple(p.name for p in problem.parameters if p.kind == "float")
+    if case.raises:
+        return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names)
     if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
                                               or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
         raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
                           f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
-    return Expected(ref, scale if case.compare != "exact" else None, n)
+    return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
+                    float_names)
 
 
 def _values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
@@ -579,6 +602,10 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         cached = None if secret else cache.load_cases(key)
         if cached is not None:
             cases = [c for c, _, _ in cached]
+            must = {s["name"]: tuple(s["raises"]) for s in problem.cases if "raises" in s}
+            for c in cases:  # the cache keeps no 'raises': it is the spec's
+                if c.origin == "fixed":
+                    c.raises = must.get(c.name.rsplit("[", 1)[0], ())
             known = {c.name: (ref, scale) for c, ref, scale in cached}
         else:
             cases = fixed_cases(problem, dtypes, opts.seed) + generated_cases(problem, dtypes, opts.seed, count)
@@ -669,7 +696,10 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
         outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
         got = outcome.result
         exp = expected_of(i)
-        if outcome.status in ("ok", "type"):
+        if case.raises and outcome.status in ("ok", "type", "exception"):
+            failure = judge_raises(case, outcome)  # a case that must raise: nothing is compared
+            status = "passed" if failure is None else "failed"
+        elif outcome.status in ("ok", "type"):
             failure = compare(case, outcome, exp)
             status = "passed" if failure is None else "failed"
         else:

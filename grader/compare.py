@@ -4,40 +4,20 @@ The checks run in that fixed order; every problem found is collected, and the fi
 decides the failure's kind (``grader.results.CASE_KINDS``). Messages are built from the
 mismatch data in one place (:func:`_tolerance_failure`, ...), so reporters never re-derive them.
 
-Tolerance model ``sum_of_products`` (docs/tolerance.md has the derivation and the measured
-margins). For an output element ``y = sum_k a_k b_k`` over ``n`` terms, with ``ref`` its exact
-value and ``S = sum_k |a_k| |b_k|`` (the reference evaluated on ``|inputs|``), the allowed
-absolute error is::
+The allowed error comes from the problem's tolerance model, looked up in the registry
+``grader.tolerance`` (``exact``, ``sum_of_products``, ``masked_mean``; docs/tolerance.md derives
+each and gives the measured margins). :func:`allowed_error` is the ``sum_of_products`` model,
+kept here under its old name. Model ``exact`` (and ``compare: exact`` cases) allows no error:
+the sign of a zero is not graded (``-0.0 == 0.0``).
 
-    allowed = u_out * |ref|                  # rounding the result to the output dtype
-            + 2 * (n + 1) * u_acc * S        # accumulation in any order (Higham 2002, sec. 3.1:
-                                             #   |fl(x.y) - x.y| <= gamma_n |x|.|y|, and
-                                             #   gamma_n <= (n + 1) u while n (n + 1) u <= 1),
-                                             #   counted twice: the submission's and the reference's
-            + 3 * u_out * S                  # half dtypes only: products rounded to the half
-                                             #   dtype before a float32 sum (u * S), times 3
-            + 2 * (n + 1) * tiny_acc         # underflow with flush-to-zero (XLA on the CPU, GPUs,
-            + tiny_out                       #   fast-math BLAS): each product and each partial sum
-                                             #   below the computing dtype's smallest normal number
-                                             #   may become 0 (error < tiny_acc each, n of each), and
-                                             #   the result below the output dtype's smallest normal
-                                             #   may become 0 (error < tiny_out); gradual underflow
-                                             #   errs less (tiny / 2 per rounding)
+A case that must raise (``raises`` in the spec) is judged by :func:`judge_raises` instead: the
+call must raise one of the listed types (a subclass counts; the child sends the exception
+type's names along its MRO), else the failure kind is ``raises``.
 
-``u_out`` is the output dtype's unit roundoff (``grader.dtypes``); ``u_acc`` is 2**-24 (float32
-accumulation, what BLAS, NumPy's float16 loops and XLA use for half and single precision) or
-2**-53 for float64; ``tiny_acc`` and ``tiny_out`` are the smallest *normal* numbers of the
-accumulation dtype (float32 or float64) and of the output dtype. Graded inputs are never
-subnormal (``grader.cases`` flushes them when it makes a case), so denormals-are-zero on input
-changes nothing. Margins measured with benchmarks/tolerance_margins.py (1000 cases per dtype,
-NumPy, JAX and loop implementations): correct code stays under 0.41 of the allowance in every
-dtype (docs/tolerance.md).
-Summing in the half dtype itself (a Python loop over ``d_model`` with a float16 accumulator) is
-outside the model: its error grows like ``n * u_out * S`` and the hints name it.
-
-Model ``exact`` (and ``compare: exact`` cases) allows no error: the probes there (zero rows,
-scaled basis vectors) are computed exactly by every correct method. The sign of a zero is not
-graded (``-0.0 == 0.0``).
+Hints: the problem-specific ideas of ``grader.diagnose`` (written for ``tied_lm_head``: logits,
+softmax, the table's transpose...) run only for a problem whose spec names them
+(``hints: tied_lm_head``, carried in :attr:`Expected.hints`); every other problem gets the
+generic hints below, worded with its own parameter names.
 """
 from __future__ import annotations
 
@@ -47,27 +27,42 @@ from typing import Any
 
 import numpy as np
 
-from . import diagnose
+from . import diagnose, tolerance
 from .cases import Case
-from .dtypes import HALF_DTYPES, dtype_of, smallest_normal, unit_roundoff
+from .dtypes import dtype_of
 from .results import Failure
 from .runner import CallOutcome
+from .tolerance import (ACC_FACTOR, HALF_PRODUCT_FACTOR, U_ACC_DOUBLE, U_ACC_SINGLE,  # noqa: F401 - re-exported
+                        UNDERFLOW_FACTOR)
 
 SMALL = 64  # arrays of at most this many elements are shown with their values
-U_ACC_SINGLE = 2.0 ** -24  # float32 accumulation (half and single precision inputs)
-U_ACC_DOUBLE = 2.0 ** -53  # float64 accumulation
-ACC_FACTOR = 2  # the accumulation bound counted twice: the submission's and the reference's sums
-HALF_PRODUCT_FACTOR = 3  # products rounded to a half dtype: u*S, times 3 (worst ratio 1/2, see docs)
-UNDERFLOW_FACTOR = 2  # flushed products and flushed partial sums: n + 1 of each at most
 
 
 @dataclass
 class Expected:
-    """The reference's answer for one case: exact float64 values and the condition scale S."""
+    """The reference's answer for one case and how to judge it.
+
+    Attributes:
+        ref: the exact output, float64 (empty for a case that must raise).
+        scale: the condition scale ``S`` of the tolerance model, or None (exact comparison).
+        n: terms per output element: the contraction size (``sum_of_products``), the per-element
+            counts broadcastable against ``ref`` (``masked_mean``), 0 for ``exact``.
+        model: the tolerance model's name (``grader.tolerance.MODELS``).
+        hints: the problem-specific hint ideas to run (``"tied_lm_head"``), or None.
+        out_dtype: the expected output dtype's name; None: the case's graded dtype.
+        dtype_rule: how the statement words the output dtype ("the inputs' dtype", "the dtype of
+            embedding_matrix") and the parameter to copy it from (for hints).
+        float_names: the float parameters' names (the scale is the computation on their |.|).
+    """
 
     ref: np.ndarray
     scale: np.ndarray | None
-    n: int  # terms per output element (the contraction size); 0 for the exact model
+    n: Any  # int, or an integer array for masked_mean
+    model: str = "sum_of_products"
+    hints: str | None = None
+    out_dtype: str | None = None
+    dtype_rule: tuple[str, str] = ("the inputs' dtype", "")
+    float_names: tuple[str, ...] | None = None
 
 
 def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int) -> np.ndarray:
@@ -92,15 +87,7 @@ def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int)
     ``n (n + 1) u <= 1``); sections 2.1-2.2 for ``u`` and underflow; docs/tolerance.md for the
     half-dtype factor and the measured margins.
     """
-    u_out = unit_roundoff(dtype)
-    if scale is None:
-        return np.zeros_like(ref, dtype=np.float64)
-    u_acc = U_ACC_DOUBLE if dtype_of(dtype) == np.float64 else U_ACC_SINGLE
-    allowed = u_out * np.abs(ref) + ACC_FACTOR * (n + 1) * u_acc * scale
-    if dtype in HALF_DTYPES:
-        allowed = allowed + HALF_PRODUCT_FACTOR * u_out * scale
-    tiny_acc = smallest_normal(np.float64 if u_acc == U_ACC_DOUBLE else np.float32)
-    return allowed + (UNDERFLOW_FACTOR * (n + 1) * tiny_acc + smallest_normal(dtype))
+    return tolerance.sum_of_products_allowed(dtype, ref, scale, n)
 
 
 def _fmt(x: float) -> str:
@@ -129,31 +116,125 @@ def _hinted(failure: Failure, hint: diagnose.Hint | None) -> Failure:
     return failure
 
 
+def _specific(expected: Expected) -> bool:
+    """The problem-specific ideas of ``grader.diagnose`` run for this problem (its spec names them)."""
+    return expected.hints == "tied_lm_head"
+
+
+def generic_type_hint(type_name: str, want: str) -> diagnose.Hint:
+    """The hint for a non-array result, worded for any problem (``want``: the expected dtype)."""
+    hint = diagnose.diagnose_type(type_name)
+    if hint.id == "not_numeric":
+        dtype = type_name[len("array of dtype"):].strip()
+        return diagnose.Hint("not_numeric", f"the result is an array of dtype {dtype}: return a {want} array")
+    return hint
+
+
+def generic_shape_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> diagnose.Hint | None:
+    """A wrong shape that the values show to be the right result with its axes reversed or an
+    axis of size 1 added or dropped; None otherwise (no cause is named from a shape alone)."""
+    g = np.asarray(got, dtype=np.float64) if got.dtype.kind in "fiub" or got.dtype.name == "bfloat16" else None
+    if g is None or g.size != ref.size or ref.size == 0:
+        return None
+    if g.ndim == ref.ndim and g.ndim >= 2 and tuple(reversed(g.shape)) == ref.shape and np.array_equal(
+            np.transpose(g), ref.astype(g.dtype).astype(np.float64)):
+        return diagnose.Hint("transposed", "the result holds the right values with its axes in reverse order "
+                                           "(a transpose too many, or indexing the transposed array?)")
+    if np.array_equal(g.reshape(ref.shape), ref.astype(g.dtype).astype(np.float64)):
+        if g.ndim > ref.ndim:
+            return diagnose.Hint("extra_axis", f"the values are right but the shape has an extra axis of size 1: "
+                                               f"return shape {tuple(ref.shape)}")
+        if g.ndim < ref.ndim:
+            return diagnose.Hint("lost_axis", f"the values are right but an axis of size 1 was dropped: return "
+                                              f"shape {tuple(ref.shape)}")
+    return None
+
+
+def generic_dtype_hint(got: np.ndarray, want: str, rule: tuple[str, str]) -> diagnose.Hint:
+    """What to return instead of a result of the wrong dtype, in the statement's words."""
+    have = np.asarray(got).dtype.name
+    how = f" (e.g. .astype({rule[1]}.dtype))" if rule[1] else ""
+    order = {"bfloat16": 0, "float16": 0, "float32": 1, "float64": 2}
+    if have in order and want in order and order[have] > order[want]:
+        return diagnose.Hint("promoted", f"the result was promoted to {have}: compute as you like, but return "
+                                         f"{want}, {rule[0]}{how}", {"got": have})
+    if have in order and want in order and order[have] < order[want]:
+        return diagnose.Hint("demoted", f"the result was demoted to {have}: return {want}, {rule[0]}{how}",
+                             {"got": have})
+    return diagnose.Hint("dtype", f"return {want}, {rule[0]}{how}", {"got": have})
+
+
+def generic_non_finite_hint(g: np.ndarray, ref: np.ndarray) -> diagnose.Hint | None:
+    """NaN exactly where the expected value is 0 and nowhere else: a 0/0 (a division by a zero count?)."""
+    if g.shape != ref.shape:
+        return None
+    nan = np.isnan(g)
+    zero = ref == 0
+    if nan.any() and np.all(zero[nan]) and np.all(np.isfinite(g[~zero])):
+        return diagnose.Hint("nan_where_zero", "NaN exactly where the expected result is 0: a 0/0, such as a "
+                                               "division by a count that is zero? the statement says what to "
+                                               "return there")
+    return None
+
+
+def judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
+    """The verdict of a case that must raise one of ``case.raises``, or None when it did.
+
+    Only ``ok``, ``type`` and ``exception`` outcomes are judged here (a timeout, crash or memory
+    failure keeps its own kind): returning anything, or raising a type not in the list (nor a
+    subclass of one: ``outcome.error_types`` holds the type's names along its MRO), is a
+    ``raises`` failure.
+    """
+    accepted = ", ".join(case.raises)
+    if outcome.status == "exception":
+        names = outcome.error_types or [outcome.message.split(":", 1)[0]]
+        if set(names) & set(case.raises):
+            return None
+        first = outcome.message.splitlines()[0] if outcome.message else names[0]
+        return Failure("raises", f"raised {names[0]}, not one of {accepted}",
+                       details=[first] + ([outcome.traceback] if outcome.traceback else []),
+                       hint=f"these inputs break the function's contract (see the statement): raise {accepted}",
+                       data={"raised": names[0], "accepted": list(case.raises)})
+    what = (f"returned {outcome.message}" if outcome.status == "type"
+            else f"returned an array of shape {tuple(outcome.result.shape) if outcome.result is not None else '?'}")
+    return Failure("raises", f"the function {what} where it must raise one of {accepted}",
+                   hint=f"these inputs break the function's contract (see the statement): check them and "
+                        f"raise {accepted} instead of returning",
+                   data={"returned": outcome.message if outcome.status == "type" else "array",
+                         "accepted": list(case.raises)})
+
+
 def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | None:
     """The failure of one case, or None when the output is right.
 
     Args:
-        case: the case (its inputs in the case dtype).
+        case: the case (its inputs in their dtypes).
         outcome: what the submission's process returned (``grader.runner.CallOutcome``).
-        expected: the reference's exact values, scale and ``n``.
+        expected: the reference's exact values, scale, ``n``, tolerance model and dtype rule.
     """
+    specific = _specific(expected)
+    want_dtype = expected.out_dtype or case.dtype
     if outcome.status == "type":
+        hint = (_safe(diagnose.diagnose_type, outcome.message) if specific
+                else _safe(generic_type_hint, outcome.message, want_dtype))
         return _hinted(Failure("type", f"the function returned {outcome.message}, not an array",
-                               data={"returned": outcome.message}), _safe(diagnose.diagnose_type, outcome.message))
+                               data={"returned": outcome.message}), hint)
     got = outcome.result
     assert got is not None
     ref = expected.ref
-    want_shape, want_dtype = tuple(ref.shape), case.dtype
+    want_shape = tuple(ref.shape)
     problems: list[Failure] = []
     if tuple(got.shape) != want_shape:
         problems.append(_hinted(Failure(
             "shape", f"shape {tuple(got.shape)} != expected {want_shape}",
             data={"got": list(got.shape), "expected": list(want_shape)}),
-            _safe(diagnose.diagnose_shape, case, got, ref)))
+            _safe(diagnose.diagnose_shape, case, got, ref) if specific else _safe(generic_shape_hint, case, got, ref)))
     if got.dtype.name != want_dtype:
         problems.append(_hinted(Failure(
-            "dtype", f"dtype {got.dtype.name} != expected {want_dtype} (the inputs' dtype)",
-            data={"got": got.dtype.name, "expected": want_dtype}), _safe(diagnose.diagnose_dtype, case, got)))
+            "dtype", f"dtype {got.dtype.name} != expected {want_dtype} ({expected.dtype_rule[0]})",
+            data={"got": got.dtype.name, "expected": want_dtype}),
+            _safe(diagnose.diagnose_dtype, case, got) if specific
+            else _safe(generic_dtype_hint, got, want_dtype, expected.dtype_rule)))
     if not problems or problems[0].kind == "dtype":
         value_failure = _compare_values(case, got, expected)
         if value_failure is not None:
@@ -194,14 +275,16 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
             f"{n_bad} / {g.size} elements are NaN or infinite where the expected values are finite",
             details=[f"first at index {idx}: got {g[idx]}, expected {_fmt(ref[idx])}"],
             data={"count": n_bad, "total": int(g.size), "index": list(idx)}),
-            _safe(diagnose.diagnose_non_finite, case, g, ref))
-    if case.compare == "exact":
+            _safe(diagnose.diagnose_non_finite, case, g, ref) if _specific(expected)
+            else _safe(generic_non_finite_hint, g, ref))
+    out_dtype = expected.out_dtype or case.dtype
+    if case.compare == "exact" or expected.model == "exact":
         allowed = np.zeros_like(ref)
-        rounded = ref.astype(dtype_of(case.dtype)).astype(np.float64)
+        rounded = ref.astype(dtype_of(out_dtype)).astype(np.float64)
         err = np.abs(g - rounded)
         mask = ~(g == rounded)
     else:
-        allowed = allowed_error(case.dtype, ref, expected.scale, expected.n)
+        allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
         err = np.abs(g - ref)
         mask = ~(err <= allowed)
     if not mask.any():
@@ -216,7 +299,8 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
         ratio = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0), np.where(err > 0, np.inf, 0.0))
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(mask, ratio, -1))), ratio.shape))
     w_ratio = float(ratio[worst])
-    exact = case.compare == "exact"
+    exact = case.compare == "exact" or expected.model == "exact"
+    out_dtype = expected.out_dtype or case.dtype
     message = (f"{n_bad} / {total} elements ({100.0 * n_bad / total:.1f}%) "
                + ("differ from the exact result" if exact else "are outside the tolerance"))
     details = [
@@ -234,8 +318,10 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
     else:
         s_worst = float(expected.scale[worst]) if expected.scale is not None else 0.0
         data["scale"] = s_worst
-        details.append(f"tolerance: {case.dtype} (unit roundoff {unit_roundoff(case.dtype):.3g}), "
-                       f"d = {expected.n} terms per element, scaled by S = {_fmt(s_worst)} there "
-                       f"(the same computation on |{'|, |'.join(case.inputs)}|; docs/tolerance.md)")
-    hint = _safe(diagnose.diagnose_values, case, g, ref, expected.scale, allowed)
+        n_worst = np.broadcast_to(np.asarray(expected.n), ref.shape)[worst] if np.ndim(expected.n) else expected.n
+        names = expected.float_names if expected.float_names is not None else tuple(case.inputs)
+        line = tolerance.model(expected.model).describe(out_dtype, n_worst, s_worst, names)
+        if line:
+            details.append(line)
+    hint = _safe(diagnose.diagnose_values, case, g, ref, expected.scale, allowed) if _specific(expected) else None
     return _hinted(Failure("tolerance", message, details=details, data=data), hint)

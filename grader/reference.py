@@ -6,10 +6,15 @@ float64 rounding (Higham, section 3.1: at most ``gamma_n * S`` with ``gamma_n ~ 
 far below any tolerance of a graded dtype; for float64 cases the tolerance bound counts that
 error twice (``grader.compare``).
 
-For the ``sum_of_products`` tolerance model the same reference also gives the condition scale
-``S = f(|x_1|, ..., |x_k|)``: for a function that is a sum of products of its inputs (a matmul,
+For the tolerance models that use a scale (``grader.tolerance``: ``sum_of_products``,
+``masked_mean``) the same reference also gives the condition scale ``S = f(|x_1|, ..., |x_k|)``
+with the absolute value taken of the *float* parameters only (integer and bool inputs, ids and
+masks, are passed unchanged): for a function that is a sum of products of its inputs (a matmul,
 an einsum, a masked mean), evaluating it on absolute values gives ``sum |a_i| |b_i|``, the
 scale of the dot-product error bound.
+
+Inputs reach the reference by parameter kind: float parameters as float64 images, integer and
+bool parameters in their own dtype (never cast to a float dtype).
 """
 from __future__ import annotations
 
@@ -66,25 +71,63 @@ def load_reference(problem: Problem) -> Callable[..., Any]:
     return fn
 
 
+def _args(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[list[np.ndarray], list[bool]]:
+    """The reference's arguments in call order and which are float parameters' (float64 images)."""
+    args: list[np.ndarray] = []
+    is_float: list[bool] = []
+    for p in problem.parameters:
+        a = np.asarray(inputs[p.name])
+        floating = a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+        args.append(np.asarray(a, dtype=np.float64) if floating else a)
+        is_float.append(p.kind == "float" and floating)
+    return args, is_float
+
+
 def evaluate(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
-    """The exact output and, for ``sum_of_products``, the scale ``S``, both float64 NumPy arrays.
+    """The exact output and, for a model with a scale, ``S``; both float64 NumPy arrays.
 
     Args:
-        inputs: parameter name -> array in any floating dtype (converted to float64 here).
+        inputs: parameter name -> array; float parameters in any floating dtype (converted to
+            float64 here), integer and bool parameters in their dtype (passed unchanged).
 
     Raises:
         GraderError: the reference raised or returned something that is not an array.
     """
+    from .tolerance import model
+
     jax = _jax()
     fn = load_reference(problem)
-    args64 = [np.asarray(inputs[p.name], dtype=np.float64) for p in problem.parameters]
+    args, is_float = _args(problem, inputs)
     with jax.default_device(jax.devices("cpu")[0]):
         try:
-            ref = np.asarray(fn(*args64), dtype=np.float64)
+            ref = np.asarray(fn(*args), dtype=np.float64)
             scale = None
-            if problem.tolerance["model"] == "sum_of_products":
-                scale = np.asarray(fn(*[np.abs(a) for a in args64]), dtype=np.float64)
+            if model(problem.tolerance["model"]).uses_scale:
+                scale = np.asarray(fn(*[np.abs(a) if f else a for a, f in zip(args, is_float)]), dtype=np.float64)
         except Exception as exc:  # noqa: BLE001
             raise GraderError(f"{problem.reference_path}: the reference solution raised "
                               f"{type(exc).__name__}: {exc}") from None
     return ref, scale
+
+
+def must_raise(problem: Problem, inputs: dict[str, np.ndarray], accepted: tuple[str, ...]) -> None:
+    """Check that the reference raises one of ``accepted`` (type names, a subclass counts) on ``inputs``.
+
+    Raises:
+        GraderError: the reference returned instead, or raised another type (a spec or
+            reference fault: the case's contract and the reference disagree).
+    """
+    jax = _jax()
+    fn = load_reference(problem)
+    args, _ = _args(problem, inputs)
+    with jax.default_device(jax.devices("cpu")[0]):
+        try:
+            fn(*args)
+        except Exception as exc:  # noqa: BLE001
+            names = {c.__name__ for c in type(exc).__mro__}
+            if names & set(accepted):
+                return
+            raise GraderError(f"{problem.reference_path}: the reference raised {type(exc).__name__}: {exc} "
+                              f"where the spec wants one of {', '.join(accepted)}") from None
+    raise GraderError(f"{problem.reference_path}: the reference returned where the spec wants it to raise "
+                      f"one of {', '.join(accepted)}")

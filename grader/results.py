@@ -9,10 +9,11 @@ Failure kinds (the ``kind`` field), in the order the per-case checks run:
 
 ``type``        the output is not an array (a list, None, another object)
 ``shape``       the output's shape differs from the expected one (exact; no broadcasting)
-``dtype``       the output's dtype differs from the inputs' dtype
+``dtype``       the output's dtype differs from the expected one (the spec's ``returns.dtype``)
 ``non_finite``  NaN or infinity where the expected output is finite
 ``tolerance``   values outside the dtype-aware tolerance (``grader.compare``)
 ``mutation``    an input array was changed in place
+``raises``      a case that must raise (spec ``raises: [...]``) returned, or raised a type not listed
 
 and, for the run rather than the values:
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation")
+CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "raises")
 RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 KINDS = CASE_KINDS + RUN_KINDS
 

@@ -5,11 +5,13 @@ A problem is a YAML file in a problems folder plus a reference solution in the s
 ``jsonschema`` (Draft 2020-12); errors name the file, the line (from PyYAML's node marks) and the
 dotted field, e.g. ``problems/x.yaml:52: tolerance.model: 'ulp' is not one of [...]``.
 
-Where problems are looked up, first match wins:
-
-1. ``--problems-dir`` on the command line, or the ``GRADER_PROBLEMS_DIR`` environment variable;
-2. ``problems/`` beside the ``grader`` package (a source checkout or editable install);
-3. ``grader/_bundled/problems`` (a wheel install; see pyproject.toml).
+Where problems are looked up (:func:`problem_catalog`): the bundled problems, ``problems/``
+beside the ``grader`` package (a source checkout or editable install) or else
+``grader/_bundled/problems`` (a wheel install; see pyproject.toml), plus the folder given with
+``--problems-dir`` (or the ``GRADER_PROBLEMS_DIR`` environment variable), which *adds* to them:
+a problem of the same id there replaces the bundled one (the catalog says which, and the CLI
+says so once on stderr). A problem's reference module is ``reference/<module>.py`` in the
+folder beside its problems folder (or inside it).
 """
 from __future__ import annotations
 
@@ -29,20 +31,60 @@ from .errors import GraderError, SpecError
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "problem.schema.json"
 LEAD = "..."  # the symbol for any number of leading (batch) axes
+#: Problem-specific hint ideas a spec may name in ``hints`` (``grader.diagnose`` holds them).
+HINT_MODULES = ("tied_lm_head",)
+
+
+INT_DTYPES = ("int32", "int64")
+_DOMAIN = re.compile(r"^\[\s*(-?[A-Za-z0-9_]+)\s*,\s*(-?[A-Za-z0-9_]+)\s*([\])])$")
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """One parameter of the function under test: its name, role and symbolic shape.
+    """One parameter of the function under test: its name, role, symbolic shape, dtype kind.
 
     ``shape`` holds size symbols (``"d_model"``), fixed sizes (ints) and at most one ``"..."``
-    for the leading axes. ``dtype`` is ``"float"`` for the case's graded dtype, or a fixed name.
+    for the leading axes. ``dtype`` is ``"float"`` (the case's graded float dtype), ``"bool"``,
+    an integer dtype name, or a tuple of integer dtype names cycled over the cases
+    (:meth:`dtype_for`). ``domain`` is, for integer parameters, ``(lo, hi)`` with both bounds
+    included, each an int or a size symbol (``"[0, vocab_size)"`` gives ``(0, ("vocab_size", -1))``:
+    a symbol with an offset); None: any value the fill makes.
     """
 
     name: str
     role: str
     shape: tuple[str | int, ...]
-    dtype: str = "float"
+    dtype: str | tuple[str, ...] = "float"
+    domain: tuple[Any, Any] | None = None
+
+    @property
+    def kind(self) -> str:
+        """``"float"``, ``"int"`` or ``"bool"``."""
+        first = self.dtype[0] if isinstance(self.dtype, tuple) else self.dtype
+        if first == "float" or first in ("bfloat16", "float16", "float32", "float64"):
+            return "float"
+        return "bool" if first == "bool" else "int"
+
+    def dtype_for(self, float_dtype: str, index: int) -> str:
+        """The concrete dtype name of this parameter in a case of ``float_dtype``.
+
+        ``index`` picks from a list of integer dtypes (cycled); float parameters take the case's
+        graded dtype.
+        """
+        if isinstance(self.dtype, tuple):
+            return self.dtype[index % len(self.dtype)]
+        return float_dtype if self.dtype == "float" else self.dtype
+
+    def bounds(self, sizes: dict[str, Any]) -> tuple[int, int] | None:
+        """The domain with its symbols resolved in ``sizes``: ``(lo, hi)``, both included, or None."""
+        if self.domain is None:
+            return None
+
+        def value(b: Any) -> int:
+            if isinstance(b, tuple):
+                return int(sizes[b[0]]) + b[1]
+            return int(b)
+        return value(self.domain[0]), value(self.domain[1])
 
 
 @dataclass(frozen=True)
@@ -64,6 +106,9 @@ class Problem:
         function: the name a submission must define.
         parameters: the function's parameters, in call order.
         returns_shape: the symbolic output shape, e.g. ``("...", "vocab_size")``.
+        returns_dtype: ``"same_as_inputs"`` (the case's graded dtype) or the name of the
+            parameter whose dtype the output has.
+        hints: the problem-specific hint ideas to run (``"tied_lm_head"``), or None (generic only).
         frameworks: framework name -> tuple of graded dtype names.
         framework_notes: framework name -> the note the report shows.
         tolerance: the ``tolerance`` mapping (``model``, ``contraction``).
@@ -90,6 +135,13 @@ class Problem:
     reference_path: Path
     reference_function: str
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    returns_dtype: str = "same_as_inputs"
+    hints: str | None = None
+
+    @property
+    def parameter(self) -> dict[str, Parameter]:
+        """Parameter name -> :class:`Parameter`."""
+        return {p.name: p for p in self.parameters}
 
     @property
     def max_score(self) -> float:
@@ -97,22 +149,78 @@ class Problem:
         return float(sum(g.points for g in self.groups.values()))
 
 
-def problem_dirs(explicit: str | os.PathLike[str] | None = None) -> list[Path]:
-    """The folders searched for problem specs, in order (see the module docstring)."""
-    if explicit:
-        return [Path(explicit)]
-    if os.environ.get("GRADER_PROBLEMS_DIR"):
-        return [Path(os.environ["GRADER_PROBLEMS_DIR"])]
+def bundled_dir() -> Path | None:
+    """The bundled problems folder: ``problems/`` beside the package, else ``grader/_bundled/problems``."""
     here = Path(__file__).resolve().parent
-    return [p for p in (here.parent / "problems", here / "_bundled" / "problems") if p.is_dir()]
+    return next((p for p in (here.parent / "problems", here / "_bundled" / "problems") if p.is_dir()), None)
+
+
+def problem_dirs(explicit: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The folders searched for problem specs: the bundled one, then the given one (which wins).
+
+    ``explicit`` is ``--problems-dir``; without it ``GRADER_PROBLEMS_DIR`` is used if set.
+    """
+    given = explicit or os.environ.get("GRADER_PROBLEMS_DIR") or None
+    out = [d for d in (bundled_dir(),) if d is not None]
+    if given:
+        g = Path(given)
+        if not any(g.resolve() == d.resolve() for d in out if g.exists()):
+            out.append(g)
+    return out
+
+
+@dataclass
+class Catalog:
+    """The problems the grader can see.
+
+    Attributes:
+        paths: problem id (the spec file's stem) -> spec path, ids sorted.
+        replaced: id -> the bundled spec path that a ``--problems-dir`` spec of that id replaces.
+    """
+
+    paths: dict[str, Path]
+    replaced: dict[str, Path]
+
+
+def problem_catalog(problems_dir: str | os.PathLike[str] | None = None) -> Catalog:
+    """Every ``*.yaml`` of the bundled folder and of ``problems_dir`` (it wins on a shared id).
+
+    Raises:
+        GraderError: ``problems_dir`` was given but is not a folder.
+    """
+    given = problems_dir or os.environ.get("GRADER_PROBLEMS_DIR") or None
+    if given and not Path(given).is_dir():
+        raise GraderError(f"--problems-dir {str(given)!r} is not a folder")
+    paths: dict[str, Path] = {}
+    replaced: dict[str, Path] = {}
+    dirs = problem_dirs(problems_dir)
+    for i, folder in enumerate(dirs):
+        for p in sorted(folder.glob("*.yaml")):
+            if p.stem in paths and i > 0:
+                replaced[p.stem] = paths[p.stem]
+            paths[p.stem] = p
+    return Catalog(dict(sorted(paths.items())), replaced)
 
 
 def available_problems(problems_dir: str | os.PathLike[str] | None = None) -> dict[str, Path]:
-    """Problem id -> spec path for every ``*.yaml`` in the first problems folder that exists."""
-    for folder in problem_dirs(problems_dir):
-        if folder.is_dir():
-            return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
-    return {}
+    """Problem id -> spec path (:func:`problem_catalog`)."""
+    return problem_catalog(problems_dir).paths
+
+
+def load_all(problems_dir: str | os.PathLike[str] | None = None) -> tuple[dict[str, Problem], dict[str, SpecError]]:
+    """Every visible problem, loaded: ``(problems, broken)``, both keyed by id.
+
+    A spec that fails to load makes only its own problem unusable: it lands in ``broken`` with
+    its error, and the others load.
+    """
+    problems: dict[str, Problem] = {}
+    broken: dict[str, SpecError] = {}
+    for pid, path in available_problems(problems_dir).items():
+        try:
+            problems[pid] = load_problem(path)
+        except SpecError as exc:
+            broken[pid] = exc
+    return problems, broken
 
 
 def find_problem(problem_id: str, problems_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -225,12 +333,50 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
         return SpecError(shown, f"{_dotted(where)}: {message}", line=_line_of(node, where),
                          field=_dotted(where))
 
-    params = tuple(Parameter(p["name"], p.get("role", ""), tuple(p["shape"]), p.get("dtype", "float"))
-                   for p in data["function"]["parameters"])
-    symbols = {s for p in params for s in p.shape if isinstance(s, str)}
-    for i, p in enumerate(params):
-        if p.shape.count(LEAD) > 1:
-            raise fail(["function", "parameters", i, "shape"], "at most one '...' per shape")
+    raw_params = data["function"]["parameters"]
+    symbols = {s for p in raw_params for s in p["shape"] if isinstance(s, str)}
+    params_list: list[Parameter] = []
+    for i, p in enumerate(raw_params):
+        where = ["function", "parameters", i]
+        if p["shape"].count(LEAD) > 1:
+            raise fail(where + ["shape"], "at most one '...' per shape")
+        dtype = p.get("dtype", "float")
+        dtype = tuple(dtype) if isinstance(dtype, list) else dtype
+        domain = None
+        if "domain" in p:
+            kind = Parameter("", "", (), dtype).kind
+            if kind != "int":
+                raise fail(where + ["domain"], f"a domain needs an integer dtype (int32, int64), not {dtype!r}")
+            m = _DOMAIN.match(p["domain"])
+            assert m is not None  # the schema's pattern
+            bounds: list[Any] = []
+            for text, shift in ((m.group(1), 0), (m.group(2), -1 if m.group(3) == ")" else 0)):
+                if re.fullmatch(r"-?[0-9]+", text):
+                    bounds.append(int(text) + shift)
+                elif text in symbols and text != LEAD:
+                    bounds.append((text, shift))
+                else:
+                    raise fail(where + ["domain"], f"bound {text!r} is neither an integer nor a size symbol "
+                                                   f"({', '.join(sorted(symbols - {LEAD}))})")
+            domain = (bounds[0], bounds[1])
+        params_list.append(Parameter(p["name"], p.get("role", ""), tuple(p["shape"]), dtype, domain))
+    params = tuple(params_list)
+    by_name = {p.name: p for p in params}
+    if len(by_name) != len(params):
+        raise fail(["function", "parameters"], "parameter names must differ")
+    returns_dtype = data["function"]["returns"]["dtype"]
+    if isinstance(returns_dtype, dict):
+        returns_dtype = returns_dtype["same_as"]
+        if returns_dtype not in by_name:
+            raise fail(["function", "returns", "dtype", "same_as"],
+                       f"unknown parameter {returns_dtype!r}; parameters: {', '.join(by_name)}")
+        if by_name[returns_dtype].kind != "float":
+            raise fail(["function", "returns", "dtype", "same_as"], "the output dtype must be a float parameter's")
+    if not any(p.kind == "float" for p in params):
+        raise fail(["function", "parameters"], "at least one parameter must have dtype 'float' (the graded dtype)")
+    hints = data.get("hints")
+    if hints is not None and hints not in HINT_MODULES:
+        raise fail(["hints"], f"{hints!r} is not one of {list(HINT_MODULES)} (leave it out for generic hints only)")
     for s in data["function"]["returns"]["shape"]:
         if isinstance(s, str) and s not in symbols:
             raise fail(["function", "returns", "shape"], f"size {s!r} is not in any parameter's shape")
@@ -258,6 +404,14 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             missing = symbols - set(case["sizes"])
             if missing:
                 raise fail(["cases", i, "sizes"], f"missing sizes: {', '.join(sorted(missing))}")
+        for pname in case.get("input_dtypes", {}):
+            if pname not in names:
+                raise fail(["cases", i, "input_dtypes", pname], f"unknown parameter; parameters: {', '.join(names)}")
+        if "raises" in case and ("expected" in case or "compare" in case):
+            raise fail(["cases", i, "raises"], "a case that must raise has no 'expected' or 'compare'")
+        for pname, fill in case.get("fill", {}).items():
+            if (fill.get("kind") == "mask") != (by_name[pname].kind == "bool"):
+                raise fail(["cases", i, "fill", pname], "bool parameters take 'kind: mask', and only they do")
     gen = data.get("generated")
     if gen:
         if gen["group"] not in groups:
@@ -268,13 +422,26 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
         for sym, (lo, hi) in gen["sizes"].items():
             if lo > hi:
                 raise fail(["generated", "sizes", sym], f"range [{lo}, {hi}] is empty")
-    contraction = data["tolerance"].get("contraction")
-    if data["tolerance"]["model"] == "sum_of_products":
+        for pname, fill in gen.get("values", {}).items():
+            if pname not in names:
+                raise fail(["generated", "values", pname], f"unknown parameter; parameters: {', '.join(names)}")
+            if (fill.get("kind") == "mask") != (by_name[pname].kind == "bool"):
+                raise fail(["generated", "values", pname], "bool parameters take 'kind: mask', and only they do")
+    model = data["tolerance"]["model"]
+    if model == "sum_of_products":
+        contraction = data["tolerance"].get("contraction")
         if contraction not in symbols:
             raise fail(["tolerance", "contraction"], f"{contraction!r} is not a size of the parameters")
+    if model == "masked_mean":
+        count = data["tolerance"].get("count")
+        if count not in by_name or by_name[count].kind != "bool":
+            raise fail(["tolerance", "count"], f"{count!r} is not a bool parameter "
+                                               f"(bool parameters: {', '.join(p.name for p in params if p.kind == 'bool') or 'none'})")
 
     ref_module = data["reference"]["module"]
-    ref_path = path.resolve().parent.parent / "reference" / f"{ref_module}.py"
+    here = path.resolve().parent
+    candidates = [here.parent / "reference" / f"{ref_module}.py", here / "reference" / f"{ref_module}.py"]
+    ref_path = next((c for c in candidates if c.is_file()), candidates[0])
     if not ref_path.is_file():
         raise fail(["reference", "module"], f"no reference solution at {ref_path}")
 
@@ -287,5 +454,5 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
         tolerance=dict(data["tolerance"]), groups=groups, cases=list(data["cases"]),
         generated=gen, path=path, reference_path=ref_path,
         reference_function=data["reference"].get("function", data["function"]["name"]),
-        raw=data,
+        raw=data, returns_dtype=returns_dtype, hints=hints,
     )

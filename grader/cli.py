@@ -118,6 +118,20 @@ def build_parser() -> argparse.ArgumentParser:
     probs = sub.add_parser("problems", help="list the problems the grader knows")
     probs.add_argument("--problems-dir", metavar="DIR")
 
+    validate = sub.add_parser(
+        "validate", help="check a problem for authors: spec, literals, oracle, mistakes, mutation score",
+        description="Validate a problem: the spec loads, the reference reproduces the literal expected values, "
+                    "an independent oracle agrees with the reference on every case, each file of the mistakes "
+                    "folder fails with its stated kind, and per case group the share of mistakes caught. "
+                    "Exit 0 valid, 1 invalid, 2 could not run.")
+    validate.add_argument("target", metavar="PROBLEM|SPEC", help="a problem id or the path of a spec YAML file")
+    validate.add_argument("--problems-dir", metavar="DIR", help="folder of problem specs (ids are looked up there too)")
+    validate.add_argument("--format", choices=("text", "json"), default="text", help="report format (default text)")
+    validate.add_argument("--jobs", type=int_at_least(1), metavar="N",
+                          help="mistakes graded at a time (default: the number of cores)")
+    validate.add_argument("--sandbox", choices=("auto", "strict", "none"), default="auto",
+                          help="isolation of the mistakes' runs (as for check)")
+
     try:
         from . import batch
     except ImportError:  # pragma: no cover - batch grading not installed in this build
@@ -192,7 +206,8 @@ def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
 def seed_secret_of(args: argparse.Namespace) -> tuple[bytes | None, str]:
     """The seed secret of parsed ``check``/``grade`` flags and where it came from:
     ``--seed-secret FILE`` if given (it wins over the environment), else
-    ``$GRADER_SEED_SECRET`` if set and not empty, else ``(None, "")``.
+    ``$GRADER_SEED_SECRET`` if set and not empty, else ``(None, "")``. When both are set, a
+    note on stderr says that the variable is ignored (never both silently).
 
     Raises:
         GraderError: the file is missing, unreadable or empty, or ``--seed`` was given too.
@@ -204,6 +219,8 @@ def seed_secret_of(args: argparse.Namespace) -> tuple[bytes | None, str]:
         raise GraderError(f"--seed cannot be used with a seed secret ({source}): the seed is derived from the "
                           f"secret and each submission; leave out --seed, or unset {SEED_SECRET_ENV} for a "
                           "practice run")
+    if args.seed_secret is not None and os.environ.get(SEED_SECRET_ENV, "").strip():
+        sys.stderr.write(f"grader: note: the seed secret comes from --seed-secret; {SEED_SECRET_ENV} is ignored\n")
     return secret, source
 
 
@@ -264,6 +281,21 @@ def cmd_problems(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``grader validate``: check a problem (``grader.validate``); 0 valid, 1 invalid."""
+    from .runner import harden_grader_process, reap_orphans
+    from .validate import render_json, render_text, resolve_spec, validate_problem
+
+    path = resolve_spec(args.target, args.problems_dir)
+    harden_grader_process()
+    try:
+        result = validate_problem(path, jobs=args.jobs, sandbox=args.sandbox)
+    finally:
+        reap_orphans()
+    write_output((render_json if args.format == "json" else render_text)(result), None)
+    return EXIT_PASSED if result.valid else EXIT_FAILED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring)."""
     parser = build_parser()
@@ -272,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     handlers = {"check": cmd_check, "problems": cmd_problems}
+    handlers["validate"] = cmd_validate
     try:
         from . import batch
         handlers.update(batch.HANDLERS)

@@ -286,7 +286,7 @@ def graded(tmp_path_factory, small_problem):
     """A lookup table built from a default-seed run (passes it), then ``grader grade`` of it and
     of the biased environment printer with a secret file (and another secret in the variable)."""
     tmp = tmp_path_factory.mktemp("graded")
-    probs = ["--problems-dir", str(small_problem)]
+    probs = ["--problems-dir", str(small_problem), "--problem", "tied_lm_head"]
     # a learner's local practice run leaves the cases and their answers in the cache
     practice_cache = tmp / "practice-cache"
     practice = _run("check", str(SUBMISSIONS / "correct_numpy.py"), *probs, *FAST,
@@ -360,6 +360,7 @@ def test_the_instructor_report_records_the_seed_and_its_replay_reproduces_the_ca
 def test_the_secret_is_in_no_report_gradebook_log_or_child(graded):
     run, out = graded["run"], graded["out"]
     assert "seeds derived from the secret (--seed-secret)" in run.stderr
+    assert f"the seed secret comes from --seed-secret; {SEED_SECRET_ENV} is ignored" in run.stderr
     files = [p for p in out.rglob("*") if p.is_file()]
     assert {p.name for p in files} >= {"gradebook.csv", "junit.xml", "summary.md"} and len(files) == 5
     for secret in (graded["secret"], graded["env_secret"]):

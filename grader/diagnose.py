@@ -602,15 +602,16 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
         h, e = x.h, x.e
         hn = np.sqrt(np.einsum("...k,...k->...", h, h))[..., None]
         en = np.sqrt(np.einsum("jk,jk->j", e, e))
-        h_ok, e_ok = bool(np.all(hn > 0)), bool(np.all(en > 0))
+        # with d_model = 1 a normalised vector is its sign: normalising hidden, the table or both
+        # then differ by signs and magnitudes of one number each, too little to tell them apart
+        h_ok, e_ok = bool(np.all(hn > 0)) and x.n >= 2, bool(np.all(en > 0)) and x.n >= 2
         out += [
             (const("normalised_hidden", "looks like the hidden vectors were normalised to unit length first; "
                                         "use them as they are"),
              lambda: x.ref / hn if h_ok else None, lambda: x.model / hn),
             (const("cosine", "looks like cosine similarity (hidden vectors and table rows normalised); the "
                              "logits are plain dot products"),
-             lambda: x.ref / hn / en if h_ok and e_ok and x.n >= 2 else None,  # d_model 1: signs only
-             lambda: x.model / hn / en),
+             lambda: x.ref / hn / en if h_ok and e_ok else None, lambda: x.model / hn / en),
             (const("normalised_table", "looks like the rows of the embedding matrix were normalised to unit "
                                        "length; use the table as it is"),
              lambda: x.ref / en if e_ok else None, lambda: x.model / en),

@@ -609,3 +609,13 @@ def test_an_output_inside_the_allowance_of_zero_gets_no_factor(seed):
     assert hint is None or hint.id == "where", hint
     hint = hint_for(h, e, lambda h, e, r: np.clip(r, -1, 1), "bfloat16")
     assert hint is None or hint.id == "where", hint
+
+
+def test_no_normalisation_is_named_with_one_feature():
+    # d_model = 1, hidden rows of norm 1: cosine similarity equals the table normalised (both are
+    # h * sign(E)); the case cannot tell which normalisation happened
+    h = np.array([[1.0], [-1.0], [1.0]], np.float32)
+    e = np.array([[0.5], [-2.0], [1.5], [0.25], [-0.75]], np.float32)
+    cosine = IDEAS["cosine"]
+    assert hint_for(h, e, cosine, exact=True) is None
+    assert hint_for(h, e, IDEAS["normalised_table"], exact=True) is None

@@ -1,0 +1,796 @@
+"""``grader validate PROBLEM|SPEC``: check a problem before any learner meets it.
+
+A problem author runs it on a spec (a bundled problem's id, one from ``--problems-dir``, or a
+path to a YAML file). Five checks, in order:
+
+1. **the spec loads**: schema and consistency errors as :mod:`grader.spec` reports them (file,
+   line, field);
+2. **literal expected values**: every fixed case with an ``expected`` literal is reproduced by
+   the reference, in every graded dtype, within the tolerance a submission's output gets in that
+   dtype (``compare: exact`` cases: exactly, after rounding to the dtype); a stale value is an
+   error that names the case and shows the spec's and the reference's values;
+3. **oracle**: an independent computation (``oracle`` in the spec) agrees with the reference on
+   every case that ``grader check`` grades by default, for every framework's dtypes (fixed and
+   generated, each distinct input once), within the *float64* tolerance of the problem's model:
+   the reference claims the exact result to float64 accuracy, so the strictest allowance
+   applies. ``oracle: {numpy: EXPR}`` is evaluated with ``np`` and the parameters as the only
+   names (no builtins), the float parameters given as ``np.longdouble`` arrays of the inputs'
+   float64 images (long double is wider than float64 on x86; elsewhere it is float64), integer
+   and bool parameters unchanged; ``oracle: {module: M, function: F}`` calls ``F`` of
+   ``M.py`` beside the reference module with float64 arrays, as the reference is called;
+4. **mistakes**: each ``.py`` file of ``mistakes.dir`` (relative to the spec's folder) is graded
+   by :func:`grader.check.check_submission`, sandboxed, with the default cases and no
+   shrinking, and must fail with the kind ``mistakes.expect`` states for it: the kind most of
+   its failing cases have (``no_transpose.py: exception`` holds when 90 cases raise and 3 fail on
+   tolerance), or the whole run's kind (``import``);
+5. **mutation score**: per case group, the share of mistakes it catches (a mistake is caught by
+   a group when any case of that group fails for it). A mistake no case catches is an error; a
+   group that catches none is a warning. Mistakes that fail before any case runs (``import``)
+   are left out of the shares.
+
+A problem without ``oracle`` or ``mistakes`` gets a warning for each, not an error, so a
+problem can be added first and given them later.
+
+Mistakes are graded in threads of this process (``jobs`` at a time): each check runs the
+mistake in its own sandboxed process, which is where the time goes, and the grader's imports
+are paid once. One mistake per framework runs first, alone, so that the case cache
+(:mod:`grader.cache`) is written once and the others read it.
+
+Exit codes (``grader validate``): 0 valid (warnings allowed), 1 the problem is invalid, 2 the
+validation could not run (an unknown problem, an unreadable spec path, bad flags).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import GraderError, SpecError
+
+ERROR, WARNING = "error", "warning"
+#: statuses of a case that did not pass and was run (a ``skipped`` case was never called)
+_CAUGHT = ("failed", "error", "timeout")
+_DTYPE_ORDER = ("bfloat16", "float16", "float32", "float64")
+
+
+@dataclass
+class Finding:
+    """One error or warning of a validation.
+
+    Attributes:
+        level: ``"error"`` (the problem is invalid) or ``"warning"``.
+        check: which check found it: ``spec``, ``reference``, ``literal``, ``oracle``,
+            ``mistakes`` or ``coverage``.
+        message: one line for a person.
+        data: the facts behind the message (JSON-serialisable).
+    """
+
+    level: str
+    check: str
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as a JSON-ready mapping."""
+        return {"level": self.level, "check": self.check, "message": self.message, "data": self.data}
+
+
+@dataclass
+class MistakeResult:
+    """How one file of the mistakes folder was graded.
+
+    Attributes:
+        file: the file name (within ``mistakes.dir``).
+        expected: the kind ``mistakes.expect`` states for it, or None.
+        kind: the kind it failed with (most failing cases' kind, or the whole run's), or None
+            when it passed or could not be graded.
+        kinds: failure kind -> number of failing cases (the whole run's kind counts 1).
+        groups: the case groups with a failing case (the groups that catch it).
+        failed, total: failing and graded cases.
+        passed: the check passed (no case catches the mistake).
+        error: why the grader could not grade it, or None.
+        seconds: wall-clock seconds of its check.
+    """
+
+    file: str
+    expected: str | None
+    kind: str | None = None
+    kinds: dict[str, int] = field(default_factory=dict)
+    groups: list[str] = field(default_factory=list)
+    failed: int = 0
+    total: int = 0
+    passed: bool = False
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """It failed, with the stated kind."""
+        return self.error is None and not self.passed and self.expected is not None and self.kind == self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as a JSON-ready mapping."""
+        return {"file": self.file, "expected": self.expected, "kind": self.kind, "ok": self.ok,
+                "passed": self.passed, "kinds": self.kinds, "groups": self.groups, "failed": self.failed,
+                "total": self.total, "error": self.error, "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class Validation:
+    """The outcome of :func:`validate_problem`.
+
+    Attributes:
+        spec: the spec path as given.
+        problem: the problem id, or None when the spec did not load.
+        findings: errors and warnings, in the order found.
+        literal_cases: the fixed cases with a literal ``expected`` that were checked.
+        oracle: what the oracle is and how many cases it was compared on, or None.
+        mistakes: one record per file of the mistakes folder.
+        groups: per case group: ``caught`` of ``of`` mistakes, ``share``, and ``missed`` files.
+        seconds: wall-clock seconds; ``timings`` per stage.
+    """
+
+    spec: str
+    problem: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    literal_cases: list[str] = field(default_factory=list)
+    oracle: dict[str, Any] | None = None
+    mistakes: list[MistakeResult] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+    jobs: int = 1
+
+    @property
+    def errors(self) -> list[Finding]:
+        """The findings of level error."""
+        return [f for f in self.findings if f.level == ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        """The findings of level warning."""
+        return [f for f in self.findings if f.level == WARNING]
+
+    @property
+    def valid(self) -> bool:
+        """No errors (warnings allowed)."""
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        """The validation as a JSON-ready mapping (``grader validate --format json``)."""
+        return {"problem": self.problem, "spec": self.spec, "valid": self.valid,
+                "errors": len(self.errors), "warnings": len(self.warnings),
+                "findings": [f.to_json() for f in self.findings],
+                "literal_cases": self.literal_cases, "oracle": self.oracle,
+                "mistakes": [m.to_json() for m in self.mistakes], "groups": self.groups,
+                "seconds": round(self.seconds, 3),
+                "timings": {k: round(v, 3) for k, v in self.timings.items()}, "jobs": self.jobs}
+
+
+# -- finding the spec ------------------------------------------------------------------------
+
+def resolve_spec(target: str, problems_dir: str | None = None) -> Path:
+    """The spec file of ``target``: a path to a YAML file, or a problem id.
+
+    A target that names an existing file, ends in ``.yaml``/``.yml`` or contains a path
+    separator is a path; anything else is an id looked up like ``grader check --problem``.
+
+    Raises:
+        GraderError: an unknown problem id, or a spec path that is missing, not a file, or
+            unreadable.
+    """
+    from .spec import find_problem
+
+    looks_like_path = target.endswith((".yaml", ".yml")) or os.sep in target or "/" in target
+    if looks_like_path or Path(target).is_file():
+        path = Path(target)
+        if not path.is_file():
+            raise GraderError(f"spec {target!r} does not exist or is not a file")
+        try:
+            with open(path, "rb") as fh:
+                fh.read(1)
+        except OSError as exc:
+            raise GraderError(f"cannot read spec {target!r}: {exc.strerror or exc}") from None
+        return path
+    return find_problem(target, problems_dir)
+
+
+# -- cases and the reference -----------------------------------------------------------------
+
+@dataclass
+class _Entry:
+    """One distinct graded input (a case as some framework's check builds it)."""
+
+    case: Any
+    label: str
+    ref: np.ndarray | None = None
+    scale: np.ndarray | None = None
+
+
+def _content_key(case: Any) -> str:
+    h = hashlib.sha256(f"{case.dtype}\0{case.compare}\0".encode())
+    for name, arr in case.inputs.items():
+        a = np.ascontiguousarray(arr)
+        h.update(f"{name}\0{a.dtype.name}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _entries(problem: Any, seed: int = 0) -> list[_Entry]:
+    """Every case ``grader check`` grades by default for each framework, each distinct input once.
+
+    Fixed cases keep their names; generated ones, whose numbering depends on the framework's
+    dtypes, are labelled with the framework (``gen009[float16] (jax)``). Expected values come
+    from the case cache when a check has stored them (read only here).
+
+    Raises:
+        ValueError: a case cannot be built (e.g. a literal input that does not fit its dtype).
+    """
+    from . import cache
+    from .cases import fixed_cases, generated_cases
+
+    count = (problem.generated or {}).get("count", 0)
+    seen: dict[str, _Entry] = {}
+    for framework, dtypes in problem.frameworks.items():
+        try:
+            cached = cache.load_cases(cache.case_key(problem, seed, count, dtypes))
+        except (OSError, ValueError, KeyError):
+            cached = None
+        known = {c.name: (ref, scale) for c, ref, scale in cached} if cached else {}
+        for case in fixed_cases(problem, dtypes, seed) + generated_cases(problem, dtypes, seed, count):
+            key = _content_key(case)
+            if key in seen:
+                continue
+            label = case.name if case.origin == "fixed" else f"{case.name} ({framework})"
+            entry = _Entry(case, label)
+            if case.name in known and not getattr(case, "raises", ()):
+                entry.ref, entry.scale = known[case.name]
+            seen[key] = entry
+    return list(seen.values())
+
+
+def _evaluate(problem: Any, entry: _Entry) -> None:
+    """Fill ``entry.ref`` and ``entry.scale`` from the reference (GraderError if it fails)."""
+    from . import reference
+
+    if entry.ref is None:
+        entry.ref, entry.scale = reference.evaluate(problem, entry.case.inputs)
+
+
+def _judge(problem: Any, case: Any, ref: np.ndarray, scale: np.ndarray | None, got: np.ndarray) -> Any:
+    """The :class:`grader.results.Failure` ``got`` would get as a submission's output for
+    ``case`` (whose reference values are ``ref``, ``scale``), or None: the same comparison and
+    tolerance model ``grader check`` applies (``compare.compare``), so every model of the
+    registry is honoured."""
+    from .check import _expected_from  # the one place that turns reference values into Expected
+    from .compare import compare
+    from .runner import CallOutcome
+
+    expected = _expected_from(problem, dataclasses.replace(case, expected_literal=None), ref, scale)
+    return compare(case, CallOutcome("ok", result=got), expected)
+
+
+def _is_float(arr: np.ndarray) -> bool:
+    return arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"
+
+
+def _as_float64_case(case: Any) -> Any:
+    """``case`` in float64: float inputs as their (exact) float64 images, others unchanged."""
+    inputs = {k: (np.asarray(v, dtype=np.float64) if _is_float(v) else v) for k, v in case.inputs.items()}
+    return dataclasses.replace(case, dtype="float64", inputs=inputs, expected_literal=None)
+
+
+def _fmt(x: Any) -> str:
+    try:
+        return f"{float(x):.6g}"
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def _small_list(arr: np.ndarray, limit: int = 16) -> Any:
+    return np.asarray(arr, dtype=np.float64).tolist() if np.size(arr) <= limit else None
+
+
+def _where(failure: Any) -> tuple[str, dict[str, Any]]:
+    """The worst element of a comparison failure as text (``reference``/``other`` wording) and data."""
+    d = failure.data
+    if failure.kind == "shape":
+        return (f"shape {tuple(d.get('got', ()))} where the reference gives {tuple(d.get('expected', ()))}",
+                {"kind": "shape", "got_shape": d.get("got"), "reference_shape": d.get("expected")})
+    if failure.kind == "tolerance":
+        idx = tuple(d.get("worst_index", ()))
+        return (f"{d.get('mismatched')} of {d.get('total')} elements; worst at index {idx}: "
+                f"{{other}} {_fmt(d.get('got'))}, reference {_fmt(d.get('expected'))}, "
+                f"error {_fmt(d.get('error'))}, allowed {_fmt(d.get('allowed'))}",
+                {"kind": "tolerance", "index": list(idx), "other": d.get("got"), "reference": d.get("expected"),
+                 "error": d.get("error"), "allowed": d.get("allowed"), "mismatched": d.get("mismatched"),
+                 "total": d.get("total")})
+    return failure.message, {"kind": failure.kind, "message": failure.message}
+
+
+# -- checks 2 and 3 --------------------------------------------------------------------------
+
+def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], list[str]]:
+    """Check 2: the reference reproduces every fixed case's literal ``expected`` (module doc).
+
+    Returns the findings (one per stale case, naming the dtypes where it fails) and the names
+    of the cases checked.
+
+    Raises:
+        GraderError: the reference failed on a case.
+    """
+    from .dtypes import dtype_of
+
+    stale: dict[str, dict[str, Any]] = {}
+    checked: list[str] = []
+    for entry in entries:
+        case = entry.case
+        if case.expected_literal is None or getattr(case, "raises", ()):
+            continue
+        base = case.name.split("[")[0]
+        if base not in checked:
+            checked.append(base)
+        _evaluate(problem, entry)
+        literal = case.expected_literal
+        if literal.shape != entry.ref.shape:
+            info = stale.setdefault(base, {"dtypes": []})
+            info["dtypes"].append(case.dtype)
+            info["text"] = f"shape {literal.shape} where the reference gives {entry.ref.shape}"
+            info["data"] = {"kind": "shape", "spec_shape": list(literal.shape), "reference_shape": list(entry.ref.shape)}
+        else:
+            with np.errstate(all="ignore"):
+                got = literal.astype(dtype_of(case.dtype))
+            failure = _judge(problem, case, entry.ref, entry.scale, got)
+            if failure is None:
+                continue
+            text, data = _where(failure)
+            info = stale.setdefault(base, {"dtypes": []})
+            info["dtypes"].append(case.dtype)
+            info["text"], info["data"] = text.replace("{other}", "spec"), data
+        info["spec"], info["reference"] = _small_list(literal), _small_list(entry.ref)
+    findings = []
+    for base, info in stale.items():
+        values = ""
+        if info.get("spec") is not None and info.get("reference") is not None:
+            values = f"; spec {info['spec']}, reference {info['reference']}"
+        findings.append(Finding(ERROR, "literal",
+                                f"stale expected value in case {base} ({', '.join(info['dtypes'])}): "
+                                f"{info['text']}{values}",
+                                {"case": base, "dtypes": info["dtypes"], **info["data"],
+                                 "spec_values": info.get("spec"), "reference_values": info.get("reference")}))
+    return findings, checked
+
+
+def longdouble_name() -> str:
+    """``"long double"`` where ``np.longdouble`` is wider than float64, else ``"float64"``."""
+    return "long double" if np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant else "float64"
+
+
+def oracle_function(problem: Any) -> tuple[Callable[[dict[str, np.ndarray]], Any], dict[str, Any]]:
+    """The spec's oracle as a function of a case's inputs, and a description of it.
+
+    Raises:
+        GraderError: the oracle's expression does not compile, or its module cannot be
+            imported or lacks the function (the message names the spec field).
+    """
+    cfg = problem.raw.get("oracle") or {}
+    if "numpy" in cfg:
+        text = str(cfg["numpy"])
+        try:
+            code = compile(text, f"{problem.path}:oracle.numpy", "eval")
+        except SyntaxError as exc:
+            raise GraderError(f"{problem.path}: oracle.numpy: not a Python expression: {exc.msg}") from None
+        names = {p.name for p in problem.parameters}
+        unknown = sorted(set(code.co_names) - names - {"np"})
+        # attribute names (np.einsum) are in co_names too; only a bare unknown name is an error
+        bare = [n for n in unknown if _is_bare_name(text, n)]
+        if bare:
+            raise GraderError(f"{problem.path}: oracle.numpy: unknown name {bare[0]!r}; the expression sees only "
+                              f"np and the parameters ({', '.join(p.name for p in problem.parameters)})")
+
+        def run(inputs: dict[str, np.ndarray]) -> Any:
+            scope: dict[str, Any] = {"__builtins__": {}, "np": np}
+            for name, arr in inputs.items():
+                scope[name] = np.asarray(arr, dtype=np.float64).astype(np.longdouble) if _is_float(arr) else arr
+            return eval(code, scope)  # noqa: S307 - the instructor's trusted text, no builtins
+
+        return run, {"kind": "numpy", "text": text, "precision": longdouble_name()}
+
+    from . import reference
+
+    module, function = str(cfg["module"]), str(cfg.get("function", problem.function))
+    path = Path(problem.reference_path).parent / f"{module}.py"
+    if not path.is_file():
+        raise GraderError(f"{problem.path}: oracle.module: no module at {path}")
+    fn = reference.load_reference(dataclasses.replace(problem, reference_path=path, reference_function=function))
+
+    def run_module(inputs: dict[str, np.ndarray]) -> Any:
+        return fn(*[np.asarray(inputs[p.name], dtype=np.float64) if _is_float(inputs[p.name]) else inputs[p.name]
+                    for p in problem.parameters])
+
+    return run_module, {"kind": "module", "text": f"{module}.{function}", "path": str(path), "precision": "float64"}
+
+
+def _is_bare_name(text: str, name: str) -> bool:
+    """``name`` occurs in ``text`` as a name of its own, not only after a dot."""
+    import io
+    import tokenize
+
+    previous = ""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NAME and tok.string == name and previous != ".":
+                return True
+            previous = tok.string
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return False
+
+
+def check_oracle(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], dict[str, Any]]:
+    """Check 3: the oracle agrees with the reference on every entry (module doc).
+
+    Returns one finding per disagreeing case and the oracle's description with the number of
+    cases compared.
+
+    Raises:
+        GraderError: the oracle is malformed, or the reference failed on a case.
+    """
+    run, info = oracle_function(problem)
+    findings: list[Finding] = []
+    compared = 0
+    for entry in entries:
+        if getattr(entry.case, "raises", ()):
+            continue  # a case that must raise has no output to agree on
+        _evaluate(problem, entry)
+        case64 = _as_float64_case(entry.case)
+        try:
+            with np.errstate(all="ignore"):
+                out = np.asarray(run(entry.case.inputs))
+                got = out.astype(np.float64) if out.dtype.kind in "fiub" else np.asarray(out, dtype=np.float64)
+        except Exception as exc:  # noqa: BLE001 - the oracle is the author's code; its failure is a finding
+            findings.append(Finding(ERROR, "oracle", f"the oracle raised on case {entry.label}: "
+                                                     f"{type(exc).__name__}: {exc}",
+                                    {"case": entry.label, "exception": type(exc).__name__}))
+            continue
+        compared += 1
+        failure = _judge(problem, case64, entry.ref, entry.scale, got)
+        if failure is None:
+            continue
+        text, data = _where(failure)
+        findings.append(Finding(ERROR, "oracle", f"the oracle disagrees with the reference on case {entry.label} "
+                                                 f"(float64 tolerance): {text.replace('{other}', 'oracle')}",
+                                {"case": entry.label, **data}))
+    info["cases"] = compared
+    return findings, info
+
+
+# -- check 4: mistakes -----------------------------------------------------------------------
+
+def mistake_files(problem: Any) -> tuple[Path | None, list[Path], dict[str, str], list[Finding]]:
+    """The mistakes folder, its ``.py`` files, the stated kinds, and findings about the config.
+
+    Errors: a missing folder, a stated file that does not exist, a file with no stated kind, a
+    kind that is not a failure kind of the grader.
+    """
+    from .results import KINDS
+
+    cfg = problem.raw.get("mistakes")
+    if not cfg:
+        return None, [], {}, []
+    folder = Path(problem.path).resolve().parent / str(cfg["dir"])
+    expect = {str(k): str(v) for k, v in (cfg.get("expect") or {}).items()}
+    findings: list[Finding] = []
+    if not folder.is_dir():
+        return folder, [], expect, [Finding(ERROR, "mistakes", f"mistakes.dir: no folder at {folder}",
+                                            {"dir": str(folder)})]
+    files = sorted(p for p in folder.glob("*.py") if p.is_file())
+    names = {p.name for p in files}
+    for name, kind in expect.items():
+        if name not in names:
+            findings.append(Finding(ERROR, "mistakes", f"mistakes.expect: {name} is not in {cfg['dir']}",
+                                    {"file": name}))
+        if kind not in KINDS:
+            findings.append(Finding(ERROR, "mistakes", f"mistakes.expect: {name}: {kind!r} is not a failure kind; "
+                                                       f"kinds: {', '.join(KINDS)}", {"file": name, "kind": kind}))
+    for p in files:
+        if p.name not in expect:
+            findings.append(Finding(ERROR, "mistakes", f"mistake {p.name} has no stated kind in mistakes.expect",
+                                    {"file": p.name}))
+    if not files:
+        findings.append(Finding(WARNING, "mistakes", f"the mistakes folder {cfg['dir']} holds no .py file",
+                                {"dir": str(folder)}))
+    return folder, files, expect, findings
+
+
+def _dominant(kinds: Counter) -> str | None:
+    if not kinds:
+        return None
+    from .results import KINDS
+
+    top = max(kinds.values())
+    tied = [k for k in kinds if kinds[k] == top]
+    return min(tied, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
+
+
+def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str = "auto") -> MistakeResult:
+    """Grade one mistake with :func:`grader.check.check_submission` (default cases, sandboxed,
+    no shrinking, every case shown) and summarise how it failed."""
+    from .check import CheckOptions, check_submission
+
+    started = time.monotonic()
+    result = MistakeResult(path.name, expected)
+    opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name)
+    try:
+        report = check_submission(path, problem, opts)
+    except GraderError as exc:
+        result.error = str(exc)
+        result.seconds = time.monotonic() - started
+        return result
+    kinds: Counter = Counter()
+    groups: list[str] = []
+    graded = [c for c in report.cases if not getattr(c, "shrunk", False)]
+    for c in graded:
+        if c.status in _CAUGHT:
+            kinds[c.failure.kind if c.failure else c.status] += 1
+            if c.group not in groups:
+                groups.append(c.group)
+    if report.failure is not None:
+        kinds[report.failure.kind] += 1
+    result.kinds = dict(kinds)
+    result.kind = _dominant(kinds) if not report.passed else None
+    result.groups = groups
+    result.failed = sum(c.status in _CAUGHT for c in graded)
+    result.total = len(graded)
+    result.passed = bool(report.passed)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def grade_mistakes(problem: Any, files: list[Path], expect: dict[str, str], jobs: int,
+                   sandbox: str = "auto") -> list[MistakeResult]:
+    """Grade ``files`` ``jobs`` at a time, one per framework first (it writes the case cache the
+    others then read); results in the order of ``files``."""
+    from .check import detect_framework, load_submission
+
+    first: dict[str, Path] = {}
+    for p in files:
+        try:
+            fw = detect_framework(load_submission(p).tree)
+        except GraderError:
+            fw = "numpy"
+        first.setdefault(fw, p)
+    lead = list(first.values())
+    rest = [p for p in files if p not in lead]
+    out: dict[Path, MistakeResult] = {}
+    with ThreadPoolExecutor(max(1, jobs), thread_name_prefix="mistake") as pool:
+        for batch in (lead, rest):
+            futures = {p: pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox) for p in batch}
+            for p, fut in futures.items():
+                out[p] = fut.result()
+    return [out[p] for p in files]
+
+
+def mistake_findings(results: list[MistakeResult]) -> list[Finding]:
+    """Errors for mistakes that pass, fail with another kind, or could not be graded."""
+    findings = []
+    for m in results:
+        shown = ", ".join(f"{k} {n}" for k, n in sorted(m.kinds.items(), key=lambda kv: -kv[1]))
+        if m.error is not None:
+            findings.append(Finding(ERROR, "mistakes", f"mistake {m.file} could not be graded: {m.error}",
+                                    {"file": m.file}))
+        elif m.passed:
+            findings.append(Finding(ERROR, "mistakes", f"mistake {m.file} passes: no case catches it",
+                                    {"file": m.file, "expected": m.expected}))
+        elif m.expected is not None and m.kind != m.expected:
+            findings.append(Finding(ERROR, "mistakes", f"mistake {m.file} fails with {m.kind}, not {m.expected} "
+                                                       f"(failing cases by kind: {shown})",
+                                    {"file": m.file, "expected": m.expected, "kind": m.kind, "kinds": m.kinds}))
+    return findings
+
+
+def mutation_scores(problem: Any, results: list[MistakeResult]) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """Check 5: per group, how many of the mistakes graded on cases it catches; a warning for a
+    group that catches none."""
+    graded = [m for m in results if m.error is None and m.total > 0]
+    rows, findings = [], []
+    for name in problem.groups:
+        caught = [m.file for m in graded if name in m.groups]
+        missed = [m.file for m in graded if name not in m.groups]
+        share = len(caught) / len(graded) if graded else None
+        rows.append({"group": name, "caught": len(caught), "of": len(graded),
+                     "share": round(share, 4) if share is not None else None, "missed": missed})
+        if graded and not caught:
+            findings.append(Finding(WARNING, "coverage", f"group {name} catches none of the {len(graded)} mistakes",
+                                    {"group": name}))
+    return rows, findings
+
+
+# -- the whole validation --------------------------------------------------------------------
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = None,
+                     sandbox: str = "auto") -> Validation:
+    """Run every check of the module doc on the spec at ``spec_path``; never raises for a fault
+    of the problem (those are findings), only for a spec that cannot be read.
+
+    Args:
+        spec_path: the YAML file (see :func:`resolve_spec`).
+        jobs: mistakes graded at a time (default: the cores this process may use).
+        sandbox: the sandbox tier request for the mistakes' checks.
+
+    Raises:
+        GraderError: the spec file cannot be read.
+    """
+    from .spec import load_problem
+
+    t0 = time.monotonic()
+    jobs = jobs or default_jobs()
+    v = Validation(str(spec_path), jobs=jobs)
+
+    def done() -> Validation:
+        v.seconds = time.monotonic() - t0
+        return v
+
+    # 1. the spec loads
+    try:
+        problem = load_problem(spec_path)
+    except SpecError as exc:
+        if str(exc).startswith(f"{exc.path}: cannot read"):
+            raise
+        v.findings.append(Finding(ERROR, "spec", str(exc), {"file": exc.path, "line": exc.line, "field": exc.field}))
+        return done()
+    v.problem = problem.id
+    has_oracle = bool(problem.raw.get("oracle"))
+    if not has_oracle:
+        v.findings.append(Finding(WARNING, "oracle", "no oracle: add oracle: {numpy: EXPR} (or {module, function}) "
+                                                     "so an independent computation checks the reference"))
+    if not problem.raw.get("mistakes"):
+        v.findings.append(Finding(WARNING, "mistakes", "no mistakes folder: add mistakes: {dir: ..., expect: {...}} "
+                                                       "so known wrong solutions are shown to fail"))
+    folder, files, expect, config = mistake_files(problem)
+    v.findings.extend(config)
+    v.timings["spec"] = time.monotonic() - t0
+
+    try:
+        entries = _entries(problem)
+    except ValueError as exc:
+        v.findings.append(Finding(ERROR, "spec", f"{problem.path}: a case cannot be built: {exc}"))
+        return done()
+
+    # 2. literal expected values (before the mistakes: a stale literal stops every check)
+    t = time.monotonic()
+    try:
+        stale, v.literal_cases = check_literals(problem, entries)
+    except GraderError as exc:
+        v.findings.append(Finding(ERROR, "reference", str(exc)))
+        return done()
+    v.findings.extend(stale)
+    v.timings["literals"] = time.monotonic() - t
+
+    # 4. the mistakes, in the background while the oracle runs here
+    graded: list[MistakeResult] = []
+    mistakes_error: list[BaseException] = []
+    worker = None
+    if files and not stale:
+        def grade() -> None:
+            t_m = time.monotonic()
+            try:
+                graded.extend(grade_mistakes(problem, files, expect, jobs, sandbox))
+            except BaseException as exc:  # noqa: BLE001 - reported as a finding below
+                mistakes_error.append(exc)
+            v.timings["mistakes"] = time.monotonic() - t_m
+        worker = threading.Thread(target=grade, name="mistakes", daemon=True)
+        worker.start()
+    elif files:
+        v.findings.append(Finding(WARNING, "mistakes", "mistakes not graded: fix the stale expected values first "
+                                                       "(every check of the problem would stop on them)"))
+
+    # 3. the oracle
+    t = time.monotonic()
+    if has_oracle:
+        try:
+            found, v.oracle = check_oracle(problem, entries)
+            v.findings.extend(found)
+        except GraderError as exc:
+            v.findings.append(Finding(ERROR, "oracle" if "oracle" in str(exc) else "reference", str(exc)))
+    v.timings["oracle"] = time.monotonic() - t
+
+    if worker is not None:
+        worker.join()
+        if mistakes_error:
+            exc = mistakes_error[0]
+            v.findings.append(Finding(ERROR, "mistakes", f"grading the mistakes failed: {type(exc).__name__}: {exc}"))
+        v.mistakes = graded
+        v.findings.extend(mistake_findings(graded))
+        v.groups, coverage = mutation_scores(problem, graded)
+        v.findings.extend(coverage)
+    return done()
+
+
+# -- output ----------------------------------------------------------------------------------
+
+def render_json(v: Validation) -> str:
+    """The validation as one JSON document (``--format json``), with a final newline."""
+    return json.dumps(v.to_json(), indent=2, allow_nan=False, default=str) + "\n"
+
+
+def render_text(v: Validation) -> str:
+    """A short report: one line per check, the mistakes, the mutation score, the verdict."""
+    from .reports.common import printable
+
+    def p(text: Any) -> str:
+        return printable(text, one_line=True)
+
+    lines = [f"{p(v.problem or '?')}: {p(v.spec)}"]
+    shown: set[int] = set()
+
+    def errors_of(*checks: str) -> list[Finding]:
+        return [f for f in v.findings if f.level == ERROR and f.check in checks and id(f) not in shown]
+
+    def status(checks: tuple[str, ...], ok_text: str | None) -> None:
+        errors = errors_of(*checks)
+        if not errors and ok_text:
+            lines.append(f"  ok       {ok_text}")
+        for f in errors:
+            shown.add(id(f))
+            lines.append(f"  ERROR    {p(f.message)}")
+
+    status(("spec",), "spec loads" if v.problem else None)
+    status(("reference",), None)
+    if v.literal_cases:
+        status(("literal",), f"literal expected values reproduced ({', '.join(v.literal_cases)})")
+    if v.oracle is not None:
+        status(("oracle",), f"oracle ({v.oracle['kind']} {v.oracle['text']!r}, {v.oracle['precision']}) agrees "
+                            f"with the reference on {v.oracle['cases']} cases (float64 tolerance)")
+    if v.mistakes:
+        n_ok = sum(m.ok for m in v.mistakes)
+        t = v.timings.get("mistakes", 0.0)
+        lines.append(f"  {'ok      ' if n_ok == len(v.mistakes) else 'ERROR   '} mistakes: {n_ok} of "
+                     f"{len(v.mistakes)} fail with their stated kind ({t:.1f} s, {v.jobs} at a time)")
+        width = max(len(m.file) for m in v.mistakes)
+        for m in v.mistakes:
+            if m.error is not None:
+                what = "could not be graded"
+            elif m.passed:
+                what = "PASSES: no case catches it"
+            else:
+                what = f"{m.kind} ({m.kinds.get(m.kind or '', 0)} of {m.total} cases)"
+                if not m.ok:
+                    what += f", expected {m.expected}"
+            lines.append(f"           {p(m.file):<{width}}  {what}")
+    status(("oracle", "mistakes", "coverage"), None)
+    if v.groups and any(g["of"] for g in v.groups):
+        lines.append("  mutation score (share of the mistakes each group catches):")
+        width = max(len(g["group"]) for g in v.groups)
+        for g in v.groups:
+            share = f"{100 * g['share']:.0f}%" if g["share"] is not None else "-"
+            missed = f"  missed: {', '.join(g['missed'])}" if g["missed"] and g["caught"] else ""
+            lines.append(f"           {p(g['group']):<{width}}  {g['caught']:>2}/{g['of']:<2} {share:>4}{p(missed)}")
+    status(tuple({f.check for f in v.findings}), None)  # any error not shown above
+    for f in v.warnings:
+        lines.append(f"  warning  {p(f.message)}")
+    n_err, n_warn = len(v.errors), len(v.warnings)
+    tail = f"{n_warn} warning{'s' if n_warn != 1 else ''}, " if n_warn else ""
+    if v.valid:
+        lines.append(f"VALID ({tail}{v.seconds:.1f} s)")
+    else:
+        lines.append(f"INVALID: {n_err} error{'s' if n_err != 1 else ''} ({tail}{v.seconds:.1f} s)")
+    return "\n".join(lines) + "\n"

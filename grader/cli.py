@@ -73,7 +73,8 @@ def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
     ``problem_help`` is the help text of ``--problem``.
     """
     p.add_argument("--problem", metavar="ID", help=problem_help)
-    p.add_argument("--problems-dir", metavar="DIR", help="folder of problem specs (default: the bundled problems/)")
+    p.add_argument("--problems-dir", metavar="DIR",
+                   help="a folder of problem specs added to the bundled ones (a problem of the same id there wins)")
     p.add_argument("--seed", type=_nonneg_int, default=None,
                    help="case generation seed (default 0); not with a seed secret")
     p.add_argument("--seed-secret", metavar="FILE",
@@ -115,8 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--replay", metavar="JSON",
                        help="run one case given as JSON {\"dtype\": ..., \"<param>\": [...]} (from a report)")
 
-    probs = sub.add_parser("problems", help="list the problems the grader knows")
-    probs.add_argument("--problems-dir", metavar="DIR")
+    probs = sub.add_parser("problems", help="list the problems the grader knows, or print one's statement",
+                           description="List the problems (id and title), or with ID print that problem's "
+                                       "statement. A spec that fails to load is named with its error; the others "
+                                       "are listed.")
+    probs.add_argument("problem", nargs="?", metavar="ID", help="print this problem's statement")
+    probs.add_argument("--problems-dir", metavar="DIR",
+                       help="a folder of problem specs added to the bundled ones (a problem of the same id there wins)")
 
     validate = sub.add_parser(
         "validate", help="check a problem for authors: spec, literals, oracle, mistakes, mutation score",
@@ -177,28 +183,27 @@ def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
         GraderError: unknown problem, or the submission defines the function of none or several.
     """
     from .check import defined_functions
-    from .spec import available_problems, find_problem, load_problem
+    from .spec import available_problems, find_problem, load_all, load_problem
 
+    note_replaced(args.problems_dir)
     if args.problem:
         return load_problem(find_problem(args.problem, args.problems_dir))
-    known = available_problems(args.problems_dir)
-    if not known:
+    if not available_problems(args.problems_dir):
         raise GraderError("no problem specs found; pass --problems-dir DIR")
+    # a broken spec makes only its own problem unusable: the others are still matched
+    loaded, broken = load_all(args.problems_dir)
     defined = defined_functions(tree)
-    matches = []
-    for pid, path in known.items():
-        problem = load_problem(path)
-        if problem.function in defined:
-            matches.append(problem)
+    matches = [p for p in loaded.values() if p.function in defined]
     if len(matches) == 1:
         return matches[0]
-    if not matches and len(known) == 1:
+    if not matches and len(loaded) == 1 and not broken:
         # the only problem there is: a missing function or a syntax error is then the
         # submission's failure (exit 1, kind import), not a usage error
-        return load_problem(next(iter(known.values())))
+        return next(iter(loaded.values()))
     if not matches:
+        unusable = f"; unusable: {'; '.join(str(e) for e in broken.values())}" if broken else ""
         raise GraderError(f"the submission defines no function of a known problem "
-                          f"({', '.join(known)}); pass --problem ID")
+                          f"({', '.join(loaded) or 'none'}); pass --problem ID{unusable}")
     raise GraderError(f"the submission matches several problems ({', '.join(p.id for p in matches)}); "
                       "pass --problem ID")
 
@@ -272,12 +277,41 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_PASSED if report.passed else EXIT_FAILED
 
 
-def cmd_problems(args: argparse.Namespace) -> int:
-    """``grader problems``: list problem ids and titles."""
-    from .spec import available_problems, load_problem
+_said_replaced: set[str] = set()
 
-    for pid, path in available_problems(args.problems_dir).items():
-        print(f"{pid}\t{load_problem(path).title}")
+
+def note_replaced(problems_dir: str | None) -> None:
+    """Say once per process on stderr which bundled problems a ``--problems-dir`` spec replaces."""
+    from .spec import problem_catalog
+
+    for pid, bundled in problem_catalog(problems_dir).replaced.items():
+        if pid not in _said_replaced:
+            _said_replaced.add(pid)
+            sys.stderr.write(f"grader: note: problem {pid!r} from {problems_dir or os.environ.get('GRADER_PROBLEMS_DIR')} "
+                             f"replaces the bundled one ({bundled})\n")
+
+
+def cmd_problems(args: argparse.Namespace) -> int:
+    """``grader problems [ID]``: list problem ids and titles, or print one problem's statement.
+
+    Listing: one ``id<TAB>title`` line per usable problem, then one ``id<TAB>unusable: <error>``
+    line per spec that fails to load (exit 0 all the same: the others are usable). With ``ID``:
+    the title and statement (exit 2 if the id is unknown or its spec broken).
+    """
+    from .spec import find_problem, load_all, load_problem
+
+    note_replaced(args.problems_dir)
+    if args.problem:
+        problem = load_problem(find_problem(args.problem, args.problems_dir))
+        print(f"{problem.id}: {problem.title}\n")
+        print(problem.statement.rstrip("\n"))
+        return EXIT_PASSED
+    loaded, broken = load_all(args.problems_dir)
+    for pid in sorted(set(loaded) | set(broken)):
+        if pid in loaded:
+            print(f"{pid}\t{loaded[pid].title}")
+        else:
+            print(f"{pid}\tunusable: {broken[pid]}")
     return EXIT_PASSED
 
 

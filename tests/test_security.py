@@ -438,10 +438,10 @@ def test_adversarial_submission_fails_under_the_other_namespace_tier(batch, rel)
     check_failed_well(batch["runs"][(NAMESPACE_OK[1], rel)], EXPECTED[rel]["kinds"], NAMESPACE_OK[1])
 
 
-def test_the_adversarial_corpus_is_big_enough_and_the_batch_is_quick(batch):
+def test_the_adversarial_corpus_is_big_enough_and_nothing_is_left_running(batch):
+    # no timed assert here: its duration depends on the machine's load (benchmarks/ measure speed)
     assert len(ADVERSARIAL) >= 26
     assert not batch["final_leftovers"], "processes left running once every grader exited"
-    assert batch["seconds"] < 100, f"the batch took {batch['seconds']:.0f} s"
 
 
 @pytest.mark.parametrize("rel", sorted(STDOUT_REPORT))

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from . import __version__
 from .errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, GraderError
 
-FORMATS = ("text", "json", "junit", "gradescope", "github")
+from .reports import FORMATS  # the format names: defined once, with their modules
 
 
 class _Parser(argparse.ArgumentParser):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -116,7 +117,7 @@ def test_classroom_workflow_grade_step_runs_locally(tmp_path, source, code, stat
                             text=True, timeout=120)
     assert result.returncode == code, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-1].startswith("::notice file=solution.py,title=tied_lm_head%3A ")
+    assert re.match(r"::notice file=solution\.py,line=[1-9][0-9]*,title=tied_lm_head%3A ", lines[-1]), lines[-1]
     assert all(line.startswith(("::error ", "::notice ")) for line in lines)
     assert ("::error " in result.stdout) == (status == "fail")
     assert "points" in summary.read_text()

@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any, Mapping
 
-from grader.reports import common
+from grader.reports import common, view
 from grader.results import Report
 
 MAX_ANNOTATIONS = 10   # GitHub shows at most 10 error annotations per step
@@ -43,27 +43,29 @@ def command(name: str, message: str, **properties: Any) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def _annotations(report: Report, audience: str) -> list[tuple[str, str]]:
+def _annotations(v: view.ReportView) -> list[tuple[str, str]]:
     """(title, message) of each error annotation, most important first."""
     out = []
-    if f := report.failure:
+    if f := v.failure:
         out.append((f"{f.kind}: the submission could not be graded", "\n".join(common.failure_lines(f, 10))))
-    shown, concealed = common.split_cases(report.cases, audience)
     by_kind: dict[str, list] = {}
-    for case in shown:
-        if case.status not in ("passed", "skipped"):
-            by_kind.setdefault(common.kind(case), []).append(case)
+    for case in v.failing:
+        by_kind.setdefault(common.kind(case), []).append(case)
     for kind, cases in by_kind.items():
-        first = cases[0]
-        hint = first.failure.hint if first.failure else None
+        first = next((c for c in cases if c.name in v.shrunk_of), cases[0])
+        cases = [first] + [c for c in cases if c is not first]
+        hint = v.hint_of(first)
         lines = [common.one_line(first)] + ([f"hint: {hint}"] if hint else [])
+        if small := v.shrunk_of.get(first.name):
+            lines.append(f"smaller failing input: {common.one_line(small)}")
+        if first.replay:
+            lines.append(f"replay: {first.replay}")
         if len(cases) > 1:
             names = ", ".join(c.name for c in cases[1:1 + MAX_NAMES])
             more = len(cases) - 1 - MAX_NAMES
             lines.append(f"also: {names}" + (f" and {more} more" if more > 0 else ""))
         out.append((f"{kind}: {len(cases)} case{'s' if len(cases) > 1 else ''} failed", "\n".join(lines)))
-    out += [(f"{t.group}: hidden cases failed", t.text) for t in common.hidden_tallies(concealed)
-            if t.status in ("failed", "error")]
+    out += [(f"{t.group}: hidden cases failed", t.text) for t in v.tallies if t.status in ("failed", "error")]
     return out
 
 
@@ -79,18 +81,15 @@ def render(report: Report, *, audience: str = "learner") -> str:
     Raises:
         ValueError: unknown ``audience``.
     """
-    common.check_audience(audience)
-    found = _annotations(report, audience)
-    lines = [command("error", msg, file=report.submission, title=title) for title, msg in found[:MAX_ANNOTATIONS]]
-    failing = sum(c.status not in ("passed", "skipped") for c in report.cases)
-    skipped = sum(c.status == "skipped" for c in report.cases)
-    text = (f"{len(report.cases) - failing - skipped} of {len(report.cases)} cases passed, "
-            f"{failing} failed" + (f", {skipped} skipped" if skipped else "")) if report.cases else \
-        "no case was run: the submission could not be graded"
+    v = view.build(report, audience)
+    found = _annotations(v)
+    lines = [command("error", msg, file=v.file, line=v.line, title=title) for title, msg in found[:MAX_ANNOTATIONS]]
+    text = (f"{v.counts_text}, {v.not_passed} failed" + (f", {v.skipped} skipped" if v.skipped else "")) \
+        if v.total else "no case was run: the submission could not be graded"
     if len(found) > MAX_ANNOTATIONS:
         text += f"; {len(found) - MAX_ANNOTATIONS} more annotations left out"
     title = f"{report.problem}: {common.points(report.score)} of {common.points(report.max_score)} points"
-    lines.append(command("notice", text, file=report.submission, title=title))
+    lines.append(command("notice", text, file=v.file, line=v.line, title=title))
     return common.printable("\n".join(lines)) + "\n"  # no raw escape or bidi character in the log
 
 
@@ -110,12 +109,11 @@ def step_summary(report: Report, *, audience: str = "learner") -> str:
     Raises:
         ValueError: unknown ``audience``.
     """
-    views = common.group_views(report, common.check_audience(audience))
-    passed = sum(c.status == "passed" for c in report.cases)
+    v = view.build(report, audience)
+    report, views = v.report, v.groups
     mark = "✅" if report.passed else "❌"
     out = [f"## {mark} {md(report.title)} ({md(report.problem)})", "",
-           f"**{common.points(report.score)} of {common.points(report.max_score)} points**; "
-           f"{passed} of {len(report.cases)} cases passed", ""]
+           f"**{v.score_text}**; {v.counts_text}", ""]
     if f := report.failure:
         out += [f"**The submission could not be graded** ({md(f.kind)}): {md(f.message)}", ""]
         if body := "\n".join(common.failure_lines(f, 40)[1:]):
@@ -123,11 +121,11 @@ def step_summary(report: Report, *, audience: str = "learner") -> str:
             out += [f"{fence}text", body, fence, ""]
     if views:
         out += ["| Group | Cases passed | Points |", "| --- | --- | --- |"]
-        out += [f"| {md(v.group)}{' (hidden)' if v.hidden else ''} | {v.passed} of {v.total} "
-                f"| {common.points(v.earned)} of {common.points(v.points)} |" for v in views]
+        out += [f"| {md(g.group)}{' (hidden)' if g.hidden else ''} | {g.passed} of {g.total} "
+                f"| {common.points(g.earned)} of {common.points(g.points)} |" for g in views]
         out.append("")
-    failing = [c for v in views for c in v.failing]
-    tallies = [t for v in views for t in v.tallies if t.passed < t.total]
+    failing = [c for g in views for c in g.failing]
+    tallies = [t for g in views for t in g.tallies if t.passed < t.total]
     if failing or tallies:
         out += ["### Failures", ""]
     if failing:
@@ -161,21 +159,22 @@ def classroom_result(report: Report, *, audience: str = "learner") -> dict[str, 
     Raises:
         ValueError: unknown ``audience``.
     """
-    views = common.group_views(report, common.check_audience(audience))
+    v = view.build(report, audience)
+    report, views = v.report, v.groups
     tests = []
     if f := report.failure:
         tests.append({"name": f"submission: {f.kind}", "status": "error",
                       "message": "\n".join(common.failure_lines(f, 10)), "test_code": "",
                       "filename": report.submission, "line_no": 0,
                       "execution_time": f"{report.seconds:.3f}s", "score": 0})
-    for v in views:
-        seconds = sum(c.seconds for c in report.cases if c.group == v.group)
+    for g in views:
+        seconds = sum(c.seconds for c in v.graded if c.group == g.group)
         tests.append({
-            "name": v.group, "status": "pass" if v.ok else "fail",
-            "message": None if v.ok else "\n".join(v.lines(10, max_details=3)),
-            "test_code": "\n".join(c.replay for c in v.failing[:10] if c.replay),
+            "name": g.group, "status": "pass" if g.ok else "fail",
+            "message": None if g.ok else "\n".join(v.group_lines(g, 10, max_details=3)),
+            "test_code": "\n".join(c.replay for c in g.failing[:10] if c.replay),
             "filename": report.submission, "line_no": 0,
-            "execution_time": f"{seconds:.3f}s", "score": round(v.earned, 6)})
+            "execution_time": f"{seconds:.3f}s", "score": round(g.earned, 6)})
     status = "error" if report.failure else "pass" if report.passed else "fail"
     return {"version": 1, "status": status, "max_score": round(report.max_score, 6),
             "tests": common.printable_tree(tests)}  # the reporter prints them to the log

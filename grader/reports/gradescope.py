@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from grader.reports import common
+from grader.reports import common, view
 from grader.results import Report
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "gradescope_results.schema.json"
@@ -29,29 +29,27 @@ MAX_LISTED = 20  # failing cases listed per test output
 VERSION_KEYS = ("python", "numpy", "jax", "grader")  # report.environment keys holding versions
 
 
-def _group_test(view: common.GroupView, number: int, audience: str) -> dict[str, Any]:
+def _group_test(v: view.ReportView, group: common.GroupView, number: int) -> dict[str, Any]:
     return {
-        "name": view.group, "number": str(number),
-        "score": round(view.earned, 6), "max_score": round(view.points, 6),
-        "status": "passed" if view.ok else "failed",
-        "output": "\n".join(view.lines(MAX_LISTED)), "output_format": "text",
-        "tags": sorted({common.kind(c) for c in view.failing}),
-        "visibility": HIDDEN_VISIBILITY[audience] if view.hidden else "visible",
-        "extra_data": {"group": view.group, "passed": view.passed, "total": view.total},
+        "name": group.group, "number": str(number),
+        "score": round(group.earned, 6), "max_score": round(group.points, 6),
+        "status": "passed" if group.ok else "failed",
+        "output": "\n".join(v.group_lines(group, MAX_LISTED)), "output_format": "text",
+        "tags": sorted({common.kind(c) for c in group.failing}),
+        "visibility": HIDDEN_VISIBILITY[v.audience] if group.hidden else "visible",
+        "extra_data": {"group": group.group, "passed": group.passed, "total": group.total},
     }
 
 
-def _summary(report: Report, audience: str) -> str:
-    shown, concealed = common.split_cases(report.cases, audience)
-    passed = sum(c.status == "passed" for c in report.cases)
-    lines = [f"{report.title} ({report.problem})",
-             f"score: {common.points(report.score)} of {common.points(report.max_score)} points; "
-             f"{passed} of {len(report.cases)} cases passed"]
+def _summary(v: view.ReportView) -> str:
+    report = v.report
+    lines = [f"{report.title} ({report.problem})", f"score: {v.score_text}; {v.counts_text}"]
     if report.failure:
         lines.append(f"the submission could not be graded: {report.failure.kind}: {report.failure.message}")
-    if kinds := common.kind_counts(shown):
+    if kinds := common.kind_counts(v.shown):
         lines.append("failures: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
-    return "\n".join(lines + [t.text for t in common.hidden_tallies(concealed)])
+    lines += [f"hint: {h}" for h in v.hints]
+    return "\n".join(lines + [t.text for t in v.tallies])
 
 
 def results(report: Report, *, audience: str = "learner") -> dict[str, Any]:
@@ -62,20 +60,21 @@ def results(report: Report, *, audience: str = "learner") -> dict[str, Any]:
     Raises:
         ValueError: unknown ``audience``.
     """
-    report = common.for_audience(report, audience)  # a learner never sees a secret seed
+    v = view.build(report, audience)  # a learner never sees a secret seed nor a hidden case
+    report = v.report
     tests = []
     if report.failure:
         f = report.failure
         tests.append({"name": f"submission: {f.kind}", "number": "0", "score": 0.0, "max_score": 0.0,
                       "status": "failed", "output": "\n".join(common.failure_lines(f, 40)),
                       "output_format": "text", "tags": [f.kind], "visibility": "visible"})
-    tests += [_group_test(v, i, audience) for i, v in enumerate(common.group_views(report, audience), 1)]
+    tests += [_group_test(v, g, i) for i, g in enumerate(v.groups, 1)]
     env = report.environment
     versions = {**env.get("versions", {}), **{k: env[k] for k in VERSION_KEYS if env.get(k) is not None}}
     return common.printable_tree({  # shown to learners: no raw control, escape or bidi character
         "score": round(report.score, 6),
         "execution_time": round(report.seconds),
-        "output": _summary(report, audience),
+        "output": _summary(v),
         "output_format": "text", "test_output_format": "text", "test_name_format": "text",
         "extra_data": {"problem": report.problem, "seed": env.get("seed"), "versions": versions,
                        "environment": {k: v for k, v in env.items()

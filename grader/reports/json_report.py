@@ -14,14 +14,17 @@ import math
 from typing import Any
 
 from ..results import Report
-from ..summary import summarise
-from .common import for_audience, may_show_output
+from . import view
 
 
 def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
     """The report as a JSON-ready dict, hidden cases (and a secret seed) redacted for ``audience="learner"``."""
-    report = for_audience(report, audience)
+    v = view.build(report, audience)
+    report = v.report
     data = report.to_json()
+    data["counts"] = {"passed": v.passed, "failed": v.failed, "errors": v.errors, "skipped": v.skipped,
+                      "total": v.total}
+    data["hints"] = v.hints
     if audience != "instructor":
         redacted = []
         for i, case in enumerate(data["cases"]):
@@ -34,11 +37,8 @@ def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
             else:
                 redacted.append(case)
         data["cases"] = redacted
-        if any(c.visibility == "hidden" for c in report.cases):
-            # the pattern of the cases a learner may see (hidden ones would leak their names)
-            shown = [c for c in report.cases if c.visibility != "hidden"]
-            data["summary"] = summarise(shown, tuple(report.environment.get("dtypes", ())))
-        if not may_show_output(report, audience):
+        data["summary"] = v.summary  # the pattern of the cases a learner may see
+        if not v.show_output:
             # the capture spans every case: a submission printing its arguments would reveal
             # the hidden inputs
             data["output"] = {"stdout": "", "stderr": "", "withheld": "the report has hidden cases",

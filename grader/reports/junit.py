@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from grader.reports import common
+from grader.reports import common, view
 from grader.results import CaseResult, Report
 
 # Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF).
@@ -54,14 +54,16 @@ def _outcome(testcase: ET.Element, status: str, kind: str, message: str, text: s
         _el(testcase, "skipped", message=message)
 
 
-def _case(suite: ET.Element, case: CaseResult, classname: str) -> None:
-    tc = _el(suite, "testcase", classname=classname, name=case.name, time=f"{case.seconds:.6f}")
+def _case(suite: ET.Element, v: view.ReportView, case: CaseResult, classname: str) -> None:
+    tc = _el(suite, "testcase", classname=classname, name=case.name, time=f"{case.seconds:.6f}",
+             file=v.file, line=v.line)
     if case.status != "passed":
         message = case.failure.message if case.failure else case.status
-        _outcome(tc, case.status, common.kind(case), message, common.case_text(case))
+        _outcome(tc, case.status, common.kind(case), message, v.case_text(case))
 
 
-def _properties(suite: ET.Element, report: Report, extra: dict[str, Any]) -> None:
+def _properties(suite: ET.Element, v: view.ReportView, extra: dict[str, Any]) -> None:
+    report = v.report
     props = _el(suite, "properties")
     flat: dict[str, Any] = {}
     for key, value in {**extra, **report.environment}.items():
@@ -69,28 +71,31 @@ def _properties(suite: ET.Element, report: Report, extra: dict[str, Any]) -> Non
             flat.update({f"{key}.{k}": v for k, v in value.items()})
         else:
             flat[key] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
-    flat.update(score=common.points(report.score), max_score=common.points(report.max_score))
+    flat.update(score=common.points(report.score), max_score=common.points(report.max_score),
+                cases_passed=v.passed, cases_total=v.total)  # graded cases, hidden ones included
     for name, value in flat.items():
         _el(props, "property", name=name, value="" if value is None else value)
 
 
 def _suite(report: Report, name: str, audience: str, timestamp: str | None,
            classprefix: str = "", extra: dict[str, Any] | None = None) -> ET.Element:
-    report = common.for_audience(report, audience)  # a learner never sees a secret seed
+    v = view.build(report, audience)  # a learner never sees a secret seed nor a hidden case
+    report = v.report
     suite = ET.Element("testsuite")
-    _properties(suite, report, extra or {})
+    _properties(suite, v, extra or {})
     if report.failure:
         f = report.failure
-        tc = _el(suite, "testcase", classname=classprefix + "submission", name=f.kind, time=f"{report.seconds:.6f}")
+        tc = _el(suite, "testcase", classname=classprefix + "submission", name=f.kind, time=f"{report.seconds:.6f}",
+                 file=v.file, line=v.line)
         _el(tc, "failure", "\n".join(common.failure_lines(f, 40)), type=f.kind, message=f.message)
-    shown, concealed = common.split_cases(report.cases, audience)
-    for case in shown:
-        _case(suite, case, classprefix + case.group)
-    for tally in common.hidden_tallies(concealed):
-        tc = _el(suite, "testcase", classname=classprefix + tally.group, name=tally.text, time=f"{tally.seconds:.6f}")
+    for case in v.shown:
+        _case(suite, v, case, classprefix + case.group)
+    for tally in v.tallies:
+        tc = _el(suite, "testcase", classname=classprefix + tally.group, name=tally.text, time=f"{tally.seconds:.6f}",
+                 file=v.file, line=v.line)
         _outcome(tc, tally.status, "hidden", tally.text, None)
     cases = suite.findall("testcase")
-    show = common.may_show_output(report, audience)
+    show = v.show_output
     _el(suite, "system-out", report.output.get("stdout") if show else None)
     _el(suite, "system-err", report.output.get("stderr") if show else None)
     suite.attrib.update(

@@ -13,7 +13,8 @@ import json
 import re
 
 from ..results import CaseResult, Report
-from .common import for_audience, printable
+from . import view
+from .common import printable
 
 MAX_CASES = 5
 MAX_DETAIL_LINES = 12
@@ -84,24 +85,20 @@ def render(report: Report, *, audience: str = "learner") -> str:
     controls, bidi characters and line breaks from the submission's output, messages or file
     name appear as visible escapes (``\\x1b``, ``\\n``), never raw on the terminal.
     """
-    report = for_audience(report, audience)  # a learner never sees a secret seed
-    env = report.environment
-    shown_cases = [c for c in report.cases if audience == "instructor" or c.visibility != "hidden"]
-    hidden = [c for c in report.cases if c not in shown_cases]
-    n_pass = sum(c.status == "passed" for c in report.cases)
-    graded = [c for c in report.cases if c.group != "shrunk"]
+    v = view.build(report, audience)  # a learner never sees a secret seed nor a hidden case
+    report, env = v.report, v.environment
     verdict = "PASS" if report.passed else "FAIL"
-    n_graded_pass = sum(c.status == "passed" for c in graded)
+    counted = v.counts_text
     if env.get("unrun_groups"):  # e.g. --max-examples 0: a group with points ran no case
-        lines = [f"INCOMPLETE {report.problem}: {n_graded_pass} of {len(graded)} cases passed, but group"
+        lines = [f"INCOMPLETE {report.problem}: {counted}, but group"
                  f"{'s' if len(env['unrun_groups']) != 1 else ''} {', '.join(env['unrun_groups'])} ran no case "
                  f"(--max-examples 0?): no score  {report.submission}"]
     elif env.get("partial"):  # --case / --replay: a few cases, no grade
-        lines = [f"{verdict} {report.problem}: {n_graded_pass} of {len(graded)} selected case"
-                 f"{'s' if len(graded) != 1 else ''} passed (a partial run: no score)  {report.submission}"]
+        lines = [f"{verdict} {report.problem}: {v.passed} of {v.total} selected case"
+                 f"{'s' if v.total != 1 else ''} passed (a partial run: no score)  {report.submission}"]
     else:
         lines = [f"{verdict} {report.problem}: score {report.score:g} / {report.max_score:g}"
-                 + (f" ({n_graded_pass} of {len(graded)} cases passed)" if graded else "")
+                 + (f" ({counted})" if v.total else "")
                  + f"  {report.submission}"]
     dtypes = ", ".join(env.get("dtypes", []))
     if env.get("seed") == "secret":
@@ -122,10 +119,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
             lines += [f"    {line}" for line in detail.rstrip().splitlines()[-MAX_DETAIL_LINES:]]
         if f.hint:
             lines.append(f"hint: {f.hint}")
-    summary = report.summary
-    if hidden and report.summary:
-        from ..summary import summarise  # learners: the pattern of the cases they may see, only
-        summary = summarise(shown_cases, tuple(env.get("dtypes", ())))
+    summary = v.summary  # learners: the pattern of the cases they may see, only
     if summary:
         lines += ["", "What failed (by kind, dtype and rank):"]
         for entry in summary:
@@ -133,7 +127,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
             for hint in entry.get("hints") or ([entry["hint"]] if entry.get("hint") else []):
                 lines.append(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}")
 
-    failing = [c for c in shown_cases if c.status != "passed" and c.status != "skipped"]
+    failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
     failing.sort(key=lambda c: (_degenerate(c), sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
     # one entry per case and failure kind: the same case failing in several dtypes is listed once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}
@@ -149,15 +143,13 @@ def render(report: Report, *, audience: str = "learner") -> str:
             others = [c.dtype for c in same[1:]]
             if others:
                 lines.append(f"    (the same case fails the same way in {', '.join(others)})")
-    skipped = sum(c.status == "skipped" for c in report.cases)
-    if skipped:
-        lines.append(f"{skipped} cases were not run (after a timeout or repeated crashes)")
-    if hidden:
-        h_pass = sum(c.status == "passed" for c in hidden)
-        lines.append(f"hidden cases: {h_pass} of {len(hidden)} passed")
+    if v.skipped:
+        lines.append(f"{v.skipped} cases were not run (after a timeout or repeated crashes)")
+    for tally in v.tallies:
+        lines.append(f"{tally.group}: {tally.text}")
     if report.groups and not env.get("partial"):
         lines += ["", "Points: " + ", ".join(f"{g.group} {g.earned:g}/{g.points:g}" for g in report.groups)]
-    out = report.output or {}
+    out = (report.output or {}) if v.show_output else {}
     for stream in ("stdout", "stderr"):
         text = (out.get(stream) or "").rstrip()
         if text:
@@ -165,7 +157,6 @@ def render(report: Report, *, audience: str = "learner") -> str:
             total = out.get(f"{stream}_bytes") or len(text)
             more = f" (first lines of {total:,} bytes)" if out.get("truncated") or len(text.splitlines()) > 5 else ""
             lines += ["", f"The submission's {stream}{more}:"] + [f"  | {line[:200]}" for line in head]
-    del n_pass
     # one line per entry: a newline in a file name or message cannot start a line of its own
     return "\n".join(printable(line, one_line=True) for line in lines) + "\n"
 

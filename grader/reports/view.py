@@ -1,0 +1,182 @@
+"""One view of a report per audience, built once; every format renders from it.
+
+:func:`build` applies the policy that used to be re-derived by each reporter: which cases the
+audience may see (``common.split_cases``), the per-group counts of concealed ones
+(``common.HiddenTally``), the secret-seed replay policy (``common.for_audience``), the failure
+pattern for the cases shown (``grader.summary.summarise``), the hints, and whether the
+submission's output may be shown.
+
+Shrunk cases (``CaseResult.shrunk``, group ``"shrunk"``) are extra feedback: a smaller input
+that fails like a graded case. They are never counted as graded cases nor listed as a group;
+each is attached to the graded case it was shrunk from (:attr:`ReportView.shrunk_of`), and
+formats show it beside that case.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader.reports import common
+from grader.results import CaseResult, Failure, Report
+
+SHRUNK_PREFIX = "shrunk:"
+
+
+@dataclass
+class ReportView:
+    """What one audience may see of a :class:`~grader.results.Report`, with the counts every
+    format states.
+
+    Attributes:
+        report: the report as the audience may see it (``common.for_audience`` applied).
+        audience: ``"learner"`` or ``"instructor"``.
+        graded: every graded case (shrunk ones excluded), hidden ones included.
+        shown: the graded cases the audience may see, in run order.
+        failing: the shown graded cases that did not pass and were not skipped.
+        shrunk: the shrunk cases the audience may see (extra feedback, never counted).
+        shrunk_of: graded case name -> the shown shrunk case found from it.
+        tallies: per-group counts of the concealed graded cases (learners only).
+        groups: one ``common.GroupView`` per graded group (no ``"shrunk"`` group).
+        passed, failed, errors, skipped, total: counts of the graded cases (hidden included):
+            ``failed`` the wrong outputs (status ``failed``), ``errors`` the calls that raised,
+            crashed or timed out (status ``error`` / ``timeout``).
+        summary: the failure pattern by kind, dtype and rank, of the cases the audience may see.
+        hints: distinct hints, most useful first: the whole-submission failure's, then those the
+            summary found shared by failing cases, then those of the failing shown cases.
+        show_output: whether the submission's captured stdout/stderr may be shown.
+        line: the line of the graded function's ``def`` in the submission (``environment.function_line``),
+            else the line of a syntax error, else 1: where annotations and JUnit testcases point.
+    """
+
+    report: Report
+    audience: str
+    graded: list[CaseResult]
+    shown: list[CaseResult]
+    failing: list[CaseResult]
+    shrunk: list[CaseResult]
+    shrunk_of: dict[str, CaseResult]
+    tallies: list[common.HiddenTally]
+    groups: list[common.GroupView]
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    total: int
+    summary: list[dict[str, Any]]
+    hints: list[str]
+    show_output: bool
+    line: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- shortcuts -------------------------------------------------------------------------
+    @property
+    def failure(self) -> Failure | None:
+        """The whole-submission failure (nothing could be graded), or None."""
+        return self.report.failure
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        """``report.environment`` as the audience may see it (a secret seed hidden from learners)."""
+        return self.report.environment
+
+    @property
+    def file(self) -> str:
+        """The submission's path as the grader was given it."""
+        return self.report.submission
+
+    @property
+    def not_passed(self) -> int:
+        """Graded cases that failed or errored (skipped ones excluded)."""
+        return self.failed + self.errors
+
+    @property
+    def counts_text(self) -> str:
+        """``"P of N cases passed"``: the one count line every format states."""
+        return f"{self.passed} of {self.total} cases passed"
+
+    @property
+    def score_text(self) -> str:
+        """``"S of M points"``."""
+        return f"{common.points(self.report.score)} of {common.points(self.report.max_score)} points"
+
+    def hint_of(self, case: CaseResult) -> str | None:
+        """The hint of ``case``, or of the shrunk case found from it."""
+        if case.failure and case.failure.hint:
+            return case.failure.hint
+        small = self.shrunk_of.get(case.name)
+        return small.failure.hint if small is not None and small.failure else None
+
+    def case_text(self, case: CaseResult, max_details: int | None = 20) -> str:
+        """``common.case_text`` of ``case``, followed by its shrunk case (when one was found)."""
+        text = common.case_text(case, max_details)
+        small = self.shrunk_of.get(case.name)
+        if small is not None:
+            inner = common.case_text(small, max_details).splitlines()
+            text += "\n" + "\n".join([f"smaller failing input ({small.name}):"] + ["    " + x for x in inner])
+        return text
+
+    def group_lines(self, group: common.GroupView, max_cases: int, max_details: int | None = 5) -> list[str]:
+        """Counts line of ``group``, up to ``max_cases`` failing shown cases (a name line and the
+        indented :meth:`case_text`), then the counts of its concealed cases."""
+        out = [f"{group.passed} of {group.total} cases passed "
+               f"({common.points(group.earned)} of {common.points(group.points)} points)"]
+        for case in group.failing[:max_cases]:
+            out.append(f"- {case.name} [{case.dtype}]")
+            out += ["    " + line for line in self.case_text(case, max_details).splitlines()]
+        if len(group.failing) > max_cases:
+            out.append(f"... and {len(group.failing) - max_cases} more failing cases")
+        return out + [t.text for t in group.tallies]
+
+
+def _hints(report: Report, summary: list[dict[str, Any]], failing: list[CaseResult],
+           shrunk: list[CaseResult]) -> list[str]:
+    out: list[str] = []
+    if report.failure and report.failure.hint:
+        out.append(report.failure.hint)
+    for entry in summary:
+        for h in entry.get("hints") or ([entry["hint"]] if entry.get("hint") else []):
+            if h.get("text"):
+                out.append(h["text"])
+    out += [c.failure.hint for c in (*shrunk, *failing) if c.failure and c.failure.hint]
+    return list(dict.fromkeys(out))
+
+
+def build(report: Report, audience: str = common.LEARNER) -> ReportView:
+    """The :class:`ReportView` of ``report`` for ``audience``.
+
+    Raises:
+        ValueError: unknown ``audience``.
+    """
+    report = common.for_audience(report, common.check_audience(audience))
+    graded = [c for c in report.cases if not c.shrunk]
+    shown, concealed = common.split_cases(graded, audience)
+    shrunk = [c for c in report.cases if c.shrunk and not common.conceals(c, audience)]
+    names = {c.name for c in graded}
+    shrunk_of = {}
+    for s in shrunk:
+        original = s.name[len(SHRUNK_PREFIX):] if s.name.startswith(SHRUNK_PREFIX) else s.name
+        if original in names:
+            shrunk_of.setdefault(original, s)
+    groups = [g for g in common.group_views(_without_shrunk(report), audience)]
+    statuses = Counter(c.status for c in graded)
+    if concealed and report.summary:
+        from grader.summary import summarise  # the pattern of the cases the audience may see
+        summary = summarise(shown + shrunk, tuple(report.environment.get("dtypes", ())))
+    else:
+        summary = list(report.summary)
+    failing = [c for c in shown if c.status not in ("passed", "skipped")]
+    env = report.environment
+    line = env.get("function_line") or env.get("syntax_error_line") or 1
+    return ReportView(
+        report=report, audience=audience, graded=graded, shown=shown, failing=failing, shrunk=shrunk,
+        shrunk_of=shrunk_of, tallies=common.hidden_tallies(concealed), groups=groups,
+        passed=statuses["passed"], failed=statuses["failed"], errors=statuses["error"] + statuses["timeout"],
+        skipped=statuses["skipped"], total=len(graded), summary=summary,
+        hints=_hints(report, summary, failing, shrunk), show_output=common.may_show_output(report, audience),
+        line=int(line) if isinstance(line, int) and line > 0 else 1)
+
+
+def _without_shrunk(report: Report) -> Report:
+    import dataclasses
+    return dataclasses.replace(report, cases=[c for c in report.cases if not c.shrunk])

@@ -1,0 +1,106 @@
+"""One view per audience (grader.reports.view): every format states the same counts and the hint
+of one failing report with a hidden group and a shrunk case; shrunk cases are never counted as
+graded cases nor shown as a group. Reports are built by hand (in process)."""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from grader.reports import FORMATS, github, gradescope, junit, reporter, view
+from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+
+HINT = "looks like the embedding matrix was not transposed"
+SECRET = "Hidden0Case9"
+ENV = {"seed": 7, "framework": "numpy", "dtypes": ["float32"], "python": "3.11.9", "numpy": "2.1.0",
+       "jax": None, "grader": "0.2.0", "sandbox": "bwrap", "function_line": 4}
+
+
+def case(name, group, status="passed", failure=None, visibility="visible", shrunk=False, size=3):
+    return CaseResult(name=name, group=group, status=status, dtype="float32", rank=1,
+                      inputs={"hidden": ArrayInfo((size,), "float32")}, visibility=visibility, failure=failure,
+                      seconds=0.01, replay=f"grader check sub.py --case '{name}'" if status != "passed" else None,
+                      shrunk=shrunk)
+
+
+def wrong(message="12 / 12 elements (100.0%) are outside the tolerance", hint=HINT):
+    return Failure("tolerance", message, hint=hint, details=["worst at [0, 1]: got 3.5, expected 1.25"])
+
+
+def one_report() -> Report:
+    """9 graded cases (6 pass), 1 shrunk case; groups examples (visible), random (visible),
+    secret (hidden)."""
+    cases = [case("worked_example[float32]", "examples"),
+             case("batch[float32]", "examples", "failed", wrong()),
+             case("gen000[float32]", "random"), case("gen001[float32]", "random"),
+             case("gen002[float32]", "random", "failed", wrong(hint=None), size=40),
+             case(f"{SECRET}0", "secret", visibility="hidden"), case(f"{SECRET}1", "secret", visibility="hidden"),
+             case(f"{SECRET}2", "secret", visibility="hidden"),
+             case(f"{SECRET}3", "secret", "failed", wrong(f"wrong at {SECRET}"), visibility="hidden"),
+             case("shrunk:gen002[float32]", "shrunk", "failed", wrong("2 / 2 elements are outside"), shrunk=True,
+                  size=2)]
+    groups = [GroupScore("examples", 2, 1, 1, 2), GroupScore("random", 3, 2, 2, 3),
+              GroupScore("secret", 4, 3, 3, 4, visibility="hidden")]
+    return Report("tied_lm_head", "Tied LM head", "sub.py", False, 6.0, 9.0, None, cases, groups, [], dict(ENV),
+                  {"stdout": "", "stderr": "", "truncated": False}, 2.0)
+
+
+COUNT = "6 of 9 cases passed"
+
+
+def test_view_counts_exclude_shrunk_cases():
+    v = view.build(one_report(), "learner")
+    assert (v.passed, v.failed, v.errors, v.skipped, v.total) == (6, 3, 0, 0, 9)
+    assert [g.group for g in v.groups] == ["examples", "random", "secret"]
+    assert [c.name for c in v.shrunk] == ["shrunk:gen002[float32]"]
+    assert v.shrunk_of["gen002[float32]"].name == "shrunk:gen002[float32]"
+    assert v.hints == [HINT] and v.line == 4
+    assert [t.text for t in v.tallies] == ["hidden cases: 3 of 4 passed (1 failed)"]
+    assert all(SECRET not in c.name for c in v.shown)
+    assert view.build(one_report(), "instructor").tallies == []
+
+
+@pytest.mark.parametrize("audience", ["learner", "instructor"])
+def test_every_format_states_the_same_counts_and_the_hint(audience):
+    rep = one_report()
+    out = {name: reporter(name).render(rep, audience=audience) for name in FORMATS}
+    out["step_summary"] = github.step_summary(rep, audience=audience)
+    out["classroom"] = json.dumps(github.classroom_result(rep, audience=audience))
+    for name, text in out.items():
+        assert HINT in text, name
+        assert "shrunk 0 of 0" not in text and '"name": "shrunk"' not in text, name
+        assert (SECRET in text) == (audience == "instructor"), name
+    for name in ("text", "gradescope", "github", "step_summary"):
+        assert COUNT in out[name], name
+    data = json.loads(out["json"])
+    assert data["counts"] == {"passed": 6, "failed": 3, "errors": 0, "skipped": 0, "total": 9}
+    assert HINT in data["hints"]
+    suite = ET.fromstring(out["junit"])
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert (props["cases_passed"], props["cases_total"]) == ("6", "9")
+    assert not [tc for tc in suite.iter("testcase") if "shrunk" in (tc.get("name") or "")]
+    if audience == "instructor":
+        assert suite.get("tests") == "9" and suite.get("failures") == "3"
+    gs = json.loads(out["gradescope"])
+    assert [t["name"] for t in gs["tests"]] == ["examples", "random", "secret"]
+    assert sum(t["extra_data"]["total"] for t in gs["tests"]) == 9
+    classroom = github.classroom_result(rep, audience=audience)
+    assert [t["name"] for t in classroom["tests"]] == ["examples", "random", "secret"]
+    counted = [re.match(r"(\d+) of (\d+) cases passed", t["message"] or "") for t in classroom["tests"]]
+    assert all(counted) and sum(int(m.group(2)) for m in counted) == 9  # every group failed a case
+    # the shrunk case is feedback beside the case it came from
+    random = next(t for t in gs["tests"] if t["name"] == "random")
+    assert "smaller failing input (shrunk:gen002[float32])" in random["output"]
+
+
+def test_text_counts_match_github_and_gradescope():
+    rep = one_report()
+    first = reporter("text").render(rep).splitlines()[0]
+    assert f"({COUNT})" in first
+    notice = [line for line in github.render(rep).splitlines() if line.startswith("::notice")][0]
+    assert notice.endswith(f"::{COUNT}, 3 failed")
+    assert f"{COUNT}" in gradescope.results(rep)["output"]
+    assert junit.render(rep, timestamp="2025-01-01T00:00:00").count("shrunk:gen002") >= 1  # as feedback text

@@ -335,6 +335,18 @@ def defined_functions(tree: ast.Module | None) -> set[str]:
     return names
 
 
+def function_line(tree: ast.Module | None, name: str) -> int | None:
+    """The line of the top-level ``def name`` (or of the statement binding ``name``) in ``tree``,
+    the last one when it is bound several times (the one Python keeps), or None."""
+    line = None
+    for node in (tree.body if tree is not None else []):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            line = node.lineno
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            line = node.lineno
+    return line
+
+
 def _expected(problem: Problem, case: Case) -> Expected:
     if case.raises:
         reference.must_raise(problem, case.inputs, case.raises)  # the spec and the reference agree
@@ -558,6 +570,10 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     if secret:  # where the seed came from, never the secret (nor, for learners, the seed)
         env["seed_source"] = "secret"
         env["seed_secret_from"] = opts.seed_secret_source or "CheckOptions.seed_secret"
+    if line := function_line(tree, problem.function):  # where annotations and JUnit testcases point
+        env["function_line"] = line
+    elif syntax_error is not None and syntax_error.lineno:
+        env["syntax_error_line"] = syntax_error.lineno
 
     def finish(failure: Failure | None, results: list[CaseResult], output: dict[str, Any]) -> Report:
         groups = _scores(problem, results, failure)

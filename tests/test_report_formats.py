@@ -141,13 +141,14 @@ def test_junit_counts_and_mapping():
     assert suite.find("system-out").text == "debug print\n"
 
 
-def test_junit_import_failure_is_one_failing_testcase():
+def test_junit_import_failure_is_one_error_testcase():
     suite = ET.fromstring(junit.render(import_failure(), timestamp=STAMP))
-    assert counts(suite) == {"tests": 1, "failures": 1, "errors": 0, "skipped": 0}
+    assert counts(suite) == {"tests": 1, "failures": 0, "errors": 1, "skipped": 0}  # as pytest: an error
     tc = suite.find("testcase")
     assert (tc.get("classname"), tc.get("name")) == ("submission", "import")
-    assert tc.find("failure").get("type") == "import"
-    assert "SyntaxError" in tc.find("failure").get("message") and "def softmax(x)" in tc.find("failure").text
+    assert (tc.get("file"), tc.get("line")) == ("submissions/softmax.py", "3")
+    assert tc.find("error").get("type") == "import"
+    assert "SyntaxError" in tc.find("error").get("message") and "def softmax(x)" in tc.find("error").text
 
 
 def test_junit_hidden_cases_are_counts_for_learners():
@@ -171,7 +172,9 @@ def test_junit_render_many():
         xsd_valid(xsd, text)
     root = ET.fromstring(text)
     suites = root.findall("testsuite")
-    assert root.tag == "testsuites" and not root.attrib
+    assert root.tag == "testsuites"
+    assert {k: root.get(k) for k in ("tests", "failures", "errors", "skipped")} == \
+        {"tests": "11", "failures": "3", "errors": "1", "skipped": "1"}  # 4 + 5 + 2 testcases
     assert [s.get("id") for s in suites] == ["0", "1", "2"]
     assert suites[1].get("name") == "bob@example.org: softmax (submissions/softmax.py)"
     assert suites[1].get("package") == "softmax"

@@ -1,21 +1,25 @@
 """JUnit XML report, for CI systems (Jenkins, GitLab, GitHub test reporters) and batch grading.
 
 Layout (validated in tests against both windyroad ``JUnit.xsd`` and the Jenkins xunit plugin's
-``junit-10.xsd``; see docs/formats.md)::
+``junit-10.xsd`` but for the attributes neither has and the consumers read: a testcase's
+``file`` and ``line``, the totals of ``<testsuites>``; parsed in tests by junitparser and
+xunitparser; see docs/formats.md)::
 
     <testsuite name="problem (submission)" tests= failures= errors= skipped= time= timestamp= hostname=>
-      <properties> environment (seed, versions...), score, max_score </properties>
-      <testcase classname="group" name="case name" time="seconds">
-        <failure type="kind" message="one line">details</failure>   status failed
-        <error type="kind" message="one line">details</error>       status error / timeout
-        <skipped message="..."/>                                    status skipped
+      <properties> environment (seed, versions...), score, max_score, cases_passed, cases_total </properties>
+      <testcase classname="group" name="case name" time="seconds" file="submission" line="def line">
+        <failure type="kind" message="one line">details</failure>   a wrong value
+        <error type="kind" message="one line">details</error>       the submission raised, crashed,
+                                                                    timed out or could not be imported
+        <skipped message="..."/>                                    not run
       </testcase>
       <system-out/> <system-err/>   the submission's captured output, when it may be shown
     </testsuite>
 
 For learners, hidden cases become one testcase per group named ``hidden cases: P of N passed``
-(no details). A whole-submission failure (``report.failure``) is one failing testcase
-``classname="submission"``, ``name=<kind>``.
+(no details). A whole-submission failure (``report.failure``) is one testcase with an
+``<error>``, ``classname="submission"``, ``name=<kind>``. Shrunk cases are no testcase: each is
+told in the text of the case it was shrunk from (``grader.reports.view``).
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from grader.reports import common, view
-from grader.results import CaseResult, Report
+from grader.results import RUN_KINDS, CaseResult, Report
 
 # Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -46,12 +50,15 @@ def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> 
 
 
 def _outcome(testcase: ET.Element, status: str, kind: str, message: str, text: str | None) -> None:
-    if status == "failed":
-        _el(testcase, "failure", text, type=kind, message=message)
-    elif status in ("error", "timeout"):
-        _el(testcase, "error", text, type=kind, message=message)
-    elif status == "skipped":
+    """``<error>`` for a fault of the submission's run (it raised, crashed, timed out, ran out of
+    memory or could not be imported: :data:`grader.results.RUN_KINDS`), as pytest writes an
+    exception; ``<failure>`` for a wrong value; ``<skipped>`` for a case not run."""
+    if status == "skipped":
         _el(testcase, "skipped", message=message)
+    elif status in ("error", "timeout") or kind in RUN_KINDS:
+        _el(testcase, "error", text, type=kind, message=message)
+    elif status == "failed":
+        _el(testcase, "failure", text, type=kind, message=message)
 
 
 def _case(suite: ET.Element, v: view.ReportView, case: CaseResult, classname: str) -> None:
@@ -62,7 +69,7 @@ def _case(suite: ET.Element, v: view.ReportView, case: CaseResult, classname: st
         _outcome(tc, case.status, common.kind(case), message, v.case_text(case))
 
 
-def _properties(suite: ET.Element, v: view.ReportView, extra: dict[str, Any]) -> None:
+def _properties(suite: ET.Element, v: view.ReportView, extra: dict[str, Any], prefix: str = "") -> None:
     report = v.report
     props = _el(suite, "properties")
     flat: dict[str, Any] = {}
@@ -74,20 +81,20 @@ def _properties(suite: ET.Element, v: view.ReportView, extra: dict[str, Any]) ->
     flat.update(score=common.points(report.score), max_score=common.points(report.max_score),
                 cases_passed=v.passed, cases_total=v.total)  # graded cases, hidden ones included
     for name, value in flat.items():
-        _el(props, "property", name=name, value="" if value is None else value)
+        _el(props, "property", name=prefix + name, value="" if value is None else value)
 
 
 def _suite(report: Report, name: str, audience: str, timestamp: str | None,
-           classprefix: str = "", extra: dict[str, Any] | None = None) -> ET.Element:
+           classprefix: str = "", extra: dict[str, Any] | None = None, propprefix: str = "") -> ET.Element:
     v = view.build(report, audience)  # a learner never sees a secret seed nor a hidden case
     report = v.report
     suite = ET.Element("testsuite")
-    _properties(suite, v, extra or {})
+    _properties(suite, v, extra or {}, propprefix)
     if report.failure:
         f = report.failure
         tc = _el(suite, "testcase", classname=classprefix + "submission", name=f.kind, time=f"{report.seconds:.6f}",
                  file=v.file, line=v.line)
-        _el(tc, "failure", "\n".join(common.failure_lines(f, 40)), type=f.kind, message=f.message)
+        _outcome(tc, "error", f.kind, f.message, "\n".join(common.failure_lines(f, 40)))
     for case in v.shown:
         _case(suite, v, case, classprefix + case.group)
     for tally in v.tallies:
@@ -142,7 +149,10 @@ def render_many(reports: Iterable[tuple[str, Report]], *, audience: str = "learn
     Each suite is named ``"<learner_id>: <problem> (<submission>)"``, carries ``id`` (0, 1, ...),
     ``package`` (the problem id) and a ``learner`` property; testcase classnames are
     ``<learner_id>.<group>`` so that CI views (which group by classname) keep learners apart.
-    ``<testsuites>`` has no attributes: windyroad's JUnit.xsd allows none there.
+    Property names start with ``<learner_id>.``: xunitparser merges the suites of a document
+    and rejects a property name it has seen. ``<testsuites>`` carries the totals (``tests``,
+    ``failures``, ``errors``, ``skipped``, ``time``), as pytest and the CI test reporters read
+    them (windyroad's JUnit.xsd allows no attribute there, junit-10.xsd all but ``skipped``).
 
     Raises:
         ValueError: unknown ``audience``.
@@ -150,7 +160,11 @@ def render_many(reports: Iterable[tuple[str, Report]], *, audience: str = "learn
     root = ET.Element("testsuites")
     for i, (learner, report) in enumerate(reports):
         suite = _suite(report, f"{learner}: {report.problem} ({report.submission})", audience,
-                       timestamp, classprefix=f"{learner}.", extra={"learner": learner})
+                       timestamp, classprefix=f"{learner}.", extra={"learner": learner}, propprefix=f"{learner}.")
         suite.attrib.update(id=str(i), package=xml_safe(report.problem))
         root.append(suite)
+    suites = root.findall("testsuite")
+    root.attrib.update({k: str(sum(int(s.get(k, 0)) for s in suites))
+                        for k in ("tests", "failures", "errors", "skipped")})
+    root.set("time", f"{sum(float(s.get('time', 0)) for s in suites):.3f}")
     return _text(root)

@@ -1,0 +1,97 @@
+"""The JUnit files as their consumers read them: junitparser and xunitparser parse the single
+and the batch documents (xunitparser merges a document's suites and rejects a property name it
+has seen, and checks the totals of the root); every testcase carries the submission's file and
+the function's line, where the GitHub test-report actions anchor their annotations; a fault of
+the submission's run is an <error>, a wrong value a <failure>."""
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+
+import junitparser
+import pytest
+import xunitparser
+
+from grader.reports import junit
+from tests.test_report_formats import REPORTS, STAMP
+from tests.test_report_view import one_report
+
+
+class FileCase(junitparser.TestCase):
+    """junitparser's custom-attribute way of reading a testcase's ``file`` and ``line``."""
+
+    file = junitparser.Attr("file")
+    line = junitparser.IntAttr("line")
+
+
+def _single(name, audience):
+    return junit.render(REPORTS[name](), audience=audience, timestamp=STAMP)
+
+
+def _batch(audience):
+    pairs = [("alice", REPORTS["passing"]()), ("bob", REPORTS["failing"]()), ("carol", REPORTS["hidden"]()),
+             ("dave", REPORTS["import"]()), ("erin", one_report())]
+    return junit.render_many(pairs, audience=audience, timestamp=STAMP)
+
+
+def _testcases(text):
+    return list(ET.fromstring(text).iter("testcase"))
+
+
+@pytest.mark.parametrize("audience", ["learner", "instructor"])
+@pytest.mark.parametrize("name", list(REPORTS) + ["batch"])
+def test_junitparser_and_xunitparser_read_it(name, audience):
+    text = _batch(audience) if name == "batch" else _single(name, audience)
+    expected = _testcases(text)
+    # junitparser
+    xml = junitparser.JUnitXml.fromstring(text)
+    suites = list(xml) if isinstance(xml, junitparser.JUnitXml) else [xml]
+    cases = [FileCase.fromelem(c) for s in suites for c in s]
+    assert len(cases) == len(expected) > 0
+    for case, el in zip(cases, expected):
+        assert case.file == el.get("file") and case.file.endswith(".py") and case.line >= 1
+        assert case.is_passed == (not list(el))
+    if name == "batch":
+        root = ET.fromstring(text)
+        assert int(root.get("tests")) == len(expected) == sum(s.tests for s in suites)
+        assert int(root.get("failures")) == sum(s.failures for s in suites)
+        assert int(root.get("errors")) == sum(s.errors for s in suites)
+        assert int(root.get("skipped")) == sum(s.skipped for s in suites)
+    # xunitparser (raises on a repeated property name; asserts the root's totals)
+    ts, tr = xunitparser.parse(io.StringIO(text))
+    assert tr.testsRun == len(expected)
+    assert len(tr.failures) == sum(el.find("failure") is not None for el in expected)
+    assert len(tr.errors) == sum(el.find("error") is not None for el in expected)
+
+
+def test_every_testcase_points_at_the_function():
+    for text in [_batch("learner"), _batch("instructor")] + [_single(n, "learner") for n in REPORTS]:
+        for tc in _testcases(text):
+            assert tc.get("file") == "submissions/softmax.py" or tc.get("file") == "sub.py"
+            assert tc.get("line") in ("3", "4")  # the fixtures' environment.function_line
+
+
+def test_run_faults_are_errors_and_wrong_values_failures():
+    suite = ET.fromstring(junit.render(REPORTS["failing"](), timestamp=STAMP))
+    by_name = {tc.get("name"): tc for tc in suite.iter("testcase")}
+    assert by_name["large_logits"].find("error").get("type") == "exception"
+    assert by_name["empty_row"].find("failure").get("type") == "tolerance"
+    imp = ET.fromstring(junit.render(REPORTS["import"](), timestamp=STAMP)).find("testcase")
+    assert imp.find("error") is not None and imp.find("failure") is None
+
+
+def test_batch_property_names_are_unique():
+    root = ET.fromstring(_batch("instructor"))
+    names = [p.get("name") for p in root.iter("property")]
+    assert len(names) == len(set(names))
+    bob = root.findall("testsuite")[1]
+    assert {p.get("name"): p.get("value") for p in bob.iter("property")}["bob.learner"] == "bob"
+
+
+def test_a_line_is_given_without_a_function_line():
+    rep = REPORTS["import"]()
+    del rep.environment["function_line"]
+    rep.environment["syntax_error_line"] = 7
+    assert ET.fromstring(junit.render(rep, timestamp=STAMP)).find("testcase").get("line") == "7"
+    del rep.environment["syntax_error_line"]
+    assert ET.fromstring(junit.render(rep, timestamp=STAMP)).find("testcase").get("line") == "1"

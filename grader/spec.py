@@ -434,9 +434,12 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             raise fail(["tolerance", "contraction"], f"{contraction!r} is not a size of the parameters")
     if model == "masked_mean":
         count = data["tolerance"].get("count")
+        bools = ', '.join(p.name for p in params if p.kind == 'bool') or 'none'
+        if count is None:
+            raise fail(["tolerance"], f"model masked_mean needs 'count', the bool parameter whose True entries "
+                                      f"are the terms of each mean (bool parameters: {bools})")
         if count not in by_name or by_name[count].kind != "bool":
-            raise fail(["tolerance", "count"], f"{count!r} is not a bool parameter "
-                                               f"(bool parameters: {', '.join(p.name for p in params if p.kind == 'bool') or 'none'})")
+            raise fail(["tolerance", "count"], f"{count!r} is not a bool parameter (bool parameters: {bools})")
 
     ref_module = data["reference"]["module"]
     here = path.resolve().parent

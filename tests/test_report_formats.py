@@ -341,9 +341,12 @@ def test_classroom_result_fields(name, audience):
 def test_classroom_result_content():
     data = github.classroom_result(failing())
     ex, edge = data["tests"]
-    assert (ex["name"], ex["status"], ex["score"], ex["line_no"]) == ("examples", "fail", 1, 0)
-    assert ex["test_code"] == "grader replay worked_example[bfloat16]" and ex["execution_time"] == "0.020s"
+    assert (ex["name"], ex["status"], ex["score"], ex["line_no"]) == ("examples", "fail", 1, 3)  # the def line
+    assert ex["execution_time"] == "0.020s"
     assert "1 of 2 cases passed" in ex["message"]
+    # the reporter prints only "Test code:" for a failing test: the message is there, replays included
+    assert ex["test_code"] == ex["message"] and "replay: grader replay worked_example[bfloat16]" in ex["test_code"]
+    assert "hint: looks like softmax over axis 0" in ex["test_code"]
     ok = github.classroom_result(passing())["tests"][0]
     assert ok["status"] == "pass" and ok["message"] is None
     imp = github.classroom_result(import_failure())["tests"][0]

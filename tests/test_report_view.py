@@ -104,3 +104,21 @@ def test_text_counts_match_github_and_gradescope():
     assert notice.endswith(f"::{COUNT}, 3 failed")
     assert f"{COUNT}" in gradescope.results(rep)["output"]
     assert junit.render(rep, timestamp="2025-01-01T00:00:00").count("shrunk:gen002") >= 1  # as feedback text
+
+
+def test_classroom_result_stays_small():
+    """A report of 2000 failing cases with long messages and tracebacks: the Classroom result
+    (base64 in one environment variable, capped at 128 KiB by Linux) stays under 24 KiB and
+    still carries each failing group's first case and the hint."""
+    long = "x" * 400
+    cases = [case(f"gen{i:04d}[float32]", f"group{i % 4}", "failed",
+                  Failure("tolerance", f"{long} {i}", hint=HINT, details=[f"Traceback line {j} {long}" for j in range(30)]))
+             for i in range(2000)]
+    groups = [GroupScore(f"group{g}", 1, 0, 0, 500) for g in range(4)]
+    rep = Report("tied_lm_head", "Tied LM head", "sub.py", False, 0.0, 4.0, None, cases, groups, [], dict(ENV),
+                 {"stdout": "", "stderr": ""}, 1.0)
+    line = github.classroom_output_line(rep)
+    assert len(line) < 24 * 1024
+    data = json.loads(base64.b64decode(line[len("result="):]))
+    assert all(t["status"] == "fail" and "gen" in t["test_code"] and HINT in t["test_code"] for t in data["tests"])
+    assert all(t["line_no"] == 4 for t in data["tests"])

@@ -25,6 +25,11 @@ from grader.results import Report
 MAX_ANNOTATIONS = 10   # GitHub shows at most 10 error annotations per step
 MAX_NAMES = 5          # case names listed in one annotation
 MAX_ROWS = 20          # failing cases in the step summary table
+MAX_HINTS = 5          # hints listed in the step summary
+#: budget of the Classroom result's compact JSON: it travels base64-encoded (4/3 larger) in one
+#: environment variable of the reporter's step, and Linux caps one variable at 128 KiB
+#: (MAX_ARG_STRLEN); other runners' results share the step's environment
+MAX_CLASSROOM_BYTES = 16 * 1024
 
 
 def escape_data(text: Any) -> str:
@@ -114,6 +119,8 @@ def step_summary(report: Report, *, audience: str = "learner") -> str:
     mark = "✅" if report.passed else "❌"
     out = [f"## {mark} {md(report.title)} ({md(report.problem)})", "",
            f"**{v.score_text}**; {v.counts_text}", ""]
+    if v.hints:  # the most useful lines first: what the mistake looks like
+        out += ["### Hints", ""] + [f"- {md(h)}" for h in v.hints[:MAX_HINTS]] + [""]
     if f := report.failure:
         out += [f"**The submission could not be graded** ({md(f.kind)}): {md(f.message)}", ""]
         if body := "\n".join(common.failure_lines(f, 40)[1:]):
@@ -151,8 +158,11 @@ def classroom_result(report: Report, *, audience: str = "learner") -> dict[str, 
                     "execution_time", "score"}]}
 
     One test per case group (``score`` = points earned, ``message`` = counts and failing cases,
-    None when the group passed, ``test_code`` = replay commands of its shown failing cases), plus
-    a first ``status: "error"`` test for a whole-submission failure. The reporter sends
+    None when the group passed, ``test_code`` = the message too (each case with its replay
+    command), since the reporter prints only "Test code:" for a failing test;
+    ``line_no`` = the function's line), plus a first ``status: "error"`` test for a
+    whole-submission failure. The compact JSON stays within :data:`MAX_CLASSROOM_BYTES`
+    (fewer cases and detail lines per group until it fits). The reporter sends
     ``sum(tests[].score)`` of ``max_score`` to Classroom. Top-level ``status`` is ``error``
     when nothing could be graded, else ``pass`` only when ``report.passed``.
 
@@ -160,20 +170,36 @@ def classroom_result(report: Report, *, audience: str = "learner") -> dict[str, 
         ValueError: unknown ``audience``.
     """
     v = view.build(report, audience)
-    report, views = v.report, v.groups
+    for cases, details in ((10, 3), (5, 3), (3, 2), (1, 2), (1, 0), (0, 0)):
+        result = _classroom(v, cases, details)
+        if len(json.dumps(result, separators=(",", ":"))) <= MAX_CLASSROOM_BYTES:
+            return result
+    for test in result["tests"]:  # still too large (very long names or messages): cut the text
+        for key in ("message", "test_code"):
+            if test[key] and len(test[key]) > 1000:
+                test[key] = test[key][:1000] + "\n... (cut: see the step summary)"
+    return result
+
+
+def _classroom(v: view.ReportView, max_cases: int, max_details: int) -> dict[str, Any]:
+    """The Classroom result listing up to ``max_cases`` failing cases per group, each with up
+    to ``max_details`` detail lines."""
+    report = v.report
     tests = []
     if f := report.failure:
-        tests.append({"name": f"submission: {f.kind}", "status": "error",
-                      "message": "\n".join(common.failure_lines(f, 10)), "test_code": "",
-                      "filename": report.submission, "line_no": 0,
+        text = "\n".join(common.failure_lines(f, 10))
+        tests.append({"name": f"submission: {f.kind}", "status": "error", "message": text, "test_code": text,
+                      "filename": report.submission, "line_no": v.line,
                       "execution_time": f"{report.seconds:.3f}s", "score": 0})
-    for g in views:
+    for g in v.groups:
         seconds = sum(c.seconds for c in v.graded if c.group == g.group)
+        message = None if g.ok else "\n".join(v.group_lines(g, max_cases, max_details=max_details))
         tests.append({
-            "name": g.group, "status": "pass" if g.ok else "fail",
-            "message": None if g.ok else "\n".join(v.group_lines(g, 10, max_details=3)),
-            "test_code": "\n".join(c.replay for c in g.failing[:10] if c.replay),
-            "filename": report.submission, "line_no": 0,
+            "name": g.group, "status": "pass" if g.ok else "fail", "message": message,
+            # the reporter prints only "Test code:" for a failing test, never its message; the
+            # message holds each case's replay command
+            "test_code": message or "",
+            "filename": report.submission, "line_no": v.line,
             "execution_time": f"{seconds:.3f}s", "score": round(g.earned, 6)})
     status = "error" if report.failure else "pass" if report.passed else "fail"
     return {"version": 1, "status": status, "max_score": round(report.max_score, 6),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -211,7 +212,9 @@ def test_gradescope_validates_and_scores_add_up(name, audience):
     assert data["extra_data"]["seed"] == 1234
     assert data["extra_data"]["versions"] == {"python": "3.11.9", "numpy": "2.1.0", "grader": "0.1.0"}
     assert data["extra_data"]["environment"]["framework"] == "numpy"
-    assert all(t["output_format"] == "text" for t in data["tests"]) and data["output_format"] == "text"
+    assert all(t["output_format"] == "md" for t in data["tests"]) and data["output_format"] == "md"
+    assert data["test_output_format"] == "md" and data["test_name_format"] == "text"
+    assert (data["visibility"], data["stdout_visibility"]) == ("visible", "hidden")
 
 
 def test_gradescope_schema_rejects_undocumented_values():
@@ -247,11 +250,36 @@ def test_gradescope_hidden_group():
     assert instructor["tests"][1]["visibility"] == "hidden" and SECRET in instructor["tests"][1]["output"]
 
 
+def test_gradescope_hidden_group_after_due_date(monkeypatch):
+    learner = gradescope.results(hidden(), hidden_visibility="after_due_date")
+    jsonschema.validate(learner, GS_SCHEMA)
+    assert [t["visibility"] for t in learner["tests"]] == ["visible", "after_due_date"]
+    monkeypatch.setenv(gradescope.HIDDEN_VISIBILITY_ENV, "after_due_date")
+    assert json.loads(gradescope.render(hidden()))["tests"][1]["visibility"] == "after_due_date"
+    assert json.loads(gradescope.render(hidden(), audience="instructor"))["tests"][1]["visibility"] == "hidden"
+    with pytest.raises(ValueError):
+        gradescope.results(hidden(), hidden_visibility="visible")  # would show the hidden counts at once
+
+
+def test_gradescope_markdown_is_escaped_and_fenced():
+    r = failing()
+    r.cases[1].failure.message = "<img src=x onerror=alert(1)> ```\n# heading"
+    r.cases[1].failure.hint = "use *x* <b>"
+    data = gradescope.results(r)
+    out = data["tests"][0]["output"]
+    assert "hint: use \\*x\\* &lt;b&gt;" in out  # escaped outside the fence
+    fence = re.search(r"^(`{4,})text$", out, re.M).group(1)  # longer than the message's ```
+    body = out.split(fence + "text\n", 1)[1].split("\n" + fence, 1)[0]
+    assert "<img src=x onerror=alert(1)> ```" in body  # verbatim inside the code block only
+    assert "<img" not in out.replace(body, "")
+
+
 def test_gradescope_import_failure():
     data = gradescope.results(import_failure())
     first = data["tests"][0]
     assert first["name"] == "submission: import" and first["status"] == "failed" and first["max_score"] == 0
     assert "SyntaxError" in first["output"] and "hint: a missing colon" in first["output"]
+    assert "- hint: a missing colon" in data["output"]
     assert "could not be graded: import" in data["output"] and data["score"] == 0
 
 

@@ -254,7 +254,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     opts = options_from_args(args)  # a bad seed secret is bad input: exit 2 before anything runs
     os.environ.pop(SEED_SECRET_ENV, None)  # read once; nothing started from here on inherits it
-    _, tree, _ = read_submission(args.submission)
+    try:
+        _, tree, _ = read_submission(args.submission)
+    except GraderError as exc:  # missing, a folder, not UTF-8: the learner sees it in the format asked (exit 2)
+        from .reports.fault import report_input_fault
+        report_input_fault(args, str(exc), write_output)
+        raise
     problem = resolve_problem(args, tree)
     opts.only_cases = args.cases
     opts.submission_shown = args.submission
@@ -273,7 +278,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     module = reporter(args.format)
     write_output(module.render(report, audience=args.audience), args.output)
     if args.format == "github":
-        module.write_github_files(report)
+        module.write_github_files(report, audience=args.audience)
     return EXIT_PASSED if report.passed else EXIT_FAILED
 
 

@@ -204,3 +204,51 @@ def test_gradescope_give_up_message_shows_file_names_as_visible_escapes(tmp_path
     results = run_autograder(tmp_path, {"\x1b[2Ja\u202e.py": CORRECT, "b.py": CORRECT})
     assert "\\x1b[2Ja\\u202e.py" in results["output"]
     assert not any(c in results["output"] for c in ("\x1b", "\u202e"))
+
+
+def test_gradescope_non_utf8_submission_says_what_to_fix(tmp_path):
+    """Issue 12: a file the grader cannot read (exit 2) still gives results.json saying what to
+    fix, and nobody claims the instructor was told."""
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "solution.py").write_bytes(b'x = "\xe9t\xe9"\n')
+    result = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "AUTOGRADER_ROOT": str(tmp_path), "GRADER_BIN": GRADER,
+                                              "GRADER_ARGS": FAST})
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "results" / "results.json").read_text()
+    results = json.loads(text)
+    jsonschema.validate(results, GS_SCHEMA)
+    assert results["score"] == 0 and "save the file as UTF-8" in results["tests"][0]["output"]
+    assert "told" not in text
+
+
+def test_gradescope_give_up_does_not_claim_the_instructor_was_told(tmp_path):
+    results = run_autograder(tmp_path, {"solution.py": CORRECT}, GRADER_ARGS="--no-such-flag")
+    assert results["score"] == 0 and "could not grade" in results["output"]
+    assert "has been told" not in results["output"] and "tell your instructor" in results["output"]
+
+
+def test_classroom_workflow_missing_solution_still_reports(tmp_path):
+    """Issue 12: no solution.py in the learner's repository: exit 2, and still an annotation, a step
+    summary and a Classroom result (status error) that say what to do."""
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    steps = flow["jobs"]["run-autograding-tests"]["steps"]
+    command = next(s["run"] for s in steps if "grader check" in s.get("run", ""))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (bin_dir / "python").chmod(0o755)
+    env = {**os.environ, **flow.get("env", {}), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GITHUB_ACTIONS": "true"}
+    result = subprocess.run(["bash", "-e", "-c", f"{command} {FAST}"], cwd=repo, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 2 and "does not exist" in result.stderr
+    assert result.stdout.startswith("::error file=solution.py,line=1,")
+    assert "submit (commit and push)" in summary.read_text()
+    key, _, value = output.read_text().splitlines()[-1].partition("=")
+    verdict = json.loads(base64.b64decode(value))
+    jsonschema.validate(verdict, CLASSROOM_SCHEMA)
+    assert verdict["status"] == "error" and "submit (commit and push)" in verdict["tests"][0]["test_code"]

@@ -567,7 +567,10 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     raises = literal.get("raises") or ()
     if not isinstance(raises, (list, tuple)) or not all(isinstance(r, str) for r in raises):
         raise ValueError("'raises' must be a list of exception type names")
-    return Case(f"replay[{dt}]", group, dt, inputs, _sizes_from_inputs(problem, inputs), "tolerance",
+    compare = literal.get("compare", "tolerance")
+    if compare not in ("tolerance", "exact"):
+        raise ValueError("'compare' must be \"tolerance\" or \"exact\"")
+    return Case(f"replay[{dt}]", group, dt, inputs, _sizes_from_inputs(problem, inputs), compare,
                 None, "replay", "visible", raises=tuple(raises))
 
 
@@ -581,6 +584,8 @@ def case_literal(case: Case) -> dict[str, Any]:
         lit["dtypes"] = others  # integer, bool or other-float inputs keep their dtype
     if case.raises:
         lit["raises"] = list(case.raises)
+    if case.compare == "exact":
+        lit["compare"] = "exact"  # an exact probe replays as one, not under the tolerance
     empty = {name: list(arr.shape) for name, arr in case.inputs.items() if arr.size == 0 and arr.ndim > 1}
     if empty:
         lit["shapes"] = empty  # a nested list cannot carry a shape with a 0 in it

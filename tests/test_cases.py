@@ -177,3 +177,13 @@ def test_replay_literal_round_trips_and_keeps_subnormals():
     assert case.inputs["hidden"][0] != 0  # a replay is graded as given
     again = case_from_literal(PROBLEM, json.loads(json.dumps(case_literal(case))))
     assert np.array_equal(again.inputs["hidden"], case.inputs["hidden"])
+
+
+def test_an_exact_case_replays_as_exact():
+    from grader.cases import case_from_literal, case_literal
+    case = next(c for c in all_cases(0, ("float32",)) if c.compare == "exact")
+    again = case_from_literal(PROBLEM, json.loads(json.dumps(case_literal(case))))
+    assert again.compare == "exact"
+    assert all(np.array_equal(again.inputs[k], case.inputs[k]) for k in case.inputs)
+    with pytest.raises(ValueError):
+        case_from_literal(PROBLEM, {**case_literal(case), "compare": "loose"})

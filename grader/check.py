@@ -390,8 +390,10 @@ def _values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[s
     """Inputs, expected and got values as nested lists when every array is small, else None."""
     if case.size > SMALL or expected.ref.size > SMALL:
         return None
-    out: dict[str, Any] = {k: np.asarray(v, dtype=np.float64).tolist() for k, v in case.inputs.items()}
-    out["expected"] = expected.ref.tolist()
+    out: dict[str, Any] = {k: (v.tolist() if v.dtype.kind in "biu" else np.asarray(v, dtype=np.float64).tolist())
+                           for k, v in case.inputs.items()}  # ids and masks as they were given
+    if not case.raises:  # a case that must raise has no expected output
+        out["expected"] = expected.ref.tolist()
     if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
         out["got"] = np.asarray(got, dtype=np.float64).tolist()
     return out

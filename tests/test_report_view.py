@@ -103,6 +103,11 @@ def test_text_counts_match_github_and_gradescope():
     notice = [line for line in github.render(rep).splitlines() if line.startswith("::notice")][0]
     assert notice.endswith(f"::{COUNT}, 3 failed")
     assert f"{COUNT}" in gradescope.results(rep)["output"]
+    # every format carries the worst element of a failing case
+    for text in (reporter("text").render(rep), github.render(rep), json.dumps(github.classroom_result(rep)),
+                 gradescope.render(rep), junit.render(rep, timestamp="2025-01-01T00:00:00")):
+        assert "worst at [0, 1]: got 3.5, expected 1.25" in text
+    assert "worst at \\[0, 1\\]: got 3.5, expected 1.25" in github.step_summary(rep)  # Markdown-escaped
     assert junit.render(rep, timestamp="2025-01-01T00:00:00").count("shrunk:gen002") >= 1  # as feedback text
 
 

@@ -61,6 +61,8 @@ def _annotations(v: view.ReportView) -> list[tuple[str, str]]:
         cases = [first] + [c for c in cases if c is not first]
         hint = v.hint_of(first)
         lines = [common.one_line(first)] + ([f"hint: {hint}"] if hint else [])
+        if first.failure and first.failure.details:  # e.g. the worst element: got, expected, allowed
+            lines.append(first.failure.details[0].strip().splitlines()[0][:300])
         if small := v.shrunk_of.get(first.name):
             lines.append(f"smaller failing input: {common.one_line(small)}")
         if first.replay:
@@ -140,7 +142,9 @@ def step_summary(report: Report, *, audience: str = "learner") -> str:
         for c in failing[:MAX_ROWS]:
             msg = c.failure.message if c.failure else c.status
             hint = f" (hint: {c.failure.hint})" if c.failure and c.failure.hint else ""
-            out.append(f"| {md(c.name)} | {md(c.group)} | {md(c.dtype)} | {md(common.kind(c))} | {md(msg + hint)} |")
+            worst = f"; {c.failure.details[0].strip().splitlines()[0][:300]}" if c.failure and c.failure.details else ""
+            out.append(f"| {md(c.name)} | {md(c.group)} | {md(c.dtype)} | {md(common.kind(c))} "
+                       f"| {md(msg + worst + hint)} |")
         if len(failing) > MAX_ROWS:
             out.append(f"\n... and {len(failing) - MAX_ROWS} more failing cases")
         out.append("")

@@ -1,12 +1,14 @@
-"""The command line: ``grader check``, ``grader grade``, ``grader merge``, ``grader problems``.
+"""The command line: ``grader check``, ``grader grade``, ``grader merge``, ``grader problems``,
+``grader validate``.
 
 Exit codes (every command):
 
 * 0: the submission passed (``check``), every submission passed (``grade``), the folders were
-  merged (``merge``);
-* 1: the submission failed (``check``), or some submissions failed (``grade``);
+  merged (``merge``), the problem is valid (``validate``);
+* 1: the submission failed (``check``), or some submissions failed (``grade``), the problem is
+  invalid (``validate``: its spec, a stale literal, the oracle, a mistake; ``grader.validate``);
 * 2: the grader could not run: bad flags, a missing or unreadable file, an unknown problem,
-  an invalid spec. The error is one line on stderr, ``grader: error: ...``; never a traceback
+  an invalid spec (for ``check``). The error is one line on stderr, ``grader: error: ...``; never a traceback
   (set ``GRADER_DEBUG=1`` to see one for an internal error).
 
 Machine-readable output goes only where asked: to stdout for ``--format json`` (and nothing

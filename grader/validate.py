@@ -33,8 +33,9 @@ problem can be added first and given them later.
 
 Mistakes are graded in threads of this process (``jobs`` at a time): each check runs the
 mistake in its own sandboxed process, which is where the time goes, and the grader's imports
-are paid once. One mistake per framework runs first, alone, so that the case cache
-(:mod:`grader.cache`) is written once and the others read it.
+are paid once. The reference runs once per distinct case, before the mistakes, and its values
+go into the case cache (:mod:`grader.cache`, as ``grader check`` stores them), so the mistakes'
+checks read them instead of each computing them again.
 
 Exit codes (``grader validate``): 0 valid (warnings allowed), 1 the problem is invalid, 2 the
 validation could not run (an unknown problem, an unreadable spec path, bad flags).
@@ -215,10 +216,21 @@ class _Entry:
     label: str
     ref: np.ndarray | None = None
     scale: np.ndarray | None = None
+    expected: Any = None  # the check's Expected, once computed
+
+
+@dataclass
+class _Plan:
+    """The default cases of every framework, as ``grader check`` builds them, and their inputs
+    deduplicated across frameworks (``entries``: fixed cases of one dtype are the same for
+    every framework, and so are most generated ones)."""
+
+    entries: list[_Entry]
+    runs: list[tuple[str, str, list[tuple[Any, _Entry]], bool]]  # framework, cache key, its cases, cached
 
 
 def _content_key(case: Any) -> str:
-    h = hashlib.sha256(f"{case.dtype}\0{case.compare}\0".encode())
+    h = hashlib.sha256(f"{case.dtype}\0{case.compare}\0{getattr(case, 'raises', ())}\0".encode())
     for name, arr in case.inputs.items():
         a = np.ascontiguousarray(arr)
         h.update(f"{name}\0{a.dtype.name}\0{a.shape}\0".encode())
@@ -226,12 +238,12 @@ def _content_key(case: Any) -> str:
     return h.hexdigest()
 
 
-def _entries(problem: Any, seed: int = 0) -> list[_Entry]:
+def plan_cases(problem: Any, seed: int = 0) -> _Plan:
     """Every case ``grader check`` grades by default for each framework, each distinct input once.
 
     Fixed cases keep their names; generated ones, whose numbering depends on the framework's
     dtypes, are labelled with the framework (``gen009[float16] (jax)``). Expected values come
-    from the case cache when a check has stored them (read only here).
+    from the case cache where a check has stored them.
 
     Raises:
         ValueError: a case cannot be built (e.g. a literal input that does not fit its dtype).
@@ -241,30 +253,56 @@ def _entries(problem: Any, seed: int = 0) -> list[_Entry]:
 
     count = (problem.generated or {}).get("count", 0)
     seen: dict[str, _Entry] = {}
+    runs = []
     for framework, dtypes in problem.frameworks.items():
+        key = cache.case_key(problem, seed, count, dtypes)
         try:
-            cached = cache.load_cases(cache.case_key(problem, seed, count, dtypes))
+            cached = cache.load_cases(key)
         except (OSError, ValueError, KeyError):
             cached = None
         known = {c.name: (ref, scale) for c, ref, scale in cached} if cached else {}
+        mine = []
         for case in fixed_cases(problem, dtypes, seed) + generated_cases(problem, dtypes, seed, count):
-            key = _content_key(case)
-            if key in seen:
-                continue
-            label = case.name if case.origin == "fixed" else f"{case.name} ({framework})"
-            entry = _Entry(case, label)
-            if case.name in known and not getattr(case, "raises", ()):
-                entry.ref, entry.scale = known[case.name]
-            seen[key] = entry
-    return list(seen.values())
+            ck = _content_key(case)
+            if ck not in seen:
+                label = case.name if case.origin == "fixed" else f"{case.name} ({framework})"
+                seen[ck] = _Entry(case, label)
+                if case.name in known and not getattr(case, "raises", ()):
+                    seen[ck].ref, seen[ck].scale = known[case.name]
+            mine.append((case, seen[ck]))  # the framework's own case (its name) and the shared values
+        runs.append((framework, key, mine, cached is not None))
+    return _Plan(list(seen.values()), runs)
 
 
 def _evaluate(problem: Any, entry: _Entry) -> None:
     """Fill ``entry.ref`` and ``entry.scale`` from the reference (GraderError if it fails)."""
     from . import reference
 
-    if entry.ref is None:
+    if entry.ref is None and not getattr(entry.case, "raises", ()):
         entry.ref, entry.scale = reference.evaluate(problem, entry.case.inputs)
+
+
+def expected_values(problem: Any, plan: _Plan) -> None:
+    """The reference on every case, as ``grader check`` computes it (``check._expected``: a case
+    that must raise is checked to raise), stored in the case cache for each framework that has
+    no entry yet: the mistakes' checks then read it instead of each computing it again.
+
+    Raises:
+        GraderError: the reference failed on a case, or does not raise where a case says it must.
+    """
+    from . import cache
+    from .check import _expected, _expected_from
+
+    for entry in plan.entries:
+        if entry.ref is not None:
+            entry.expected = _expected_from(problem, entry.case, entry.ref, entry.scale)
+        else:
+            entry.expected = _expected(problem, entry.case)
+            if not getattr(entry.case, "raises", ()):
+                entry.ref, entry.scale = entry.expected.ref, entry.expected.scale
+    for _, key, mine, cached in plan.runs:
+        if not cached:
+            cache.store_cases(key, [(case, e.expected.ref, e.expected.scale) for case, e in mine])
 
 
 def _judge(problem: Any, case: Any, ref: np.ndarray, scale: np.ndarray | None, got: np.ndarray) -> Any:
@@ -559,26 +597,11 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
 
 def grade_mistakes(problem: Any, files: list[Path], expect: dict[str, str], jobs: int,
                    sandbox: str = "auto") -> list[MistakeResult]:
-    """Grade ``files`` ``jobs`` at a time, one per framework first (it writes the case cache the
-    others then read); results in the order of ``files``."""
-    from .check import detect_framework, load_submission
-
-    first: dict[str, Path] = {}
-    for p in files:
-        try:
-            fw = detect_framework(load_submission(p).tree)
-        except GraderError:
-            fw = "numpy"
-        first.setdefault(fw, p)
-    lead = list(first.values())
-    rest = [p for p in files if p not in lead]
-    out: dict[Path, MistakeResult] = {}
+    """Grade ``files`` ``jobs`` at a time (threads; each check runs its mistake in its own
+    sandboxed process); results in the order of ``files``."""
     with ThreadPoolExecutor(max(1, jobs), thread_name_prefix="mistake") as pool:
-        for batch in (lead, rest):
-            futures = {p: pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox) for p in batch}
-            for p, fut in futures.items():
-                out[p] = fut.result()
-    return [out[p] for p in files]
+        futures = [pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox) for p in files]
+        return [f.result() for f in futures]
 
 
 def mistake_findings(results: list[MistakeResult]) -> list[Finding]:
@@ -670,20 +693,23 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
     v.timings["spec"] = time.monotonic() - t0
 
     try:
-        entries = _entries(problem)
+        plan = plan_cases(problem)
     except ValueError as exc:
         v.findings.append(Finding(ERROR, "spec", f"{problem.path}: a case cannot be built: {exc}"))
         return done()
+    entries = plan.entries
 
     # 2. literal expected values (before the mistakes: a stale literal stops every check)
     t = time.monotonic()
     try:
         stale, v.literal_cases = check_literals(problem, entries)
+        if not stale:  # every case's expected values, once, into the case cache the mistakes read
+            expected_values(problem, plan)
     except GraderError as exc:
         v.findings.append(Finding(ERROR, "reference", str(exc)))
         return done()
     v.findings.extend(stale)
-    v.timings["literals"] = time.monotonic() - t
+    v.timings["reference"] = time.monotonic() - t
 
     # 4. the mistakes, in the background while the oracle runs here
     graded: list[MistakeResult] = []
@@ -739,7 +765,13 @@ def render_text(v: Validation) -> str:
     def p(text: Any) -> str:
         return printable(text, one_line=True)
 
-    lines = [f"{p(v.problem or '?')}: {p(v.spec)}"]
+    spec = v.spec
+    try:
+        rel = os.path.relpath(spec)
+        spec = rel if not rel.startswith("..") else spec
+    except ValueError:  # pragma: no cover - another drive (Windows)
+        pass
+    lines = [f"{p(v.problem or '?')}: {p(spec)}"]
     shown: set[int] = set()
 
     def errors_of(*checks: str) -> list[Finding]:
@@ -758,7 +790,8 @@ def render_text(v: Validation) -> str:
     if v.literal_cases:
         status(("literal",), f"literal expected values reproduced ({', '.join(v.literal_cases)})")
     if v.oracle is not None:
-        status(("oracle",), f"oracle ({v.oracle['kind']} {v.oracle['text']!r}, {v.oracle['precision']}) agrees "
+        text = v.oracle["text"] if len(v.oracle["text"]) <= 60 else v.oracle["text"][:57] + "..."
+        status(("oracle",), f"oracle ({v.oracle['kind']} {text!r}, {v.oracle['precision']}) agrees "
                             f"with the reference on {v.oracle['cases']} cases (float64 tolerance)")
     if v.mistakes:
         n_ok = sum(m.ok for m in v.mistakes)

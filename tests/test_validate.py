@@ -1,0 +1,330 @@
+"""``grader validate``: every bundled problem validates; each kind of invalid problem exits 1
+and names what is wrong; a problem added from a temporary folder validates and grades with no
+edit under grader/."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import validate
+from grader.cases import cases_digest, fixed_cases, generated_cases
+from grader.spec import available_problems, load_problem
+
+from .conftest import PROBLEMS, run_grader
+
+BUNDLED = sorted(available_problems())
+
+# -- a fourth problem, written to a temporary folder -------------------------------------------
+
+REFERENCE = '''\
+import jax
+import jax.numpy as jnp
+
+
+def weighted_sum(values, weights):
+    """values (..., n) times weights (n,): (...)."""
+    return jnp.matmul(values, weights, precision=jax.lax.Precision.HIGHEST)
+'''
+
+CORRECT = "import numpy as np\n\n\ndef weighted_sum(values, weights):\n    return values @ weights\n"
+# right everywhere but a factor 1/n: the zero case cannot see it (0 / n = 0)
+MEAN_NOT_SUM = ("import numpy as np\n\n\ndef weighted_sum(values, weights):\n"
+                "    return (values @ weights) / values.shape[-1]\n")
+
+
+def write_problem(root: Path, *, expected: str = "[-1, -1]", oracle: str | None = "np.einsum('...n,n->...', values, weights)",
+                  mistakes: dict[str, tuple[str, str]] | None = None, extra: str = "") -> Path:
+    """A small problem ``weighted_sum`` under ``root/problems`` (NumPy, float32 and float64, one
+    literal case, one zero case, 4 generated); ``mistakes`` maps a file name to (source, kind)."""
+    problems = root / "problems"
+    (root / "reference").mkdir(parents=True, exist_ok=True)
+    problems.mkdir(parents=True, exist_ok=True)
+    (root / "reference" / "weighted_sum.py").write_text(REFERENCE)
+    if mistakes is None:
+        mistakes = {"mean_not_sum.py": (MEAN_NOT_SUM, "tolerance")}
+    text = textwrap.dedent(f"""\
+        id: weighted_sum
+        title: Weighted sum
+        statement: |
+          Return `values @ weights`: values (..., n), weights (n,), result (...).
+        function:
+          name: weighted_sum
+          parameters:
+            - {{name: values, shape: ["...", n]}}
+            - {{name: weights, shape: [n]}}
+          returns: {{shape: ["..."], dtype: same_as_inputs}}
+        reference: {{module: weighted_sum}}
+        frameworks:
+          numpy: {{dtypes: [float32, float64]}}
+        tolerance: {{model: sum_of_products, contraction: n}}
+        groups:
+          examples: {{points: 1}}
+          zeros: {{points: 1}}
+          random: {{points: 2}}
+        cases:
+          - name: worked_example
+            group: examples
+            inputs: {{values: [[1, 2], [3, 4]], weights: [1, -1]}}
+            expected: {expected}
+          - name: zero_values
+            group: zeros
+            sizes: {{"...": [3], n: 4}}
+            fill: {{values: {{kind: zeros}}}}
+        generated:
+          group: random
+          count: 4
+          shapes: 2
+          leading_axes: [1, 2]
+          sizes: {{"...": [1, 4], n: [2, 8]}}
+        """)
+    if oracle is not None:
+        text += f"oracle: {{numpy: {json.dumps(oracle)}}}\n"
+    if mistakes:
+        folder = problems / "mistakes" / "weighted_sum"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, (source, _) in mistakes.items():
+            (folder / name).write_text(source)
+        text += "mistakes:\n  dir: mistakes/weighted_sum\n  expect:\n"
+        text += "".join(f"    {name}: {kind}\n" for name, (_, kind) in mistakes.items())
+    spec = problems / "weighted_sum.yaml"
+    spec.write_text(text + extra)
+    return spec
+
+
+def errors_of(run) -> list[dict]:
+    return [f for f in run.json()["findings"] if f["level"] == "error"]
+
+
+_bundled_runs: dict = {}
+
+
+def validate_bundled(problem_id: str):
+    """``grader validate ID --format json``, run once per problem in this module."""
+    if problem_id not in _bundled_runs:
+        _bundled_runs[problem_id] = run_grader("validate", problem_id, "--format", "json", timeout=300)
+    return _bundled_runs[problem_id]
+
+
+# -- every bundled problem ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("problem_id", BUNDLED)
+def test_bundled_problem_validates(problem_id):
+    run = validate_bundled(problem_id)
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.json()
+    assert report["valid"] and report["problem"] == problem_id
+    assert all(m["ok"] for m in report["mistakes"]), report["mistakes"]
+
+
+def test_tied_lm_head_has_an_oracle_and_ten_mistakes_each_caught():
+    """The bundled problem's own mistakes: the ten the issue lists (and more) fail as stated, and
+    every case group's mutation score is reported."""
+    run = validate_bundled("tied_lm_head")
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.json()
+    assert report["oracle"]["kind"] == "numpy" and report["oracle"]["cases"] >= 93
+    kinds = {m["file"]: m["kind"] for m in report["mistakes"]}
+    assert {"softmax.py": "tolerance", "bias.py": "tolerance", "inv_sqrt_d_model.py": "tolerance",
+            "no_transpose.py": "exception", "flattened_leading_axes.py": "shape",
+            "float32_for_float64.py": "dtype", "half_running_sum.py": "tolerance",
+            "vocab_blocks_1024.py": "shape", "mutates_input.py": "mutation",
+            "returns_list.py": "type"}.items() <= kinds.items()
+    assert all(not m["passed"] and m["groups"] for m in report["mistakes"])
+    groups = {g["group"]: g for g in report["groups"]}
+    assert set(groups) == set(load_problem(PROBLEMS / "tied_lm_head.yaml").groups)
+    # only the real-size cases see a vocabulary split in blocks of 1024
+    assert groups["real_size"]["caught"] == len(report["mistakes"])
+    assert "vocab_blocks_1024.py" in groups["generated"]["missed"]
+
+
+def test_oracle_and_mistakes_do_not_change_the_cases(tmp_path):
+    """The spec fields for validate leave every graded input as it was (cases_digest)."""
+    spec = PROBLEMS / "tied_lm_head.yaml"
+    text = spec.read_text()
+    assert "\noracle:" in text and "\nmistakes:" in text
+    stripped = text[:text.index("\n# For `grader validate`")] + "\n"
+    assert "\noracle:" not in stripped and "\nmistakes:" not in stripped
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "reference").symlink_to(spec.parent.parent / "reference")
+    (tmp_path / "problems" / "tied_lm_head.yaml").write_text(stripped)
+    with_fields, without = load_problem(spec), load_problem(tmp_path / "problems" / "tied_lm_head.yaml")
+    assert "oracle" not in without.raw
+    for dtypes in with_fields.frameworks.values():
+        count = with_fields.generated["count"]
+        digests = [cases_digest(fixed_cases(p, dtypes, 0) + generated_cases(p, dtypes, 0, count))
+                   for p in (with_fields, without)]
+        assert digests[0] == digests[1]
+
+
+# -- a problem from a temporary folder ---------------------------------------------------------
+
+def test_fourth_problem_from_a_folder_validates_and_grades(tmp_path):
+    write_problem(tmp_path)
+    pdir = str(tmp_path / "problems")
+    run = run_grader("validate", "weighted_sum", "--problems-dir", pdir)
+    assert run.code == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("weighted_sum: ") and lines[-1].startswith("VALID")
+    assert any("oracle" in line and "agrees with the reference on" in line for line in lines)
+    assert any(line.split()[:2] == ["mean_not_sum.py", "tolerance"] for line in lines)
+    # the zero case cannot see a factor: a warning, not an error
+    assert any(line.startswith("  warning  group zeros catches none of the 1 mistakes") for line in lines)
+    assert any(line.split()[:3] == ["examples", "1/1", "100%"] for line in lines)
+
+    (tmp_path / "correct.py").write_text(CORRECT)
+    good = run_grader("check", str(tmp_path / "correct.py"), "--problem", "weighted_sum", "--problems-dir", pdir,
+                      "--format", "json")
+    assert good.code == 0, good.stdout + good.stderr
+    assert good.json()["passed"]
+    bad = run_grader("check", str(tmp_path / "problems" / "mistakes" / "weighted_sum" / "mean_not_sum.py"),
+                     "--problem", "weighted_sum", "--problems-dir", pdir, "--format", "json")
+    assert bad.code == 1
+    assert {c["failure"]["kind"] for c in bad.json()["cases"] if c["failure"]} == {"tolerance"}
+
+
+def test_a_spec_path_validates_too(tmp_path):
+    spec = write_problem(tmp_path, mistakes={})
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.json()
+    assert report["valid"] and report["mistakes"] == []
+    # no mistakes folder: a warning, so problems can be added before their mistakes
+    assert [f["check"] for f in report["findings"]] == ["mistakes"]
+    assert report["findings"][0]["level"] == "warning"
+
+
+def test_stale_literal_exits_1_naming_the_case_and_both_values(tmp_path):
+    spec = write_problem(tmp_path, expected="[-1, 7]")
+    run = run_grader("validate", str(spec))
+    assert run.code == 1, run.stdout + run.stderr
+    stale = [line for line in run.stdout.splitlines() if line.startswith("  ERROR    stale expected value")]
+    assert len(stale) == 1
+    assert "case worked_example (float32, float64)" in stale[0]
+    assert "spec [-1.0, 7.0], reference [-1.0, -1.0]" in stale[0]
+    assert "index (1,)" in stale[0]
+    assert run.stdout.splitlines()[-1].startswith("INVALID: 1 error")
+    js = run_grader("validate", str(spec), "--format", "json")
+    (finding,) = errors_of(js)
+    assert finding["check"] == "literal" and finding["data"]["case"] == "worked_example"
+    assert finding["data"]["spec_values"] == [-1.0, 7.0] and finding["data"]["reference_values"] == [-1.0, -1.0]
+
+
+def test_stale_literal_shape_is_named(tmp_path):
+    spec = write_problem(tmp_path, expected="[-1, -1, 0]", mistakes={})
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1
+    (finding,) = errors_of(run)
+    assert "worked_example" in finding["message"] and "shape (3,)" in finding["message"]
+
+
+def test_an_oracle_that_disagrees_exits_1_naming_the_case_and_the_worst_element(tmp_path):
+    # the oracle forgets the weights: every case but the zero one disagrees
+    spec = write_problem(tmp_path, oracle="values.sum(axis=-1)", mistakes={})
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1, run.stdout + run.stderr
+    found = errors_of(run)
+    assert found and all(f["check"] == "oracle" for f in found)
+    cases = {f["data"]["case"] for f in found}
+    assert {"worked_example[float32]", "worked_example[float64]"} <= cases
+    assert not any(c.startswith("zero_values") for c in cases)
+    example = next(f for f in found if f["data"]["case"] == "worked_example[float64]")
+    # [1, 2] . [1, -1] = -1 where the oracle says 3: worst against the allowance (which grows with
+    # S = |1| + |2|) at index 0, though [3, 4] gives a larger absolute error at index 1
+    assert example["data"]["index"] == [0] and example["data"]["reference"] == -1.0 and example["data"]["other"] == 3.0
+    assert "1 of 2 elements" not in example["message"] and "2 of 2 elements" in example["message"]
+    assert "worst at index (0,): oracle 3, reference -1" in example["message"]
+
+
+def test_the_oracle_sees_no_builtins(tmp_path):
+    spec = write_problem(tmp_path, oracle="values @ weights + 0 * len(weights)", mistakes={})
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1
+    (finding,) = errors_of(run)
+    assert "oracle.numpy: unknown name 'len'" in finding["message"]
+
+
+def test_the_oracle_runs_in_long_double(tmp_path):
+    problem = load_problem(write_problem(tmp_path, mistakes={}))
+    run, info = validate.oracle_function(problem)
+    out = run({"values": np.ones((2, 3), np.float32), "weights": np.ones(3, np.float32)})
+    assert out.dtype == np.longdouble and info["precision"] == validate.longdouble_name()
+
+
+def test_a_mistake_that_passes_exits_1_naming_it(tmp_path):
+    spec = write_problem(tmp_path, mistakes={"mean_not_sum.py": (MEAN_NOT_SUM, "tolerance"),
+                                             "not_a_mistake.py": (CORRECT, "tolerance")})
+    run = run_grader("validate", str(spec))
+    assert run.code == 1, run.stdout + run.stderr
+    assert "  ERROR    mistake not_a_mistake.py passes: no case catches it" in run.stdout.splitlines()
+    assert "mistakes: 1 of 2 fail with their stated kind" in run.stdout
+
+
+def test_a_mistake_with_another_kind_exits_1(tmp_path):
+    spec = write_problem(tmp_path, mistakes={"mean_not_sum.py": (MEAN_NOT_SUM, "shape")})
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1
+    (finding,) = errors_of(run)
+    assert finding["data"] == {"file": "mean_not_sum.py", "expected": "shape", "kind": "tolerance",
+                               "kinds": finding["data"]["kinds"]}
+    assert "fails with tolerance, not shape" in finding["message"]
+
+
+def test_mistake_config_errors(tmp_path):
+    spec = write_problem(tmp_path, mistakes={"mean_not_sum.py": (MEAN_NOT_SUM, "tolerence")})
+    (spec.parent / "mistakes" / "weighted_sum" / "unlisted.py").write_text(CORRECT)
+    spec.write_text(spec.read_text() + "    gone.py: shape\n")
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1
+    messages = [f["message"] for f in errors_of(run)]
+    assert any("gone.py is not in mistakes/weighted_sum" in m for m in messages)
+    assert any("'tolerence' is not a failure kind" in m for m in messages)
+    assert any("mistake unlisted.py has no stated kind" in m for m in messages)
+
+
+def test_a_schema_error_exits_1_with_file_line_and_field(tmp_path):
+    spec = write_problem(tmp_path, mistakes={}, extra="mistakes: {dir: mistakes/weighted_sum}\n")
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1, run.stdout + run.stderr
+    (finding,) = errors_of(run)
+    line = len(spec.read_text().splitlines())
+    assert finding["check"] == "spec" and finding["data"]["field"] == "mistakes"
+    assert finding["data"]["line"] == line and finding["message"].startswith(f"{spec}:{line}: mistakes")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["validate", "no_such_problem"], "grader: error: unknown problem 'no_such_problem'"),
+    (["validate", "tied_lm_hed"], "did you mean 'tied_lm_head'?"),
+    (["validate", "missing/spec.yaml"], "grader: error: spec 'missing/spec.yaml' does not exist"),
+    (["validate", "tied_lm_head", "--jobs", "0"], "grader: error: argument --jobs: '0' must be 1 or more"),
+    (["validate", "tied_lm_head", "--format", "xml"], "grader: error: argument --format: invalid choice"),
+])
+def test_could_not_run_exits_2_with_one_line(argv, message):
+    run = run_grader(*argv)
+    assert run.code == 2 and run.stdout == ""
+    errors = [line for line in run.stderr.splitlines() if line.startswith("grader:")]
+    assert len(errors) == 1 and message in errors[0], run.stderr
+
+
+def test_expected_values_stored_by_validate_are_those_check_stores(tmp_path, monkeypatch):
+    """validate fills the case cache before grading the mistakes; what it stores must be what
+    ``grader check`` itself would (same names, inputs, expected values), or a check could read
+    wrong expected values."""
+    from grader.check import CheckOptions, check_submission
+
+    problem = load_problem(write_problem(tmp_path / "p", mistakes={}))
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "by_validate"))
+    validate.expected_values(problem, validate.plan_cases(problem))
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "by_check"))
+    (tmp_path / "correct.py").write_text(CORRECT)
+    assert check_submission(tmp_path / "correct.py", problem, CheckOptions(shrink=False)).passed
+    ours = sorted((tmp_path / "by_validate").glob("cases-*.npz"))
+    theirs = sorted((tmp_path / "by_check").glob("cases-*.npz"))
+    assert [f.name for f in ours] == [f.name for f in theirs] and len(ours) == 1
+    with np.load(ours[0]) as a, np.load(theirs[0]) as b:
+        assert sorted(a.files) == sorted(b.files)
+        for key in a.files:
+            assert a[key].dtype == b[key].dtype and np.array_equal(a[key], b[key]), key

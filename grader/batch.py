@@ -13,7 +13,9 @@ The output folder (``--out DIR``) holds:
 ``gradebook.csv``       one row per learner (:data:`COLUMNS`), appended and flushed as soon as
                         it is known, so a killed batch loses no finished row; sorted by learner
                         when the batch ends. ``passed`` is ``true``/``false``, ``kinds`` the
-                        failure kinds joined by ``;``, ``seconds`` the wall time of the check.
+                        failure kinds joined by ``;``, ``seconds`` the wall time of the check,
+                        ``message`` one line of feedback to hand back (counts, the commonest
+                        failure pattern, the first hint; hidden cases as counts only).
                         Learner and submission cells that a spreadsheet would read as a
                         formula start with ``'`` (:func:`grader.reports.common.csv_cell`).
 ``reports/<name>.json`` the check report (``--format json``) of each learner; ``<name>`` is
@@ -21,7 +23,8 @@ The output folder (``--out DIR``) holds:
 ``junit.xml``           one ``<testsuite>`` per learner, one ``<testcase>`` per test case
                         (:func:`grader.reports.junit.render_many`), written at the end.
 ``summary.md``          score distribution, commonest failure kinds with an example learner,
-                        submissions that could not be graded, slowest submissions.
+                        failure rates per case group and per case, submissions that could not
+                        be graded, slowest submissions.
 
 Which files are submissions (:func:`discover`), for each PATH given:
 
@@ -72,7 +75,9 @@ from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 
 GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"
-COLUMNS = ("learner", "submission", "passed", "score", "max_score", "kinds", "seconds")
+COLUMNS = ("learner", "submission", "passed", "score", "max_score", "kinds", "seconds", "message")
+#: the header of gradebooks written before the message column (still read: --resume, merge)
+OLD_COLUMNS = COLUMNS[:-1]
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env"})
 HARD_TIMEOUT_MARGIN = 60.0  # seconds allowed on top of --total-timeout: start-up, reference, shrinking
 POLL_SECONDS = 0.05         # how often running checks are polled
@@ -309,6 +314,7 @@ class Row:
     max_score: float
     kinds: list[str]
     seconds: float
+    message: str = ""
 
     def cells(self) -> list[str]:
         """The CSV cells, in :data:`COLUMNS` order. The learner and submission cells go through
@@ -316,7 +322,8 @@ class Row:
         spreadsheet would read a formula), which :meth:`from_cells` undoes."""
         from .reports.common import csv_cell, points
         return [csv_cell(self.learner), csv_cell(self.submission), "true" if self.passed else "false",
-                points(self.score), points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}"]
+                points(self.score), points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}",
+                csv_cell(self.message)]
 
     @classmethod
     def from_cells(cls, cells: list[str]) -> "Row":
@@ -326,16 +333,20 @@ class Row:
             ValueError: wrong number of cells, or a cell that does not parse.
         """
         from .reports.common import from_csv_cell
-        if len(cells) != len(COLUMNS) or cells[2] not in ("true", "false"):
+        if len(cells) not in (len(COLUMNS), len(OLD_COLUMNS)) or cells[2] not in ("true", "false"):
             raise ValueError(f"not a gradebook row: {cells!r}")
         return cls(from_csv_cell(cells[0]), from_csv_cell(cells[1]), cells[2] == "true", float(cells[3]),
-                   float(cells[4]), [k for k in cells[5].split(";") if k], float(cells[6]))
+                   float(cells[4]), [k for k in cells[5].split(";") if k], float(cells[6]),
+                   from_csv_cell(cells[7]) if len(cells) > 7 else "")
 
     @classmethod
     def of_report(cls, learner: str, report: Report, seconds: float) -> "Row":
-        """The row of a learner's :class:`Report`, graded in ``seconds``."""
+        """The row of a learner's :class:`Report`, graded in ``seconds``; ``message`` is one line
+        of feedback that may be handed to the learner (``grader.reports.view.feedback_line``:
+        the counts, the commonest failure pattern and the first hint; hidden cases as counts)."""
+        from .reports.view import feedback_line
         return cls(learner, report.submission, report.passed, report.score, report.max_score,
-                   report.failure_kinds, seconds)
+                   report.failure_kinds, seconds, feedback_line(report))
 
 
 def read_gradebook(path: Path) -> list[Row]:
@@ -351,7 +362,7 @@ def read_gradebook(path: Path) -> list[Row]:
     lines = list(csv.reader(io.StringIO(text)))
     if not lines:
         return []
-    if tuple(lines[0]) != COLUMNS:
+    if tuple(lines[0]) not in (COLUMNS, OLD_COLUMNS):
         raise GraderError(f"{str(path)!r} is not a gradebook (its header is not {','.join(COLUMNS)})")
     rows = []
     for cells in lines[1:]:
@@ -722,7 +733,8 @@ def _link(learner: str) -> str:
 
 def summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     """``summary.md``: totals, score distribution, commonest failure kinds (with an example
-    learner each), submissions that could not be graded, and the slowest submissions.
+    learner each), failure rates per case group and per case, submissions that could not be
+    graded, and the slowest submissions.
 
     Passed whole through :func:`grader.reports.common.printable`: no raw control, escape or
     bidi character from learner ids or messages.
@@ -780,6 +792,8 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
         out.append("None: every submission passed.")
     out.append("")
 
+    out += _failure_rates(rows, reports)
+
     if crashed:
         out += ["## Could not be graded", "", "| Learner | Why |", "| --- | --- |"]
         for r in crashed:
@@ -792,6 +806,50 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
         verdict = "passed" if r.passed else "failed: " + ", ".join(r.kinds)
         out.append(f"| {md(r.learner)} | {r.seconds:.1f} | {md(verdict)} |")
     return "\n".join(out) + "\n"
+
+
+MAX_RATE_ROWS = 20  # cases listed in summary.md's failure rates per case
+
+
+def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
+    """summary.md's failure rates: per case group, the learners with a failing case in it of
+    those who ran it; per case (its name without the dtype), the learners failing it in some
+    dtype of those who ran it, commonest first, with an example learner. Shrunk cases are no
+    graded cases and are left out; learners whose run graded no case too."""
+    from .reports.github import md
+    ran: dict[str, dict[str, set[str]]] = {"group": {}, "case": {}}
+    failed: dict[str, dict[str, list[str]]] = {"group": {}, "case": {}}
+    for row in sorted(rows, key=lambda r: r.learner):
+        rep = reports.get(row.learner)
+        if rep is None:
+            continue
+        for c in rep.cases:
+            if c.shrunk or c.status == "skipped":
+                continue
+            for level, key in (("group", c.group), ("case", c.name.split("[", 1)[0])):
+                ran[level].setdefault(key, set()).add(row.learner)
+                if c.status != "passed" and row.learner not in failed[level].setdefault(key, []):
+                    failed[level][key].append(row.learner)
+    if not ran["group"]:
+        return []
+    out = ["## Failure rates per case group", "", "| Group | Learners failing | Rate | Example |",
+           "| --- | ---: | ---: | --- |"]
+    for group in sorted(ran["group"], key=lambda g: (-len(failed["group"].get(g, [])), g)):
+        who, n = failed["group"].get(group, []), len(ran["group"][group])
+        out.append(f"| {md(group)} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | "
+                   f"{_link(who[0]) if who else ''} |")
+    out += ["", "## Failure rates per case", ""]
+    cases = sorted((c for c in ran["case"] if failed["case"].get(c)),
+                   key=lambda c: (-len(failed["case"][c]) / len(ran["case"][c]), c))
+    if not cases:
+        return out + ["No case failed.", ""]
+    out += ["| Case | Learners failing | Rate | Example |", "| --- | ---: | ---: | --- |"]
+    for name in cases[:MAX_RATE_ROWS]:
+        who, n = failed["case"][name], len(ran["case"][name])
+        out.append(f"| {md(name)} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | {_link(who[0])} |")
+    if len(cases) > MAX_RATE_ROWS:
+        out.append(f"\n... and {len(cases) - MAX_RATE_ROWS} more failing cases (see the reports)")
+    return out + [""]
 
 
 def write_outputs(out: Path, rows: list[Row], audience: str) -> None:

@@ -329,9 +329,12 @@ def test_gradebook_drops_torn_lines(tmp_path):
         fh.write('c,c.py,tr')  # a batch killed in the middle of a line
     assert batch.read_gradebook(book) == sorted(rows, key=lambda r: r.learner)
     assert book.read_text().splitlines()[:3] == [
-        "learner,submission,passed,score,max_score,kinds,seconds",
-        '"a,1",dir/a.py,true,10,10,,3.00',
-        "b,b.py,false,2.5,10,shape;dtype,1.25"]
+        "learner,submission,passed,score,max_score,kinds,seconds,message",
+        '"a,1",dir/a.py,true,10,10,,3.00,',
+        "b,b.py,false,2.5,10,shape;dtype,1.25,"]
+    # a gradebook written before the message column is still read (--resume, merge)
+    book.write_text("learner,submission,passed,score,max_score,kinds,seconds\nb,b.py,false,2.5,10,shape,1.25\n")
+    assert batch.read_gradebook(book) == [batch.Row("b", "b.py", False, 2.5, 10, ["shape"], 1.25)]
 
 
 def test_report_json_round_trip():

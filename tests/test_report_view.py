@@ -127,3 +127,43 @@ def test_classroom_result_stays_small():
     data = json.loads(base64.b64decode(line[len("result="):]))
     assert all(t["status"] == "fail" and "gen" in t["test_code"] and HINT in t["test_code"] for t in data["tests"])
     assert all(t["line_no"] == 4 for t in data["tests"])
+
+
+def test_feedback_line_is_one_line_for_the_learner():
+    line = view.feedback_line(one_report())
+    assert line.startswith(f"{COUNT}; batch[float32]: tolerance: 12 / 12") and f"hint: {HINT}" in line
+    from grader.summary import summarise
+    with_summary = one_report()
+    with_summary.summary = summarise(with_summary.cases, ("float32",))
+    assert view.feedback_line(with_summary).startswith(f"{COUNT}; tolerance: 2 cases, in float32;")
+    assert "hidden cases: 3 of 4 passed (1 failed)" in line and SECRET not in line and "\n" not in line
+    passing = one_report()
+    passing.passed, passing.cases = True, [c for c in passing.cases if c.status == "passed"]
+    assert view.feedback_line(passing) == "passed all 6 cases"
+    assert len(view.feedback_line(one_report(), limit=40)) == 40
+
+
+def test_gradebook_row_carries_the_message_and_round_trips(tmp_path):
+    from grader import batch
+
+    row = batch.Row.of_report("erin", one_report(), 2.0)
+    assert row.message == view.feedback_line(one_report())
+    book = tmp_path / "gradebook.csv"
+    batch.write_gradebook(book, [row])
+    assert book.read_text().splitlines()[0].endswith(",seconds,message")
+    assert batch.read_gradebook(book) == [row]
+
+
+def test_summary_has_failure_rates_per_group_and_case():
+    from grader import batch
+
+    ok = one_report()
+    ok.passed, ok.cases = True, [case(c.name, c.group, visibility=c.visibility) for c in ok.cases if not c.shrunk]
+    reports = {"erin": one_report(), "finn": ok}
+    rows = [batch.Row.of_report(name, rep, 1.0) for name, rep in reports.items()]
+    text = batch.summary_markdown(rows, reports)
+    groups = text.split("## Failure rates per case group", 1)[1].split("## Failure rates per case\n", 1)[0]
+    assert "| examples | 1 of 2 | 50% | [erin](" in groups and "| secret | 1 of 2 | 50% |" in groups
+    cases = text.split("## Failure rates per case\n", 1)[1].split("##", 1)[0]
+    assert "| batch | 1 of 2 | 50% | [erin](" in cases and "| gen002 | 1 of 2 | 50% |" in cases
+    assert "shrunk" not in cases and "worked\\_example" not in cases  # shrunk: no case; passed by both

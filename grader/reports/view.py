@@ -177,6 +177,27 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
         line=int(line) if isinstance(line, int) and line > 0 else 1)
 
 
+def feedback_line(report: Report, limit: int = 300) -> str:
+    """One line of feedback a learner may be given (learner audience: nothing of a hidden case
+    but its counts), e.g. ``"0 of 93 cases passed; tolerance: 93 cases, in every dtype (...);
+    hint: looks like the table was not transposed ..."``, at most ``limit`` characters."""
+    v = build(report, common.LEARNER)
+    if f := v.failure:
+        parts = [f"could not be graded: {f.kind}: {f.message}"] + ([f"hint: {f.hint}"] if f.hint else [])
+    elif report.passed:
+        parts = [f"passed all {v.total} cases"]
+    else:
+        parts = [v.counts_text]
+        if v.summary:
+            parts.append(v.summary[0]["text"])
+        elif v.failing:
+            parts.append(common.one_line(v.failing[0]))
+        parts += [t.text for t in v.tallies if t.passed < t.total][:1]
+        parts += [f"hint: {h}" for h in v.hints[:1]]
+    text = common.printable("; ".join(parts), one_line=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _without_shrunk(report: Report) -> Report:
     import dataclasses
     return dataclasses.replace(report, cases=[c for c in report.cases if not c.shrunk])

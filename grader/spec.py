@@ -293,6 +293,13 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
     return msg
 
 
+def _leaves(values: Any) -> list[Any]:
+    """The numbers and booleans of a nested list (a bare number is its own leaf)."""
+    if isinstance(values, list):
+        return [leaf for v in values for leaf in _leaves(v)]
+    return [values]
+
+
 def load_problem(path: str | os.PathLike[str]) -> Problem:
     """Read, validate and return the problem spec at ``path``.
 
@@ -407,6 +414,14 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
         for pname in case.get("input_dtypes", {}):
             if pname not in names:
                 raise fail(["cases", i, "input_dtypes", pname], f"unknown parameter; parameters: {', '.join(names)}")
+        for pname, values in case.get("inputs", {}).items():
+            given = case.get("input_dtypes", {}).get(pname)
+            kind = by_name[pname].kind if given is None else Parameter("", "", (), given).kind
+            bad = [v for v in _leaves(values) if (kind == "int" and (isinstance(v, bool) or not float(v).is_integer()))
+                   or (kind == "bool" and not isinstance(v, bool) and v not in (0, 1))]
+            if bad:
+                raise fail(["cases", i, "inputs", pname], f"{bad[0]!r} is not a valid {kind} value "
+                                                          f"(give input_dtypes: {{{pname}: float}} for other values)")
         if "raises" in case and ("expected" in case or "compare" in case):
             raise fail(["cases", i, "raises"], "a case that must raise has no 'expected' or 'compare'")
         for pname, fill in case.get("fill", {}).items():

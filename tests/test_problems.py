@@ -8,8 +8,8 @@ temporary folder with no edit under grader/, and broken or overriding specs in -
 from __future__ import annotations
 
 import json
+import re
 import shutil
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -187,6 +187,7 @@ BROKEN = [
     ("dtype: {same_as: embedding_matrix}", "dtype: {same_as: nosuch}", "unknown parameter 'nosuch'"),
     ("model: exact", "model: masked_mean", "model masked_mean needs 'count'"),
     ("      dtype: [int64, int32]\n      domain", "      dtype: float\n      domain", "a domain needs an integer"),
+    ("token_ids: [2, 0, 2]", "token_ids: [2, 0.5, 2]", "cases[0].inputs.token_ids: 0.5 is not a valid int value"),
 ]
 
 
@@ -197,7 +198,7 @@ def test_broken_new_fields_name_the_field(tmp_path, old, new, words):
     text = (ROOT / "problems" / "embedding_lookup.yaml").read_text()
     assert old in text
     (tmp_path / "problems" / "embedding_lookup.yaml").write_text(text.replace(old, new, 1))
-    with pytest.raises(SpecError, match=words.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(SpecError, match=re.escape(words)):
         load_problem(tmp_path / "problems" / "embedding_lookup.yaml")
 
 

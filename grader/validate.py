@@ -371,7 +371,9 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
 
     stale: dict[str, dict[str, Any]] = {}
     checked: list[str] = []
-    for entry in entries:
+    # the narrowest dtype first: the worst element shown is that of the most precise failing dtype
+    order = {name: i for i, name in enumerate(_DTYPE_ORDER)}
+    for entry in sorted(entries, key=lambda e: order.get(e.case.dtype, -1)):
         case = entry.case
         if case.expected_literal is None or getattr(case, "raises", ()):
             continue

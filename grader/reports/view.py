@@ -14,7 +14,7 @@ formats show it beside that case.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from grader.reports import common
@@ -67,7 +67,6 @@ class ReportView:
     hints: list[str]
     show_output: bool
     line: int = 1
-    extra: dict[str, Any] = field(default_factory=dict)
 
     # -- shortcuts -------------------------------------------------------------------------
     @property
@@ -153,12 +152,12 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
     shown, concealed = common.split_cases(graded, audience)
     shrunk = [c for c in report.cases if c.shrunk and not common.conceals(c, audience)]
     names = {c.name for c in graded}
-    shrunk_of = {}
+    shrunk_of: dict[str, CaseResult] = {}
     for s in shrunk:
         original = s.name[len(SHRUNK_PREFIX):] if s.name.startswith(SHRUNK_PREFIX) else s.name
         if original in names:
             shrunk_of.setdefault(original, s)
-    groups = [g for g in common.group_views(_without_shrunk(report), audience)]
+    groups = common.group_views(_without_shrunk(report), audience)
     statuses = Counter(c.status for c in graded)
     if concealed and report.summary:
         from grader.summary import summarise  # the pattern of the cases the audience may see

@@ -4,8 +4,9 @@ Run by the grader as ``python -I _child.py FD_IN FD_OUT SUBMISSION FUNCTION FRAM
 a process of its own (see ``grader.runner``); CONFIG is JSON with ``limits``, ``policy`` (what
 ``grader.sandbox`` asks this process to apply to itself), ``token`` and ``jax_cache`` (this
 process's own JAX cache folder and the read-only seed to fill it from, or null). It needs only the
-standard library, NumPy, the framework the submission uses, and ``protocol.py`` beside this
-file, loaded by path so that the grader package itself need not be importable here.
+standard library, NumPy, the framework the submission uses, and ``protocol.py`` and
+``frameworks/<framework>.py`` (that framework's set-up and conversions) beside this file, loaded
+by path so that the grader package itself need not be importable here.
 
 Before any submission code runs, this process confines itself (:func:`confine`), in this order:
 builds its file-system view (``unshare`` tier only), lowers its rlimits, drops every
@@ -33,6 +34,19 @@ import traceback
 def _load_protocol():
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.spec_from_file_location("_grader_protocol", os.path.join(here, "protocol.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_framework(name: str):
+    """The module of framework ``name`` (``grader/frameworks/<name>.py``), loaded by path like
+    ``protocol.py``: it needs only the standard library, NumPy and the framework itself."""
+    if name not in ("numpy", "jax", "torch"):
+        raise ValueError(f"unknown framework {name!r}")
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(f"_grader_framework_{name}",
+                                                  os.path.join(here, "frameworks", f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -575,23 +589,22 @@ def main() -> int:
 
     import numpy as np
     versions = {"numpy": np.__version__, "sandbox_layers": layers}
-    jnp = None
-    if framework == "jax":
-        import jax
-        jax.config.update("jax_enable_x64", True)
-        jax.config.update("jax_platforms", "cpu")
-        cache = _private_jax_cache(config.get("jax_cache"))
-        if cache:
-            jax.config.update("jax_compilation_cache_dir", cache)
-            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-            try:  # XLA's own caches would put this run's folder name into every cache key
-                jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
-            except (AttributeError, KeyError, ValueError):
-                pass
-        import jax.numpy as jnp
-        versions["jax"] = jax.__version__
-        versions["x64"] = bool(jax.config.jax_enable_x64)
+    # the framework's set-up (grader/frameworks/<name>.py), before any submission code runs
+    fw = _load_framework(framework)
+    try:
+        versions.update(fw.setup({"jax_cache": _private_jax_cache(config.get("jax_cache"))
+                                  if framework == "jax" else ""}))
+    except BaseException as exc:  # noqa: BLE001 - no submission code has run: this is the machine's
+        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in fw.MODULES:
+            why = f"{fw.LABEL} is not installed where the grader runs; install it with {fw.REQUIREMENT}"
+        elif isinstance(exc, MemoryError) or "failed to map" in str(exc) or "allocate memory" in str(exc):
+            why = (f"importing {fw.LABEL} ran out of memory: the submission's memory limit is too low for "
+                   f"{fw.LABEL} (raise --memory-mb; docs/security.md gives the sizes)")
+        else:
+            why = f"importing {fw.LABEL} failed before the submission ran"
+        proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "import_error", "error": type(exc).__name__,
+                                   "message": f"{why} ({type(exc).__name__}: {str(exc)[:300]})", "traceback": ""})
+        return 0
 
     # import the submission as a module named after its file, from its own folder
     sys.path.insert(0, os.path.dirname(os.path.abspath(submission)))
@@ -645,22 +658,28 @@ def main() -> int:
             continue
         names = header.get("order") or list(arrays)
         before = {k: _digest(v) for k, v in arrays.items()}
-        args = [arrays[k] for k in names]
-        if jnp is not None:
-            args = [jnp.asarray(a) for a in args]
+        args = [fw.to_framework(arrays[k]) for k in names]
         reply = {"seq": seq, "token": token}
         out = {}
         t0 = time.perf_counter()
         try:
             result = fn(*args)
-            if jnp is not None and hasattr(result, "block_until_ready"):
-                result.block_until_ready()
+            fw.sync(result)
             seconds = time.perf_counter() - t0
             reply["seconds"] = seconds
             reply["mutated"] = [k for k, v in arrays.items() if _digest(v) != before[k]]
-            is_array = isinstance(result, (np.ndarray, np.generic)) or (
-                jnp is not None and isinstance(result, jax.Array))
-            if not is_array:
+            own, result_type = None, type(result).__name__
+            if not isinstance(result, (np.ndarray, np.generic)):
+                try:  # the framework's own array (jax.Array, torch.Tensor) as a NumPy array
+                    own = fw.to_numpy(result)
+                except TypeError as exc:  # a tensor of a dtype NumPy lacks: "array of dtype ..."
+                    own = False
+                    reply.update(status="type", type_name=str(exc)[:200])
+                if own:
+                    result, result_type = own
+            if own is False:
+                pass
+            elif not isinstance(result, (np.ndarray, np.generic)):
                 reply.update(status="type", type_name=f"{type(result).__module__}.{type(result).__qualname__}"
                              if type(result).__module__ != "builtins" else type(result).__qualname__)
             else:
@@ -672,8 +691,7 @@ def main() -> int:
                 else:
                     reply["status"] = "ok"
                     out["result"] = arr if arr.flags.c_contiguous else arr.copy(order="C")
-                    reply["result_type"] = "jax.Array" if jnp is not None and isinstance(result, jax.Array) \
-                        else type(result).__name__
+                    reply["result_type"] = result_type
         except MemoryError as exc:
             reply.update(status="memory", error="MemoryError",
                          message="MemoryError: the submission ran out of memory",

@@ -37,7 +37,7 @@ from .summary import summarise
 from .runner import CallOutcome, ImportOutcome, Limits, Worker
 from .spec import Problem
 
-FRAMEWORKS = ("numpy", "jax")
+from .frameworks import FRAMEWORKS  # numpy, jax, torch: one module each (grader/frameworks/)
 MAX_RESTARTS = 3
 
 
@@ -48,7 +48,7 @@ class CheckOptions:
     Attributes:
         seed: case generation seed (an int >= 0).
         max_examples: generated cases (None: the spec's ``generated.count``).
-        framework: ``"numpy"``, ``"jax"`` or None to detect from the submission's imports.
+        framework: ``"numpy"``, ``"jax"``, ``"torch"`` or None to detect from the submission's imports.
         limits: per-call and resource limits (``call_timeout`` in seconds...).
         total_timeout: wall-clock seconds for the whole run.
         only_cases: run only the cases with these names (for replay), or None.
@@ -308,18 +308,11 @@ class PrivateCopy:
 
 
 def detect_framework(tree: ast.Module | None) -> str:
-    """``"jax"`` if the submission imports jax (anywhere in the file), else ``"numpy"``."""
-    if tree is None:
-        return "numpy"
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        if any(n == "jax" or n.startswith("jax.") for n in names):
-            return "jax"
-    return "numpy"
+    """The submission's framework from its imports: ``"jax"`` or ``"torch"`` if it imports one
+    (anywhere in the file; the first in source order if both), else ``"numpy"``
+    (``grader.frameworks.detect``)."""
+    from . import frameworks
+    return frameworks.detect(tree)
 
 
 def defined_functions(tree: ast.Module | None) -> set[str]:
@@ -539,6 +532,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         GraderError: the submission file is missing or unreadable, the framework is not graded by
             the problem, a replay case is malformed, or the reference solution fails.
     """
+    from . import frameworks
     from .sandbox import choose_tier
 
     opts = opts or CheckOptions()
@@ -565,6 +559,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         "framework": framework, "dtypes": list(dtypes),
         "framework_note": problem.framework_notes.get(framework, ""),
         "python": platform.python_version(), "numpy": np.__version__, "jax": None,
+        **({"torch": None} if framework == "torch" else {}),
         "grader": __version__, "sandbox": tier, "x64": framework == "jax" or None,
         "max_examples": opts.max_examples if opts.max_examples is not None else
         (problem.generated or {}).get("count", 0),
@@ -586,11 +581,23 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
             env["partial"] = True
             env["unrun_groups"] = unrun
             passed = False
+        if framework != "numpy":  # hints and messages name code in the submission's framework
+            for res in results:
+                if res.failure is not None:
+                    res.failure.hint = frameworks.speak(res.failure.hint, framework)
+                    res.failure.message = frameworks.speak(res.failure.message, framework) or ""
         return Report(problem.id, problem.title, shown, passed,
                       round(sum(g.earned for g in groups), 4), problem.max_score, failure, results, groups,
                       summarise(results, dtypes), env, output, time.monotonic() - t_start)
 
     empty_output = {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+    if not frameworks.installed(framework):
+        # the grading machine's fault, said as a report (exit 1), not exit 2, so that the
+        # learner's row, CI log or Gradescope result says what to install (README, "Frameworks")
+        return finish(Failure("import", f"ModuleNotFoundError: {frameworks.missing_message(framework)}",
+                              hint="the grading machine lacks it, not the submission: whoever runs the "
+                                   f"grader installs it ({frameworks.get(framework).REQUIREMENT})"),
+                      [], empty_output)
     if loaded.fault is not None:
         return finish(Failure("import", loaded.fault, hint="submit one plain .py file"), [], empty_output)
     if syntax_error is not None:
@@ -683,6 +690,8 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
 
     started = session.ready()
     env["jax"] = session.versions.get("jax")
+    if "torch" in env:
+        env["torch"] = session.versions.get("torch")
     env["memory_limit"] = memory_limit(env.get("sandbox", ""), session.layers, opts.limits.memory_bytes,
                                        session.args[4])
     if started.status != "ok":

@@ -85,7 +85,8 @@ def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
                         "report never shows (docs/security.md, class 6)")
     p.add_argument("--max-examples", type=_nonneg_int, metavar="N",
                    help="number of generated cases (default: the spec's generated.count)")
-    p.add_argument("--framework", choices=("numpy", "jax"), help="override the framework detected from imports")
+    p.add_argument("--framework", choices=("numpy", "jax", "torch"),
+                   help="override the framework detected from imports")
     p.add_argument("--timeout", type=positive_float, default=10.0, metavar="SECONDS",
                    help="wall-clock limit of one call of the submission (default 10)")
     p.add_argument("--total-timeout", type=positive_float, default=300.0, metavar="SECONDS",

@@ -1090,7 +1090,8 @@ def non_finite_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> str | None:
 
 
 #: Messages of a contraction whose two sizes disagree, and which group is hidden's d_model and
-#: which the table's first axis: NumPy's matmul (``@``), np.dot, JAX's dot_general (``jnp``).
+#: which the table's first axis: NumPy's matmul (``@``), np.dot, JAX's dot_general (``jnp``),
+#: PyTorch's matmul / ``@`` / ``F.linear`` (leading axes flattened: ``(rows x d_model and V x d)``).
 _CONTRACTION = (
     (re.compile(r"matmul: Input operand 1 has a mismatch in its core dimension 0, .*\(size (\d+) is different "
                 r"from (\d+)\)"), ("table", "hidden")),
@@ -1098,6 +1099,7 @@ _CONTRACTION = (
      ("hidden", "table")),
     (re.compile(r"dot_general requires contracting dimensions to have the same shape, got \((\d+),\) and "
                 r"\((\d+),\)"), ("hidden", "table")),
+    (re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)"), ("hidden", "table")),
 )
 
 

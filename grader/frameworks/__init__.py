@@ -1,0 +1,93 @@
+"""Framework knowledge, one module per framework: ``numpy``, ``jax``, ``torch``.
+
+Each module says how a submission written for it is recognised (:data:`MODULES`, the top-level
+import names), how its process is set up (``setup``), how a NumPy input becomes the framework's
+array (``to_framework``) and how a returned value becomes a NumPy array (``to_numpy``), what
+must be installed (``REQUIREMENT``) and how code is written in it (``PHRASES``, for hints).
+
+The modules are imported here, in the trusted grader, and loaded by path in the submission's
+process (``grader/_child.py``; the sandbox shows these files, ``grader.sandbox.CHILD_FILES``).
+So a module uses only the standard library, NumPy, ml_dtypes and its own framework, imported
+inside its functions: importing the module never imports the framework.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+from . import jax as _jax
+from . import numpy as _numpy
+from . import torch as _torch
+
+#: every framework the grader knows, the default (no framework import) first
+FRAMEWORKS = ("numpy", "jax", "torch")
+_MODULES: dict[str, ModuleType] = {"numpy": _numpy, "jax": _jax, "torch": _torch}
+FOLDER = Path(__file__).resolve().parent
+#: the files the submission's process loads by path (the sandbox must show them)
+CHILD_FILES = tuple(FOLDER / f"{name}.py" for name in FRAMEWORKS)
+
+
+def get(name: str) -> ModuleType:
+    """The module of framework ``name``.
+
+    Raises:
+        KeyError: not a framework the grader knows.
+    """
+    return _MODULES[name]
+
+
+def detect(tree: ast.Module | None) -> str:
+    """The framework a submission is written for, from its import statements (never comments
+    or strings): the first import, in source order, of a framework other than NumPy
+    (``import torch``, ``from jax.numpy import ...``, ``import torch.nn.functional as F``),
+    anywhere in the file (inside a function too); ``"numpy"`` when there is none. Relative
+    imports (``from .torch import x``) do not count.
+    """
+    if tree is None:
+        return "numpy"
+    found: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            for fw in FRAMEWORKS[1:]:
+                if top in _MODULES[fw].MODULES:
+                    found.append((node.lineno, node.col_offset, fw))
+    return min(found)[2] if found else "numpy"
+
+
+def installed(name: str) -> bool:
+    """Whether framework ``name`` can be imported by this Python (found, not imported: cheap).
+
+    The submission's process runs this same interpreter with ``-I``, so what is found here is
+    what it finds (a ``pip install --user`` is the exception, see docs/security.md).
+    """
+    return all(importlib.util.find_spec(m) is not None for m in _MODULES[name].MODULES)
+
+
+def missing_message(name: str) -> str:
+    """The one line a submission of framework ``name`` gets where that framework is not installed."""
+    fw = _MODULES[name]
+    return (f"this is a {fw.LABEL} submission (it imports {fw.MODULES[0]}), but {fw.LABEL} is not installed "
+            f"where the grader runs: install it with {fw.REQUIREMENT} (or pass --framework if the "
+            f"submission is not {fw.LABEL} code)")
+
+
+def speak(text: str | None, name: str) -> str | None:
+    """``text`` (a hint or message written with NumPy code in it) with its code phrases in
+    framework ``name``'s words (``.astype(hidden.dtype)`` becomes ``.to(hidden.dtype)`` for
+    torch). Text with no such phrase, and every text for NumPy, is returned unchanged."""
+    if not text:
+        return text
+    for numpy_phrase, own in getattr(_MODULES.get(name), "PHRASES", ()):
+        text = text.replace(numpy_phrase, own)
+    return text
+
+
+__all__ = ["CHILD_FILES", "FRAMEWORKS", "detect", "get", "installed", "missing_message", "speak"]

@@ -1,0 +1,56 @@
+"""JAX submissions: inputs are ``jax.Array`` on the CPU with ``jax_enable_x64`` on, graded in
+bfloat16, float16, float32 and float64; a returned ``jax.Array`` is accepted.
+
+Loaded by path in the submission's process too (see ``grader.frameworks``): standard library,
+NumPy and JAX only, JAX imported inside the functions.
+"""
+NAME = "jax"
+LABEL = "JAX"
+MODULES = ("jax",)
+REQUIREMENT = "pip install jax jaxlib"
+RESULT = "a jax.Array or a numpy.ndarray"
+#: NumPy code phrases in hints and their JAX words (none: jnp mirrors NumPy's names)
+PHRASES: tuple = ()
+
+_jax = None
+
+
+def setup(config: dict) -> dict:
+    """Import JAX in the submission's process: CPU only, x64 on, and the persistent compilation
+    cache in ``config["jax_cache"]`` (a private folder, or "" for none). The versions to report.
+    """
+    global _jax
+    import jax
+    _jax = jax
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_platforms", "cpu")
+    cache = config.get("jax_cache")
+    if cache:
+        jax.config.update("jax_compilation_cache_dir", cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        try:  # XLA's own caches would put this run's folder name into every cache key
+            jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
+        except (AttributeError, KeyError, ValueError):
+            pass
+    import jax.numpy  # noqa: F401 - imported before the submission, as a learner's file does
+    return {"jax": jax.__version__, "x64": bool(jax.config.jax_enable_x64)}
+
+
+def to_framework(array):
+    """The ``jax.Array`` the submission receives for the NumPy input ``array`` (a copy)."""
+    return _jax.numpy.asarray(array)
+
+
+def sync(result) -> None:
+    """Wait until ``result`` is computed (JAX dispatches asynchronously), so the call's time is real."""
+    if isinstance(result, _jax.Array):
+        result.block_until_ready()
+
+
+def to_numpy(result):
+    """``(numpy array, "jax.Array")`` for a ``jax.Array`` result, else None."""
+    import numpy as np
+    if isinstance(result, _jax.Array):
+        return np.asarray(result), "jax.Array"
+    return None

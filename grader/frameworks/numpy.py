@@ -1,0 +1,36 @@
+"""NumPy submissions: inputs are ``numpy.ndarray``; graded in float16, float32, float64 (bfloat16
+is not a NumPy dtype). The default framework: a submission that imports no other one is NumPy.
+
+Loaded by path in the submission's process too (see ``grader.frameworks``): standard library
+and NumPy only.
+"""
+NAME = "numpy"
+LABEL = "NumPy"
+#: top-level import names that make a submission this framework's (NumPy is the default)
+MODULES = ("numpy",)
+#: what to install when it is missing (NumPy is a dependency of the grader itself)
+REQUIREMENT = "pip install numpy"
+#: what a result may be
+RESULT = "a numpy.ndarray"
+#: NumPy code phrases in hints and their words in this framework (none: hints are written in NumPy)
+PHRASES: tuple = ()
+
+
+def setup(config: dict) -> dict:
+    """Set the submission's process up for NumPy (nothing to do); the versions to report."""
+    return {}
+
+
+def to_framework(array):
+    """The argument the submission receives for the NumPy input ``array``: the array itself."""
+    return array
+
+
+def sync(result) -> None:
+    """Wait until ``result`` is computed (NumPy computes eagerly)."""
+
+
+def to_numpy(result):
+    """``(array, type name)`` for a result of this framework that is not a NumPy array, else None
+    (NumPy arrays and scalars are handled by the caller)."""
+    return None

@@ -1,0 +1,86 @@
+"""PyTorch submissions: inputs are CPU tensors (``torch.Tensor``: float16, bfloat16, float32,
+float64; int32/int64 and bool for parameters of those kinds), graded in all four float dtypes;
+a returned tensor is accepted (``requires_grad`` too: it is detached) and compared like any
+other result. One thread, deterministic algorithms, a fixed seed.
+
+torch is an optional extra (``pip install 'grader[torch]'``). Loaded by path in the submission's
+process too (see ``grader.frameworks``): standard library, NumPy, ml_dtypes and torch only, torch
+imported inside the functions (importing this module never imports torch).
+"""
+NAME = "torch"
+LABEL = "PyTorch"
+MODULES = ("torch",)
+REQUIREMENT = "pip install 'grader[torch]'"
+RESULT = "a torch.Tensor or a numpy.ndarray"
+#: NumPy code phrases in hints (``grader.diagnose``, ``grader.compare``) and their torch words
+PHRASES = (
+    ("(astype(int)?)", "(.long()?)"),
+    (".astype(", ".to("),
+    ("drop .tolist() or wrap with np.asarray", "drop .tolist() or wrap with torch.as_tensor"),
+    ("return a numpy.ndarray", "return a torch.Tensor"),
+    ("a JAX submission may also return a jax.Array", "a NumPy array is accepted too"),
+    ("np.asarray(result)", "torch.as_tensor(result)"),
+    ("graded as a NumPy submission (the file imports no jax)",
+     "graded as a PyTorch submission (the file imports torch)"),
+    ("or import jax.numpy at the top to be graded as JAX", "or pass --framework jax to be graded as JAX"),
+    ("(a cast to float32, or JAX without jax_enable_x64)", "(a cast to float32, .float()?)"),
+)
+
+_torch = None
+
+
+def setup(config: dict) -> dict:
+    """Import torch in the submission's process: one intra-op and one inter-op thread,
+    deterministic algorithms, seed 0, gradients on as by default. The versions to report."""
+    global _torch
+    import torch
+    _torch = torch
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # only before any inter-op work; nothing has run yet
+        pass
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(0)
+    return {"torch": torch.__version__.split("+")[0]}
+
+
+def to_framework(array):
+    """The CPU tensor the submission receives for the NumPy input ``array``.
+
+    It shares memory with ``array``, so the grader sees an input changed in place (kind
+    ``mutation``). bfloat16 (ml_dtypes) goes through its 16-bit pattern.
+    """
+    if array.dtype.name == "bfloat16":
+        import numpy as np
+        return _torch.from_numpy(array.view(np.int16)).view(_torch.bfloat16)
+    return _torch.from_numpy(array)
+
+
+def sync(result) -> None:
+    """Wait until ``result`` is computed (CPU tensors are computed eagerly)."""
+
+
+def to_numpy(result):
+    """``(numpy array, "torch.Tensor")`` for a tensor result, else None.
+
+    The tensor is detached (``requires_grad`` is fine), made dense, contiguous and CPU, its
+    conjugate and negative bits resolved; bfloat16 becomes ml_dtypes.bfloat16 through its
+    16-bit pattern.
+
+    Raises:
+        TypeError: a tensor of a dtype NumPy has no equivalent for (``"array of dtype ..."``).
+    """
+    if not isinstance(result, _torch.Tensor):
+        return None
+    t = result.detach()
+    if t.layout != _torch.strided:
+        t = t.to_dense()
+    t = t.cpu().resolve_conj().resolve_neg().contiguous()
+    if t.dtype == _torch.bfloat16:
+        import ml_dtypes
+        return t.view(_torch.int16).numpy().view(ml_dtypes.bfloat16), "torch.Tensor"
+    try:
+        return t.numpy(), "torch.Tensor"
+    except (TypeError, RuntimeError):
+        raise TypeError(f"array of dtype {str(t.dtype)}") from None

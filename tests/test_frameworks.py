@@ -1,0 +1,202 @@
+"""Frameworks (issue 11): detection from imports, torch's conversions, hints in torch words, a
+missing or starved torch, and the torch corpus (tests/corpus-frameworks) graded through the CLI.
+
+The in-process tests run in milliseconds (the conversions import torch once, a few seconds).
+The corpus is graded once per session, two files at a time, with one generated case per dtype
+(``--max-examples 4 --no-shrink``): ``import torch`` costs seconds per submission process.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import frameworks
+from grader.check import CheckOptions, check_submission, detect_framework
+from grader.spec import find_problem, load_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus-frameworks"
+EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text())
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (pip install 'grader[torch]')")
+
+
+# -- detection ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("source, framework", [
+    ("import numpy as np\ndef f(x): return x", "numpy"),
+    ("import torch\n", "torch"),
+    ("import torch.nn.functional as F\n", "torch"),
+    ("from torch import einsum\n", "torch"),
+    ("from torch.nn import functional\n", "torch"),
+    ("import numpy as np\ndef f(x):\n    import torch\n    return x", "torch"),
+    ("import jax.numpy as jnp\nimport torch\n", "jax"),       # the first framework import wins
+    ("import torch\nimport jax\n", "torch"),
+    ("# import torch\nx = 'import torch'\n", "numpy"),        # comments and strings do not count
+    ("from .torch import helper\n", "numpy"),                 # a relative import is the learner's
+    ("import torchvision\n", "numpy"),                        # another package, not torch
+])
+def test_framework_is_detected_from_import_statements(source, framework):
+    assert detect_framework(ast.parse(source)) == framework
+    assert frameworks.detect(ast.parse(source)) == framework
+
+
+def test_every_framework_has_a_module_the_child_can_load_by_path():
+    for name in frameworks.FRAMEWORKS:
+        path = frameworks.FOLDER / f"{name}.py"
+        assert path in frameworks.CHILD_FILES
+        spec = importlib.util.spec_from_file_location(f"_probe_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)       # importing it never imports the framework
+        assert module.NAME == name and callable(module.setup) and callable(module.to_numpy)
+    from grader.sandbox import CHILD_FILES
+    assert set(frameworks.CHILD_FILES) <= set(CHILD_FILES)   # the sandbox shows them
+
+
+# -- hints in the submission's framework --------------------------------------------------------
+def test_hints_name_torch_code_for_torch_and_stay_numpy_otherwise():
+    dtype = "the result was promoted to float32: compute as you like, but return float16 (e.g. .astype(hidden.dtype))"
+    assert frameworks.speak(dtype, "torch").endswith("(e.g. .to(hidden.dtype))")
+    assert frameworks.speak(dtype, "numpy") == dtype
+    assert frameworks.speak(dtype, "jax") == dtype
+    listed = "return an array, not a list (drop .tolist() or wrap with np.asarray)"
+    assert "torch.as_tensor" in frameworks.speak(listed, "torch")
+    plain = "looks like softmax was applied to the logits"
+    assert frameworks.speak(plain, "torch") == plain
+    assert frameworks.speak(None, "torch") is None
+
+
+# -- torch's conversions (the child's code, run here) -------------------------------------------
+def _torch_module():
+    spec = importlib.util.spec_from_file_location("_fw_torch", frameworks.FOLDER / "torch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    versions = module.setup({})
+    assert versions["torch"] and "+" not in versions["torch"]
+    return module
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "float64", "int32", "int64", "bool"])
+def test_torch_inputs_share_memory_and_results_come_back_bit_exact(dtype):
+    import ml_dtypes
+    import torch
+    fw = _torch_module()
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    a = (np.arange(-3, 3).reshape(2, 3) % 2 == 0) if dtype == "bool" else \
+        np.array([[1.5, -2.25, 3.0], [0.0, -0.0, 65504.0 if dtype != "bfloat16" else 3e38]]).astype(np_dtype)
+    t = fw.to_framework(a)
+    assert isinstance(t, torch.Tensor) and t.device.type == "cpu"
+    assert str(t.dtype) == f"torch.{dtype}"
+    back, kind = fw.to_numpy(t)
+    assert kind == "torch.Tensor" and back.dtype == a.dtype
+    assert back.tobytes() == a.tobytes()
+    if dtype != "bool":
+        t.view(-1)[0] = 7                       # an in-place change reaches the array: mutation is seen
+        assert float(np.asarray(a, dtype=np.float64).reshape(-1)[0]) == 7.0
+
+
+@needs_torch
+def test_torch_results_requires_grad_zero_d_and_unsupported_dtypes():
+    import torch
+    fw = _torch_module()
+    w = torch.ones(2, 3, dtype=torch.float32, requires_grad=True)
+    out, _ = fw.to_numpy(w * 2)
+    assert out.dtype == np.float32 and out.tolist() == [[2.0] * 3] * 2
+    out, _ = fw.to_numpy(torch.tensor(3.5, dtype=torch.float64))
+    assert out.shape == () and float(out) == 3.5
+    out, _ = fw.to_numpy(torch.arange(6.0).reshape(2, 3).T)   # not contiguous
+    assert out.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert fw.to_numpy([1.0, 2.0]) is None and fw.to_numpy(np.zeros(2)) is None
+    with pytest.raises(TypeError, match="array of dtype torch.complex32|array of dtype torch.float8"):
+        fw.to_numpy(torch.zeros(2, dtype=getattr(torch, "float8_e4m3fn", torch.complex32)))
+
+
+# -- without torch, and with too little memory for it ---------------------------------------------
+def test_a_torch_submission_without_torch_installed_is_one_clear_failure(monkeypatch):
+    """The grading machine lacks torch: a report (exit 1 from the CLI) whose one line says what to
+    install; nothing is started."""
+    monkeypatch.setattr(frameworks, "installed", lambda name: name != "torch")
+    problem = load_problem(find_problem("tied_lm_head", None))
+    report = check_submission(ROOT / "submissions" / "correct_torch.py", problem, CheckOptions(sandbox="none"))
+    assert not report.passed and not report.cases
+    assert report.failure.kind == "import"
+    assert "PyTorch is not installed where the grader runs" in report.failure.message
+    assert "pip install 'grader[torch]'" in report.failure.message
+    assert "\n" not in report.failure.message
+    assert report.environment["framework"] == "torch"
+
+
+@needs_torch
+def test_too_little_memory_for_torch_says_so():
+    """RLIMIT_AS of 512 MiB cannot map libtorch: the import failure names the memory limit."""
+    proc = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "submissions" / "correct_torch.py"),
+                           "--memory-mb", "512", "--case", "worked_example[float32]", "--format", "json"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL,
+                          env={**__import__("os").environ, "GRADER_SANDBOX_TIER": "rlimits"})
+    assert proc.returncode == 1, proc.stderr[-500:]
+    failure = json.loads(proc.stdout)["failure"]
+    assert failure["kind"] == "import"
+    assert "importing PyTorch ran out of memory" in failure["message"] and "--memory-mb" in failure["message"]
+
+
+# -- the torch corpus -----------------------------------------------------------------------------
+FILES = sorted(EXPECTED)
+FAST = ["--max-examples", "4", "--no-shrink"]
+
+
+def _grade(rel: str, out_dir: Path) -> tuple[int, dict | None, str]:
+    out = out_dir / (rel.replace("/", "__") + ".json")
+    problem = EXPECTED[rel].get("problem", "tied_lm_head")
+    proc = subprocess.run([sys.executable, "-m", "grader", "check", str(CORPUS / rel), "--problem", problem,
+                           "--format", "json", "--output", str(out), "--audience", "instructor", *FAST],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    return proc.returncode, json.loads(out.read_text()) if out.exists() else None, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def graded() -> dict[str, Future]:
+    """Every corpus file graded, two at a time; the first test to ask starts them all."""
+    out_dir = Path(tempfile.mkdtemp(prefix="corpus-frameworks-"))
+    pool = ThreadPoolExecutor(2, thread_name_prefix="grade-torch")
+    futures = {rel: pool.submit(_grade, rel, out_dir) for rel in FILES}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _texts(report: dict) -> str:
+    """The summary lines and every failure's hint, lower case."""
+    parts = [s["text"] for s in report["summary"]] + [h["text"] for s in report["summary"] for h in s["hints"]]
+    parts += [c["failure"]["hint"] or "" for c in report["cases"] if c["failure"]]
+    return "\n".join(parts).lower()
+
+
+@needs_torch
+@pytest.mark.parametrize("rel", FILES)
+def test_torch_corpus_verdict(rel, graded):
+    code, report, stderr = graded[rel].result()
+    want = EXPECTED[rel]
+    assert report is not None, f"no report; exit {code}; {stderr[-500:]}"
+    env = report["environment"]
+    assert env["framework"] == "torch" and env["torch"], env
+    assert env["dtypes"] == ["bfloat16", "float16", "float32", "float64"]
+    failing = [(c["name"], c["failure"]["kind"], c["failure"]["message"][:120]) for c in report["cases"] if c["failure"]]
+    if want["verdict"] == "pass":
+        assert report["passed"] and code == 0 and not failing, (report["failure"], failing[:5])
+        assert {c["dtype"] for c in report["cases"]} == set(env["dtypes"])     # every dtype ran
+        return
+    assert not report["passed"] and code == 1
+    first = report["failure"]["kind"] if report["failure"] else failing[0][1]
+    assert first in want["kinds"], failing[:5]
+    if want.get("hint"):
+        assert want["hint"].lower() in _texts(report), _texts(report)
+    assert ".astype(" not in _texts(report)          # hints name torch code, not NumPy's

@@ -167,3 +167,20 @@ def test_summary_has_failure_rates_per_group_and_case():
     cases = text.split("## Failure rates per case\n", 1)[1].split("##", 1)[0]
     assert "| batch | 1 of 2 | 50% | [erin](" in cases and "| gen002 | 1 of 2 | 50% |" in cases
     assert "shrunk" not in cases and "worked\\_example" not in cases  # shrunk: no case; passed by both
+
+
+def test_a_hint_found_for_a_pattern_reaches_each_group_that_shows_it():
+    """The transpose hint of a no-transpose file is found for the failure pattern (the summary),
+    not on each exception case: every format's group output still carries it."""
+    shared = "the table needs a transpose"
+    cases = [case("worked_example[float32]", "examples", "error", Failure("exception", "ValueError: matmul")),
+             case("batch[float32]", "shapes", "error", Failure("exception", "ValueError: matmul"))]
+    summary = [{"kind": "exception", "count": 2, "text": "exception: 2 cases, in float32",
+                "hints": [{"id": "transpose", "text": shared, "count": 2, "of": 2}]}]
+    rep = Report("tied_lm_head", "Tied LM head", "sub.py", False, 0.0, 3.0, None, cases,
+                 [GroupScore("examples", 1, 0, 0, 1), GroupScore("shapes", 2, 0, 0, 1)], summary, dict(ENV),
+                 {"stdout": "", "stderr": ""}, 1.0)
+    assert all(shared in t["output"] for t in gradescope.results(rep)["tests"])
+    assert all(shared in t["test_code"] for t in github.classroom_result(rep)["tests"])
+    assert shared in reporter("text").render(rep) and shared in github.step_summary(rep)
+    assert all(shared in line for line in github.render(rep).splitlines() if line.startswith("::error"))

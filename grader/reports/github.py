@@ -59,7 +59,7 @@ def _annotations(v: view.ReportView) -> list[tuple[str, str]]:
     for kind, cases in by_kind.items():
         first = next((c for c in cases if c.name in v.shrunk_of), cases[0])
         cases = [first] + [c for c in cases if c is not first]
-        hint = v.hint_of(first)
+        hint = v.hint_of(first) or next(iter(v.hints_for(cases)), None)  # or the pattern's
         lines = [common.one_line(first)] + ([f"hint: {hint}"] if hint else [])
         if first.failure and first.failure.details:  # e.g. the worst element: got, expected, allowed
             lines.append(first.failure.details[0].strip().splitlines()[0][:300])

@@ -58,6 +58,7 @@ def _case_md(v: view.ReportView, case: Any) -> list[str]:
 def _group_test(v: view.ReportView, group: common.GroupView, number: int, hidden_as: str) -> dict[str, Any]:
     out = [f"{group.passed} of {group.total} cases passed "
            f"({common.points(group.earned)} of {common.points(group.points)} points)", ""]
+    out += [f"hint: {md(h)}\n" for h in v.hints_for(group.failing)[:3]]
     for case in group.failing[:MAX_LISTED]:
         out += _case_md(v, case)
     if len(group.failing) > MAX_LISTED:

@@ -115,11 +115,23 @@ class ReportView:
             text += "\n" + "\n".join([f"smaller failing input ({small.name}):"] + ["    " + x for x in inner])
         return text
 
+    def hints_for(self, cases: list[CaseResult]) -> list[str]:
+        """The hints that explain ``cases``: their own (or their shrunk cases'), then those the
+        summary found shared by failing cases of their kinds (a hint found for a failure pattern
+        may be on none of the cases themselves)."""
+        kinds = {common.kind(c) for c in cases}
+        own = [h for c in cases if (h := self.hint_of(c))]
+        shared = [h.get("text") for e in self.summary if e.get("kind") in kinds
+                  for h in (e.get("hints") or ([e["hint"]] if e.get("hint") else []))]
+        return list(dict.fromkeys(h for h in own + shared if h))
+
     def group_lines(self, group: common.GroupView, max_cases: int, max_details: int | None = 5) -> list[str]:
-        """Counts line of ``group``, up to ``max_cases`` failing shown cases (a name line and the
-        indented :meth:`case_text`), then the counts of its concealed cases."""
+        """Counts line of ``group``, the hints of its failing cases (:meth:`hints_for`), up to
+        ``max_cases`` failing shown cases (a name line and the indented :meth:`case_text`), then
+        the counts of its concealed cases."""
         out = [f"{group.passed} of {group.total} cases passed "
                f"({common.points(group.earned)} of {common.points(group.points)} points)"]
+        out += [f"hint: {h}" for h in self.hints_for(group.failing)[:3]]
         for case in group.failing[:max_cases]:
             out.append(f"- {case.name} [{case.dtype}]")
             out += ["    " + line for line in self.case_text(case, max_details).splitlines()]

@@ -328,3 +328,28 @@ def test_expected_values_stored_by_validate_are_those_check_stores(tmp_path, mon
         assert sorted(a.files) == sorted(b.files)
         for key in a.files:
             assert a[key].dtype == b[key].dtype and np.array_equal(a[key], b[key]), key
+
+
+def test_an_oracle_module_beside_the_reference(tmp_path):
+    spec = write_problem(tmp_path, oracle=None, mistakes={}, extra="oracle: {module: weighted_sum_oracle, function: ws}\n")
+    oracle = tmp_path / "reference" / "weighted_sum_oracle.py"
+    oracle.write_text("import numpy as np\n\n\ndef ws(values, weights):\n"
+                      "    return np.einsum('...n,n->...', values, weights)\n")
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.json()["oracle"]["kind"] == "module" and run.json()["oracle"]["cases"] == 8  # 2 fixed cases x 2 dtypes + 4 generated
+    oracle.write_text("def ws(values, weights):\n    return 2 * values @ weights\n")
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1
+    assert {f["data"]["case"] for f in errors_of(run)} >= {"worked_example[float32]", "worked_example[float64]"}
+
+
+@pytest.mark.parametrize("oracle, message", [
+    ("{numpi: values @ weights}", "oracle: unknown field 'numpi'; allowed: numpy, module, function; did you mean 'numpy'?"),
+    ("{numpy: 3}", "oracle.numpy: 3 is not of type 'string'"),
+])
+def test_a_misspelled_oracle_is_named(tmp_path, oracle, message):
+    spec = write_problem(tmp_path, oracle=None, mistakes={}, extra=f"oracle: {oracle}\n")
+    run = run_grader("validate", str(spec))
+    assert run.code == 1
+    assert f"{spec}:{len(spec.read_text().splitlines())}: {message}" in run.stdout

@@ -440,14 +440,16 @@ def shape_pool(problem: Problem, seed: int) -> list[dict[str, Any]] | None:
     return pool
 
 
-def case_strategy(problem: Problem, dtype: str) -> Any:
+def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = None) -> Any:
     """A hypothesis strategy of :class:`Case` in ``dtype`` over the spec's ``generated`` ranges.
 
     Used only to *search* for a small failing input (``grader.shrink``), never for graded
     cases. Shapes: a number of leading axes in ``leading_axes`` with sizes in ``sizes["..."]``,
-    every other size symbol in its range. Values: ``mean + scale * z`` per row with z drawn by
-    hypothesis in [-4, 4], so that shrinking moves toward small shapes and simple values
-    (z -> 0, the mean and scale toward their bounds); subnormals are flushed as in graded cases.
+    every other size symbol in its range; with ``within`` (the sizes of the failing case being
+    shrunk) no larger than those, so that every example is a candidate and the search finds
+    one sooner. Values: ``mean + scale * z`` per row with z drawn by hypothesis in [-4, 4], so
+    that shrinking moves toward small shapes and simple values (z -> 0, the mean and scale
+    toward their bounds); subnormals are flushed as in graded cases.
     """
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
@@ -455,7 +457,14 @@ def case_strategy(problem: Problem, dtype: str) -> Any:
     gen = problem.generated or {}
     rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
     lead_lo, lead_hi = gen["sizes"].get(LEAD, [1, 1])
-    symbols = {k: v for k, v in gen["sizes"].items() if k != LEAD}
+    symbols = {k: list(v) for k, v in gen["sizes"].items() if k != LEAD}
+    if within:
+        lead = tuple(within.get(LEAD, ()))
+        rank_hi = max(rank_lo, min(rank_hi, len(lead)))
+        lead_hi = max(lead_lo, min([lead_hi, *lead]) if lead else lead_hi)
+        for sym, bounds in symbols.items():
+            if isinstance(within.get(sym), int):
+                bounds[1] = max(bounds[0], min(bounds[1], within[sym]))
     values = gen.get("values", {})
     z_elems = st.floats(-Z_BOUND, Z_BOUND, allow_nan=False, allow_infinity=False,
                         allow_subnormal=False, width=32)

@@ -121,7 +121,7 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
         @settings(max_examples=SEARCH_EXAMPLES, database=None, deadline=None,
                   phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
                   verbosity=Verbosity.quiet, report_multiple_bugs=False, derandomize=False)
-        @given(case_strategy(problem, dt))
+        @given(case_strategy(problem, dt, within=original.sizes))
         def prop(case: Case) -> None:
             if failing(case):
                 best["last"] = _key(case)

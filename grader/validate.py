@@ -755,9 +755,20 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
 
 # -- output ----------------------------------------------------------------------------------
 
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities written as strings (``"nan"``, ``"inf"``): strict JSON."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def render_json(v: Validation) -> str:
     """The validation as one JSON document (``--format json``), with a final newline."""
-    return json.dumps(v.to_json(), indent=2, allow_nan=False, default=str) + "\n"
+    return json.dumps(_finite(v.to_json()), indent=2, allow_nan=False, default=str) + "\n"
 
 
 def render_text(v: Validation) -> str:

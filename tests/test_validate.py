@@ -353,3 +353,20 @@ def test_a_misspelled_oracle_is_named(tmp_path, oracle, message):
     run = run_grader("validate", str(spec))
     assert run.code == 1
     assert f"{spec}:{len(spec.read_text().splitlines())}: {message}" in run.stdout
+
+
+def test_a_reference_that_raises_exits_1(tmp_path):
+    spec = write_problem(tmp_path, mistakes={})
+    (tmp_path / "reference" / "weighted_sum.py").write_text(
+        "def weighted_sum(values, weights):\n    raise ValueError('not written yet')\n")
+    run = run_grader("validate", str(spec), "--format", "json")
+    assert run.code == 1
+    (finding,) = errors_of(run)
+    assert finding["check"] == "reference" and "ValueError: not written yet" in finding["message"]
+
+
+def test_json_is_strict_with_non_finite_values():
+    v = validate.Validation("x.yaml", findings=[validate.Finding("error", "oracle", "m", {"other": float("nan")})])
+    data = json.loads(validate.render_json(v))  # json.loads accepts NaN; the text must not hold it
+    assert "NaN" not in validate.render_json(v) and data["findings"][0]["data"]["other"] == "nan"
+    assert data["valid"] is False and data["errors"] == 1

@@ -1115,8 +1115,10 @@ def diagnose_exception(message: str, shapes: dict[str, list[int]] | None = None)
     m = message or ""
     if m.startswith("NotImplementedError"):
         return Hint("not_implemented", "the function raises NotImplementedError: write its body")
+    if list(shapes or {})[:2] != ["hidden", "embedding_matrix"]:
+        return None  # the hint speaks of hidden @ embedding_matrix.T: only for those inputs
     dims = list((shapes or {}).values())
-    if len(dims) < 2 or len(dims[0]) < 1 or len(dims[1]) != 2:
+    if len(dims[0]) < 1 or len(dims[1]) != 2:
         return None
     d, vocab = int(dims[0][-1]), int(dims[1][0])
     if d == vocab or int(dims[1][1]) != d:

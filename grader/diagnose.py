@@ -1024,7 +1024,7 @@ def diagnose_type(type_name: str) -> Hint:
 
     The hint says what came back and what is expected. A JAX array is accepted from a JAX
     submission (the framework is detected from the file's imports), so a JAX array reported
-    here came from a NumPy submission, which must return a ``numpy.ndarray``.
+    here came from a submission of another framework (NumPy, say, with jax loaded by importlib).
     """
     if type_name in ("list", "tuple"):
         return Hint("not_array", f"return an array, not a {type_name} (drop .tolist() or wrap with np.asarray)")
@@ -1036,10 +1036,10 @@ def diagnose_type(type_name: str) -> Hint:
                                    f"inputs' dtype")
     module = type_name.rsplit(".", 1)[0] if "." in type_name else ""
     if module.split(".")[0] in ("jax", "jaxlib"):
-        return Hint("jax_array", f"the function returned a JAX array ({type_name}), but this is graded as a NumPy "
-                                 f"submission (the file imports no jax): return a numpy.ndarray, e.g. "
-                                 f"np.asarray(result), or import jax.numpy at the top to be graded as JAX",
-                    {"returned": type_name})
+        return Hint("jax_array", f"the function returned a JAX array ({type_name}), which only a JAX submission "
+                                 f"may return (the framework comes from the file's import statements): return a "
+                                 f"numpy.ndarray, e.g. np.asarray(result), or import jax.numpy at the top to be "
+                                 f"graded as JAX", {"returned": type_name})
     return Hint("not_array", f"the function returned a {type_name}, not an array: return a numpy.ndarray "
                              f"(a JAX submission may also return a jax.Array)", {"returned": type_name})
 

@@ -556,9 +556,9 @@ def test_half_accumulation_is_not_claimed_for_noise():
 def test_a_jax_array_from_a_numpy_submission_is_named_as_such():
     hint = diagnose.diagnose_type("jaxlib._jax.ArrayImpl")
     assert hint.id == "jax_array"
-    assert hint.text == ("the function returned a JAX array (jaxlib._jax.ArrayImpl), but this is graded as a NumPy "
-                         "submission (the file imports no jax): return a numpy.ndarray, e.g. np.asarray(result), or "
-                         "import jax.numpy at the top to be graded as JAX")
+    assert hint.text == ("the function returned a JAX array (jaxlib._jax.ArrayImpl), which only a JAX submission may "
+                         "return (the framework comes from the file's import statements): return a numpy.ndarray, "
+                         "e.g. np.asarray(result), or import jax.numpy at the top to be graded as JAX")
     other = diagnose.diagnose_type("torch.Tensor")
     assert other.text == ("the function returned a torch.Tensor, not an array: return a numpy.ndarray (a JAX "
                           "submission may also return a jax.Array)")

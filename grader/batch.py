@@ -28,7 +28,8 @@ The output folder (``--out DIR``) holds:
 
 Which files are submissions (:func:`discover`), for each PATH given:
 
-* a ``.py`` file is one learner, whose id is the file stem;
+* a ``.py`` file (or a Jupyter notebook, ``.ipynb``: every rule here takes both) is one
+  learner, whose id is the file stem;
 * a folder holding a single ``.py`` file (at any depth) is one learner's folder, whose id is
   the folder name (so ``grader grade class/*/`` works when each folder holds one file);
 * any other folder holds learners: each ``.py`` file directly in it is one learner (id: the
@@ -168,8 +169,11 @@ def _skipped_dir(name: str) -> bool:
     return name.startswith(".") or name in SKIP_DIRS
 
 
+SUFFIXES = (".py", ".ipynb")  # a learner's file: Python source or a Jupyter notebook
+
+
 def _skipped_file(name: str) -> bool:
-    return (not name.endswith(".py") or name.startswith(".") or name == "conftest.py"
+    return (not name.endswith(SUFFIXES) or name.startswith(".") or name == "conftest.py"
             or name.startswith("test_") or name.endswith("_test.py"))
 
 
@@ -238,8 +242,8 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
     found: list[Submission] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_file() or (_is_link(p) and p.suffix == ".py"):  # a link: its check reports it
-            if p.suffix != ".py":
+        if p.is_file() or (_is_link(p) and p.suffix in SUFFIXES):  # a link: its check reports it
+            if p.suffix not in SUFFIXES:
                 raise GraderError(f"{raw!r} is not a .py file; give submissions (.py files) or folders of them")
             found.append(Submission(learner_id(p.stem), p))
         elif p.is_dir():
@@ -879,7 +883,15 @@ def _tally(rows: list[Row]) -> str:
 # -- the commands ----------------------------------------------------------------------------
 
 def _problem(args: argparse.Namespace) -> Any:
-    from .spec import available_problems, find_problem, load_problem
+    """The problem a batch grades: ``--problem``, the only one known, or the one whose function
+    most of the submissions under ``args.paths`` define (a class hands in one exercise).
+
+    Raises:
+        GraderError: an unknown problem, no problem at all, bad paths, or submissions that name
+            no known problem's function or as many of one as of another (then ``--problem``).
+    """
+    from .check import defined_functions, read_submission
+    from .spec import available_problems, find_problem, load_all, load_problem
 
     if args.problem:
         return load_problem(find_problem(args.problem, args.problems_dir))
@@ -888,7 +900,25 @@ def _problem(args: argparse.Namespace) -> Any:
         return load_problem(next(iter(known.values())))
     if not known:
         raise GraderError("no problem specs found; pass --problems-dir DIR")
-    raise GraderError(f"several problems are known ({', '.join(known)}); a batch grades one: pass --problem ID")
+    problems = list(load_all(args.problems_dir)[0].values())  # a broken spec is not a candidate
+    if not problems:
+        raise GraderError(f"no problem spec loads ({', '.join(known)}); run grader problems to see why")
+    votes = {p.id: 0 for p in problems}
+    for sub in discover(args.paths, [p.function for p in problems]):
+        if sub.path is None:
+            continue
+        try:
+            _, tree, _ = read_submission(sub.path)
+        except GraderError:
+            continue
+        names = defined_functions(tree)
+        for p in problems:
+            votes[p.id] += p.function in names
+    ranked = sorted(votes.items(), key=lambda kv: -kv[1])
+    if ranked[0][1] > 0 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+        return next(p for p in problems if p.id == ranked[0][0])
+    raise GraderError(f"several problems are known ({', '.join(known)}) and the submissions do not tell "
+                      "which one this class hands in; pass --problem ID")
 
 
 def cores() -> int:

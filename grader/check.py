@@ -14,6 +14,7 @@ import hmac
 import io
 import os
 import platform
+import re
 import shlex
 import shutil
 import stat
@@ -161,7 +162,11 @@ class LoadedSubmission:
         tree: its AST, or None (a syntax error or a fault).
         syntax_error: the SyntaxError Python reports for it, or None.
         fault: one line saying why the file cannot be graded at all (a symbolic link, not a
-            regular file, too large, nested too deeply for Python's parser), or None.
+            regular file, too large, nested too deeply for Python's parser, a notebook nbformat
+            cannot read), or None.
+        notebook: for an ``.ipynb`` file, its conversion (``grader.notebook.Notebook``: where
+            each line came from, what was left out); ``data`` and ``source`` are then the
+            converted Python, which is what the child imports and the seed is derived from.
     """
 
     path: str
@@ -170,6 +175,7 @@ class LoadedSubmission:
     tree: ast.Module | None = None
     syntax_error: SyntaxError | None = None
     fault: str | None = None
+    notebook: Any = None
 
 
 def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
@@ -233,6 +239,8 @@ def load_submission(path: str | Path) -> LoadedSubmission:
     data, fault = _read_no_follow(shown)
     if data is None:
         return LoadedSubmission(shown, fault=fault)
+    if shown.lower().endswith(".ipynb"):
+        return _load_notebook(shown, data)
     not_text = GraderError(f"submission {shown!r} is not UTF-8 text (is it a Python file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -257,6 +265,27 @@ def load_submission(path: str | Path) -> LoadedSubmission:
         return LoadedSubmission(shown, data, source, fault=(
             f"the submission {shown} is nested too deeply for Python's parser "
             f"({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); split the expression up"))
+
+
+def _load_notebook(shown: str, data: bytes) -> LoadedSubmission:
+    """A notebook's bytes (read by :func:`load_submission`) as its code cells' Python source
+    (``grader.notebook.convert``): a notebook nbformat cannot read is a fault of the submission."""
+    from .notebook import NotebookError, convert
+
+    try:
+        nb = convert(data)
+    except NotebookError as exc:
+        return LoadedSubmission(shown, fault=f"the notebook {shown} cannot be graded: {exc}")
+    loaded = LoadedSubmission(shown, nb.source.encode("utf-8"), nb.source, notebook=nb)
+    try:
+        loaded.tree = ast.parse(nb.source, filename=shown)
+    except SyntaxError as exc:
+        loaded.syntax_error = exc
+    except ValueError as exc:  # null bytes
+        loaded.syntax_error = SyntaxError(str(exc), (shown, 1, 0, ""))
+    except (RecursionError, MemoryError) as exc:
+        loaded.fault = f"the notebook {shown} is nested too deeply for Python's parser ({type(exc).__name__})"
+    return loaded
 
 
 def read_submission(path: str | Path) -> tuple[str, ast.Module | None, SyntaxError | None]:
@@ -564,6 +593,9 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         "max_examples": opts.max_examples if opts.max_examples is not None else
         (problem.generated or {}).get("count", 0),
     }
+    if loaded.notebook is not None:  # what of the notebook ran, and what was left out
+        env["notebook"] = {"code_cells": loaded.notebook.code_cells, "left_out": loaded.notebook.left_out}
+        env["framework_note"] = " ".join(x for x in (env["framework_note"], loaded.notebook.note()) if x)
     if secret:  # where the seed came from, never the secret (nor, for learners, the seed)
         env["seed_source"] = "secret"
         env["seed_secret_from"] = opts.seed_secret_source or "CheckOptions.seed_secret"
@@ -586,6 +618,14 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                 if res.failure is not None:
                     res.failure.hint = frameworks.speak(res.failure.hint, framework)
                     res.failure.message = frameworks.speak(res.failure.message, framework) or ""
+        if loaded.notebook is not None:  # positions as the notebook's cell and line
+            for fail in [failure] + [res.failure for res in results]:
+                if fail is not None:
+                    fail.message = loaded.notebook.locate(fail.message, shown) or ""
+                    fail.details = [loaded.notebook.locate(d, shown) or "" for d in fail.details]
+            cells = re.findall(r"cell \d+, line \d+", "\n".join(failure.details)) if failure is not None else []
+            if cells and cells[-1] not in failure.message:  # where the import failed, on its one line
+                failure.message = f"{failure.message} ({cells[-1]})"
         return Report(problem.id, problem.title, shown, passed,
                       round(sum(g.earned for g in groups), 4), problem.max_score, failure, results, groups,
                       summarise(results, dtypes), env, output, time.monotonic() - t_start)
@@ -602,6 +642,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         return finish(Failure("import", loaded.fault, hint="submit one plain .py file"), [], empty_output)
     if syntax_error is not None:
         where = f"{shown}:{syntax_error.lineno}" if syntax_error.lineno else shown
+        if loaded.notebook is not None and loaded.notebook.where(syntax_error.lineno):
+            where = f"{shown}, {loaded.notebook.where(syntax_error.lineno)}"
         detail = (syntax_error.text or "").rstrip()
         return finish(Failure("import", f"SyntaxError: {syntax_error.msg} ({where})",
                               hint="fix the syntax error; `python -m py_compile FILE` shows it too",

@@ -1,0 +1,141 @@
+"""Jupyter notebooks as submissions: the code cells, in order, as one Python source.
+
+The trusted grader reads the notebook's bytes once (``check.load_submission``, no link
+followed) and converts them here with nbformat; the submission's process imports the converted
+source, never the notebook. What IPython would run but Python cannot is left out and listed:
+line magics (``%matplotlib inline``), cell magics (a cell starting with ``%%``: the whole cell),
+and shell escapes (``!pip install ...``, ``files = !ls``); a line left
+out inside a block becomes ``pass`` at its indentation, so the rest still parses. Markdown and
+raw cells, outputs and execution counts are ignored.
+
+Positions in the converted source map back to the notebook: :meth:`Notebook.where` gives
+"cell N, line M" (N counts every cell from 1, as the notebook shows them top to bottom; M is the
+line in that cell), and :meth:`Notebook.locate` rewrites Python's ``File "...", line L`` and
+``FILE:L`` in a message or traceback.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+
+SUFFIX = ".ipynb"
+_SHELL_ASSIGN = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*[!%]")
+
+
+class NotebookError(ValueError):
+    """The bytes are not a notebook nbformat can read (the message says why)."""
+
+
+@dataclass
+class Notebook:
+    """A notebook converted to Python.
+
+    Attributes:
+        source: the code cells joined, each after a ``# cell N`` line.
+        lines: for each line of ``source`` (index = line - 1), ``(cell, line in cell)``, or
+            None for the ``# cell N`` lines.
+        left_out: one entry per line or cell left out: ``"cell N, line M: %magic ..."``.
+        code_cells: how many code cells there are.
+    """
+
+    source: str
+    lines: list[tuple[int, int] | None] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    code_cells: int = 0
+
+    def where(self, line: int | None) -> str | None:
+        """"cell N, line M" for line ``line`` of the converted source, or None."""
+        if line is None or not 1 <= line <= len(self.lines) or self.lines[line - 1] is None:
+            return None
+        cell, in_cell = self.lines[line - 1]  # type: ignore[misc]
+        return f"cell {cell}, line {in_cell}"
+
+    def locate(self, text: str | None, name: str) -> str | None:
+        """``text`` with every position in the file ``name`` (a path ending in the notebook's
+        file name) given as cell and line: ``File ".../nb.ipynb", line 7`` becomes
+        ``File ".../nb.ipynb", cell 2, line 3``; ``nb.ipynb:7`` becomes ``nb.ipynb, cell 2, line 3``."""
+        if not text:
+            return text
+        base = re.escape(name.rsplit("/", 1)[-1])
+
+        def file_line(m: re.Match) -> str:
+            where = self.where(int(m.group(2)))
+            return f'{m.group(1)}", {where}' if where else m.group(0)
+
+        def colon(m: re.Match) -> str:
+            where = self.where(int(m.group(2)))
+            return f"{m.group(1)}, {where}" if where else m.group(0)
+
+        text = re.sub(r'(File "[^"\n]*' + base + r')", line (\d+)', file_line, text)
+        return re.sub(r"([^\s(\"']*" + base + r"):(\d+)", colon, text)
+
+    def note(self) -> str:
+        """One line for the report: how many code cells ran and what was left out."""
+        text = f"Notebook: its {self.code_cells} code cell{'s' if self.code_cells != 1 else ''} ran in order"
+        if self.left_out:
+            shown = "; ".join(self.left_out[:5]) + (f"; and {len(self.left_out) - 5} more" if len(self.left_out) > 5 else "")
+            text += f"; left out, as IPython-only: {shown}"
+        return text + "."
+
+
+def _ipython_only(line: str) -> bool:
+    stripped = line.lstrip()
+    return stripped.startswith(("%", "!")) or bool(_SHELL_ASSIGN.match(line))
+
+
+def _short(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def convert(data: bytes) -> Notebook:
+    """The Python source of the notebook ``data`` (its bytes).
+
+    Raises:
+        NotebookError: not JSON, not a notebook, or a version nbformat cannot read.
+    """
+    import nbformat
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise NotebookError("it is not UTF-8 text (a notebook is JSON)") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the submission's
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise NotebookError(f"nbformat cannot read it ({type(exc).__name__}{': ' + first[:200] if first else ''})") \
+            from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise NotebookError("it has no list of cells")
+    out: list[str] = []
+    lines: list[tuple[int, int] | None] = []
+    left_out: list[str] = []
+    code_cells = 0
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        code_cells += 1
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else str(src)
+        out.append(f"# cell {number}")
+        lines.append(None)
+        cell_lines = src.split("\n")
+        if cell_lines and cell_lines[0].lstrip().startswith("%%"):
+            left_out.append(f"cell {number}: the whole cell ({_short(cell_lines[0])}, a cell magic)")
+            cell_lines = [""] * len(cell_lines)
+        for i, line in enumerate(cell_lines, start=1):
+            if _ipython_only(line):
+                left_out.append(f"cell {number}, line {i}: {_short(line)}")
+                indent = line[: len(line) - len(line.lstrip())]
+                line = f"{indent}pass" if indent else ""
+            out.append(line)
+            lines.append((number, i))
+    return Notebook("\n".join(out) + "\n", lines, left_out, code_cells)
+
+
+__all__ = ["Notebook", "NotebookError", "SUFFIX", "convert"]

@@ -1,0 +1,120 @@
+"""Notebook submissions (issue 11, part 2): conversion of the code cells, magics and shell escapes
+left out and named, positions as "cell N, line M", discovery in ``grader grade``; two notebooks
+graded through the CLI (tests/corpus-frameworks/notebook)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.batch import discover
+from grader.check import load_submission
+from grader.notebook import NotebookError, convert
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "tests" / "corpus-frameworks" / "notebook"
+FAST = ["--max-examples", "4", "--no-shrink"]
+
+
+def _nb(*cells: tuple[str, str | list[str]]) -> bytes:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                       "cells": [{"cell_type": kind, "metadata": {}, "source": src, "id": f"c{i}",
+                                  **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                                 for i, (kind, src) in enumerate(cells)]}).encode()
+
+
+def test_code_cells_in_order_with_magics_and_shell_escapes_left_out():
+    nb = convert(_nb(("markdown", "# title\nimport os"),
+                     ("code", ["%matplotlib inline\n", "import numpy as np\n", "!pip install torch"]),
+                     ("code", "files = !ls\nfor i in range(2):\n    %time f(i)\nx = 5 % 3"),
+                     ("raw", "raw text"),
+                     ("code", "%%bash\necho hi\nexit 1")))
+    assert nb.code_cells == 3
+    assert "# title" not in nb.source and "import os" not in nb.source        # markdown is not code
+    assert "import numpy as np" in nb.source and "x = 5 % 3" in nb.source      # a % inside a line stays
+    assert "%matplotlib" not in nb.source and "pip" not in nb.source and "echo" not in nb.source
+    assert "    pass" in nb.source                                            # a block still parses
+    compile(nb.source, "nb", "exec")
+    assert nb.left_out == ["cell 2, line 1: %matplotlib inline", "cell 2, line 3: !pip install torch",
+                           "cell 3, line 1: files = !ls", "cell 3, line 3: %time f(i)",
+                           "cell 5: the whole cell (%%bash, a cell magic)"]
+    assert "left out, as IPython-only: cell 2, line 1: %matplotlib inline" in nb.note()
+
+
+def test_positions_map_back_to_cell_and_line():
+    nb = convert(_nb(("markdown", "text"), ("code", "a = 1\nb = 2"), ("code", "c = 3\nraise ValueError(c)")))
+    line = nb.source.splitlines().index("raise ValueError(c)") + 1
+    assert nb.where(line) == "cell 3, line 2"
+    assert nb.where(1) is None and nb.where(10 ** 6) is None                 # a "# cell N" line, out of range
+    tb = f'  File "/tmp/x/work/sub.ipynb", line {line}, in <module>\n  File "/usr/lib/other.py", line {line}'
+    assert nb.locate(tb, "work/sub.ipynb") == (f'  File "/tmp/x/work/sub.ipynb", cell 3, line 2, in <module>\n'
+                                              f'  File "/usr/lib/other.py", line {line}')
+    assert nb.locate(f"SyntaxError: bad (/tmp/x/sub.ipynb:{line})", "sub.ipynb") == \
+        "SyntaxError: bad (/tmp/x/sub.ipynb, cell 3, line 2)"
+
+
+@pytest.mark.parametrize("data, why", [(b"{not json", "nbformat cannot read it"),
+                                       (b"\xff\xfe", "not UTF-8"),
+                                       (b'{"cells": 3}', "nbformat cannot read it")])
+def test_a_broken_notebook_is_a_fault_of_the_submission(tmp_path, data, why):
+    path = tmp_path / "sub.ipynb"
+    path.write_bytes(data)
+    loaded = load_submission(path)
+    assert loaded.fault is not None and why in loaded.fault and "cannot be graded" in loaded.fault
+
+
+def test_load_submission_gives_the_converted_source_and_a_syntax_error_by_cell(tmp_path):
+    path = tmp_path / "sub.ipynb"
+    path.write_bytes(_nb(("code", "import numpy as np"), ("code", "def tied_lm_head(h, e):\n    return h @ e.T")))
+    loaded = load_submission(path)
+    assert loaded.tree is not None and loaded.data == loaded.source.encode() and "def tied_lm_head" in loaded.source
+    path.write_bytes(_nb(("code", "import numpy as np"), ("code", "x = 1\ndef f(:\n    pass")))
+    loaded = load_submission(path)
+    assert loaded.syntax_error is not None and loaded.notebook.where(loaded.syntax_error.lineno) == "cell 2, line 2"
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(path)
+    assert "symbolic link" in (load_submission(link).fault or "")          # read without following links
+
+
+def test_grade_takes_a_learner_folder_holding_a_notebook(tmp_path):
+    cls = tmp_path / "class"
+    (cls / "ada" / ".ipynb_checkpoints").mkdir(parents=True)
+    (cls / "ada" / "solution.ipynb").write_bytes(_nb(("code", "def tied_lm_head(h, e):\n    return h @ e.T")))
+    (cls / "ada" / ".ipynb_checkpoints" / "solution-checkpoint.ipynb").write_bytes(b"{}")
+    (cls / "bob.ipynb").write_bytes(_nb(("code", "def tied_lm_head(h, e):\n    return h @ e.T")))
+    (cls / "cy.py").write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
+    found = {s.learner: s.path for s in discover([str(cls)], ["tied_lm_head"])}
+    assert found == {"ada": cls / "ada" / "solution.ipynb", "bob": cls / "bob.ipynb", "cy": cls / "cy.py"}
+
+
+def _check(name: str) -> tuple[int, dict]:
+    proc = subprocess.run([sys.executable, "-m", "grader", "check", str(NOTEBOOKS / name), "--problem", "tied_lm_head",
+                           "--format", "json", "--audience", "instructor", *FAST],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL,
+                          env=dict(os.environ))
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_a_correct_notebook_with_magics_passes_and_says_what_was_left_out():
+    code, report = _check("n01_correct_with_magics.ipynb")
+    assert code == 0 and report["passed"], report["failure"]
+    env = report["environment"]
+    assert env["notebook"] == {"code_cells": 3, "left_out": [
+        "cell 2, line 1: %matplotlib inline", "cell 2, line 2: !pip install numpy",
+        "cell 4: the whole cell (%%time, a cell magic)"]}
+    assert "left out, as IPython-only" in env["framework_note"]
+
+
+def test_an_erroring_cell_is_reported_by_cell_and_line():
+    code, report = _check("w01_error_in_cell_3.ipynb")
+    assert code == 1 and not report["passed"]
+    failure = report["failure"]
+    assert failure["kind"] == "import"
+    # the innermost position on the message's line; the traceback names every cell and line
+    assert failure["message"].startswith("ValueError: matmul") and failure["message"].endswith("(cell 3, line 2)")
+    assert "cell 3, line 4, in <module>" in failure["details"][0]
+    assert "cell 3, line 2, in tied_lm_head" in failure["details"][0]

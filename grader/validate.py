@@ -254,6 +254,7 @@ def plan_cases(problem: Any, seed: int = 0) -> _Plan:
     count = (problem.generated or {}).get("count", 0)
     seen: dict[str, _Entry] = {}
     runs = []
+    built: dict[tuple[str, ...], list[Any]] = {}  # frameworks grading the same dtypes share their cases
     for framework, dtypes in problem.frameworks.items():
         key = cache.case_key(problem, seed, count, dtypes)
         try:
@@ -262,7 +263,9 @@ def plan_cases(problem: Any, seed: int = 0) -> _Plan:
             cached = None
         known = {c.name: (ref, scale) for c, ref, scale in cached} if cached else {}
         mine = []
-        for case in fixed_cases(problem, dtypes, seed) + generated_cases(problem, dtypes, seed, count):
+        if tuple(dtypes) not in built:
+            built[tuple(dtypes)] = fixed_cases(problem, dtypes, seed) + generated_cases(problem, dtypes, seed, count)
+        for case in built[tuple(dtypes)]:
             ck = _content_key(case)
             if ck not in seen:
                 label = case.name if case.origin == "fixed" else f"{case.name} ({framework})"

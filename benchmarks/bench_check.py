@@ -146,7 +146,42 @@ def main() -> int:
     print("| what | median s | best s | CPU s | runs |\n| --- | ---: | ---: | ---: | ---: |")
     for name, s in rows:
         print(f"| {name} | {s['median']:.2f} | {s['min']:.2f} | {s['cpu']:.2f} | {s['runs']} |")
+    floor = {"numpy": "python -c 'import numpy'", "jax": "JAX floor: import jax + one op"}
+    medians = dict((name, s["median"]) for name, s in rows)
+    print("\n| check | its floor | empty cache / floor | warm cache / floor |\n| --- | --- | ---: | ---: |")
+    for framework in SUBMISSIONS:
+        f = medians[floor[framework]]
+        cold = next(v for k, v in medians.items() if k.startswith(f"grader check, correct {framework}, empty"))
+        warm = next(v for k, v in medians.items() if k.startswith(f"grader check, correct {framework}, warm"))
+        print(f"| {framework} | {floor[framework]}, {f:.2f} s | {cold / f:.1f}x | {warm / f:.1f}x |")
+    print("\n| check, empty cache | grader peak RSS MiB | submission peak RSS MiB |\n| --- | ---: | ---: |")
+    for framework, path in SUBMISSIONS.items():
+        grader_mb, child_mb = peak_memory(path)
+        print(f"| correct {framework} | {grader_mb:.0f} | {child_mb:.0f} |")
     return 0
+
+
+PEAK = """
+import resource, sys
+from grader.cli import main
+code = main(["check", sys.argv[1], "--format", "json", "--output", "/dev/null"])
+own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(own, kids)
+sys.exit(code)
+"""
+
+
+def peak_memory(submission: Path) -> tuple[float, float]:
+    """Peak resident memory (MiB) of the grader's own process and of its largest descendant (the
+    sandboxed submission process) in one check with an empty cache: ``ru_maxrss`` of
+    ``RUSAGE_SELF`` and of ``RUSAGE_CHILDREN`` (the largest of the reaped descendants)."""
+    with tempfile.TemporaryDirectory(prefix="bench-peak-") as cache:
+        proc = subprocess.run([sys.executable, "-c", PEAK, str(submission)], capture_output=True, text=True,
+                              env={**os.environ, "GRADER_CACHE_DIR": cache}, cwd=ROOT, timeout=900,
+                              stdin=subprocess.DEVNULL)
+    own, kids = (int(x) for x in proc.stdout.split()[-2:])
+    return own / 1024, kids / 1024
 
 
 if __name__ == "__main__":

@@ -742,7 +742,18 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
         msg = started.message or "the submission could not be imported"
         if started.status == "crash":
             msg = f"{msg} (while importing the submission)" if "import" not in msg else msg
-        return finish(Failure(kind, msg, details=[started.traceback] if started.traceback else []), [], output)
+        hint = None
+        from . import frameworks
+        from .sandbox import address_space_bytes
+        need = frameworks.get(session.args[2]).ADDRESS_SPACE_MIB
+        space = address_space_bytes(opts.limits.memory_bytes, session.args[4]) >> 20
+        if started.status == "crash" and opts.limits.memory_bytes and space < need:
+            # a framework that runs out of address space while importing may abort, not raise
+            label = frameworks.get(session.args[2]).LABEL
+            hint = (f"the memory limit leaves {space} MiB of address space, and importing {label} needs about "
+                    f"{need} MiB: raise --memory-mb (docs/security.md, rlimits)")
+        return finish(Failure(kind, msg, hint=hint, details=[started.traceback] if started.traceback else []),
+                      [], output)
 
     slots: list[CaseResult | None] = [None] * len(cases)
     deadline = t_start + opts.total_timeout

@@ -9,6 +9,8 @@ LABEL = "JAX"
 MODULES = ("jax",)
 REQUIREMENT = "pip install jax jaxlib"
 RESULT = "a jax.Array or a numpy.ndarray"
+#: address space (MiB) the submission's process needs to import it (JAX alone maps about 1.5 GB)
+ADDRESS_SPACE_MIB = 1536
 #: NumPy code phrases in hints and their JAX words (none: jnp mirrors NumPy's names)
 PHRASES: tuple = ()
 

@@ -12,6 +12,8 @@ MODULES = ("numpy",)
 REQUIREMENT = "pip install numpy"
 #: what a result may be
 RESULT = "a numpy.ndarray"
+#: address space (MiB) the submission's process needs to import it (below 256, `import numpy` breaks)
+ADDRESS_SPACE_MIB = 256
 #: NumPy code phrases in hints and their words in this framework (none: hints are written in NumPy)
 PHRASES: tuple = ()
 

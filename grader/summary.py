@@ -39,16 +39,18 @@ def _rank_pattern(failed: list[CaseResult], ran: list[CaseResult]) -> tuple[str,
     return pattern if 3 * len(failed) >= 2 * at else None
 
 
-def _rank_text(pattern: tuple[str, int] | None) -> str:
+def _rank_text(pattern: tuple[str, int] | None, name: str = "hidden") -> str:
+    """The rank pattern in words; ``name`` is the first parameter's (the rank is its number of axes)."""
     if pattern is None:
         return ""
     how, r = pattern
+    axes = "axis" if r == 1 else "axes"
     if how == "only":
-        what = "a single hidden vector (1 axis)" if r == 1 else f"hidden with {r} axes"
+        what = f"a single {name} vector (1 axis)" if r == 1 and name == "hidden" else f"{name} with {r} {axes}"
         return f", only for {what}; other ranks pass"
     if how == "from":
-        return f", only from rank {r} on (hidden with {r} or more axes); smaller ranks pass"
-    return f", only up to rank {r} (hidden with at most {r} axes); larger ranks pass"
+        return f", only from rank {r} on ({name} with {r} or more axes); smaller ranks pass"
+    return f", only up to rank {r} ({name} with at most {r} {axes}); larger ranks pass"
 
 
 def _combine_safely(combine: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
@@ -106,7 +108,8 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str
             where = f"only in {', '.join(only)} ({', '.join(passing)} pass{'es' if len(passing) == 1 else ''})"
         else:
             where = "in " + ("every dtype (" + ", ".join(f_dtypes) + ")" if len(f_dtypes) > 1 else f_dtypes[0])
-        text = f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern)}"
+        first = next(iter(failed[0].inputs), "hidden")  # the parameter whose axes the rank counts
+        text = f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern, first)}"
         out.append({"kind": kind, "count": n, "dtypes": f_dtypes, "ranks": sorted({c.rank for c in failed}),
                     "by_dtype": {d: sum(c.dtype == d for c in failed) for d in f_dtypes},
                     "only_dtypes": only, "only_dtype": only[0] if only and len(only) == 1 else None,

@@ -339,3 +339,10 @@ def test_example_submissions_pass_or_fail_with_the_kind_in_their_name():
 
     with ThreadPoolExecutor(2) as pool:
         assert [r for r in pool.map(one, _example_submissions()) if r] == []
+
+
+def test_rank_pattern_is_worded_with_the_first_parameters_name():
+    from grader.summary import _rank_text
+    assert _rank_text(("from", 1), "token_ids") == ", only from rank 1 on (token_ids with 1 or more axes); smaller ranks pass"
+    assert _rank_text(("only", 1)) == ", only for a single hidden vector (1 axis); other ranks pass"
+    assert "hidden" not in _rank_text(("only", 1), "embeddings")

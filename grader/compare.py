@@ -177,6 +177,42 @@ def generic_non_finite_hint(g: np.ndarray, ref: np.ndarray) -> diagnose.Hint | N
     return None
 
 
+MIN_EVIDENCE = 4  # elements a fitted factor or offset must be seen on (one number fits one element)
+
+
+def generic_value_hint(g: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> diagnose.Hint | None:
+    """A constant factor or a constant offset that explains every wrong element, or None.
+
+    Tested against the output, as ``grader.diagnose`` does: the fitted ``c`` (least squares
+    for a factor, the median difference for an offset) must leave, at every element, a
+    residual within four times the allowance carried through the mistake plus two roundings in
+    the output dtype; the prediction must itself fail (so it explains something); and at least
+    :data:`MIN_EVIDENCE` elements must carry the evidence (``|ref|`` above four times the
+    allowance for a factor). Generic: names no cause beyond the arithmetic seen. Its ids
+    (``scaled``, ``shifted``) differ from tied_lm_head's ``factor`` and ``offset``, whose
+    summaries speak of logits.
+    """
+    if g.shape != ref.shape or not np.all(np.isfinite(g)) or not np.all(np.isfinite(ref)):
+        return None
+    from .dtypes import unit_roundoff
+    u = unit_roundoff(dtype)
+    strong = np.abs(ref) > 4 * allowed
+    if int(strong.sum()) >= MIN_EVIDENCE:
+        c = float(np.sum(g * ref) / np.sum(ref * ref))
+        if np.isfinite(c) and c != 0:
+            band = 4 * abs(c) * allowed + 2 * u * np.abs(c * ref) + 4 * allowed
+            if np.all(np.abs(g - c * ref) <= band) and np.any(np.abs(c * ref - ref) > allowed):
+                return diagnose.Hint("scaled", f"looks like the whole result was multiplied by a constant factor "
+                                               f"of {c:.4g}", {"factor": c})
+    if g.size >= MIN_EVIDENCE:
+        c = float(np.median(g - ref))
+        band = 4 * allowed + 2 * u * (np.abs(ref) + abs(c))
+        if c != 0 and np.all(np.abs(g - ref - c) <= band) and np.any(np.abs(c) > allowed):
+            return diagnose.Hint("shifted", f"looks like a constant {c:.4g} was added to every element",
+                                 {"offset": c})
+    return None
+
+
 def judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
     """The verdict of a case that must raise one of ``case.raises``, or None when it did.
 
@@ -323,5 +359,6 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
         line = tolerance.model(expected.model).describe(out_dtype, n_worst, s_worst, names)
         if line:
             details.append(line)
-    hint = _safe(diagnose.diagnose_values, case, g, ref, expected.scale, allowed) if _specific(expected) else None
+    hint = (_safe(diagnose.diagnose_values, case, g, ref, expected.scale, allowed) if _specific(expected)
+            else _safe(generic_value_hint, g, ref, allowed, out_dtype))
     return _hinted(Failure("tolerance", message, details=details, data=data), hint)

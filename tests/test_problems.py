@@ -153,7 +153,8 @@ def test_generic_hints_use_the_problems_own_names_and_never_tied_lm_heads_ideas(
     f = compare(c, CallOutcome("ok", result=exp.ref.astype(np.float64)), exp)
     assert f.kind == "dtype" and "embeddings.dtype" in f.hint and "logits" not in f.hint and "hidden" not in f.hint
     f = compare(c, CallOutcome("ok", result=(exp.ref * 3).astype(np.float32)), exp)
-    assert f.kind == "tolerance" and f.hint is None  # no factor/softmax ideas written for tied_lm_head
+    # the generic factor idea, worded for any problem; none of tied_lm_head's (logits, softmax...)
+    assert f.kind == "tolerance" and f.hint == "looks like the whole result was multiplied by a constant factor of 3"
     f = compare(c, CallOutcome("type", message="array of dtype <U3"), exp)
     assert "logits" not in f.hint
 
@@ -346,3 +347,16 @@ def test_rank_pattern_is_worded_with_the_first_parameters_name():
     assert _rank_text(("from", 1), "token_ids") == ", only from rank 1 on (token_ids with 1 or more axes); smaller ranks pass"
     assert _rank_text(("only", 1)) == ", only for a single hidden vector (1 axis); other ranks pass"
     assert "hidden" not in _rank_text(("only", 1), "embeddings")
+
+
+def test_generic_factor_and_offset_hints_only_when_every_element_fits():
+    c = _case(POOL, "shifted_rows[float32]")
+    exp = _expected(POOL, c)
+    f = compare(c, CallOutcome("ok", result=(exp.ref * 0.5).astype(np.float32)), exp)
+    assert f.data["hint_id"] == "scaled" and "factor of 0.5" in f.hint
+    f = compare(c, CallOutcome("ok", result=(exp.ref + 0.25).astype(np.float32)), exp)
+    assert f.data["hint_id"] == "shifted" and "constant 0.25 was added" in f.hint
+    noisy = exp.ref * 0.5
+    noisy.reshape(-1)[3] += 1.0  # one element that no single factor explains
+    f = compare(c, CallOutcome("ok", result=noisy.astype(np.float32)), exp)
+    assert f.hint is None

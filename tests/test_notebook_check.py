@@ -1,0 +1,200 @@
+"""``check(fn)`` in a notebook (grader.notebook_check): the source builder in process, one
+subprocess-graded pass and fail, and one run in a real Jupyter kernel (nbclient)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import textwrap
+from math import sqrt
+
+import numpy as np
+import pytest
+
+from grader.notebook_check import CheckResult, build_source, check, render_html
+
+SCALE = 1.0
+NAME = "logits"
+SHAPE = (2, (3, None))
+TABLE = np.ones(3)
+
+
+def _transpose(m):
+    return m.T
+
+
+def _helper_of_helper(m):
+    return _transpose(m) * SCALE
+
+
+def head_with_helpers(hidden, embedding_matrix):
+    return np.matmul(hidden, _helper_of_helper(embedding_matrix))
+
+
+def uses_table(hidden, embedding_matrix):
+    return hidden @ embedding_matrix.T + TABLE
+
+
+def uses_from_import(x):
+    return sqrt(x) + math.pi
+
+
+def uses_constants(x):
+    return (x, NAME, SHAPE, SCALE)
+
+
+def _run_source(source: str, name: str):
+    namespace: dict = {}
+    exec(compile(source, "<built>", "exec"), namespace)
+    return namespace[name]
+
+
+def test_modules_helpers_and_constants_become_source():
+    source = build_source(head_with_helpers)
+    assert "import numpy as np" in source
+    assert "SCALE = 1.0" in source
+    assert "def _transpose(m):" in source and "def _helper_of_helper(m):" in source
+    # helpers come before the function, and the whole thing runs on its own
+    assert source.index("def _transpose") < source.index("def _helper_of_helper") < source.index("def head_with")
+    fn = _run_source(source, "head_with_helpers")
+    h, e = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(4, 3)
+    np.testing.assert_array_equal(fn(h, e), h @ e.T)
+
+
+def test_from_imports_and_tuple_constants():
+    source = build_source(uses_from_import)
+    assert "from math import sqrt" in source and "import math" in source
+    assert _run_source(source, "uses_from_import")(4.0) == 2.0 + math.pi
+    source = build_source(uses_constants)
+    assert "NAME = 'logits'" in source and "SHAPE = (2, (3, None))" in source
+    assert _run_source(source, "uses_constants")(1) == (1, "logits", (2, (3, None)), 1.0)
+
+
+def test_an_unsendable_global_is_named():
+    with pytest.raises(ValueError, match=r"'TABLE' \(ndarray\).*cannot send"):
+        build_source(uses_table)
+
+
+def test_lambdas_closures_and_lost_sources_are_refused():
+    with pytest.raises(ValueError, match="lambda"):
+        build_source(lambda x: x)
+
+    def outer():
+        k = 2
+
+        def inner(x):
+            return x * k
+        return inner
+    with pytest.raises(ValueError, match=r"enclosing|defined in \(k\)|\(k\)"):
+        build_source(outer())
+    namespace: dict = {}
+    exec("def made_by_exec(x):\n    return x\n", namespace)
+    with pytest.raises(ValueError, match="source of .* cannot be found"):
+        build_source(namespace["made_by_exec"])
+    with pytest.raises(ValueError, match="def"):
+        build_source(np.matmul)
+
+
+def test_the_package_name_check_stays_callable_after_the_module_is_imported():
+    import grader
+    import grader.check as module
+    from grader import check as exported
+
+    assert callable(exported) and callable(grader.check)
+    assert hasattr(module, "check_submission")  # the module is still the module
+
+
+def test_html_shows_verdict_hint_worst_and_a_picture():
+    case = {"name": "batch[float32]", "group": "shapes", "status": "failed", "visibility": "visible",
+            "inputs": {"hidden": {"shape": [2, 3], "dtype": "float32"}},
+            "failure": {"kind": "tolerance", "message": "6 / 6 elements are outside the tolerance",
+                        "hint": "looks like <softmax>", "data": {"worst_index": [1, 2]},
+                        "details": ["worst at index (1, 2): got 1, expected 0, error 1, allowed 1e-06"]},
+            "values": {"got": [[1, 1, 1], [1, 1, 1]], "expected": [[0, 0, 0], [0, 0, 0]]}}
+    report = {"problem": "tied_lm_head", "passed": False, "score": 1.0, "max_score": 10.0,
+              "cases": [case], "summary": [], "environment": {"framework": "numpy", "dtypes": ["float32"]},
+              "counts": {"passed": 0, "total": 1}}
+    page = render_html(report)
+    assert "FAIL" in page and "1 / 10" in page
+    assert "looks like &lt;softmax&gt;" in page and "<softmax>" not in page
+    assert "worst at index (1, 2)" in page
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "<img" not in page
+    else:
+        assert page.count('src="data:image/png;base64,') == 1
+    assert CheckResult({**report, "passed": True}).passed and CheckResult(report).score == 1.0
+
+
+# -- graded in a subprocess ------------------------------------------------------------------
+
+def tied_lm_head(hidden, embedding_matrix):
+    return np.matmul(hidden, _transpose(embedding_matrix))
+
+
+def softmax_head(hidden, embedding_matrix):
+    z = hidden @ embedding_matrix.T
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(hidden.dtype)
+
+
+def test_check_passes_a_correct_function_and_fails_a_wrong_one_with_its_hint():
+    good = check(tied_lm_head, max_examples=3)
+    assert good.passed and good.score == good.max_score == 10.0, good.text()
+    assert good.text().startswith("PASS tied_lm_head")
+    assert "PASS" in good._repr_html_()
+    bad = check(softmax_head, problem="tied_lm_head", max_examples=3)
+    assert not bad.passed and bad.score < 10.0
+    assert "softmax" in repr(bad) and "FAIL tied_lm_head" in str(bad)
+    assert bad.report["summary"][0]["kind"] == "tolerance"
+    assert "/grader-nb-" not in json.dumps(bad.report)  # the temporary file's folder is not shown
+    assert "hint" in bad._repr_html_()
+
+
+def test_check_refuses_an_unknown_problem_in_the_kernel():
+    with pytest.raises(ValueError, match="no single problem"):
+        check(softmax_head)
+
+
+# -- a real Jupyter kernel -------------------------------------------------------------------
+
+def test_check_in_a_jupyter_kernel(tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    # a kernelspec of this interpreter, found through JUPYTER_PATH only (no install, no network)
+    spec_dir = tmp_path / "jupyter" / "kernels" / "grader-test"
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "grader test", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    cells = [
+        "import signal, jax\nx64_before = jax.config.jax_enable_x64\nsigint_before = signal.getsignal(signal.SIGINT)",
+        "import numpy as np\nfrom grader import check",
+        "def tied_lm_head(hidden, embedding_matrix):\n    return np.matmul(hidden, embedding_matrix.T)",
+        "check(tied_lm_head, max_examples=3)",
+        textwrap.dedent("""\
+            def softmax_head(hidden, embedding_matrix):
+                z = hidden @ embedding_matrix.T
+                e = np.exp(z - z.max(axis=-1, keepdims=True))
+                return (e / e.sum(axis=-1, keepdims=True)).astype(hidden.dtype)"""),
+        "check(softmax_head, problem='tied_lm_head', max_examples=3)",
+        "print(jax.config.jax_enable_x64 == x64_before, signal.getsignal(signal.SIGINT) is sigint_before, x64_before)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbclient.NotebookClient(nb, kernel_name="grader-test", timeout=300,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+    def html_of(cell):
+        return "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+
+    good, bad = html_of(nb.cells[3]), html_of(nb.cells[5])
+    assert 'class="grader-report"' in good  # check()'s own HTML, not a plain repr
+    assert "PASS" in good and "FAIL" not in good.split("full report")[0]
+    assert "FAIL" in bad and "hint" in bad and "softmax" in bad
+    printed = "".join(o.get("text", "") for o in nb.cells[6].outputs)
+    assert printed.split()[:2] == ["True", "True"], printed

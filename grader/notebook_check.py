@@ -144,6 +144,8 @@ def build_source(fn: Callable[..., Any]) -> str:
     seen: set[int] = set()
 
     def add(f: Callable[..., Any], what: str) -> None:
+        # a decorated function (jax.jit, functools.wraps): its source, decorator lines included
+        f = inspect.unwrap(f) if callable(f) else f
         if id(f) in seen:
             return
         seen.add(id(f))
@@ -438,8 +440,12 @@ def render_html(report: dict[str, Any], text: str = "") -> str:
     pictured.sort(key=lambda c: -_numel(list(_shape_of(c["values"]["got"]))))
     for c in pictured[:1]:
         if png := heat_map_png(c):
-            out.append(f'<p>Where the output is off, in {_e(c["name"])} (|got - expected| per element; the '
-                       f'tolerance there: {_e(_worst(c["failure"]).partition(", allowed ")[2] or "see above")}):<br>'
+            data = c["failure"].get("data") or {}
+            over = (f'{data["mismatched"]} of {data["total"]} elements exceed their allowance; '
+                    if "mismatched" in data and "total" in data else "")
+            out.append(f'<p>Where the output is off, in {_e(c["name"])} ({_e(over)}|got - expected| per element; '
+                       f'the allowance at the framed worst one: '
+                       f'{_e(_worst(c["failure"]).partition(", allowed ")[2] or "see above")}):<br>'
                        f'<img alt="error per output element of {_e(c["name"])}" src="data:image/png;base64,{png}"></p>')
     hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden"]
     if hidden:

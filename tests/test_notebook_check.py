@@ -2,6 +2,7 @@
 subprocess-graded pass and fail, and one run in a real Jupyter kernel (nbclient)."""
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -44,6 +45,18 @@ def uses_constants(x):
     return (x, NAME, SHAPE, SCALE)
 
 
+def _traced(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    return wrapper
+
+
+@_traced
+def decorated(x):
+    return x * SCALE
+
+
 def _run_source(source: str, name: str):
     namespace: dict = {}
     exec(compile(source, "<built>", "exec"), namespace)
@@ -69,6 +82,13 @@ def test_from_imports_and_tuple_constants():
     source = build_source(uses_constants)
     assert "NAME = 'logits'" in source and "SHAPE = (2, (3, None))" in source
     assert _run_source(source, "uses_constants")(1) == (1, "logits", (2, (3, None)), 1.0)
+
+
+def test_a_decorated_function_is_sent_with_its_decorator():
+    source = build_source(decorated)
+    assert "import functools" in source and "def _traced(f):" in source and "@_traced" in source
+    assert "SCALE = 1.0" in source
+    assert _run_source(source, "decorated")(2) == 2.0
 
 
 def test_an_unsendable_global_is_named():

@@ -7,11 +7,11 @@ submission in its own limited process, ``grader.compare`` judges each output, an
 them together.
 
 In a notebook, ``from grader import check; check(fn)`` grades a function just defined
-(``grader.notebook_check``). The package attribute ``check`` is that function until the module
-``grader.check`` is imported, which Python binds to the same attribute; the module is then made
-callable (it calls :func:`grader.notebook_check.check`), so ``from grader import check;
-check(fn)`` works whatever was imported before, and ``from grader.check import ...`` and
-``import grader.check`` keep working as before.
+(:func:`grader.notebook_check.check`). ``grader.check`` is one object whatever was imported
+before: the module ``grader.check`` (Python binds a submodule to the package attribute of its
+name), made callable here, so ``check(fn)``, ``check.check_submission`` and
+``from grader.check import ...`` all work. Importing it changes no process state (no
+environment variable, signal handler or JAX flag); grading happens in a separate process.
 """
 import sys as _sys
 import types as _types
@@ -22,22 +22,30 @@ __version__ = "0.2.0"
 class _CallableModule(_types.ModuleType):
     """The module ``grader.check``, callable as :func:`grader.notebook_check.check`."""
 
-    def __call__(self, fn, problem=None, **kwargs):
-        from .notebook_check import check as _check
-        return _check(fn, problem, **kwargs)
+    def __call__(self, fn, problem=None, *, seed=0, max_examples=None, timeout=None):
+        """Grade the function ``fn`` in a separate process: :func:`grader.notebook_check.check`."""
+        from .notebook_check import check
+        return check(fn, problem, seed=seed, max_examples=max_examples, timeout=timeout)
 
 
 class _Package(_types.ModuleType):
-    """The ``grader`` package: binding the module ``grader.check`` makes it callable."""
+    """The ``grader`` package: the module ``grader.check`` is made callable when it is bound."""
 
     def __setattr__(self, name, value):
-        if name == "check" and isinstance(value, _types.ModuleType) and type(value) is _types.ModuleType:
+        if name == "check" and type(value) is _types.ModuleType:
             value.__class__ = _CallableModule
         super().__setattr__(name, value)
 
 
 _sys.modules[__name__].__class__ = _Package
 
-from .notebook_check import check  # noqa: E402 - after the package class is set
+
+def __getattr__(name):
+    """``grader.check`` on first use (``from grader import check``): the callable module."""
+    if name == "check":
+        import importlib
+        return importlib.import_module(f"{__name__}.check")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["__version__", "check"]

@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import os
+import subprocess
 import sys
 import textwrap
 from math import sqrt
@@ -116,13 +117,15 @@ def test_lambdas_closures_and_lost_sources_are_refused():
         build_source(np.matmul)
 
 
-def test_the_package_name_check_stays_callable_after_the_module_is_imported():
-    import grader
-    import grader.check as module
-    from grader import check as exported
-
-    assert callable(exported) and callable(grader.check)
-    assert hasattr(module, "check_submission")  # the module is still the module
+def test_grader_check_is_one_callable_object_whatever_was_imported_first():
+    # in a fresh interpreter each way round: the package attribute, the module and the import agree
+    for first in ("from grader import check", "import grader.check", "from grader.check import check_submission"):
+        code = (f"{first}\nimport grader, grader.check as m\nfrom grader import check\n"
+                "assert check is m is grader.check and callable(check)\n"
+                "assert check.check_submission and check.load_submission\n"
+                "print(check.__call__.__doc__.split()[0])")
+        out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.strip() == "Grade", (first, out.stderr[-2000:])
 
 
 def test_html_shows_verdict_hint_worst_and_a_picture():
@@ -193,7 +196,9 @@ def test_check_in_a_jupyter_kernel(tmp_path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     cells = [
-        "import signal, jax\nx64_before = jax.config.jax_enable_x64\nsigint_before = signal.getsignal(signal.SIGINT)",
+        "import os, signal, subprocess, sys, jax\nx64_before = jax.config.jax_enable_x64\n"
+        "sigint_before = signal.getsignal(signal.SIGINT)\nenv_before = dict(os.environ)\n"
+        "other = subprocess.Popen([sys.executable, '-I', '-c', 'import time; time.sleep(120)'])",
         "import numpy as np\nfrom grader import check",
         "def tied_lm_head(hidden, embedding_matrix):\n    return np.matmul(hidden, embedding_matrix.T)",
         "check(tied_lm_head, max_examples=3)",
@@ -203,7 +208,9 @@ def test_check_in_a_jupyter_kernel(tmp_path, monkeypatch):
                 e = np.exp(z - z.max(axis=-1, keepdims=True))
                 return (e / e.sum(axis=-1, keepdims=True)).astype(hidden.dtype)"""),
         "check(softmax_head, problem='tied_lm_head', max_examples=3)",
-        "print(jax.config.jax_enable_x64 == x64_before, signal.getsignal(signal.SIGINT) is sigint_before, x64_before)",
+        "print(jax.config.jax_enable_x64 == x64_before, signal.getsignal(signal.SIGINT) is sigint_before,\n"
+        "      dict(os.environ) == env_before, other.poll() is None)\n"
+        "other.kill(); other.wait()",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nbclient.NotebookClient(nb, kernel_name="grader-test", timeout=300,
@@ -217,4 +224,5 @@ def test_check_in_a_jupyter_kernel(tmp_path, monkeypatch):
     assert "PASS" in good and "FAIL" not in good.split("full report")[0]
     assert "FAIL" in bad and "hint" in bad and "softmax" in bad
     printed = "".join(o.get("text", "") for o in nb.cells[6].outputs)
-    assert printed.split()[:2] == ["True", "True"], printed
+    # x64, SIGINT's handler, the environment, the kernel's other child: as they were
+    assert printed.split() == ["True"] * 4, printed

@@ -37,6 +37,7 @@ import inspect
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -49,6 +50,8 @@ from typing import Any, Callable
 
 #: value types sent as ``NAME = repr(value)`` (exact types: a NumPy scalar's repr needs NumPy)
 CONSTANT_TYPES = (int, float, complex, str, bytes, bool, type(None))
+#: failure kinds of the run rather than the values (``grader.results.RUN_KINDS``)
+RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 #: failing cases shown in the HTML, as in the text report
 MAX_CASES = 5
 #: seconds the grader gets to clean up after an interrupt before it is killed
@@ -258,7 +261,7 @@ class CheckResult:
         return self.text().rstrip("\n")
 
     def _repr_html_(self) -> str:
-        return render_html(self.report, self.text())
+        return render_html(self.report, self.text(), self.source)
 
 
 def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
@@ -304,7 +307,8 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
     try:
         # the file was temporary: positions name it without its folder, and no replay command
         # points at it (call check() again instead)
-        report = json.loads(out.replace(json.dumps(folder + os.sep)[1:-1], ""))
+        # (the grader's private copy repeats the path under its own folder: that goes too)
+        report = json.loads(re.sub(r"[^\s\"'(]*" + re.escape(json.dumps(folder + os.sep)[1:-1]), "", out))
     except ValueError:
         raise RuntimeError(f"the grader gave no JSON report (exit {code}): {err.strip()[-500:]}") from None
     for case in report.get("cases") or []:
@@ -385,10 +389,12 @@ def _worst(failure: dict[str, Any]) -> str:
     return next((d for d in failure.get("details") or [] if d.startswith(("worst at", "first at"))), "")
 
 
-def render_html(report: dict[str, Any], text: str = "") -> str:
+def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str:
     """The HTML of a JSON report: verdict and score, the failure pattern, up to
-    :data:`MAX_CASES` failing cases (kind, message, hint, worst element, a heat map for a
-    small tolerance failure), and the full text report folded away. Every value is escaped."""
+    :data:`MAX_CASES` failing cases (kind, message, hint, worst element, the traceback of an
+    error, a heat map for a small tolerance failure), and folded away the full text report and
+    the ``source`` that was graded (tracebacks' line numbers are its lines). Every value is
+    escaped."""
     passed = bool(report.get("passed"))
     counts = report.get("counts") or {}
     colour = "#1a7f37" if passed else "#cf222e"
@@ -420,8 +426,10 @@ def render_html(report: dict[str, Any], text: str = "") -> str:
     failing.sort(key=lambda c: (not c.get("shrunk"), sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values())))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
     distinct: dict[tuple[str, str], dict[str, Any]] = {}
-    for c in failing:
-        distinct.setdefault((c["name"].split("[")[0].removeprefix("shrunk:"), c["failure"]["kind"]), c)
+    for c in failing:  # one entry per case and kind; one per message for errors of the run
+        f = c["failure"]
+        key = f.get("message", "") if f.get("kind") in RUN_KINDS else c["name"].split("[")[0].removeprefix("shrunk:")
+        distinct.setdefault((key, f["kind"]), c)
     if distinct:
         out.append(f"<p><b>Failing cases</b> (smallest first; {min(len(distinct), MAX_CASES)} of {len(distinct)}):</p>")
     for c in list(distinct.values())[:MAX_CASES]:
@@ -434,6 +442,9 @@ def render_html(report: dict[str, Any], text: str = "") -> str:
             out.append(f"{_e(worst)}<br>")
         if hint := f.get("hint") or hints.get(c["name"].removeprefix("shrunk:")):
             out.append(f"<b>hint</b>: {_e(hint)}<br>")
+        if f.get("kind") in RUN_KINDS and f.get("details"):
+            tail = "\n".join("\n".join(f["details"]).rstrip().splitlines()[-15:])
+            out.append(f'<pre style="font-size:0.85em">{_e(tail)}</pre>')
         out.append("</div>")
     # one picture: where the error is, for the tolerance failure with the most output values shown
     pictured = [c for c in failing if c["failure"].get("kind") == "tolerance" and (c.get("values") or {}).get("got")]
@@ -453,6 +464,10 @@ def render_html(report: dict[str, Any], text: str = "") -> str:
         out.append(f"<p>hidden cases: {ok} of {len(hidden)} passed</p>")
     if text:
         out.append(f'<details><summary>full report</summary><pre style="font-size:0.85em">{_e(text)}</pre></details>')
+    if source:
+        numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), start=1))
+        out.append(f'<details><summary>the source that was graded</summary><pre style="font-size:0.85em">'
+                   f'{_e(numbered)}</pre></details>')
     out.append("</div>")
     return "\n".join(out)
 

@@ -138,7 +138,8 @@ def test_html_shows_verdict_hint_worst_and_a_picture():
     report = {"problem": "tied_lm_head", "passed": False, "score": 1.0, "max_score": 10.0,
               "cases": [case], "summary": [], "environment": {"framework": "numpy", "dtypes": ["float32"]},
               "counts": {"passed": 0, "total": 1}}
-    page = render_html(report)
+    page = render_html(report, source="def f(x):\n    return x < 1\n")
+    assert "   2      return x &lt; 1" in page  # the graded source, numbered as tracebacks count
     assert "FAIL" in page and "1 / 10" in page
     assert "looks like &lt;softmax&gt;" in page and "<softmax>" not in page
     assert "worst at index (1, 2)" in page
@@ -173,6 +174,7 @@ def test_check_passes_a_correct_function_and_fails_a_wrong_one_with_its_hint():
     assert "softmax" in repr(bad) and "FAIL tied_lm_head" in str(bad)
     assert bad.report["summary"][0]["kind"] == "tolerance"
     assert "/grader-nb-" not in json.dumps(bad.report)  # the temporary file's folder is not shown
+    assert bad.report["submission"] == "softmax_head.py"
     assert "hint" in bad._repr_html_()
 
 

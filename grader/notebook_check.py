@@ -3,8 +3,15 @@
 ``from grader import check; check(tied_lm_head)`` grades ``tied_lm_head`` against the problem of
 the same function name (or ``problem=``) and returns a :class:`CheckResult`, which Jupyter shows
 as HTML (verdict, score, the failing cases with kind, message, hint and worst element, and for a
-tolerance failure of a small case a heat map of the error over the output) and a terminal as the
-usual text report.
+tolerance failure a heat map of ``|got - expected|`` over the output, the element worst for its
+allowance framed) and a terminal as the usual text report. (``grader.check`` is the module of
+that name made callable: ``grader/__init__.py``.)
+
+The picture is drawn from what the JSON report holds: the values of cases with at most 64
+elements per array (``compare.SMALL``), and the worst element's error and allowance. The report
+has no per-element allowance, so the map shows the error, and its caption how many elements
+exceed their allowance; a map of the larger cases (the real-size one) would need a coarse
+error/allowance grid in ``Failure.data`` from ``grader.compare``.
 
 How the function reaches the grader (decided, issue 11 part 3): **as source, in a separate
 process.** :func:`build_source` writes the function's source (``inspect.getsource``: IPython

@@ -1,0 +1,69 @@
+"""The shrink search (grader.shrink) in process, with a stand-in for the submission's process:
+it stops at the run's --total-timeout, and what it finds is no larger than the failing case."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from grader import reference, shrink, spec
+from grader.cases import generated_cases
+from grader.check import CheckOptions
+from grader.results import ArrayInfo, CaseResult, Failure
+from grader.runner import CallOutcome
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBLEM = spec.load_problem(ROOT / "problems" / "tied_lm_head.yaml")
+
+
+class Offset:
+    """A submission that adds 0.5 to every logit: every case fails with kind tolerance."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.calls: list[float] = []
+
+    def call(self, case, timeout=None):
+        self.calls.append(time.monotonic())
+        time.sleep(self.delay)
+        h = case.inputs["hidden"].astype(np.float64)
+        e = case.inputs["embedding_matrix"].astype(np.float64)
+        return CallOutcome("ok", result=(h @ e.T + 0.5).astype(case.dtype), seconds=self.delay)
+
+
+def failing_generated(dtype="float32"):
+    cases = generated_cases(PROBLEM, (dtype,), 0, 4)
+    results = [CaseResult(c.name, c.group, "failed", c.dtype, c.rank,
+                          {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in c.inputs.items()},
+                          failure=Failure("tolerance", "off")) for c in cases]
+    return cases, results
+
+
+def test_the_search_stops_at_the_runs_deadline():
+    cases, results = failing_generated()
+    reference.evaluate(PROBLEM, cases[0].inputs)  # JAX imported and warm before the clock starts
+    sub = Offset(delay=0.2)
+    deadline = time.monotonic() + 2.0
+    shrink.shrink_failures(PROBLEM, cases, results, sub, CheckOptions(), "sub.py", ("float32",), deadline)
+    assert sub.calls, "the search ran"
+    assert max(sub.calls) <= deadline  # no call of the submission is started after the deadline
+
+
+def test_no_search_when_the_run_has_no_time_left():
+    cases, results = failing_generated()
+    sub = Offset()
+    out = shrink.shrink_failures(PROBLEM, cases, results, sub, CheckOptions(), "sub.py", ("float32",),
+                                 time.monotonic() - 1)
+    assert out == [] and sub.calls == []
+
+
+def test_what_the_search_finds_fails_the_same_way_and_is_no_larger():
+    cases, results = failing_generated()
+    out = shrink.shrink_failures(PROBLEM, cases, results, Offset(), CheckOptions(), "sub.py", ("float32",))
+    assert out, "an offset of 0.5 fails on any input: the search finds one"
+    found = out[0]
+    assert found.shrunk and found.failure.kind == "tolerance"
+    original = next(c for c in cases if found.name == f"shrunk:{c.name}")
+    assert sum(np.prod(i.shape) for i in found.inputs.values()) <= original.size * len(original.inputs)
+    assert "--replay" in found.replay

@@ -95,3 +95,32 @@ def test_a_line_is_given_without_a_function_line():
     assert ET.fromstring(junit.render(rep, timestamp=STAMP)).find("testcase").get("line") == "7"
     del rep.environment["syntax_error_line"]
     assert ET.fromstring(junit.render(rep, timestamp=STAMP)).find("testcase").get("line") == "1"
+
+
+@pytest.mark.parametrize("name", ["failing", "import", "batch"])
+def test_junit2html_renders_it(tmp_path, name):
+    """junit2html (its command line, as a CI step would run it) renders the single-check file and
+    the batch junit.xml: every testcase, the suite naming the learner's file, and the failures."""
+    import html
+    import subprocess
+    import sys
+
+    pytest.importorskip("junit2htmlreport")
+    text = _batch("instructor") if name == "batch" else _single(name, "instructor")
+    (tmp_path / "junit.xml").write_text(text, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-I", "-m", "junit2htmlreport", "junit.xml", "junit.html"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    page = html.unescape((tmp_path / "junit.html").read_text(encoding="utf-8"))
+    root = ET.fromstring(text)
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    for suite in suites:
+        assert suite.get("name") in page  # "<learner>: <problem> (<the learner's file>)"
+        assert any(tc.get("file") in suite.get("name") for tc in suite.iter("testcase"))
+    for tc in root.iter("testcase"):
+        assert tc.get("name") in page and tc.get("classname") in page
+        for outcome in ("failure", "error"):
+            el = tc.find(outcome)
+            if el is not None and el.get("message"):
+                assert el.get("message") in page
+    assert sum(1 for _ in root.iter("testcase")) > 0

@@ -18,6 +18,8 @@ captured in its process and never reach the grader's stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -102,6 +104,18 @@ def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
     p.add_argument("--no-shrink", action="store_true", help="do not shrink failing generated cases")
 
 
+def add_verbosity_options(p: argparse.ArgumentParser) -> None:
+    """``-q``/``-v`` (``args.verbosity``: -1, 0 or 1), for what ``check`` and ``grade`` print for a
+    person; the machine-readable formats and files are the same whatever the verbosity."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1, default=0,
+                       help="text report: only the verdict and score and the failing cases' names; grade: no "
+                            "progress lines")
+    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=1,
+                       help="text report: every failing case, whole tracebacks, values and output; grade: each "
+                            "learner's verdict and failing cases at the end")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``grader`` argument parser with every subcommand."""
     parser = _Parser(prog="grader", description="Grade numeric coding exercises against a reference solution.")
@@ -112,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Grade one submission file. Exit 0 passed, 1 failed, 2 could not run.")
     check.add_argument("submission", metavar="SUBMISSION", help="the learner's .py file")
     add_check_options(check)
+    add_verbosity_options(check)
     check.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
     check.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--case", action="append", metavar="NAME", dest="cases",
@@ -147,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
         batch = None
     if batch is not None:
         batch.add_parsers(sub)
+        # not a check option: grade's own output (its checks write JSON reports, whatever -q/-v)
+        add_verbosity_options(sub.choices["grade"])
     return parser
 
 
@@ -279,10 +296,64 @@ def cmd_check(args: argparse.Namespace) -> int:
     finally:
         reap_orphans()
     module = reporter(args.format)
-    write_output(module.render(report, audience=args.audience), args.output)
+    if args.format == "text":  # for a person: colour and width of the terminal, if it is one
+        stream = None if args.output else sys.stdout
+        rendered = module.render(report, audience=args.audience, color=module.color_wanted(stream),
+                                 width=module.terminal_width(stream), verbosity=args.verbosity)
+    else:  # machine-readable: never colour, wrapping or verbosity
+        rendered = module.render(report, audience=args.audience)
+    write_output(rendered, args.output)
     if args.format == "github":
         module.write_github_files(report, audience=args.audience)
     return EXIT_PASSED if report.passed else EXIT_FAILED
+
+
+class _GraderLinesOnly(io.TextIOBase):
+    """A stderr for ``grade -q``: whole lines that start with ``grader: `` (notes, warnings,
+    errors) go through to ``target``; progress lines and the opening line do not."""
+
+    def __init__(self, target: Any) -> None:
+        self.target, self.pending = target, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:  # no progress bar either
+        return False
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            if line.startswith("grader: ") and not line.startswith("grader: grading "):
+                self.target.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+
+def cmd_grade_for_terminal(args: argparse.Namespace, grade: Callable[[argparse.Namespace], int]) -> int:
+    """``grader grade`` with ``-q``/``-v``: ``grade`` (``grader.batch.cmd_grade``) run with only
+    ``grader:`` lines on stderr for ``-q``, and followed for ``-v`` by each learner's verdict line and
+    failing cases (the text report's ``-q`` form of ``reports/<name>.json``), coloured on a TTY."""
+    from .reports import text
+
+    if args.verbosity < 0:
+        with contextlib.redirect_stderr(_GraderLinesOnly(sys.stderr)):
+            return grade(args)
+    code = grade(args)
+    if args.verbosity > 0:
+        from .batch import GRADEBOOK, load_report, read_gradebook, report_path
+
+        out = Path(args.out)
+        color, width = text.color_wanted(sys.stdout), text.terminal_width(sys.stdout)
+        for row in read_gradebook(out / GRADEBOOK):
+            report = load_report(report_path(out, row.learner))
+            sys.stdout.write(text.render(report, audience=args.audience, color=color, width=width,
+                                         verbosity=text.QUIET))
+        sys.stdout.flush()
+    return code
 
 
 _said_replaced: set[str] = set()
@@ -350,6 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from . import batch
         handlers.update(batch.HANDLERS)
+        grade = handlers["grade"]
+        handlers["grade"] = lambda a: cmd_grade_for_terminal(a, grade)
     except ImportError:
         pass
     try:

@@ -6,11 +6,24 @@ and how many share them; the failing cases, smallest first (shrunk ones lead), e
 the mismatch, the hint, small values and a replay command; the points per group; the head of
 the submission's own output. Hidden cases appear as counts only unless the audience is the
 instructor.
+
+At a terminal (``grader check`` without ``--output``), :func:`render` is given what the
+terminal can show: ``color`` (:func:`color_wanted`: a TTY, ``NO_COLOR`` and ``FORCE_COLOR``
+honoured) and ``width`` (:func:`terminal_width`), and the ``-q``/``-v`` ``verbosity``. Prose
+(messages, hints, the failure pattern) is wrapped to the width with :mod:`textwrap`; replay
+commands, tracebacks and values are never broken (a terminal folds them; a copied replay command
+still runs). Colour is added last, after every learner-controlled character was made visible
+(:func:`grader.reports.common.printable`), so the only escape sequences on the terminal are the
+report's own.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import textwrap
+from typing import IO, Mapping
 
 from ..results import CaseResult, Report
 from . import view
@@ -18,15 +31,55 @@ from .common import printable
 
 MAX_CASES = 5
 MAX_DETAIL_LINES = 12
+MIN_WIDTH = 40          # narrower terminals get lines of this width (and fold them)
+
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+
+# SGR sequences of the report's own styles (ECMA-48); never applied to unescaped learner text
+_SGR = {"pass": "1;32", "fail": "1;31", "incomplete": "1;33", "heading": "1", "case": "1;31",
+        "kind": "31", "hint": "36", "note": "33", "dim": "2", "replay": "2"}
+
+
+def color_wanted(stream: IO[str] | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a report written to ``stream`` gets colour.
+
+    ``NO_COLOR`` set to any non-empty value turns colour off (https://no-color.org); else
+    ``FORCE_COLOR`` set to a non-empty value turns it on, even into a pipe or a CI log; else
+    colour is on only when ``stream`` is a terminal and ``TERM`` is not ``dumb``. A report
+    written to a file (``--output``) gets none: pass ``stream=None``.
+    """
+    env = os.environ if env is None else env
+    if stream is None or env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # a closed or odd stream
+        return False
+
+
+def terminal_width(stream: IO[str] | None) -> int | None:
+    """The width to fit lines to when writing to ``stream``: the terminal's columns
+    (:func:`shutil.get_terminal_size`, which honours ``COLUMNS``), at least ``MIN_WIDTH``; None
+    (lines as they are) when ``stream`` is not a terminal, a file or a pipe."""
+    try:
+        if stream is None or not stream.isatty():
+            return None
+    except (AttributeError, ValueError, OSError):
+        return None
+    return max(MIN_WIDTH, shutil.get_terminal_size().columns)
 
 
 def _shapes(case: CaseResult) -> str:
     return ", ".join(f"{name} {tuple(info.shape)} {info.dtype}" for name, info in case.inputs.items())
 
 
-def _compact(value: object, limit: int = 200) -> str:
+def _compact(value: object, limit: int | None = 200) -> str:
     text = json.dumps(value, separators=(", ", ": "))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _degenerate(case: CaseResult) -> bool:
@@ -45,61 +98,98 @@ def _flat(value: object) -> list[float]:
     return [float(value)]  # type: ignore[arg-type]
 
 
-def _case_lines(case: CaseResult, seen: dict[str, str] | None = None) -> list[str]:
-    """The lines of one failing case; a traceback already shown (in ``seen``) is referred to, not repeated."""
+class _Lines(list):
+    """The report's lines, each ``(text, style, wrap)``: ``style`` names what gets colour (a key
+    of ``_SGR``, or ``""``), ``wrap`` whether it is prose that may be wrapped to the width."""
+
+    def add(self, text: str, style: str = "", wrap: bool = False) -> None:
+        self.append((text, style, wrap))
+
+    def blank(self) -> None:
+        self.append(("", "", False))
+
+
+def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity: int = NORMAL) -> _Lines:
+    """The lines of one failing case; a traceback already shown (in ``seen``) is referred to, not
+    repeated; ``verbosity`` VERBOSE shows every detail line and whole values."""
     f = case.failure
-    lines = [f"x {case.name}  ({case.group})", f"    inputs: {_shapes(case)}"]
+    lines = _Lines()
+    lines.add(f"x {case.name}  ({case.group})", "case")
+    lines.add(f"    inputs: {_shapes(case)}", "", True)
     if f is None:
-        lines.append(f"    {case.status}")
+        lines.add(f"    {case.status}", "kind")
         return lines
-    lines.append(f"    {f.kind}: {f.message}")
-    budget = MAX_DETAIL_LINES
+    lines.add(f"    {f.kind}: {f.message}", "kind", True)
+    budget = MAX_DETAIL_LINES if verbosity < VERBOSE else None
     for detail in f.details:
         if seen is not None and "Traceback" in detail:
             key = re.sub(r"\d+", "N", detail.strip())  # the same error with other sizes is the same traceback
             if key in seen:
-                lines.append(f"    (the same traceback as {seen[key]} above)")
+                lines.add(f"    (the same traceback as {seen[key]} above)", "dim")
                 continue
             seen[key] = case.name
+        prose = "Traceback" not in detail  # "worst at index ...": wrapped; a traceback: never
         for line in detail.rstrip().splitlines():
-            if budget <= 0:
+            if budget is not None and budget <= 0:
                 break
-            lines.append(f"    {line}")
-            budget -= 1
+            lines.add(f"    {line}", "", prose)
+            if budget is not None:
+                budget -= 1
     if f.hint:
-        lines.append(f"    hint: {f.hint}")
+        lines.add(f"    hint: {f.hint}", "hint", True)
     if case.values:
         for key, value in case.values.items():
-            lines.append(f"    {key} = {_compact(value)}")
+            lines.add(f"    {key} = {_compact(value, None if verbosity >= VERBOSE else 200)}")
     if case.replay:
-        lines.append(f"    replay: {case.replay}")
+        lines.add(f"    replay: {case.replay}", "replay")
     elif case.replay_note:
-        lines.append(f"    replay: none ({case.replay_note})")
+        lines.add(f"    replay: none ({case.replay_note})", "replay", True)
     return lines
 
 
-def render(report: Report, *, audience: str = "learner") -> str:
-    """The report as plain text lines (ends with a newline).
-
-    Every line is passed through :func:`grader.reports.common.printable`: escape sequences,
-    controls, bidi characters and line breaks from the submission's output, messages or file
-    name appear as visible escapes (``\\x1b``, ``\\n``), never raw on the terminal.
-    """
-    v = view.build(report, audience)  # a learner never sees a secret seed nor a hidden case
+def _verdict(v: view.ReportView) -> tuple[str, str]:
+    """The verdict line and its style."""
     report, env = v.report, v.environment
     verdict = "PASS" if report.passed else "FAIL"
-    counted = v.counts_text
+    style = "pass" if report.passed else "fail"
     if env.get("unrun_groups"):  # e.g. --max-examples 0: a group with points ran no case
-        lines = [f"INCOMPLETE {report.problem}: {counted}, but group"
-                 f"{'s' if len(env['unrun_groups']) != 1 else ''} {', '.join(env['unrun_groups'])} ran no case "
-                 f"(--max-examples 0?): no score  {report.submission}"]
-    elif env.get("partial"):  # --case / --replay: a few cases, no grade
-        lines = [f"{verdict} {report.problem}: {v.passed} of {v.total} selected case"
-                 f"{'s' if v.total != 1 else ''} passed (a partial run: no score)  {report.submission}"]
-    else:
-        lines = [f"{verdict} {report.problem}: score {report.score:g} / {report.max_score:g}"
-                 + (f" ({counted})" if v.total else "")
-                 + f"  {report.submission}"]
+        return (f"INCOMPLETE {report.problem}: {v.counts_text}, but group"
+                f"{'s' if len(env['unrun_groups']) != 1 else ''} {', '.join(env['unrun_groups'])} ran no case "
+                f"(--max-examples 0?): no score  {report.submission}", "incomplete")
+    if env.get("partial"):  # --case / --replay: a few cases, no grade
+        return (f"{verdict} {report.problem}: {v.passed} of {v.total} selected case"
+                f"{'s' if v.total != 1 else ''} passed (a partial run: no score)  {report.submission}", style)
+    return (f"{verdict} {report.problem}: score {report.score:g} / {report.max_score:g}"
+            + (f" ({v.counts_text})" if v.total else "") + f"  {report.submission}", style)
+
+
+def _quiet(v: view.ReportView) -> _Lines:
+    """``-q``: the verdict line, the run's failure if any, the failing cases' names (one entry per
+    case, its failing dtypes in brackets) and the hidden groups' counts."""
+    lines = _Lines()
+    lines.add(*_verdict(v), True)
+    f = v.report.failure
+    if f is not None:
+        lines.add(f"{f.kind}: {f.message}", "kind", True)
+    names: dict[str, list[str]] = {}
+    for c in v.failing:
+        base, _, rest = c.name.partition("[")
+        names.setdefault(base, []).append(rest.rstrip("]") if rest else "")
+    if names:
+        shown = [f"{base}[{', '.join(d for d in dts if d)}]" if any(dts) else base for base, dts in names.items()]
+        lines.add("failing: " + ", ".join(shown), "kind", True)
+    for tally in v.tallies:
+        lines.add(f"{tally.group}: {tally.text}", "", True)
+    return lines
+
+
+def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
+    v = view.build(report, audience)  # a learner never sees a secret seed nor a hidden case
+    if verbosity <= QUIET:
+        return _quiet(v)
+    report, env = v.report, v.environment
+    lines = _Lines()
+    lines.add(*_verdict(v), True)
     dtypes = ", ".join(env.get("dtypes", []))
     if env.get("seed") == "secret":
         seed = "seed: secret (set by your instructor)"
@@ -108,24 +198,28 @@ def render(report: Report, *, audience: str = "learner") -> str:
     ran = f"{env.get('framework')} submission, graded in {dtypes}; {seed}; sandbox {env.get('sandbox')}"
     if env.get("framework") == "jax":
         ran += "; jax_enable_x64 on"
-    lines.append(ran)
+    lines.add(ran, "", True)
     if env.get("framework_note"):
-        lines.append(f"note: {env['framework_note']}")
+        lines.add(f"note: {env['framework_note']}", "note", True)
 
     if report.failure is not None:
         f = report.failure
-        lines += ["", f"{f.kind}: {f.message}"]
+        lines.blank()
+        lines.add(f"{f.kind}: {f.message}", "kind", True)
         for detail in f.details:
-            lines += [f"    {line}" for line in detail.rstrip().splitlines()[-MAX_DETAIL_LINES:]]
+            detail_lines = detail.rstrip().splitlines()
+            for line in detail_lines if verbosity >= VERBOSE else detail_lines[-MAX_DETAIL_LINES:]:
+                lines.add(f"    {line}")
         if f.hint:
-            lines.append(f"hint: {f.hint}")
+            lines.add(f"hint: {f.hint}", "hint", True)
     summary = v.summary  # learners: the pattern of the cases they may see, only
     if summary:
-        lines += ["", "What failed (by kind, dtype and rank):"]
+        lines.blank()
+        lines.add("What failed (by kind, dtype and rank):", "heading")
         for entry in summary:
-            lines.append(f"  {entry['text']}")
+            lines.add(f"  {entry['text']}", "", True)
             for hint in entry.get("hints") or ([entry["hint"]] if entry.get("hint") else []):
-                lines.append(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}")
+                lines.add(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}", "hint", True)
 
     failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
     failing.sort(key=lambda c: (_degenerate(c), sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
@@ -135,30 +229,106 @@ def render(report: Report, *, audience: str = "learner") -> str:
         key = (c.name.split("[")[0], c.failure.kind if c.failure else c.status)
         distinct.setdefault(key, []).append(c)
     if distinct:
-        lines += ["", f"Failing cases (smallest first; {min(len(distinct), MAX_CASES)} of {len(distinct)} shown;"
-                      f" all {len(failing)} failing case runs in --format json):"]
-        seen: dict[str, str] = {}  # traceback text -> the case that showed it
-        for same in list(distinct.values())[:MAX_CASES]:
-            lines += _case_lines(same[0], seen)
+        most = len(distinct) if verbosity >= VERBOSE else MAX_CASES
+        lines.blank()
+        lines.add(f"Failing cases (smallest first; {min(len(distinct), most)} of {len(distinct)} shown;"
+                  f" all {len(failing)} failing case runs in --format json):", "heading", True)
+        seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
+        for same in list(distinct.values())[:most]:
+            lines += _case_lines(same[0], seen, verbosity)
             others = [c.dtype for c in same[1:]]
             if others:
-                lines.append(f"    (the same case fails the same way in {', '.join(others)})")
+                lines.add(f"    (the same case fails the same way in {', '.join(others)})", "", True)
     if v.skipped:
-        lines.append(f"{v.skipped} cases were not run (after a timeout or repeated crashes)")
+        lines.add(f"{v.skipped} cases were not run (after a timeout or repeated crashes)", "note", True)
     for tally in v.tallies:
-        lines.append(f"{tally.group}: {tally.text}")
+        lines.add(f"{tally.group}: {tally.text}", "", True)
     if report.groups and not env.get("partial"):
-        lines += ["", "Points: " + ", ".join(f"{g.group} {g.earned:g}/{g.points:g}" for g in report.groups)]
+        lines.blank()
+        lines.add("Points: " + ", ".join(f"{g.group} {g.earned:g}/{g.points:g}" for g in report.groups), "", True)
     out = (report.output or {}) if v.show_output else {}
     for stream in ("stdout", "stderr"):
         text = (out.get(stream) or "").rstrip()
         if text:
-            head = text.splitlines()[:5]
+            head = text.splitlines() if verbosity >= VERBOSE else text.splitlines()[:5]
             total = out.get(f"{stream}_bytes") or len(text)
-            more = f" (first lines of {total:,} bytes)" if out.get("truncated") or len(text.splitlines()) > 5 else ""
-            lines += ["", f"The submission's {stream}{more}:"] + [f"  | {line[:200]}" for line in head]
-    # one line per entry: a newline in a file name or message cannot start a line of its own
-    return "\n".join(printable(line, one_line=True) for line in lines) + "\n"
+            more = (f" (first lines of {total:,} bytes)"
+                    if out.get("truncated") or len(text.splitlines()) > len(head) else "")
+            lines.blank()
+            lines.add(f"The submission's {stream}{more}:", "heading")
+            for line in head:
+                lines.add(f"  | {line if verbosity >= VERBOSE else line[:200]}", "output")
+    return lines
+
+
+def _fit(text: str, style: str, wrap: bool, width: int | None) -> list[str]:
+    """``text`` (already printable) fitted to ``width``: prose wrapped at spaces with a hanging
+    indent, the submission's output cut with ``...``, anything else (commands, tracebacks,
+    values) left whole."""
+    if width is None or len(text) <= width:
+        return [text]
+    if style == "output":
+        return [text[: width - 3] + "..."]
+    if not wrap:
+        return [text]
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    label = re.match(r"[^:]{1,30}: ", text[len(indent):])  # "hint: ", "tolerance: ": continue under the text
+    hang = indent + (" " * len(label.group()) if label and len(indent) + len(label.group()) < width // 2 else "  ")
+    return textwrap.wrap(text[len(indent):], width, initial_indent=indent, subsequent_indent=hang,
+                         break_long_words=False, break_on_hyphens=False) or [text]
+
+
+def _paint(line: str, style: str, first: bool = True) -> str:
+    """``line`` with the report's colour for ``style``: the verdict word, the case marker, the
+    label before ``:`` (a kind, ``hint``, ``note``, ``replay``), or the whole line (headings).
+    A continuation line (``first`` False) of a wrapped entry has no label to colour."""
+    sgr = _SGR.get(style)
+    if not sgr or not line.strip():
+        return line
+    if not first and style not in ("heading", "dim"):
+        return line
+
+    def on(part: str) -> str:
+        return f"\x1b[{sgr}m{part}\x1b[0m"
+
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    body = line[len(indent):]
+    if style in ("pass", "fail", "incomplete"):
+        word, _, rest = body.partition(" ")
+        return indent + on(word) + " " + rest
+    if style == "case" and body.startswith("x "):
+        return indent + on("x") + " " + f"\x1b[1m{body[2:]}\x1b[0m"
+    if style in ("kind", "hint", "note", "replay"):
+        head, sep, rest = body.partition(":")
+        return indent + on(head) + sep + rest if sep else indent + on(body)
+    return indent + on(body)
+
+
+def render(report: Report, *, audience: str = "learner", color: bool = False, width: int | None = None,
+           verbosity: int = NORMAL) -> str:
+    """The report as plain text lines (ends with a newline).
+
+    Every line is passed through :func:`grader.reports.common.printable`: escape sequences,
+    controls, bidi characters and line breaks from the submission's output, messages or file
+    name appear as visible escapes (``\\x1b``, ``\\n``), never raw on the terminal.
+
+    Args:
+        report: the check's report.
+        audience: ``"learner"`` (hidden cases as counts) or ``"instructor"``.
+        color: add the report's own SGR colours (verdict, kinds, hints); see :func:`color_wanted`.
+        width: fit lines to this many columns (prose wrapped, never a replay command, a
+            traceback or values); None leaves lines as they are.
+        verbosity: ``QUIET`` (``-q``: the verdict and score, the failing cases' names),
+            ``NORMAL``, or ``VERBOSE`` (``-v``: every failing case, whole tracebacks, values and
+            output).
+    """
+    width = None if width is None else max(MIN_WIDTH, width)
+    out: list[str] = []
+    for text, style, wrap in _lines(report, audience, verbosity):
+        # one line per entry: a newline in a file name or message cannot start a line of its own
+        for i, line in enumerate(_fit(printable(text, one_line=True), style, wrap, width)):
+            out.append(_paint(line, style, i == 0) if color else line)
+    return "\n".join(out) + "\n"
 
 
 def _size(shape: tuple[int, ...]) -> int:

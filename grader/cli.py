@@ -164,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
         batch.add_parsers(sub)
         # not a check option: grade's own output (its checks write JSON reports, whatever -q/-v)
         add_verbosity_options(sub.choices["grade"])
+    from . import export
+    export.add_parser(sub)
     return parser
 
 
@@ -418,6 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handlers = {"check": cmd_check, "problems": cmd_problems}
     handlers["validate"] = cmd_validate
+    from .export import HANDLERS as export_handlers
+    handlers.update(export_handlers)
     try:
         from . import batch
         handlers.update(batch.HANDLERS)

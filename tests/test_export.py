@@ -1,0 +1,122 @@
+"""``grader export canvas|csv`` (issue 12, item 4): Canvas's gradebook import CSV and a generic
+LMS CSV from a gradebook, learners matched to a roster; unmatched learners on stderr (exit 1);
+bad input: one error line, exit 2. In process, from gradebooks written by hand."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from grader import batch, cli
+
+ROSTER = ("\ufeffStudent,ID,SIS User ID,SIS Login ID,Section\n"
+          "    Points Possible,,,,\n"
+          "Alice Liddell,101,S-001,alice,Lab A\n"
+          "Bob Builder,102,S-002,Bob,Lab B\n"
+          '"Doe, Jane",103,S-003,jdoe,Lab A\n'
+          "Eve Hacker,104,S-004,=cmd|' /C calc'!A0,Lab B\n")
+
+
+@pytest.fixture
+def files(tmp_path):
+    rows = [batch.Row("alice", "class/alice.py", True, 10, 10, [], 1.0, "passed all 93 cases"),
+            batch.Row("bob", "class/bob.py", False, 7.5, 10, ["tolerance"], 2.0,
+                      "=1+1 is not a formula; hint: accumulate in float32"),
+            batch.Row("mallory", "class/mallory.py", False, 0, 10, ["import"], 0.5, "could not be graded")]
+    book = tmp_path / "gradebook.csv"
+    batch.write_gradebook(book, rows)
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
+    return book, roster, tmp_path
+
+
+def run(argv, capsys):
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_canvas_export_matches_by_sis_login_and_reports_the_unmatched(files, capsys):
+    book, roster, tmp = files
+    code, out, err = run(["export", "canvas", book, "--roster", roster, "--assignment", "Tied LM head",
+                          "--assignment-id", "4521"], capsys)
+    assert code == 1  # written, but mallory is not on the roster
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Tied LM head (4521)"]
+    assert table[1] == ["    Points Possible", "", "", "", "", "10"]
+    assert table[2:] == [["Alice Liddell", "101", "S-001", "alice", "Lab A", "10"],
+                         ["Bob Builder", "102", "S-002", "Bob", "Lab B", "7.5"],   # case-insensitive key
+                         ["Doe, Jane", "103", "S-003", "jdoe", "Lab A", ""],        # no submission: left alone
+                         ["Eve Hacker", "104", "S-004", "'=cmd|' /C calc'!A0", "Lab B", ""]]
+    lines = err.splitlines()
+    assert lines[0] == "grader: warning: learner 'mallory' is not on the roster (column 'SIS Login ID'); " \
+                       "left out of the export"
+    assert "2 roster students have no row in the gradebook" in lines[1] and len(lines) == 2
+
+
+def test_canvas_export_to_a_file_with_every_learner_matched(files, capsys):
+    book, roster, tmp = files
+    rows = [r for r in batch.read_gradebook(book) if r.learner != "mallory"]
+    batch.write_gradebook(book, rows)
+    code, out, err = run(["export", "canvas", book, "--roster", roster, "--assignment", "HW 3", "--key", "sis",
+                          "--out", tmp / "canvas.csv"], capsys)
+    assert code == 1 and err.count("is not on the roster (column 'SIS User ID')") == 2  # ids are not SIS ids
+    code, out, err = run(["export", "canvas", book, "--roster", roster, "--assignment", "HW 3",
+                          "--out", tmp / "canvas.csv"], capsys)
+    assert code == 0 and out == ""
+    head = (tmp / "canvas.csv").read_text().splitlines()[0]
+    assert head == "Student,ID,SIS User ID,SIS Login ID,Section,HW 3"  # no id: Canvas creates the assignment
+
+
+def test_generic_csv_with_and_without_a_roster(files, capsys):
+    book, roster, _ = files
+    code, out, err = run(["export", "csv", book], capsys)
+    assert code == 0 and err == ""
+    table = list(csv.DictReader(io.StringIO(out)))
+    assert [r["id"] for r in table] == ["alice", "bob", "mallory"]
+    assert table[1] == {"id": "bob", "name": "", "score": "7.5", "max_score": "10", "percent": "75.0",
+                        "passed": "false", "feedback": "'=1+1 is not a formula; hint: accumulate in float32"}
+    code, out, err = run(["export", "csv", book, "--roster", roster, "--key", "login"], capsys)
+    assert code == 1 and "'mallory' is not on the roster" in err
+    table = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["id"], r["name"]) for r in table] == [("alice", "Alice Liddell"), ("Bob", "Bob Builder")]
+
+
+BAD = [
+    (["export", "canvas", "{book}", "--assignment", "x"], "the following arguments are required: --roster"),
+    (["export", "canvas", "{book}", "--roster", "{roster}"], "the following arguments are required: --assignment"),
+    (["export", "canvas", "{tmp}/nowhere.csv", "--roster", "{roster}", "--assignment", "x"], "is not a file"),
+    (["export", "canvas", "{book}", "--roster", "{tmp}/nowhere.csv", "--assignment", "x"], "cannot read --roster"),
+    (["export", "canvas", "{book}", "--roster", "{roster}", "--assignment", "x", "--key", "Email"],
+     "has no column 'Email'"),
+    (["export", "csv", "{roster}"], "is not a gradebook"),
+    (["export", "csv", "{book}", "--roster", "{dup}"], "twice in column 'SIS Login ID'"),
+    (["export", "csv", "{book}", "--roster", "{binary}"], "cannot read --roster"),
+    (["export", "canvas", "{book}", "--roster", "{roster}", "--assignment", " "], "--assignment is empty"),
+    (["export", "pdf", "{book}"], "invalid choice: 'pdf'"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD, ids=[" ".join(a[:3]) + " " + m[:20] for a, m in BAD])
+def test_bad_input_exits_2_with_one_error_line(argv, message, files, capsys):
+    book, roster, tmp = files
+    (tmp / "dup.csv").write_text("Student,SIS Login ID\nA,alice\nB,ALICE \n")
+    (tmp / "binary.csv").write_bytes(b"\xff\xfe\x00bad")
+    code, out, err = run([a.format(book=book, roster=roster, tmp=tmp, dup=tmp / "dup.csv",
+                                   binary=tmp / "binary.csv") for a in argv], capsys)
+    errors = [line for line in err.splitlines() if line.startswith("grader: error: ")]
+    assert code == 2 and len(errors) == 1 and message in errors[0] and err.endswith(errors[0] + "\n"), err
+    assert "Traceback" not in err
+
+
+def test_two_learners_matching_one_student_is_bad_input(tmp_path, capsys):
+    book = tmp_path / "gradebook.csv"
+    batch.write_gradebook(book, [batch.Row("alice", "a.py", True, 1, 1, [], 1), batch.Row("ALICE", "b.py", True, 1, 1,
+                                                                                          [], 1)])
+    (tmp_path / "r.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section\nA,1,2,alice,S\n")
+    code, _, err = run(["export", "canvas", book, "--roster", tmp_path / "r.csv", "--assignment", "x"], capsys)
+    assert code == 2 and "both match the roster's 'alice'" in err and err.count("\n") == 1

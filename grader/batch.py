@@ -25,6 +25,14 @@ The output folder (``--out DIR``) holds:
 ``summary.md``          score distribution, commonest failure kinds with an example learner,
                         failure rates per case group and per case, submissions that could not
                         be graded, slowest submissions.
+``summary.html``        the same class view with charts (:mod:`grader.reports.classview`):
+                        score histogram, failure rates per group and per case, commonest
+                        hints with an example learner, slowest submissions; self-contained
+                        (PNG data URIs, no script). Needs matplotlib (the ``instructor`` extra):
+                        without it, skipped with a note on stderr.
+``feedback/<name>.txt`` each learner's text report for the learner audience (hidden cases as
+                        counts only), to hand back; ``<name>`` is :func:`feedback_name` (like
+                        the report's); ``feedback/index.csv`` maps learner to file.
 
 Which files are submissions (:func:`discover`), for each PATH given:
 
@@ -76,6 +84,7 @@ from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 
 GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"
+SUMMARY_HTML, FEEDBACK = "summary.html", "feedback"
 COLUMNS = ("learner", "submission", "passed", "score", "max_score", "kinds", "seconds", "message")
 #: the header of gradebooks written before the message column (still read: --resume, merge)
 OLD_COLUMNS = COLUMNS[:-1]
@@ -428,6 +437,13 @@ def report_name(learner: str) -> str:
     prefix = re.sub(r"[^A-Za-z0-9._-]", "_", learner)[:REPORT_PREFIX].lstrip(".-") or "learner"
     digest = hashlib.sha256(learner.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{prefix}-{digest}.json"
+
+
+def feedback_name(learner: str) -> str:
+    """The file name of a learner's feedback file: :func:`report_name` with ``.txt``
+    (``"alice"`` -> ``alice-2bd806c97f0e00af.txt``): no separator, never hidden nor starting
+    with ``-``, at most 61 characters, distinct for distinct ids."""
+    return report_name(learner).removesuffix(".json") + ".txt"
 
 
 def report_path(out: Path, learner: str) -> Path:
@@ -815,12 +831,15 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
 MAX_RATE_ROWS = 20  # cases listed in summary.md's failure rates per case
 
 
-def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
-    """summary.md's failure rates: per case group, the learners with a failing case in it of
-    those who ran it; per case (its name without the dtype), the learners failing it in some
-    dtype of those who ran it, commonest first, with an example learner. Shrunk cases are no
-    graded cases and are left out; learners whose run graded no case too."""
-    from .reports.github import md
+def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tuple[str, list[str], int]],
+                                                                       list[tuple[str, list[str], int]]]:
+    """The failure rates of summary.md and summary.html: ``(groups, cases)``, each a list of
+    ``(name, failing learners in order, learners who ran it)``.
+
+    Per case group, the learners with a failing case in it of those who ran it, most failing
+    first; per case (its name without the dtype), the learners failing it in some dtype of those
+    who ran it, the failing cases only, highest rate first. Shrunk cases are no graded cases and
+    are left out; learners whose run graded no case too."""
     ran: dict[str, dict[str, set[str]]] = {"group": {}, "case": {}}
     failed: dict[str, dict[str, list[str]]] = {"group": {}, "case": {}}
     for row in sorted(rows, key=lambda r: r.learner):
@@ -834,22 +853,30 @@ def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
                 ran[level].setdefault(key, set()).add(row.learner)
                 if c.status != "passed" and row.learner not in failed[level].setdefault(key, []):
                     failed[level][key].append(row.learner)
-    if not ran["group"]:
+    groups = [(g, failed["group"].get(g, []), len(ran["group"][g]))
+              for g in sorted(ran["group"], key=lambda g: (-len(failed["group"].get(g, [])), g))]
+    cases = [(c, failed["case"][c], len(ran["case"][c]))
+             for c in sorted((c for c in ran["case"] if failed["case"].get(c)),
+                             key=lambda c: (-len(failed["case"][c]) / len(ran["case"][c]), c))]
+    return groups, cases
+
+
+def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
+    """summary.md's failure rates (:func:`failure_rates`) as Markdown tables with an example learner."""
+    from .reports.github import md
+    groups, cases = failure_rates(rows, reports)
+    if not groups:
         return []
     out = ["## Failure rates per case group", "", "| Group | Learners failing | Rate | Example |",
            "| --- | ---: | ---: | --- |"]
-    for group in sorted(ran["group"], key=lambda g: (-len(failed["group"].get(g, [])), g)):
-        who, n = failed["group"].get(group, []), len(ran["group"][group])
+    for group, who, n in groups:
         out.append(f"| {md(group)} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | "
                    f"{_link(who[0]) if who else ''} |")
     out += ["", "## Failure rates per case", ""]
-    cases = sorted((c for c in ran["case"] if failed["case"].get(c)),
-                   key=lambda c: (-len(failed["case"][c]) / len(ran["case"][c]), c))
     if not cases:
         return out + ["No case failed.", ""]
     out += ["| Case | Learners failing | Rate | Example |", "| --- | ---: | ---: | --- |"]
-    for name in cases[:MAX_RATE_ROWS]:
-        who, n = failed["case"][name], len(ran["case"][name])
+    for name, who, n in cases[:MAX_RATE_ROWS]:
         out.append(f"| {md(name)} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | {_link(who[0])} |")
     if len(cases) > MAX_RATE_ROWS:
         out.append(f"\n... and {len(cases) - MAX_RATE_ROWS} more failing cases (see the reports)")
@@ -872,6 +899,37 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> None:
     write_output(junit.render_many([(r.learner, reports[r.learner]) for r in rows], audience=audience),
                  str(out / JUNIT))
     write_output(summary_markdown(rows, reports), str(out / SUMMARY))
+    write_class_view(out, rows, reports)
+
+
+def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
+    """Write ``summary.html`` (:func:`grader.reports.classview.render`; skipped with a note on
+    stderr when matplotlib, the ``instructor`` extra, is missing) and the learners' feedback
+    files ``feedback/<name>.txt`` (:func:`feedback_name`): each learner's text report in the
+    learner audience (hidden cases as counts only), to hand back, and ``feedback/index.csv``
+    (learner, file).
+
+    Raises:
+        GraderError: a file cannot be written.
+    """
+    from .cli import write_output
+    from .reports import text
+    from .reports.common import LEARNER, csv_cell
+
+    try:
+        from .reports import classview
+        page = classview.render(rows, reports, reports_dir=REPORTS)
+    except ImportError as exc:
+        sys.stderr.write(f"grader: note: {SUMMARY_HTML} not written ({exc.name or 'matplotlib'} is missing; "
+                         "pip install 'grader[instructor]')\n")
+    else:
+        write_output(page, str(out / SUMMARY_HTML))
+    index = [_csv_line(("learner", "file"))]
+    for r in sorted(rows, key=lambda r: r.learner):
+        name = feedback_name(r.learner)
+        write_output(text.render(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / name))
+        index.append(_csv_line((csv_cell(r.learner), name)))
+    write_output("".join(index), str(out / FEEDBACK / "index.csv"))
 
 
 def _tally(rows: list[Row]) -> str:

@@ -172,6 +172,17 @@ def test_batch_summary(graded):
     assert slowest.index("| eve |") < slowest.index("| carol |")  # the endless loop took longest of those
 
 
+def test_batch_writes_summary_html_and_learner_feedback(graded):
+    _, out, _, _ = graded
+    page = (out / "summary.html").read_text()
+    assert page.count('src="data:image/png;base64,') >= 4 and "<script" not in page  # hints: if any
+    names = {batch.feedback_name(r["learner"]) for r in rows_of(out)}
+    assert {p.name for p in (out / "feedback").glob("*.txt")} == names and len(names) == 8
+    alice = (out / "feedback" / batch.feedback_name("alice")).read_text()
+    assert "hidden cases:" in alice and "gen0" not in alice  # the learner audience: hidden cases as counts
+    assert "gen0" in batch.report_path(out, "alice").read_text()  # (the instructor's report names them)
+
+
 def test_batch_progress_is_plain_lines_off_a_terminal(graded):
     result, _, _, _ = graded
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]

@@ -97,18 +97,30 @@ def submission_key(source: bytes, function: str, framework: str) -> str:
     return h.hexdigest()
 
 
-def jax_submission_store(key: str) -> str | None:
+#: the environment variable that moves the submissions' JAX stores (empty: turns them off);
+#: read once, into ``CheckOptions.jax_cache``, never written by the grader
+JAX_CACHE_ENV = "GRADER_JAX_CACHE"
+
+
+def jax_cache_setting() -> str | None:
+    """The submissions' JAX store folder asked for in the environment (:data:`JAX_CACHE_ENV`):
+    a folder, ``""`` (off) or None (not set: the default under :func:`cache_root`). The default
+    of ``CheckOptions.jax_cache``, read when the options are made."""
+    return os.environ.get(JAX_CACHE_ENV)
+
+
+def jax_submission_store(key: str, folder: str | None = None) -> str | None:
     """The folder of warm JAX compilations for the submission source ``key``, or None (off).
 
-    ``GRADER_JAX_CACHE`` moves the submissions' stores to another folder (one sub-folder per
-    key there too), and an empty value turns them off; else they live under :func:`cache_root`.
+    ``folder`` (``CheckOptions.jax_cache``) moves the submissions' stores to another folder (one
+    sub-folder per key there too), and ``""`` turns them off; None keeps them under
+    :func:`cache_root`. Nothing here reads or writes the process environment.
     """
-    user = os.environ.get("GRADER_JAX_CACHE")
-    if user == "":
+    if folder == "":
         return None
-    if not user:
+    if folder is None:
         return jax_cache_dir("submissions", owner=key)
-    path = Path(user) / f"{_version('jax')}-{_version('jaxlib')}" / hashlib.sha256(key.encode()).hexdigest()[:32]
+    path = Path(folder) / f"{_version('jax')}-{_version('jaxlib')}" / hashlib.sha256(key.encode()).hexdigest()[:32]
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError:

@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import __version__, cache, reference
+from . import __version__, cache
+from .grading import expected_for, expected_from, run_failure, values_of
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from .compare import SMALL, Expected, compare, judge_raises
 from .errors import GraderError
@@ -69,6 +70,10 @@ class CheckOptions:
             ``"secret"``) nor a replay command with ``--seed``.
         seed_source: set by :func:`check_submission`: ``"secret"`` when ``seed`` was derived
             from a secret, else ``""``.
+        jax_cache: where JAX submissions' warm compilations are kept: a folder, ``""`` (none
+            kept) or None (under the cache folder, ``grader.cache.cache_root``). Defaults to
+            ``GRADER_JAX_CACHE`` as set when the options are made (``cache.jax_cache_setting``);
+            passed on explicitly, so a check changes no environment variable.
     """
 
     seed: int = 0
@@ -87,6 +92,7 @@ class CheckOptions:
     seed_secret_source: str = ""
     audience: str = "learner"
     seed_source: str = ""
+    jax_cache: str | None = field(default_factory=cache.jax_cache_setting)
 
 
 #: the environment variable that carries the instructor's seed secret (CI secrets arrive so)
@@ -369,72 +375,6 @@ def function_line(tree: ast.Module | None, name: str) -> int | None:
     return line
 
 
-def _expected(problem: Problem, case: Case) -> Expected:
-    if case.raises:
-        reference.must_raise(problem, case.inputs, case.raises)  # the spec and the reference agree
-        return _expected_from(problem, case, np.zeros(0), None)
-    ref, scale = reference.evaluate(problem, case.inputs)
-    return _expected_from(problem, case, ref, scale)
-
-
-def _expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarray | None) -> Expected:
-    """The :class:`Expected` of a case from the reference's output and scale (by the spec's
-    tolerance model, output dtype rule and hint setting).
-
-    Raises:
-        GraderError: the reference disagrees with the case's literal ``expected`` values.
-    """
-    model = problem.tolerance["model"]
-    n: Any = 0
-    if model == "sum_of_products":
-        n = int(case.sizes[problem.tolerance["contraction"]])
-    elif model == "masked_mean":
-        mask = np.asarray(case.inputs[problem.tolerance["count"]], dtype=bool)
-        n = mask.sum(axis=-1, dtype=np.int64)[..., None] if mask.ndim else np.int64(mask)
-    if problem.returns_dtype == "same_as_inputs":
-        out_dtype, rule = case.dtype, ("the inputs' dtype", next(p.name for p in problem.parameters
-                                                                if p.kind == "float"))
-    else:
-        out_dtype = case.inputs[problem.returns_dtype].dtype.name
-        rule = (f"the dtype of {problem.returns_dtype}", problem.returns_dtype)
-    float_names = tuple(p.name for p in problem.parameters if p.kind == "float")
-    if case.raises:
-        return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names)
-    if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
-                                              or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
-        raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
-                          f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
-    return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
-                    float_names)
-
-
-def _values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
-    """Inputs, expected and got values as nested lists when every array is small, else None."""
-    if case.size > SMALL or expected.ref.size > SMALL:
-        return None
-    out: dict[str, Any] = {k: (v.tolist() if v.dtype.kind in "biu" else np.asarray(v, dtype=np.float64).tolist())
-                           for k, v in case.inputs.items()}  # ids and masks as they were given
-    if not case.raises:  # a case that must raise has no expected output
-        out["expected"] = expected.ref.tolist()
-    if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
-        out["got"] = np.asarray(got, dtype=np.float64).tolist()
-    return out
-
-
-def _run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
-    """Status and failure record for an outcome that produced no comparable value."""
-    if outcome.status == "timeout":
-        return "timeout", Failure("timeout", outcome.message,
-                                  hint="an endless loop, or far too much work for a small input?")
-    if outcome.status == "memory":
-        return "error", Failure("memory", outcome.message, details=[outcome.traceback] if outcome.traceback else [],
-                                hint="the submission used more memory than allowed")
-    if outcome.status == "exception":
-        return "error", Failure("exception", outcome.message.splitlines()[0] if outcome.message else "exception",
-                                details=[outcome.traceback] if outcome.traceback else [])
-    return "error", Failure("crash", outcome.message or "the submission's process died")
-
-
 class _Session:
     """A worker that is restarted after a crash, up to :data:`MAX_RESTARTS` times.
 
@@ -443,7 +383,7 @@ class _Session:
     inputs can reach a visible case's result, message or timing; and its JAX compilations are
     not kept (``Worker.close(keep_cache=False)``). JAX submissions get the warm compilations
     of their exact source (``cache.jax_submission_store``, keyed by the bytes the child imports;
-    ``GRADER_JAX_CACHE`` moves or disables it).
+    ``CheckOptions.jax_cache`` moves or disables it).
     """
 
     def __init__(self, submission: Path, problem: Problem, framework: str, opts: CheckOptions,
@@ -452,7 +392,7 @@ class _Session:
         if framework == "jax":
             try:
                 key = cache.submission_key(submission.read_bytes(), problem.function, framework)
-                jax_store = cache.jax_submission_store(key)
+                jax_store = cache.jax_submission_store(key, opts.jax_cache)
             except OSError:
                 jax_store = None
         self.args = (submission, problem.function, framework, opts.limits, wrap, jax_store)
@@ -695,12 +635,12 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     # The reference runs in a thread of this process while the submission imports and runs in
     # its own: XLA releases the GIL while it compiles and computes, so the two overlap.
     if known:
-        ready = [_expected_from(problem, c, *known[c.name]) for c in cases]
+        ready = [expected_from(problem, c, *known[c.name]) for c in cases]
         expected_of: Callable[[int], Expected] = ready.__getitem__
         pool = None
     else:
         pool = ThreadPoolExecutor(1, thread_name_prefix="reference")
-        futures = [pool.submit(_expected, problem, c) for c in cases]
+        futures = [pool.submit(expected_for, problem, c) for c in cases]
         expected_of = lambda i: futures[i].result()  # noqa: E731 - re-raises a GraderError
     try:
         report = _run_cases(problem, cases, expected_of, session, opts, shown, dtypes, env, finish, t_start)
@@ -783,13 +723,13 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
             failure = compare(case, outcome, exp)
             status = "passed" if failure is None else "failed"
         else:
-            status, failure = _run_failure(outcome)
+            status, failure = run_failure(outcome)
             if outcome.status == "timeout":
                 stop_reason = "not run: an earlier case timed out"
             elif outcome.status == "crash" and session.restarts >= MAX_RESTARTS:
                 stop_reason = f"not run: the submission crashed {MAX_RESTARTS + 1} times"
         res = CaseResult(status=status, failure=failure, seconds=outcome.seconds,
-                         values=_values_of(case, exp, got) if failure else None, **base)
+                         values=values_of(case, exp, got) if failure else None, **base)
         if failure is not None:
             res.replay = replay_command(opts, problem, case, shown)
         slots[i] = res

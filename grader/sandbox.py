@@ -33,7 +33,8 @@ Environment variables (for tests and operators; documented in docs/security.md):
                          work here is a :class:`GraderError`.
 ``GRADER_SECCOMP``       ``0`` leaves the seccomp filter out (to test the other defences).
 ``GRADER_JAX_CACHE``     where the grader keeps the warm JAX compilations of submissions
-                         (``grader.cache.jax_submission_store``). Never bound writable into a
+                         (read once into ``CheckOptions.jax_cache``, which is passed to
+                         ``grader.cache.jax_submission_store``). Never bound writable into a
                          sandbox: a child gets a private cache folder in its working folder,
                          seeded read-only from the store entry of its exact source, and the
                          grader copies entries back itself after checking them

@@ -69,7 +69,8 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
 
-    from .check import _expected, _run_failure, _values_of, replay_command
+    from .check import replay_command
+    from .grading import expected_for, run_failure, values_of
 
     if getattr(opts, "only_cases", None):
         return []
@@ -106,12 +107,12 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
                 left = stop - time.monotonic()
                 if left <= 0:
                     return False
-                exp = _expected(problem, case)
+                exp = expected_for(problem, case)
                 outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
                 if outcome.status in ("ok", "type"):
                     failure = compare(case, outcome, exp)
                 else:
-                    _, failure = _run_failure(outcome)
+                    _, failure = run_failure(outcome)
                 verdicts[key] = failure.kind if failure else None
                 if failure is not None and failure.kind == kind:
                     best[key] = (case, outcome, failure, exp)
@@ -142,9 +143,9 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
         case.origin = "shrunk"
         case.name = f"shrunk:{original.name}"
         info = {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in case.inputs.items()}
-        status = "failed" if outcome.status in ("ok", "type") else _run_failure(outcome)[0]
+        status = "failed" if outcome.status in ("ok", "type") else run_failure(outcome)[0]
         res = CaseResult(case.name, "shrunk", status, dt, case.rank, info, original.visibility,
-                         failure, outcome.seconds, _values_of(case, exp, outcome.result),
+                         failure, outcome.seconds, values_of(case, exp, outcome.result),
                          replay_command(opts, problem, case, shown), shrunk=True)
         failure.details.insert(0, f"a smaller input that fails like {original.name} ({kind}), "
                                   f"found and shrunk by hypothesis in {time.monotonic() - t0:.1f} s")

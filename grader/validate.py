@@ -286,7 +286,7 @@ def _evaluate(problem: Any, entry: _Entry) -> None:
 
 
 def expected_values(problem: Any, plan: _Plan) -> None:
-    """The reference on every case, as ``grader check`` computes it (``check._expected``: a case
+    """The reference on every case, as ``grader check`` computes it (``grading.expected_for``: a case
     that must raise is checked to raise), stored in the case cache for each framework that has
     no entry yet: the mistakes' checks then read it instead of each computing it again.
 
@@ -294,13 +294,13 @@ def expected_values(problem: Any, plan: _Plan) -> None:
         GraderError: the reference failed on a case, or does not raise where a case says it must.
     """
     from . import cache
-    from .check import _expected, _expected_from
+    from .grading import expected_for, expected_from
 
     for entry in plan.entries:
         if entry.ref is not None:
-            entry.expected = _expected_from(problem, entry.case, entry.ref, entry.scale)
+            entry.expected = expected_from(problem, entry.case, entry.ref, entry.scale)
         else:
-            entry.expected = _expected(problem, entry.case)
+            entry.expected = expected_for(problem, entry.case)
             if not getattr(entry.case, "raises", ()):
                 entry.ref, entry.scale = entry.expected.ref, entry.expected.scale
     for _, key, mine, cached in plan.runs:
@@ -313,11 +313,11 @@ def _judge(problem: Any, case: Any, ref: np.ndarray, scale: np.ndarray | None, g
     ``case`` (whose reference values are ``ref``, ``scale``), or None: the same comparison and
     tolerance model ``grader check`` applies (``compare.compare``), so every model of the
     registry is honoured."""
-    from .check import _expected_from  # the one place that turns reference values into Expected
+    from .grading import expected_from  # the one place that turns reference values into Expected
     from .compare import compare
     from .runner import CallOutcome
 
-    expected = _expected_from(problem, dataclasses.replace(case, expected_literal=None), ref, scale)
+    expected = expected_from(problem, dataclasses.replace(case, expected_literal=None), ref, scale)
     return compare(case, CallOutcome("ok", result=got), expected)
 
 

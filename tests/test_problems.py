@@ -18,7 +18,7 @@ import pytest
 
 from grader import reference, tolerance
 from grader.cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
-from grader.check import _expected
+from grader.grading import expected_for as _expected
 from grader.compare import Expected, compare, judge_raises
 from grader.errors import SpecError
 from grader.runner import CallOutcome

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -31,15 +32,46 @@ _loaded: dict[str, Callable[..., Any]] = {}
 _configured: list[bool] = []
 
 
+def x64(jax: Any) -> Any:
+    """A context manager that turns ``jax_enable_x64`` on for the calling thread only, restoring
+    the previous value on exit; the calling process's global flag is never changed (a notebook
+    kernel that grades in process keeps its own setting).
+
+    ``jax.enable_x64`` (a config state usable as a context, newer JAX such as 0.10) or, on older
+    JAX (0.4.30 to about 0.6), ``jax.experimental.enable_x64``: both are thread-local scopes.
+    """
+    scoped = getattr(jax, "enable_x64", None)
+    if scoped is not None and callable(scoped):
+        return scoped(True)
+    from jax.experimental import enable_x64  # JAX before the top-level name
+
+    return enable_x64(True)
+
+
+def _import_jax() -> Any:
+    """``import jax``; when this is its first import and no platform was asked for, the CPU
+    platform only (JAX reads ``JAX_PLATFORMS`` when imported): the variable is set for the
+    import alone and removed after it, so the caller's environment ends as it was."""
+    if "jax" in sys.modules or "JAX_PLATFORMS" in os.environ:
+        import jax
+        return jax
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    try:
+        import jax
+    finally:
+        os.environ.pop("JAX_PLATFORMS", None)
+    return jax
+
+
 def _jax() -> Any:
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    import jax
+    jax = _import_jax()
 
     if not _configured:
-        jax.config.update("jax_enable_x64", True)
+        # the persistent compilation cache of the reference runs (a process-wide JAX setting,
+        # set once, only when nobody set one; x64 is scoped per call, see x64())
         from .cache import jax_cache_dir
         path = jax_cache_dir("reference")
-        if path:
+        if path and not jax.config.jax_compilation_cache_dir:
             jax.config.update("jax_compilation_cache_dir", path)
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
             jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
@@ -98,7 +130,7 @@ def evaluate(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[np.ndarra
     jax = _jax()
     fn = load_reference(problem)
     args, is_float = _args(problem, inputs)
-    with jax.default_device(jax.devices("cpu")[0]):
+    with x64(jax), jax.default_device(jax.devices("cpu")[0]):
         try:
             ref = np.asarray(fn(*args), dtype=np.float64)
             scale = None
@@ -120,7 +152,7 @@ def must_raise(problem: Problem, inputs: dict[str, np.ndarray], accepted: tuple[
     jax = _jax()
     fn = load_reference(problem)
     args, _ = _args(problem, inputs)
-    with jax.default_device(jax.devices("cpu")[0]):
+    with x64(jax), jax.default_device(jax.devices("cpu")[0]):
         try:
             fn(*args)
         except Exception as exc:  # noqa: BLE001

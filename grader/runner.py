@@ -227,9 +227,17 @@ def harden_grader_process() -> None:
     ``PR_SET_CHILD_SUBREAPER`` re-parents double-forked descendants to the grader so that
     :func:`reap_orphans` (and :meth:`Worker.kill`) can kill them. Both are Linux ``prctl(2)``
     options; elsewhere no-ops.
+
+    Called by the CLI, whose process starts no children but the grader's: from then on
+    :func:`reap_orphans` treats every child of this process as the grader's (an orphan that
+    was re-parented here descends from a submission). A library caller that never calls this
+    (a notebook kernel, a test) keeps its other children: only those the grader started are
+    reaped.
     """
+    global _whole_process
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _whole_process = True
 
 
 def _is_subreaper() -> bool:
@@ -244,12 +252,24 @@ def _is_subreaper() -> bool:
 # pids of the grader's own live children (workers, sandbox probes): never swept as orphans
 _tracked: set[int] = set()
 _tracked_lock = threading.Lock()
+# the GRADER_RUN markers of the grader's runs in this process: what reap_orphans may kill
+_markers: set[bytes] = set()
+# set by harden_grader_process: the process is the grader's alone (the CLI)
+_whole_process = False
 
 
 def track_child(pid: int) -> None:
-    """Record ``pid`` as a child the grader started itself (never killed as an orphan)."""
+    """Record ``pid`` as a child the grader started itself (never killed as an orphan while
+    tracked; its process group and session count as the grader's for :func:`reap_orphans`)."""
     with _tracked_lock:
         _tracked.add(pid)
+
+
+def track_marker(marker: str) -> None:
+    """Record a run's ``GRADER_RUN`` value: a process whose environment holds it was started
+    by a submission the grader ran (:func:`reap_orphans` may kill it)."""
+    with _tracked_lock:
+        _markers.add(f"GRADER_RUN={marker}".encode())
 
 
 def untrack_child(pid: int) -> None:
@@ -296,13 +316,30 @@ def _environ_has(pid: int, marker: bytes) -> bool:
         return False
 
 
+def _started_by_grader(pid: int, fields: list[str]) -> bool:
+    """Whether the process ``pid`` (its /proc stat ``fields``) is one the grader started: in
+    the process group or session of a tracked child (each worker leads its own session), or
+    carrying one of its runs' ``GRADER_RUN`` markers (a child's orphans inherit it; a pid
+    cannot be reused into a marker, so an unrelated process never matches)."""
+    if int(fields[2]) in _tracked or int(fields[3]) in _tracked:
+        return True
+    try:
+        env = set(Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"))
+    except OSError:
+        return False
+    return bool(env & _markers)
+
+
 def reap_orphans(keep: set[int] | None = None) -> int:
-    """SIGKILL and reap every child process of the grader not in ``keep``; return how many.
+    """SIGKILL and reap the grader's leftover child processes not in ``keep``; return how many.
 
     With the subreaper flag set, a submission's double-forked or setsid'd descendants become
     the grader's children once their parents die, so this finds them too. Children recorded
-    with :func:`track_child` are kept as well. Call it only when the grader starts no other
-    children of its own (the CLI calls it once a check is over).
+    with :func:`track_child` are kept as well. Only processes the grader started are killed:
+    those in the process group or session of a child it tracks, or carrying a run's
+    ``GRADER_RUN`` marker (:func:`_started_by_grader`); other children of the caller (a
+    notebook kernel's, a test's) are left alone. After :func:`harden_grader_process` (the CLI,
+    a process that starts nothing else) every child is the grader's.
     """
     keep = set(keep or ()) | set(_tracked)
     me, killed = os.getpid(), 0
@@ -312,7 +349,7 @@ def reap_orphans(keep: set[int] | None = None) -> int:
             if pid in keep:
                 continue
             fields = _proc_stat(pid)
-            if fields is not None and int(fields[1]) == me:
+            if fields is not None and int(fields[1]) == me and (_whole_process or _started_by_grader(pid, fields)):
                 found.append(pid)
         if not found:
             break
@@ -468,6 +505,7 @@ class Worker:
             self._workdir = None
             return ImportOutcome("crash", f"could not start the submission's process: {exc}")
         track_child(self.proc.pid)
+        track_marker(self.token)
         if getattr(self.wrap, "tier", "none") not in ("bwrap", "unshare"):   # a host folder, no tmpfs cap
             self._watch = _DiskWatch(workdir, self.proc.pid, self.limits.workdir_bytes, self.limits.workdir_files)
             self._watch.start()

@@ -328,6 +328,39 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
     return _tolerance_failure(case, g, ref, err, allowed, mask, expected)
 
 
+GRID_BLOCKS = 16  # at most this many blocks a side in a tolerance failure's data["grid"] (about 1 KB)
+
+
+def error_grid(ratio: np.ndarray, worst: tuple[int, ...] | None = None,
+               blocks: int = GRID_BLOCKS) -> dict[str, Any] | None:
+    """A coarse map of where an output is off: ``ratio`` (|got - expected| / allowed per element)
+    with its leading axes flattened into rows (``rows x last axis``), cut into at most
+    ``blocks`` x ``blocks`` blocks, and the largest ratio of each block (over 1: some element
+    of the block is outside its allowance): ``{"shape": [rows, cols],
+    "blocks": [nr, nc], "max_ratio": ["0.5 1.2e+02 ...", ...]}``: one string per block row
+    (one line in indented JSON), its blocks' ratios with 2 significant digits separated by
+    spaces, ``inf`` where an element is off and nothing is allowed (or is NaN); Python's
+    ``float`` reads each. Block ``i`` covers the rows ``i * rows // nr`` up to ``(i + 1) * rows
+    // nr`` (columns alike). ``worst`` (an index of ``ratio``) adds ``"worst": [row, col]``, that
+    element in the flattened grid. None for a scalar or empty output, or one of at most
+    :data:`SMALL` elements (its values are in the report)."""
+    if ratio.ndim == 0 or ratio.size == 0 or ratio.size <= SMALL:
+        return None
+    grid = ratio.reshape(-1, ratio.shape[-1])
+    rows, cols = grid.shape
+    nr, nc = min(rows, blocks), min(cols, blocks)
+    with np.errstate(invalid="ignore"):
+        grid = np.where(np.isnan(grid), np.inf, grid)
+        grid = np.maximum.reduceat(grid, [i * rows // nr for i in range(nr)], axis=0)
+        grid = np.maximum.reduceat(grid, [j * cols // nc for j in range(nc)], axis=1)
+    out: dict[str, Any] = {"shape": [rows, cols], "blocks": [nr, nc],
+                           "max_ratio": [" ".join(f"{v:.2g}" for v in row) for row in grid.tolist()]}
+    if worst is not None:
+        flat = int(np.ravel_multi_index(worst[:-1], ratio.shape[:-1])) if ratio.ndim > 1 else 0
+        out["worst"] = [flat, int(worst[-1])]
+    return out
+
+
 def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarray,
                        allowed: np.ndarray, mask: np.ndarray, expected: Expected) -> Failure:
     n_bad, total = int(mask.sum()), int(mask.size)
@@ -348,6 +381,8 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
             "got": float(g[worst]), "expected": float(ref[worst]),
             "error": float(err[worst]), "allowed": float(allowed[worst]),
             "ratio": w_ratio if math.isfinite(w_ratio) else None}
+    if (grid := error_grid(ratio, worst)) is not None:
+        data["grid"] = grid
     if exact:
         details.append("this case is computed exactly by every correct method (no rounding happens), "
                        "so the result must match exactly")

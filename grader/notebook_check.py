@@ -349,12 +349,19 @@ def _e(text: Any) -> str:
 
 
 def heat_map_png(case: dict[str, Any]) -> str | None:
-    """A base64 PNG of ``|got - expected|`` over the output of a small failing case (its values
-    are in the report when every array has 64 elements or fewer), the worst element framed; or
-    None (no values, a scalar output, or matplotlib missing)."""
+    """A base64 PNG of where a failing case's output is off, or None (no values nor grid, a
+    scalar output, or matplotlib missing).
+
+    A small case (its values are in the report when every array has 64 elements or fewer):
+    ``|got - expected|`` per element, the worst element framed. A larger one: the coarse grid of
+    its tolerance failure (``failure.data.grid``, :func:`grader.compare.error_grid`), the largest
+    ``|got - expected| / allowed`` per block of the output (leading axes as rows), on a log
+    colour scale, the block holding the worst element framed. The case name is drawn without
+    mathtext."""
     values = case.get("values") or {}
     failure = case.get("failure") or {}
-    if "got" not in values or "expected" not in values:
+    grid = (failure.get("data") or {}).get("grid")
+    if ("got" not in values or "expected" not in values) and not isinstance(grid, dict):
         return None
     try:
         import numpy as np
@@ -364,6 +371,20 @@ def heat_map_png(case: dict[str, Any]) -> str | None:
         from matplotlib.figure import Figure
     except ImportError:
         return None
+    if "got" in values and "expected" in values:
+        return _heat_map_of_values(case, np, Figure)
+    return _heat_map_of_grid(case, grid, np, Figure)
+
+
+def _png_of(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _heat_map_of_values(case: dict[str, Any], np: Any, Figure: Any) -> str | None:
+    values, failure = case["values"], case.get("failure") or {}
     got = np.asarray(values["got"], dtype=float)
     want = np.asarray(values["expected"], dtype=float)
     if got.shape != want.shape or got.ndim == 0 or got.size == 0:
@@ -385,11 +406,48 @@ def heat_map_png(case: dict[str, Any]) -> str | None:
         ax.add_patch(Rectangle((worst[-1] - 0.5, flat - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
     ax.set_xlabel("index on the last axis")
     ax.set_ylabel("row" if got.ndim > 1 else "")
-    ax.set_title(f"{case.get('name')}: output {tuple(got.shape)}; framed: worst for its tolerance", fontsize=9)
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    ax.set_title(f"{case.get('name')}: output {tuple(got.shape)}; framed: worst for its tolerance", fontsize=9,
+                 parse_math=False)
+    return _png_of(fig)
+
+
+def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figure: Any) -> str | None:
+    try:
+        rows, cols = (int(v) for v in grid["shape"])
+        ratio = np.array([[float(v) for v in str(line).split()] for line in grid["max_ratio"]], dtype=float)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if ratio.ndim != 2 or ratio.size == 0 or rows <= 0 or cols <= 0:
+        return None
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+
+    finite = ratio[np.isfinite(ratio) & (ratio > 0)]
+    top = max(float(finite.max()) if finite.size else 1.0, 10.0)
+    low = min(float(finite.min()) if finite.size else 0.1, 0.1)
+    shown = np.where(np.isfinite(ratio), np.clip(ratio, low, None), top * 10)  # no allowance: off the scale
+    fig = Figure(figsize=(6.5, 4.2), dpi=90)
+    ax = fig.subplots()
+    # block i covers rows i * rows // nr up to (i + 1) * rows // nr: draw the blocks at their extents
+    nr, nc = ratio.shape
+    y = [i * rows // nr for i in range(nr + 1)]
+    x = [j * cols // nc for j in range(nc + 1)]
+    mesh = ax.pcolormesh(x, y, shown, cmap="Reds", norm=LogNorm(vmin=low, vmax=top * 10))
+    ax.set_xlim(0, cols)
+    ax.set_ylim(rows, 0)
+    fig.colorbar(mesh, ax=ax, label="largest |got - expected| / allowed in the block")
+    worst = grid.get("worst")  # [row, column] of the worst element, leading axes flattened
+    if isinstance(worst, list) and len(worst) == 2:
+        i = next((k for k in range(nr) if y[k] <= worst[0] < y[k + 1]), None)
+        j = next((k for k in range(nc) if x[k] <= worst[1] < x[k + 1]), None)
+        if i is not None and j is not None:
+            ax.add_patch(Rectangle((x[j], y[i]), x[j + 1] - x[j], y[i + 1] - y[i], fill=False, edgecolor="black",
+                                   linewidth=2))
+    ax.set_xlabel("index on the last axis")
+    ax.set_ylabel("row (leading axes flattened)")
+    ax.set_title(f"{case.get('name')}: output {rows} x {cols} in {nr} x {nc} blocks; framed: the worst",
+                 fontsize=8, parse_math=False)
+    return _png_of(fig)
 
 
 def _worst(failure: dict[str, Any]) -> str:
@@ -399,7 +457,8 @@ def _worst(failure: dict[str, Any]) -> str:
 def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str:
     """The HTML of a JSON report: verdict and score, the failure pattern, up to
     :data:`MAX_CASES` failing cases (kind, message, hint, worst element, the traceback of an
-    error, a heat map for a small tolerance failure), and folded away the full text report and
+    error, a heat map for a tolerance failure: per element for a small case, per block of the
+    output for a large one), and folded away the full text report and
     the ``source`` that was graded (tracebacks' line numbers are its lines). Every value is
     escaped."""
     passed = bool(report.get("passed"))
@@ -453,17 +512,22 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
             tail = "\n".join("\n".join(f["details"]).rstrip().splitlines()[-15:])
             out.append(f'<pre style="font-size:0.85em">{_e(tail)}</pre>')
         out.append("</div>")
-    # one picture: where the error is, for the tolerance failure with the most output values shown
-    pictured = [c for c in failing if c["failure"].get("kind") == "tolerance" and (c.get("values") or {}).get("got")]
+    # one picture: where the error is, for the tolerance failure with the most output values
+    # shown; else, for the largest one, its coarse grid (failure.data.grid)
+    tolerance_failures = [c for c in failing if c["failure"].get("kind") == "tolerance"]
+    pictured = [c for c in tolerance_failures if (c.get("values") or {}).get("got")]
     pictured.sort(key=lambda c: -_numel(list(_shape_of(c["values"]["got"]))))
-    for c in pictured[:1]:
+    gridded = [c for c in tolerance_failures if isinstance((c["failure"].get("data") or {}).get("grid"), dict)]
+    gridded.sort(key=lambda c: -_numel(c["failure"]["data"]["grid"].get("shape") or []))
+    for c in (pictured or gridded)[:1]:
         if png := heat_map_png(c):
             data = c["failure"].get("data") or {}
             over = (f'{data["mismatched"]} of {data["total"]} elements exceed their allowance; '
                     if "mismatched" in data and "total" in data else "")
-            out.append(f'<p>Where the output is off, in {_e(c["name"])} ({_e(over)}|got - expected| per element; '
-                       f'the allowance at the framed worst one: '
-                       f'{_e(_worst(c["failure"]).partition(", allowed ")[2] or "see above")}):<br>'
+            what = ("|got - expected| per element; the allowance at the framed worst one: "
+                    + (_worst(c["failure"]).partition(", allowed ")[2] or "see above")) if pictured else \
+                "the largest |got - expected| / allowed per block of the output; over 1 is outside the tolerance"
+            out.append(f'<p>Where the output is off, in {_e(c["name"])} ({_e(over)}{_e(what)}):<br>'
                        f'<img alt="error per output element of {_e(c["name"])}" src="data:image/png;base64,{png}"></p>')
     hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden"]
     if hidden:

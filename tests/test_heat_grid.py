@@ -1,0 +1,100 @@
+"""The coarse error grid of a large tolerance failure (``failure.data.grid``,
+grader.compare.error_grid) and its heat map in check(fn)'s HTML (grader.notebook_check): where a
+large output is off, without its values in the report."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+
+from grader import compare
+from grader.cases import Case
+from grader.compare import GRID_BLOCKS, Expected, error_grid
+from grader.notebook_check import heat_map_png, render_html
+from grader.runner import CallOutcome
+
+RNG = np.random.default_rng(3)
+H = RNG.standard_normal((3, 40, 8))
+E = RNG.standard_normal((50, 8))
+
+
+def failing(worst=(2, 17, 33)):
+    """A float32 case of output (3, 40, 50) whose element ``worst`` is off by far."""
+    c = Case("big[float32]", "g", "float32", {"hidden": H.astype(np.float32), "embedding_matrix": E.astype(np.float32)},
+             {}, "tolerance")
+    ref = H @ E.T
+    got = ref.astype(np.float32)
+    got[worst] += 1.0
+    f = compare.compare(c, CallOutcome("ok", result=got), Expected(ref, np.abs(H) @ np.abs(E).T, 8))
+    return f
+
+
+def ratios(grid):
+    return np.array([[float(v) for v in row.split()] for row in grid["max_ratio"]])
+
+
+def test_error_grid_is_the_blockwise_maximum():
+    r = RNG.random((3, 50, 70))
+    g = error_grid(r, (1, 10, 65))
+    assert g["shape"] == [150, 70] and g["blocks"] == [GRID_BLOCKS, GRID_BLOCKS] and g["worst"] == [60, 65]
+    flat = r.reshape(150, 70)
+    want = np.array([[flat[i * 150 // 16:(i + 1) * 150 // 16, j * 70 // 16:(j + 1) * 70 // 16].max()
+                      for j in range(16)] for i in range(16)])
+    np.testing.assert_allclose(ratios(g), want, rtol=0.06)  # 2 significant digits
+    # fewer rows or columns than blocks: one block each; a 1-D output is one row
+    assert error_grid(RNG.random((5, 30)))["blocks"] == [5, 16]
+    assert error_grid(RNG.random(100), (7,))["worst"] == [0, 7] and error_grid(RNG.random(100))["shape"] == [1, 100]
+    # no allowance (inf) and NaN become inf, which float() reads back
+    assert set(error_grid(np.full((9, 9), np.nan))["max_ratio"][0].split()) == {"inf"}
+    # small outputs (their values are in the report) and scalars get none
+    assert error_grid(RNG.random((8, 8))) is None and error_grid(np.float64(3.0)) is None
+
+
+def test_grid_stays_small_in_indented_json():
+    g = error_grid(RNG.random((64, 2085)) * 1e5, (1, 2))
+    assert len(json.dumps(g, indent=2)) < 2500 and len(json.dumps(g, indent=2).splitlines()) <= 40
+
+
+def test_tolerance_failure_carries_the_grid_and_it_shows_the_bad_block():
+    f = failing()
+    grid = f.data["grid"]
+    assert grid["shape"] == [120, 50] and grid["worst"] == [2 * 40 + 17, 33]
+    r = ratios(grid)
+    i = next(k for k in range(16) if k * 120 // 16 <= 97 < (k + 1) * 120 // 16)
+    j = next(k for k in range(16) if k * 50 // 16 <= 33 < (k + 1) * 50 // 16)
+    assert r[i, j] > 1 and (np.delete(r.ravel(), i * 16 + j) <= 1).all()
+    assert r[i, j] == pytest.approx(f.data["ratio"], rel=0.06)
+    json.dumps(f.data, allow_nan=False)  # a report can carry it
+
+
+def decode(png_b64: str):
+    from PIL import Image
+    return Image.open(io.BytesIO(base64.b64decode(png_b64)))
+
+
+def test_heat_map_of_a_large_case_draws_the_grid():
+    f = failing()
+    case = {"name": "big[float32]", "status": "failed", "group": "g", "visibility": "visible",
+            "inputs": {"hidden": {"shape": [3, 40, 8], "dtype": "float32"}},
+            "failure": {"kind": "tolerance", "message": f.message, "details": f.details, "data": f.data}}
+    png = heat_map_png(case)
+    assert png and decode(png).size[0] > 300
+    page = render_html({"passed": False, "problem": "tied_lm_head", "score": 0, "max_score": 1, "cases": [case]})
+    src = re.search(r'<img alt="error per output element of big\[float32\]" src="data:image/png;base64,([^"]+)"',
+                    page)
+    assert src and decode(src.group(1)).size == decode(png).size
+    assert "per block of the output" in page
+    # no values and no grid: no picture
+    del case["failure"]["data"]["grid"]
+    assert heat_map_png(case) is None and "<img" not in render_html(
+        {"passed": False, "problem": "p", "score": 0, "max_score": 1, "cases": [case]})
+
+
+def test_case_names_in_heat_maps_are_not_mathtext():
+    f = failing()
+    case = {"name": "$\\nosuchcommand{x}$ and $y^$", "failure": {"kind": "tolerance", "data": f.data}}
+    assert heat_map_png(case)  # as mathtext, this name raises ValueError when drawn

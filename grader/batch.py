@@ -37,7 +37,7 @@ The output folder (``--out DIR``) holds:
 Which files are submissions (:func:`discover`), for each PATH given:
 
 * a ``.py`` file (or a Jupyter notebook, ``.ipynb``: every rule here takes both) is one
-  learner, whose id is the file stem;
+  learner, whose id is the file stem; it is graded alone (nothing beside it is taken along);
 * a folder holding a single ``.py`` file (at any depth) is one learner's folder, whose id is
   the folder name (so ``grader grade class/*/`` works when each folder holds one file);
 * any other folder holds learners: each ``.py`` file directly in it is one learner (id: the
@@ -45,6 +45,8 @@ Which files are submissions (:func:`discover`), for each PATH given:
   only ``.py`` file, or else on the one that defines the problem's function. With none or
   several, the learner gets a failing row of kind ``import`` that says so. Give the folder
   that holds the learners' folders (``class/``), not a learner's folder with several files.
+  The file of a learner's folder is graded with the sibling modules it imports
+  (``grader.siblings``: ``solution.py`` doing ``from helper import f``).
 
 Hidden folders, ``__pycache__`` and virtual environments are skipped, and so are test files
 (``test_*.py``, ``*_test.py``, ``conftest.py``). Learner ids that occur twice get ``-2``,
@@ -161,12 +163,16 @@ class Submission:
         path: the ``.py`` file to grade, or None when a learner's folder has no identifiable one.
         note: why ``path`` is None (one line), else None.
         folder: the learner's folder when ``path`` is None.
+        siblings: whether the check takes along the modules beside ``path`` that it imports
+            (``grader.siblings``): only for a file in a learner's own folder, never for a file
+            that shares its folder with other learners' files.
     """
 
     learner: str
     path: Path | None
     note: str | None = None
     folder: str = ""
+    siblings: bool = False
 
     @property
     def shown(self) -> str:
@@ -237,7 +243,7 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
     def learner_folder(folder: Path, files: list[Path]) -> Submission:
         chosen = files if len(files) == 1 else [f for f in files if defines(f)]
         if len(chosen) == 1:
-            return Submission(learner_id(folder.name), chosen[0])
+            return Submission(learner_id(folder.name), chosen[0], siblings=True)
         listed = chosen or files
         names = ", ".join(str(f.relative_to(folder)) for f in listed[:5]) + (", ..." if len(listed) > 5 else "")
         if not files:
@@ -260,7 +266,7 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
             if not files:
                 raise GraderError(f"{raw!r} holds no .py file; give submissions (.py files) or folders of them")
             if len(files) == 1:  # one learner's folder
-                found.append(Submission(learner_id(p.resolve().name), files[0]))
+                found.append(Submission(learner_id(p.resolve().name), files[0], siblings=True))
                 continue
             for entry in sorted(p.iterdir()):  # a collection: learners' files and folders
                 if _is_link(entry):  # never followed
@@ -622,8 +628,10 @@ class _Grader:
         argv = [*grader_command(), "check", shown, "--format", "json", "--output", str(target), *self.flags]
         err = tempfile.TemporaryFile()
         now = time.monotonic()
+        # a file among other learners' files imports none of theirs (grader.check.SIBLINGS_ENV)
+        env = None if sub.siblings else {**os.environ, "GRADER_SIBLINGS": "0"}
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True, preexec_fn=self.preexec)
+                                start_new_session=True, preexec_fn=self.preexec, env=env)
         return _Job(sub, proc, now, now + self.hard_timeout, err)
 
     def finish(self, job: _Job) -> Row:

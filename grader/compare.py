@@ -14,10 +14,9 @@ A case that must raise (``raises`` in the spec) is judged by :func:`judge_raises
 call must raise one of the listed types (a subclass counts; the child sends the exception
 type's names along its MRO), else the failure kind is ``raises``.
 
-Hints: the problem-specific ideas of ``grader.diagnose`` (written for ``tied_lm_head``: logits,
-softmax, the table's transpose...) run only for a problem whose spec names them
-(``hints: tied_lm_head``, carried in :attr:`Expected.hints`); every other problem gets the
-generic hints below, worded with its own parameter names.
+Hints come from the hint stage, ``grader.diagnose``: the generic ideas of
+``grader/hints/generic.py`` (worded with the problem's own names) and the ideas of the module
+the spec names in ``hints`` (carried in :attr:`Expected.hints`), for that problem only.
 """
 from __future__ import annotations
 
@@ -48,7 +47,8 @@ class Expected:
         n: terms per output element: the contraction size (``sum_of_products``), the per-element
             counts broadcastable against ``ref`` (``masked_mean``), 0 for ``exact``.
         model: the tolerance model's name (``grader.tolerance.MODELS``).
-        hints: the problem-specific hint ideas to run (``"tied_lm_head"``), or None.
+        hints: the problem's hint module (``Problem.hints``: a bundled name such as
+            ``"tied_lm_head"`` or a file's absolute path), or None for the generic hints only.
         out_dtype: the expected output dtype's name; None: the case's graded dtype.
         dtype_rule: how the statement words the output dtype ("the inputs' dtype", "the dtype of
             embedding_matrix") and the parameter to copy it from (for hints).
@@ -116,103 +116,6 @@ def _hinted(failure: Failure, hint: diagnose.Hint | None) -> Failure:
     return failure
 
 
-def _specific(expected: Expected) -> bool:
-    """The problem-specific ideas of ``grader.diagnose`` run for this problem (its spec names them)."""
-    return expected.hints == "tied_lm_head"
-
-
-def generic_type_hint(type_name: str, want: str) -> diagnose.Hint:
-    """The hint for a non-array result, worded for any problem (``want``: the expected dtype)."""
-    hint = diagnose.diagnose_type(type_name)
-    if hint.id == "not_numeric":
-        dtype = type_name[len("array of dtype"):].strip()
-        return diagnose.Hint("not_numeric", f"the result is an array of dtype {dtype}: return a {want} array")
-    return hint
-
-
-def generic_shape_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> diagnose.Hint | None:
-    """A wrong shape that the values show to be the right result with its axes reversed or an
-    axis of size 1 added or dropped; None otherwise (no cause is named from a shape alone)."""
-    g = np.asarray(got, dtype=np.float64) if got.dtype.kind in "fiub" or got.dtype.name == "bfloat16" else None
-    if g is None or g.size != ref.size or ref.size == 0:
-        return None
-    if g.ndim == ref.ndim and g.ndim >= 2 and tuple(reversed(g.shape)) == ref.shape and np.array_equal(
-            np.transpose(g), ref.astype(g.dtype).astype(np.float64)):
-        return diagnose.Hint("transposed", "the result holds the right values with its axes in reverse order "
-                                           "(a transpose too many, or indexing the transposed array?)")
-    if np.array_equal(g.reshape(ref.shape), ref.astype(g.dtype).astype(np.float64)):
-        if g.ndim > ref.ndim:
-            return diagnose.Hint("extra_axis", f"the values are right but the shape has an extra axis of size 1: "
-                                               f"return shape {tuple(ref.shape)}")
-        if g.ndim < ref.ndim:
-            return diagnose.Hint("lost_axis", f"the values are right but an axis of size 1 was dropped: return "
-                                              f"shape {tuple(ref.shape)}")
-    return None
-
-
-def generic_dtype_hint(got: np.ndarray, want: str, rule: tuple[str, str]) -> diagnose.Hint:
-    """What to return instead of a result of the wrong dtype, in the statement's words."""
-    have = np.asarray(got).dtype.name
-    how = f" (e.g. .astype({rule[1]}.dtype))" if rule[1] else ""
-    order = {"bfloat16": 0, "float16": 0, "float32": 1, "float64": 2}
-    if have in order and want in order and order[have] > order[want]:
-        return diagnose.Hint("promoted", f"the result was promoted to {have}: compute as you like, but return "
-                                         f"{want}, {rule[0]}{how}", {"got": have})
-    if have in order and want in order and order[have] < order[want]:
-        return diagnose.Hint("demoted", f"the result was demoted to {have}: return {want}, {rule[0]}{how}",
-                             {"got": have})
-    return diagnose.Hint("dtype", f"return {want}, {rule[0]}{how}", {"got": have})
-
-
-def generic_non_finite_hint(g: np.ndarray, ref: np.ndarray) -> diagnose.Hint | None:
-    """NaN exactly where the expected value is 0 and nowhere else: a 0/0 (a division by a zero count?)."""
-    if g.shape != ref.shape:
-        return None
-    nan = np.isnan(g)
-    zero = ref == 0
-    if nan.any() and np.all(zero[nan]) and np.all(np.isfinite(g[~zero])):
-        return diagnose.Hint("nan_where_zero", "NaN exactly where the expected result is 0: a 0/0, such as a "
-                                               "division by a count that is zero? the statement says what to "
-                                               "return there")
-    return None
-
-
-MIN_EVIDENCE = 4  # elements a fitted factor or offset must be seen on (one number fits one element)
-
-
-def generic_value_hint(g: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> diagnose.Hint | None:
-    """A constant factor or a constant offset that explains every wrong element, or None.
-
-    Tested against the output, as ``grader.diagnose`` does: the fitted ``c`` (least squares
-    for a factor, the median difference for an offset) must leave, at every element, a
-    residual within four times the allowance carried through the mistake plus two roundings in
-    the output dtype; the prediction must itself fail (so it explains something); and at least
-    :data:`MIN_EVIDENCE` elements must carry the evidence (``|ref|`` above four times the
-    allowance for a factor). Generic: names no cause beyond the arithmetic seen. Its ids
-    (``scaled``, ``shifted``) differ from tied_lm_head's ``factor`` and ``offset``, whose
-    summaries speak of logits.
-    """
-    if g.shape != ref.shape or not np.all(np.isfinite(g)) or not np.all(np.isfinite(ref)):
-        return None
-    from .dtypes import unit_roundoff
-    u = unit_roundoff(dtype)
-    strong = np.abs(ref) > 4 * allowed
-    if int(strong.sum()) >= MIN_EVIDENCE:
-        c = float(np.sum(g * ref) / np.sum(ref * ref))
-        if np.isfinite(c) and c != 0:
-            band = 4 * abs(c) * allowed + 2 * u * np.abs(c * ref) + 4 * allowed
-            if np.all(np.abs(g - c * ref) <= band) and np.any(np.abs(c * ref - ref) > allowed):
-                return diagnose.Hint("scaled", f"looks like the whole result was multiplied by a constant factor "
-                                               f"of {c:.4g}", {"factor": c})
-    if g.size >= MIN_EVIDENCE:
-        c = float(np.median(g - ref))
-        band = 4 * allowed + 2 * u * (np.abs(ref) + abs(c))
-        if c != 0 and np.all(np.abs(g - ref - c) <= band) and np.any(np.abs(c) > allowed):
-            return diagnose.Hint("shifted", f"looks like a constant {c:.4g} was added to every element",
-                                 {"offset": c})
-    return None
-
-
 def judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
     """The verdict of a case that must raise one of ``case.raises``, or None when it did.
 
@@ -248,11 +151,9 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
         outcome: what the submission's process returned (``grader.runner.CallOutcome``).
         expected: the reference's exact values, scale, ``n``, tolerance model and dtype rule.
     """
-    specific = _specific(expected)
     want_dtype = expected.out_dtype or case.dtype
     if outcome.status == "type":
-        hint = (_safe(diagnose.diagnose_type, outcome.message) if specific
-                else _safe(generic_type_hint, outcome.message, want_dtype))
+        hint = _safe(diagnose.for_type, expected.hints, outcome.message, want_dtype)
         return _hinted(Failure("type", f"the function returned {outcome.message}, not an array",
                                data={"returned": outcome.message}), hint)
     got = outcome.result
@@ -264,13 +165,12 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
         problems.append(_hinted(Failure(
             "shape", f"shape {tuple(got.shape)} != expected {want_shape}",
             data={"got": list(got.shape), "expected": list(want_shape)}),
-            _safe(diagnose.diagnose_shape, case, got, ref) if specific else _safe(generic_shape_hint, case, got, ref)))
+            _safe(diagnose.for_shape, expected.hints, case, got, ref)))
     if got.dtype.name != want_dtype:
         problems.append(_hinted(Failure(
             "dtype", f"dtype {got.dtype.name} != expected {want_dtype} ({expected.dtype_rule[0]})",
             data={"got": got.dtype.name, "expected": want_dtype}),
-            _safe(diagnose.diagnose_dtype, case, got) if specific
-            else _safe(generic_dtype_hint, got, want_dtype, expected.dtype_rule)))
+            _safe(diagnose.for_dtype, expected.hints, case, got, want_dtype, expected.dtype_rule)))
     if not problems or problems[0].kind == "dtype":
         value_failure = _compare_values(case, got, expected)
         if value_failure is not None:
@@ -280,8 +180,7 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
             "mutation", f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
                         f"{', '.join(outcome.mutated)} in place",
             data={"mutated": list(outcome.mutated)}),
-            diagnose.Hint("mutation", "work on a copy (or use operations that return new arrays) "
-                                      "instead of writing into an input")))
+            diagnose.mutation_hint()))
     if not problems:
         return None
     first = problems[0]
@@ -311,8 +210,7 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
             f"{n_bad} / {g.size} elements are NaN or infinite where the expected values are finite",
             details=[f"first at index {idx}: got {g[idx]}, expected {_fmt(ref[idx])}"],
             data={"count": n_bad, "total": int(g.size), "index": list(idx)}),
-            _safe(diagnose.diagnose_non_finite, case, g, ref) if _specific(expected)
-            else _safe(generic_non_finite_hint, g, ref))
+            _safe(diagnose.for_non_finite, expected.hints, case, g, ref))
     out_dtype = expected.out_dtype or case.dtype
     if case.compare == "exact" or expected.model == "exact":
         allowed = np.zeros_like(ref)
@@ -394,6 +292,6 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
         line = tolerance.model(expected.model).describe(out_dtype, n_worst, s_worst, names)
         if line:
             details.append(line)
-    hint = (_safe(diagnose.diagnose_values, case, g, ref, expected.scale, allowed) if _specific(expected)
-            else _safe(generic_value_hint, g, ref, allowed, out_dtype))
+    hint = _safe(diagnose.for_values, expected.hints, case, g, ref, allowed, expected.scale, expected.n,
+                 expected.model, out_dtype)
     return _hinted(Failure("tolerance", message, details=details, data=data), hint)

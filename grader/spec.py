@@ -31,8 +31,6 @@ from .errors import GraderError, SpecError
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "problem.schema.json"
 LEAD = "..."  # the symbol for any number of leading (batch) axes
-#: Problem-specific hint ideas a spec may name in ``hints`` (``grader.diagnose`` holds them).
-HINT_MODULES = ("tied_lm_head",)
 
 
 INT_DTYPES = ("int32", "int64")
@@ -108,7 +106,8 @@ class Problem:
         returns_shape: the symbolic output shape, e.g. ``("...", "vocab_size")``.
         returns_dtype: ``"same_as_inputs"`` (the case's graded dtype) or the name of the
             parameter whose dtype the output has.
-        hints: the problem-specific hint ideas to run (``"tied_lm_head"``), or None (generic only).
+        hints: the problem's hint module: a bundled name (``"tied_lm_head"``), the absolute path of
+            a ``.py`` file beside the spec (``grader.hints.resolve``), or None (generic hints only).
         frameworks: framework name -> tuple of graded dtype names.
         framework_notes: framework name -> the note the report shows.
         tolerance: the ``tolerance`` mapping (``model``, ``contraction``).
@@ -382,8 +381,12 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
     if not any(p.kind == "float" for p in params):
         raise fail(["function", "parameters"], "at least one parameter must have dtype 'float' (the graded dtype)")
     hints = data.get("hints")
-    if hints is not None and hints not in HINT_MODULES:
-        raise fail(["hints"], f"{hints!r} is not one of {list(HINT_MODULES)} (leave it out for generic hints only)")
+    if hints is not None:
+        from .hints import HintModuleError, resolve
+        try:
+            hints = resolve(hints, path)  # a bundled name, or the module file's absolute path
+        except HintModuleError as exc:
+            raise fail(["hints"], str(exc)) from None
     for s in data["function"]["returns"]["shape"]:
         if isinstance(s, str) and s not in symbols:
             raise fail(["function", "returns", "shape"], f"size {s!r} is not in any parameter's shape")

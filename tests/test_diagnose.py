@@ -1,4 +1,4 @@
-"""Hints (grader.diagnose) and the failure summary (grader.summary.summarise), in-process.
+"""Hints (tied_lm_head's ideas in grader.hints.tied_lm_head, combined by grader.diagnose) and the failure summary (grader.summary.summarise), in-process.
 
 Each idea is tested against the output a mistake actually gives, computed here the way a
 learner's code would compute it, and against outputs it must not claim (a near miss, another
@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from grader import diagnose
+from grader.hints import generic
+from grader.hints import tied_lm_head as tied
 from grader.cases import Case
 from grader.summary import summarise
 from grader.compare import allowed_error
@@ -37,7 +39,7 @@ def hint_for(h, e, got_fn, dt="float32", exact=False):
     scale = np.abs(h64) @ np.abs(e64).T
     got = np.asarray(got_fn(h64, e64, ref)).astype(NP[dt]).astype(np.float64)
     allowed = np.zeros_like(ref) if exact else allowed_error(dt, ref, scale, h.shape[-1])
-    return diagnose.diagnose_values(case, got, ref, None if exact else scale, allowed)
+    return tied.diagnose_values(case, got, ref, None if exact else scale, allowed)
 
 
 def softmax(x):
@@ -241,7 +243,7 @@ def shape_hint(got_shape, lead=(2, 3), d=4, v=5, got=None):
     ref = h.astype(np.float64) @ e.astype(np.float64).T
     if got is None:
         got = np.zeros(got_shape, np.float32)
-    return diagnose.diagnose_shape(case, got, ref)
+    return tied.diagnose_shape(case, got, ref)
 
 
 def test_shape_ideas():
@@ -266,10 +268,10 @@ def test_shape_ideas():
     e = np.arange(20, dtype=np.float32).reshape(5, 4)
     case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
-    assert diagnose.diagnose_shape(case, ref[0].astype(np.float32), ref).text == (
+    assert tied.diagnose_shape(case, ref[0].astype(np.float32), ref).text == (
         "only the first row of the batch was computed (the leading axis of size 2 is missing); keep every "
         "leading axis")
-    assert diagnose.diagnose_shape(case, (ref[0] + 7).astype(np.float32), ref) is None
+    assert tied.diagnose_shape(case, (ref[0] + 7).astype(np.float32), ref) is None
     assert shape_hint((0,), lead=(0,)).id == "empty_batch"
     # an empty result of another shape (code that assumes a rank): the shape, not np.array's cause
     assert shape_hint((0, 0, 5), lead=(0,)).text == (
@@ -282,37 +284,38 @@ def test_shape_ideas():
 
 def test_dtype_hints():
     case = Case("c[float16]", "g", "float16", {"hidden": np.ones(2, np.float16)}, {})
-    assert diagnose.dtype_hint(case, np.ones(2, np.float32)) == (
+    assert tied.dtype_hint(case, np.ones(2, np.float32)) == (
         "the result was promoted to float32: compute as you like, but return float16 (e.g. .astype(hidden.dtype))")
     case64 = Case("c[float64]", "g", "float64", {"hidden": np.ones(2)}, {})
-    assert diagnose.diagnose_dtype(case64, np.ones(2, np.float32)).id == "demoted"
-    assert diagnose.diagnose_dtype(case64, np.ones(2, np.int64)).id == "integer"
+    assert tied.diagnose_dtype(case64, np.ones(2, np.float32)).id == "demoted"
+    assert tied.diagnose_dtype(case64, np.ones(2, np.int64)).id == "integer"
     bf = Case("c[bfloat16]", "g", "bfloat16", {"hidden": np.ones(2, NP["bfloat16"])}, {})
-    assert diagnose.diagnose_dtype(bf, np.ones(2, np.float16)).id == "other_half"
+    assert tied.diagnose_dtype(bf, np.ones(2, np.float16)).id == "other_half"
 
 
 def test_non_finite_and_type_hints():
     h = np.array([[0.0, 0.0], [1.0, 2.0]], np.float32)
     case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": np.eye(2, dtype=np.float32)}, {})
     got = np.array([[np.nan, np.nan], [1.0, 2.0]])
-    assert diagnose.diagnose_non_finite(case, got, h.astype(np.float64)).id == "nan_zero_rows"
+    assert tied.diagnose_non_finite(case, got, h.astype(np.float64)).id == "nan_zero_rows"
     # an infinity is called an overflow only where an intermediate really leaves the range
-    assert diagnose.non_finite_hint(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) is None
+    assert tied.non_finite_hint(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) is None
     big = np.array([[300.0, 300.0]], np.float16)
     case16 = Case("c[float16]", "g", "float16", {"hidden": big, "embedding_matrix": np.full((1, 2), 100.0, np.float16)},
                   {})
-    assert diagnose.diagnose_non_finite(case16, np.array([[np.inf]]), np.array([[60000.0]])).id == "overflow"
-    assert diagnose.type_hint("NoneType") == "the function returned None: is a return statement missing?"
-    assert diagnose.type_hint("list") == "return an array, not a list (drop .tolist() or wrap with np.asarray)"
+    assert tied.diagnose_non_finite(case16, np.array([[np.inf]]), np.array([[60000.0]])).id == "overflow"
+    assert tied.type_hint("NoneType") == "the function returned None: is a return statement missing?"
+    assert tied.type_hint("list") == "return an array, not a list (drop .tolist() or wrap with np.asarray)"
 
 
 def test_exception_hints():
     shapes = {"hidden": [4, 8], "embedding_matrix": [6, 8]}
     msg = ("ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
            "(n?,k),(k,m?)->(n?,m?) (size 6 is different from 8)")
-    assert diagnose.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
-    assert diagnose.diagnose_exception("NotImplementedError").id == "not_implemented"
-    assert diagnose.diagnose_exception("ZeroDivisionError: division by zero") is None
+    assert tied.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
+    assert generic.exception_hint("NotImplementedError").id == "not_implemented"
+    assert tied.diagnose_exception("NotImplementedError") is None  # the generic stage says it
+    assert tied.diagnose_exception("ZeroDivisionError: division by zero") is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -423,7 +426,7 @@ def flushed_hint(h, e, dt="float32"):
     allowed = gradual_underflow_allowance(dt, ref, scale, h.shape[-1])
     assert np.any(np.abs(got - ref) > allowed)  # the verdict failed it
     case = Case(f"c[{dt}]", "g", dt, {"hidden": h, "embedding_matrix": e}, {})
-    return diagnose.diagnose_values(case, got, ref, scale, allowed)
+    return tied.diagnose_values(case, got, ref, scale, allowed)
 
 
 def test_flushed_subnormals_are_never_called_a_cast_to_float16():
@@ -487,8 +490,8 @@ def test_lower_precision_checks_the_exponent_range():
 def test_a_reshape_error_is_not_called_a_missing_transpose():
     # code that only handles rank-3 input, given a single vector: once "the table needs a transpose"
     shapes = {"hidden": [8], "embedding_matrix": [6, 8]}
-    assert diagnose.diagnose_exception("ValueError: cannot reshape array of size 8 into shape (8,8)", shapes) is None
-    assert diagnose.diagnose_exception("ValueError: operands could not be broadcast together with shapes (8,) (6,8)",
+    assert tied.diagnose_exception("ValueError: cannot reshape array of size 8 into shape (8,8)", shapes) is None
+    assert tied.diagnose_exception("ValueError: operands could not be broadcast together with shapes (8,) (6,8)",
                                        shapes) is None
     hints = [{"id": None, "kind": "exception", "text": None, "shapes": shapes,
               "message": "ValueError: cannot reshape array of size 8 into shape (8,8)"}] * 3
@@ -502,15 +505,15 @@ def test_a_missing_transpose_is_named_only_when_the_sizes_confirm_it():
     jax_msg = ("TypeError: dot_general requires contracting dimensions to have the same shape, got (8,) and (6,).")
     dot_msg = "ValueError: shapes (4,8) and (6,8) not aligned: 8 (dim 1) != 6 (dim 0)"
     for msg in (numpy_msg, jax_msg):
-        assert diagnose.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
-    assert diagnose.diagnose_exception(dot_msg, {"hidden": [4, 8], "embedding_matrix": [6, 8]}).id == \
+        assert tied.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
+    assert tied.diagnose_exception(dot_msg, {"hidden": [4, 8], "embedding_matrix": [6, 8]}).id == \
         "shapes_do_not_line_up"
     # the same kind of message about other sizes (an intermediate of the learner's own making),
     # or without the case's sizes: no cause
-    assert diagnose.diagnose_exception(numpy_msg.replace("size 6 is different from 8", "size 3 is different from 8"),
+    assert tied.diagnose_exception(numpy_msg.replace("size 6 is different from 8", "size 3 is different from 8"),
                                        shapes) is None
-    assert diagnose.diagnose_exception(numpy_msg) is None
-    assert diagnose.diagnose_exception(jax_msg, {"hidden": [2, 8], "embedding_matrix": [8, 8]}) is None
+    assert tied.diagnose_exception(numpy_msg) is None
+    assert tied.diagnose_exception(jax_msg, {"hidden": [2, 8], "embedding_matrix": [8, 8]}) is None
     hints = [{"id": None, "kind": "exception", "message": numpy_msg, "text": None, "shapes": shapes}] * 3
     assert diagnose.combine(hints)[0]["id"] == "shapes_do_not_line_up"
 
@@ -534,12 +537,12 @@ def test_a_saturating_half_running_sum_is_named_and_nothing_else_fits_it(low, hi
     assert np.max(np.abs(got - ref) / allowed_error("float16", ref, scale, 4096)) > 10  # it stalls
     case = Case("c[float16]", "g", "float16", {"hidden": h, "embedding_matrix": e}, {})
     allowed = allowed_error("float16", ref, scale, 4096)
-    hint = diagnose.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
+    hint = tied.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
     assert hint is not None and hint.id == "half_accumulation", hint
     assert "running sum kept in float16" in hint.text
     # without that idea, no other may claim the output (once: "log-softmax", "an offset")
-    monkeypatch.setattr(diagnose, "_half_accumulation", lambda x: None)
-    hint = diagnose.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
+    monkeypatch.setattr(tied, "_half_accumulation", lambda x: None)
+    hint = tied.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
     assert hint is None or hint.id == "where", hint
 
 
@@ -550,30 +553,30 @@ def test_half_accumulation_is_not_claimed_for_noise():
     allowed = allowed_error("float16", ref, scale, 256)
     got = (ref + 3 * allowed * np.random.default_rng(1).choice([-1, 1], ref.shape)).astype(np.float16)
     case = Case("c[float16]", "g", "float16", {"hidden": h, "embedding_matrix": e}, {})
-    assert diagnose.diagnose_values(case, got.astype(np.float64), ref, scale, allowed) is None
+    assert tied.diagnose_values(case, got.astype(np.float64), ref, scale, allowed) is None
 
 
 def test_a_jax_array_from_a_numpy_submission_is_named_as_such():
-    hint = diagnose.diagnose_type("jaxlib._jax.ArrayImpl")
+    hint = tied.diagnose_type("jaxlib._jax.ArrayImpl")
     assert hint.id == "jax_array"
     assert hint.text == ("the function returned a JAX array (jaxlib._jax.ArrayImpl), which only a JAX submission may "
                          "return (the framework comes from the file's import statements): return a numpy.ndarray, "
                          "e.g. np.asarray(result), or import jax.numpy at the top to be graded as JAX")
-    other = diagnose.diagnose_type("torch.Tensor")
+    other = tied.diagnose_type("torch.Tensor")
     assert other.text == ("the function returned a torch.Tensor, not an array: return a numpy.ndarray (a JAX "
                           "submission may also return a jax.Array)")
-    assert "float" in diagnose.diagnose_type("float").text
+    assert "float" in tied.diagnose_type("float").text
 
 
 def test_an_integer_result_says_how_the_fractions_were_lost():
     h, e = inputs(seed=18, mean=(-3, 3), scale=(2, 4))
     case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
-    assert diagnose.diagnose_dtype(case, np.trunc(ref).astype(np.int64)).text == (
+    assert tied.diagnose_dtype(case, np.trunc(ref).astype(np.int64)).text == (
         "the result is an integer array (int64): the fractional parts were cut off (astype(int)?); return float32 "
         "logits, the inputs' dtype")
-    assert "rounded to whole numbers" in diagnose.diagnose_dtype(case, np.round(ref).astype(np.int32)).text
-    assert diagnose.diagnose_dtype(case, np.zeros(ref.shape, np.int64)).text == (
+    assert "rounded to whole numbers" in tied.diagnose_dtype(case, np.round(ref).astype(np.int32)).text
+    assert tied.diagnose_dtype(case, np.zeros(ref.shape, np.int64)).text == (
         "the result is an integer array (int64); return float32 logits, the inputs' dtype")
 
 
@@ -583,12 +586,12 @@ def test_shape_ideas_that_coincide_are_not_named():
     e = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], np.float32)
     case = Case("worked_example[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
-    assert diagnose.diagnose_shape(case, h.copy(), ref) is None
+    assert tied.diagnose_shape(case, h.copy(), ref) is None
     e2 = np.array([[3.0, 1.0], [0.5, 2.0], [1.0, 1.0]], np.float32)
     case2 = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e2}, {})
     ref2 = h.astype(np.float64) @ e2.astype(np.float64).T
-    assert diagnose.diagnose_shape(case2, ref2[:-1].astype(np.float32), ref2).id == "vocab_dropped"
-    assert diagnose.diagnose_shape(case2, h.copy(), ref2).id == "returns_hidden"
+    assert tied.diagnose_shape(case2, ref2[:-1].astype(np.float32), ref2).id == "vocab_dropped"
+    assert tied.diagnose_shape(case2, h.copy(), ref2).id == "returns_hidden"
 
 
 def test_dropping_the_only_feature_is_not_called_a_result_never_computed():

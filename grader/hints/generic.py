@@ -1,0 +1,296 @@
+"""Generic hint ideas: every problem gets them, worded with the spec's own names.
+
+No idea here knows what a problem computes. Each value idea is a *prediction* of the output,
+judged against the actual output by :func:`judge` (the rule of every hint: a hint that guesses is
+worse than none), and the shape, dtype and type ideas state facts the values confirm:
+
+* **values** (:func:`value_ideas`): the result computed in a lower precision (every value on
+  that format's grid, the grid visible beyond the allowance, and the output within the tolerance
+  model's allowance *in that format* of the reference rounded to it; bfloat16 and float16 told
+  apart by the prediction, never by the grid alone), the last two axes swapped (a square result),
+  a constant factor, a constant offset, one offset per row (all axes but the last), and the
+  ideas of the problem's own hint module (:mod:`grader.hints`). Of the ideas that fit, the one
+  with the smallest residual is named, unless an idea of another id fits about as well (4x): then
+  none is. A failure that flushing subnormals to zero explains gets none.
+* **shape** (:func:`shape_hint`): the right values with the axes reversed, or with an axis of
+  size 1 added or dropped (checked on the values: a shape alone names no cause).
+* **dtype** (:func:`dtype_hint`), **type** (:func:`type_hint`), **non-finite**
+  (:func:`non_finite_hint`: NaN exactly where the result is 0), **exceptions**
+  (:func:`exception_hint`: NotImplementedError only; a shape error names no cause).
+
+Which dtypes and ranks fail is said by the report's summary (``grader.summary``), for every
+problem, with the first parameter's name.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import ml_dtypes
+import numpy as np
+
+from ..dtypes import dtype_of, smallest_subnormal, unit_roundoff
+from . import Hint, Idea, Names, as_float
+
+MIN_EVIDENCE = 4  # elements an idea must change beyond the allowance unless it matches to rounding
+IMPROVE = 0.5  # an idea's residual must be at most this share of the right answer's
+FITTED = 0.25  # ... and this share for an idea with a fitted parameter (a factor, offsets)
+AMBIGUOUS = 4.0  # another id within this factor of the best residual: the case cannot tell them apart
+
+#: For a result in each dtype, the formats it may have been computed in instead.
+LOWER = {"float64": ("float32", "bfloat16", "float16"), "float32": ("bfloat16", "float16")}
+
+#: Ids the grader's own hints use (generic and bundled): an instructor's idea with one of these
+#: ids is reported as ``<module>.<id>``, so that no summary reconciles it as another problem's.
+RESERVED = frozenset({
+    # generic
+    "lower_precision", "transposed", "scaled", "shifted", "row_shifted", "extra_axis", "lost_axis", "promoted",
+    "demoted", "dtype", "not_numeric", "not_array", "none", "jax_array", "nan_where_zero", "not_implemented",
+    "mutation", "constant_shape",
+    # tied_lm_head
+    "zeros", "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
+    "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden", "swapped_axes",
+    "first_row", "feature_dropped", "half_accumulation", "offset", "column_offset", "where", "added_axis",
+    "flattened", "squeezed", "vocab_dropped", "hidden_shape", "first_row_only", "wrong_vocab", "scalar",
+    "empty_batch", "integer", "other_half", "nan_zero_rows", "overflow", "shapes_do_not_line_up",
+})
+
+
+def _rss(a: np.ndarray) -> float:
+    return math.sqrt(float(np.square(a).sum()))
+
+
+def smallest_normal(dtype: str) -> float:
+    """The smallest positive normal number of a floating dtype (float16: 2**-14)."""
+    return float(ml_dtypes.finfo(dtype_of(dtype)).smallest_normal)
+
+
+def judge(predicted: Any, got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
+          carried: np.ndarray | None = None, improve: float = IMPROVE) -> float | None:
+    """The residual of an idea's prediction when it explains the output, else None.
+
+    It explains the output when (1) ``got`` is within four times the allowance carried through
+    the mistake (``carried``, default ``allowed``) plus two roundings in ``dtype`` of
+    ``predicted`` at every element; (2) the prediction would itself fail (it differs from ``ref``
+    beyond the allowance somewhere); (3) its root-sum-square residual is at most ``improve``
+    times the right answer's; (4) it changes at least :data:`MIN_EVIDENCE` elements beyond the
+    allowance, or else matches ``got`` to rounding at every element (a few numbers land in a
+    band by chance).
+
+    Args:
+        predicted: the mistake's output, array-like; got: the output, float64; ref: the exact
+            output, float64; allowed: the verdict's allowance per element (zeros: exact);
+            dtype: the output dtype's name.
+    """
+    p = as_float(predicted)
+    if p.shape != got.shape or not np.all(np.isfinite(p)):
+        return None
+    u, tiny = unit_roundoff(dtype), 4 * smallest_subnormal(dtype)
+    carried = allowed if carried is None else carried
+    rounding = 2 * u * (np.abs(p) + np.abs(ref)) + tiny
+    err = np.abs(got - p)
+    if not np.all(err <= 4 * np.abs(carried) + rounding):
+        return None
+    changed = int(np.count_nonzero(np.abs(p - ref) > allowed + u * np.abs(ref) + tiny))
+    if changed == 0:
+        return None
+    residual = _rss(got - p)
+    if residual > improve * _rss(got - ref):
+        return None
+    if changed < MIN_EVIDENCE and not np.all(err <= rounding):
+        return None
+    return residual
+
+
+def _flushed(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> bool:
+    """Every wrong element is a subnormal (or zero) flushed or not: no mistake to name."""
+    tn = smallest_normal(dtype)
+    bad = ~(np.abs(got - ref) <= allowed)
+    return bool(np.all((np.abs(ref[bad]) < tn) & (np.abs(got[bad]) < tn)))
+
+
+def lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
+                    allowed_in: Callable[[str], np.ndarray], names: Names) -> tuple[Hint, float] | None:
+    """The result computed in a format of :data:`LOWER` (a cast, or JAX without x64), or None.
+
+    Per format: every output value is a number of it (significand *and* exponent range); at two
+    elements at least, rounding the right answer to it moves it beyond the allowance (zeros and
+    small whole numbers lie on every grid and prove nothing); and ``got`` is within four times
+    ``allowed_in(format)`` (the tolerance model in that format) plus one rounding of the right
+    answer rounded to it. Of the formats that pass, the one leaving the smaller residual is
+    named, only when it leaves at most half the residual of every other (bfloat16 numbers in
+    float16's range are float16 numbers too).
+
+    Returns:
+        (the hint, its residual), or None.
+    """
+    fitting: list[tuple[float, str]] = []
+    for low in LOWER.get(dtype, ()):
+        low_dt = dtype_of(low)
+        with np.errstate(all="ignore"):
+            if not np.array_equal(got.astype(low_dt).astype(np.float64), got):
+                continue
+            rounded = ref.astype(low_dt).astype(np.float64)
+        if not np.all(np.isfinite(rounded)) or int(np.count_nonzero(np.abs(rounded - ref) > allowed)) < 2:
+            continue
+        band = 4 * allowed_in(low) + 2 * unit_roundoff(low) * np.abs(ref) + smallest_normal(low) * (np.abs(ref) < smallest_normal(low))
+        if np.all(np.abs(got - rounded) <= band):
+            fitting.append((_rss(got - rounded), low))
+    if not fitting:
+        return None
+    fitting.sort()
+    if len(fitting) >= 2 and fitting[0][0] > 0.5 * fitting[1][0]:
+        return None  # two formats explain it about as well: name neither
+    residual, low = fitting[0]
+    first = names.parameters[0] if names.parameters else "the inputs"
+    text = (f"every value is a {low} number and the errors are {low}'s: {names.function} computed in {low} "
+            f"precision (a cast of {first} to {low}"
+            + (", or JAX without jax_enable_x64" if dtype == "float64" and low == "float32" else "?")
+            + f"); compute in {dtype}")
+    return Hint("lower_precision", text, {"computed_in": low}), residual
+
+
+def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> list[tuple[Hint, float]]:
+    """A constant factor, a constant offset and one offset per row, each judged with the
+    stricter :data:`FITTED` share and a fitted value read to 4 significant digits."""
+    out: list[tuple[Hint, float]] = []
+    with np.errstate(all="ignore"):
+        c = float(np.sum(got * ref) / np.sum(ref * ref)) if np.any(ref) else math.nan
+    if math.isfinite(c) and c != 0 and c != 1:
+        r = judge(c * ref, got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
+        if r is not None:
+            out.append((Hint("scaled", f"looks like the whole result was multiplied by a constant factor of {c:.4g}",
+                             {"factor": c}), r))
+    diff = got - ref
+    c = float(np.median(diff)) if diff.size else 0.0
+    if c != 0 and diff.size >= MIN_EVIDENCE:
+        r = judge(ref + c, got, ref, allowed, dtype, None, FITTED)
+        if r is not None:
+            out.append((Hint("shifted", f"looks like a constant {c:.4g} was added to every element", {"offset": c}), r))
+    if ref.ndim >= 2 and ref.shape[-1] >= MIN_EVIDENCE and ref.size // ref.shape[-1] >= 2:
+        rows = np.median(diff, axis=-1, keepdims=True)
+        if np.ptp(rows) > 4 * float(np.max(allowed)) + unit_roundoff(dtype) * float(np.max(np.abs(ref))):
+            r = judge(ref + rows, got, ref, allowed, dtype, 2 * allowed, FITTED)
+            if r is not None:
+                out.append((Hint("row_shifted", "looks like each row of the result (along its last axis) was shifted "
+                                                "by its own constant offset"), r))
+    return out
+
+
+def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
+                allowed_in: Callable[[str], np.ndarray], names: Names,
+                problem_ideas: list[Idea] | None = None) -> Hint | None:
+    """The mistake behind a value mismatch, from the generic ideas and the problem's own, or None.
+
+    Args:
+        got: the output, float64, finite, shaped like ``ref``; ref: the exact output, float64;
+        allowed: the verdict's allowance per element (zeros for an exact comparison);
+        dtype: the output dtype's name; allowed_in: the tolerance model's allowance for the same
+        case in another dtype (for :func:`lower_precision`); names: the spec's names;
+        problem_ideas: the problem module's :class:`Idea` predictions (already renamed off
+        :data:`RESERVED`).
+    """
+    if ref.size == 0 or got.shape != ref.shape or not np.all(np.isfinite(got)):
+        return None
+    with np.errstate(all="ignore"):
+        if _flushed(got, ref, allowed, dtype):
+            return None
+        low = lower_precision(got, ref, allowed, dtype, allowed_in, names)
+        if low is not None:
+            return low[0]
+        candidates: list[tuple[float, Hint]] = []
+        for idea in problem_ideas or []:
+            r = judge(idea.predicted, got, ref, allowed, dtype)
+            if r is not None:
+                candidates.append((r, Hint(idea.id, idea.text, dict(idea.params))))
+        if ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] >= 2:
+            r = judge(np.swapaxes(ref, -1, -2), got, ref, allowed, dtype, np.swapaxes(allowed, -1, -2))
+            if r is not None:
+                candidates.append((r, Hint("transposed", "looks like the last two axes of the result are swapped "
+                                                         "(the value of [..., i, j] is at [..., j, i])")))
+        candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype)]
+    if not candidates:
+        return None
+    floor = 1e-3 * _rss(got - ref)
+    candidates.sort(key=lambda c: max(c[0], floor))
+    best_r, best = candidates[0]
+    if any(h.id != best.id and max(r, floor) <= AMBIGUOUS * max(best_r, floor) for r, h in candidates[1:]):
+        return None
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes, dtypes, types, non-finite values, exceptions
+
+def type_hint(type_name: str, want: str) -> Hint:
+    """The hint for a non-array result (``type_name`` as the child reported it: a builtin's
+    name, ``module.QualName``, or ``"array of dtype X"``); ``want``: the expected dtype."""
+    if type_name in ("list", "tuple"):
+        return Hint("not_array", f"return an array, not a {type_name} (drop .tolist() or wrap with np.asarray)")
+    if type_name == "NoneType":
+        return Hint("none", "the function returned None: is a return statement missing?")
+    if type_name.startswith("array of dtype"):
+        dtype = type_name[len("array of dtype"):].strip()
+        return Hint("not_numeric", f"the result is an array of dtype {dtype}: return a {want} array")
+    module = type_name.rsplit(".", 1)[0] if "." in type_name else ""
+    if module.split(".")[0] in ("jax", "jaxlib"):
+        return Hint("jax_array", f"the function returned a JAX array ({type_name}), which only a JAX submission "
+                                 f"may return (the framework comes from the file's import statements): return a "
+                                 f"numpy.ndarray, e.g. np.asarray(result), or import jax.numpy at the top to be "
+                                 f"graded as JAX", {"returned": type_name})
+    return Hint("not_array", f"the function returned a {type_name}, not an array: return a numpy.ndarray "
+                             f"(a JAX submission may also return a jax.Array)", {"returned": type_name})
+
+
+def shape_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """A wrong shape that the values show to be the right result with its axes reversed or an
+    axis of size 1 added or dropped; None otherwise (no cause is named from a shape alone)."""
+    g = np.asarray(got, dtype=np.float64) if got.dtype.kind in "fiub" or got.dtype.name == "bfloat16" else None
+    if g is None or g.size != ref.size or ref.size == 0:
+        return None
+    if g.ndim == ref.ndim and g.ndim >= 2 and tuple(reversed(g.shape)) == ref.shape and np.array_equal(
+            np.transpose(g), ref.astype(got.dtype).astype(np.float64)):
+        return Hint("transposed", "the result holds the right values with its axes in reverse order "
+                                  "(a transpose too many, or indexing the transposed array?)")
+    if np.array_equal(g.reshape(ref.shape), ref.astype(got.dtype).astype(np.float64)):
+        if g.ndim > ref.ndim:
+            return Hint("extra_axis", f"the values are right but the shape has an extra axis of size 1: "
+                                      f"return shape {tuple(ref.shape)}")
+        if g.ndim < ref.ndim:
+            return Hint("lost_axis", f"the values are right but an axis of size 1 was dropped: return "
+                                     f"shape {tuple(ref.shape)}")
+    return None
+
+
+def dtype_hint(got: np.ndarray, want: str, rule: tuple[str, str]) -> Hint:
+    """What to return instead of a result of the wrong dtype, in the statement's words
+    (``rule``: how the statement says it, and the parameter to copy the dtype from)."""
+    have = np.asarray(got).dtype.name
+    how = f" (e.g. .astype({rule[1]}.dtype))" if rule[1] else ""
+    order = {"bfloat16": 0, "float16": 0, "float32": 1, "float64": 2}
+    if have in order and want in order and order[have] > order[want]:
+        return Hint("promoted", f"the result was promoted to {have}: compute as you like, but return "
+                                f"{want}, {rule[0]}{how}", {"got": have})
+    if have in order and want in order and order[have] < order[want]:
+        return Hint("demoted", f"the result was demoted to {have}: return {want}, {rule[0]}{how}", {"got": have})
+    return Hint("dtype", f"return {want}, {rule[0]}{how}", {"got": have})
+
+
+def non_finite_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """NaN exactly where the expected value is 0 and nowhere else: a 0/0 (a division by a zero count?)."""
+    if got.shape != ref.shape:
+        return None
+    nan = np.isnan(got)
+    zero = ref == 0
+    if nan.any() and np.all(zero[nan]) and np.all(np.isfinite(got[~zero])):
+        return Hint("nan_where_zero", "NaN exactly where the expected result is 0: a 0/0, such as a division by "
+                                      "a count that is zero? the statement says what to return there")
+    return None
+
+
+def exception_hint(message: str) -> Hint | None:
+    """A hint for an exception, from its message: only a stub's NotImplementedError (a shape
+    error, a reshape or a broadcast, names no cause without knowing the problem)."""
+    if (message or "").startswith("NotImplementedError"):
+        return Hint("not_implemented", "the function raises NotImplementedError: write its body")
+    return None

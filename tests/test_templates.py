@@ -8,9 +8,11 @@ is checked end to end in tests/test_batch.py (a batch's junit.xml) and below.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -93,7 +95,13 @@ def test_classroom_workflow_names_fit_the_reporter():
     assert "$GRADER_PIP_SPEC" in install["run"] and flow["env"]["GRADER_PIP_SPEC"]
     # the working directory is the learner's repository: every Python runs isolated (issue 9, class 1)
     runs = [s["run"] for s in steps if "python" in s.get("run", "")]
-    assert runs and all(run.startswith("python -I ") for run in runs), runs
+    assert runs and all(_isolated(run) for run in runs), runs
+
+
+def _isolated(script: str) -> bool:
+    """Every ``python`` command of a step's script runs with ``-I``."""
+    calls = re.findall(r"(?:^|[\s;|&(])python3?(\s+\S+)?", script)
+    return bool(calls) and all(arg.strip() == "-I" for arg in calls)
 
 
 @pytest.mark.parametrize("source,code,status", [(CORRECT, 0, "pass"), (WRONG, 1, "fail")], ids=["correct", "wrong"])
@@ -253,3 +261,320 @@ def test_classroom_workflow_missing_solution_still_reports(tmp_path):
     verdict = json.loads(base64.b64decode(value))
     jsonschema.validate(verdict, CLASSROOM_SCHEMA)
     assert verdict["status"] == "error" and "submit (commit and push)" in verdict["tests"][0]["test_code"]
+
+
+# -- issue 12, item 3: the templates' commands, run locally ----------------------------------------
+# Every step that installs packages is stubbed: a `python` (or the venv's python) that logs
+# `-m pip ...` calls instead of running them, and runs anything else with the Python under test.
+# The classes are tiny and graded with few generated cases: these tests are about plumbing.
+CLASS_FLAGS = "--max-examples 2 --no-shrink --jobs 2"
+CLASS_WORKFLOW = ROOT / "templates" / "github-class" / ".github" / "workflows" / "grade-class.yml"
+SLURM = ROOT / "templates" / "slurm"
+
+
+def _script(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def _python_stub(path: Path, pip_log: Path) -> Path:
+    """A ``python`` whose ``-m pip`` calls are logged (one line each), everything else run by the
+    Python under test."""
+    return _script(path, f'#!/bin/sh\nif [ "$1 $2 $3" = "-I -m pip" ]; then\n'
+                         f'  shift 3; printf "%s|" "$@" >> {pip_log}; echo >> {pip_log}; exit 0\nfi\n'
+                         f'exec {sys.executable} "$@"\n')
+
+
+def _pip_calls(pip_log: Path) -> list[list[str]]:
+    return [line.rstrip("|").split("|") for line in pip_log.read_text().splitlines()] if pip_log.exists() else []
+
+
+def _resolve(value: str, known: dict[str, str]) -> str:
+    """A workflow value with its ``${{ ... }}`` expressions replaced as the runner would for the
+    few this test knows (``known``); secrets are empty, as for a repository without them."""
+    def one(m: re.Match[str]) -> str:
+        expr = m.group(1).strip()
+        if expr.startswith("secrets."):
+            return ""
+        return known[expr]
+    return re.sub(r"\$\{\{(.*?)\}\}", one, str(value))
+
+
+def _run_step(step: dict, cwd: Path, env: dict[str, str], known: dict[str, str]) -> subprocess.CompletedProcess:
+    step_env = {k: _resolve(v, known) for k, v in (step.get("env") or {}).items()}
+    # GitHub runs `run:` with bash -e {0} (and -o pipefail for the default shell)
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd,
+                          env={**env, **step_env}, capture_output=True, text=True, timeout=300)
+
+
+def _gradebook(folder: Path) -> list[dict[str, str]]:
+    import csv
+    with open(folder / "gradebook.csv", newline="", encoding="utf-8") as fh:
+        rows = [{k: Path(v).name if k == "submission" else v for k, v in row.items() if k != "seconds"}
+                for row in csv.DictReader(fh)]
+    return sorted(rows, key=lambda r: r["learner"])
+
+
+@pytest.fixture(scope="module")
+def tiny_class(tmp_path_factory):
+    """Two learners (a correct and a wrong NumPy file) in ``<dir>/class``, named so that they fall in
+    different shards of 2, and the unsharded ``grader grade`` of them in ``<dir>/whole``."""
+    from grader.batch import in_shard
+
+    base = tmp_path_factory.mktemp("class")
+    names = [f"learner{i}" for i in range(50)]
+    first = next(n for n in names if in_shard(n, 1, 2))
+    second = next(n for n in names if in_shard(n, 2, 2))
+    (base / "class").mkdir()
+    (base / "class" / f"{first}.py").write_text(CORRECT)
+    (base / "class" / f"{second}.py").write_text(WRONG)
+    result = run_grader("grade", "class", "--problem", "tied_lm_head", "--out", "whole", *CLASS_FLAGS.split(),
+                        cwd=base)
+    assert result.code == 1, result.stderr
+    assert [r["passed"] for r in _gradebook(base / "whole")] in (["true", "false"], ["false", "true"])
+    return base
+
+
+def _fake_interpreter(path: Path, kind: str) -> Path:
+    if kind == "good":
+        return _script(path, f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    if kind == "old":   # runs, but is a 3.10 (Ubuntu 22.04's python3)
+        return _script(path, "#!/bin/sh\necho 'AssertionError' >&2\nexit 1\n")
+    return _script(path, "#!/bin/sh\necho 'error while loading shared libraries: libpython3.13.so' >&2\nexit 127\n")
+
+
+def _setup_env(root: Path, bin_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_BIN", "GRADER_PYTHON", "VIRTUAL_ENV")}
+    env.update(AUTOGRADER_ROOT=str(root), PATH=f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin", **extra)
+    return env
+
+
+def test_gradescope_setup_chooses_an_interpreter_by_running_it(tmp_path):
+    """A python3.13 that does not start and a python3.12 / python3 older than 3.11 are skipped (never
+    an exit 100); the first candidate that runs, is 3.11+ and makes a venv with pip is used."""
+    bin_dir = tmp_path / "bin"
+    _fake_interpreter(bin_dir / "python3.13", "broken")
+    _fake_interpreter(bin_dir / "python3.12", "old")
+    _fake_interpreter(bin_dir / "python3.11", "good")
+    _fake_interpreter(bin_dir / "python3", "old")
+    _script(bin_dir / "apt-get", f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'apt.log'}\nexit 100\n")
+    root = tmp_path / "autograder"
+    result = subprocess.run(["bash", str(GRADESCOPE / "setup.sh")], capture_output=True, text=True, timeout=300,
+                            env=_setup_env(root, bin_dir, GRADER_SETUP_STEPS="python"))
+    assert result.returncode == 0, result.stderr
+    assert "skipping python3.13: it does not run" in result.stderr
+    assert "skipping python3.12" in result.stderr and "using python3.11 (3." in result.stderr
+    assert not (tmp_path / "apt.log").exists()  # nothing installed: a usable Python was there
+    check = subprocess.run([str(root / "venv" / "bin" / "python"), "-I", "-m", "pip", "--version"],
+                           capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stderr
+
+
+def test_gradescope_setup_installs_python311_when_none_runs(tmp_path):
+    """Ubuntu 22.04 (python3 is 3.10): apt installs python3.11 and python3.11-venv, which is then used."""
+    bin_dir = tmp_path / "bin"
+    _fake_interpreter(bin_dir / "python3.13", "broken")
+    _fake_interpreter(bin_dir / "python3.11", "old")  # hides this machine's own python3.11
+    _fake_interpreter(bin_dir / "python3", "old")
+    good = _fake_interpreter(tmp_path / "good-python", "good")
+    apt_log = tmp_path / "apt.log"
+    _script(bin_dir / "apt-get", f'#!/bin/sh\necho "$@" >> {apt_log}\n'
+                                 f'case "$*" in *"install"*python3.11*) cp {good} {bin_dir / "python3.11"};; esac\n')
+    root = tmp_path / "autograder"
+    result = subprocess.run(["bash", str(GRADESCOPE / "setup.sh")], capture_output=True, text=True, timeout=300,
+                            env=_setup_env(root, bin_dir, GRADER_SETUP_STEPS="python"))
+    assert result.returncode == 0, result.stderr
+    calls = apt_log.read_text().splitlines()
+    assert calls[0] == "update" and "python3.11 python3.11-venv" in calls[1]
+    assert "using python3.11" in result.stderr and (root / "venv" / "bin" / "python").exists()
+
+
+def test_gradescope_setup_installs_torch_and_warms_the_caches(tmp_path):
+    """The install step (pip stubbed) takes torch's CPU build and the grader's torch extra when the
+    course uses torch; the warm step grades the solutions with run_autograder's settings into
+    $AUTOGRADER_ROOT/cache, the folder run_autograder then reads (a learner's check reuses the
+    cached cases)."""
+    root = tmp_path / "autograder"
+    pip_log = tmp_path / "pip.log"
+    _python_stub(root / "venv" / "bin" / "python", pip_log)   # the venv the python step would make
+    (root / "source" / "solutions").mkdir(parents=True)
+    (root / "source" / "solutions" / "solution_numpy.py").write_text(CORRECT)
+    env = _setup_env(root, tmp_path / "bin", GRADER_SETUP_STEPS="install warm", GRADER_FRAMEWORKS="numpy torch",
+                     GRADER_ARGS=FAST, GRADER_PYTHON=sys.executable)
+    env.pop("GRADER_CACHE_DIR", None)  # the default: $AUTOGRADER_ROOT/cache, in both scripts
+    result = subprocess.run(["bash", str(GRADESCOPE / "setup.sh")], capture_output=True, text=True, timeout=300,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    calls = _pip_calls(pip_log)
+    assert calls[0] == ["install", "--upgrade", "pip"]
+    assert calls[1] == ["install", "torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"]
+    assert calls[2] == ["install", "grader[torch] @ git+https://github.com/YOUR-ORG/grader.git@v0.1.0"]
+    assert "warmed the caches with solution_numpy.py" in result.stderr
+    cache = root / "cache"
+    cached = {p.name: p.stat().st_mtime_ns for p in cache.glob("cases-*.npz")}
+    assert cached and cache.stat().st_uid == os.getuid()
+    # a learner graded as run_autograder does: the case set comes from the cache, not rewritten
+    (root / "submission").mkdir()
+    (root / "submission" / "solution.py").write_text(WRONG)
+    env.pop("GRADER_SETUP_STEPS")
+    graded = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert graded.returncode == 0, graded.stderr
+    assert json.loads((root / "results" / "results.json").read_text())["score"] < 10
+    assert {p.name: p.stat().st_mtime_ns for p in cache.glob("cases-*.npz")} == cached
+
+
+def test_gradescope_setup_refuses_a_solution_that_fails(tmp_path):
+    root = tmp_path / "autograder"
+    _python_stub(root / "venv" / "bin" / "python", tmp_path / "pip.log")
+    (root / "source" / "solutions").mkdir(parents=True)
+    (root / "source" / "solutions" / "mine.py").write_text(WRONG)
+    env = _setup_env(root, tmp_path / "bin", GRADER_SETUP_STEPS="warm", GRADER_ARGS=FAST, GRADER_PYTHON=sys.executable)
+    result = subprocess.run(["bash", str(GRADESCOPE / "setup.sh")], capture_output=True, text=True, timeout=300,
+                            env=env)
+    assert result.returncode == 1 and "the solution mine.py does not pass" in result.stderr
+
+
+def _workflow_env(tmp_path: Path, flow: dict, **extra: str) -> tuple[dict[str, str], Path]:
+    bin_dir = tmp_path / "bin"
+    pip_log = tmp_path / "pip.log"
+    _python_stub(bin_dir / "python", pip_log)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_CACHE_DIR"}
+    env.update({k: str(v) for k, v in flow.get("env", {}).items()})
+    env.update(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", HOME=str(tmp_path / "home"), GITHUB_ACTIONS="true",
+               GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"), GITHUB_OUTPUT=str(tmp_path / "output.txt"), **extra)
+    return env, pip_log
+
+
+def _outputs(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line) if path.exists() else {}
+
+
+def test_classroom_workflow_runs_every_step_and_caches_pip_and_the_grader(tmp_path):
+    """Every `run:` step in order (pip stubbed), with the `uses:` steps' settings checked: pip's
+    cache keyed by this workflow, and the grader's cache keyed by its version and the problem's
+    spec hash, the folder the Grade step uses."""
+    import hashlib
+
+    import grader
+    from grader.spec import find_problem
+
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    steps = flow["jobs"]["run-autograding-tests"]["steps"]
+    setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
+    assert setup["with"]["cache"] == "pip"
+    assert (ROOT / "templates" / "github-classroom" / setup["with"]["cache-dependency-path"]).is_file()
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert "steps.cache-key.outputs.key" in cache["with"]["key"] and "steps.cache-key.outputs.dir" in cache["with"]["path"]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "solution.py").write_text(CORRECT)
+    env, pip_log = _workflow_env(tmp_path, flow, GRADER_TORCH="true")
+    known: dict[str, str] = {}
+    for step in steps:
+        if "run" not in step:
+            continue
+        known.update({f"steps.cache-key.outputs.{k}": v for k, v in _outputs(tmp_path / "output.txt").items()})
+        command = step["run"] + (f" {FAST}" if step.get("id") == "grader" else "")
+        result = _run_step({**step, "run": command}, repo, env, known)
+        assert result.returncode == 0, (step["name"], result.stderr)
+    calls = _pip_calls(pip_log)
+    assert calls == [["install", "torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"],
+                     ["install", "grader[torch] @ git+https://github.com/YOUR-ORG/grader.git@v0.1.0"]]
+    out = _outputs(tmp_path / "output.txt")
+    spec = hashlib.sha256(find_problem("tied_lm_head").read_bytes()).hexdigest()[:16]
+    assert out["key"] == f"grader-{grader.__version__}-tied_lm_head-{spec}"
+    assert out["dir"] == str(tmp_path / "home" / ".cache" / "grader")
+    assert list(Path(out["dir"]).glob("cases-*.npz")), "the Grade step did not use the cached folder"
+    assert json.loads(base64.b64decode(out["result"]))["status"] == "pass"
+
+
+def test_class_matrix_workflow_shards_and_merges_like_one_run(tmp_path, tiny_class):
+    """Each matrix job's `run:` steps (pip stubbed) grade one shard; their folders, handed over as
+    the artifacts would be, are merged by the last job into the gradebook of an unsharded run."""
+    flow = yaml.safe_load(CLASS_WORKFLOW.read_text())
+    grade, merge = flow["jobs"]["grade"], flow["jobs"]["merge"]
+    shards = grade["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, int(flow["env"]["SHARDS"]) + 1)) and merge["needs"] == "grade"
+    upload = next(s for s in grade["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    download = next(s for s in merge["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    env, pip_log = _workflow_env(tmp_path, flow, SUBMISSIONS="class", GRADER_ARGS=CLASS_FLAGS)
+    workspace = tmp_path / "workspace"
+    shutil.copytree(tiny_class / "class", workspace / "class")
+    artifacts = tmp_path / "artifacts"
+    for shard in shards:
+        known = {"matrix.shard": str(shard)}
+        for step in grade["steps"]:
+            if "run" in step:
+                result = _run_step(step, workspace, env, known)
+                assert result.returncode == 0, (shard, step["name"], result.stderr)
+        name = _resolve(upload["with"]["name"], known)
+        shutil.copytree(workspace / _resolve(upload["with"]["path"], known), artifacts / name)
+    assert len(_pip_calls(pip_log)) == len(shards)
+    # download-artifact with a pattern: one folder per artifact under its path
+    merged = tmp_path / "merge-job"
+    shutil.copytree(artifacts, merged / download["with"]["path"])
+    assert all(fnmatch.fnmatch(p.name, download["with"]["pattern"]) for p in (merged / "shards").iterdir())
+    for step in merge["steps"]:
+        if "run" in step:
+            result = _run_step(step, merged, env, {})
+            assert result.returncode == 0, (step["name"], result.stderr)
+    assert _gradebook(merged / "grades") == _gradebook(tiny_class / "whole")
+    assert "learner" in (tmp_path / "summary.md").read_text() or (tmp_path / "summary.md").stat().st_size > 0
+
+
+def test_slurm_array_tasks_and_merge_give_one_runs_gradebook(tmp_path, tiny_class):
+    """grade-shard.sbatch run as each task of a 3-task array (SLURM_ARRAY_TASK_ID 0..2; one shard
+    is empty), then merge.sbatch: the gradebook of an unsharded run; a task whose learners fail
+    still exits 0, so that the afterok merge runs."""
+    out = tmp_path / "grades"
+    env = {**os.environ, "GRADER_SUBMISSIONS": str(tiny_class / "class"), "GRADER_OUT": str(out),
+           "GRADER": f"{sys.executable} -I -m grader", "GRADER_PROBLEM": "tied_lm_head", "GRADER_ARGS": CLASS_FLAGS,
+           "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "2"}
+    for task in range(3):
+        result = subprocess.run(["bash", str(SLURM / "grade-shard.sbatch")], cwd=tmp_path, capture_output=True,
+                                text=True, timeout=300, env={**env, "SLURM_ARRAY_TASK_ID": str(task)})
+        assert result.returncode == 0, result.stderr
+        assert (out / f"shard-{task + 1}" / "gradebook.csv").is_file()
+    result = subprocess.run(["bash", str(SLURM / "merge.sbatch")], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    assert _gradebook(out / "merged") == _gradebook(tiny_class / "whole")
+
+
+def test_slurm_submit_chains_the_merge_after_the_array(tmp_path):
+    bin_dir = tmp_path / "bin"
+    log = tmp_path / "sbatch.log"
+    _script(bin_dir / "sbatch", f'#!/bin/sh\necho "$@" >> {log}\n'
+                                f'case "$*" in *--array*) echo "4242;cluster";; *) echo 4243;; esac\n')
+    (tmp_path / "class").mkdir()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GRADER_SHARDS": "3",
+           "SBATCH_ARGS": "--partition=short"}
+    result = subprocess.run(["bash", str(SLURM / "submit.sh"), "class", "out"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    array, merge = log.read_text().splitlines()
+    assert "--array=0-2" in array and "--partition=short" in array and array.endswith("grade-shard.sbatch")
+    assert "--dependency=afterok:4242" in merge and merge.endswith("merge.sbatch")
+    assert "job 4242" in result.stdout and "job 4243" in result.stdout
+    bad = subprocess.run(["bash", str(SLURM / "submit.sh"), "class"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60, env={**env, "GRADER_SHARDS": "0"})
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "GRADER_SHARDS" in bad.stderr
+
+
+@pytest.mark.parametrize("path", ["gradescope/setup.sh", "gradescope/run_autograder", "slurm/submit.sh",
+                                  "slurm/grade-shard.sbatch", "slurm/merge.sbatch"])
+def test_template_scripts_are_executable_bash(path):
+    script = ROOT / "templates" / path
+    assert os.access(script, os.X_OK)
+    subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+@pytest.mark.parametrize("workflow", [WORKFLOW, CLASS_WORKFLOW], ids=["classroom", "class"])
+def test_workflows_run_python_isolated(workflow):
+    flow = yaml.safe_load(workflow.read_text())
+    runs = [s["run"] for job in flow["jobs"].values() for s in job["steps"] if "python" in s.get("run", "")]
+    assert runs and all(_isolated(run) for run in runs), runs

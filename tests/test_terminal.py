@@ -164,7 +164,9 @@ def test_check_on_a_terminal_is_coloured_and_fitted(monkeypatch):
 def test_check_colour_follows_the_environment(monkeypatch, env, tty, coloured):
     code, out = run_cli(monkeypatch, ["check", WRONG, "-q", *FAST], tty=tty, env=env)
     assert code == 1 and bool(SGR.search(out)) is coloured
-    assert len(SGR.sub("", out).splitlines()) == 2  # -q: the verdict and the failing names
+    plain = SGR.sub("", out)  # -q: the verdict and the failing names (wrapped on a terminal)
+    assert plain.startswith("FAIL tied_lm_head: score ") and "\nfailing: worked_example[" in plain
+    assert "hint" not in plain and "replay" not in plain
 
 
 def test_machine_output_and_files_never_get_colour(monkeypatch, tmp_path):
@@ -180,3 +182,20 @@ def test_quiet_and_verbose_together_is_a_usage_error(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["check", WRONG, "-q", "-v"])
     assert exc.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_grade_quiet_and_verbose(tmp_path):
+    """grade -q: no progress lines on stderr (notes and errors only), the tally on stdout; grade -v:
+    each learner's verdict and failing cases after the tally. Never colour into a pipe."""
+    from .conftest import run_grader
+
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "bob.py").write_text((SUBMISSIONS / "wrong_tolerance_softmax.py").read_text())
+    quiet = run_grader("grade", "class", "--problem", "tied_lm_head", "--out", "q", "-q", *FAST, cwd=tmp_path)
+    assert quiet.code == 1 and quiet.stderr == "", quiet.stderr
+    assert quiet.stdout.startswith("graded 1 submissions") and len(quiet.stdout.splitlines()) == 1
+    loud = run_grader("grade", "class", "--problem", "tied_lm_head", "--out", "v", "-v", *FAST, cwd=tmp_path)
+    assert loud.code == 1 and "[1/1] class: failed tolerance" in loud.stderr  # a folder of one file is one learner
+    lines = loud.stdout.splitlines()
+    assert lines[0].startswith("graded 1 submissions") and lines[1].startswith("FAIL tied_lm_head: score 0.25 / 10")
+    assert lines[2].startswith("failing: worked_example[") and "\x1b" not in loud.stdout

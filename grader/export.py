@@ -5,9 +5,12 @@
     ``SIS Login ID``, ``Section`` (the identity columns of a Canvas gradebook export, which Canvas
     matches students by), then one assignment column headed ``NAME (ID)`` (an existing
     assignment; ``NAME`` alone makes Canvas create one). A ``Points Possible`` row comes first,
-    as in Canvas's own export; then one row per roster student, in roster order, with the
-    learner's score in points, or an empty cell (Canvas leaves that grade alone) for a student
-    who has no row in the gradebook.
+    as in Canvas's own export; then one row per roster student who has a row in the gradebook,
+    in roster order, with the learner's score in points. Students without a row are left out
+    (so an import never blanks a grade given some other way) and counted in a note on stderr.
+    Canvas's import reads a student name or ID or SIS User ID, the SIS Login ID, the Section,
+    and assignment columns (a new name creates an assignment; an existing grade is overwritten):
+    https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
 
 ``grader export csv GRADEBOOK.csv [--roster ROSTER.csv]``
     A generic LMS CSV (``id``, ``name``, ``score``, ``max_score``, ``percent``, ``passed``,
@@ -170,9 +173,8 @@ def canvas_csv(rows: list[Any], roster: Roster, assignment: str) -> tuple[str, l
     out = [_line([*CANVAS_COLUMNS, csv_cell(assignment)]),
            _line(["    " + POINTS_POSSIBLE, "", "", "", "", points(top)])]
     for student in roster.rows:
-        r = by_student.get(id(student))
-        out.append(_line([csv_cell(student.get(c, "")) for c in CANVAS_COLUMNS]
-                         + [points(r.score) if r is not None else ""]))
+        if (r := by_student.get(id(student))) is not None:
+            out.append(_line([csv_cell(student.get(c, "")) for c in CANVAS_COLUMNS] + [points(r.score)]))
     return "".join(out), unmatched
 
 
@@ -222,7 +224,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         missing = len(roster.rows) - (len(rows) - len(unmatched))
         if missing > 0 and args.target == "canvas":
             sys.stderr.write(f"grader: note: {missing} roster students have no row in the gradebook "
-                             "(their grade cell is empty; Canvas leaves it as it is)\n")
+                             "(left out of the export, so their grades in Canvas stay as they are)\n")
     return EXIT_FAILED if unmatched else EXIT_PASSED
 
 

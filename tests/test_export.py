@@ -49,13 +49,22 @@ def test_canvas_export_matches_by_sis_login_and_reports_the_unmatched(files, cap
     assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Tied LM head (4521)"]
     assert table[1] == ["    Points Possible", "", "", "", "", "10"]
     assert table[2:] == [["Alice Liddell", "101", "S-001", "alice", "Lab A", "10"],
-                         ["Bob Builder", "102", "S-002", "Bob", "Lab B", "7.5"],   # case-insensitive key
-                         ["Doe, Jane", "103", "S-003", "jdoe", "Lab A", ""],        # no submission: left alone
-                         ["Eve Hacker", "104", "S-004", "'=cmd|' /C calc'!A0", "Lab B", ""]]
+                         ["Bob Builder", "102", "S-002", "Bob", "Lab B", "7.5"]]   # case-insensitive key
+    # Jane and Eve have no row: left out, so the import leaves their grades alone
     lines = err.splitlines()
     assert lines[0] == "grader: warning: learner 'mallory' is not on the roster (column 'SIS Login ID'); " \
                        "left out of the export"
     assert "2 roster students have no row in the gradebook" in lines[1] and len(lines) == 2
+
+
+def test_canvas_export_never_writes_a_formula(files, capsys):
+    book, roster, tmp = files
+    batch.write_gradebook(book, [batch.Row("=cmd|' /C calc'!A0", "x.py", True, 1, 1, [], 1)])
+    code, out, _ = run(["export", "canvas", book, "--roster", roster, "--assignment", "@SUM(A1)"], capsys)
+    assert code == 0
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0][-1] == "'@SUM(A1)" and table[2][3] == "'=cmd|' /C calc'!A0"
+    assert not any(cell.startswith(("=", "+", "-", "@")) for row in table for cell in row)
 
 
 def test_canvas_export_to_a_file_with_every_learner_matched(files, capsys):

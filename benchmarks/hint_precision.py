@@ -11,7 +11,7 @@ instructor``, default case count unless ``--max-examples``), and sorts every hin
 * **wrong**: it names a cause that is not the planted one.
 
 Per submission: **wrong** if any hint is wrong, else **right** if any hint is right, else
-**absent** (no hint named a cause). Files whose mistake has no idea in grader/diagnose.py (an
+**absent** (no hint named a cause). Files whose mistake has no idea in grader/hints/tied_lm_head.py (an
 empty set in :data:`PLANTED`) can at best be absent. The goal is no wrong hint.
 
 Usage::
@@ -19,7 +19,7 @@ Usage::
     python benchmarks/hint_precision.py [--jobs 2] [--max-examples N] [--json OUT] [--timing] [--synthetic N]
     PYTHONPATH=/tmp/old python benchmarks/hint_precision.py   # the same corpus, an older grader
 
-``--timing`` also times ``grader.diagnose.diagnose_values`` on (2, 32, 2085) outputs
+``--timing`` also times ``grader.hints.tied_lm_head.diagnose_values`` on (2, 32, 2085) outputs
 (d_model = 1024, the spec's real_size case) for a few mistakes, in this process;
 ``--synthetic N`` judges the hints on N random cases of known mistakes and of mistakes no idea
 knows (:func:`synthetic`); ``--skip-corpus`` runs only those two.
@@ -170,7 +170,7 @@ def timing() -> list[str]:
     import ml_dtypes
     import numpy as np
 
-    from grader import diagnose
+    from grader.hints import tied_lm_head as diagnose
     from grader.cases import Case
     from grader.compare import allowed_error
 
@@ -220,7 +220,7 @@ def synthetic(trials: int, seed: int = 0) -> list[str]:
     import ml_dtypes
     import numpy as np
 
-    from grader import diagnose
+    from grader.hints import tied_lm_head as diagnose
     from grader.cases import Case
     from grader.compare import allowed_error
 

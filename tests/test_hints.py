@@ -1,0 +1,234 @@
+"""Hints per problem (issue 10, item 2): the generic ideas, a problem's own module, and no
+problem's hints in another's report.
+
+In process: each problem's mistakes (problems/mistakes/<id>/*.py, imported here as trusted test
+code) are called on the problem's cases and judged by grader.compare with the hint stage, as
+grader check would judge their outputs; and the generic ideas are tested on outputs computed
+here for each mistake they must name, and for the look-alikes they must not.
+"""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import textwrap
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from grader import diagnose
+from grader.cases import Case, fixed_cases, generated_cases
+from grader.compare import compare, judge_raises
+from grader.errors import SpecError
+from grader.grading import expected_for
+from grader.hints import generic
+from grader.hints import tied_lm_head as tied
+from grader.runner import CallOutcome
+from grader.spec import load_problem
+
+from .conftest import ROOT
+
+EMB = load_problem(ROOT / "problems" / "embedding_lookup.yaml")
+POOL = load_problem(ROOT / "problems" / "masked_mean_pool.yaml")
+TIED = load_problem(ROOT / "problems" / "tied_lm_head.yaml")
+NUMPY = ("float16", "float32", "float64")
+
+#: Ids only tied_lm_head's module gives (its ids that the generic stage never uses).
+TIED_ONLY = {"zeros", "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
+             "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden",
+             "swapped_axes", "first_row", "feature_dropped", "half_accumulation", "offset", "column_offset", "where",
+             "added_axis", "flattened", "squeezed", "vocab_dropped", "hidden_shape", "first_row_only", "wrong_vocab",
+             "scalar", "empty_batch", "integer", "other_half", "nan_zero_rows", "overflow", "shapes_do_not_line_up"}
+#: Words of tied_lm_head's hints that name nothing in the other problems.
+TIED_WORDS = ("logit", "hidden", "softmax", "bias", "embedding_matrix.T", "d_model)", "the head")
+
+
+def _mistake(path: Path):
+    spec = importlib.util.spec_from_file_location(f"mistake_{path.parent.name}_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cases(problem, count=12):
+    return fixed_cases(problem, NUMPY, 0) + generated_cases(problem, NUMPY, 0, count)
+
+
+def grade_in_process(problem, path: Path, cases) -> list[dict]:
+    """The hint dicts (as grader.summary hands them to combine) of every failing case of the
+    mistake at ``path`` called in this process on ``cases``."""
+    fn = getattr(_mistake(path), problem.function)
+    out = []
+    for c in cases:
+        args = [np.array(c.inputs[p.name], copy=True) for p in problem.parameters]
+        try:
+            with np.errstate(all="ignore"):
+                result = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - the submission's exception is an outcome
+            outcome = CallOutcome("exception", message=f"{type(exc).__name__}: {exc}",
+                                  error_types=[t.__name__ for t in type(exc).__mro__])
+        else:
+            outcome = (CallOutcome("ok", result=result) if isinstance(result, np.ndarray)
+                       else CallOutcome("type", message=type(result).__name__))
+            outcome.mutated = [p.name for p, a in zip(problem.parameters, args)
+                               if not np.array_equal(a, c.inputs[p.name], equal_nan=a.dtype.kind == "f")]
+        if c.raises:
+            failure = judge_raises(c, outcome)
+        elif outcome.status == "exception":
+            out.append({"id": None, "kind": "exception", "text": None, "message": outcome.message,
+                        "shapes": {k: list(np.shape(v)) for k, v in c.inputs.items()}, "dtype": c.dtype})
+            continue
+        else:
+            failure = compare(c, outcome, expected_for(problem, c))
+        if failure is not None:
+            out.append({"id": failure.data.get("hint_id"), "params": failure.data.get("hint_params", {}),
+                        "text": failure.hint, "kind": failure.kind, "message": failure.message,
+                        "data": failure.data, "dtype": c.dtype, "size": 1,
+                        "shapes": {k: list(np.shape(v)) for k, v in c.inputs.items()}})
+    return out
+
+
+def _all_hints(hints: list[dict]) -> list[tuple[str, str]]:
+    found = [(h["id"], h["text"]) for h in hints if h.get("id")]
+    return found + [(h["id"], h["text"]) for h in diagnose.combine(hints)]
+
+
+@pytest.mark.parametrize("problem", [EMB, POOL], ids=lambda p: p.id)
+def test_no_tied_lm_head_hint_in_another_problems_report(problem):
+    cases = _cases(problem)
+    folder = ROOT / "problems" / "mistakes" / problem.id
+    seen: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        if "jax" in path.read_text():
+            continue  # a JAX mistake: judged by raises (no hint stage), and slow to import here
+        hints = grade_in_process(problem, path, cases)
+        assert hints, f"{path.name} fails no case"
+        for hid, text in _all_hints(hints):
+            assert hid not in TIED_ONLY, (path.name, hid, text)
+            assert not any(w in text for w in TIED_WORDS), (path.name, text)
+            seen.setdefault(path.stem, set()).add(hid)
+    # the generic ideas that apply do fire, worded for this problem
+    assert "promoted" in seen["dtype_float32"] or "demoted" in seen["dtype_float32"]
+    assert "not_array" in seen["type_list"]
+    if problem is EMB:
+        assert "not_implemented" in seen["exception_stub"]
+    else:
+        assert "extra_axis" in seen["shape_keepdims"]
+        assert "nan_where_zero" in seen["non_finite_zero_count"]
+
+
+def test_tied_lm_head_hints_still_appear_for_its_mistakes():
+    cases = [c for c in _cases(TIED, 6) if max(np.size(v) for v in c.inputs.values()) < 100_000]
+    folder = ROOT / "problems" / "mistakes" / "tied_lm_head"
+    want = {"softmax.py": "softmax", "bias.py": "offset", "inv_sqrt_d_model.py": "factor",
+            "no_transpose.py": "shapes_do_not_line_up", "returns_list.py": "not_array"}
+    for name, hid in want.items():
+        ids = [h for h, _ in _all_hints(grade_in_process(TIED, folder / name, cases))]
+        assert hid in ids, (name, ids)
+    text = dict(_all_hints(grade_in_process(TIED, folder / "softmax.py", cases)))["softmax"]
+    assert "logits" in text
+
+
+# -- the generic value ideas ---------------------------------------------------------------------
+def _judge_generic(got, ref, allowed, dtype, ideas=None, allowed_in=None):
+    names = diagnose.Names("f", ("x", "mask"), dtype)
+    allowed_in = allowed_in or (lambda low: allowed * 0 + 2 * generic.unit_roundoff(low) * np.abs(ref))
+    return generic.value_ideas(np.asarray(got, np.float64), ref, allowed, dtype, allowed_in, names, ideas)
+
+
+def test_lower_precision_names_the_format_the_values_show():
+    rng = np.random.default_rng(0)
+    ref = rng.normal(0, 3, (6, 8))
+    allowed = 2 * 2.0 ** -53 * np.abs(ref) + 1e-300
+    for low in ("float32", "float16", "bfloat16"):
+        got = ref.astype(np.dtype(ml_dtypes.bfloat16) if low == "bfloat16" else low).astype(np.float64)
+        hint = _judge_generic(got, ref, allowed, "float64")
+        assert hint is not None and hint.params["computed_in"] == low, (low, hint)
+        assert "logit" not in hint.text and "f computed in" in hint.text and "a cast of x" in hint.text
+
+
+def test_lower_precision_is_not_claimed_for_flushed_subnormals_or_noise():
+    ref = np.array([1.5, -2.25, 3e-40, -4e-41, 0.75, 8.0], np.float64)
+    ref32 = ref.astype(np.float32).astype(np.float64)
+    allowed = 2 * 2.0 ** -24 * np.abs(ref32)
+    flushed = np.where(np.abs(ref32) < 1.2e-38, 0.0, ref32)  # every value a float16 number, not float16's work
+    assert _judge_generic(flushed, ref32, allowed, "float32") is None
+    noisy = ref32 * (1 + 0.01 * np.random.default_rng(1).standard_normal(ref32.shape))
+    assert _judge_generic(noisy.astype(np.float32), ref32, allowed, "float32") is None
+
+
+def test_factor_offset_and_row_offsets_fit_only_what_they_explain():
+    rng = np.random.default_rng(2)
+    ref = rng.normal(0, 2, (5, 16)).astype(np.float32).astype(np.float64)
+    allowed = 4 * 2.0 ** -24 * np.abs(ref) + 1e-7
+    assert _judge_generic((ref * 3).astype(np.float32), ref, allowed, "float32").id == "scaled"
+    assert _judge_generic((ref + 0.25).astype(np.float32), ref, allowed, "float32").id == "shifted"
+    rows = np.arange(5.0)[:, None] - 2
+    hint = _judge_generic((ref + rows).astype(np.float32), ref, allowed, "float32")
+    assert hint.id == "row_shifted" and "logit" not in hint.text
+    bent = ref + 0.1 * ref ** 2  # no factor or offset explains it
+    assert _judge_generic(bent.astype(np.float32), ref, allowed, "float32") is None
+
+
+def test_a_transposed_square_result_is_named_and_a_reshape_is_not():
+    ref = np.random.default_rng(3).normal(0, 1, (2, 4, 4))
+    allowed = 4 * 2.0 ** -24 * np.abs(ref) + 1e-7
+    assert _judge_generic(np.swapaxes(ref, -1, -2), ref, allowed, "float32").id == "transposed"
+    assert _judge_generic(ref.reshape(2, 16)[:, ::-1].reshape(2, 4, 4), ref, allowed, "float32") is None
+
+
+# -- an instructor's hint module -------------------------------------------------------------------
+HINTS_PY = '''
+from grader.hints import Idea
+
+def ideas(inputs, expected, got, names):
+    x, mask = inputs[names.parameters[0]], inputs[names.parameters[1]]
+    total = (x * mask[..., None]).sum(axis=-2)
+    return [Idea("sum_not_mean", f"looks like the sum over the valid rows of {names.parameters[0]}, not their mean",
+                 total),
+            Idea("offset", "a reserved id", expected ** 2)]
+'''
+
+
+def _problem_with_hints(tmp_path, hints_line, module_text=HINTS_PY, name="my_hints.py"):
+    probs = tmp_path / "problems"
+    probs.mkdir(exist_ok=True)
+    if not (tmp_path / "reference").exists():
+        shutil.copytree(ROOT / "reference", tmp_path / "reference")
+    if module_text is not None:
+        (probs / name).write_text(textwrap.dedent(module_text))
+    text = (ROOT / "problems" / "masked_mean_pool.yaml").read_text()
+    text = text.replace("\nstatement:", f"\n{hints_line}\nstatement:", 1) if hints_line else text
+    (probs / "masked_mean_pool.yaml").write_text(text)
+    return probs / "masked_mean_pool.yaml"
+
+
+def test_an_instructors_hint_module_beside_the_spec_names_its_idea(tmp_path):
+    problem = load_problem(_problem_with_hints(tmp_path, "hints: my_hints.py"))
+    assert problem.hints == str((tmp_path / "problems" / "my_hints.py").resolve())
+    c = next(c for c in fixed_cases(problem, ("float32",), 0) if c.name == "batch[float32]")
+    exp = expected_for(problem, c)
+    x, mask = c.inputs["embeddings"].astype(np.float64), c.inputs["mask"]
+    total = (x * mask[..., None]).sum(axis=-2).astype(np.float32)
+    f = compare(c, CallOutcome("ok", result=total), exp)
+    assert f.data["hint_id"] == "sum_not_mean" and "valid rows of embeddings" in f.hint
+    # an idea that does not reproduce the output is not named; a reserved id is the module's own
+    f = compare(c, CallOutcome("ok", result=(exp.ref ** 2).astype(np.float32)), exp)
+    assert f.data["hint_id"] == "my_hints.offset"
+    f = compare(c, CallOutcome("ok", result=(exp.ref + 0.1 * exp.ref ** 2).astype(np.float32)), exp)
+    assert f.hint is None
+
+
+@pytest.mark.parametrize("hints_line,module_text,words", [
+    ("hints: nosuch.py", None, "no hint module at"),
+    ("hints: sub/../../escape.py", None, "inside the spec's folder"),
+    ("hints: my_hints.py", "x = 1\n", "defines none of ideas"),
+    ("hints: my_hints.py", "def ideas(:\n", "does not parse"),
+    ("hints: nosuch", None, "neither a bundled hint module"),
+])
+def test_a_bad_hint_module_breaks_only_its_problem_with_a_clear_error(tmp_path, hints_line, module_text, words):
+    spec = _problem_with_hints(tmp_path, hints_line, module_text)
+    with pytest.raises(SpecError, match="hints") as err:
+        load_problem(spec)
+    assert words in str(err.value)

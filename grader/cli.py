@@ -12,7 +12,10 @@ Exit codes (every command):
   (set ``GRADER_DEBUG=1`` to see one for an internal error).
 
 Machine-readable output goes only where asked: to stdout for ``--format json`` (and nothing
-else goes to stdout then), or to the ``--output`` file. The submission's own prints are
+else goes to stdout then), or to the ``--output`` file. Only the text report on a terminal is
+coloured and fitted to its width (``NO_COLOR`` turns colour off, ``FORCE_COLOR`` on even into a
+pipe; never into ``--output``); ``-q`` and ``-v`` change how much ``check`` and ``grade`` say
+(:mod:`grader.reports.text`). The submission's own prints are
 captured in its process and never reach the grader's stdout.
 """
 from __future__ import annotations

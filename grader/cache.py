@@ -88,12 +88,19 @@ def jax_cache_dir(kind: str, owner: str | None = None) -> str | None:
     return str(path)
 
 
-def submission_key(source: bytes, function: str, framework: str) -> str:
-    """SHA-256 hex of a submission's exact source with the function and framework it is run as."""
+def submission_key(source: bytes, function: str, framework: str,
+                   siblings: Any = ()) -> str:
+    """SHA-256 hex of a submission's exact source with the function and framework it is run as,
+    and the sibling modules taken along with it (``(file name, bytes)`` pairs, from
+    ``grader.siblings``): another ``helper.py`` is another key. Without siblings the key is
+    what it was before siblings existed (warm stores stay warm)."""
     h = hashlib.sha256()
     for part in (f"function={function}", f"framework={framework}"):
         h.update(part.encode() + b"\0")
     h.update(source)
+    for name, data in sorted(siblings):
+        h.update(b"\0sibling\0" + name.encode("utf-8", "surrogateescape") + b"\0"
+                 + hashlib.sha256(data).digest())
     return h.hexdigest()
 
 

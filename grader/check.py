@@ -37,10 +37,17 @@ from .reports.common import SECRET_REPLAY_NOTE
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 from .summary import summarise
 from .runner import CallOutcome, ImportOutcome, Limits, Worker
+from .siblings import Siblings, find_siblings
+from .siblings import hint_for as sibling_hint
 from .spec import Problem
 
 from .frameworks import FRAMEWORKS  # numpy, jax, torch: one module each (grader/frameworks/)
 MAX_RESTARTS = 3
+
+
+#: ``0`` turns the taking along of sibling modules off (``CheckOptions.siblings``); ``grader
+#: grade`` sets it for the check of a learner whose file shares a folder with other learners'
+SIBLINGS_ENV = "GRADER_SIBLINGS"
 
 
 @dataclass
@@ -74,6 +81,10 @@ class CheckOptions:
             kept) or None (under the cache folder, ``grader.cache.cache_root``). Defaults to
             ``GRADER_JAX_CACHE`` as set when the options are made (``cache.jax_cache_setting``);
             passed on explicitly, so a check changes no environment variable.
+        siblings: take along the ``.py`` files beside the submission that it imports
+            (``grader.siblings``; a multi-file submission). False for a file that shares its
+            folder with other learners' files (``grader grade`` on a class folder of files).
+            Defaults to :data:`SIBLINGS_ENV` not being ``0`` when the options are made.
     """
 
     seed: int = 0
@@ -93,6 +104,7 @@ class CheckOptions:
     audience: str = "learner"
     seed_source: str = ""
     jax_cache: str | None = field(default_factory=cache.jax_cache_setting)
+    siblings: bool = field(default_factory=lambda: os.environ.get(SIBLINGS_ENV, "1") != "0")
 
 
 #: the environment variable that carries the instructor's seed secret (CI secrets arrive so)
@@ -311,11 +323,16 @@ class PrivateCopy:
     grader read it changes nothing. The original absolute path is repeated under the folder, so
     tracebacks and process listings still name it. Use as a context manager.
 
+    Sibling modules taken along (``siblings``: ``(file name, bytes)`` from
+    ``grader.siblings.find_siblings``) are written beside it, in the same folder, which holds
+    nothing else: :attr:`folder` is what the sandbox shows, read-only.
+
     Attributes:
         path: the copy's path.
+        folder: the folder holding the copy and its siblings.
     """
 
-    def __init__(self, loaded: LoadedSubmission) -> None:
+    def __init__(self, loaded: LoadedSubmission, siblings: list[tuple[str, bytes]] = ()) -> None:
         self._dir = tempfile.mkdtemp(prefix="grader-sub-")
         original = os.path.abspath(loaded.path).lstrip(os.sep)
         path = os.path.join(self._dir, original)
@@ -326,10 +343,18 @@ class PrivateCopy:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(loaded.data)
+            for name, data in siblings:  # plain module file names (siblings.MODULE_FILE), never the main's
+                if os.sep in name or name.startswith(".") or name == os.path.basename(path):
+                    continue
+                fd = os.open(os.path.join(os.path.dirname(path), name),
+                             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
         except OSError as exc:
             self.close()
             raise GraderError(f"cannot copy the submission into {self._dir}: {exc.strerror or exc}") from None
         self.path = path
+        self.folder = os.path.dirname(path)
 
     def close(self) -> None:
         """Remove the copy and its folder."""
@@ -387,15 +412,15 @@ class _Session:
     """
 
     def __init__(self, submission: Path, problem: Problem, framework: str, opts: CheckOptions,
-                 wrap: Any) -> None:
+                 wrap: Any, siblings: list[tuple[str, bytes]] = (), folder: str | None = None) -> None:
         jax_store = None
         if framework == "jax":
-            try:
-                key = cache.submission_key(submission.read_bytes(), problem.function, framework)
+            try:  # the siblings' bytes are part of the key: a changed helper.py is another source
+                key = cache.submission_key(submission.read_bytes(), problem.function, framework, siblings)
                 jax_store = cache.jax_submission_store(key, opts.jax_cache)
             except OSError:
                 jax_store = None
-        self.args = (submission, problem.function, framework, opts.limits, wrap, jax_store)
+        self.args = (submission, problem.function, framework, opts.limits, wrap, jax_store, folder)
         self.worker: Worker | None = None
         self.restarts = 0
         self.outputs: list[dict[str, Any]] = []
@@ -517,6 +542,9 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
                                    seed_secret=None, seed_source="secret")
     tree, syntax_error = loaded.tree, loaded.syntax_error
+    siblings = Siblings()
+    if opts.siblings and loaded.fault is None:  # the modules beside it that it imports (grader.siblings)
+        siblings = find_siblings(os.path.dirname(os.path.abspath(submission)), tree, os.path.basename(submission))
     framework = opts.framework or detect_framework(tree)
     if framework not in problem.frameworks:
         raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
@@ -533,6 +561,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         "max_examples": opts.max_examples if opts.max_examples is not None else
         (problem.generated or {}).get("count", 0),
     }
+    if siblings.files or siblings.skipped:
+        env["siblings"] = siblings.report()
     if loaded.notebook is not None:  # what of the notebook ran, and what was left out
         env["notebook"] = {"code_cells": loaded.notebook.code_cells, "left_out": loaded.notebook.left_out}
         env["framework_note"] = " ".join(x for x in (env["framework_note"], loaded.notebook.note()) if x)
@@ -553,6 +583,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
             env["partial"] = True
             env["unrun_groups"] = unrun
             passed = False
+        if failure is not None and failure.kind == "import" and failure.hint is None and siblings.skipped:
+            failure.hint = sibling_hint(siblings, "\n".join([failure.message, *failure.details]))
         if framework != "numpy":  # hints and messages name code in the submission's framework
             for res in results:
                 if res.failure is not None:
@@ -629,8 +661,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     if opts.replay is not None or opts.only_cases:
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
-    copy = PrivateCopy(loaded)  # the checked bytes, where nothing else can swap them
-    session = _Session(Path(copy.path), problem, framework, opts, wrap)
+    copy = PrivateCopy(loaded, siblings.files)  # the checked bytes, where nothing else can swap them
+    session = _Session(Path(copy.path), problem, framework, opts, wrap, siblings.files, copy.folder)
     session.launch()
     # The reference runs in a thread of this process while the submission imports and runs in
     # its own: XLA releases the GIL while it compiles and computes, so the two overlap.

@@ -16,7 +16,8 @@ error/allowance grid in ``Failure.data`` from ``grader.compare``.
 How the function reaches the grader (decided, issue 11 part 3): **as source, in a separate
 process.** :func:`build_source` writes the function's source (``inspect.getsource``: IPython
 keeps each cell's source in ``linecache``), preceded by what it needs from the notebook's
-globals: modules as ``import`` lines, the notebook's other functions as their source
+globals: modules as ``import`` lines (a module of the notebook's folder, ``from helper import
+f``, goes along as its file: :func:`take_siblings`), the notebook's other functions as their source
 (recursively), simple constants (int, float, str, bool, None, tuples of them) as
 ``NAME = repr(value)``. Anything else is refused in the kernel with a :class:`ValueError` naming
 the global. :func:`check` saves that source in a temporary folder and runs
@@ -297,6 +298,12 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         path = os.path.join(folder, f"{name}.py")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(source)
+        # the notebook's own modules it imports (``from helper import f``): the .py files of the
+        # kernel's working folder, read as the grader reads siblings (no link followed, capped),
+        # go beside it, and ``grader check`` takes them along into the sandbox
+        for sibling, data in take_siblings(source, f"{name}.py"):
+            with open(os.path.join(folder, sibling), "xb") as fh:
+                fh.write(data)
         argv = [sys.executable, "-I", "-m", "grader", "check", path, "--problem", pid, "--format", "json",
                 "--audience", "learner"]
         if seed:
@@ -321,6 +328,21 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
     for case in report.get("cases") or []:
         case.pop("replay", None)
     return CheckResult(report, source, time.monotonic() - t0)
+
+
+def take_siblings(source: str, main_name: str, folder: str | None = None) -> list[tuple[str, bytes]]:
+    """The ``(file name, bytes)`` of the modules of ``folder`` (default: the kernel's working
+    folder, the notebook's) that ``source`` imports, directly or through each other
+    (``grader.siblings.find_siblings``: plain ``NAME.py`` files, links never followed, size and
+    count capped, no module name of the standard library or the grader's install). Nothing is
+    imported or run."""
+    from .siblings import find_siblings
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return find_siblings(folder if folder is not None else os.getcwd(), tree, main_name).files
 
 
 def _run(argv: list[str], cwd: str) -> tuple[str, str, int]:

@@ -37,8 +37,9 @@ def x64(jax: Any) -> Any:
     the previous value on exit; the calling process's global flag is never changed (a notebook
     kernel that grades in process keeps its own setting).
 
-    ``jax.enable_x64`` (a config state usable as a context, newer JAX such as 0.10) or, on older
-    JAX (0.4.30 to about 0.6), ``jax.experimental.enable_x64``: both are thread-local scopes.
+    ``jax.enable_x64`` (a config state usable as a context, as in JAX 0.10) or, where JAX lacks
+    the top-level name (0.4.30 has only ``jax.experimental.enable_x64``, which enters
+    ``config.enable_x64(True)``, read in its source): both are thread-local scopes.
     """
     scoped = getattr(jax, "enable_x64", None)
     if scoped is not None and callable(scoped):

@@ -424,14 +424,21 @@ class Worker:
             cache folder in its working folder, first filled from a read-only view of the
             store; :meth:`close` takes new entries back through the protocol and stores only
             those that pass ``grader.cache.store_jax_entries`` (unless ``keep_cache=False``).
+        folder: the folder holding ``submission`` and its sibling modules, shown read-only in
+            the sandbox instead of the file alone (``grader.check.PrivateCopy.folder``: a
+            private folder the grader wrote, holding nothing else), or None (the file alone).
 
     Use as a context manager, or call :meth:`close`; either kills the child, everything it
     started, and its working folder.
     """
 
     def __init__(self, submission: str | os.PathLike[str], function: str, framework: str,
-                 limits: Limits | None = None, wrap: Any = None, jax_store: str | None = None) -> None:
+                 limits: Limits | None = None, wrap: Any = None, jax_store: str | None = None,
+                 folder: str | None = None) -> None:
         self.submission = str(Path(submission).resolve())
+        self.folder = str(Path(folder).resolve()) if folder else None
+        if self.folder is not None and os.path.dirname(self.submission) != self.folder:
+            raise ValueError(f"the submission {self.submission} is not directly in {self.folder}")
         self.function = function
         self.framework = framework
         self.limits = limits or Limits()
@@ -474,7 +481,7 @@ class Worker:
         memory = self.limits.memory_bytes
         if sandboxed:
             from .sandbox import address_space_bytes
-            policy = self.wrap.policy(self.submission, workdir, seed, memory)
+            policy = self.wrap.policy(self.submission, workdir, seed, memory, folder=self.folder)
             inside = self.wrap.workdir_inside(workdir)
             if jax_cache:
                 jax_cache = self.wrap.jax_cache(workdir, seed)
@@ -486,7 +493,7 @@ class Worker:
         argv = [sys.executable, "-I", "-X", "faulthandler", str(CHILD_SCRIPT), str(req_r), str(rep_w),
                 self.submission, self.function, self.framework, json.dumps(config)]
         if self.wrap is not None:
-            argv = self.wrap(argv, self.submission, workdir, seed, memory) if sandboxed else \
+            argv = self.wrap(argv, self.submission, workdir, seed, memory, folder=self.folder) if sandboxed else \
                 self.wrap(argv, self.submission, workdir)
             self._wrapped = argv[0] != sys.executable
         out_r, out_w = os.pipe()

@@ -151,12 +151,15 @@ def inside_workdir(workdir: str) -> str:
     return "/tmp/" + os.path.basename(os.path.normpath(workdir))
 
 
-def view(submission: str, workdir: str, jax_seed: str | None = None, memory_bytes: int = 0) -> list[Mount]:
+def view(submission: str, workdir: str, jax_seed: str | None = None, memory_bytes: int = 0,
+         folder: str | None = None) -> list[Mount]:
     """The file-system view of a sandboxed child, as an ordered list of :class:`Mount` steps.
 
     Only these are visible: system libraries (/usr and the /lib links), a few /etc files,
     the Python install, the child script and ``protocol.py``, the submission file (not its
-    folder), fresh /proc and /dev, a private /tmp holding the working folder, and, read-only,
+    folder) or, when ``folder`` is given, that folder (the grader's private copy of the
+    submission and the sibling modules it imports, ``grader.check.PrivateCopy``; nothing of
+    the learner's original folder), fresh /proc and /dev, a private /tmp holding the working folder, and, read-only,
     ``jax_seed`` (the warm JAX compilations of this exact source) at ``<workdir>/.jax-seed``.
     Nothing from the host is writable. The tmpfs sizes follow ``memory_bytes``
     (:func:`tmpfs_sizes`). ``workdir`` is the grader-side folder; the child works
@@ -183,7 +186,7 @@ def view(submission: str, workdir: str, jax_seed: str | None = None, memory_byte
         steps.append(Mount("tmpfs", pkg, size=1 << 20))
     for f in CHILD_FILES:
         steps.append(Mount("ro", str(f), str(f)))
-    sub = os.path.realpath(submission)
+    sub = os.path.realpath(folder) if folder else os.path.realpath(submission)
     steps.append(Mount("ro", sub, sub))
     if jax_seed and os.path.isdir(jax_seed):
         steps.append(Mount("ro", inside_workdir(workdir) + "/" + JAX_SEED, os.path.realpath(jax_seed)))
@@ -261,7 +264,7 @@ class Sandbox:
         return {"dir": inside + "/" + JAX_CACHE, "seed": seed}
 
     def policy(self, submission: str, workdir: str, jax_seed: str | None = None,
-               memory_bytes: int = 0) -> dict[str, Any]:
+               memory_bytes: int = 0, folder: str | None = None) -> dict[str, Any]:
         """What the child must apply to itself before any submission code runs (a JSON-able dict).
 
         Keys: ``tier``; ``jail`` (the view to build, ``unshare`` only); ``landlock`` (read-only
@@ -273,7 +276,7 @@ class Sandbox:
             return pol
         pol["seccomp"] = os.environ.get(ENV_SECCOMP, "1") != "0"
         pol["drop_caps"] = True
-        steps = view(submission, workdir, jax_seed, memory_bytes)
+        steps = view(submission, workdir, jax_seed, memory_bytes, folder)
         if self.tier == "unshare":
             pol["jail"] = {"steps": [m.__dict__ for m in steps], "root": os.path.join(workdir, ".jail"),
                            "workdir": inside_workdir(workdir)}
@@ -285,10 +288,11 @@ class Sandbox:
         return pol
 
     def __call__(self, argv: list[str], submission: str, workdir: str, jax_seed: str | None = None,
-                 memory_bytes: int = 0) -> list[str]:
-        """``argv`` wrapped for this tier (unchanged for ``rlimits`` and ``none``)."""
+                 memory_bytes: int = 0, folder: str | None = None) -> list[str]:
+        """``argv`` wrapped for this tier (unchanged for ``rlimits`` and ``none``); ``folder``
+        as for :func:`view`."""
         if self.tier == "bwrap":
-            return bwrap_argv(view(submission, workdir, jax_seed, memory_bytes), inside_workdir(workdir),
+            return bwrap_argv(view(submission, workdir, jax_seed, memory_bytes, folder), inside_workdir(workdir),
                               self.bwrap_extra,
                               self.bwrap_sized) + argv
         if self.tier == "unshare":

@@ -1,0 +1,213 @@
+"""A learner's sibling modules: the ``.py`` files beside the main file that it imports.
+
+A submission may be several files: ``solution.py`` doing ``import helper`` or ``from helper
+import f``. :func:`find_siblings` decides, from the main file's source (its AST), which files of
+its folder go with it into the submission's private folder (``grader.check.PrivateCopy``), the
+one folder the sandbox shows, read-only (docs/security.md, "What the sandbox shows"):
+
+* only ``NAME.py`` files directly in the main file's folder (no subfolders, no packages, no data
+  files) whose module ``NAME`` the main file imports, or a sibling taken along imports
+  (transitively: ``import NAME``, ``import NAME.x``, ``from NAME import ...``, anywhere in the
+  file, functions included; relative imports, ``importlib`` and ``__import__`` are not followed);
+* each read once, by the grader, without following a symbolic link (``O_NOFOLLOW`` relative to
+  the folder's descriptor), only if it is a regular file of at most :data:`MAX_FILE_BYTES`; at
+  most :data:`MAX_FILES` siblings and :data:`MAX_TOTAL_BYTES` in all;
+* never a file whose module name is one the submission's process must get from the grader's
+  install: the standard library's (``json``, ``random``...), the frameworks' and their
+  dependencies' (``numpy``, ``jax``, ``torch``, ``ml_dtypes``...), the grader's own (``grader``,
+  ``_child``, ``protocol``, ``submission``) or any other installed top-level module. Plain Python
+  would let such a file shadow the real module; the grader's child has imported most of them
+  already, so the learner's file would half-apply. It is skipped and the report says why
+  ("rename it").
+
+What is skipped is reported (``environment.siblings.skipped``, one line each: the name and why),
+never read: a link's target is not opened. Nothing here imports or runs learner code; the grader
+only parses the files (a file Python's parser cannot take is still copied, and its import fails
+in the submission's process, as it would for the learner).
+"""
+from __future__ import annotations
+
+import ast
+import errno
+import importlib.util
+import os
+import re
+import stat
+import sys
+from dataclasses import dataclass, field
+
+MAX_FILES = 32                 # siblings taken along at most
+MAX_FILE_BYTES = 1 << 20       # largest sibling (the main file's own cap)
+MAX_TOTAL_BYTES = 4 << 20      # all siblings together
+#: a sibling's file name: a Python module name and ``.py`` (no dot-files, no odd characters)
+MODULE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}\.py\Z")
+#: module names the submission's process gets from the grader's install, never from the learner
+RESERVED = frozenset({"grader", "_child", "protocol", "submission", "numpy", "jax", "jaxlib", "torch",
+                      "ml_dtypes", "scipy", "opt_einsum", "typing_extensions", "nbformat", "hypothesis",
+                      "yaml", "site", "sitecustomize", "usercustomize"})
+
+
+@dataclass
+class Siblings:
+    """The sibling modules taken along with a main file, and those left out.
+
+    Attributes:
+        files: ``(file name, bytes)`` of each sibling taken, in the order found (sorted by name
+            within each round of imports).
+        skipped: one line per file left out: ``"NAME.py: why"`` (a link, not a regular file,
+            too large, over the count or size limit, a reserved module name).
+    """
+
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def names(self) -> list[str]:
+        """The file names taken along."""
+        return [name for name, _ in self.files]
+
+    def report(self) -> dict[str, list[str]]:
+        """``environment.siblings`` of the report: ``{"taken": [...], "skipped": [...]}``."""
+        return {"taken": self.names(), "skipped": list(self.skipped)}
+
+
+def imported_modules(tree: ast.AST | None) -> list[str]:
+    """The top-level module names ``tree`` imports absolutely (``import a.b`` gives ``a``), in
+    source order, each once; relative imports (``from . import x``) are left out."""
+    names: list[str] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.append(node.module.split(".")[0])
+    return list(dict.fromkeys(names))
+
+
+def reserved_reason(name: str, folder: str) -> str | None:
+    """Why the module ``name`` must not come from the learner's ``folder``, or None.
+
+    Reserved: the standard library's modules, :data:`RESERVED`, and any top-level module this
+    Python finds outside ``folder`` (an installed package). Finding a top-level module runs no
+    code of it.
+    """
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return f"shadows the standard-library module {name}; rename it"
+    if name in RESERVED:
+        return f"shadows the module {name} the grader provides; rename it"
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        spec = None
+    origin = getattr(spec, "origin", None) or ""
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    places = [p for p in [origin, *locations] if p and p not in ("built-in", "frozen")]
+    real = os.path.realpath(folder)
+    if spec is not None and not any(os.path.dirname(os.path.realpath(p)) == real or os.path.realpath(p) == real
+                                    for p in places):
+        return f"shadows the installed module {name}; rename it"
+    return None
+
+
+def _read(dir_fd: int, name: str) -> tuple[bytes | None, str]:
+    """The bytes of the regular file ``name`` in the folder ``dir_fd`` (never following a link),
+    or None and why not."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "a symbolic link (not followed)"
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
+            return None, "not a regular file (a socket)"
+        return None, f"cannot be read ({exc.strerror or exc})"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "not a regular file"
+        if st.st_size > MAX_FILE_BYTES:
+            return None, f"larger than {MAX_FILE_BYTES >> 20} MiB"
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+    if size > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES >> 20} MiB"
+    return b"".join(chunks), ""
+
+
+def _parse(data: bytes) -> ast.AST | None:
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def find_siblings(folder: str, tree: ast.AST | None, main_name: str) -> Siblings:
+    """The sibling modules of a main file (its AST ``tree``, its file name ``main_name``) in
+    ``folder`` that it imports, directly or through siblings taken along (module docstring).
+
+    ``folder`` is opened as given (the path to the main file is the caller's); inside it no
+    link is followed. A folder that cannot be listed gives no siblings. Never raises for what
+    is in the folder.
+    """
+    found = Siblings()
+    try:
+        dir_fd = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return found
+    try:
+        try:
+            entries = set(os.listdir(dir_fd))
+        except OSError:
+            return found
+        done = {main_name}
+        total = 0
+        todo = imported_modules(tree)
+        while todo:
+            later: list[str] = []
+            for module in sorted(todo):
+                name = f"{module}.py"
+                if name in done or name not in entries:
+                    continue
+                done.add(name)
+                shown = name if MODULE_FILE.match(name) else repr(name)
+                if not MODULE_FILE.match(name):
+                    found.skipped.append(f"{shown}: not a plain module name")
+                    continue
+                why = reserved_reason(module, folder)
+                if why:
+                    found.skipped.append(f"{name}: {why}")
+                    continue
+                if len(found.files) >= MAX_FILES:
+                    found.skipped.append(f"{name}: over the limit of {MAX_FILES} sibling files")
+                    continue
+                data, why = _read(dir_fd, name)
+                if data is None:
+                    found.skipped.append(f"{name}: {why}")
+                    continue
+                if total + len(data) > MAX_TOTAL_BYTES:
+                    found.skipped.append(f"{name}: over the limit of {MAX_TOTAL_BYTES >> 20} MiB for all siblings")
+                    continue
+                total += len(data)
+                found.files.append((name, data))
+                later += imported_modules(_parse(data))
+            todo = [m for m in dict.fromkeys(later) if f"{m}.py" not in done]
+    finally:
+        os.close(dir_fd)
+    return found
+
+
+def hint_for(siblings: Siblings, message: str) -> str | None:
+    """A hint for an import failure ``message`` that names a sibling left out, or None."""
+    for line in siblings.skipped:
+        name = line.split(":", 1)[0]
+        module = name[:-3] if name.endswith(".py") else name
+        if re.search(rf"\b{re.escape(module)}\b", message or ""):
+            return f"{line} (siblings are taken along only as plain .py files beside the main file)"
+    return None

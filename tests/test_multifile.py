@@ -1,0 +1,260 @@
+"""Multi-file submissions (issue 11, item 4): a main file that imports a sibling module works in
+``grader check``, ``grader grade`` and the notebook ``check(fn)``; what the sandbox shows is the
+grader's private copy of the main file and the siblings it imports, nothing else; a link is never
+followed; a sibling named like a module of the standard library, the frameworks or the grader is
+never taken (so it cannot shadow one); a changed helper is a new JAX cache key.
+
+In process: the sibling finder, the sandbox view and the cache key (milliseconds). Through the
+CLI: a few checks with one generated case and no shrinking (seconds each).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader import cache, sandbox
+from grader.check import CheckOptions, PrivateCopy, check_submission, load_submission
+from grader.siblings import MAX_FILES, find_siblings
+from grader.spec import find_problem, load_problem
+
+from .conftest import SUBMISSIONS, Run, run_grader
+
+FAST = ["--max-examples", "1", "--no-shrink"]
+PROBLEM = load_problem(find_problem("tied_lm_head"))
+SOLUTION = (SUBMISSIONS / "multifile" / "solution.py").read_text()
+HELPER = (SUBMISSIONS / "multifile" / "helper.py").read_text()
+WRONG_HELPER = HELPER.replace("np.matmul(vectors, table.T)", "2 * np.matmul(vectors, table.T)")
+
+
+def learner(folder: Path, **files: str) -> Path:
+    """A learner's folder holding ``files`` (name without .py -> source); the main file's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(text))
+    return folder / "solution.py"
+
+
+# -- in process ------------------------------------------------------------------------------
+def test_only_the_imported_siblings_are_taken_transitively(tmp_path):
+    main = learner(tmp_path, solution="import helper\nfrom helper import f\n",
+                   helper="import deeper\ndef f(): pass\n", deeper="X = 1\n",
+                   unrelated="SECRET = 1\n", test_solution="import helper\n")
+    (tmp_path / "data.json").write_text("{}")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    found = find_siblings(str(tmp_path), load_submission(main).tree, "solution.py")
+    assert found.names() == ["helper.py", "deeper.py"]
+    assert found.skipped == []
+    # a package folder is not taken (no subfolders): its import is the learner's failure
+    pkg = find_siblings(str(tmp_path), load_submission(learner(tmp_path, solution="import pkg\n")).tree,
+                        "solution.py")
+    assert pkg.names() == []
+
+
+def test_a_link_is_never_followed_and_special_files_never_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-77 = 1\n")
+    folder = tmp_path / "learner"
+    main = learner(folder, solution="import helper\nimport other\nimport pipe\n")
+    (folder / "helper.py").symlink_to(secret)
+    (folder / "other.py").symlink_to(folder / "solution.py")
+    os.mkfifo(folder / "pipe.py")
+    found = find_siblings(str(folder), load_submission(main).tree, "solution.py")
+    assert found.files == []
+    assert found.skipped == ["helper.py: a symbolic link (not followed)",
+                             "other.py: a symbolic link (not followed)",
+                             "pipe.py: not a regular file"]
+
+
+@pytest.mark.parametrize("name", ["json", "numpy", "grader", "_child", "protocol", "submission", "random",
+                                  "jax", "site", "ml_dtypes"])
+def test_a_sibling_named_like_a_module_the_grader_provides_is_never_taken(tmp_path, name):
+    main = learner(tmp_path, solution=f"import {name}\n", **{name: "FORGED = True\n"})
+    found = find_siblings(str(tmp_path), load_submission(main).tree, "solution.py")
+    assert found.files == []
+    assert len(found.skipped) == 1 and found.skipped[0].startswith(f"{name}.py: shadows") \
+        and found.skipped[0].endswith("rename it")
+
+
+def test_the_counts_and_sizes_are_capped(tmp_path):
+    names = [f"m{i:02d}" for i in range(MAX_FILES + 3)]
+    main = learner(tmp_path, solution="".join(f"import {n}\n" for n in names), **{n: "" for n in names})
+    (tmp_path / "big.py").write_bytes(b"#" * ((1 << 20) + 1))
+    (tmp_path / "solution.py").write_text((tmp_path / "solution.py").read_text() + "import big\n")
+    found = find_siblings(str(tmp_path), load_submission(main).tree, "solution.py")
+    assert len(found.files) == MAX_FILES
+    assert "big.py: larger than 1 MiB" in found.skipped
+    assert sum("over the limit" in s for s in found.skipped) == 3
+
+
+def test_the_sandbox_shows_the_private_folder_not_the_learners(tmp_path):
+    main = learner(tmp_path / "learner", solution=SOLUTION, helper=HELPER, notes="SECRET = 1\n")
+    loaded = load_submission(main)
+    found = find_siblings(str(main.parent), loaded.tree, "solution.py")
+    with PrivateCopy(loaded, found.files) as copy:
+        assert sorted(os.listdir(copy.folder)) == ["helper.py", "solution.py"]
+        steps = sandbox.view(copy.path, str(tmp_path / "work"), folder=copy.folder)
+        ro = [m.source for m in steps if m.kind == "ro"]
+        assert os.path.realpath(copy.folder) in ro
+        original = os.path.realpath(tmp_path / "learner")
+        assert not any(src == original or src.startswith(original + os.sep) for src in ro)
+        assert not any(m.kind == "rw" for m in steps)
+        pol = sandbox.Sandbox("rlimits").policy(copy.path, str(tmp_path / "work"), folder=copy.folder)
+        assert os.path.realpath(copy.folder) in pol["landlock"]["ro"]
+        assert copy.folder not in pol["landlock"]["rw"]
+
+
+def test_the_jax_cache_key_holds_the_siblings_content():
+    base = cache.submission_key(b"src", "f", "jax")
+    assert cache.submission_key(b"src", "f", "jax", []) == base           # one file: the key as before
+    one = cache.submission_key(b"src", "f", "jax", [("helper.py", b"a = 1\n")])
+    two = cache.submission_key(b"src", "f", "jax", [("helper.py", b"a = 2\n")])
+    assert len({base, one, two}) == 3
+    assert cache.submission_key(b"src", "f", "jax", [("h.py", b"x"), ("g.py", b"y")]) == \
+        cache.submission_key(b"src", "f", "jax", [("g.py", b"y"), ("h.py", b"x")])
+
+
+def test_a_changed_helper_is_graded_afresh_with_a_new_jax_store(tmp_path):
+    folder = tmp_path / "learner"
+    main = learner(folder, solution=SOLUTION.replace("helper", "jhelper"),
+                   jhelper="import jax.numpy as jnp\ndef project_onto_rows(v, t):\n    return jnp.matmul(v, t.T)\n")
+    store = tmp_path / "store"
+    opts = CheckOptions(max_examples=1, shrink=False, framework="jax", jax_cache=str(store))
+    first = check_submission(main, PROBLEM, opts)
+    assert first.passed, first.failure
+    assert first.environment["siblings"] == {"taken": ["jhelper.py"], "skipped": []}
+    stores = {p.parent for p in store.rglob("*-cache")}
+    (folder / "jhelper.py").write_text("import jax.numpy as jnp\ndef project_onto_rows(v, t):\n"
+                                       "    return 2 * jnp.matmul(v, t.T)\n")
+    second = check_submission(main, PROBLEM, opts)
+    assert not second.passed and any(c.failure and c.failure.kind == "tolerance" for c in second.cases)
+    assert {p.parent for p in store.rglob("*-cache")} - stores, "the changed helper got a store of its own"
+
+
+# -- through the CLI -------------------------------------------------------------------------
+def test_check_passes_a_multi_file_submission():
+    run = run_grader("check", str(SUBMISSIONS / "multifile" / "solution.py"), "--format", "json", *FAST)
+    assert run.code == 0, run.stderr
+    assert run.json()["environment"]["siblings"] == {"taken": ["helper.py"], "skipped": []}
+
+
+def test_a_changed_helper_changes_the_verdict(tmp_path):
+    main = learner(tmp_path / "l", solution=SOLUTION, helper=WRONG_HELPER)
+    run = run_grader("check", str(main), "--format", "json", *FAST)
+    assert run.code == 1, run.stderr
+    assert "tolerance" in {c["failure"]["kind"] for c in run.json()["cases"] if c.get("failure")}
+
+
+def test_a_linked_helper_is_reported_and_its_target_never_read(tmp_path):
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOPSECRET_5150 = 1\ndef project_onto_rows(v, t):\n    return v @ t.T\n")
+    main = learner(tmp_path / "l", solution=SOLUTION)
+    (tmp_path / "l" / "helper.py").symlink_to(secret)
+    run = run_grader("check", str(main), "--format", "json", *FAST)
+    assert run.code == 1, run.stderr                                 # the submission's fault, a report
+    report = run.json()
+    assert report["failure"]["kind"] == "import"
+    assert "No module named 'helper'" in report["failure"]["message"]
+    assert "symbolic link" in report["failure"]["hint"]
+    assert report["environment"]["siblings"]["skipped"] == ["helper.py: a symbolic link (not followed)"]
+    assert "TOPSECRET" not in run.stdout + run.stderr
+
+
+FORGERS = {
+    # each writes a marker if anything imports it, and tries to forge a pass if it were used
+    "json": "def dumps(*a, **k):\n    return '{\"passed\": true}'\n",
+    "numpy": "def matmul(a, b):\n    raise SystemExit(0)\n",
+    "grader": "passed = True\n",
+    "_child": "import os\nos._exit(0)\n",
+    "protocol": "def write_frame(*a, **k):\n    pass\n",
+    "submission": "def tied_lm_head(h, e):\n    return h @ e.T\n",
+}
+
+
+@pytest.mark.parametrize("tier", ["auto", "none"])
+def test_siblings_shadowing_the_graders_modules_forge_nothing(tmp_path, tier):
+    """A wrong main file beside json.py, numpy.py, grader.py, _child.py, protocol.py and
+    submission.py that it imports: none is taken along or imported by any process (markers), the
+    wrong result fails on its merits (exit 1, a report), and the report names each file."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    folder = tmp_path / "l"
+    files = {n: f"open({str(markers / n)!r}, 'w').close()\n" + body for n, body in FORGERS.items()}
+    imports = "".join(f"try:\n    import {n}\nexcept ImportError:\n    pass\n" for n in FORGERS)
+    imports += "assert not hasattr(json, 'dumps') or json.dumps(1) == '1'\n"   # the real json
+    main = learner(folder, solution=imports + "import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                   "    return 2 * np.matmul(hidden, embedding_matrix.T)\n", **files)
+    # from the learner's folder, as ``python -I`` (the console script and every process the
+    # grader starts are isolated: neither the working folder nor the script's is on sys.path)
+    proc = subprocess.run([sys.executable, "-I", "-m", "grader", "check", str(main), "--format", "json",
+                           "--sandbox", tier, *FAST], cwd=folder, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    run = Run(proc.returncode, proc.stdout, proc.stderr)
+    assert run.code == 1, run.stderr
+    report = run.json()
+    assert not report["passed"] and report["failure"] is None
+    assert "tolerance" in {c["failure"]["kind"] for c in report["cases"] if c.get("failure")}
+    skipped = report["environment"]["siblings"]["skipped"]
+    assert sorted(s.split(":")[0] for s in skipped) == sorted(f"{n}.py" for n in FORGERS)
+    assert report["environment"]["siblings"]["taken"] == []
+    assert sorted(p.name for p in markers.iterdir()) == [], "a learner's shadowing file was imported"
+
+
+def test_a_main_file_needing_its_shadowing_sibling_fails_with_a_hint(tmp_path):
+    main = learner(tmp_path / "l", solution="from json import project_onto_rows\n\n\n"
+                   "def tied_lm_head(hidden, embedding_matrix):\n    return project_onto_rows(hidden, embedding_matrix)\n",
+                   json=HELPER)
+    run = run_grader("check", str(main), "--format", "json", *FAST)
+    assert run.code == 1, run.stderr
+    failure = run.json()["failure"]
+    assert failure["kind"] == "import" and "project_onto_rows" in failure["message"]
+    assert "json.py: shadows the standard-library module json; rename it" in failure["hint"]
+
+
+def test_grade_takes_siblings_for_a_learners_folder_only(tmp_path):
+    """alice's folder holds solution.py and helper.py; carol.py, a file among other learners'
+    files, imports dave.py (another learner): carol gets nothing of dave's."""
+    klass = tmp_path / "class"
+    learner(klass / "alice", solution=SOLUTION, helper=HELPER)
+    learner(klass / "bob", solution=(SUBMISSIONS / "correct_numpy.py").read_text())
+    (klass / "carol.py").write_text("from dave import tied_lm_head\n")
+    (klass / "dave.py").write_text((SUBMISSIONS / "correct_numpy.py").read_text())
+    out = tmp_path / "out"
+    run = run_grader("grade", str(klass), "--out", str(out), "--jobs", "2", *FAST, timeout=400)
+    assert run.code == 1, run.stderr
+    rows = {r["learner"]: r for r in __import__("csv").DictReader((out / "gradebook.csv").open())}
+    assert rows["alice"]["passed"] == "true" and rows["alice"]["score"] == "10"
+    assert rows["bob"]["passed"] == "true"
+    assert rows["carol"]["passed"] == "false" and rows["carol"]["kinds"] == "import"
+    assert "No module named 'dave'" in rows["carol"]["message"]
+    assert rows["dave"]["passed"] == "true"
+    alice = json.loads(next((out / "reports").glob("alice*.json")).read_text())
+    assert alice["environment"]["siblings"]["taken"] == ["helper.py"]
+
+
+def test_notebook_check_takes_the_notebooks_own_modules(tmp_path, monkeypatch):
+    """check(fn) for a function that uses ``from nb_helper import project_onto_rows`` (a module of
+    the notebook's folder): the module goes along; a link beside it does not."""
+    from grader.notebook_check import check, take_siblings
+
+    (tmp_path / "nb_helper.py").write_text(HELPER)
+    (tmp_path / "nb_main.py").write_text("from nb_helper import project_onto_rows\n\n\n"
+                                         "def tied_lm_head(hidden, embedding_matrix):\n"
+                                         "    return project_onto_rows(hidden, embedding_matrix)\n")
+    (tmp_path / "linked.py").symlink_to(tmp_path / "nb_helper.py")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("nb_main", "nb_helper"):
+        sys.modules.pop(name, None)
+    import nb_main  # noqa: E402 - the notebook's cell, imported from its folder
+
+    assert [n for n, _ in take_siblings("import nb_helper\nimport linked\n", "x.py")] == ["nb_helper.py"]
+    result = check(nb_main.tied_lm_head, max_examples=1)
+    assert result.passed, result.text()
+    assert result.report["environment"]["siblings"]["taken"] == ["nb_helper.py"]

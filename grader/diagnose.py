@@ -32,8 +32,9 @@ def _hook(hints: str | None, name: str) -> Any:
     return getattr(module, name, None) if module is not None else None
 
 
-def _names(case: Case, hints: str | None, function: str | None = None) -> Names:
-    return Names(function or "the function", tuple(case.inputs), case.dtype)
+def _names(case: Case) -> Names:
+    # the function's name is not part of a case: hints say "the function"
+    return Names("the function", tuple(case.inputs), case.dtype)
 
 
 def for_type(hints: str | None, type_name: str, want: str) -> Hint | None:
@@ -62,7 +63,8 @@ def for_non_finite(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarr
 
 def mutation_hint() -> Hint:
     """The hint for a submission that wrote into an input."""
-    return Hint("mutation", "work on a copy (or use operations that return new arrays) instead of writing into an input")
+    return Hint("mutation", "work on a copy (or use operations that return new arrays) instead of writing into "
+                            "an input")
 
 
 def problem_ideas(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarray) -> list[Idea]:
@@ -75,7 +77,7 @@ def problem_ideas(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarra
         inputs = {k: np.asarray(v, dtype=np.float64) if np.asarray(v).dtype.kind in "fc"
                   or np.asarray(v).dtype.name == "bfloat16" else np.asarray(v) for k, v in case.inputs.items()}
         out = []
-        for idea in fn(inputs, ref.copy(), got.copy(), _names(case, hints)) or ():
+        for idea in fn(inputs, ref.copy(), got.copy(), _names(case)) or ():
             if not isinstance(idea, Idea) or not isinstance(idea.id, str) or not isinstance(idea.text, str):
                 continue
             if idea.id in generic.RESERVED:
@@ -102,7 +104,7 @@ def for_values(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarray, 
             return np.zeros_like(ref)
         return np.asarray(tolerance.model(model).allowed(dtype, ref, scale, n), dtype=np.float64)
 
-    return generic.value_ideas(got, ref, allowed, out_dtype, allowed_in, _names(case, hints),
+    return generic.value_ideas(got, ref, allowed, out_dtype, allowed_in, _names(case),
                                problem_ideas(hints, case, got, ref))
 
 

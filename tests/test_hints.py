@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from grader import diagnose
-from grader.cases import Case, fixed_cases, generated_cases
+from grader.cases import fixed_cases, generated_cases
 from grader.compare import compare, judge_raises
 from grader.errors import SpecError
 from grader.grading import expected_for

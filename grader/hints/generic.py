@@ -133,7 +133,8 @@ def lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype
             rounded = ref.astype(low_dt).astype(np.float64)
         if not np.all(np.isfinite(rounded)) or int(np.count_nonzero(np.abs(rounded - ref) > allowed)) < 2:
             continue
-        band = 4 * allowed_in(low) + 2 * unit_roundoff(low) * np.abs(ref) + smallest_normal(low) * (np.abs(ref) < smallest_normal(low))
+        tn = smallest_normal(low)  # below it the format's grid is coarser than its unit roundoff says
+        band = 4 * allowed_in(low) + 2 * unit_roundoff(low) * np.abs(ref) + tn * (np.abs(ref) < tn)
         if np.all(np.abs(got - rounded) <= band):
             fitting.append((_rss(got - rounded), low))
     if not fitting:

@@ -66,7 +66,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from typing import Any, Callable
 
 import ml_dtypes

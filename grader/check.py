@@ -519,38 +519,14 @@ def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str)
     return shlex.join(base + seed + extra + ["--case", case.name])
 
 
-def check_submission(submission: str | Path, problem: Problem, opts: CheckOptions | None = None) -> Report:
-    """Grade ``submission`` against ``problem`` and return the :class:`Report`.
-
-    Raises:
-        GraderError: the submission file is missing or unreadable, the framework is not graded by
-            the problem, a replay case is malformed, or the reference solution fails.
-    """
-    from . import frameworks
-    from .sandbox import choose_tier
-
-    opts = opts or CheckOptions()
-    t_start = time.monotonic()
-    shown = opts.submission_shown or str(submission)
-    loaded = load_submission(submission)  # read once, links not followed: what the child imports
-    secret = opts.seed_secret is not None
-    if secret:
-        if opts.seed:
-            raise GraderError("--seed cannot be used with a seed secret: the seed is derived from the secret "
-                              "and the submission")
-        # the seed of these exact bytes; the secret itself goes no further than this line
-        opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
-                                   seed_secret=None, seed_source="secret")
+def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission, siblings: Siblings,
+                 framework: str, dtypes: tuple[str, ...], tier: str, secret: bool) -> dict[str, Any]:
+    """The report's ``environment`` as known before the submission runs (docs/formats.md): seed
+    (``"secret"`` for learners of a secret run), framework, dtypes, versions, sandbox tier, and
+    where they apply the siblings taken, the notebook's cells, the secret's source and the
+    function's (or syntax error's) line. The run adds ``cases_digest``, ``jax``/``torch`` and
+    ``memory_limit``."""
     tree, syntax_error = loaded.tree, loaded.syntax_error
-    siblings = Siblings()
-    if opts.siblings and loaded.fault is None:  # the modules beside it that it imports (grader.siblings)
-        siblings = find_siblings(os.path.dirname(os.path.abspath(submission)), tree, os.path.basename(submission))
-    framework = opts.framework or detect_framework(tree)
-    if framework not in problem.frameworks:
-        raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
-                          f"(it grades: {', '.join(problem.frameworks)})")
-    dtypes = problem.frameworks[framework]
-    tier, wrap = choose_tier(opts.sandbox)
     env: dict[str, Any] = {
         "seed": opts.seed if not secret or opts.audience == "instructor" else "secret",
         "framework": framework, "dtypes": list(dtypes),
@@ -573,55 +549,45 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         env["function_line"] = line
     elif syntax_error is not None and syntax_error.lineno:
         env["syntax_error_line"] = syntax_error.lineno
+    return env
 
-    def finish(failure: Failure | None, results: list[CaseResult], output: dict[str, Any]) -> Report:
-        groups = _scores(problem, results, failure)
-        passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
-        unrun = [g.group for g in groups if g.points > 0 and g.total == 0]
-        if failure is None and unrun and not env.get("partial"):
-            # e.g. --max-examples 0: a run that left out a group with points is no pass
-            env["partial"] = True
-            env["unrun_groups"] = unrun
-            passed = False
-        if failure is not None and failure.kind == "import" and failure.hint is None and siblings.skipped:
-            failure.hint = sibling_hint(siblings, "\n".join([failure.message, *failure.details]))
-        if framework != "numpy":  # hints and messages name code in the submission's framework
-            for res in results:
-                if res.failure is not None:
-                    res.failure.hint = frameworks.speak(res.failure.hint, framework)
-                    res.failure.message = frameworks.speak(res.failure.message, framework) or ""
-        if loaded.notebook is not None:  # positions as the notebook's cell and line
-            for fail in [failure] + [res.failure for res in results]:
-                if fail is not None:
-                    fail.message = loaded.notebook.locate(fail.message, shown) or ""
-                    fail.details = [loaded.notebook.locate(d, shown) or "" for d in fail.details]
-            cells = re.findall(r"cell \d+, line \d+", "\n".join(failure.details)) if failure is not None else []
-            if cells and cells[-1] not in failure.message:  # where the import failed, on its one line
-                failure.message = f"{failure.message} ({cells[-1]})"
-        return Report(problem.id, problem.title, shown, passed,
-                      round(sum(g.earned for g in groups), 4), problem.max_score, failure, results, groups,
-                      summarise(results, dtypes), env, output, time.monotonic() - t_start)
 
-    empty_output = {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+def _before_run_failure(loaded: LoadedSubmission, framework: str, shown: str) -> Failure | None:
+    """Why the submission cannot be run at all, as its failure (a report, exit 1), or None: the
+    framework is not installed here, the file cannot be graded (``loaded.fault``), or it does
+    not parse."""
+    from . import frameworks
+
+    syntax_error = loaded.syntax_error
     if not frameworks.installed(framework):
         # the grading machine's fault, said as a report (exit 1), not exit 2, so that the
         # learner's row, CI log or Gradescope result says what to install (README, "Frameworks")
-        return finish(Failure("import", f"ModuleNotFoundError: {frameworks.missing_message(framework)}",
-                              hint="the grading machine lacks it, not the submission: whoever runs the "
-                                   f"grader installs it ({frameworks.get(framework).REQUIREMENT})"),
-                      [], empty_output)
+        return Failure("import", f"ModuleNotFoundError: {frameworks.missing_message(framework)}",
+                       hint="the grading machine lacks it, not the submission: whoever runs the "
+                            f"grader installs it ({frameworks.get(framework).REQUIREMENT})")
     if loaded.fault is not None:
-        return finish(Failure("import", loaded.fault, hint="submit one plain .py file"), [], empty_output)
+        return Failure("import", loaded.fault, hint="submit one plain .py file")
     if syntax_error is not None:
         where = f"{shown}:{syntax_error.lineno}" if syntax_error.lineno else shown
         if loaded.notebook is not None and loaded.notebook.where(syntax_error.lineno):
             where = f"{shown}, {loaded.notebook.where(syntax_error.lineno)}"
         detail = (syntax_error.text or "").rstrip()
-        return finish(Failure("import", f"SyntaxError: {syntax_error.msg} ({where})",
-                              hint="fix the syntax error; `python -m py_compile FILE` shows it too",
-                              details=[detail] if detail else []), [], empty_output)
+        return Failure("import", f"SyntaxError: {syntax_error.msg} ({where})",
+                       hint="fix the syntax error; `python -m py_compile FILE` shows it too",
+                       details=[detail] if detail else [])
+    return None
 
-    # cases
+
+def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tuple[str, ...],
+                secret: bool) -> tuple[list[Case], dict[str, tuple[np.ndarray, np.ndarray | None]], Any, str]:
+    """The cases to run (a replay literal, else the fixed and generated cases from the case
+    cache or made afresh, cut to ``--case`` names), the reference values the cache already holds
+    (case name -> (exact output, scale)), the cached entries (None on a miss, a replay or a
+    secret seed) and the case-cache key ("" for a replay).
+
+    Raises:
+        GraderError: a malformed replay, a replay dtype not graded, or an unknown ``--case`` name.
+    """
     known: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
     cached = None
     key = ""
@@ -656,7 +622,77 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
                                   f"(with {'the secret seed' if secret else f'seed {opts.seed}'}); "
                                   "names look like 'batch[float32]' or 'gen003[float16]'")
             cases = [c for c in cases if c.name in wanted]
+    return cases, known, cached, key
 
+
+def check_submission(submission: str | Path, problem: Problem, opts: CheckOptions | None = None) -> Report:
+    """Grade ``submission`` against ``problem`` and return the :class:`Report`.
+
+    Raises:
+        GraderError: the submission file is missing or unreadable, the framework is not graded by
+            the problem, a replay case is malformed, or the reference solution fails.
+    """
+    from . import frameworks
+    from .sandbox import choose_tier
+
+    opts = opts or CheckOptions()
+    t_start = time.monotonic()
+    shown = opts.submission_shown or str(submission)
+    loaded = load_submission(submission)  # read once, links not followed: what the child imports
+    secret = opts.seed_secret is not None
+    if secret:
+        if opts.seed:
+            raise GraderError("--seed cannot be used with a seed secret: the seed is derived from the secret "
+                              "and the submission")
+        # the seed of these exact bytes; the secret itself goes no further than this line
+        opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
+                                   seed_secret=None, seed_source="secret")
+    tree = loaded.tree
+    siblings = Siblings()
+    if opts.siblings and loaded.fault is None:  # the modules beside it that it imports (grader.siblings)
+        siblings = find_siblings(os.path.dirname(os.path.abspath(submission)), tree, os.path.basename(submission))
+    framework = opts.framework or detect_framework(tree)
+    if framework not in problem.frameworks:
+        raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
+                          f"(it grades: {', '.join(problem.frameworks)})")
+    dtypes = problem.frameworks[framework]
+    tier, wrap = choose_tier(opts.sandbox)
+    env = _environment(problem, opts, loaded, siblings, framework, dtypes, tier, secret)
+
+    def finish(failure: Failure | None, results: list[CaseResult], output: dict[str, Any]) -> Report:
+        groups = _scores(problem, results, failure)
+        passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
+        unrun = [g.group for g in groups if g.points > 0 and g.total == 0]
+        if failure is None and unrun and not env.get("partial"):
+            # e.g. --max-examples 0: a run that left out a group with points is no pass
+            env["partial"] = True
+            env["unrun_groups"] = unrun
+            passed = False
+        if failure is not None and failure.kind == "import" and failure.hint is None and siblings.skipped:
+            failure.hint = sibling_hint(siblings, "\n".join([failure.message, *failure.details]))
+        if framework != "numpy":  # hints and messages name code in the submission's framework
+            for res in results:
+                if res.failure is not None:
+                    res.failure.hint = frameworks.speak(res.failure.hint, framework)
+                    res.failure.message = frameworks.speak(res.failure.message, framework) or ""
+        if loaded.notebook is not None:  # positions as the notebook's cell and line
+            for fail in [failure] + [res.failure for res in results]:
+                if fail is not None:
+                    fail.message = loaded.notebook.locate(fail.message, shown) or ""
+                    fail.details = [loaded.notebook.locate(d, shown) or "" for d in fail.details]
+            cells = re.findall(r"cell \d+, line \d+", "\n".join(failure.details)) if failure is not None else []
+            if cells and cells[-1] not in failure.message:  # where the import failed, on its one line
+                failure.message = f"{failure.message} ({cells[-1]})"
+        return Report(problem.id, problem.title, shown, passed,
+                      round(sum(g.earned for g in groups), 4), problem.max_score, failure, results, groups,
+                      summarise(results, dtypes), env, output, time.monotonic() - t_start)
+
+    empty_output = {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+    early = _before_run_failure(loaded, framework, shown)
+    if early is not None:
+        return finish(early, [], empty_output)
+
+    cases, known, cached, key = _plan_cases(problem, opts, framework, dtypes, secret)
     env["cases_digest"] = cases_digest(cases)  # what was graded, so two runs can be compared
     if opts.replay is not None or opts.only_cases:
         env["partial"] = True  # a few selected cases: reports show no grade

@@ -258,3 +258,28 @@ def test_notebook_check_takes_the_notebooks_own_modules(tmp_path, monkeypatch):
     result = check(nb_main.tied_lm_head, max_examples=1)
     assert result.passed, result.text()
     assert result.report["environment"]["siblings"]["taken"] == ["nb_helper.py"]
+
+
+def test_a_notebook_submission_imports_its_sibling_module(tmp_path):
+    """A learner's notebook (graded like a .py) doing ``from helper import ...`` beside helper.py."""
+    folder = tmp_path / "l"
+    learner(folder, helper=HELPER)
+    cells = [{"cell_type": "code", "metadata": {}, "id": "c0", "outputs": [], "execution_count": None,
+              "source": "%load_ext autoreload\nfrom helper import project_onto_rows"},
+             {"cell_type": "code", "metadata": {}, "id": "c1", "outputs": [], "execution_count": None,
+              "source": "def tied_lm_head(hidden, embedding_matrix):\n"
+                        "    return project_onto_rows(hidden, embedding_matrix)"}]
+    (folder / "solution.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                                                       "cells": cells}))
+    run = run_grader("check", str(folder / "solution.ipynb"), "--format", "json", *FAST)
+    assert run.code == 0, run.stdout[-2000:] + run.stderr
+    assert run.json()["environment"]["siblings"]["taken"] == ["helper.py"]
+
+
+def test_a_worker_shows_only_a_folder_that_holds_its_submission(tmp_path):
+    from grader.runner import Worker
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.py").write_text("")
+    with pytest.raises(ValueError):
+        Worker(tmp_path / "a" / "s.py", "f", "numpy", folder=str(tmp_path))

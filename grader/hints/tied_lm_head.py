@@ -71,7 +71,7 @@ from typing import Any, Callable
 import ml_dtypes
 import numpy as np
 
-from . import Hint
+from . import Hint, generic
 
 from ..cases import Case
 from ..dtypes import HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
@@ -1014,26 +1014,16 @@ def diagnose_type(type_name: str) -> Hint:
     """The hint for a non-array result (``type_name`` as the child reported it: a builtin's name,
     ``module.QualName`` for other types, or ``"array of dtype X"``).
 
-    The hint says what came back and what is expected. A JAX array is accepted from a JAX
+    The hint says what came back and what is expected (the generic hint, except for an array
+    of a non-numeric dtype, which is told to return logits). A JAX array is accepted from a JAX
     submission (the framework is detected from the file's imports), so a JAX array reported
     here came from a submission of another framework (NumPy, say, with jax loaded by importlib).
     """
-    if type_name in ("list", "tuple"):
-        return Hint("not_array", f"return an array, not a {type_name} (drop .tolist() or wrap with np.asarray)")
-    if type_name == "NoneType":
-        return Hint("none", "the function returned None: is a return statement missing?")
     if type_name.startswith("array of dtype"):
         dtype = type_name[len("array of dtype"):].strip()
         return Hint("not_numeric", f"the result is an array of dtype {dtype}: return floating logits in the "
                                    f"inputs' dtype")
-    module = type_name.rsplit(".", 1)[0] if "." in type_name else ""
-    if module.split(".")[0] in ("jax", "jaxlib"):
-        return Hint("jax_array", f"the function returned a JAX array ({type_name}), which only a JAX submission "
-                                 f"may return (the framework comes from the file's import statements): return a "
-                                 f"numpy.ndarray, e.g. np.asarray(result), or import jax.numpy at the top to be "
-                                 f"graded as JAX", {"returned": type_name})
-    return Hint("not_array", f"the function returned a {type_name}, not an array: return a numpy.ndarray "
-                             f"(a JAX submission may also return a jax.Array)", {"returned": type_name})
+    return generic.type_hint(type_name, "")  # a list, None, a JAX array...: as for any problem
 
 
 def type_hint(type_name: str) -> str | None:

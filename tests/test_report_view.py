@@ -184,3 +184,39 @@ def test_a_hint_found_for_a_pattern_reaches_each_group_that_shows_it():
     assert all(shared in t["test_code"] for t in github.classroom_result(rep)["tests"])
     assert shared in reporter("text").render(rep) and shared in github.step_summary(rep)
     assert all(shared in line for line in github.render(rep).splitlines() if line.startswith("::error"))
+
+
+# --- learner text that looks like something else (attack round 3) --------------------------------
+
+def test_printable_escapes_every_invisible_format_character():
+    """Every Unicode format character (category Cf: zero-width space, BOM, word joiner, tags...)
+    is shown as an escape, so ``alice\\u200b`` cannot pass for ``alice`` in a gradebook."""
+    import sys
+    import unicodedata
+
+    from grader.reports.common import printable
+    cf = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    assert len(cf) > 150
+    left = [f"U+{ord(c):04X}" for c in cf if printable(f"a{c}b") == f"a{c}b"]
+    assert left == []
+    assert printable("al\u200bice") == "al\\u200bice" and printable("a\ufeffb") == "a\\ufeffb"
+    assert printable("naïve café ✓ 東京") == "naïve café ✓ 東京"  # visible text is untouched
+
+
+@pytest.mark.parametrize("name", ["=1+1", "  =HYPERLINK(\"http://evil\")", "\u3000=1", "\xa0@SUM(A1)",
+                                  "\uff1d1+1", "\uff0b1", "\uff0d1", "\uff20x", "-2", "'quoted"])
+def test_csv_cell_quotes_formulas_behind_blanks_and_full_width_forms(name):
+    from grader.reports.common import csv_cell, from_csv_cell
+    cell = csv_cell(name)
+    assert cell.startswith("'") and from_csv_cell(cell) == name
+
+
+@pytest.mark.parametrize("name", ["alice", "Zoë O'Neil", " bob", "1-2", "a=b"])
+def test_csv_cell_leaves_plain_names_alone(name):
+    from grader.reports.common import csv_cell
+    assert csv_cell(name) == name
+
+
+def test_markdown_escapes_dollar_so_github_math_cannot_restyle_a_name():
+    from grader.reports.github import md
+    assert md("$\\color{green}{PASS}$") == "\\$\\\\color{green}{PASS}\\$"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,8 +29,14 @@ AUDIENCES = (LEARNER, INSTRUCTOR)
 # DEL and the C1 controls (U+009B is a one-byte CSI), the bidi controls that reorder what is
 # shown (U+200E/F, U+061C, U+202A-U+202E, U+2066-U+2069), the line and paragraph separators,
 # and lone surrogates (a non-UTF-8 file name, an exception message), which no UTF-8 output can
-# carry.
-_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
+# carry; and every other invisible format character (Unicode category Cf: zero-width space and
+# joiners, word joiner, BOM, soft hyphen, Mongolian vowel separator, tags...), with which
+# "alice\u200b" would look like "alice" in a gradebook or a class view (tests/test_report_view.py
+# checks this list against unicodedata).
+_UNSAFE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+           "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff"
+           "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+           "\U000e0001\U000e0020-\U000e007f")
 _UNSAFE_MULTILINE = re.compile(f"[{_UNSAFE}]")
 _UNSAFE_ONE_LINE = re.compile(f"[{_UNSAFE}\t\n]")
 #: first characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection"),
@@ -76,10 +83,14 @@ def printable_tree(value: Any) -> Any:
 
 def csv_cell(text: Any) -> str:
     """A learner-controlled gradebook cell: :func:`printable` on one line, and a leading ``'``
-    when it starts with ``=``, ``+``, ``-``, ``@`` (a spreadsheet formula) or with ``'`` itself,
+    when it starts with ``=``, ``+``, ``-``, ``@`` (a spreadsheet formula; also after leading
+    blanks and as a full-width or other compatibility form, judged after NFKC) or with ``'`` itself,
     so that :func:`from_csv_cell` gives back exactly the printable text."""
     cell = printable(text, one_line=True)
-    return "'" + cell if cell.startswith((*_FORMULA_START, "'")) else cell
+    # a spreadsheet may skip leading blanks and fold full-width forms ("＝1+1", "  =HYPERLINK"):
+    # judge the first character that is left after both
+    lead = unicodedata.normalize("NFKC", cell.lstrip()[:1])[:1]
+    return "'" + cell if cell.startswith("'") or lead.startswith(_FORMULA_START) else cell
 
 
 def from_csv_cell(cell: str) -> str:

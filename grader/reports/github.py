@@ -100,7 +100,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
     return common.printable("\n".join(lines)) + "\n"  # no raw escape or bidi character in the log
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~$])")  # $ starts GitHub math ($...$)
 
 
 def md(text: Any) -> str:

@@ -49,6 +49,13 @@ def x64(jax: Any) -> Any:
     return enable_x64(True)
 
 
+def x64_scope() -> Any:
+    """:func:`x64` for JAX as the reference runs it (CPU, the reference's compilation cache):
+    a context in which trusted JAX code (the reference, a second reference used as an oracle)
+    computes in float64 without touching the process's global flag."""
+    return x64(_jax())
+
+
 def _import_jax() -> Any:
     """``import jax``; when this is its first import and no platform was asked for, the CPU
     platform only (JAX reads ``JAX_PLATFORMS`` when imported): the variable is set for the

@@ -458,8 +458,9 @@ def oracle_function(problem: Any) -> tuple[Callable[[dict[str, np.ndarray]], Any
     fn = reference.load_reference(dataclasses.replace(problem, reference_path=path, reference_function=function))
 
     def run_module(inputs: dict[str, np.ndarray]) -> Any:
-        return fn(*[np.asarray(inputs[p.name], dtype=np.float64) if _is_float(inputs[p.name]) else inputs[p.name]
-                    for p in problem.parameters])
+        with reference.x64_scope():  # float64 as the reference runs (the flag is scoped, not global)
+            return np.asarray(fn(*[np.asarray(inputs[p.name], dtype=np.float64) if _is_float(inputs[p.name])
+                                   else inputs[p.name] for p in problem.parameters]))
 
     return run_module, {"kind": "module", "text": f"{module}.{function}", "path": str(path), "precision": "float64"}
 

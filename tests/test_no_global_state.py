@@ -117,3 +117,19 @@ def test_no_module_imports_another_modules_private_names():
                     if alias.name.startswith("_") and not alias.name.startswith("__"):
                         offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {alias.name}")
     assert offenders == []
+
+
+def test_trusted_jax_code_gets_float64_in_a_scope_only():
+    """An oracle module (grader validate) runs in reference.x64_scope: float64 inside, the
+    caller's flag outside."""
+    import jax.numpy as jnp
+
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with reference.x64_scope():
+            assert jnp.asarray(np.ones(2)).dtype == np.float64
+        assert jnp.asarray(np.ones(2)).dtype == np.float32
+        assert jax.config.jax_enable_x64 is False
+    finally:
+        jax.config.update("jax_enable_x64", old)

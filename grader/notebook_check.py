@@ -24,13 +24,16 @@ the global. :func:`check` saves that source in a temporary folder and runs
 ``python -I -m grader check FILE --problem ID --format json --audience learner``: the normal,
 sandboxed path. The grader never runs in the kernel's process, so JAX's x64 flag, the signal
 handlers, the environment, the caches and the kernel's other child processes stay as they were
-(the grader's process turns x64 on, hardens itself and reaps *its own* orphans).
+(the grader's process hardens itself and reaps *its own* orphans).
 
 Why not cloudpickle: the sandboxed child would have to unpickle the function's closure (a second
 deserialiser of learner data inside the grader's trust boundary), and functions defined in
 ``__main__`` that use notebook globals pickle by value only partly. Why not in the kernel's
-process: the learner's code would run unsandboxed in the kernel, and the grader's process-wide
-state (``jax_enable_x64``, ``GRADER_JAX_CACHE``, orphan reaping) would leak into it.
+process: the learner's code would run unsandboxed in the kernel. (The grader's own steps no
+longer change process state, issue 10: the reference scopes ``jax_enable_x64`` to its calls, the
+JAX cache folder is an option, orphan reaping spares the caller's children;
+tests/test_no_global_state.py. The reference's persistent compilation cache folder is still a
+process-wide JAX setting, set once if the caller set none.)
 
 Matplotlib is optional (``pip install 'grader[notebook]'``); without it the HTML has no picture.
 """

@@ -283,3 +283,26 @@ def test_a_worker_shows_only_a_folder_that_holds_its_submission(tmp_path):
     (tmp_path / "a" / "s.py").write_text("")
     with pytest.raises(ValueError):
         Worker(tmp_path / "a" / "s.py", "f", "numpy", folder=str(tmp_path))
+
+
+def test_inside_the_sandbox_only_the_taken_siblings_are_there(tmp_path):
+    """The submission lists its own folder and tries the learner's original folder: it finds
+    the main file and the imported helper only, and (in a namespace tier) cannot read the rest."""
+    folder = tmp_path / "l"
+    learner(folder, helper=HELPER, notes="TOKEN_8812 = 1\n", solution=f"""
+        import os
+        import helper
+        seen = sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))
+        try:
+            secret = open({str(folder / "notes.py")!r}).read()
+        except OSError as exc:
+            secret = type(exc).__name__
+        raise RuntimeError(f"SEEN {{seen}} NOTES {{secret!r}}")
+        """)
+    run = run_grader("check", str(folder / "solution.py"), "--problem", "tied_lm_head", "--format", "json", *FAST)
+    assert run.code == 1, run.stderr
+    report = run.json()
+    message = report["failure"]["message"]
+    assert "SEEN ['helper.py', 'solution.py']" in message, message
+    if report["environment"]["sandbox"] in sandbox.NAMESPACE_TIERS:
+        assert "TOKEN_8812" not in message, message

@@ -31,7 +31,7 @@ import numpy as np
 from . import __version__, cache
 from .grading import expected_for, expected_from, run_failure, values_of
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
-from .compare import SMALL, Expected, compare, judge_raises
+from .compare import SMALL, Expected, compare, judge_raises, with_exception_hint
 from .errors import GraderError
 from .reports.common import SECRET_REPLAY_NOTE
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
@@ -179,7 +179,7 @@ class LoadedSubmission:
         source: the decoded text ("" when ``fault`` is set).
         tree: its AST, or None (a syntax error or a fault).
         syntax_error: the SyntaxError Python reports for it, or None.
-        fault: one line saying why the file cannot be graded at all (a symbolic link, not a
+        fault: one line saying why the file cannot be graded at all (a symbolic or hard link, not a
             regular file, too large, nested too deeply for Python's parser, a notebook nbformat
             cannot read), or None.
         notebook: for an ``.ipynb`` file, its conversion (``grader.notebook.Notebook``: where
@@ -198,10 +198,14 @@ class LoadedSubmission:
 
 def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
     """The bytes of the regular file ``path`` (its last component is never followed as a link)
-    or None and the fault: a link, a FIFO, a device or socket, a file over the size cap.
+    or None and the fault: a symbolic or hard link, a FIFO, a device or socket, a file over the
+    size cap.
 
     ``O_NONBLOCK`` keeps a FIFO from blocking the open; ``fstat`` on the open descriptor
-    decides, so the file cannot be swapped between the check and the read.
+    decides, so the file cannot be swapped between the check and the read. A hard link
+    (``st_nlink != 1``) passes ``O_NOFOLLOW`` and is a regular file, but its other name may be
+    any file the grader can read (a learner's tar unpacked without a filter makes one), whose
+    lines an error message would quote: it is refused like a symbolic link.
 
     Raises:
         GraderError: the file is missing, a directory, or unreadable (the grader's input is wrong).
@@ -226,6 +230,9 @@ def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
             what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
                     or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "special")
             return None, f"the submission {path} is not a regular file ({what}); submit a .py file"
+        if st.st_nlink != 1:  # its other name may be any file the grader can read (/etc/shadow)
+            return None, (f"the submission {path} is a hard link ({st.st_nlink} names); the grader does not "
+                          "read linked files: copy the file and submit the copy")
         chunks, size = [], 0
         while size <= MAX_SUBMISSION_BYTES:
             chunk = os.read(fd, MAX_SUBMISSION_BYTES + 1 - size)
@@ -792,6 +799,7 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
             status = "passed" if failure is None else "failed"
         else:
             status, failure = run_failure(outcome)
+            with_exception_hint(failure, problem.hints, case)
             if outcome.status == "timeout":
                 stop_reason = "not run: an earlier case timed out"
             elif outcome.status == "crash" and session.restarts >= MAX_RESTARTS:

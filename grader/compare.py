@@ -116,6 +116,15 @@ def _hinted(failure: Failure, hint: diagnose.Hint | None) -> Failure:
     return failure
 
 
+def with_exception_hint(failure: Failure, hints: str | None, case: Case) -> Failure:
+    """``failure`` (of ``case``) with the problem's hint for an exception when it is one and the
+    problem's hint module (``hints``, :attr:`grader.spec.Problem.hints`) or the generic ideas name
+    a cause (:func:`grader.diagnose.for_exception`); any other failure unchanged."""
+    if failure.kind == "exception" and failure.hint is None:
+        _hinted(failure, _safe(diagnose.for_exception, hints, case, failure.message))
+    return failure
+
+
 def judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
     """The verdict of a case that must raise one of ``case.raises``, or None when it did.
 

@@ -23,7 +23,7 @@ from . import tolerance
 from .cases import Case
 from .hints import BUNDLED, Hint, Idea, Names, generic, load
 
-__all__ = ["Hint", "Idea", "Names", "for_type", "for_shape", "for_dtype", "for_non_finite", "for_values",
+__all__ = ["Hint", "Idea", "Names", "for_type", "for_shape", "for_dtype", "for_non_finite", "for_values", "for_exception",
            "mutation_hint", "combine"]
 
 
@@ -59,6 +59,19 @@ def for_non_finite(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarr
     """NaN or infinity where the expected output is finite (``got`` float64, shaped like ``ref``)."""
     hook = _hook(hints, "diagnose_non_finite")
     return hook(case, got, ref) if hook else generic.non_finite_hint(got, ref)
+
+
+def for_exception(hints: str | None, case: Case, message: str) -> Hint | None:
+    """An exception the submission raised on ``case`` (``message``: its first line, e.g.
+    ``"ValueError: matmul: ..."``): the generic idea (a stub's NotImplementedError), else the
+    problem's own ``diagnose_exception(message, shapes)`` hook, given the case's input shapes in
+    call order; None when neither names a cause. Only the problem's own module is asked, so one
+    problem's exception wording never reaches another's report."""
+    found = generic.exception_hint(message)
+    if found is not None:
+        return found
+    hook = _hook(hints, "diagnose_exception")
+    return hook(message, {k: list(np.shape(v)) for k, v in case.inputs.items()}) if hook else None
 
 
 def mutation_hint() -> Hint:
@@ -141,18 +154,11 @@ def _combined_text(top: str, mine: list[dict[str, Any]]) -> str:
     return text
 
 
-def _exception_hint(message: str, shapes: dict[str, list[int]] | None) -> Hint | None:
-    """An exception's hint: the generic one (a stub), else a bundled module's exception idea,
-    each of which checks that the case's inputs are its problem's (tied_lm_head: ``hidden`` and
-    ``embedding_matrix``)."""
-    found = generic.exception_hint(message)
-    if found is not None:
-        return found
-    for name in BUNDLED:
-        fn = getattr(load(name), "diagnose_exception", None)
-        if fn is not None and (found := fn(message, shapes)) is not None:
-            return found
-    return None
+def _exception_hint(message: str) -> Hint | None:
+    """An exception's hint when its case carries none (a report from an older grader): the
+    generic idea only; a problem's own exception ideas are asked per case, where the problem is
+    known (:func:`for_exception`)."""
+    return generic.exception_hint(message)
 
 
 def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -175,7 +181,7 @@ def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
     hints = [dict(h) for h in hints]
     for h in hints:
         if not h.get("id") and h.get("kind") == "exception":
-            found = _exception_hint(h.get("message") or "", h.get("shapes"))
+            found = _exception_hint(h.get("message") or "")
             if found:
                 h.update(id=found.id, text=found.text, params=found.params)
     shapes = [h for h in hints if h.get("kind") == "shape" and (h.get("data") or {}).get("got") is not None]

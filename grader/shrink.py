@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .cases import Case, case_strategy
-from .compare import compare
+from .compare import compare, with_exception_hint
 from .results import ArrayInfo, CaseResult
 
 MAX_SHRINKS = 2
@@ -112,7 +112,7 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
                 if outcome.status in ("ok", "type"):
                     failure = compare(case, outcome, exp)
                 else:
-                    _, failure = run_failure(outcome)
+                    failure = with_exception_hint(run_failure(outcome)[1], problem.hints, case)
                 verdicts[key] = failure.kind if failure else None
                 if failure is not None and failure.kind == kind:
                     best[key] = (case, outcome, failure, exp)

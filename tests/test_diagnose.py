@@ -514,8 +514,19 @@ def test_a_missing_transpose_is_named_only_when_the_sizes_confirm_it():
                                        shapes) is None
     assert tied.diagnose_exception(numpy_msg) is None
     assert tied.diagnose_exception(jax_msg, {"hidden": [2, 8], "embedding_matrix": [8, 8]}) is None
+    # the case's own hint, asked of its problem's module only (summaries no longer guess the module)
+    from grader.cases import Case
+    from grader.compare import with_exception_hint
+    from grader.results import Failure
+    case = Case(name="c", group="shapes", dtype="float32", inputs={k: np.zeros(v, np.float32) for k, v in shapes.items()}, sizes={})
+    assert diagnose.for_exception("tied_lm_head", case, numpy_msg).id == "shapes_do_not_line_up"
+    assert diagnose.for_exception(None, case, numpy_msg) is None  # same names, another problem: no guess
+    assert diagnose.for_exception(None, case, "NotImplementedError").id == "not_implemented"
+    failure = with_exception_hint(Failure("exception", numpy_msg), "tied_lm_head", case)
+    assert failure.data["hint_id"] == "shapes_do_not_line_up" and "transpose" in failure.hint
+    assert with_exception_hint(Failure("exception", numpy_msg), None, case).hint is None
     hints = [{"id": None, "kind": "exception", "message": numpy_msg, "text": None, "shapes": shapes}] * 3
-    assert diagnose.combine(hints)[0]["id"] == "shapes_do_not_line_up"
+    assert diagnose.combine(hints) == []
 
 
 def half_loop(h, e):

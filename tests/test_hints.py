@@ -19,9 +19,9 @@ import pytest
 
 from grader import diagnose
 from grader.cases import fixed_cases, generated_cases
-from grader.compare import compare, judge_raises
+from grader.compare import compare, judge_raises, with_exception_hint
 from grader.errors import SpecError
-from grader.grading import expected_for
+from grader.grading import expected_for, run_failure
 from grader.hints import generic
 from grader.hints import tied_lm_head as tied
 from grader.runner import CallOutcome
@@ -75,10 +75,8 @@ def grade_in_process(problem, path: Path, cases) -> list[dict]:
                                if not np.array_equal(a, c.inputs[p.name], equal_nan=a.dtype.kind == "f")]
         if c.raises:
             failure = judge_raises(c, outcome)
-        elif outcome.status == "exception":
-            out.append({"id": None, "kind": "exception", "text": None, "message": outcome.message,
-                        "shapes": {k: list(np.shape(v)) for k, v in c.inputs.items()}, "dtype": c.dtype})
-            continue
+        elif outcome.status == "exception":  # as check does: the problem's module names the cause
+            failure = with_exception_hint(run_failure(outcome)[1], problem.hints, c)
         else:
             failure = compare(c, outcome, expected_for(problem, c))
         if failure is not None:

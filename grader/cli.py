@@ -105,6 +105,9 @@ def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
                    help=f"who the report is for: learner (hidden cases as counts only) or instructor "
                         f"(every case shown); default {audience}")
     p.add_argument("--no-shrink", action="store_true", help="do not shrink failing generated cases")
+    p.add_argument("--no-siblings", action="store_true",
+                   help="grade the main file alone: take none of the .py files beside it that it imports "
+                        "(as GRADER_SIBLINGS=0; docs/security.md, multi-file submissions)")
 
 
 def add_verbosity_options(p: argparse.ArgumentParser) -> None:
@@ -257,6 +260,9 @@ def seed_secret_of(args: argparse.Namespace) -> tuple[bytes | None, str]:
 def options_from_args(args: argparse.Namespace) -> Any:
     """:class:`grader.check.CheckOptions` from parsed ``check``/``grade`` flags.
 
+    ``--no-siblings`` turns the taking along of sibling modules off; without it the default
+    stands (on unless ``GRADER_SIBLINGS=0``, which ``grade`` sets for a file among others').
+
     Raises:
         GraderError: a bad seed secret (see :func:`seed_secret_of`).
     """
@@ -268,7 +274,8 @@ def options_from_args(args: argparse.Namespace) -> Any:
     return CheckOptions(seed=args.seed or 0, max_examples=args.max_examples, framework=args.framework,
                         limits=limits, total_timeout=args.total_timeout, shrink=not args.no_shrink,
                         sandbox=args.sandbox, problems_dir=args.problems_dir, seed_secret=secret,
-                        seed_secret_source=source, audience=args.audience)
+                        seed_secret_source=source, audience=args.audience,
+                        **({"siblings": False} if getattr(args, "no_siblings", False) else {}))
 
 
 def cmd_check(args: argparse.Namespace) -> int:

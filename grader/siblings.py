@@ -10,7 +10,8 @@ one folder the sandbox shows, read-only (docs/security.md, "What the sandbox sho
   (transitively: ``import NAME``, ``import NAME.x``, ``from NAME import ...``, anywhere in the
   file, functions included; relative imports, ``importlib`` and ``__import__`` are not followed);
 * each read once, by the grader, without following a symbolic link (``O_NOFOLLOW`` relative to
-  the folder's descriptor), only if it is a regular file of at most :data:`MAX_FILE_BYTES`; at
+  the folder's descriptor), only if it is a regular file with one name (a hard link, whose other
+  name may be any file of the filesystem, is not taken) of at most :data:`MAX_FILE_BYTES`; at
   most :data:`MAX_FILES` siblings and :data:`MAX_TOTAL_BYTES` in all;
 * never a file whose module name is one the submission's process must get from the grader's
   install: the standard library's (``json``, ``random``...), the frameworks' and their
@@ -54,8 +55,8 @@ class Siblings:
     Attributes:
         files: ``(file name, bytes)`` of each sibling taken, in the order found (sorted by name
             within each round of imports).
-        skipped: one line per file left out: ``"NAME.py: why"`` (a link, not a regular file,
-            too large, over the count or size limit, a reserved module name).
+        skipped: one line per file left out: ``"NAME.py: why"`` (a symbolic or hard link, not a
+            regular file, too large, over the count or size limit, a reserved module name).
     """
 
     files: list[tuple[str, bytes]] = field(default_factory=list)
@@ -109,7 +110,12 @@ def reserved_reason(name: str, folder: str) -> str | None:
 
 def _read(dir_fd: int, name: str) -> tuple[bytes | None, str]:
     """The bytes of the regular file ``name`` in the folder ``dir_fd`` (never following a link),
-    or None and why not."""
+    or None and why not.
+
+    A hard link (``st_nlink != 1`` on the open descriptor) is refused like a symbolic one: its
+    other name may be any file of the filesystem the grader can read (``/etc/shadow``, the seed
+    secret), and ``O_NOFOLLOW`` cannot tell; a learner's tar unpacked without a filter makes one.
+    """
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(name, flags, dir_fd=dir_fd)
@@ -123,6 +129,8 @@ def _read(dir_fd: int, name: str) -> tuple[bytes | None, str]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None, "not a regular file"
+        if st.st_nlink != 1:  # another name of a file anywhere on this filesystem (/etc/shadow)
+            return None, f"a hard link ({st.st_nlink} names): not taken; copy the file"
         if st.st_size > MAX_FILE_BYTES:
             return None, f"larger than {MAX_FILE_BYTES >> 20} MiB"
         chunks, size = [], 0

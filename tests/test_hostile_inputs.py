@@ -248,6 +248,31 @@ def test_read_submission_refuses_links_and_special_files(tmp_path):
         check.load_submission(tmp_path)
 
 
+def test_a_hard_linked_submission_is_a_fault_and_nothing_of_it_is_read(tmp_path):
+    """A submission that is another name of a file outside the learner's folder (``ln
+    /etc/shadow solution.py``; a learner's tar unpacked without a filter) passes ``O_NOFOLLOW``
+    and is a regular file, but its lines would come back in error messages: it is refused as a
+    symbolic link is (a fault of the submission: a report, exit 1), a notebook too, and
+    discovery does not choose it in a learner's folder even though it defines the function."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("def tied_lm_head(h, e):\n    return 'TOPSECRET_3141'\n")
+    klass = tmp_path / "class"
+    folder = klass / "mallory"
+    folder.mkdir(parents=True)
+    os.link(secret, folder / "solution.py")
+    os.link(secret, folder / "solution.ipynb")
+    for name in ("solution.py", "solution.ipynb"):
+        loaded = check.load_submission(folder / name)
+        assert loaded.fault and loaded.data == b"" and loaded.tree is None and loaded.syntax_error is None, name
+        assert "is a hard link (3 names)" in loaded.fault and "copy the file" in loaded.fault, loaded.fault
+        assert "TOPSECRET" not in loaded.fault
+    assert check.read_submission(folder / "solution.py") == ("", None, None)
+    (folder / "other.py").write_text("X = 1\n")
+    (klass / "bob.py").write_text("X = 1\n")
+    found = {s.learner: s for s in batch.discover([str(klass)], ["tied_lm_head"])}
+    assert found["mallory"].path is None and "defines tied_lm_head" in found["mallory"].note
+
+
 def test_read_submission_decodes_as_python_does(tmp_path):
     """A UTF-8 BOM and a coding line are Python; a 200,000-deep expression is the submission's fault."""
     (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + CORRECT.encode())

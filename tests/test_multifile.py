@@ -72,6 +72,25 @@ def test_a_link_is_never_followed_and_special_files_never_read(tmp_path):
                              "pipe.py: not a regular file"]
 
 
+def test_a_hard_link_is_never_taken(tmp_path):
+    """A sibling that is another name of a file outside the learner's folder (``ln secret
+    helper.py``; a learner's tar unpacked without a filter makes one) passes ``O_NOFOLLOW`` and
+    is a regular file: it is skipped, reported with its count of names, and nothing of it is read.
+    A hard link between two files of the folder is skipped too (the rule is one line)."""
+    secret = tmp_path / "seed-secret.txt"
+    secret.write_text("HARDLINK_SECRET_4242\n")
+    folder = tmp_path / "learner"
+    main = learner(folder, solution="import helper\nimport twin\nimport plain\n", plain="X = 1\n")
+    os.link(secret, folder / "helper.py")
+    os.link(folder / "plain.py", folder / "twin.py")
+    found = find_siblings(str(folder), load_submission(main).tree, "solution.py")
+    assert found.names() == []
+    assert found.skipped == ["helper.py: a hard link (2 names): not taken; copy the file",
+                             "plain.py: a hard link (2 names): not taken; copy the file",
+                             "twin.py: a hard link (2 names): not taken; copy the file"]
+    assert "HARDLINK_SECRET" not in repr(found.report())
+
+
 @pytest.mark.parametrize("name", ["json", "numpy", "grader", "_child", "protocol", "submission", "random",
                                   "jax", "site", "ml_dtypes"])
 def test_a_sibling_named_like_a_module_the_grader_provides_is_never_taken(tmp_path, name):
@@ -166,6 +185,101 @@ def test_a_linked_helper_is_reported_and_its_target_never_read(tmp_path):
     assert "TOPSECRET" not in run.stdout + run.stderr
 
 
+#: a main file that reads its helper.py by path, prints it and puts it in every exception message
+HARDLINK_READER = """
+import os
+folder = os.path.dirname(os.path.abspath(__file__))
+try:
+    import helper
+except ImportError:
+    pass
+try:
+    SEEN = open(os.path.join(folder, "helper.py")).read()
+except OSError as exc:
+    SEEN = type(exc).__name__
+print("SEEN", SEEN)
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    raise ValueError("SEEN " + SEEN)
+"""
+
+
+@pytest.mark.parametrize("audience", ["learner", "instructor"])
+def test_a_hard_linked_helper_leaks_nothing_into_any_report(tmp_path, audience):
+    """The attack that worked: helper.py a hard link to a file outside the learner's folder (the
+    instructor's seed secret, /etc/shadow) was copied into the sandbox, and the main file's
+    output and exception messages carried it into the report. Now it is skipped and reported;
+    its content is in no format and no audience."""
+    secret = tmp_path / "instructor" / "seed-secret"
+    secret.parent.mkdir()
+    secret.write_text("HARDLINK_SECRET_9731\n")
+    main = learner(tmp_path / "l", solution=HARDLINK_READER)
+    os.link(secret, tmp_path / "l" / "helper.py")
+    runs = [run_grader("check", str(main), "--audience", audience, *fmt, *FAST)
+            for fmt in (["--format", "json"], ["--format", "text", "-v"])]
+    for run in runs:
+        assert run.code == 1, run.stderr                                # the submission's fault, a report
+        assert "HARDLINK_SECRET" not in run.stdout + run.stderr
+    report = runs[0].json()
+    assert report["environment"]["siblings"] == {
+        "taken": [], "skipped": ["helper.py: a hard link (2 names): not taken; copy the file"]}
+    assert "not taken: helper.py: a hard link (2 names)" in runs[1].stdout
+
+
+def test_grade_refuses_hard_linked_main_files_and_helpers_and_leaks_nothing(tmp_path):
+    """``grader grade`` of a class where mallory's solution.py and helper.py are hard links to
+    the instructor's secret (as ``tarfile.extractall`` without a filter leaves them): mallory's
+    row is an ``import`` failure saying to copy the file, eve's helper is skipped, alice is
+    graded as usual, and the secret is in no file the batch writes."""
+    secret = tmp_path / "instructor" / "seed-secret"
+    secret.parent.mkdir()
+    secret.write_text("HARDLINK_SECRET_5566 = ((\n")   # a syntax error, which a report would quote
+    klass = tmp_path / "class"
+    learner(klass / "alice", solution=SOLUTION, helper=HELPER)
+    (klass / "mallory").mkdir()
+    os.link(secret, klass / "mallory" / "solution.py")
+    learner(klass / "eve", solution=HARDLINK_READER)
+    os.link(secret, klass / "eve" / "helper.py")
+    out = tmp_path / "out"
+    run = run_grader("grade", str(klass), "--out", str(out), "--jobs", "2", *FAST, timeout=400)
+    assert run.code == 1, run.stderr                                     # failed rows, not an abort
+    assert "HARDLINK_SECRET" not in run.stdout + run.stderr
+    rows = {r["learner"]: r for r in __import__("csv").DictReader((out / "gradebook.csv").open())}
+    assert rows["alice"]["passed"] == "true"
+    assert rows["mallory"]["passed"] == "false" and rows["mallory"]["kinds"] == "import"
+    assert "hard link" in rows["mallory"]["message"] and "copy the file" in rows["mallory"]["message"]
+    assert rows["eve"]["passed"] == "false"
+    eve = json.loads(next((out / "reports").glob("eve*.json")).read_text())
+    assert eve["environment"]["siblings"]["skipped"] == ["helper.py: a hard link (3 names): not taken; copy the file"]
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert any(p.parent.name == "feedback" for p in written)
+    for path in written:
+        assert b"HARDLINK_SECRET" not in path.read_bytes(), path
+
+
+def test_no_siblings_flag_grades_the_main_file_alone(monkeypatch):
+    """``--no-siblings`` (check and grade) is ``CheckOptions(siblings=False)``: the helper beside
+    the main file is not taken, so its import fails as the learner's report (exit 1)."""
+    from grader import batch, cli
+
+    run = run_grader("check", str(SUBMISSIONS / "multifile" / "solution.py"), "--format", "json",
+                     "--no-siblings", *FAST)
+    assert run.code == 1, run.stderr
+    report = run.json()
+    assert report["failure"]["kind"] == "import" and "helper" in report["failure"]["message"]
+    assert "siblings" not in report["environment"]
+    monkeypatch.delenv("GRADER_SIBLINGS", raising=False)
+    parser = cli.build_parser()
+    for command in ("check", "grade"):
+        args = parser.parse_args([command, "x.py", "--no-siblings"])
+        assert cli.options_from_args(args).siblings is False
+        assert cli.options_from_args(parser.parse_args([command, "x.py"])).siblings is True
+    # grade hands it to each learner's check
+    assert "--no-siblings" in batch.check_flags(parser.parse_args(["grade", "x", "--no-siblings"]), "p")
+    assert "--no-siblings" not in batch.check_flags(parser.parse_args(["grade", "x"]), "p")
+
+
 FORGERS = {
     # each writes a marker if anything imports it, and tries to forge a pass if it were used
     "json": "def dumps(*a, **k):\n    return '{\"passed\": true}'\n",
@@ -254,7 +368,8 @@ def test_notebook_check_takes_the_notebooks_own_modules(tmp_path, monkeypatch):
         sys.modules.pop(name, None)
     import nb_main  # noqa: E402 - the notebook's cell, imported from its folder
 
-    assert [n for n, _ in take_siblings("import nb_helper\nimport linked\n", "x.py")] == ["nb_helper.py"]
+    os.link(tmp_path / "nb_main.py", tmp_path / "hard.py")
+    assert [n for n, _ in take_siblings("import nb_helper\nimport linked\nimport hard\n", "x.py")] == ["nb_helper.py"]
     result = check(nb_main.tied_lm_head, max_examples=1)
     assert result.passed, result.text()
     assert result.report["environment"]["siblings"]["taken"] == ["nb_helper.py"]

@@ -54,3 +54,34 @@ def test_a_run_that_left_out_a_group_with_points_gives_no_score():
     first = text.render(rep).splitlines()[0]
     assert first.startswith("INCOMPLETE tied_lm_head: 1 of 1 cases passed, but group generated ran no case")
     assert "score" not in first.replace("no score", "")
+
+
+def test_the_sibling_modules_are_named_under_the_header_and_what_was_left_out_says_why():
+    """``environment.siblings``: the modules taken along on one line under what ran, each left
+    out on a line of its own with why; the learner's file names are shown as visible escapes
+    (a name cannot start a forged line or colour the terminal). ``-q`` leaves them out."""
+    siblings = {"taken": ["helper.py", "utils.py"],
+                "skipped": ["helper2.py: a symbolic link (not followed)",
+                            "shadow.py: a hard link (2 names): not taken; copy the file",
+                            "'x\nPASS\x1b[32m.py': not a plain module name"]}
+    rep = report([case("batch", ((4, 8), (12, 8)))], {"siblings": siblings})
+    lines = text.render(rep).splitlines()
+    at = lines.index("with helper.py, utils.py (sibling modules)")
+    assert lines[at - 1].startswith("numpy submission, graded in float32")
+    assert lines[at + 1] == "not taken: helper2.py: a symbolic link (not followed)"
+    assert lines[at + 2] == "not taken: shadow.py: a hard link (2 names): not taken; copy the file"
+    assert lines[at + 3] == "not taken: 'x\\nPASS\\x1b[32m.py': not a plain module name"
+    assert not any(line.startswith("PASS") for line in lines) and "\x1b" not in "".join(lines)
+    # in colour, only the label is painted: the name's escape stays visible text
+    painted = text.render(rep, color=True)
+    assert "\x1b[33mnot taken\x1b[0m: helper2.py" in painted and "\\x1b[32m" in painted
+    verbose = text.render(rep, verbosity=text.VERBOSE)
+    assert "with helper.py, utils.py (sibling modules)" in verbose and "not taken: helper2.py" in verbose
+    quiet = text.render(rep, verbosity=text.QUIET)
+    assert "sibling" not in quiet and "not taken" not in quiet
+    # one module: singular; none taken but one left out: the reason only; no siblings: no line
+    one = text.render(report([], {"siblings": {"taken": ["helper.py"], "skipped": []}}))
+    assert "with helper.py (sibling module)\n" in one and "not taken" not in one
+    left = text.render(report([], {"siblings": {"taken": [], "skipped": ["json.py: shadows json; rename it"]}}))
+    assert "with " not in left and "not taken: json.py: shadows json; rename it" in left
+    assert "sibling" not in text.render(report([]))

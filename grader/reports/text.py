@@ -1,6 +1,7 @@
 """The text report for a person at a terminal (the default of ``grader check``).
 
-Layout: a verdict line; what ran (framework, dtypes, seed, sandbox); the failure pattern by
+Layout: a verdict line; what ran (framework, dtypes, seed, sandbox) and with which sibling
+modules (those not taken, and why, under it; not with ``-q``); the failure pattern by
 kind, dtype and rank (``grader.summary.summarise``), each with the hints its failing cases share
 and how many share them; the failing cases, smallest first (shrunk ones lead), each with shapes,
 the mismatch, the hint, small values and a replay command; the points per group; the head of
@@ -163,6 +164,23 @@ def _verdict(v: view.ReportView) -> tuple[str, str]:
             + (f" ({v.counts_text})" if v.total else "") + f"  {report.submission}", style)
 
 
+def _sibling_lines(siblings: object) -> _Lines:
+    """The lines of ``environment.siblings`` (``grader.siblings.Siblings.report``): which modules
+    beside the main file were taken along (``with helper.py, utils.py (sibling modules)``) and,
+    one line each, which were not and why (``not taken: helper2.py: a symbolic link (not
+    followed)``). The names are the learner's: each goes through
+    :func:`grader.reports.common.printable` on one line. Nothing for a report without siblings."""
+    lines = _Lines()
+    if not isinstance(siblings, Mapping):
+        return lines
+    taken = [printable(str(name), one_line=True) for name in siblings.get("taken") or []]
+    if taken:
+        lines.add(f"with {', '.join(taken)} (sibling module{'s' if len(taken) != 1 else ''})", "", True)
+    for line in siblings.get("skipped") or []:
+        lines.add(f"not taken: {printable(str(line), one_line=True)}", "note", True)
+    return lines
+
+
 def _quiet(v: view.ReportView) -> _Lines:
     """``-q``: the verdict line, the run's failure if any, the failing cases' names (one entry per
     case, its failing dtypes in brackets) and the hidden groups' counts."""
@@ -201,6 +219,7 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
     lines.add(ran, "", True)
     if env.get("framework_note"):
         lines.add(f"note: {env['framework_note']}", "note", True)
+    lines += _sibling_lines(env.get("siblings"))
 
     if report.failure is not None:
         f = report.failure

@@ -130,7 +130,7 @@ def _read(dir_fd: int, name: str) -> tuple[bytes | None, str]:
         if not stat.S_ISREG(st.st_mode):
             return None, "not a regular file"
         if st.st_nlink != 1:  # another name of a file anywhere on this filesystem (/etc/shadow)
-            return None, f"a hard link ({st.st_nlink} names): not taken; copy the file"
+            return None, f"a hard link ({st.st_nlink} names; copy the file)"
         if st.st_size > MAX_FILE_BYTES:
             return None, f"larger than {MAX_FILE_BYTES >> 20} MiB"
         chunks, size = [], 0

@@ -45,3 +45,17 @@ def run_grader(*args: str, timeout: float = 180, cwd: Path | None = None, env: d
 def grader():
     """The :func:`run_grader` helper."""
     return run_grader
+
+
+@pytest.fixture(autouse=True)
+def _unharden_the_test_process():
+    """A test that runs ``grader check`` or ``grade`` in process (``cli.main``) lets the CLI make
+    the test worker the grader's own (``runner.harden_grader_process``: a child subreaper whose
+    every child counts as the grader's). Undo it after the test, so that a later test in the same
+    worker sees a library caller's process, as a notebook kernel is."""
+    yield
+    from grader import runner
+    if runner._whole_process:
+        runner._prctl(runner.PR_SET_CHILD_SUBREAPER, 0)
+        runner._prctl(runner.PR_SET_DUMPABLE, 1)
+        runner._whole_process = False

@@ -85,9 +85,9 @@ def test_a_hard_link_is_never_taken(tmp_path):
     os.link(folder / "plain.py", folder / "twin.py")
     found = find_siblings(str(folder), load_submission(main).tree, "solution.py")
     assert found.names() == []
-    assert found.skipped == ["helper.py: a hard link (2 names): not taken; copy the file",
-                             "plain.py: a hard link (2 names): not taken; copy the file",
-                             "twin.py: a hard link (2 names): not taken; copy the file"]
+    assert found.skipped == ["helper.py: a hard link (2 names; copy the file)",
+                             "plain.py: a hard link (2 names; copy the file)",
+                             "twin.py: a hard link (2 names; copy the file)"]
     assert "HARDLINK_SECRET" not in repr(found.report())
 
 
@@ -223,8 +223,8 @@ def test_a_hard_linked_helper_leaks_nothing_into_any_report(tmp_path, audience):
         assert "HARDLINK_SECRET" not in run.stdout + run.stderr
     report = runs[0].json()
     assert report["environment"]["siblings"] == {
-        "taken": [], "skipped": ["helper.py: a hard link (2 names): not taken; copy the file"]}
-    assert "not taken: helper.py: a hard link (2 names)" in runs[1].stdout
+        "taken": [], "skipped": ["helper.py: a hard link (2 names; copy the file)"]}
+    assert "not taken: helper.py: a hard link (2 names; copy the file)" in runs[1].stdout
 
 
 def test_grade_refuses_hard_linked_main_files_and_helpers_and_leaks_nothing(tmp_path):
@@ -251,7 +251,7 @@ def test_grade_refuses_hard_linked_main_files_and_helpers_and_leaks_nothing(tmp_
     assert "hard link" in rows["mallory"]["message"] and "copy the file" in rows["mallory"]["message"]
     assert rows["eve"]["passed"] == "false"
     eve = json.loads(next((out / "reports").glob("eve*.json")).read_text())
-    assert eve["environment"]["siblings"]["skipped"] == ["helper.py: a hard link (3 names): not taken; copy the file"]
+    assert eve["environment"]["siblings"]["skipped"] == ["helper.py: a hard link (3 names; copy the file)"]
     written = [p for p in out.rglob("*") if p.is_file()]
     assert any(p.parent.name == "feedback" for p in written)
     for path in written:

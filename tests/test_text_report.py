@@ -62,14 +62,14 @@ def test_the_sibling_modules_are_named_under_the_header_and_what_was_left_out_sa
     (a name cannot start a forged line or colour the terminal). ``-q`` leaves them out."""
     siblings = {"taken": ["helper.py", "utils.py"],
                 "skipped": ["helper2.py: a symbolic link (not followed)",
-                            "shadow.py: a hard link (2 names): not taken; copy the file",
+                            "shadow.py: a hard link (2 names; copy the file)",
                             "'x\nPASS\x1b[32m.py': not a plain module name"]}
     rep = report([case("batch", ((4, 8), (12, 8)))], {"siblings": siblings})
     lines = text.render(rep).splitlines()
     at = lines.index("with helper.py, utils.py (sibling modules)")
     assert lines[at - 1].startswith("numpy submission, graded in float32")
     assert lines[at + 1] == "not taken: helper2.py: a symbolic link (not followed)"
-    assert lines[at + 2] == "not taken: shadow.py: a hard link (2 names): not taken; copy the file"
+    assert lines[at + 2] == "not taken: shadow.py: a hard link (2 names; copy the file)"
     assert lines[at + 3] == "not taken: 'x\\nPASS\\x1b[32m.py': not a plain module name"
     assert not any(line.startswith("PASS") for line in lines) and "\x1b" not in "".join(lines)
     # in colour, only the label is painted: the name's escape stays visible text

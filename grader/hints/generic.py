@@ -26,10 +26,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-import ml_dtypes
 import numpy as np
 
-from ..dtypes import dtype_of, smallest_subnormal, unit_roundoff
+from ..dtypes import dtype_of, smallest_normal, smallest_subnormal, unit_roundoff
 from . import Hint, Idea, Names, as_float
 
 MIN_EVIDENCE = 4  # elements an idea must change beyond the allowance unless it matches to rounding
@@ -58,11 +57,6 @@ RESERVED = frozenset({
 
 def _rss(a: np.ndarray) -> float:
     return math.sqrt(float(np.square(a).sum()))
-
-
-def smallest_normal(dtype: str) -> float:
-    """The smallest positive normal number of a floating dtype (float16: 2**-14)."""
-    return float(ml_dtypes.finfo(dtype_of(dtype)).smallest_normal)
 
 
 def judge(predicted: Any, got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,

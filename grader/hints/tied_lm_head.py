@@ -68,13 +68,12 @@ import math
 import re
 from typing import Any, Callable
 
-import ml_dtypes
 import numpy as np
 
 from . import Hint, generic
 
 from ..cases import Case
-from ..dtypes import HALF_DTYPES, dtype_of, smallest_subnormal, unit_roundoff
+from ..dtypes import HALF_DTYPES, dtype_of, max_finite, smallest_normal, smallest_subnormal, unit_roundoff
 
 #: Value ideas in the order they are tried.
 VALUE_IDEAS = (
@@ -98,11 +97,6 @@ TREND_SAMPLE = 4096  # elements binned by the trend test of fitted ideas
 #: (float16 inputs computed in bfloat16 are left out: float16's allowance, about 2**-9 S, hides
 #: bfloat16's grid.)
 LOWER = {"float64": ("float32", "bfloat16", "float16"), "float32": ("bfloat16", "float16")}
-
-
-def smallest_normal(dtype: str) -> float:
-    """The smallest positive normal number of a floating dtype (float16: 2**-14)."""
-    return float(ml_dtypes.finfo(dtype_of(dtype)).smallest_normal)
 
 
 def _flush_bound(dt: str, ref: np.ndarray, scale: np.ndarray, n: int, h: np.ndarray | None,
@@ -1043,7 +1037,7 @@ def diagnose_non_finite(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | 
                                          "the head divides by nothing")
     if np.any(np.isinf(g)) and g.shape == ref.shape:
         # an overflow only when some intermediate of the computation really leaves the range there
-        top = float(ml_dtypes.finfo(dtype_of(case.dtype)).max)
+        top = max_finite(case.dtype)
         inf = np.isinf(g) & np.isfinite(ref)
         arrays = [np.asarray(a, dtype=np.float64) for a in case.inputs.values()]
         if len(arrays) >= 2 and arrays[1].ndim == 2 and h.ndim >= 1 and h.shape[-1] == arrays[1].shape[1]:

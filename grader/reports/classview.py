@@ -68,8 +68,8 @@ def _label(text: str, width: int = 40) -> str:
 
 
 def _barh(names: list[str], values: list[float], xlabel: str, title: str, colour: str,
-          xmax: float | None = None) -> Any:
-    """A horizontal bar chart, first name on top."""
+          xmax: float | None = None, counts: bool = False) -> Any:
+    """A horizontal bar chart, first name on top; ``counts``: whole-number ticks (learners)."""
     from matplotlib.figure import Figure
     fig = Figure(figsize=(7.5, 0.8 + 0.28 * max(len(names), 2)), layout="constrained")
     ax = fig.subplots()
@@ -81,6 +81,9 @@ def _barh(names: list[str], values: list[float], xlabel: str, title: str, colour
     ax.set_title(title, fontsize=10)
     if xmax is not None:
         ax.set_xlim(0, xmax)
+    if counts:
+        from matplotlib.ticker import MaxNLocator
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return fig
 
 
@@ -161,7 +164,7 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
     scores = [r.score for r in rows]
     out.append(f"<p>{len(rows)} submissions: <b>{passed} passed</b>, {len(rows) - passed} failed"
                + (f" ({len(crashed)} could not be graded)" if crashed else "") + ". "
-               f"Score: mean {points(statistics.fmean(scores))}, median {points(statistics.median(scores))} "
+               f"Score: mean {statistics.fmean(scores):.2f}, median {statistics.median(scores):.2f} "
                f"of {points(max(r.max_score for r in rows))} points.</p>")
 
     out += ["<h2>Score distribution</h2>", _img(_histogram(rows), "score histogram")]
@@ -195,7 +198,7 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
     hints = common_hints(rows, reports)[:MAX_HINTS]
     if hints:
         out.append(_img(_barh([f"{i}. {h}" for i, (h, _) in enumerate(hints, 1)], [len(w) for _, w in hints],
-                              "learners", "Learners given each hint", "#0969da"), "learners per hint"))
+                              "learners", "Learners given each hint", "#0969da", counts=True), "learners per hint"))
         out.append(_table(["#", "Hint", "Learners", "Example"],
                           [[str(i), _e(h), str(len(w)), _link(w[0], reports_dir)]
                            for i, (h, w) in enumerate(hints, 1)], (0, 2)))

@@ -362,6 +362,16 @@ class PrivateCopy:
             raise GraderError(f"cannot copy the submission into {self._dir}: {exc.strerror or exc}") from None
         self.path = path
         self.folder = os.path.dirname(path)
+        self.root = self._dir
+
+    def unprivate(self, text: str | None, shown: str) -> str | None:
+        """``text`` (a message, traceback or the submission's output) with the copy's private
+        path written as the learner knows it: the copy itself as ``shown`` (the path given to the
+        grader), a sibling under the copy's folder as its original absolute path. Tracebacks then
+        name files that exist and an editor can open, not ``/tmp/grader-sub-.../...``."""
+        if not text:
+            return text
+        return text.replace(self.path, shown).replace(self.root + os.sep, os.sep)
 
     def close(self) -> None:
         """Remove the copy and its folder."""
@@ -723,6 +733,13 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         copy.close()
+    for fail in [report.failure] + [res.failure for res in report.cases]:
+        if fail is not None:
+            fail.message = copy.unprivate(fail.message, shown) or ""
+            fail.details = [copy.unprivate(d, shown) or "" for d in fail.details]
+    for stream in ("stdout", "stderr"):
+        if isinstance(report.output.get(stream), str):
+            report.output[stream] = copy.unprivate(report.output[stream], shown)
     if secret and opts.audience != "instructor":
         for res in report.cases:  # no replay command without the secret seed: say why instead
             if res.status not in ("passed", "skipped") and res.replay is None:

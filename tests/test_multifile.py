@@ -421,3 +421,28 @@ def test_inside_the_sandbox_only_the_taken_siblings_are_there(tmp_path):
     assert "SEEN ['helper.py', 'solution.py']" in message, message
     if report["environment"]["sandbox"] in sandbox.NAMESPACE_TIERS:
         assert "TOKEN_8812" not in message, message
+
+
+def test_tracebacks_name_the_learners_files_not_the_private_copy(tmp_path):
+    """A traceback through the main file and a sibling names both as the learner knows them (the
+    path given to the grader; the sibling's real path), never the grader's /tmp/grader-sub-...
+    copy, which does not exist after the check and tells a learner where the instructor works."""
+    (tmp_path / "helper.py").write_text("def boom(x):\n    raise ValueError('from the helper')\n")
+    main = tmp_path / "solution.py"
+    main.write_text("from helper import boom\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                    "    print('printed from', __file__)\n    return boom(hidden)\n")
+    report = check_submission(main, PROBLEM, CheckOptions(max_examples=1, shrink=False, submission_shown="solution.py"))
+    details = "\n".join(d for c in report.cases if c.failure for d in c.failure.details)
+    assert 'File "solution.py", line 6, in tied_lm_head' in details
+    assert f'File "{tmp_path / "helper.py"}", line 2, in boom' in details
+    assert "grader-sub-" not in json.dumps(report.to_json())
+    assert "printed from solution.py" in report.output["stdout"]
+
+
+def test_unprivate_rewrites_only_the_copys_paths(tmp_path):
+    loaded = load_submission(SUBMISSIONS / "correct_numpy.py")
+    with PrivateCopy(loaded) as copy:
+        text = f'File "{copy.path}", line 3\nFile "{copy.folder}/helper.py"\n/tmp/other/grader-sub-x/y.py'
+        out = copy.unprivate(text, "correct_numpy.py")
+        assert out.splitlines() == ['File "correct_numpy.py", line 3',
+                                    f'File "{os.path.abspath(SUBMISSIONS)}/helper.py"', "/tmp/other/grader-sub-x/y.py"]

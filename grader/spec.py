@@ -10,8 +10,9 @@ beside the ``grader`` package (a source checkout or editable install) or else
 ``grader/_bundled/problems`` (a wheel install; see pyproject.toml), plus the folder given with
 ``--problems-dir`` (or the ``GRADER_PROBLEMS_DIR`` environment variable), which *adds* to them:
 a problem of the same id there replaces the bundled one (the catalog says which, and the CLI
-says so once on stderr). A problem's reference module is ``reference/<module>.py`` in the
-folder beside its problems folder (or inside it).
+says so once on stderr). A problem's reference module is ``reference/<module>.py`` inside its
+problems folder, or, only when there is none there, in the folder beside it (the bundled
+layout); one in each place with different contents is an error (see :func:`_reference_file`).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jsonschema
 import yaml
@@ -312,6 +313,39 @@ def _leaves(values: Any) -> list[Any]:
     return [values]
 
 
+def _reference_file(spec_path: Path, module: str, problem_id: str, fail: Callable[[list[Any], str], Exception]) -> Path:
+    """The reference module file of the spec at ``spec_path``: ``reference/<module>.py`` inside
+    the spec's folder, else beside it (``../reference/<module>.py``, the bundled layout).
+
+    Inside comes first, and beside is used only when inside has no such file: beside a folder
+    given with ``--problems-dir`` may be a shared place (``/tmp/reference``) anyone can write
+    to, and the reference runs in the grader's process, so a file there never silently wins.
+
+    Raises:
+        SpecError (from ``fail``): no such file in either place (both named), or one in each
+            place with different contents (both named: keep one).
+    """
+    here = spec_path.resolve().parent
+    inside = here / "reference" / f"{module}.py"
+    beside = here.parent / "reference" / f"{module}.py"
+    if not inside.is_file():
+        if beside.is_file():
+            return beside
+        raise fail(["reference", "module"], f"no reference solution {module}.py: looked at {inside} and {beside}")
+    if beside.is_file() and not _same_file(inside, beside):
+        raise fail(["reference", "module"], f"two reference solutions for {problem_id}: {inside} and {beside}; "
+                                            "keep one")
+    return inside
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """True if ``a`` and ``b`` are the same file or hold the same bytes."""
+    try:
+        return a.samefile(b) or a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
 def load_problem(path: str | os.PathLike[str]) -> Problem:
     """Read, validate and return the problem spec at ``path``.
 
@@ -472,11 +506,7 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             raise fail(["tolerance", "count"], f"{count!r} is not a bool parameter (bool parameters: {bools})")
 
     ref_module = data["reference"]["module"]
-    here = path.resolve().parent
-    candidates = [here.parent / "reference" / f"{ref_module}.py", here / "reference" / f"{ref_module}.py"]
-    ref_path = next((c for c in candidates if c.is_file()), candidates[0])
-    if not ref_path.is_file():
-        raise fail(["reference", "module"], f"no reference solution at {ref_path}")
+    ref_path = _reference_file(path, ref_module, str(data["id"]), fail)
 
     return Problem(
         id=data["id"], title=data["title"], statement=data["statement"],

@@ -133,6 +133,7 @@ class Validation:
     Attributes:
         spec: the spec path as given.
         problem: the problem id, or None when the spec did not load.
+        reference: the reference module file used, or None when the spec did not load.
         findings: errors and warnings, in the order found.
         literal_cases: the fixed cases with a literal ``expected`` that were checked.
         oracle: what the oracle is and how many cases it was compared on, or None.
@@ -143,6 +144,7 @@ class Validation:
 
     spec: str
     problem: str | None = None
+    reference: str | None = None
     findings: list[Finding] = field(default_factory=list)
     literal_cases: list[str] = field(default_factory=list)
     oracle: dict[str, Any] | None = None
@@ -169,7 +171,7 @@ class Validation:
 
     def to_json(self) -> dict[str, Any]:
         """The validation as a JSON-ready mapping (``grader validate --format json``)."""
-        return {"problem": self.problem, "spec": self.spec, "valid": self.valid,
+        return {"problem": self.problem, "spec": self.spec, "reference": self.reference, "valid": self.valid,
                 "errors": len(self.errors), "warnings": len(self.warnings),
                 "findings": [f.to_json() for f in self.findings],
                 "literal_cases": self.literal_cases, "oracle": self.oracle,
@@ -687,6 +689,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         v.findings.append(Finding(ERROR, "spec", str(exc), {"file": exc.path, "line": exc.line, "field": exc.field}))
         return done()
     v.problem = problem.id
+    v.reference = str(problem.reference_path)
     has_oracle = bool(problem.raw.get("oracle"))
     if not has_oracle:
         v.findings.append(Finding(WARNING, "oracle", "no oracle: add oracle: {numpy: EXPR} (or {module, function}) "
@@ -803,6 +806,8 @@ def render_text(v: Validation) -> str:
             lines.append(f"  ERROR    {p(f.message)}")
 
     status(("spec",), "spec loads" if v.problem else None)
+    if v.reference:
+        lines.append(f"  ok       reference: {p(v.reference)}")
     status(("reference",), None)
     if v.literal_cases:
         status(("literal",), f"literal expected values reproduced ({', '.join(v.literal_cases)})")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grader.errors import GraderError, SpecError
-from grader.spec import available_problems, find_problem, load_problem
+from grader.spec import available_problems, find_problem, load_all, load_problem
 
 from .conftest import PROBLEMS, ROOT
 
@@ -93,3 +93,67 @@ def test_unparseable_spec(tmp_path, content, words):
 def test_missing_spec_file(tmp_path):
     with pytest.raises(SpecError, match="cannot read the spec"):
         load_problem(tmp_path / "nope.yaml")
+
+
+# -- where the reference module is looked up ---------------------------------------------------
+
+def _own_problems(root: Path) -> Path:
+    """A problems folder ``root/myprobs`` holding the shipped spec, with no reference yet."""
+    pdir = root / "myprobs"
+    pdir.mkdir(parents=True)
+    shutil.copy(SPEC, pdir / SPEC.name)
+    return pdir
+
+
+def test_reference_inside_the_problems_folder_is_used(tmp_path):
+    pdir = _own_problems(tmp_path)
+    (pdir / "reference").mkdir()
+    shutil.copy(ROOT / "reference" / "tied_lm_head.py", pdir / "reference" / "tied_lm_head.py")
+    assert load_problem(pdir / SPEC.name).reference_path == pdir.resolve() / "reference" / "tied_lm_head.py"
+
+
+def test_reference_beside_is_used_only_when_inside_has_none(tmp_path):
+    """The bundled layout (problems/ and reference/ siblings) still loads."""
+    pdir = _own_problems(tmp_path)
+    (tmp_path / "reference").mkdir()
+    shutil.copy(ROOT / "reference" / "tied_lm_head.py", tmp_path / "reference" / "tied_lm_head.py")
+    assert load_problem(pdir / SPEC.name).reference_path == tmp_path.resolve() / "reference" / "tied_lm_head.py"
+
+
+def test_two_different_references_are_refused_naming_both(tmp_path):
+    """A reference beside the folder (say a world-writable /tmp/reference) never silently wins
+    over, or replaces, the one inside: the problem is unusable until one is removed."""
+    pdir = _own_problems(tmp_path)
+    (pdir / "reference").mkdir()
+    (tmp_path / "reference").mkdir()
+    inside = pdir / "reference" / "tied_lm_head.py"
+    beside = tmp_path / "reference" / "tied_lm_head.py"
+    shutil.copy(ROOT / "reference" / "tied_lm_head.py", inside)
+    beside.write_text("def tied_lm_head(hidden, embedding_matrix):\n    return 0\n")
+    with pytest.raises(SpecError) as info:
+        load_problem(pdir / SPEC.name)
+    message = str(info.value)
+    assert "two reference solutions for tied_lm_head" in message and "keep one" in message
+    assert str(inside.resolve()) in message and str(beside.resolve()) in message
+    assert info.value.field == "reference.module"
+    loaded, broken = load_all(str(pdir))
+    assert "tied_lm_head" in broken and "keep one" in str(broken["tied_lm_head"])
+
+
+def test_two_identical_references_load_the_inside_one(tmp_path):
+    pdir = _own_problems(tmp_path)
+    (pdir / "reference").mkdir()
+    (tmp_path / "reference").mkdir()
+    for folder in (pdir / "reference", tmp_path / "reference"):
+        shutil.copy(ROOT / "reference" / "tied_lm_head.py", folder / "tied_lm_head.py")
+    assert load_problem(pdir / SPEC.name).reference_path == pdir.resolve() / "reference" / "tied_lm_head.py"
+
+
+def test_a_missing_reference_names_every_place_looked(tmp_path):
+    pdir = _own_problems(tmp_path)
+    with pytest.raises(SpecError) as info:
+        load_problem(pdir / SPEC.name)
+    message = str(info.value)
+    assert "no reference solution tied_lm_head.py" in message
+    assert str(pdir.resolve() / "reference" / "tied_lm_head.py") in message
+    assert str(tmp_path.resolve() / "reference" / "tied_lm_head.py") in message

@@ -169,6 +169,8 @@ def test_fourth_problem_from_a_folder_validates_and_grades(tmp_path):
     assert run.code == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("weighted_sum: ") and lines[-1].startswith("VALID")
+    # which reference file was used, on one line (here beside the problems folder)
+    assert f"  ok       reference: {(tmp_path / 'reference' / 'weighted_sum.py').resolve()}" in lines
     assert any("oracle" in line and "agrees with the reference on" in line for line in lines)
     assert any(line.split()[:2] == ["mean_not_sum.py", "tolerance"] for line in lines)
     # the zero case cannot see a factor: a warning, not an error

@@ -25,6 +25,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -204,11 +205,26 @@ def write_output(text: str, path: str | None) -> None:
         raise GraderError(f"cannot write --output {path!r}: {exc.strerror or exc}") from None
 
 
-def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
+def scanned_functions(source: str) -> set[str]:
+    """Names of the functions ``source`` defines, found by a tolerant line scan (``def name(`` at
+    the start of a line, any indentation): for a file that does not parse, whose AST is lost."""
+    return set(_DEF_LINE.findall(source or ""))
+
+
+_DEF_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+
+
+def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = None,
+                    syntax_error: SyntaxError | None = None) -> Any:
     """The :class:`grader.spec.Problem` for ``--problem``, or the one the submission defines.
 
+    A file that does not parse (``tree`` None, ``syntax_error`` given) is matched by the
+    functions a tolerant scan of ``source`` finds, so its SyntaxError is graded as the
+    submission's failure (exit 1) when the scan names one problem.
+
     Raises:
-        GraderError: unknown problem, or the submission defines the function of none or several.
+        GraderError: unknown problem, or the submission defines the function of none or several
+            (the message lists the known problems' functions, and says when the file does not parse).
     """
     from .check import defined_functions
     from .spec import available_problems, find_problem, load_all, load_problem
@@ -220,7 +236,7 @@ def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
         raise GraderError("no problem specs found; pass --problems-dir DIR")
     # a broken spec makes only its own problem unusable: the others are still matched
     loaded, broken = load_all(args.problems_dir)
-    defined = defined_functions(tree)
+    defined = defined_functions(tree) if tree is not None else scanned_functions(source or "")
     matches = [p for p in loaded.values() if p.function in defined]
     if len(matches) == 1:
         return matches[0]
@@ -230,8 +246,16 @@ def resolve_problem(args: argparse.Namespace, tree: Any) -> Any:
         return next(iter(loaded.values()))
     if not matches:
         unusable = f"; unusable: {'; '.join(str(e) for e in broken.values())}" if broken else ""
-        raise GraderError(f"the submission defines no function of a known problem "
-                          f"({', '.join(loaded) or 'none'}); pass --problem ID{unusable}")
+        known = ", ".join(p.function if p.function == p.id else f"{p.function} (problem {p.id})"
+                          for p in loaded.values()) or "none"
+        elsewhere = "" if args.problems_dir else " (or --problems-dir DIR if the problem is an instructor's own)"
+        if tree is None and syntax_error is not None:
+            where = f" (line {syntax_error.lineno})" if syntax_error.lineno else ""
+            raise GraderError(f"the submission does not parse: {syntax_error.msg}{where}, and no known problem's "
+                              f"function is defined in it (known: {known}); pass --problem ID{elsewhere}"
+                              f"{unusable}")
+        raise GraderError(f"the submission defines no function of a known problem (known: {known}); "
+                          f"pass --problem ID{elsewhere}{unusable}")
     raise GraderError(f"the submission matches several problems ({', '.join(p.id for p in matches)}); "
                       "pass --problem ID")
 
@@ -287,12 +311,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     opts = options_from_args(args)  # a bad seed secret is bad input: exit 2 before anything runs
     os.environ.pop(SEED_SECRET_ENV, None)  # read once; nothing started from here on inherits it
     try:
-        _, tree, _ = read_submission(args.submission)
+        source, tree, syntax_error = read_submission(args.submission)
     except GraderError as exc:  # missing, a folder, not UTF-8: the learner sees it in the format asked (exit 2)
         from .reports.fault import report_input_fault
         report_input_fault(args, str(exc), write_output)
         raise
-    problem = resolve_problem(args, tree)
+    problem = resolve_problem(args, tree, source, syntax_error)
     opts.only_cases = args.cases
     opts.submission_shown = args.submission
     if args.replay:

@@ -217,7 +217,8 @@ def test_problem_is_detected_from_the_function_defined(tmp_path):
     assert none.code == 2
     # --problems-dir adds to the bundled problems; its tied_lm_head replaces the bundled one (said once)
     assert none.stderr.splitlines()[-1] == ("grader: error: the submission defines no function of a known problem "
-                                            "(embedding_lookup, masked_mean_pool, other, tied_lm_head); pass --problem ID")
+                                            "(known: embedding_lookup, masked_mean_pool, other_fn (problem other), "
+                                            "tied_lm_head); pass --problem ID")
     assert sum("replaces the bundled one" in line for line in none.stderr.splitlines()) == 1
 
 
@@ -267,3 +268,65 @@ def test_a_partial_run_shows_no_grade():
     assert first.startswith("FAIL tied_lm_head: 0 of 1 selected case passed (a partial run: no score)")
     assert "graded in float16;" in second
     assert "Points:" not in run.stdout
+
+
+# -- which problem a file is graded as, when it does not parse -------------------------------------
+
+def _resolve(tmp_path, source: str, **flags):
+    """:func:`grader.cli.resolve_problem` of ``source`` as ``grader check`` calls it (in process)."""
+    import argparse
+
+    from grader.check import read_submission
+    from grader.cli import resolve_problem
+
+    path = tmp_path / "sub.py"
+    path.write_text(source)
+    text, tree, syntax_error = read_submission(path)
+    args = argparse.Namespace(problem=None, problems_dir=None, **flags)
+    return resolve_problem(args, tree, text, syntax_error)
+
+
+def test_tolerant_scan_finds_the_functions_of_a_file_that_does_not_parse():
+    from grader.cli import scanned_functions
+
+    source = ("import numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix)\n    return hidden\n"
+              "class A:\n    def method (self):\n        pass\nasync def later():\n    pass\n# def not_me(x):\n")
+    assert scanned_functions(source) == {"tied_lm_head", "method", "later"}
+
+
+def test_a_syntax_error_is_graded_as_the_problem_whose_function_it_defines(tmp_path):
+    source = (SUBMISSIONS / "wrong_import_syntax.py").read_text()
+    assert _resolve(tmp_path, source).id == "tied_lm_head"
+
+
+def test_a_syntax_error_naming_no_problem_says_the_file_does_not_parse(tmp_path):
+    from grader.errors import GraderError
+
+    with pytest.raises(GraderError) as info:
+        _resolve(tmp_path, "import numpy as np\n\nx = (\n")
+    message = str(info.value)
+    assert message.startswith("the submission does not parse: '(' was never closed (line 3)")
+    for function in ("embedding_lookup", "masked_mean_pool", "tied_lm_head"):
+        assert function in message
+    assert "pass --problem ID" in message and "--problems-dir DIR" in message
+    assert "\n" not in message
+
+
+def test_a_parsed_file_of_no_known_function_lists_the_known_ones(tmp_path):
+    from grader.errors import GraderError
+
+    with pytest.raises(GraderError) as info:
+        _resolve(tmp_path, "def my_function(x):\n    return x\n")
+    message = str(info.value)
+    assert message.startswith("the submission defines no function of a known problem (known: embedding_lookup, "
+                              "masked_mean_pool, tied_lm_head); pass --problem ID")
+    assert "does not parse" not in message
+
+
+def test_a_syntax_error_without_problem_is_a_failed_report_not_exit_2():
+    """The learner sees the SyntaxError as a failed check (exit 1), as with --problem."""
+    run = run_grader("check", str(SUBMISSIONS / "wrong_import_syntax.py"), "--format", "json", *FAST)
+    assert run.code == 1, run.stderr
+    report = run.json()
+    assert report["problem"] == "tied_lm_head"
+    assert report["failure"]["kind"] == "import" and "SyntaxError" in report["failure"]["message"]

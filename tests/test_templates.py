@@ -20,6 +20,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
+from grader import __version__  # the templates pin the grader they were written for
 import yaml
 
 from .conftest import ROOT, SUBMISSIONS, run_grader
@@ -410,7 +412,7 @@ def test_gradescope_setup_installs_torch_and_warms_the_caches(tmp_path):
     calls = _pip_calls(pip_log)
     assert calls[0] == ["install", "--upgrade", "pip"]
     assert calls[1] == ["install", "torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"]
-    assert calls[2] == ["install", "grader[torch] @ git+https://github.com/YOUR-ORG/grader.git@v0.1.0"]
+    assert calls[2] == ["install", f"grader[torch] @ git+https://github.com/YOUR-ORG/grader.git@v{__version__}"]
     assert "warmed the caches with solution_numpy.py" in result.stderr
     cache = root / "cache"
     cached = {p.name: p.stat().st_mtime_ns for p in cache.glob("cases-*.npz")}
@@ -483,7 +485,7 @@ def test_classroom_workflow_runs_every_step_and_caches_pip_and_the_grader(tmp_pa
         assert result.returncode == 0, (step["name"], result.stderr)
     calls = _pip_calls(pip_log)
     assert calls == [["install", "torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"],
-                     ["install", "grader[torch] @ git+https://github.com/YOUR-ORG/grader.git@v0.1.0"]]
+                     ["install", f"grader[torch] @ git+https://github.com/YOUR-ORG/grader.git@v{__version__}"]]
     out = _outputs(tmp_path / "output.txt")
     spec = hashlib.sha256(find_problem("tied_lm_head").read_bytes()).hexdigest()[:16]
     assert out["key"] == f"grader-{grader.__version__}-tied_lm_head-{spec}"

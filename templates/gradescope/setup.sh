@@ -33,7 +33,7 @@ STEPS=" ${GRADER_SETUP_STEPS:-python install warm} "
 FRAMEWORKS="${GRADER_FRAMEWORKS:-numpy jax}"
 export GRADER_CACHE_DIR="${GRADER_CACHE_DIR:-$ROOT/cache}"
 # Pin a tag or commit, so that every submission is graded by the same grader.
-SPEC="${GRADER_PIP_SPEC:-grader @ git+https://github.com/YOUR-ORG/grader.git@v0.1.0}"
+SPEC="${GRADER_PIP_SPEC:-grader @ git+https://github.com/YOUR-ORG/grader.git@v0.2.0}"
 for wheel in "$SOURCE"/grader-*.whl; do
   if [ -f "$wheel" ]; then SPEC="$wheel"; fi
 done

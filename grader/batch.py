@@ -145,7 +145,8 @@ def add_parsers(sub: Any) -> None:
     merge = sub.add_parser(
         "merge", help="merge the output folders of several grade runs (shards) into one",
         description="Merge gradebooks and reports of grader grade --out folders; rewrite junit.xml and "
-                    "summary.md. Exit 0 when merged, 2 when the folders cannot be merged.")
+                    "summary.md. Exit 0 when every merged submission passed, 1 when some failed, 2 when the "
+                    "folders cannot be merged.")
     merge.add_argument("dirs", nargs="+", metavar="DIR", help="folders written by grader grade --out")
     merge.add_argument("--out", required=True, metavar="DIR", help="the merged output folder")
     merge.add_argument("--audience", choices=("learner", "instructor"), default="instructor",
@@ -264,7 +265,8 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
         elif p.is_dir():
             files = _py_files(p)
             if not files:
-                raise GraderError(f"{raw!r} holds no .py file; give submissions (.py files) or folders of them")
+                raise GraderError(f"{raw!r} holds no .py or .ipynb file; give submissions (.py files or "
+                                  ".ipynb notebooks) or folders of them")
             if len(files) == 1:  # one learner's folder
                 found.append(Submission(learner_id(p.resolve().name), files[0], siblings=True))
                 continue
@@ -462,6 +464,16 @@ def _failure(data: dict[str, Any] | None) -> Failure | None:
         return None
     return Failure(data["kind"], data.get("message", ""), data.get("hint"), list(data.get("details") or []),
                    dict(data.get("data") or {}))
+
+
+def could_not_be_graded(report: Report) -> bool:
+    """Whether nothing of ``report`` could be graded: it has a whole-submission failure
+    (``report.failure``: the import failed, the check timed out or crashed before any case ran,
+    or the check process died: :func:`placeholder_report`). The test of the gradebook message's
+    ``could not be graded: ...`` (``grader.reports.view.feedback_line``) and of the counts in the
+    run's tally line, summary.md and summary.html. A submission that crashed in its cases was
+    graded (it failed them)."""
+    return report.failure is not None
 
 
 def report_from_json(data: dict[str, Any]) -> Report:
@@ -726,7 +738,7 @@ class _Progress:
         text = printable(f"{row.learner}: {verdict} {points(row.score)}/{points(row.max_score)} "
                          f"in {row.seconds:.1f} s", one_line=True)
         if self.bar is not None:
-            if "crash" in row.kinds:  # a bar's postfix is gone at the next row; keep this in sight
+            if row.message.startswith("could not be graded:"):  # the postfix is gone at the next row
                 self.bar.write(printable(f"{row.learner}: could not be graded (see its report)", one_line=True),
                                file=sys.stderr)
             self.bar.set_postfix_str(text[:60], refresh=False)
@@ -782,7 +794,7 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     if not rows:
         return "\n".join(out + ["No submission was graded.", ""])
     passed = sum(r.passed for r in rows)
-    crashed = [r for r in rows if "crash" in r.kinds]
+    crashed = [r for r in rows if r.learner in reports and could_not_be_graded(reports[r.learner])]
     scores = [r.score for r in rows]
     top = max(r.max_score for r in rows)
     out += [f"{len(rows)} submissions: **{passed} passed**, {len(rows) - passed} failed"
@@ -825,8 +837,8 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     if crashed:
         out += ["## Could not be graded", "", "| Learner | Why |", "| --- | --- |"]
         for r in crashed:
-            f = reports[r.learner].failure if r.learner in reports else None
-            out.append(f"| {_link(r.learner)} | {md(f.message if f else 'crash')} |")
+            f = reports[r.learner].failure
+            out.append(f"| {_link(r.learner)} | {md(f.message if f else '')} |")
         out.append("")
 
     out += ["## Slowest submissions", "", "| Learner | Seconds | Verdict |", "| --- | ---: | --- |"]
@@ -869,6 +881,11 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
     return groups, cases
 
 
+#: under summary.md's failure-rate tables: why the learner counts differ from row to row
+RATE_NOTE = ("Counted of the learners whose run reached the group or case: a learner whose cases there "
+             "were skipped (after a crash) or who could not be graded is left out.")
+
+
 def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
     """summary.md's failure rates (:func:`failure_rates`) as Markdown tables with an example learner."""
     from .reports.github import md
@@ -880,6 +897,7 @@ def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
     for group, who, n in groups:
         out.append(f"| {md(group)} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | "
                    f"{_link(who[0]) if who else ''} |")
+    out += ["", RATE_NOTE]
     out += ["", "## Failure rates per case", ""]
     if not cases:
         return out + ["No case failed.", ""]
@@ -888,12 +906,12 @@ def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
         out.append(f"| {md(name)} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | {_link(who[0])} |")
     if len(cases) > MAX_RATE_ROWS:
         out.append(f"\n... and {len(cases) - MAX_RATE_ROWS} more failing cases (see the reports)")
-    return out + [""]
+    return out + ["", RATE_NOTE, ""]
 
 
-def write_outputs(out: Path, rows: list[Row], audience: str) -> None:
+def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report]:
     """Rewrite ``gradebook.csv`` (sorted), ``junit.xml`` and ``summary.md`` of ``out`` from
-    ``rows`` and their reports.
+    ``rows`` and their reports; those reports, by learner.
 
     Raises:
         GraderError: a report is missing or unreadable, or a file cannot be written.
@@ -908,6 +926,7 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> None:
                  str(out / JUNIT))
     write_output(summary_markdown(rows, reports), str(out / SUMMARY))
     write_class_view(out, rows, reports)
+    return reports
 
 
 def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
@@ -940,9 +959,10 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
 
 
-def _tally(rows: list[Row]) -> str:
+def _tally(rows: list[Row], reports: dict[str, Report]) -> str:
+    """The run's last line: submissions, passed, failed and (:func:`could_not_be_graded`) not graded."""
     passed = sum(r.passed for r in rows)
-    crashed = sum("crash" in r.kinds for r in rows)
+    crashed = sum(r.learner in reports and could_not_be_graded(reports[r.learner]) for r in rows)
     return f"{len(rows)} submissions: {passed} passed, {len(rows) - passed} failed ({crashed} could not be graded)"
 
 
@@ -1045,7 +1065,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     todo = [s for s in subs if s.learner not in kept]
     jobs = args.jobs or cores()
     hard = args.hard_timeout or args.total_timeout + HARD_TIMEOUT_MARGIN
-    sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} with {jobs} jobs into {out}"
+    sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} "
+                     f"with {jobs} job{'s' if jobs != 1 else ''} into {out}"
                      + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "")
                      + (f"; seeds derived from the secret ({secret_source})" if secret_source else "") + "\n")
     harden_grader_process()  # adopt what a killed check leaves behind, so it can be reaped
@@ -1066,23 +1087,28 @@ def cmd_grade(args: argparse.Namespace) -> int:
         progress.close()
         appender.close()
     final = list(rows.values())
-    write_outputs(out, final, args.audience)
-    print(f"graded {_tally(final)}; {book}")
+    reports = write_outputs(out, final, args.audience)
+    print(f"graded {_tally(final, reports)}; {book}")
     return EXIT_PASSED if all(r.passed for r in final) else EXIT_FAILED
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """``grader merge``: join the gradebooks and reports of ``args.dirs`` into ``args.out``.
 
-    Returns 0 once merged.
+    Returns 0 when every row of the merged gradebook passed, 1 otherwise (as ``grader grade``).
 
     Raises:
-        GraderError: a folder has no gradebook or misses a report, a learner is in two folders,
+        GraderError: a folder is given twice (also by another path to it), a folder has no
+            gradebook or misses a report, a learner is in two folders,
             ``--out`` already holds a gradebook that is not one of the inputs, or a file cannot be
             written.
     """
     sources = [Path(d) for d in args.dirs]
     out = Path(args.out)
+    for i, d in enumerate(sources):
+        for e in sources[:i]:
+            if d.resolve() == e.resolve() or (d.exists() and e.exists() and d.samefile(e)):
+                raise GraderError(f"{str(e)!r} and {str(d)!r} are the same folder; give each shard's folder once")
     found: dict[str, tuple[Row, Path]] = {}  # learner -> (row, the folder it comes from)
     for d in sources:
         book = d / GRADEBOOK
@@ -1107,9 +1133,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise GraderError(f"cannot write --out {args.out!r}: {exc.strerror or exc}") from None
     rows = [row for row, _ in found.values()]
-    write_outputs(out, rows, args.audience)
-    print(f"merged {_tally(rows)} from {len(sources)} folders; {out / GRADEBOOK}")
-    return EXIT_PASSED
+    reports = write_outputs(out, rows, args.audience)
+    print(f"merged {_tally(rows, reports)} from {len(sources)} folders; {out / GRADEBOOK}")
+    return EXIT_PASSED if all(r.passed for r in rows) else EXIT_FAILED
 
 
 HANDLERS = {"grade": cmd_grade, "merge": cmd_merge}

@@ -223,7 +223,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         _unmatched(unmatched, roster)
         missing = len(roster.rows) - (len(rows) - len(unmatched))
         if missing > 0 and args.target == "canvas":
-            sys.stderr.write(f"grader: note: {missing} roster students have no row in the gradebook "
+            who = f"{missing} roster student{'s have' if missing != 1 else ' has'}"
+            sys.stderr.write(f"grader: note: {who} no row in the gradebook "
                              "(left out of the export, so their grades in Canvas stay as they are)\n")
     return EXIT_FAILED if unmatched else EXIT_PASSED
 

@@ -124,7 +124,8 @@ def test_batch_rows_verdicts_and_exit_code(graded):
     assert by["frank"]["kinds"] == "crash" and by["frank"]["score"] == "0"
     assert by["gina"]["kinds"] == "import" and by["gina"]["submission"].endswith("gina")
     assert all(float(r["seconds"]) >= 0 for r in rows)
-    assert "graded 8 submissions: 2 passed, 6 failed (1 could not be graded)" in result.stdout
+    # could not be graded: the whole-submission failures (carol, gina: import; frank: the check died)
+    assert "graded 8 submissions: 2 passed, 6 failed (3 could not be graded)" in result.stdout
 
 
 def test_batch_reports_are_the_instructors_by_default(graded):
@@ -162,12 +163,13 @@ def test_batch_junit_has_a_suite_per_learner_and_fits_the_schemas(graded):
 def test_batch_summary(graded):
     _, out, _, _ = graded
     text = (out / "summary.md").read_text()
-    assert "8 submissions: **2 passed**, 6 failed (1 could not be graded)." in text
+    assert "8 submissions: **2 passed**, 6 failed (3 could not be graded)." in text
     assert "| 10 (full marks) | 2 | ██ |" in text
     link = {name: f"[{name}](reports/{batch.report_name(name)})" for name in ("eve", "carol", "frank")}
     assert f"| timeout | 1 | {link['eve']} |" in text
     assert f"| import | 2 | {link['carol']} |" in text
-    assert "## Could not be graded" in text and link["frank"] in text
+    ungraded = text.split("## Could not be graded")[1].split("## ")[0]
+    assert link["frank"] in ungraded and link["carol"] in ungraded and link["eve"] not in ungraded
     slowest = text.split("## Slowest submissions")[1]
     assert slowest.index("| eve |") < slowest.index("| carol |")  # the endless loop took longest of those
 
@@ -241,9 +243,11 @@ def test_a_check_past_its_hard_limit_costs_only_its_row(tmp_path):
     write(tmp_path / "class" / "slow.py", LOOP)  # its check would take 30 s: the call limit
     started = time.monotonic()
     result = grade(str(tmp_path / "class" / "slow.py"), "--out", str(tmp_path / "out"), "--timeout", "30",
-                   "--hard-timeout", "1")
+                   "--hard-timeout", "1", "--jobs", "1")
     assert time.monotonic() - started < 15
     assert result.code == 1, result.stderr
+    assert " with 1 job into " in result.stderr
+    assert "graded 1 submissions: 0 passed, 1 failed (1 could not be graded)" in result.stdout
     [row] = rows_of(tmp_path / "out")
     assert (row["learner"], row["passed"], row["kinds"]) == ("slow", "false", "crash")
     failure = json.loads(batch.report_path(tmp_path / "out", "slow").read_text())["failure"]
@@ -268,12 +272,12 @@ def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden
 
     merged = tmp_path / "merged"
     result = run_grader("merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "--out", str(merged))
-    assert result.code == 0, result.stderr
+    assert result.code == 1, result.stderr  # some merged learners failed, as grader grade says
     rows = rows_of(merged)
     assert [r["learner"] for r in rows] == sorted(names)
     assert {p.name for p in (merged / "reports").glob("*.json")} == {batch.report_name(n) for n in names}
     assert len(ET.parse(merged / "junit.xml").getroot()) == len(names)
-    assert "8 submissions: **1 passed**, 7 failed." in (merged / "summary.md").read_text()
+    assert "8 submissions: **1 passed**, 7 failed (7 could not be graded)." in (merged / "summary.md").read_text()
     # --audience learner: hidden cases are redacted in the learner's report
     ok = json.loads(batch.report_path(merged, "ok").read_text())
     assert [c["name"] for c in ok["cases"] if c["visibility"] == "hidden"][0].startswith("hidden-")
@@ -281,6 +285,29 @@ def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden
     shutil.copytree(tmp_path / "shard1", tmp_path / "again")
     result = run_grader("merge", str(tmp_path / "shard1"), str(tmp_path / "again"), "--out", str(tmp_path / "m2"))
     assert result.code == 2 and result.stderr.count("\n") == 1 and "is in both" in result.stderr
+
+
+def test_merge_exit_code_is_grades_and_a_folder_given_twice_is_refused(tmp_path, capsys):
+    """merge exits 0 when every merged learner passed and 1 when one failed (the README's codes,
+    as for grade); a folder named twice, by any path to it, is one line and exit 2, nothing written."""
+    from .test_classview import _small_class, _write_class
+    reports = _small_class()
+    _write_class(tmp_path / "s1", {"ok": reports["ok"]})
+    _write_class(tmp_path / "s2", {"imp": reports["imp"], "crashy": reports["crashy"]})
+    s1, s2 = str(tmp_path / "s1"), str(tmp_path / "s2")
+
+    assert cli.main(["merge", s1, "--out", str(tmp_path / "m1")]) == 0
+    assert cli.main(["merge", s1, s2, "--out", str(tmp_path / "m2")]) == 1
+    out = capsys.readouterr().out
+    assert "merged 3 submissions: 1 passed, 2 failed (1 could not be graded) from 2 folders" in out
+    assert [r.learner for r in batch.read_gradebook(tmp_path / "m2" / "gradebook.csv")] == ["crashy", "imp", "ok"]
+
+    os.symlink(tmp_path / "s1", tmp_path / "link")
+    for again in (s1, f"{s1}/../s1", str(tmp_path / "link")):
+        dest = tmp_path / "m3"
+        assert cli.main(["merge", s1, s2, again, "--out", str(dest)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "are the same folder" in err and not dest.exists()
 
 
 def test_grade_forwards_check_options_and_defaults_to_the_instructor():
@@ -364,6 +391,7 @@ BAD_CALLS = [
     (["grade"], "the following arguments are required: PATH"),
     (["grade", "{tmp}/nowhere"], "does not exist"),
     (["grade", "{tmp}/notes.txt"], "is not a .py file"),
+    (["grade", "{tmp}/used"], "holds no .py or .ipynb file; give submissions (.py files or .ipynb notebooks)"),
     (["grade", "{tmp}/a.py", "--jobs", "0"], "argument --jobs: '0' must be 1 or more"),
     (["grade", "{tmp}/a.py", "--shard", "3/2"], "I must be between 1 and N"),
     (["grade", "{tmp}/a.py", "--shard", "two"], "is not I/N"),

@@ -262,3 +262,65 @@ def test_summary_html_charts_render_in_headless_chromium(graded_class, tmp_path)
     dom = chromium(probe.as_uri(), "--dump-dom", tmp=tmp_path)
     sizes = re.search(r'<pre id="probe">([^<]*)</pre>', dom).group(1).split()
     assert sizes[0].endswith(":0x0")
+
+
+def _write_class(out: Path, reports: dict[str, Report]) -> list[batch.Row]:
+    """Write ``reports`` (by learner) into ``out`` as grader grade does; their rows."""
+    rows = []
+    for learner, rep in reports.items():
+        path = batch.report_path(out, learner)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json_report.render(rep, audience="instructor"))
+        rows.append(batch.Row.of_report(learner, rep, rep.seconds))
+    batch.write_outputs(out, rows, "instructor")
+    return rows
+
+
+def _small_class() -> dict[str, Report]:
+    """A learner who passes, one whose import failed (SyntaxError: nothing graded), and one whose
+    every case crashed (graded: they failed them; their cases after the crash were skipped)."""
+    crash = Failure("crash", "the submission's process died (signal 11)")
+    crashing = learner_report(3, "crashy")
+    cases = [case("worked_example", "examples", "error", crash)] + [
+        case(c.name.split("[")[0], c.group, "skipped", visibility=c.visibility, dtype=c.dtype)
+        for c in crashing.cases[1:]]
+    return {
+        "ok": learner_report(4, "ok"),
+        "imp": Report("tied_lm_head", "Tied LM head", "imp.py", False, 0.0, 8.0,
+                      Failure("import", "SyntaxError: invalid syntax (imp.py, line 3)"), [],
+                      [GroupScore("examples", 2, 0, 0, 0)], [], {}, {}, 0.5),
+        "crashy": Report("tied_lm_head", "Tied LM head", "crashy.py", False, 0.0, 8.0, None, cases,
+                         crashing.groups, [], {}, {}, 0.5),
+    }
+
+
+def test_could_not_be_graded_means_a_whole_submission_failure_everywhere(tmp_path, capsys):
+    """The tally, summary.md and summary.html count the learner whose gradebook message says
+    "could not be graded" (the import failure), not the one whose cases crashed."""
+    reports = _small_class()
+    rows = {r.learner: r for r in _write_class(tmp_path, reports)}
+    assert rows["imp"].message.startswith("could not be graded: import: SyntaxError")
+    assert "crash" in rows["crashy"].kinds and not rows["crashy"].message.startswith("could not be graded")
+    assert [name for name, rep in reports.items() if batch.could_not_be_graded(rep)] == ["imp"]
+    assert batch._tally(list(rows.values()), reports) == "3 submissions: 1 passed, 2 failed (1 could not be graded)"
+
+    md = (tmp_path / "summary.md").read_text()
+    assert "3 submissions: **" in md and "(1 could not be graded)." in md
+    ungraded = md.split("## Could not be graded")[1].split("##")[0]
+    assert "SyntaxError" in ungraded and "imp" in ungraded and "crashy" not in ungraded
+
+    words = " ".join(parse((tmp_path / "summary.html").read_text()).text)
+    assert "(1 could not be graded)" in words
+    ungraded = words.split("Could not be graded")[1].split("Slowest")[0]
+    assert "SyntaxError" in ungraded and "crashy" not in ungraded
+
+
+def test_failure_rates_say_whom_they_count(tmp_path):
+    """The crashed learner's skipped cases drop out of the rates; a line under the tables says so."""
+    _write_class(tmp_path, _small_class())
+    md = (tmp_path / "summary.md").read_text()
+    rates = md.split("## Failure rates per case group")[1].split("## Could not be graded")[0]
+    assert "of 2 |" in rates and "of 1 |" in rates  # "random" was reached by ok only, "examples" by both
+    assert md.count(batch.RATE_NOTE) == 2 and "reached the group or case" in batch.RATE_NOTE
+    page = (tmp_path / "summary.html").read_text()
+    assert page.count(html.escape(batch.RATE_NOTE)) == 2

@@ -57,6 +57,14 @@ def test_canvas_export_matches_by_sis_login_and_reports_the_unmatched(files, cap
     assert "2 roster students have no row in the gradebook" in lines[1] and len(lines) == 2
 
 
+def test_one_roster_student_without_a_row_is_said_in_the_singular(files, capsys):
+    book, roster, tmp = files
+    (tmp / "roster1.csv").write_text(ROSTER.replace("Eve Hacker,104,S-004,=cmd|' /C calc'!A0,Lab B\n", ""),
+                                     encoding="utf-8")
+    code, _, err = run(["export", "canvas", book, "--roster", tmp / "roster1.csv", "--assignment", "A"], capsys)
+    assert code == 1 and "grader: note: 1 roster student has no row in the gradebook" in err
+
+
 def test_canvas_export_never_writes_a_formula(files, capsys):
     book, roster, tmp = files
     batch.write_gradebook(book, [batch.Row("=cmd|' /C calc'!A0", "x.py", True, 1, 1, [], 1)])

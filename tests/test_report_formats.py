@@ -274,6 +274,17 @@ def test_gradescope_markdown_is_escaped_and_fenced():
     assert "<img" not in out.replace(body, "")
 
 
+def test_gradescope_says_a_case_hint_once_per_case():
+    """A case's hint is in its code block (with its message), not again above it; the group's
+    hint line above the cases stays."""
+    out = gradescope.results(failing())["tests"][0]["output"]
+    hint = "hint: looks like softmax over axis 0"
+    group_part, case_part = out.split("(bfloat16): tolerance", 1)
+    assert group_part.count(hint) == 1 and case_part.count(hint) == 1
+    fence = re.search(r"^(`{3,})text$", case_part, re.M).group(1)
+    assert hint in case_part.split(fence + "text\n", 1)[1].split("\n" + fence, 1)[0]
+
+
 def test_gradescope_import_failure():
     data = gradescope.results(import_failure())
     first = data["tests"][0]

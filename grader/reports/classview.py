@@ -149,7 +149,7 @@ def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str 
 
 
 def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -> str:
-    from grader.batch import failure_rates
+    from grader.batch import RATE_NOTE, could_not_be_graded, failure_rates
     from .common import points
 
     problems = sorted({rep.problem for rep in reports.values()})
@@ -160,7 +160,7 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
     if not rows:
         return "\n".join(out + ["<p>No submission was graded.</p></body></html>", ""])
     passed = sum(r.passed for r in rows)
-    crashed = [r for r in rows if "crash" in r.kinds]
+    crashed = [r for r in rows if r.learner in reports and could_not_be_graded(reports[r.learner])]
     scores = [r.score for r in rows]
     out.append(f"<p>{len(rows)} submissions: <b>{passed} passed</b>, {len(rows) - passed} failed"
                + (f" ({len(crashed)} could not be graded)" if crashed else "") + ". "
@@ -178,6 +178,7 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
         out.append(_table(["Group", "Learners failing", "Rate", "Example"],
                           [[_e(g), f"{len(w)} of {n}", f"{100 * len(w) / n:.0f}%",
                             _link(w[0], reports_dir) if w else ""] for g, w, n in groups], (1, 2)))
+        out.append(f'<p class="muted">{_e(RATE_NOTE)}</p>')
         out.append("<h2>Failure rates per case</h2>")
         if cases:
             shown = cases[:MAX_BARS]
@@ -188,6 +189,7 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
             out.append(_table(["Case", "Learners failing", "Rate", "Example"],
                               [[_e(c), f"{len(w)} of {n}", f"{100 * len(w) / n:.0f}%", _link(w[0], reports_dir)]
                                for c, w, n in shown], (1, 2)))
+            out.append(f'<p class="muted">{_e(RATE_NOTE)}</p>')
             if len(cases) > MAX_BARS:
                 out.append(f'<p class="muted">... and {len(cases) - MAX_BARS} more failing cases '
                            "(see summary.md and the reports)</p>")
@@ -209,8 +211,8 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
         out.append("<h2>Could not be graded</h2>")
         body = []
         for r in crashed:
-            f = reports[r.learner].failure if r.learner in reports else None
-            body.append([_link(r.learner, reports_dir), _e(f.message if f else "crash")])
+            f = reports[r.learner].failure
+            body.append([_link(r.learner, reports_dir), _e(f.message if f else "")])
         out.append(_table(["Learner", "Why"], body))
 
     slow = sorted(rows, key=lambda r: -r.seconds)[:SLOWEST]

@@ -50,9 +50,10 @@ def fenced(text: str, info: str = "text") -> list[str]:
 
 def _case_md(v: view.ReportView, case: Any) -> list[str]:
     lines = [f"**{md(case.name)}** ({md(case.dtype)}): {md(common.kind(case))}", ""]
-    if hint := v.hint_of(case):
+    text = v.case_text(case, 5)
+    if (hint := v.hint_of(case)) and f"hint: {hint}" not in text:  # said once: in the block when it is there
         lines += [f"hint: {md(hint)}", ""]
-    return lines + fenced(v.case_text(case, 5)) + [""]
+    return lines + fenced(text) + [""]
 
 
 def _group_test(v: view.ReportView, group: common.GroupView, number: int, hidden_as: str) -> dict[str, Any]:

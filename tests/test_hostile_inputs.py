@@ -178,7 +178,7 @@ def test_resume_and_merge_read_the_hostile_gradebook_back(hostile, tmp_path):
     merged = tmp_path / "merged"
     done = subprocess.run([sys.executable, "-I", "-m", "grader", "merge", str(out), "--out", str(merged)],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # merged, and some learners failed (as grade said)
     assert (merged / "gradebook.csv").read_text() == before
 
 

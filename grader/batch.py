@@ -230,16 +230,16 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
         GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
             folder holding no ``.py`` file.
     """
-    from .check import defined_functions, read_submission
+    from .check import defined_functions, read_submission, scanned_functions
 
     wanted = frozenset(functions)
 
     def defines(path: Path) -> bool:
         try:
-            _, tree, _ = read_submission(path)
+            source, tree, _ = read_submission(path)
         except GraderError:
             return False
-        return tree is not None and bool(defined_functions(tree) & wanted)
+        return bool((defined_functions(tree) if tree is not None else scanned_functions(source)) & wanted)
 
     def learner_folder(folder: Path, files: list[Path]) -> Submission:
         chosen = files if len(files) == 1 else [f for f in files if defines(f)]
@@ -976,7 +976,7 @@ def _problem(args: argparse.Namespace) -> Any:
         GraderError: an unknown problem, no problem at all, bad paths, or submissions that name
             no known problem's function or as many of one as of another (then ``--problem``).
     """
-    from .check import defined_functions, read_submission
+    from .check import defined_functions, read_submission, scanned_functions
     from .spec import available_problems, find_problem, load_all, load_problem
 
     if args.problem:
@@ -994,10 +994,12 @@ def _problem(args: argparse.Namespace) -> Any:
         if sub.path is None:
             continue
         try:
-            _, tree, _ = read_submission(sub.path)
+            source, tree, _ = read_submission(sub.path)
         except GraderError:
             continue
-        names = defined_functions(tree)
+        # a file that does not parse still names its functions (a tolerant scan): its learner
+        # gets a failed row with the SyntaxError, not a batch that cannot choose its problem
+        names = defined_functions(tree) if tree is not None else scanned_functions(source)
         for p in problems:
             votes[p.id] += p.function in names
     ranked = sorted(votes.items(), key=lambda kv: -kv[1])

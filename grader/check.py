@@ -405,6 +405,15 @@ def defined_functions(tree: ast.Module | None) -> set[str]:
     return names
 
 
+def scanned_functions(source: str) -> set[str]:
+    """Names of the functions ``source`` defines, found by a tolerant line scan (``def name(`` at
+    the start of a line, any indentation): for a file that does not parse, whose AST is lost."""
+    return set(_DEF_LINE.findall(source or ""))
+
+
+_DEF_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+
+
 def function_line(tree: ast.Module | None, name: str) -> int | None:
     """The line of the top-level ``def name`` (or of the statement binding ``name``) in ``tree``,
     the last one when it is bound several times (the one Python keeps), or None."""

@@ -3,9 +3,9 @@
 
 Exit codes (every command):
 
-* 0: the submission passed (``check``), every submission passed (``grade``), the folders were
-  merged (``merge``), the problem is valid (``validate``);
-* 1: the submission failed (``check``), or some submissions failed (``grade``), the problem is
+* 0: the submission passed (``check``), every submission passed (``grade``, and ``merge`` of the
+  merged class), the problem is valid (``validate``);
+* 1: the submission failed (``check``), or some submissions failed (``grade``, ``merge``), the problem is
   invalid (``validate``: its spec, a stale literal, the oracle, a mistake; ``grader.validate``);
 * 2: the grader could not run: bad flags, a missing or unreadable file, an unknown problem,
   an invalid spec (for ``check``). The error is one line on stderr, ``grader: error: ...``; never a traceback
@@ -25,7 +25,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -205,13 +204,6 @@ def write_output(text: str, path: str | None) -> None:
         raise GraderError(f"cannot write --output {path!r}: {exc.strerror or exc}") from None
 
 
-def scanned_functions(source: str) -> set[str]:
-    """Names of the functions ``source`` defines, found by a tolerant line scan (``def name(`` at
-    the start of a line, any indentation): for a file that does not parse, whose AST is lost."""
-    return set(_DEF_LINE.findall(source or ""))
-
-
-_DEF_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 
 
 def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = None,
@@ -226,7 +218,7 @@ def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = No
         GraderError: unknown problem, or the submission defines the function of none or several
             (the message lists the known problems' functions, and says when the file does not parse).
     """
-    from .check import defined_functions
+    from .check import defined_functions, scanned_functions
     from .spec import available_problems, find_problem, load_all, load_problem
 
     note_replaced(args.problems_dir)

@@ -418,3 +418,15 @@ def test_bad_calls_exit_2_with_one_error_line(argv, message, tmp_path, one_file,
     errors = [line for line in err.splitlines() if line.startswith("grader: error: ")]
     assert code == 2 and len(errors) == 1 and message in errors[0] and err.endswith(errors[0] + "\n"), err
     assert "Traceback" not in err
+
+
+def test_a_class_whose_files_do_not_parse_gets_failed_rows(tmp_path):
+    """Without --problem, a file with a syntax error still names its function (a tolerant scan),
+    so the batch grades it as a failed ``import`` row instead of stopping with exit 2."""
+    write(tmp_path / "class" / "bob" / "solution.py", "import numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix)\n"
+          "    return hidden @ embedding_matrix.T\n")
+    write(tmp_path / "class" / "carol" / "solution.py", "import numpy as np\n\ndef tied_lm_head(hidden\n")
+    run = run_grader("grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--max-examples", "1")
+    assert run.code == 1, run.stderr
+    rows = batch.read_gradebook(tmp_path / "out" / "gradebook.csv")
+    assert sorted((r.learner, r.passed, r.kinds) for r in rows) == [("bob", False, ["import"]), ("carol", False, ["import"])]

@@ -287,7 +287,7 @@ def _resolve(tmp_path, source: str, **flags):
 
 
 def test_tolerant_scan_finds_the_functions_of_a_file_that_does_not_parse():
-    from grader.cli import scanned_functions
+    from grader.check import scanned_functions
 
     source = ("import numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix)\n    return hidden\n"
               "class A:\n    def method (self):\n        pass\nasync def later():\n    pass\n# def not_me(x):\n")

@@ -234,15 +234,20 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
 
     wanted = frozenset(functions)
 
-    def defines(path: Path) -> bool:
+    def defines(path: Path, scan: bool = False) -> bool:
         try:
             source, tree, _ = read_submission(path)
         except GraderError:
             return False
-        return bool((defined_functions(tree) if tree is not None else scanned_functions(source)) & wanted)
+        if tree is not None:
+            return bool(defined_functions(tree) & wanted)
+        return scan and bool(scanned_functions(source) & wanted)
 
     def learner_folder(folder: Path, files: list[Path]) -> Submission:
-        chosen = files if len(files) == 1 else [f for f in files if defines(f)]
+        # the files that define the function; a file that does not parse counts only when none
+        # that parses does (an old broken draft beside a good solution.py must not hide it)
+        chosen = files if len(files) == 1 else ([f for f in files if defines(f)]
+                                                or [f for f in files if defines(f, scan=True)])
         if len(chosen) == 1:
             return Submission(learner_id(folder.name), chosen[0], siblings=True)
         listed = chosen or files

@@ -319,31 +319,20 @@ def _reference_file(spec_path: Path, module: str, problem_id: str, fail: Callabl
 
     Inside comes first, and beside is used only when inside has no such file: beside a folder
     given with ``--problems-dir`` may be a shared place (``/tmp/reference``) anyone can write
-    to, and the reference runs in the grader's process, so a file there never silently wins.
+    to, and the reference runs in the grader's process, so a file there never wins over, nor
+    (refusing, or read whole to compare) blocks, the one inside; it is not even opened.
 
     Raises:
-        SpecError (from ``fail``): no such file in either place (both named), or one in each
-            place with different contents (both named: keep one).
+        SpecError (from ``fail``): no such file in either place (both named).
     """
     here = spec_path.resolve().parent
     inside = here / "reference" / f"{module}.py"
     beside = here.parent / "reference" / f"{module}.py"
-    if not inside.is_file():
-        if beside.is_file():
-            return beside
-        raise fail(["reference", "module"], f"no reference solution {module}.py: looked at {inside} and {beside}")
-    if beside.is_file() and not _same_file(inside, beside):
-        raise fail(["reference", "module"], f"two reference solutions for {problem_id}: {inside} and {beside}; "
-                                            "keep one")
-    return inside
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """True if ``a`` and ``b`` are the same file or hold the same bytes."""
-    try:
-        return a.samefile(b) or a.read_bytes() == b.read_bytes()
-    except OSError:
-        return False
+    if inside.is_file():
+        return inside
+    if beside.is_file():
+        return beside
+    raise fail(["reference", "module"], f"no reference solution {module}.py: looked at {inside} and {beside}")
 
 
 def load_problem(path: str | os.PathLike[str]) -> Problem:

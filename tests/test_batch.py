@@ -430,3 +430,19 @@ def test_a_class_whose_files_do_not_parse_gets_failed_rows(tmp_path):
     assert run.code == 1, run.stderr
     rows = batch.read_gradebook(tmp_path / "out" / "gradebook.csv")
     assert sorted((r.learner, r.passed, r.kinds) for r in rows) == [("bob", False, ["import"]), ("carol", False, ["import"])]
+
+
+def test_a_broken_draft_beside_a_good_solution_does_not_hide_it(tmp_path):
+    """A learner folder with a correct solution.py and an old draft that does not parse: the
+    parsed file that defines the function is graded; the draft counts only when it is the one
+    file that defines it."""
+    write(tmp_path / "class" / "alice" / "solution.py", CORRECT)
+    write(tmp_path / "class" / "alice" / "old_draft.py", "def tied_lm_head(hidden, embedding_matrix:\n    pass\n")
+    write(tmp_path / "class" / "bob" / "notes.py", "X = 1\n")
+    write(tmp_path / "class" / "bob" / "solution.py", "def tied_lm_head(hidden, embedding_matrix:\n    pass\n")
+    run = run_grader("grade", str(tmp_path / "class"), "--problem", "tied_lm_head", "--out", str(tmp_path / "out"),
+                     "--max-examples", "1")
+    assert run.code == 1, run.stderr
+    rows = {r.learner: r for r in batch.read_gradebook(tmp_path / "out" / "gradebook.csv")}
+    assert rows["alice"].passed and rows["alice"].submission.endswith("solution.py")
+    assert not rows["bob"].passed and rows["bob"].kinds == ["import"] and rows["bob"].submission.endswith("solution.py")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import errno
 import hashlib
 import hmac
 import io
@@ -37,7 +36,7 @@ from .reports.common import SECRET_REPLAY_NOTE
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 from .summary import summarise
 from .runner import CallOutcome, ImportOutcome, Limits, Worker
-from .siblings import Siblings, find_siblings
+from .siblings import Siblings, find_siblings, read_no_follow
 from .siblings import hint_for as sibling_hint
 from .spec import Problem
 
@@ -197,57 +196,33 @@ class LoadedSubmission:
 
 
 def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
-    """The bytes of the regular file ``path`` (its last component is never followed as a link)
-    or None and the fault: a symbolic or hard link, a FIFO, a device or socket, a file over the
-    size cap.
-
-    ``O_NONBLOCK`` keeps a FIFO from blocking the open; ``fstat`` on the open descriptor
-    decides, so the file cannot be swapped between the check and the read. A hard link
-    (``st_nlink != 1``) passes ``O_NOFOLLOW`` and is a regular file, but its other name may be
-    any file the grader can read (a learner's tar unpacked without a filter makes one), whose
-    lines an error message would quote: it is refused like a symbolic link.
+    """The bytes of the submission ``path`` (``grader.siblings.read_no_follow``: no link
+    followed, symbolic or hard, regular files only, at most :data:`MAX_SUBMISSION_BYTES`) or None
+    and the fault, worded for the learner.
 
     Raises:
         GraderError: the file is missing, a directory, or unreadable (the grader's input is wrong).
     """
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        data, kind, detail = read_no_follow(path, MAX_SUBMISSION_BYTES)
     except FileNotFoundError:
         raise GraderError(f"submission {path!r} does not exist") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None, (f"the submission {path} is a symbolic link; the grader does not follow links: "
-                          "submit the .py file itself")
-        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket
-            return None, f"the submission {path} is not a regular file (a socket); submit a .py file"
         raise GraderError(f"cannot read submission {path!r}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise GraderError(f"submission {path!r} is a directory; give a .py file")
-        if not stat.S_ISREG(st.st_mode):
-            what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
-                    or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "special")
-            return None, f"the submission {path} is not a regular file ({what}); submit a .py file"
-        if st.st_nlink != 1:  # its other name may be any file the grader can read (/etc/shadow)
-            return None, (f"the submission {path} is a hard link ({st.st_nlink} names); the grader does not "
-                          "read linked files: copy the file and submit the copy")
-        chunks, size = [], 0
-        while size <= MAX_SUBMISSION_BYTES:
-            chunk = os.read(fd, MAX_SUBMISSION_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise GraderError(f"cannot read submission {path!r}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-    if size > MAX_SUBMISSION_BYTES:
+    if data is not None:
+        return data, None
+    if kind == "directory":
+        raise GraderError(f"submission {path!r} is a directory; give a .py file")
+    if kind == "symlink":
+        return None, (f"the submission {path} is a symbolic link; the grader does not follow links: "
+                      "submit the .py file itself")
+    if kind == "hard_link":
+        return None, (f"the submission {path} is a hard link ({detail} names); the grader does not "
+                      "read linked files: copy the file and submit the copy")
+    if kind == "too_large":
         return None, (f"the submission {path} is larger than {MAX_SUBMISSION_BYTES >> 20} MiB; "
                       "submit the source file only")
-    return b"".join(chunks), None
+    return None, f"the submission {path} is not a regular file ({detail}); submit a .py file"
 
 
 def load_submission(path: str | Path) -> LoadedSubmission:

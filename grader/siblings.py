@@ -108,45 +108,73 @@ def reserved_reason(name: str, folder: str) -> str | None:
     return None
 
 
-def _read(dir_fd: int, name: str) -> tuple[bytes | None, str]:
-    """The bytes of the regular file ``name`` in the folder ``dir_fd`` (never following a link),
-    or None and why not.
+def read_no_follow(path: str, limit: int, dir_fd: int | None = None) -> tuple[bytes | None, str, str]:
+    """The bytes of the learner's regular file ``path`` (relative to ``dir_fd`` when given), at most
+    ``limit`` bytes, read without following a link; the one reader of learner files (the main
+    file, ``grader.check``, and its siblings here).
 
-    A hard link (``st_nlink != 1`` on the open descriptor) is refused like a symbolic one: its
-    other name may be any file of the filesystem the grader can read (``/etc/shadow``, the seed
-    secret), and ``O_NOFOLLOW`` cannot tell; a learner's tar unpacked without a filter makes one.
+    ``O_NONBLOCK`` keeps a FIFO from blocking the open; ``fstat`` on the open descriptor decides,
+    so the file cannot be swapped between the check and the read. A hard link (``st_nlink !=
+    1``) passes ``O_NOFOLLOW`` and is a regular file, but its other name may be any file the
+    grader can read (``/etc/shadow``, the seed secret; a learner's tar unpacked without a
+    filter makes one): it is refused like a symbolic link.
+
+    Returns:
+        ``(data, "", "")``, or ``(None, kind, detail)`` with ``kind`` one of ``symlink``,
+        ``socket``, ``directory``, ``special`` (``detail``: a FIFO, a device...), ``hard_link``
+        (``detail``: the number of names) or ``too_large``.
+
+    Raises:
+        OSError: the file is missing or cannot be opened or read for another reason.
     """
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
+        fd = os.open(path, flags, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return None, "a symbolic link (not followed)"
+            return None, "symlink", ""
         if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
-            return None, "not a regular file (a socket)"
-        return None, f"cannot be read ({exc.strerror or exc})"
+            return None, "socket", "a socket"
+        raise
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return None, "directory", ""
         if not stat.S_ISREG(st.st_mode):
-            return None, "not a regular file"
-        if st.st_nlink != 1:  # another name of a file anywhere on this filesystem (/etc/shadow)
-            return None, f"a hard link ({st.st_nlink} names; copy the file)"
-        if st.st_size > MAX_FILE_BYTES:
-            return None, f"larger than {MAX_FILE_BYTES >> 20} MiB"
+            what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                    or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "special")
+            return None, "special", what
+        if st.st_nlink != 1:
+            return None, "hard_link", str(st.st_nlink)
+        if st.st_size > limit:
+            return None, "too_large", ""
         chunks, size = [], 0
-        while size <= MAX_FILE_BYTES:
-            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+        while size <= limit:  # the size may have grown since fstat
+            chunk = os.read(fd, limit + 1 - size)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror or exc})"
     finally:
         os.close(fd)
-    if size > MAX_FILE_BYTES:
-        return None, f"larger than {MAX_FILE_BYTES >> 20} MiB"
-    return b"".join(chunks), ""
+    if size > limit:
+        return None, "too_large", ""
+    return b"".join(chunks), "", ""
+
+
+def _read(dir_fd: int, name: str) -> tuple[bytes | None, str]:
+    """The bytes of the sibling ``name`` in the folder ``dir_fd`` (:func:`read_no_follow`), or
+    None and why it is not taken."""
+    try:
+        data, kind, detail = read_no_follow(name, MAX_FILE_BYTES, dir_fd=dir_fd)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    if data is not None:
+        return data, ""
+    return None, {"symlink": "a symbolic link (not followed)",
+                  "socket": "not a regular file (a socket)",
+                  "hard_link": f"a hard link ({detail} names; copy the file)",
+                  "too_large": f"larger than {MAX_FILE_BYTES >> 20} MiB"}.get(kind, "not a regular file")
 
 
 def _parse(data: bytes) -> ast.AST | None:

@@ -154,13 +154,6 @@ def _combined_text(top: str, mine: list[dict[str, Any]]) -> str:
     return text
 
 
-def _exception_hint(message: str) -> Hint | None:
-    """An exception's hint when its case carries none (a report from an older grader): the
-    generic idea only; a problem's own exception ideas are asked per case, where the problem is
-    known (:func:`for_exception`)."""
-    return generic.exception_hint(message)
-
-
 def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The hints of a group of failing cases (one summary entry), most shared first.
 
@@ -175,13 +168,14 @@ def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
         cases, most shared first. Facts are reconciled across cases by the module that owns the
         id (tied_lm_head: factors equal to ``1/sqrt(d_model)`` of each case are named so, equal
         factors and offsets are called constant); exceptions are read from their messages
-        (:func:`_exception_hint`); shape failures that return one shape whatever the input are
-        called hard-coded.
+        (the generic idea only, for a case that carries none; a problem's own exception ideas
+        are asked per case, :func:`for_exception`); shape failures that return one shape
+        whatever the input are called hard-coded.
     """
     hints = [dict(h) for h in hints]
     for h in hints:
         if not h.get("id") and h.get("kind") == "exception":
-            found = _exception_hint(h.get("message") or "")
+            found = generic.exception_hint(h.get("message") or "")
             if found:
                 h.update(id=found.id, text=found.text, params=found.params)
     shapes = [h for h in hints if h.get("kind") == "shape" and (h.get("data") or {}).get("got") is not None]

@@ -151,12 +151,22 @@ def run_cli(monkeypatch, argv, *, tty=True, env=None):
     return code, out.getvalue()
 
 
-def test_check_on_a_terminal_is_coloured_and_fitted(monkeypatch):
-    code, out = run_cli(monkeypatch, ["check", WRONG, *FAST])
+def test_check_on_a_terminal_is_coloured_and_fitted(monkeypatch, tmp_path):
+    # In a deep folder, so the path is longer than the width wherever the suite is checked out
+    # (CI's checkout, /check/work/main, once made the path alone 74 columns wide).
+    deep = tmp_path / "course-2026" / "week-03-tied-embeddings" / "submissions"
+    deep.mkdir(parents=True)
+    wrong = deep / "wrong_tolerance_softmax.py"
+    wrong.write_text((SUBMISSIONS / "wrong_tolerance_softmax.py").read_text())
+    code, out = run_cli(monkeypatch, ["check", str(wrong), *FAST])
     assert code == 1 and out.startswith("\x1b[1;31mFAIL\x1b[0m tied_lm_head")
-    for line in SGR.sub("", out).splitlines():
-        assert len(line) <= 72 or line.lstrip().startswith(("replay: ", "hidden = ", "embedding_matrix = ",
-                                                            "expected = ", "got = ")), line
+    lines = SGR.sub("", out).splitlines()
+    for line in lines:
+        # Over the width only: replay commands and values (never broken), and a single word no break
+        # can shorten, such as the submission's path.
+        assert len(line) <= 72 or len(line.split()) == 1 or line.lstrip().startswith(
+            ("replay: ", "hidden = ", "embedding_matrix = ", "expected = ", "got = ")), line
+    assert len(str(wrong)) > 72 and any(line.strip() == str(wrong) for line in lines[:2])  # whole, on its own line
 
 
 @pytest.mark.parametrize("env,tty,coloured", [({}, False, False), ({"NO_COLOR": "1"}, True, False),

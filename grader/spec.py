@@ -240,10 +240,10 @@ def find_problem(problem_id: str, problems_dir: str | os.PathLike[str] | None = 
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.protocols.Validator:
+    """The validator of problem specs. The bundled schema is not itself checked against its
+    meta-schema here (that took about 0.1 s of every check); tests/test_problems.py does it."""
     schema = json.loads(SCHEMA_PATH.read_text())
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
+    return jsonschema.validators.validator_for(schema)(schema)
 
 
 #: PyYAML's safe loader, in C (libyaml) where the wheel has it: parsing the bundled specs in pure

@@ -357,3 +357,16 @@ def test_generic_factor_and_offset_hints_only_when_every_element_fits():
     noisy.reshape(-1)[3] += 1.0  # one element that no single factor explains
     f = compare(c, CallOutcome("ok", result=noisy.astype(np.float32)), exp)
     assert f.hint is None
+
+
+def test_the_bundled_spec_schema_is_valid_under_its_meta_schema():
+    """grader.spec no longer checks its own schema at run time (0.1 s of every check), so here."""
+    import jsonschema
+
+    from grader.spec import SCHEMA_PATH
+
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+    broken = dict(schema, properties={"id": {"type": "no-such-type"}})
+    with pytest.raises(jsonschema.SchemaError):
+        jsonschema.validators.validator_for(broken).check_schema(broken)

@@ -193,10 +193,18 @@ def _skipped_file(name: str) -> bool:
             or name.startswith("test_") or name.endswith("_test.py"))
 
 
+#: how many folder levels below a learner's folder are searched for their files
+MAX_DEPTH = 32
+
+
 def _py_files(folder: Path) -> list[Path]:
-    """The candidate ``.py`` files under ``folder`` (any depth), sorted."""
+    """The candidate ``.py`` files under ``folder`` (down to :data:`MAX_DEPTH` levels), sorted.
+    Walked without recursion (:func:`grader.siblings.walk_tree`): a learner's folder nested a
+    thousand levels deep once aborted the whole class run with RecursionError."""
+    from .siblings import walk_tree
+
     found = []
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, files in walk_tree(folder, MAX_DEPTH):
         dirs[:] = sorted(d for d in dirs if not _skipped_dir(d))
         found += [Path(root, f) for f in sorted(files) if not _skipped_file(f)]
     return found

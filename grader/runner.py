@@ -112,8 +112,10 @@ class _DiskWatch(threading.Thread):
 
     def usage(self) -> tuple[int, int]:
         """(bytes allocated, entries) under the folder; links are not followed."""
+        from .siblings import walk_tree  # os.walk recursed: a deep enough tree killed this thread
+
         used, count = 0, 0
-        for top, dirs, files in os.walk(self.folder):
+        for top, dirs, files in walk_tree(self.folder):
             for name in dirs + files:
                 count += 1
                 try:

@@ -108,6 +108,44 @@ def reserved_reason(name: str, folder: str) -> str | None:
     return None
 
 
+def walk_tree(top: str | os.PathLike, max_depth: int | None = None):
+    """Walk a learner-controlled folder as ``os.walk(top)`` does (top-down, ``(root, dirs, files)``
+    with ``dirs`` prunable in place, links never descended into), but without recursion.
+
+    On Python 3.11, ``os.walk`` recurses once per level, so a learner's folder about a thousand
+    levels deep raised RecursionError in the grader (aborting a whole class run, or silently
+    stopping the fallback sandbox's disk watch). Here the depth costs a list entry, not a frame.
+
+    Args:
+        top: the folder.
+        max_depth: if given, folders deeper than this many levels below ``top`` are listed in
+            their parent's ``dirs`` but not entered (``top`` itself is depth 0).
+
+    A folder that cannot be listed (removed meanwhile, no permission) is skipped, as
+    ``os.walk`` does without ``onerror``.
+    """
+    stack = [(os.fspath(top), 0)]
+    while stack:
+        root, depth = stack.pop()
+        try:
+            with os.scandir(root) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        dirs, files, links = [], [], set()
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # a link to a folder is listed with the folders, as os.walk does
+                if is_dir and entry.is_symlink():
+                    links.add(entry.name)
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield root, dirs, files
+        if max_depth is None or depth < max_depth:
+            stack.extend((os.path.join(root, d), depth + 1) for d in reversed(dirs) if d not in links)
+
+
 def read_no_follow(path: str, limit: int, dir_fd: int | None = None) -> tuple[bytes | None, str, str]:
     """The bytes of the learner's regular file ``path`` (relative to ``dir_fd`` when given), at most
     ``limit`` bytes, read without following a link; the one reader of learner files (the main

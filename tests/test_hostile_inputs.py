@@ -204,6 +204,33 @@ def test_discovery_keeps_both_learners_of_one_file_and_follows_no_link(tmp_path)
     assert found["twin"].path is None and "symbolic link" in found["twin"].note
 
 
+def test_a_thousand_folders_deep_neither_aborts_discovery_nor_stops_the_disk_watch(tmp_path):
+    """os.walk recursed once per level: 1,000 nested folders in one learner's folder raised
+    RecursionError in discovery (the whole class run exited 2, nobody graded) and would have
+    ended the fallback sandbox's disk watch. Both walk without recursion now."""
+    from grader.runner import _DiskWatch
+
+    (tmp_path / "class" / "ok").mkdir(parents=True)
+    (tmp_path / "class" / "ok" / "solution.py").write_text(CORRECT)
+    mallory = tmp_path / "class" / "mallory"
+    mallory.mkdir()
+    (mallory / "solution.py").write_text(CORRECT)
+    fd = os.open(mallory, os.O_RDONLY)
+    try:
+        for _ in range(1200):  # one level at a time, by descriptor: the path would pass PATH_MAX
+            os.mkdir("a", dir_fd=fd)
+            inner = os.open("a", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("deep.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+    found = {s.learner: s for s in batch.discover([str(tmp_path / "class")], ["tied_lm_head"])}
+    assert set(found) == {"ok", "mallory"} and found["mallory"].path == mallory / "solution.py"
+    assert batch._py_files(mallory) == [mallory / "solution.py"]  # deep.py lies below MAX_DEPTH
+    assert _DiskWatch(str(mallory), 0, 1 << 40, 10_000).usage()[1] == 1200 + 2  # every entry counted
+
+
 @pytest.mark.parametrize("learner", ["alice", STEM_245 * 4, "caf\\xe9", "=1+1", "..", ".x", "a/b", "", "\u00fc" * 90])
 def test_report_names_are_safe_bounded_and_distinct(learner):
     """Class 5: a report's file name is short, plain and distinct whatever the id holds."""

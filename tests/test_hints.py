@@ -230,3 +230,24 @@ def test_a_bad_hint_module_breaks_only_its_problem_with_a_clear_error(tmp_path, 
     with pytest.raises(SpecError, match="hints") as err:
         load_problem(spec)
     assert words in str(err.value)
+
+
+def test_a_huge_reply_of_the_wrong_size_is_not_converted_to_look_for_a_hint():
+    """generic.shape_hint converted the whole reply to float64 before comparing sizes: a 256 MiB
+    bool reply (the protocol's cap) cost the grader's own process 2.4 GB per case."""
+    import tracemalloc
+
+    import numpy as np
+
+    from grader.hints import generic
+
+    got = np.zeros(1 << 24, dtype=np.bool_)  # 16 MiB; float64 would be 128 MiB
+    tracemalloc.start()
+    try:
+        assert generic.shape_hint(got, np.zeros((3, 4))) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    right = np.arange(12.0).reshape(3, 4)  # the same values with an axis too many is still named
+    assert generic.shape_hint(right[None], right).id == "extra_axis"

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import secrets
 import select
 import signal
@@ -92,6 +93,24 @@ class Limits:
     reply_bytes: int = 256 << 20
     workdir_bytes: int = 256 << 20
     workdir_files: int = 10000
+
+
+def _text(value: Any, limit: int = 20_000) -> str:
+    """A text field of the child's reply: the string, cut to ``limit`` characters, or "" for
+    anything else. Every field of a reply is the submission's to forge (it runs in that process),
+    so a number, NaN, or a list nested 900 deep never reaches a report (they once made the JSON
+    report fail with exit 2, blamed on the grader)."""
+    return value[:limit] if isinstance(value, str) else ""
+
+
+_VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
+
+
+def _versions(raw: dict) -> dict[str, str]:
+    """The framework versions the child reports (``numpy``, ``jax``, ``torch``): only short
+    version-like strings are kept; anything else is dropped (see :func:`_text`)."""
+    return {name: value for name, value in raw.items()
+            if name in ("numpy", "jax", "torch") and isinstance(value, str) and _VERSION.fullmatch(value)}
 
 
 class _DiskWatch(threading.Thread):
@@ -548,15 +567,15 @@ class Worker:
             return ImportOutcome("crash", "the submission wrote a message of its own on the grader's channel "
                                           "while being imported", seconds=time.monotonic() - started)
         if status == "ready":
-            versions = header.get("versions")
-            versions = dict(versions) if isinstance(versions, dict) else {}
-            layers = versions.pop("sandbox_layers", [])
-            self.layers = [str(x) for x in layers] if isinstance(layers, list) else []
-            return ImportOutcome("ok", versions=versions, seconds=time.monotonic() - started)
+            raw = header.get("versions")
+            raw = raw if isinstance(raw, dict) else {}
+            layers = raw.get("sandbox_layers")
+            self.layers = [_text(x, 64) for x in layers[:16] if isinstance(x, str)] if isinstance(layers, list) else []
+            return ImportOutcome("ok", versions=_versions(raw), seconds=time.monotonic() - started)
         if status == "import_error":
             self.kill()
-            return ImportOutcome("import_error", str(header.get("message", "")),
-                                 str(header.get("traceback", "")), seconds=time.monotonic() - started)
+            return ImportOutcome("import_error", _text(header.get("message")),
+                                 _text(header.get("traceback")), seconds=time.monotonic() - started)
         self.kill()
         if status == "sandbox_error":
             # written before any submission code ran, unless the submission forged it: either way
@@ -597,21 +616,21 @@ class Worker:
                                                 f"(seq {header.get('seq')!r} for {seq})", seconds=seconds)
         status = header.get("status")
         mutated_raw = header.get("mutated")
-        mutated = [m for m in mutated_raw if isinstance(m, str)] if isinstance(mutated_raw, list) else []
+        mutated = [_text(m, 200) for m in mutated_raw if isinstance(m, str)][:64] if isinstance(mutated_raw, list) else []
         if status == "ok":
             if set(out) != {"result"}:
                 self.kill()
                 return CallOutcome("crash", message="reply without exactly one result array", seconds=seconds)
             return CallOutcome("ok", result=out["result"], mutated=mutated, seconds=seconds,
-                               result_type=str(header.get("result_type", "")))
+                               result_type=_text(header.get("result_type"), 200))
         if status == "type":
-            return CallOutcome("type", message=str(header.get("type_name", "?")), mutated=mutated, seconds=seconds)
+            return CallOutcome("type", message=_text(header.get("type_name"), 200) or "?", mutated=mutated, seconds=seconds)
         if status in ("exception", "memory"):
             mro = header.get("error_mro")
-            types = [m for m in mro if isinstance(m, str)][:32] if isinstance(mro, list) else []
-            return CallOutcome(status, message=str(header.get("message", "")),
-                               traceback=str(header.get("traceback", "")), seconds=seconds,
-                               error_types=types or [str(header.get("error", ""))])
+            types = [_text(m, 200) for m in mro if isinstance(m, str)][:32] if isinstance(mro, list) else []
+            return CallOutcome(status, message=_text(header.get("message")),
+                               traceback=_text(header.get("traceback")), seconds=seconds,
+                               error_types=types or [_text(header.get("error"), 200)])
         self.kill()
         return CallOutcome("crash", message=f"unknown reply status {status!r}", seconds=seconds)
 

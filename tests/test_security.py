@@ -606,6 +606,33 @@ def test_forged_ready_frame_at_import_is_never_a_pass(tmp_path, wrap_tier):
     assert out.status == "crash"
 
 
+def test_forged_reply_fields_never_reach_a_report_as_anything_but_short_text(tmp_path, wrap_tier):
+    """Every field of the child's replies is the submission's to write: a NaN or a list nested
+    900 deep as the "jax" version, or as an exception's message, once made the JSON report fail
+    (exit 2, the learner's row blamed on the grader). Only short version strings and bounded text
+    are taken."""
+    deep = "[" * 900 + "]" * 900
+    sub = write_submission(tmp_path, FORGE + f"""
+    os.write(FD_OUT, frame({{"seq": 0, "token": TOKEN, "status": "ready",
+                             "versions": {{"numpy": "1.0", "jax": float("nan"), "torch": json.loads({deep!r}),
+                                          "sandbox_layers": [float("inf"), "seccomp"]}}}}))
+    os.write(FD_OUT, frame({{"seq": 1, "token": TOKEN, "status": "exception", "error": float("nan"),
+                             "error_mro": [json.loads({deep!r}), "ValueError"], "message": json.loads({deep!r}),
+                             "traceback": "x" * 100000, "mutated": [float("nan")]}}))
+    os.write(FD_OUT, frame({{"seq": 2, "token": TOKEN, "status": "type", "type_name": float("nan")}}))
+    os._exit(0)
+    """)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=5, import_timeout=10), wrap=wrap_tier) as w:
+        started = w.start()
+        assert started.status == "ok" and started.versions == {"numpy": "1.0"} and w.layers == ["seccomp"]
+        raised = w.call(INPUTS)
+        typed = w.call(INPUTS)
+    assert raised.status == "exception" and raised.message == "" and raised.error_types == ["ValueError"]
+    assert len(raised.traceback) == 20_000 and raised.mutated == []
+    assert typed.status == "type" and typed.message == "?"
+    json.dumps([started.versions, raised.message, raised.error_types, typed.message], allow_nan=False)
+
+
 @pytest.mark.parametrize("junk", [b"\x00" * 64, b"GRD1\xff\xff\xff\xff", b'GRD1\x00\x00\x00\x05{"a":'])
 def test_junk_on_the_reply_pipe_at_import_is_a_crash(tmp_path, wrap_tier, junk):
     sub = write_submission(tmp_path, FORGE + f"""

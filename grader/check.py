@@ -175,12 +175,13 @@ class LoadedSubmission:
     Attributes:
         path: the path as given.
         data: the file's bytes: what the submission's process will import (:func:`private_copy`).
-        source: the decoded text ("" when ``fault`` is set).
+        source: the decoded text ("" when ``fault`` is set, but for a file that is not text in
+            its encoding: then its bytes as UTF-8 with U+FFFD, only for telling its problem).
         tree: its AST, or None (a syntax error or a fault).
         syntax_error: the SyntaxError Python reports for it, or None.
         fault: one line saying why the file cannot be graded at all (a symbolic or hard link, not a
-            regular file, too large, nested too deeply for Python's parser, a notebook nbformat
-            cannot read), or None.
+            regular file, too large, not text in its encoding, nested too deeply for Python's
+            parser, a notebook nbformat cannot read), or None.
         notebook: for an ``.ipynb`` file, its conversion (``grader.notebook.Notebook``: where
             each line came from, what was left out); ``data`` and ``source`` are then the
             converted Python, which is what the child imports and the seed is derived from.
@@ -233,7 +234,7 @@ def load_submission(path: str | Path) -> LoadedSubmission:
     back with ``fault`` set, to be reported as the submission's failure (exit 1).
 
     Raises:
-        GraderError: the file is missing, a directory, unreadable, or not text in its encoding.
+        GraderError: the file is missing, a directory or unreadable.
     """
     shown = str(path)
     data, fault = _read_no_follow(shown)
@@ -241,7 +242,13 @@ def load_submission(path: str | Path) -> LoadedSubmission:
         return LoadedSubmission(shown, fault=fault)
     if shown.lower().endswith(".ipynb"):
         return _load_notebook(shown, data)
-    not_text = GraderError(f"submission {shown!r} is not UTF-8 text (is it a Python file?)")
+    # not text in its encoding: the submission's fault (Python could not import it either), so a
+    # report (exit 1) that says how to save it, never exit 2 (a class row then blamed the grader)
+    # (the source, with U+FFFD for what is not UTF-8, is kept only for the tolerant scan that
+    # tells which problem's function it defines)
+    not_text = LoadedSubmission(shown, source=data.decode("utf-8", "replace"),
+                                fault=f"the submission {shown} is not UTF-8 text (nor in the encoding its "
+                                      "'# coding:' line names), so Python cannot import it")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         source = data.decode(encoding)
@@ -249,10 +256,10 @@ def load_submission(path: str | Path) -> LoadedSubmission:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            raise not_text from None
+            return not_text
         return LoadedSubmission(shown, data, syntax_error=SyntaxError(exc.msg, (shown, exc.lineno or 1, 0, "")))
     except (UnicodeDecodeError, LookupError):
-        raise not_text from None
+        return not_text
     if source.startswith("\ufeff"):  # utf-8-sig leaves none; a BOM under a coding line might
         source = source[1:]
     try:
@@ -293,7 +300,7 @@ def read_submission(path: str | Path) -> tuple[str, ast.Module | None, SyntaxErr
     if any: :func:`load_submission` for callers that need no more.
 
     Raises:
-        GraderError: the file is missing, a directory, unreadable, or not text in its encoding.
+        GraderError: the file is missing, a directory or unreadable.
     """
     loaded = load_submission(path)
     return loaded.source, loaded.tree, loaded.syntax_error
@@ -567,7 +574,8 @@ def _before_run_failure(loaded: LoadedSubmission, framework: str, shown: str) ->
                        hint="the grading machine lacks it, not the submission: whoever runs the "
                             f"grader installs it ({frameworks.get(framework).REQUIREMENT})")
     if loaded.fault is not None:
-        return Failure("import", loaded.fault, hint="submit one plain .py file")
+        from .reports.fault import fix_for
+        return Failure("import", loaded.fault, hint=fix_for(loaded.fault, None))
     if syntax_error is not None:
         where = f"{shown}:{syntax_error.lineno}" if syntax_error.lineno else shown
         if loaded.notebook is not None and loaded.notebook.where(syntax_error.lineno):

@@ -304,7 +304,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     os.environ.pop(SEED_SECRET_ENV, None)  # read once; nothing started from here on inherits it
     try:
         source, tree, syntax_error = read_submission(args.submission)
-    except GraderError as exc:  # missing, a folder, not UTF-8: the learner sees it in the format asked (exit 2)
+    except GraderError as exc:  # missing, a folder, unreadable: the learner sees it in the format asked (exit 2)
         from .reports.fault import report_input_fault
         report_input_fault(args, str(exc), write_output)
         raise

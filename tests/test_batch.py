@@ -121,10 +121,10 @@ def test_batch_rows_verdicts_and_exit_code(graded):
     assert by["bob"]["passed"] == "false" and "tolerance" in by["bob"]["kinds"].split(";")
     assert by["carol"]["kinds"] == "import"
     assert by["eve"]["kinds"] == "timeout"
-    assert by["frank"]["kinds"] == "crash" and by["frank"]["score"] == "0"
+    assert by["frank"]["kinds"] == "import" and by["frank"]["score"] == "0"  # not UTF-8: the file's fault
     assert by["gina"]["kinds"] == "import" and by["gina"]["submission"].endswith("gina")
     assert all(float(r["seconds"]) >= 0 for r in rows)
-    # could not be graded: the whole-submission failures (carol, gina: import; frank: the check died)
+    # could not be graded: the whole-submission failures (carol, gina, frank: import)
     assert "graded 8 submissions: 2 passed, 6 failed (3 could not be graded)" in result.stdout
 
 
@@ -139,7 +139,10 @@ def test_batch_reports_are_the_instructors_by_default(graded):
     assert hidden and all(c["group"] == "generated" and not c["name"].startswith("hidden-") and c["inputs"]
                           for c in hidden)
     frank = reports["frank"]["failure"]
-    assert frank["kind"] == "crash" and "exit 2" in frank["message"] and "not UTF-8" in frank["message"]
+    # a file that is not UTF-8 is the submission's fault, reported as such (it was a "crash" of the
+    # grader's check process, exit 2, until an attacker's latin-1 comment showed it blamed the grader)
+    assert frank["kind"] == "import" and "not UTF-8" in frank["message"] and "exit 2" not in frank["message"]
+    assert frank["hint"].startswith("save the file as UTF-8 text")
     assert "defines tied_lm_head" in reports["gina"]["failure"]["message"]
 
 
@@ -167,7 +170,7 @@ def test_batch_summary(graded):
     assert "| 10 (full marks) | 2 | ██ |" in text
     link = {name: f"[{name}](reports/{batch.report_name(name)})" for name in ("eve", "carol", "frank")}
     assert f"| timeout | 1 | {link['eve']} |" in text
-    assert f"| import | 2 | {link['carol']} |" in text
+    assert f"| import | 3 | {link['carol']} |" in text
     ungraded = text.split("## Could not be graded")[1].split("## ")[0]
     assert link["frank"] in ungraded and link["carol"] in ungraded and link["eve"] not in ungraded
     slowest = text.split("## Slowest submissions")[1]

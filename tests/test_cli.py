@@ -25,7 +25,6 @@ def _bad_calls(tmp_path):
     return [
         (["check", "missing.py"], "submission 'missing.py' does not exist"),
         (["check", str(tmp_path / "adir")], "is a directory"),
-        (["check", str(tmp_path / "notutf8.py")], "is not UTF-8 text"),
         (["check", ok, "--problem", "nosuch"], "unknown problem 'nosuch'"),
         (["check", ok, "--problems-dir", str(probs)], "tolerance.model: 'ulp' is not one of"),
         (["check", ok, "--format", "xml"], "invalid choice: 'xml'"),

@@ -225,10 +225,30 @@ def test_a_thousand_folders_deep_neither_aborts_discovery_nor_stops_the_disk_wat
         os.close(os.open("deep.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
     finally:
         os.close(fd)
-    found = {s.learner: s for s in batch.discover([str(tmp_path / "class")], ["tied_lm_head"])}
-    assert set(found) == {"ok", "mallory"} and found["mallory"].path == mallory / "solution.py"
-    assert batch._py_files(mallory) == [mallory / "solution.py"]  # deep.py lies below MAX_DEPTH
-    assert _DiskWatch(str(mallory), 0, 1 << 40, 10_000).usage()[1] == 1200 + 2  # every entry counted
+    try:
+        found = {s.learner: s for s in batch.discover([str(tmp_path / "class")], ["tied_lm_head"])}
+        assert set(found) == {"ok", "mallory"} and found["mallory"].path == mallory / "solution.py"
+        assert batch._py_files(mallory) == [mallory / "solution.py"]  # deep.py lies below MAX_DEPTH
+        assert _DiskWatch(str(mallory), 0, 1 << 40, 10_000).usage()[1] == 1200 + 2  # every entry counted
+    finally:
+        remove_deep_tree(mallory / "a")  # shutil.rmtree (pytest's tmp cleanup) recurses too
+
+
+def remove_deep_tree(top: Path) -> None:
+    """Remove a chain of nested folders (one ``a`` per level, a file at the bottom) without recursion."""
+    fds = [os.open(top, os.O_RDONLY)]
+    while True:
+        try:
+            fds.append(os.open("a", os.O_RDONLY, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    for name in os.listdir(fds[-1]):
+        os.unlink(name, dir_fd=fds[-1])
+    for parent in reversed(fds[:-1]):
+        os.close(fds.pop())
+        os.rmdir("a", dir_fd=parent)
+    os.close(fds.pop())
+    os.rmdir(top)
 
 
 @pytest.mark.parametrize("learner", ["alice", STEM_245 * 4, "caf\\xe9", "=1+1", "..", ".x", "a/b", "", "\u00fc" * 90])

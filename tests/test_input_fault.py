@@ -1,11 +1,13 @@
-"""A fault of the grader's input (a missing or non-UTF-8 submission): exit 2 and the one-line
-error on stderr as before, and the format asked for still tells the learner what to fix (CI and
-Gradescope show the format's output, not the grader's stderr). In process, through cli.main."""
+"""A fault of the grader's input (a missing submission): exit 2 and the one-line error on stderr,
+and the format asked for still tells the learner what to fix (CI and Gradescope show the format's
+output, not the grader's stderr). A submission that is not UTF-8 text is the submission's own
+fault: a report (exit 1) whose hint says the same. In process, through cli.main."""
 from __future__ import annotations
 
 import base64
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -20,21 +22,24 @@ GS_SCHEMA = json.loads(gradescope.SCHEMA.read_text())
 def files(tmp_path):
     latin = tmp_path / "solution.py"
     latin.write_bytes(b'x = "\xe9t\xe9"\n')
-    return {"missing": (str(tmp_path / "nothere.py"), "does not exist", "submit (commit and push)"),
-            "latin1": (str(latin), "not UTF-8", "save the file as UTF-8")}
+    return {"missing": (str(tmp_path / "nothere.py"), "does not exist", "submit (commit and push)", 2),
+            "latin1": (str(latin), "not UTF-8", "save the file as UTF-8", 1)}
 
 
 @pytest.mark.parametrize("which", ["missing", "latin1"])
 def test_every_format_says_what_to_fix(tmp_path, files, which, capsys, monkeypatch):
-    path, why, fix = files[which]
+    path, why, fix, code = files[which]
     summary, output = tmp_path / "summary.md", tmp_path / "output"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
     texts = {}
     for fmt in ("json", "junit", "gradescope", "github"):
-        assert cli.main(["check", path, "--problem", "tied_lm_head", "--format", fmt]) == 2
+        assert cli.main(["check", path, "--problem", "tied_lm_head", "--format", fmt]) == code
         out, err = capsys.readouterr()
-        assert err.startswith("grader: error: ") and why in err and err.count("\n") == 1
+        if code == 2:  # the grader's input: the one-line error too
+            assert err.startswith("grader: error: ") and why in err and err.count("\n") == 1
+        else:
+            assert "error" not in err
         texts[fmt] = out
         assert why in out and fix in out, fmt
     data = json.loads(texts["json"])
@@ -52,17 +57,19 @@ def test_every_format_says_what_to_fix(tmp_path, files, which, capsys, monkeypat
 
 
 def test_text_format_is_the_error_line(files, capsys):
-    path, why, _ = files["missing"]
+    path, why, _, _ = files["missing"]
     assert cli.main(["check", path, "--problem", "tied_lm_head"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and why in err
 
 
 def test_without_a_problem_the_report_is_still_written(files, capsys, monkeypatch):
-    path, why, fix = files["latin1"]
+    _, why, fix, _ = files["latin1"]
+    path = str(Path(files["latin1"][0]).with_name("latin_solution.py"))
+    Path(path).write_bytes(b'# caf\xe9\ndef tied_lm_head(hidden, embedding_matrix):\n    return hidden @ embedding_matrix.T\n')
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    assert cli.main(["check", path, "--format", "gradescope"]) == 2
+    assert cli.main(["check", path, "--format", "gradescope"]) == 1  # its problem told by a scan
     out, _ = capsys.readouterr()
     results = json.loads(out)
     jsonschema.validate(results, GS_SCHEMA)

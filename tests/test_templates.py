@@ -218,8 +218,8 @@ def test_gradescope_give_up_message_shows_file_names_as_visible_escapes(tmp_path
 
 
 def test_gradescope_non_utf8_submission_says_what_to_fix(tmp_path):
-    """Issue 12: a file the grader cannot read (exit 2) still gives results.json saying what to
-    fix, and nobody claims the instructor was told."""
+    """Issue 12: a file that is not UTF-8 text is the submission's failure (kind import, exit 1),
+    whose results.json says what to fix, and nobody claims the instructor was told."""
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "solution.py").write_bytes(b'x = "\xe9t\xe9"\n')
     result = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,

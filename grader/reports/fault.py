@@ -1,5 +1,6 @@
-"""A report for a fault of the grader's input: the submission file is missing, a folder, not
-readable, or not UTF-8 text.
+"""A report for a fault of the grader's input: the submission file is missing, a folder or not
+readable. (A file that is not UTF-8 text is the submission's own fault, a report of kind
+``import`` with exit 1; :func:`fix_for` words its hint too.)
 
 ``grader check`` still exits 2 for these (the grader could not run), but a learner in CI or on
 Gradescope sees only the format's output, never the grader's stderr: so the format asked for

@@ -57,6 +57,27 @@ def test_positions_map_back_to_cell_and_line():
         "SyntaxError: bad (/tmp/x/sub.ipynb, cell 3, line 2)"
 
 
+def test_locating_positions_is_linear_in_hostile_names_and_messages():
+    """Notebook.locate matched a run of path characters before the file name: a 240-character
+    notebook name and long exception messages took 170 s of the grader's CPU (quadratic
+    backtracking), after --total-timeout. Now anchored on the name; the rules are unchanged."""
+    import time
+
+    nb = convert(_nb(("code", "a = 1\nraise ValueError(a)")))
+    line = nb.source.splitlines().index("raise ValueError(a)") + 1
+    name = "a" * 240 + ".ipynb"
+    hostile = "Exception: " + "a" * 8000 + f"{name}:{line} " + f'File "{name}", line {line}' * 50
+    started = time.perf_counter()
+    out = nb.locate(hostile, f"/tmp/x/{name}")
+    assert time.perf_counter() - started < 1.0  # the old pattern took about 9 s on this one message
+    assert out.count(f"{name}, cell 1, line 2") == 1 and out.count(f'{name}", cell 1, line 2') == 50
+    # a quote or a line break between File " and the name, a 10-digit line, another file: unchanged
+    for text in (f'File "x" {name}", line {line}', f'File "x\n{name}", line {line}', f"{name}:{line}0000000000",
+                 f"other.ipynb:{line}"):
+        assert nb.locate(text, name) == text, text
+    assert nb.locate(f"see {name}:{line}.", name) == f"see {name}, cell 1, line 2."
+
+
 @pytest.mark.parametrize("data, why", [(b"{not json", "nbformat cannot read it"),
                                        (b"\xff\xfe", "not UTF-8"),
                                        (b'{"cells": 3}', "nbformat cannot read it")])

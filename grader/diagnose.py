@@ -14,6 +14,7 @@ output). Every function here is advice: :func:`grader.compare._safe` turns an er
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -146,6 +147,15 @@ def _combined_text(top: str, mine: list[dict[str, Any]]) -> str:
         module = load(name)
         if top in getattr(module, "COMBINED_IDS", ()):
             return module.combined_text(top, mine) or text
+    if top in ("scaled", "shifted"):  # the generic fitted ideas: one case's value is not the others'
+        what = "factor" if top == "scaled" else "offset"
+        values = [float((h.get("params") or {}).get(what, math.nan)) for h in mine]
+        if len(values) >= 2 and all(math.isfinite(v) for v in values) and \
+                max(values) - min(values) > 1e-2 * max(abs(v) for v in values):
+            span = f"from {min(values):.4g} to {max(values):.4g}"
+            return (f"looks like the whole result was multiplied by a factor that differs from case to case ({span})"
+                    if top == "scaled" else
+                    f"looks like a constant was added to every element, a different one in each case ({span})")
     if top.startswith("lower_precision:"):
         low = top.split(":", 1)[1]
         if len({h.get("dtype") for h in mine}) > 1:

@@ -251,3 +251,34 @@ def test_a_huge_reply_of_the_wrong_size_is_not_converted_to_look_for_a_hint():
     assert peak < 1 << 20, peak
     right = np.arange(12.0).reshape(3, 4)  # the same values with an axis too many is still named
     assert generic.shape_hint(right[None], right).id == "extra_axis"
+
+
+def test_a_summary_never_states_one_cases_factor_for_cases_with_other_factors():
+    """A newcomer's mistake divided by embedding_matrix.shape[0]: the summary said "a constant
+    factor of 0.2" for 76 cases whose factors were 1/vocab_size of each, and a square table
+    (d_model = vocab_size = 4) was blamed on 1/d_model, a guess. Varying factors are named by the
+    size they follow, or said to vary; a square table names both sizes."""
+    from grader import diagnose
+    from grader.hints import tied_lm_head as tied
+
+    square = tied._factor_hint(0.25, 4, 4)
+    assert "1/d_model or 1/vocab_size = 0.25 (d_model = vocab_size = 4)" in square.text
+    assert "attention" not in tied._factor_hint(1 / 8, 64, 8).text  # 1/sqrt(d_model) and 1/vocab_size: not the sqrt
+    assert "1/sqrt(d_model)" in tied._factor_hint(0.125, 64, 10).text
+
+    def case(hint):
+        return {"id": hint.id, "params": hint.params, "text": hint.text, "size": 12, "dtype": "float32",
+                "kind": "tolerance", "message": "", "data": {}}
+
+    by_vocab = [case(tied._factor_hint(1 / v, 16, v)) for v in (3, 5, 7, 2085)]
+    (entry,) = diagnose.combine(by_vocab)
+    assert "1/vocab_size (in every case, vocab_size 3, 5, 7, 2085)" in entry["text"]
+    wild = [case(tied._factor_hint(c, 16, 9)) for c in (-24.94, 3.1, 19.96)]
+    (entry,) = diagnose.combine(wild)
+    assert "differs from case to case (from -24.94 to 19.96)" in entry["text"]
+    generic = [{"id": "scaled", "params": {"factor": c}, "text": f"looks like ... constant factor of {c:.4g}",
+                "size": 4, "dtype": "float32", "kind": "tolerance", "message": "", "data": {}} for c in (2.0, -24.94, 7.0)]
+    (entry,) = diagnose.combine(generic)
+    assert "constant factor of" not in entry["text"] and "from -24.94 to 7" in entry["text"]
+    same = [dict(g, params={"factor": 2.0}, text="looks like ... constant factor of 2") for g in generic]
+    assert diagnose.combine(same)[0]["text"] == "looks like ... constant factor of 2"

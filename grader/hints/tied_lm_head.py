@@ -186,6 +186,7 @@ class _Ctx:
         if not fits:
             self.h = self.e = None
         self.n = int(self.h.shape[-1]) if self.h is not None else 1
+        self.v = int(self.e.shape[0]) if self.e is not None else None  # vocab_size
         if scale is None and self.h is not None:
             scale = np.abs(self.h) @ np.abs(self.e).T
         self.scale = (np.asarray(scale, dtype=np.float64) if scale is not None
@@ -326,15 +327,24 @@ def _logsumexp(x: np.ndarray) -> np.ndarray:
     return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
 
 
-def _named_factor(c: float, n: int) -> str | None:
-    """``"1/sqrt(d_model)"`` when ``c`` is one of the factors tied to d_model, for n > 1."""
-    if n <= 1:
+def _named_factor(c: float, n: int, v: int | None = None) -> str | None:
+    """The name of ``c`` when it is one of the factors tied to d_model ``n`` (``"1/sqrt(d_model)"``,
+    ``"sqrt(d_model)"``, ``"1/d_model"``, ``"d_model"``) or to vocab_size ``v`` (the same four), for
+    sizes > 1; None otherwise. When d_model equals vocab_size the value cannot tell which, and
+    the name says both (``"1/d_model or 1/vocab_size"``) rather than guess."""
+    def match(size: int | None, label: str) -> str | None:
+        if not size or size <= 1:
+            return None
+        for value, name in ((1 / math.sqrt(size), f"1/sqrt({label})"), (math.sqrt(size), f"sqrt({label})"),
+                            (1 / size, f"1/{label}"), (float(size), label)):
+            if abs(c - value) <= 1e-6 * abs(value):
+                return name
         return None
-    for value, name in ((1 / math.sqrt(n), "1/sqrt(d_model)"), (math.sqrt(n), "sqrt(d_model)"),
-                        (1 / n, "1/d_model"), (float(n), "d_model")):
-        if abs(c - value) <= 1e-6 * abs(value):
-            return name
-    return None
+
+    by_d, by_v = match(n, "d_model"), match(v, "vocab_size")
+    if by_d and by_v:
+        return f"{by_d} or {by_v}"
+    return by_d or by_v
 
 
 def _round_param(c: float, u: float) -> float:
@@ -472,7 +482,7 @@ def _fitted_factor(x: _Ctx) -> Hint | None:
     c = _fit_plain(x, fitted, lambda c: c * x.ref, lambda c: max(abs(c), 1.0) * x.model)
     if c is None or (int(informative.sum()) < MIN_FITTED and not _few_and_plain(x, c, c * x.ref)):
         return None  # a few numbers fit any factor; only a plain one, matched to rounding, is evidence
-    return _factor_hint(c, x.n)
+    return _factor_hint(c, x.n, x.v)
 
 
 def _few_and_plain(x: _Ctx, c: float, predicted: np.ndarray) -> bool:
@@ -483,15 +493,19 @@ def _few_and_plain(x: _Ctx, c: float, predicted: np.ndarray) -> bool:
     return _is_simple(c) and bool(np.all(np.abs(x.got - predicted) <= rounding))
 
 
-def _factor_hint(c: float, n: int) -> Hint:
-    name = _named_factor(c, n)
+def _factor_hint(c: float, n: int, v: int | None = None) -> Hint:
+    """The ``factor`` hint for logits multiplied by ``c`` (d_model ``n``, vocab_size ``v``)."""
+    name = _named_factor(c, n, v)
     if name is not None:
-        shown = f"{name} = {_fmt(c)} (d_model = {n})"
-        why = "; scaling belongs to attention scores, not to the output logits" if "sqrt" in name else ""
+        sizes = (f"d_model = vocab_size = {n}" if " or " in name else
+                 f"vocab_size = {v}" if "vocab_size" in name else f"d_model = {n}")
+        shown = f"{name} = {_fmt(c)} ({sizes})"
+        why = ("; scaling belongs to attention scores, not to the output logits"
+               if name in ("1/sqrt(d_model)", "sqrt(d_model)") else "")
     else:
         shown, why = _fmt(c), ""
     return Hint("factor", f"looks like the logits were multiplied by a factor of {shown}{why}; leave them unscaled",
-                {"factor": c, "d_model": n, "named": name})
+                {"factor": c, "d_model": n, "vocab_size": v, "named": name})
 
 
 def _offsets(x: _Ctx) -> Hint | None:
@@ -583,7 +597,7 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
     ]
     if x.n > 1:
         for c in (1 / math.sqrt(x.n), 1 / x.n, math.sqrt(x.n), float(x.n)):
-            out.append((lambda c=c: _factor_hint(c, x.n), lambda c=c: c * x.ref, lambda c=c: max(c, 1.0) * x.model))
+            out.append((lambda c=c: _factor_hint(c, x.n, x.v), lambda c=c: c * x.ref, lambda c=c: max(c, 1.0) * x.model))
     if x.h is not None:
         h, e = x.h, x.e
         hn = np.sqrt(np.einsum("...k,...k->...", h, h))[..., None]
@@ -1129,22 +1143,30 @@ def combined_text(top: str, mine: list[dict[str, Any]]) -> str | None:
     are named so, equal factors and offsets are called constant."""
     params = [h.get("params") or {} for h in mine]
     if top == "factor" and all("factor" in p for p in params):
-        facs = [(float(p["factor"]), int(p.get("d_model", 1))) for p in params]
-        ds = [d for _, d in facs]
-        for fn, name in ((lambda d: 1 / math.sqrt(d), "1/sqrt(d_model)"), (lambda d: 1 / d, "1/d_model"),
-                         (lambda d: math.sqrt(d), "sqrt(d_model)"), (lambda d: float(d), "d_model")):
-            if len(set(ds)) >= 2 and all(abs(c - fn(d)) <= 1e-3 * fn(d) for c, d in facs):
-                return (f"looks like the logits were multiplied by a factor of {name} (in every case, d_model "
-                        f"{_range_text(ds)})"
-                        + ("; scaling belongs to attention scores, not to the output logits" if "sqrt" in name else "")
-                        + "; leave them unscaled")
-        values = [c for c, _ in facs]
+        facs = [(float(p["factor"]), int(p.get("d_model") or 1), int(p.get("vocab_size") or 1)) for p in params]
+        for size, label in ((1, "d_model"), (2, "vocab_size")):
+            sizes = [f[size] for f in facs]
+            for fn, name in ((lambda d: 1 / math.sqrt(d), f"1/sqrt({label})"), (lambda d: 1 / d, f"1/{label}"),
+                             (lambda d: math.sqrt(d), f"sqrt({label})"), (lambda d: float(d), label)):
+                if len(set(sizes)) >= 2 and all(abs(f[0] - fn(f[size])) <= 1e-3 * fn(f[size]) for f in facs):
+                    return (f"looks like the logits were multiplied by a factor of {name} (in every case, {label} "
+                            f"{_range_text(sizes)})"
+                            + ("; scaling belongs to attention scores, not to the output logits"
+                               if name in ("1/sqrt(d_model)", "sqrt(d_model)") else "")
+                            + "; leave them unscaled")
+        values = [f[0] for f in facs]
         if len(values) >= 2 and max(values) - min(values) <= 1e-2 * max(abs(v) for v in values):
             return (f"looks like the logits were multiplied by a constant factor of {_fmt(float(np.median(values)))}; "
                     f"leave them unscaled")
+        if len(values) >= 2:  # one case's factor is not the others': never state it for all of them
+            return (f"looks like the logits were multiplied by a factor that differs from case to case (from "
+                    f"{_fmt(min(values))} to {_fmt(max(values))}); leave them unscaled")
     elif top == "offset" and all("offset" in p for p in params):
         values = [float(p["offset"]) for p in params]
         if len(values) >= 2 and max(values) - min(values) <= 1e-2 * max(abs(v) for v in values):
             return (f"looks like a constant offset of {_fmt(float(np.median(values)))} was added to every logit "
                     f"(a bias?); the head has no bias")
+        if len(values) >= 2:
+            return (f"looks like an offset was added to every logit, a different one in each case (from "
+                    f"{_fmt(min(values))} to {_fmt(max(values))}; a bias?); the head has no bias")
     return None

@@ -10,7 +10,9 @@ imported inside the functions (importing this module never imports torch).
 NAME = "torch"
 LABEL = "PyTorch"
 MODULES = ("torch",)
-REQUIREMENT = "pip install 'grader[torch]'"
+# the CPU build first: a plain install may pull a CUDA build of several GB (README, "Frameworks")
+REQUIREMENT = ("pip install torch --index-url https://download.pytorch.org/whl/cpu (the CPU build; a plain "
+               "install may pull a CUDA build of several GB), then pip install 'grader[torch]'")
 RESULT = "a torch.Tensor or a numpy.ndarray"
 #: address space (MiB) the submission's process needs to import it. Measured with torch 2.13.0:
 #: the real-size cases of all four dtypes pass at 736 MiB and fail at 704 (docs/security.md)

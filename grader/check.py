@@ -488,6 +488,12 @@ class _Session:
         return out
 
 
+def _total(groups: list[GroupScore]) -> float:
+    """The score: the groups' exact shares summed, then rounded to 4 decimals (summing the groups'
+    rounded scores gave 3.3332 for a third of each of 1, 2, 1, 1, 1 and 4 points, not 3.3333)."""
+    return round(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total), 4)
+
+
 def _scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | None) -> list[GroupScore]:
     groups = []
     for name, g in problem.groups.items():
@@ -693,7 +699,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
             if cells and cells[-1] not in failure.message:  # where the import failed, on its one line
                 failure.message = f"{failure.message} ({cells[-1]})"
         return Report(problem.id, problem.title, shown, passed,
-                      round(sum(g.earned for g in groups), 4), problem.max_score, failure, results, groups,
+                      _total(groups), problem.max_score, failure, results, groups,
                       summarise(results, dtypes), env, output, time.monotonic() - t_start)
 
     empty_output = {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}

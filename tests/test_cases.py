@@ -187,3 +187,17 @@ def test_an_exact_case_replays_as_exact():
     assert all(np.array_equal(again.inputs[k], case.inputs[k]) for k in case.inputs)
     with pytest.raises(ValueError):
         case_from_literal(PROBLEM, {**case_literal(case), "compare": "loose"})
+
+
+def test_the_score_sums_the_groups_exact_shares():
+    """A third of every group of tied_lm_head's points (1, 2, 1, 1, 1, 4) is 3.3333, not the sum
+    of the groups' rounded scores (3.3332, which a newcomer saw)."""
+    from grader.check import _total
+    from grader.results import GroupScore
+
+    groups = [GroupScore(name, points, round(points / 3, 4), 1, 3)
+              for name, points in (("examples", 1), ("shapes", 2), ("exact", 1), ("values", 1), ("real_size", 1),
+                                   ("generated", 4))]
+    assert round(sum(g.earned for g in groups), 4) == 3.3332 and _total(groups) == 3.3333
+    assert _total([GroupScore("shapes", 2, 0.0, 3, 3)]) == 0.0  # a whole-run failure earns nothing
+    assert _total([GroupScore("shapes", 2, 2.0, 3, 3), GroupScore("none", 1, 0.0, 0, 0)]) == 2.0

@@ -56,7 +56,7 @@ def test_gradescope_run_autograder_grades_the_submission(tmp_path):
     assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
     assert sum(t["max_score"] for t in results["tests"]) == 10
     assert any(t["status"] == "failed" for t in results["tests"])
-    assert (tmp_path / "work" / "my_answer.py").read_text() == WRONG
+    assert (tmp_path / "work" / "submission" / "my_answer.py").read_text() == WRONG
 
 
 def test_gradescope_run_autograder_full_marks(tmp_path):
@@ -65,15 +65,66 @@ def test_gradescope_run_autograder_full_marks(tmp_path):
 
 
 @pytest.mark.parametrize("files,env,message", [
-    ({}, {}, "No .py file was submitted"),
-    ({"a.py": CORRECT, "b.py": CORRECT}, {}, "Several .py files were submitted: a.py b.py."),
+    ({}, {}, "No .py file or .ipynb notebook was submitted"),
+    ({"a.py": CORRECT, "b.py": CORRECT}, {},
+     "Several files were submitted: a.py b.py, and more than one of them defines tied_lm_head(). Submit only one"),
+    ({"a.py": "def helper():\n    return 1\n", "b.ipynb": "{}"}, {},
+     "Several files were submitted: a.py b.ipynb, and none of them defines tied_lm_head(). Submit the file"),
     ({"a.py": CORRECT}, {"GRADER_SUBMISSION_FILE": "solution.py"}, "The file solution.py was not submitted"),
     ({"a.py": CORRECT}, {"GRADER_PROBLEM": "no_such_problem"},
      "could not grade this submission (exit 2): grader: error: unknown problem 'no_such_problem'"),
-])
+    ({"a.py": CORRECT, "helper.py": "X = 1\n"}, {"GRADER_PROBLEM": "no_such_problem"},  # while choosing the file
+     "could not grade this submission (exit 2): grader: error: unknown problem 'no_such_problem'"),
+    ({"a.py": CORRECT, "helper.py": "X = 1\n"}, {"GRADER_ARGS": "--no-such-flag"},
+     "could not grade this submission (exit 2): grader: error: unrecognized arguments: --no-such-flag"),
+], ids=["none", "several-define", "none-defines", "chosen-missing", "unknown-problem", "unknown-problem-choosing",
+        "bad-flag-choosing"])
 def test_gradescope_run_autograder_explains_what_it_cannot_grade(tmp_path, files, env, message):
     results = run_autograder(tmp_path, files, **env)
     assert results["score"] == 0 and results["tests"] == [] and message in results["output"]
+    assert "has been told" not in results["output"]
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                       "cells": [{"cell_type": "code", "metadata": {}, "source": src, "id": f"c{i}", "outputs": [],
+                                  "execution_count": None} for i, src in enumerate(cells)]})
+
+
+def _check_gradescope(folder: Path, name: str) -> dict:
+    """``grader check NAME --format gradescope`` in ``folder``, as a learner or instructor would run it."""
+    result = subprocess.run([sys.executable, "-I", "-m", "grader", "check", name, "--problem", "tied_lm_head",
+                             "--format", "gradescope", *FAST.split()], cwd=folder, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def _verdicts(results: dict) -> tuple:
+    return results["score"], [(t.get("name"), t.get("status"), t.get("score")) for t in results["tests"]]
+
+
+@pytest.mark.parametrize("form", ["multifile", "notebook"])
+def test_gradescope_run_autograder_grades_the_forms_check_grades(tmp_path, form):
+    """The README's forms of a submission: the multi-file example (the file that defines the
+    function is chosen, and the helper it imports goes along) and a notebook (here a wrong one, for
+    a partial score) get the verdicts of `grader check` on the same files."""
+    if form == "multifile":
+        files = {p.name: p.read_text() for p in (SUBMISSIONS / "multifile").glob("*.py")}
+        main = "solution.py"
+        assert set(files) == {"solution.py", "helper.py"}
+    else:
+        files = {"answer.ipynb": _notebook("%matplotlib inline\nimport numpy as np", WRONG)}
+        main = "answer.ipynb"
+    results = run_autograder(tmp_path / "gs", files)
+    (tmp_path / "learner").mkdir()
+    for name, text in files.items():
+        (tmp_path / "learner" / name).write_text(text)
+    expected = _check_gradescope(tmp_path / "learner", main)
+    assert _verdicts(results) == _verdicts(expected)
+    assert results["score"] == (10 if form == "multifile" else expected["score"]) and results["tests"]
+    if form == "notebook":
+        assert 0 < results["score"] < 10
 
 
 def test_gradescope_setup_script_is_valid_bash():
@@ -159,10 +210,12 @@ def _marker_module(markers: Path, name: str) -> str:
             f"    open({str(markers / name)!r}, 'w').write(__name__)\n")
 
 
-@pytest.mark.parametrize("problem", ["tied_lm_head", "no_such_problem"], ids=["grades", "gives-up"])
-def test_gradescope_never_imports_the_learners_modules(tmp_path, problem):
+@pytest.mark.parametrize("problem,chosen", [("tied_lm_head", "solution.py"), ("no_such_problem", "solution.py"),
+                                            ("tied_lm_head", "")], ids=["grades", "gives-up", "chooses"])
+def test_gradescope_never_imports_the_learners_modules(tmp_path, problem, chosen):
     """The default grader command and the give-up writer run in the folder of the learner's
-    files: isolated mode keeps a learner's json.py / argparse.py / numpy.py out of both."""
+    files, and the one-liner that chooses the file among several reads them: isolated mode keeps a
+    learner's json.py / argparse.py / numpy.py out of all three."""
     markers = tmp_path / "markers"
     markers.mkdir()
     files = {"solution.py": CORRECT, **{f"{m}.py": _marker_module(markers, m) for m in ("json", "argparse", "numpy")}}
@@ -174,7 +227,7 @@ def test_gradescope_never_imports_the_learners_modules(tmp_path, problem):
     for name, text in files.items():
         (tmp_path / "root" / "submission" / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if k != "GRADER_BIN"}
-    env.update(AUTOGRADER_ROOT=str(tmp_path / "root"), GRADER_ARGS=FAST, GRADER_SUBMISSION_FILE="solution.py",
+    env.update(AUTOGRADER_ROOT=str(tmp_path / "root"), GRADER_ARGS=FAST, GRADER_SUBMISSION_FILE=chosen,
                GRADER_PROBLEM=problem, GRADER_PYTHON=sys.executable)
     result = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
                             timeout=120, env=env)

@@ -60,7 +60,7 @@ def test_gradescope_run_autograder_grades_the_submission(tmp_path):
 
 
 def test_gradescope_run_autograder_full_marks(tmp_path):
-    results = run_autograder(tmp_path, {"solution.py": CORRECT})
+    results = run_autograder(tmp_path, {"-solution.py": CORRECT})  # a file, though its name looks like a flag
     assert results["score"] == 10 and all(t["status"] == "passed" for t in results["tests"])
 
 

@@ -108,7 +108,7 @@ def lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype
     """The result computed in a format of :data:`LOWER` (a cast, or JAX without x64), or None.
 
     Per format: every output value is a number of it (significand *and* exponent range); at two
-    elements at least, rounding the right answer to it moves it beyond the allowance (zeros and
+    distinct right values at least, rounding the right answer to it moves it beyond the allowance (zeros and
     small whole numbers lie on every grid and prove nothing); and ``got`` is within four times
     ``allowed_in(format)`` (the tolerance model in that format) plus one rounding of the right
     answer rounded to it. Of the formats that pass, the one leaving the smaller residual is
@@ -125,8 +125,8 @@ def lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype
             if not np.array_equal(got.astype(low_dt).astype(np.float64), got):
                 continue
             rounded = ref.astype(low_dt).astype(np.float64)
-        if not np.all(np.isfinite(rounded)) or int(np.count_nonzero(np.abs(rounded - ref) > allowed)) < 2:
-            continue
+        if not np.all(np.isfinite(rounded)) or np.unique(ref[np.abs(rounded - ref) > allowed]).size < 2:
+            continue  # two distinct values at least: one value repeated (a shrunk case) is one piece of evidence
         tn = smallest_normal(low)  # below it the format's grid is coarser than its unit roundoff says
         band = 4 * allowed_in(low) + 2 * unit_roundoff(low) * np.abs(ref) + tn * (np.abs(ref) < tn)
         if np.all(np.abs(got - rounded) <= band):
@@ -134,8 +134,8 @@ def lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype
     if not fitting:
         return None
     fitting.sort()
-    if len(fitting) >= 2 and fitting[0][0] > 0.5 * fitting[1][0]:
-        return None  # two formats explain it about as well: name neither
+    if len(fitting) >= 2 and fitting[0][0] >= 0.5 * fitting[1][0]:
+        return None  # two formats explain it about as well (both exactly, too): name neither
     residual, low = fitting[0]
     first = names.parameters[0] if names.parameters else "the inputs"
     text = (f"every value is a {low} number and the errors are {low}'s: {names.function} computed in {low} "

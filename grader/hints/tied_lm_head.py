@@ -409,7 +409,7 @@ def _lower_precision(x: _Ctx) -> Hint | None:
 
     Three tests: every output value is a number of that format (its significand width *and*
     exponent range: a cast there and back changes nothing); the format's grid is visible, i.e. at
-    two elements at least, rounding the right answer to the format moves it by more than the
+    two distinct right values at least, rounding the right answer to the format moves it by more than the
     case's allowance and what flushing subnormals explains (a random value lands on float16's
     grid by chance once in 2**13, on float32's once in 2**29; zeros and small whole numbers
     land on every grid and prove nothing); and the output matches what the format predicts (the
@@ -427,8 +427,8 @@ def _lower_precision(x: _Ctx) -> Hint | None:
                 continue
             rounded = x.ref.astype(low_dt).astype(np.float64)
             visible = np.abs(rounded - x.ref) > x.model + x.flush
-            if int(visible.sum()) < 2:
-                continue  # one value on a grid is no evidence
+            if np.unique(x.ref[visible]).size < 2:
+                continue  # one value on a grid is no evidence, however often it repeats (a shrunk case)
             preds = [rounded]
             if x.h is not None:
                 hl, el = (a.astype(low_dt).astype(np.float64) for a in (x.h, x.e))
@@ -442,8 +442,8 @@ def _lower_precision(x: _Ctx) -> Hint | None:
     if not fitting or not np.any(x.bad):
         return None
     fitting.sort()
-    if len(fitting) >= 2 and fitting[0][0] > 0.5 * fitting[1][0]:
-        return None  # two formats explain it about as well: name neither
+    if len(fitting) >= 2 and fitting[0][0] >= 0.5 * fitting[1][0]:
+        return None  # two formats explain it about as well (both exactly, too): name neither
     low = fitting[0][1]
     if x.dt == "float64" and low == "float32":
         text = ("every value is a float32 number and the errors are float32's: the float64 inputs "

@@ -368,6 +368,37 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
     return out
 
 
+def _check_shapes(problem: Problem, inputs: dict[str, np.ndarray]) -> None:
+    """Check that the inputs' shapes fit the parameters' symbolic shapes: each rank, each fixed
+    size, and each size symbol (and the leading axes) the same wherever it appears.
+
+    Raises:
+        ValueError: one line naming the parameter, the symbol and both sizes (a replay with
+            hidden (1, 2) and embedding_matrix (1, 3) was blamed on the reference solution).
+    """
+    def form(p) -> str:
+        return "(" + ", ".join(str(s) for s in p.shape) + (",)" if len(p.shape) == 1 else ")")
+
+    seen: dict[Any, tuple[Any, str]] = {}
+    for p in problem.parameters:
+        shape = inputs[p.name].shape
+        fixed = len(p.shape) - (1 if LEAD in p.shape else 0)
+        if len(shape) < fixed or (LEAD not in p.shape and len(shape) != fixed):
+            raise ValueError(f"{p.name} has shape {tuple(shape)}, which does not fit its form {form(p)}")
+        n_lead, i = len(shape) - fixed, 0
+        for s in p.shape:
+            size: Any = tuple(shape[i:i + n_lead]) if s == LEAD else shape[i]
+            i += n_lead if s == LEAD else 1
+            if isinstance(s, int) and size != s:
+                raise ValueError(f"{p.name} has shape {tuple(shape)}, which does not fit its form {form(p)}")
+            if isinstance(s, str):
+                if s in seen and seen[s][0] != size:
+                    what = "leading axes" if s == LEAD else s
+                    raise ValueError(f"the inputs disagree on {what}: {seen[s][1]} gives {seen[s][0]}, {p.name} "
+                                     f"(shape {tuple(shape)}, form {form(p)}) gives {size}")
+                seen.setdefault(s, (size, p.name))
+
+
 def _sizes_from_inputs(problem: Problem, inputs: dict[str, np.ndarray]) -> dict[str, Any]:
     sizes: dict[str, Any] = {}
     for p in problem.parameters:
@@ -575,6 +606,8 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     raises = literal.get("raises") or ()
     if not isinstance(raises, (list, tuple)) or not all(isinstance(r, str) for r in raises):
         raise ValueError("'raises' must be a list of exception type names")
+    if not raises:  # a case that must raise may have any shapes; any other must fit the spec
+        _check_shapes(problem, inputs)
     compare = literal.get("compare", "tolerance")
     if compare not in ("tolerance", "exact"):
         raise ValueError("'compare' must be \"tolerance\" or \"exact\"")

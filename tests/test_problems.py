@@ -89,6 +89,36 @@ def test_replay_literal_keeps_integer_and_bool_dtypes_and_raises():
     assert back.inputs["mask"].dtype == np.bool_
 
 
+def test_every_cases_replay_literal_fits_and_a_misfit_is_refused_in_one_line():
+    """A replay whose shapes do not fit the spec (hidden (1, 2), embedding_matrix (1, 3)) was sent
+    to the reference, and its TypeError blamed on the reference solution; now refused up front,
+    naming the symbol. Every fixed and generated case of the three problems still replays."""
+    from grader.spec import find_problem
+
+    from grader.cases import _check_shapes
+
+    tied = load_problem(find_problem("tied_lm_head"))
+    for problem in (tied, EMB, POOL):
+        for c in fixed_cases(problem, ("float32",), 0) + generated_cases(problem, ("float32",), 0, 6):
+            if not c.raises:
+                _check_shapes(problem, c.inputs)
+            if sum(a.size for a in c.inputs.values()) < 5000:  # the JSON round trip of a big case is slow
+                case_from_literal(problem, json.loads(json.dumps(case_literal(c))))
+    bad = [({"hidden": [[1, 2]], "embedding_matrix": [[1, 1, 1]]}, "disagree on d_model: hidden gives 2"),
+           ({"hidden": [1, 2], "embedding_matrix": [1, 2]}, "embedding_matrix has shape (2,), which does not fit"),
+           ({"hidden": 1.0, "embedding_matrix": [[1.0]]}, "hidden has shape (), which does not fit")]
+    for inputs, why in bad:
+        with pytest.raises(ValueError, match=re.escape(why)):
+            case_from_literal(tied, {"dtype": "float32", **inputs})
+    mask = {"dtype": "float32", "embeddings": [[[1.0, 2.0], [3.0, 4.0]]], "mask": [[True, False, True]],
+            "dtypes": {"mask": "bool"}}
+    with pytest.raises(ValueError, match="disagree on seq_len"):
+        case_from_literal(POOL, mask)
+    # a case that must raise may have any shapes (an author's spec may ask for a mismatch to raise)
+    assert case_from_literal(tied, {"dtype": "float32", "hidden": [[1, 2]], "embedding_matrix": [[1, 1, 1]],
+                                    "raises": ["ValueError"]}).raises == ("ValueError",)
+
+
 # -- tolerance models ------------------------------------------------------------------------------
 def test_masked_mean_allowance_is_zero_for_empty_rows_never_nan_and_grows_with_the_count():
     ref = np.array([[0.0, 0.0], [1.0, -2.0], [1.0, -2.0], [np.nan, 1.0]])

@@ -220,7 +220,7 @@ def _problem_of(fn: Callable[..., Any], problem: str | None) -> tuple[str, str]:
     loaded, _ = load_all()
     matches = [p for p in loaded.values() if p.function == name]
     if len(matches) != 1:
-        known = ", ".join(f"{p.id} ({p.function})" for p in loaded.values())
+        known = ", ".join(p.id if p.function == p.id else f"{p.id} ({p.function})" for p in loaded.values())
         raise ValueError(f"no single problem has a function named {name!r}; pass problem=ID "
                          f"(problems: {known or 'none'})")
     return matches[0].id, matches[0].function

@@ -442,3 +442,11 @@ def test_json_report_writes_no_nan():
     rep.cases[0].values = {"got": [float("nan"), float("inf"), -float("inf"), 1.0]}
     text = json_report.render(rep, audience="instructor")
     assert json.loads(text)["cases"][0]["values"]["got"] == ["nan", "inf", "-inf", 1.0]
+
+
+def test_a_case_name_that_carries_its_dtype_is_not_followed_by_it_again():
+    """The Classroom result listed "- worked_example[float16] [float16]" (found by a newcomer)."""
+    result = github.classroom_result(failing())
+    text = "\n".join(t["message"] or "" for t in result["tests"])
+    assert "- worked_example[bfloat16]\n" in text + "\n" and "[bfloat16] [bfloat16]" not in text
+    assert "- empty_row [float32]" in text  # a name without its dtype still gets it

@@ -261,7 +261,7 @@ class GroupView:
         out = [f"{self.passed} of {self.total} cases passed "
                f"({points(self.earned)} of {points(self.points)} points)"]
         for case in self.failing[:max_cases]:
-            out.append(f"- {case.name} [{case.dtype}]")
+            out.append(f"- {case.name}" if case.name.endswith(f"[{case.dtype}]") else f"- {case.name} [{case.dtype}]")
             out += ["    " + line for line in case_text(case, max_details).splitlines()]
         if len(self.failing) > max_cases:
             out.append(f"... and {len(self.failing) - max_cases} more failing cases")

@@ -133,7 +133,7 @@ class ReportView:
                f"({common.points(group.earned)} of {common.points(group.points)} points)"]
         out += [f"hint: {h}" for h in self.hints_for(group.failing)[:3]]
         for case in group.failing[:max_cases]:
-            out.append(f"- {case.name} [{case.dtype}]")
+            out.append(f"- {case.name}" if case.name.endswith(f"[{case.dtype}]") else f"- {case.name} [{case.dtype}]")
             out += ["    " + line for line in self.case_text(case, max_details).splitlines()]
         if len(group.failing) > max_cases:
             out.append(f"... and {len(group.failing) - max_cases} more failing cases")

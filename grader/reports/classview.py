@@ -191,8 +191,9 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
                                for c, w, n in shown], (1, 2)))
             out.append(f'<p class="muted">{_e(RATE_NOTE)}</p>')
             if len(cases) > MAX_BARS:
+                # summary.md lists as many (batch.MAX_RATE_ROWS): only the reports have the rest
                 out.append(f'<p class="muted">... and {len(cases) - MAX_BARS} more failing cases '
-                           "(see summary.md and the reports)</p>")
+                           "(see the reports)</p>")
         else:
             out.append("<p>No case failed.</p>")
 

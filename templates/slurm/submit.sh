@@ -29,6 +29,17 @@ esac
 GRADER_SUBMISSIONS="$(realpath -- "$1")"
 GRADER_OUT="$(realpath -m -- "${2:-grades}")"
 export GRADER_SUBMISSIONS GRADER_OUT
+# The tasks resume (--resume), so folders of an earlier run with another GRADER_SHARDS would be
+# refused by each task (and merge) anyway; say so now, before anything is queued.
+for folder in "$GRADER_OUT"/shard-*; do
+  [ -d "$folder" ] || continue
+  k="${folder##*/shard-}"
+  if ! [ "$k" -le "$shards" ] 2>/dev/null \
+     || { [ -f "$folder/settings.json" ] && ! grep -qF "\"shard\": \"$k/$shards\"" "$folder/settings.json"; }; then
+    echo "submit.sh: error: $folder is from a run with another GRADER_SHARDS than $shards; give a new OUT or remove $GRADER_OUT/shard-*" >&2
+    exit 2
+  fi
+done
 mkdir -p "$GRADER_OUT"
 read -r -a extra <<< "${SBATCH_ARGS:-}"
 

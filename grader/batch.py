@@ -33,6 +33,17 @@ The output folder (``--out DIR``) holds:
 ``feedback/<name>.txt`` each learner's text report for the learner audience (hidden cases as
                         counts only), to hand back; ``<name>`` is :func:`feedback_name` (like
                         the report's); ``feedback/index.csv`` maps learner to file.
+``settings.json``       the record of the settings that decide the grades (:func:`grade_settings`:
+                        problem id, a SHA-256 of its spec and reference, grader version, seed or
+                        whether seeds come from a secret (never the secret), max-examples,
+                        framework override, timeouts, memory, sandbox, audience, siblings,
+                        shard I/N), written before the first check. ``--resume`` into a folder
+                        whose record differs is refused (exit 2, one line naming what differs,
+                        nothing changed); ``--jobs``, ``-q``/``-v`` and ``--no-shrink`` are not
+                        in it. A folder written before the record (none there) is checked
+                        against what its reports tell (problem, grader version, seed or secret
+                        use, max-examples), then given the record. ``grader merge`` reads it to
+                        know each folder's shard (:func:`check_merge`).
 
 Which files are submissions (:func:`discover`), for each PATH given:
 
@@ -46,7 +57,12 @@ Which files are submissions (:func:`discover`), for each PATH given:
   several, the learner gets a failing row of kind ``import`` that says so. Give the folder
   that holds the learners' folders (``class/``), not a learner's folder with several files.
   The file of a learner's folder is graded with the sibling modules it imports
-  (``grader.siblings``: ``solution.py`` doing ``from helper import f``).
+  (``grader.siblings``: ``solution.py`` doing ``from helper import f``). A file that defines
+  the function but does not parse counts only when no file that parses defines it (a broken old
+  draft must not hide a good ``solution.py``); when such a file is passed over for another, the
+  learner's row (``message``), report (``environment.discovery_note``, and appended to
+  ``environment.framework_note``, which the text report shows as ``note:``) and feedback file
+  name it and say why (:attr:`Submission.note`).
 
 Hidden folders, ``__pycache__`` and virtual environments are skipped, and so are test files
 (``test_*.py``, ``*_test.py``, ``conftest.py``). Learner ids that occur twice get ``-2``,
@@ -58,7 +74,9 @@ given are not followed: a linked file or folder is a learner whose row says so.
 Sharding: ``--shard I/N`` keeps the learners whose id hashes (SHA-256) to I - 1 modulo N
 (:func:`in_shard`), so the N shards of one class are disjoint, their union is the class, and a
 learner's shard does not depend on who else is in the class. ``grader merge`` joins the
-output folders of the shards.
+output folders of the shards: all N shards of one run, each once, graded with the same settings
+(their ``settings.json``), else it refuses (exit 2). Folders graded without ``--shard`` (or by a
+grader that wrote no record) are merged as before, as long as the records there agree.
 """
 from __future__ import annotations
 
@@ -96,6 +114,7 @@ POLL_SECONDS = 0.05         # how often running checks are polled
 STDERR_TAIL = 4096          # bytes of a crashed check's stderr kept in its placeholder report
 SLOWEST = 10                # rows in summary.md's "slowest submissions"
 PR_SET_PDEATHSIG = 1
+MESSAGE_LIMIT = 600         # characters of a gradebook message with a discovery note
 
 
 # -- the command line ------------------------------------------------------------------------
@@ -162,7 +181,9 @@ class Submission:
     Attributes:
         learner: the learner id: a file stem or folder name, made unique with ``-2``, ``-3``...
         path: the ``.py`` file to grade, or None when a learner's folder has no identifiable one.
-        note: why ``path`` is None (one line), else None.
+        note: why ``path`` is None (one line); or, with a ``path``, what the learner should know
+            about the choice (a file defining the function that does not parse, passed over),
+            printable on one line; else None.
         folder: the learner's folder when ``path`` is None.
         siblings: whether the check takes along the modules beside ``path`` that it imports
             (``grader.siblings``): only for a file in a learner's own folder, never for a file
@@ -238,26 +259,37 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
         GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
             folder holding no ``.py`` file.
     """
-    from .check import defined_functions, read_submission, scanned_functions
+    from .check import defined_functions, load_submission, scanned_functions
 
     wanted = frozenset(functions)
 
-    def defines(path: Path, scan: bool = False) -> bool:
+    def inspect(path: Path) -> tuple[bool, str | None]:
+        """(whether the file parses and defines the function, why not when it defines it only
+        by a tolerant scan: it does not parse, or cannot be read as Python; else None)"""
         try:
-            source, tree, _ = read_submission(path)
+            loaded = load_submission(path)
         except GraderError:
-            return False
-        if tree is not None:
-            return bool(defined_functions(tree) & wanted)
-        return scan and bool(scanned_functions(source) & wanted)
+            return False, None
+        if loaded.tree is not None:
+            return bool(defined_functions(loaded.tree) & wanted), None
+        if not scanned_functions(loaded.source) & wanted:
+            return False, None
+        err = loaded.syntax_error
+        if err is not None:
+            return False, f"does not parse (line {err.lineno or 1}: {err.msg})"
+        return False, f"cannot be graded ({loaded.fault or 'it cannot be read'})"
 
     def learner_folder(folder: Path, files: list[Path]) -> Submission:
         # the files that define the function; a file that does not parse counts only when none
         # that parses does (an old broken draft beside a good solution.py must not hide it)
-        chosen = files if len(files) == 1 else ([f for f in files if defines(f)]
-                                                or [f for f in files if defines(f, scan=True)])
+        if len(files) == 1:
+            return Submission(learner_id(folder.name), files[0], siblings=True)
+        seen = {f: inspect(f) for f in files}
+        chosen = [f for f in files if seen[f][0]] or [f for f in files if seen[f][1]]
         if len(chosen) == 1:
-            return Submission(learner_id(folder.name), chosen[0], siblings=True)
+            passed_over = [f for f in files if seen[f][1] and f not in chosen]
+            return Submission(learner_id(folder.name), chosen[0], _passed_over_note(
+                folder, chosen[0], [(f, seen[f][1] or "") for f in passed_over], wanted), siblings=True)
         listed = chosen or files
         names = ", ".join(str(f.relative_to(folder)) for f in listed[:5]) + (", ..." if len(listed) > 5 else "")
         if not files:
@@ -298,6 +330,32 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
         else:
             raise GraderError(f"{raw!r} does not exist; give submissions (.py files) or folders of them")
     return _unique(found)
+
+
+#: files and characters of each reason a passed-over note names at most
+NOTE_FILES, NOTE_REASON = 3, 120
+
+
+def _passed_over_note(folder: Path, chosen: Path, passed_over: list[tuple[Path, str]],
+                      wanted: frozenset[str]) -> str | None:
+    """The note of a learner's folder whose files ``passed_over`` (with why) define the function
+    but were not graded, ``chosen`` being graded instead; None when there are none. File names
+    are the learner's: made printable on one line (:func:`learner_id`)."""
+    if not passed_over:
+        return None
+
+    def name(path: Path) -> str:
+        return learner_id(str(path.relative_to(folder)))
+
+    def cut(text: str) -> str:
+        text = learner_id(text)
+        return text if len(text) <= NOTE_REASON else text[:NOTE_REASON - 3] + "..."
+
+    parts = [f"{name(f)} {cut(why)}" for f, why in passed_over[:NOTE_FILES]]
+    if len(passed_over) > NOTE_FILES:
+        parts.append(f"and {len(passed_over) - NOTE_FILES} more")
+    return (f"graded {name(chosen)}, not the file{'s' if len(passed_over) > 1 else ''} that also define"
+            f"{'' if len(passed_over) > 1 else 's'} {' or '.join(sorted(wanted))}: {'; '.join(parts)}")
 
 
 def _unique(found: list[Submission]) -> list[Submission]:
@@ -374,13 +432,20 @@ class Row:
                    from_csv_cell(cells[7]) if len(cells) > 7 else "")
 
     @classmethod
-    def of_report(cls, learner: str, report: Report, seconds: float) -> "Row":
+    def of_report(cls, learner: str, report: Report, seconds: float, note: str | None = None) -> "Row":
         """The row of a learner's :class:`Report`, graded in ``seconds``; ``message`` is one line
         of feedback that may be handed to the learner (``grader.reports.view.feedback_line``:
-        the counts, the commonest failure pattern and the first hint; hidden cases as counts)."""
+        the counts, the commonest failure pattern and the first hint; hidden cases as counts),
+        followed by ``; note: NOTE`` when the discovery left a note (:attr:`Submission.note`)."""
+        from .reports.common import printable
         from .reports.view import feedback_line
+        message = feedback_line(report)
+        if note:
+            message = printable(f"{message}; note: {note}", one_line=True)
+            if len(message) > MESSAGE_LIMIT:
+                message = message[:MESSAGE_LIMIT - 3] + "..."
         return cls(learner, report.submission, report.passed, report.score, report.max_score,
-                   report.failure_kinds, seconds, feedback_line(report))
+                   report.failure_kinds, seconds, message)
 
 
 def read_gradebook(path: Path) -> list[Row]:
@@ -542,6 +607,32 @@ def _write_report(path: Path, report: Report, audience: str) -> None:
     write_output(json_report.render(report, audience=audience), str(path))
 
 
+def _add_note(path: Path, note: str | None) -> Path:
+    """Put a discovery note (:attr:`Submission.note`) into the JSON report at ``path``, in place:
+    ``environment.discovery_note``, and appended to ``environment.framework_note``, the
+    environment's note that the text report (and so the learner's feedback file) shows as
+    ``note: ...``. ``path`` unchanged without a note. The report's other fields are kept as the
+    check wrote them (it is not rendered again: a learner-audience report is redacted already).
+
+    Raises:
+        OSError, ValueError: the report cannot be read or is not a JSON object. GraderError: it
+            cannot be written.
+    """
+    if not note:
+        return path
+    from .cli import write_output
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    env = data.get("environment")
+    env = env if isinstance(env, dict) else {}
+    env["discovery_note"] = note
+    env["framework_note"] = " ".join(x for x in (str(env.get("framework_note") or ""), f"Note: {note}.") if x)
+    data["environment"] = env
+    write_output(json.dumps(data, indent=2, allow_nan=False) + "\n", str(path))
+    return path
+
+
 # -- running the checks ----------------------------------------------------------------------
 
 def check_flags(args: argparse.Namespace, problem_id: str) -> list[str]:
@@ -665,9 +756,10 @@ class _Grader:
         target = report_path(self.out, job.sub.learner)
         tail = _stderr_tail(job)
         code = job.proc.returncode
+        note = job.sub.note
         if not job.killed and code in (0, 1):
             try:
-                return Row.of_report(job.sub.learner, load_report(target), seconds)
+                return Row.of_report(job.sub.learner, load_report(_add_note(target, note)), seconds, note)
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         if job.killed:
@@ -684,7 +776,7 @@ class _Grader:
                                                  "grader's stderr", details=tail)
         report = placeholder_report(self.problem, job.sub.shown, failure, seconds)
         _write_report(target, report, self.args.audience)
-        return Row.of_report(job.sub.learner, report, seconds)
+        return Row.of_report(job.sub.learner, load_report(_add_note(target, note)), seconds, note)
 
     def no_file(self, sub: Submission) -> Row:
         """The row (and report) of a learner's folder with no identifiable submission."""
@@ -979,6 +1071,199 @@ def _tally(rows: list[Row], reports: dict[str, Report]) -> str:
     return f"{len(rows)} submissions: {passed} passed, {len(rows) - passed} failed ({crashed} could not be graded)"
 
 
+# -- the settings record ---------------------------------------------------------------------
+
+SETTINGS = "settings.json"
+SETTINGS_FORMAT = 1
+#: the settings of a run that decide its grades (:func:`grade_settings`), in the order a refusal
+#: names them, each with the name it is given there
+SETTING_NAMES = {
+    "problem": "--problem", "spec": "the problem's spec and reference (SHA-256)", "grader": "grader version",
+    "seed": "--seed", "seed_secret": "seed secret used", "max_examples": "--max-examples",
+    "framework": "--framework", "timeout": "--timeout", "total_timeout": "--total-timeout",
+    "hard_timeout": "--hard-timeout", "memory_mb": "--memory-mb", "sandbox": "--sandbox",
+    "audience": "--audience", "siblings": "siblings taken along (--no-siblings)", "shard": "--shard",
+}
+
+
+def spec_digest(problem: Any) -> str:
+    """SHA-256 (hex) of the problem's spec file and reference module: the problem's identity.
+
+    Raises:
+        GraderError: either file cannot be read.
+    """
+    h = hashlib.sha256()
+    try:
+        h.update(problem.path.read_bytes() + b"\0")
+        h.update(problem.reference_path.read_bytes())
+    except OSError as exc:
+        raise GraderError(f"cannot read the spec of {problem.id!r}: {exc.strerror or exc}") from None
+    return h.hexdigest()
+
+
+def grade_settings(args: argparse.Namespace, problem: Any, secret: bool, hard_timeout: float) -> dict[str, Any]:
+    """The settings of a ``grade`` run that decide its grades (:data:`SETTING_NAMES`), as JSON values.
+
+    ``seed`` is None when seeds come from a secret (``seed_secret`` true; the secret itself is
+    never recorded, so a run with another secret is not told apart); ``max_examples`` is the
+    number of generated cases (the spec's count when not given); ``shard`` is ``"I/N"`` or None.
+    ``--jobs``, ``-q``/``-v``, ``--no-shrink`` and ``--problems-dir`` (the spec's digest stands
+    for it) do not change a grade and are left out.
+    """
+    from . import __version__
+    return {
+        "problem": problem.id, "spec": spec_digest(problem), "grader": __version__,
+        "seed": None if secret else (args.seed or 0), "seed_secret": secret,
+        "max_examples": args.max_examples if args.max_examples is not None
+        else (problem.generated or {}).get("count", 0),
+        "framework": args.framework, "timeout": args.timeout, "total_timeout": args.total_timeout,
+        "hard_timeout": hard_timeout, "memory_mb": args.memory_mb, "sandbox": args.sandbox,
+        "audience": args.audience, "siblings": not getattr(args, "no_siblings", False),
+        "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else None,
+    }
+
+
+def read_settings(folder: Path) -> dict[str, Any] | None:
+    """The settings recorded in ``folder`` (:data:`SETTINGS`), or None when it has no record.
+
+    Raises:
+        GraderError: the record cannot be read or is not one.
+    """
+    path = folder / SETTINGS
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        settings = data["settings"]
+        if not isinstance(settings, dict):
+            raise TypeError
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not a settings record"
+        raise GraderError(f"{str(path)!r} cannot be read ({why}); it records the settings of that folder's run: "
+                          "restore it, or grade into another --out") from None
+    return settings
+
+
+def write_settings(folder: Path, settings: dict[str, Any], by: str = "grader grade") -> None:
+    """Record ``settings`` in ``folder`` (:data:`SETTINGS`, atomically), written ``by`` a command.
+
+    Raises:
+        GraderError: it cannot be written.
+    """
+    from .cli import write_output
+    record = {"format": SETTINGS_FORMAT, "written_by": by,
+              "about": "the settings that decide this folder's grades; grade --resume and merge compare them",
+              "settings": settings}
+    write_output(json.dumps(record, indent=2) + "\n", str(folder / SETTINGS))
+
+
+def _shown(key: str, value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, tuple):  # unknown (_settings_of_reports)
+        return str(value[0])
+    if key == "spec":
+        return str(value)[:12]
+    from .reports.common import printable
+    return printable(f"{value:g}" if isinstance(value, float) else str(value), one_line=True)
+
+
+def settings_diff(there: dict[str, Any], now: dict[str, Any], skip: Iterable[str] = (),
+                  labels: tuple[str, str] = ("there", "now")) -> list[str]:
+    """What differs between two settings records, as ``"--seed 0 there, 5 now"`` (``labels``);
+    keys one of them lacks (written by another grader version, which differs itself) or in
+    ``skip`` are not compared."""
+    skipped = set(skip)
+    return [f"{name} {_shown(key, there[key])} {labels[0]}, {_shown(key, now[key])} {labels[1]}"
+            for key, name in SETTING_NAMES.items()
+            if key not in skipped and key in there and key in now and there[key] != now[key]]
+
+
+def _settings_of_reports(out: Path, rows: list[Row], settings: dict[str, Any]) -> dict[str, Any]:
+    """For a folder written before the record: its settings as far as its kept reports tell
+    (problem, grader version, seed or secret use, max-examples), the rest taken from ``settings``
+    (this run's). A setting the reports disagree on among themselves is marked unknown."""
+    told: dict[str, Any] = {}
+
+    def tell(key: str, value: Any) -> None:
+        if told.setdefault(key, value) != value:
+            told[key] = ("several values in its reports",)
+
+    for row in rows:
+        try:
+            report = load_report(report_path(out, row.learner))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        env = report.environment
+        tell("problem", report.problem)
+        if isinstance(env.get("grader"), str):
+            tell("grader", env["grader"])
+        if "framework" not in env:  # a placeholder (no case run): no seed nor count in it
+            continue
+        secret = env.get("seed_source") == "secret"
+        tell("seed_secret", secret)
+        if not secret and isinstance(env.get("seed"), int):
+            tell("seed", env["seed"])
+        if isinstance(env.get("max_examples"), int):
+            tell("max_examples", env["max_examples"])
+    return {**settings, **told}
+
+
+def check_merge(sources: list[Path], records: dict[Path, dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Check that the folders ``sources`` (with their :func:`read_settings`) may be merged; the
+    settings of the merged folder (shard none), or None when some folder has no record.
+
+    Folders with a record must agree on every setting but the shard. When some folder is a
+    shard, every folder must be one of the same N, and shards 1..N each given once.
+
+    Raises:
+        GraderError: one line saying what is wrong (exit 2).
+    """
+    known = [(d, r) for d, r in records.items() if r is not None]
+    for d, r in known[1:]:
+        diff = settings_diff(known[0][1], r, skip=("shard",), labels=(f"in {str(known[0][0])!r}", f"in {str(d)!r}"))
+        if diff:
+            raise GraderError(f"the folders were graded with different settings ({'; '.join(diff)}); "
+                              "merge the folders of one run")
+    sharded = [(d, r) for d, r in known if r.get("shard")]
+    if not sharded:
+        return {**known[0][1], "shard": None} if known and len(known) == len(sources) else None
+    first, first_record = sharded[0]
+    for d in sources:
+        r = records[d]
+        if r is None:
+            raise GraderError(f"{str(d)!r} has no {SETTINGS} (graded by an older grader), so its shard is unknown, "
+                              f"and {str(first)!r} is shard {first_record['shard']}; grade the shards again")
+        if not r.get("shard"):
+            raise GraderError(f"{str(d)!r} is not a shard (graded without --shard) and {str(first)!r} is shard "
+                              f"{first_record['shard']}; merge the shards of one run")
+    given: dict[int, Path] = {}
+    count = None
+    for d, r in sharded:
+        try:
+            index, n = parse_shard(str(r["shard"]))
+        except argparse.ArgumentTypeError:
+            raise GraderError(f"{str(d / SETTINGS)!r} records no shard I/N ({r['shard']!r})") from None
+        if count is None:
+            count = n
+        elif n != count:
+            raise GraderError(f"{str(first)!r} is shard {first_record['shard']} and {str(d)!r} is shard "
+                              f"{index}/{n}; merge the shards of one run (one --shard I/N count)")
+        if index in given:
+            raise GraderError(f"shard {index}/{n} is given twice ({str(given[index])!r} and {str(d)!r}); "
+                              "give each shard's folder once")
+        given[index] = d
+    assert count is not None
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in given]
+    if missing:
+        raise GraderError(f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                          f"{'are' if len(missing) > 1 else 'is'} missing: merge all {count} shards of the run "
+                          f"(given: {', '.join(f'{i}/{count}' for i in sorted(given))})")
+    return {**first_record, "shard": None}
+
+
 # -- the commands ----------------------------------------------------------------------------
 
 def _problem(args: argparse.Namespace) -> Any:
@@ -1045,14 +1330,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     Raises:
         GraderError: bad paths, an unknown problem, an output folder that already holds a
-            gradebook (without ``--resume``), or files that cannot be written.
+            gradebook (without ``--resume``), ``--resume`` into a folder graded with other
+            settings (its :data:`SETTINGS`; nothing of the folder is changed), or files that
+            cannot be written.
     """
     from .cli import seed_secret_of
     from .runner import harden_grader_process
 
     # a bad secret (missing, empty, with --seed) is bad input: exit 2 before anyone is graded;
     # each check reads it again (the file path is forwarded, made absolute; the variable is inherited)
-    _, secret_source = seed_secret_of(args)
+    secret, secret_source = seed_secret_of(args)
     if args.seed_secret is not None:
         args.seed_secret = os.path.abspath(args.seed_secret)
     problem = _problem(args)
@@ -1066,20 +1353,36 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if book.exists() and not args.resume:
         raise GraderError(f"--out {args.out!r} already holds a gradebook; pass --resume to finish it, "
                           "or give another --out")
+    hard = args.hard_timeout or args.total_timeout + HARD_TIMEOUT_MARGIN
+    settings = grade_settings(args, problem, secret is not None, hard)
+    # checked before anything is written: a refused resume leaves the folder as it was
+    old_rows = [row for row in read_gradebook(book) if report_path(out, row.learner).is_file()] \
+        if args.resume and book.exists() else []
+    if args.resume and out.is_dir():
+        recorded = read_settings(out)
+        unrecorded = recorded is None and bool(old_rows)
+        if unrecorded:  # written before the record: what its reports tell
+            recorded = _settings_of_reports(out, old_rows, settings)
+        diff = settings_diff(recorded or {}, settings)
+        if diff:
+            raise GraderError(f"--out {args.out!r} was graded with other settings ({'; '.join(diff)}); resume "
+                              "with the same settings, or give another --out")
+        if unrecorded:
+            sys.stderr.write(f"grader: note: --out {args.out!r} has no {SETTINGS} (an older grader's run); its "
+                             "reports agree on the problem, grader version, seed and max-examples; its other "
+                             "settings are taken to be this run's\n")
     try:
         (out / REPORTS).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise GraderError(f"cannot create --out {args.out!r}: {exc.strerror or exc}") from None
+    write_settings(out, settings)
 
     kept: dict[str, Row] = {}
     if args.resume and book.exists():
-        for row in read_gradebook(book):
-            if report_path(out, row.learner).is_file():
-                kept[row.learner] = row
+        kept = {row.learner: row for row in old_rows}
         write_gradebook(book, kept.values())  # drops torn lines and rows whose report is gone
     todo = [s for s in subs if s.learner not in kept]
     jobs = args.jobs or cores()
-    hard = args.hard_timeout or args.total_timeout + HARD_TIMEOUT_MARGIN
     sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} "
                      f"with {jobs} job{'s' if jobs != 1 else ''} into {out}"
                      + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "")
@@ -1114,9 +1417,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     Raises:
         GraderError: a folder is given twice (also by another path to it), a folder has no
-            gradebook or misses a report, a learner is in two folders,
-            ``--out`` already holds a gradebook that is not one of the inputs, or a file cannot be
-            written.
+            gradebook or misses a report, a learner is in two folders, the folders' settings
+            records disagree or their shards are not all N shards of one run once each
+            (:func:`check_merge`), ``--out`` already holds a gradebook that is not one of the
+            inputs, or a file cannot be written.
     """
     sources = [Path(d) for d in args.dirs]
     out = Path(args.out)
@@ -1124,11 +1428,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
         for e in sources[:i]:
             if d.resolve() == e.resolve() or (d.exists() and e.exists() and d.samefile(e)):
                 raise GraderError(f"{str(e)!r} and {str(d)!r} are the same folder; give each shard's folder once")
+    for d in sources:
+        if not (d / GRADEBOOK).is_file():
+            raise GraderError(f"{str(d)!r} holds no {GRADEBOOK}; give folders written by grader grade --out")
+    merged_settings = check_merge(sources, {d: read_settings(d) for d in sources})
     found: dict[str, tuple[Row, Path]] = {}  # learner -> (row, the folder it comes from)
     for d in sources:
         book = d / GRADEBOOK
-        if not book.is_file():
-            raise GraderError(f"{str(d)!r} holds no {GRADEBOOK}; give folders written by grader grade --out")
         for row in read_gradebook(book):
             if not report_path(d, row.learner).is_file():
                 raise GraderError(f"{str(report_path(d, row.learner))!r} is missing; finish that run with "
@@ -1145,8 +1451,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
             src, dst = report_path(d, learner), report_path(out, learner)
             if not dst.exists() or not dst.samefile(src):
                 shutil.copyfile(src, dst)
+        if merged_settings is None:  # a record of some other run must not stand for this merge
+            (out / SETTINGS).unlink(missing_ok=True)
     except OSError as exc:
         raise GraderError(f"cannot write --out {args.out!r}: {exc.strerror or exc}") from None
+    if merged_settings is not None:
+        write_settings(out, merged_settings, by="grader merge")
     rows = [row for row, _ in found.values()]
     reports = write_outputs(out, rows, args.audience)
     print(f"merged {_tally(rows, reports)} from {len(sources)} folders; {out / GRADEBOOK}")

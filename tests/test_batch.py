@@ -287,6 +287,13 @@ def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden
 
     shutil.copytree(tmp_path / "shard1", tmp_path / "again")
     result = run_grader("merge", str(tmp_path / "shard1"), str(tmp_path / "again"), "--out", str(tmp_path / "m2"))
+    assert result.code == 2 and result.stderr.count("\n") == 1 and "shard 1/2 is given twice" in result.stderr
+    # folders with no settings record (an older grader's) are still told apart by their learners
+    for name in ("shard1", "again"):
+        shutil.copytree(tmp_path / name, tmp_path / "old" / name)
+        (tmp_path / "old" / name / batch.SETTINGS).unlink()
+    result = run_grader("merge", str(tmp_path / "old" / "shard1"), str(tmp_path / "old" / "again"),
+                        "--out", str(tmp_path / "m2"))
     assert result.code == 2 and result.stderr.count("\n") == 1 and "is in both" in result.stderr
 
 

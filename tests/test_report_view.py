@@ -169,6 +169,25 @@ def test_summary_has_failure_rates_per_group_and_case():
     assert "shrunk" not in cases and "worked\\_example" not in cases  # shrunk: no case; passed by both
 
 
+def test_failure_rates_per_group_are_sorted_by_rate():
+    """Sorted by the count of failing learners, a group's rate could stand between higher and lower
+    ones (33% between rows of 40%, found by a newcomer); now by rate, then count."""
+    from types import SimpleNamespace
+
+    from grader import batch
+
+    def rep(statuses):
+        return SimpleNamespace(cases=[case(f"{g}_case[float32]", g, st, wrong() if st == "failed" else None)
+                                      for g, st in statuses])
+
+    reports = {f"l{i}": rep([("values", "failed" if i < 2 else "passed"), ("shapes", "failed" if i < 3 else "passed")]
+                            + ([("examples", "failed" if i < 2 else "passed")] if i < 3 else []))
+               for i in range(5)}
+    rows = [SimpleNamespace(learner=name) for name in reports]
+    groups, _ = batch.failure_rates(rows, reports)  # by count it was shapes 3/5, examples 2/3, values 2/5
+    assert [(g, len(who), n) for g, who, n in groups] == [("examples", 2, 3), ("shapes", 3, 5), ("values", 2, 5)]
+
+
 def test_a_hint_found_for_a_pattern_reaches_each_group_that_shows_it():
     """The transpose hint of a no-transpose file is found for the failure pattern (the summary),
     not on each exception case: every format's group output still carries it."""

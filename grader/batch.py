@@ -60,9 +60,8 @@ Which files are submissions (:func:`discover`), for each PATH given:
   (``grader.siblings``: ``solution.py`` doing ``from helper import f``). A file that defines
   the function but does not parse counts only when no file that parses defines it (a broken old
   draft must not hide a good ``solution.py``); when such a file is passed over for another, the
-  learner's row (``message``), report (``environment.discovery_note``, and appended to
-  ``environment.framework_note``, which the text report shows as ``note:``) and feedback file
-  name it and say why (:attr:`Submission.note`).
+  learner's row (``message``), report (``environment.discovery_note``, which the text report
+  shows as ``note:``) and feedback file name it and say why (:attr:`Submission.note`).
 
 Hidden folders, ``__pycache__`` and virtual environments are skipped, and so are test files
 (``test_*.py``, ``*_test.py``, ``conftest.py``). Learner ids that occur twice get ``-2``,
@@ -609,9 +608,8 @@ def _write_report(path: Path, report: Report, audience: str) -> None:
 
 def _add_note(path: Path, note: str | None) -> Path:
     """Put a discovery note (:attr:`Submission.note`) into the JSON report at ``path``, in place:
-    ``environment.discovery_note``, and appended to ``environment.framework_note``, the
-    environment's note that the text report (and so the learner's feedback file) shows as
-    ``note: ...``. ``path`` unchanged without a note. The report's other fields are kept as the
+    ``environment.discovery_note``, which the text report (and so the learner's feedback file)
+    shows as ``note: ...``. ``path`` unchanged without a note. The report's other fields are kept as the
     check wrote them (it is not rendered again: a learner-audience report is redacted already).
 
     Raises:
@@ -627,7 +625,6 @@ def _add_note(path: Path, note: str | None) -> Path:
     env = data.get("environment")
     env = env if isinstance(env, dict) else {}
     env["discovery_note"] = note
-    env["framework_note"] = " ".join(x for x in (str(env.get("framework_note") or ""), f"Note: {note}.") if x)
     data["environment"] = env
     write_output(json.dumps(data, indent=2, allow_nan=False) + "\n", str(path))
     return path

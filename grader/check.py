@@ -258,7 +258,7 @@ def load_submission(path: str | Path) -> LoadedSubmission:
         except UnicodeDecodeError:
             return not_text
         return LoadedSubmission(shown, data, syntax_error=SyntaxError(exc.msg, (shown, exc.lineno or 1, 0, "")))
-    except (UnicodeDecodeError, LookupError):
+    except (UnicodeError, LookupError):  # UnicodeError too: the 'undefined' and 'punycode' codecs raise it
         return not_text
     if source.startswith("\ufeff"):  # utf-8-sig leaves none; a BOM under a coding line might
         source = source[1:]

@@ -437,6 +437,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_PASSED if result.valid else EXIT_FAILED
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one printable line: it may hold learner text (a file name, a
+    codec's complaint about the file's bytes), which must not put a raw escape on a terminal."""
+    from .reports.common import printable
+    return printable(str(exc), one_line=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring)."""
     parser = build_parser()
@@ -458,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except GraderError as exc:
-        sys.stderr.write(f"grader: error: {exc}\n")
+        sys.stderr.write(f"grader: error: {_one_line(exc)}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("grader: interrupted\n")
@@ -466,5 +473,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback, unless debugging
         if os.environ.get("GRADER_DEBUG"):
             raise
-        sys.stderr.write(f"grader: internal error: {type(exc).__name__}: {exc} (GRADER_DEBUG=1 shows the traceback)\n")
+        sys.stderr.write(f"grader: internal error: {type(exc).__name__}: {_one_line(exc)} "
+                         "(GRADER_DEBUG=1 shows the traceback)\n")
         return EXIT_USAGE

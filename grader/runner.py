@@ -103,6 +103,12 @@ def _text(value: Any, limit: int = 20_000) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
+def _seq(value: Any) -> str:
+    """A reply's sequence number as shown in a message: an int, else only its type (a forged
+    nested list's repr could recurse, a string's run to megabytes)."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else f"a {type(value).__name__}"
+
+
 _VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
 
 
@@ -580,9 +586,9 @@ class Worker:
         if status == "sandbox_error":
             # written before any submission code ran, unless the submission forged it: either way
             # the submission is not graded as passed
-            return ImportOutcome("crash", f"the sandbox could not be set up: {header.get('message', '')}",
+            return ImportOutcome("crash", f"the sandbox could not be set up: {_text(header.get('message'), 2000)}",
                                  seconds=time.monotonic() - started)
-        return ImportOutcome("crash", f"unexpected first message {status!r}", seconds=time.monotonic() - started)
+        return ImportOutcome("crash", f"unexpected first message {_text(status, 64)!r}", seconds=time.monotonic() - started)
 
     def call(self, arrays: dict[str, np.ndarray], timeout: float | None = None) -> CallOutcome:
         """Call the function with ``arrays`` (parameter name -> array, in call order).
@@ -613,7 +619,7 @@ class Worker:
         if header.get("seq") != seq or header.get("token") != self.token:
             self.kill()
             return CallOutcome("crash", message=f"reply out of sequence or not from the grader's child "
-                                                f"(seq {header.get('seq')!r} for {seq})", seconds=seconds)
+                                                f"(seq {_seq(header.get('seq'))} for {seq})", seconds=seconds)
         status = header.get("status")
         mutated_raw = header.get("mutated")
         mutated = [_text(m, 200) for m in mutated_raw if isinstance(m, str)][:64] if isinstance(mutated_raw, list) else []
@@ -632,7 +638,7 @@ class Worker:
                                traceback=_text(header.get("traceback")), seconds=seconds,
                                error_types=types or [_text(header.get("error"), 200)])
         self.kill()
-        return CallOutcome("crash", message=f"unknown reply status {status!r}", seconds=seconds)
+        return CallOutcome("crash", message=f"unknown reply status {_text(status, 64)!r}", seconds=seconds)
 
     def _wait_exit(self, exc: Exception) -> int | None:
         """After a protocol failure: the exit code if the child has ended (waiting up to 2 s when

@@ -333,6 +333,25 @@ def test_read_submission_decodes_as_python_does(tmp_path):
     for name in ("deep.py", "long.py"):
         loaded = check.load_submission(tmp_path / name)
         assert loaded.fault and "nested too deeply" in loaded.fault, name
+    # codecs whose decoding raises a plain UnicodeError (no UnicodeDecodeError): once an internal
+    # error, exit 2, that aborted a whole class run when the file lay in a learner's folder
+    for codec in ("undefined", "punycode"):
+        (tmp_path / f"{codec}.py").write_bytes(f"# coding: {codec}\n".encode() + CORRECT.encode() + b"#-\x1b")
+        loaded = check.load_submission(tmp_path / f"{codec}.py")
+        assert loaded.fault and "not UTF-8 text" in loaded.fault and loaded.tree is None, codec
+        assert "tied_lm_head" in check.scanned_functions(loaded.source)  # still tells its problem
+
+
+def test_an_error_line_never_carries_a_raw_escape(monkeypatch, capsys):
+    """A GraderError's or an internal error's message may hold learner text: one printable line."""
+    from grader import cli
+
+    def boom(args):
+        raise ValueError("bad byte \x1b[2J in\nname")
+    monkeypatch.setattr(cli, "cmd_problems", boom)
+    code = cli.main(["problems"])
+    err = capsys.readouterr().err
+    assert code == 2 and "\x1b" not in err and err.count("\n") == 1 and "internal error: ValueError" in err
 
 
 def test_the_child_gets_the_checked_bytes_not_what_the_path_holds_later(tmp_path, monkeypatch):

@@ -620,7 +620,8 @@ def test_forged_reply_fields_never_reach_a_report_as_anything_but_short_text(tmp
                              "error_mro": [json.loads({deep!r}), "ValueError"], "message": json.loads({deep!r}),
                              "traceback": "x" * 100000, "mutated": [float("nan")]}}))
     os.write(FD_OUT, frame({{"seq": 2, "token": TOKEN, "status": "type", "type_name": float("nan")}}))
-    os._exit(0)
+    import time
+    time.sleep(60)  # alive, so the grader's requests are written (an exited child made a race of it)
     """)
     with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=5, import_timeout=10), wrap=wrap_tier) as w:
         started = w.start()
@@ -631,6 +632,29 @@ def test_forged_reply_fields_never_reach_a_report_as_anything_but_short_text(tmp
     assert len(raised.traceback) == 20_000 and raised.mutated == []
     assert typed.status == "type" and typed.message == "?"
     json.dumps([started.versions, raised.message, raised.error_types, typed.message], allow_nan=False)
+
+
+def test_forged_status_seq_and_sandbox_message_are_bounded(tmp_path, wrap_tier):
+    """A forged sandbox_error frame's 900,000-character message made a 900 KB report; a forged
+    status or sequence number went into messages through repr (a nested list could recurse)."""
+    deep = "[" * 900 + "]" * 900
+    sub = write_submission(tmp_path, FORGE + f"""
+    os.write(FD_OUT, frame({{"seq": 0, "token": TOKEN, "status": "sandbox_error", "message": "x" * 900000}}))
+    os._exit(0)
+    """)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=5, import_timeout=10), wrap=wrap_tier) as w:
+        started = w.start()
+    assert started.status == "crash" and len(started.message) < 2100
+    sub = write_submission(tmp_path, FORGE + f"""
+    os.write(FD_OUT, frame({{"seq": 0, "token": TOKEN, "status": "ready", "versions": {{}}}}))
+    os.write(FD_OUT, frame({{"seq": json.loads({deep!r}), "token": TOKEN, "status": "ok"}}))
+    import time
+    time.sleep(60)
+    """)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=5, import_timeout=10), wrap=wrap_tier) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "crash" and "(seq a list for 1)" in out.message
 
 
 @pytest.mark.parametrize("junk", [b"\x00" * 64, b"GRD1\xff\xff\xff\xff", b'GRD1\x00\x00\x00\x05{"a":'])

@@ -77,12 +77,17 @@ def test_gradescope_run_autograder_full_marks(tmp_path):
      "could not grade this submission (exit 2): grader: error: unknown problem 'no_such_problem'"),
     ({"a.py": CORRECT, "helper.py": "X = 1\n"}, {"GRADER_ARGS": "--no-such-flag"},
      "could not grade this submission (exit 2): grader: error: unrecognized arguments: --no-such-flag"),
+    # 600 files of long names: the list in one argument passed Linux's 128 KiB, and no results.json
+    ({f"{i:04d}_{'a' * 240}.py": "x = 1\n" for i in range(600)}, {},
+     f"Several files were submitted: 0000_{'a' * 240}.py"),
 ], ids=["none", "several-define", "none-defines", "chosen-missing", "unknown-problem", "unknown-problem-choosing",
-        "bad-flag-choosing"])
+        "bad-flag-choosing", "many-long-names"])
 def test_gradescope_run_autograder_explains_what_it_cannot_grade(tmp_path, files, env, message):
     results = run_autograder(tmp_path, files, **env)
     assert results["score"] == 0 and results["tests"] == [] and message in results["output"]
     assert "has been told" not in results["output"]
+    if len(files) > 20:
+        assert "and 580 more, and none of them defines tied_lm_head()" in results["output"]
 
 
 def _notebook(*cells: str) -> str:

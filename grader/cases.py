@@ -228,9 +228,10 @@ def _cast(values: Any, dtype: str, flush: bool = True) -> np.ndarray:
     """
     dt = dtype_of(dtype)
     x = np.asarray(values, dtype=np.float64)
-    if dt != np.float64:
-        x = x.astype(np.float32)
-    out = x.astype(dt)
+    with np.errstate(over="ignore"):  # a replay's value beyond the dtype's range: inf, refused by the caller
+        if dt != np.float64:
+            x = x.astype(np.float32)
+        out = x.astype(dt)
     if flush and out.size:
         wide = out.astype(np.float64)
         tiny = (wide != 0) & (np.abs(wide) < smallest_normal(dtype))
@@ -606,6 +607,13 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     raises = literal.get("raises") or ()
     if not isinstance(raises, (list, tuple)) or not all(isinstance(r, str) for r in raises):
         raise ValueError("'raises' must be a list of exception type names")
+    from .protocol import MAX_DIMS
+    for name, arr in inputs.items():
+        if arr.ndim > MAX_DIMS:
+            raise ValueError(f"{name} has {arr.ndim} axes; a submission's inputs have at most {MAX_DIMS}")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr.astype(np.float64))):
+            raise ValueError(f"{name} holds a value that is not a finite {arr.dtype.name} number (inf or nan, or "
+                             f"beyond its range): a replay's values must be finite")
     if not raises:  # a case that must raise may have any shapes; any other must fit the spec
         _check_shapes(problem, inputs)
     compare = literal.get("compare", "tolerance")

@@ -221,15 +221,16 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
             data={"count": n_bad, "total": int(g.size), "index": list(idx)}),
             _safe(diagnose.for_non_finite, expected.hints, case, g, ref))
     out_dtype = expected.out_dtype or case.dtype
-    if case.compare == "exact" or expected.model == "exact":
-        allowed = np.zeros_like(ref)
-        rounded = ref.astype(dtype_of(out_dtype)).astype(np.float64)
-        err = np.abs(g - rounded)
-        mask = ~(g == rounded)
-    else:
-        allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
-        err = np.abs(g - ref)
-        mask = ~(err <= allowed)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where both are inf: nan, judged below
+        if case.compare == "exact" or expected.model == "exact":
+            allowed = np.zeros_like(ref)
+            rounded = ref.astype(dtype_of(out_dtype)).astype(np.float64)
+            err = np.abs(g - rounded)
+            mask = ~(g == rounded)
+        else:
+            allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
+            err = np.abs(g - ref)
+            mask = ~(err <= allowed)
     if not mask.any():
         return None
     return _tolerance_failure(case, g, ref, err, allowed, mask, expected)

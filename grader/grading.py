@@ -31,7 +31,14 @@ def expected_for(problem: Problem, case: Case) -> Expected:
             or disagrees with the case's literal ``expected`` values.
     """
     if case.raises:
-        reference.must_raise(problem, case.inputs, case.raises)  # the spec and the reference agree
+        try:
+            reference.must_raise(problem, case.inputs, case.raises)  # the spec and the reference agree
+        except GraderError as exc:
+            if case.origin != "replay":
+                raise
+            # a replay's "raises" is the learner's text, not the spec's: say so, never blame the reference
+            raise GraderError(f"--replay: its \"raises\" cannot be met, the reference solution does not raise "
+                              f"{' or '.join(case.raises)} on these inputs ({str(exc).split(': ', 1)[-1]})") from None
         return expected_from(problem, case, np.zeros(0), None)
     ref, scale = reference.evaluate(problem, case.inputs)
     return expected_from(problem, case, ref, scale)

@@ -576,7 +576,8 @@ def _before_run_failure(loaded: LoadedSubmission, framework: str, shown: str) ->
     if not frameworks.installed(framework):
         # the grading machine's fault, said as a report (exit 1), not exit 2, so that the
         # learner's row, CI log or Gradescope result says what to install (README, "Frameworks")
-        return Failure("import", f"ModuleNotFoundError: {frameworks.missing_message(framework)}",
+        found = "" if frameworks.too_old(framework) else "ModuleNotFoundError: "
+        return Failure("import", f"{found}{frameworks.missing_message(framework)}",
                        hint="the grading machine lacks it, not the submission: whoever runs the "
                             f"grader installs it ({frameworks.get(framework).REQUIREMENT})")
     if loaded.fault is not None:

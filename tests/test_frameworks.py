@@ -117,8 +117,13 @@ def test_torch_results_requires_grad_zero_d_and_unsupported_dtypes():
     out, _ = fw.to_numpy(torch.arange(6.0).reshape(2, 3).T)   # not contiguous
     assert out.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
     assert fw.to_numpy([1.0, 2.0]) is None and fw.to_numpy(np.zeros(2)) is None
+    torch.use_deterministic_algorithms(False)  # torch 2.1 cannot fill float8 under deterministic algorithms
+    try:
+        odd = torch.zeros(2, dtype=getattr(torch, "float8_e4m3fn", torch.complex32))
+    finally:
+        torch.use_deterministic_algorithms(True)
     with pytest.raises(TypeError, match="array of dtype torch.complex32|array of dtype torch.float8"):
-        fw.to_numpy(torch.zeros(2, dtype=getattr(torch, "float8_e4m3fn", torch.complex32)))
+        fw.to_numpy(odd)
 
 
 # -- without torch, and with too little memory for it ---------------------------------------------
@@ -134,6 +139,25 @@ def test_a_torch_submission_without_torch_installed_is_one_clear_failure(monkeyp
     assert "pip install 'grader[torch]'" in report.failure.message
     assert "\n" not in report.failure.message
     assert report.environment["framework"] == "torch"
+
+
+def test_a_torch_older_than_it_needs_is_the_machines_fault_not_a_failed_float16(monkeypatch):
+    """torch 2.1 has no float16 matmul on the CPU: every correct submission failed its 18 float16
+    cases there. Below MIN_VERSION the run is one import line saying what to install, as when
+    torch is missing (read from the package's metadata, torch never imported)."""
+    import importlib.metadata
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda dist: "2.1.0+cu121" if dist == "torch" else real(dist))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())  # as if torch were there
+    assert frameworks.too_old("torch") == "2.1.0+cu121" and not frameworks.installed("torch")
+    problem = load_problem(find_problem("tied_lm_head", None))
+    report = check_submission(ROOT / "submissions" / "correct_torch.py", problem, CheckOptions(sandbox="none"))
+    assert not report.passed and not report.cases and report.failure.kind == "import"
+    assert report.failure.message.startswith("this is a PyTorch submission (it imports torch), but PyTorch "
+                                             "2.1.0+cu121 is installed where the grader runs, older than the 2.2")
+    monkeypatch.setattr(importlib.metadata, "version", lambda dist: "2.2.0" if dist == "torch" else real(dist))
+    assert frameworks.too_old("torch") is None
 
 
 @needs_torch

@@ -13,7 +13,9 @@ inside its functions: importing the module never imports the framework.
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -68,12 +70,33 @@ def installed(name: str) -> bool:
     The submission's process runs this same interpreter with ``-I``, so what is found here is
     what it finds (a ``pip install --user`` is the exception, see docs/security.md).
     """
-    return all(importlib.util.find_spec(m) is not None for m in _MODULES[name].MODULES)
+    return all(importlib.util.find_spec(m) is not None for m in _MODULES[name].MODULES) and too_old(name) is None
+
+
+def too_old(name: str) -> str | None:
+    """The installed version of framework ``name`` when it is older than its ``MIN_VERSION``
+    (read from the package's metadata, never imported), else None."""
+    minimum = getattr(_MODULES[name], "MIN_VERSION", None)
+    if minimum is None:
+        return None
+    try:
+        version = importlib.metadata.version(_MODULES[name].MODULES[0])
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    parts = tuple(int(x) for x in re.findall(r"\d+", version)[:len(minimum[0])])
+    return version if parts < minimum[0] else None
 
 
 def missing_message(name: str) -> str:
-    """The one line a submission of framework ``name`` gets where that framework is not installed."""
+    """The one line a submission of framework ``name`` gets where that framework is not
+    installed, or installed in a release older than the grader supports."""
     fw = _MODULES[name]
+    old = too_old(name)
+    if old is not None:
+        (need, why) = fw.MIN_VERSION
+        return (f"this is a {fw.LABEL} submission (it imports {fw.MODULES[0]}), but {fw.LABEL} {old} is installed "
+                f"where the grader runs, older than the {'.'.join(map(str, need))} it needs ({why}): install a "
+                f"newer one with {fw.REQUIREMENT}")
     return (f"this is a {fw.LABEL} submission (it imports {fw.MODULES[0]}), but {fw.LABEL} is not installed "
             f"where the grader runs: install it with {fw.REQUIREMENT} (or pass --framework if the "
             f"submission is not {fw.LABEL} code)")

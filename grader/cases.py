@@ -597,8 +597,11 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     shapes = literal.get("shapes") or {}
     if not isinstance(shapes, dict):
         raise ValueError("'shapes' must map parameter names to shapes, e.g. {\"hidden\": [0, 4]}")
+    from .protocol import MAX_DIMS
     for name, shape in shapes.items():
         if name in inputs:
+            if isinstance(shape, (list, tuple)) and len(shape) > MAX_DIMS:  # NumPy 1.x cannot even reshape to it
+                raise ValueError(f"{name} has {len(shape)} axes; a submission's inputs have at most {MAX_DIMS}")
             try:
                 inputs[name] = inputs[name].reshape(tuple(int(s) for s in shape))
             except (TypeError, ValueError):
@@ -607,7 +610,6 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     raises = literal.get("raises") or ()
     if not isinstance(raises, (list, tuple)) or not all(isinstance(r, str) for r in raises):
         raise ValueError("'raises' must be a list of exception type names")
-    from .protocol import MAX_DIMS
     for name, arr in inputs.items():
         if arr.ndim > MAX_DIMS:
             raise ValueError(f"{name} has {arr.ndim} axes; a submission's inputs have at most {MAX_DIMS}")

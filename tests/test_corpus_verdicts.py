@@ -3,7 +3,8 @@
 Every file of tests/corpus/correct and tests/corpus/wrong is one test. tests/corpus/expected.json
 says what each must get: ``verdict`` (``pass``/``fail``), ``kinds`` (the first failure kind must
 be one of them) and optionally ``hint``, a keyword the text report's explanation (the summary of
-what failed and the ``hint:`` lines) must contain, case-insensitively.
+what failed and the ``hint:`` lines) must contain, case-insensitively, and ``needs``, a NumPy
+attribute the file calls (``vecdot``: NumPy 2 only), without which it fails as it would for the learner.
 
 All files are graded once per session, in parallel (:data:`WORKERS` processes at a time, the
 slow JAX ones first), with ``--max-examples 4 --no-shrink`` (one generated case per dtype; the fixed cases are
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -26,6 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader.reports import text as text_report
@@ -124,6 +127,9 @@ def first_kind(report: dict) -> str | None:
 def test_verdict(rel, graded):
     g: Graded = graded[rel].result()
     want = EXPECTED[rel]
+    if want.get("needs") and not hasattr(np, want["needs"]):  # np.vecdot is NumPy 2's: on 1.26 it raises there
+        assert g.report is not None and g.report["passed"] is False
+        pytest.skip(f"numpy {np.__version__} has no {want['needs']}; the file fails here, as it would for the learner")
     assert g.report is not None, f"no report after {g.seconds:.1f} s; exit {g.code}; stderr: {g.stderr[-500:]}"
     report = g.report
     passed = want["verdict"] == "pass"
@@ -166,7 +172,12 @@ def test_replay_commands_reproduce_the_failure(rel, graded):
     fixed = [c for c in failing if c["group"] not in ("generated", "shrunk")]
     assert shrunk, ("the default run shrinks the first failing generated case; cases: "
                     f"{[(c['name'], c['failure']['kind']) for c in failing][:8]}")
-    assert shrunk[0]["values"] is not None, "a small shrunk case shows its values"
+    if shrunk[0]["values"] is None:
+        # a case too big to show: only when the search ran out of its time (a loaded machine; it
+        # happened once, with the oldest hypothesis, in a full parallel run on 2 cores)
+        from grader.shrink import SHRINK_BUDGET
+        took = float(re.search(r"found and shrunk by hypothesis in ([0-9.]+) s", shrunk[0]["failure"]["details"][0])[1])
+        assert took >= SHRINK_BUDGET - 0.5, f"a small shrunk case shows its values (the search took {took} s)"
     for case in (shrunk[0], generated[0], fixed[0]):
         argv = shlex.split(case["replay"])
         assert argv[:2] == ["grader", "check"]

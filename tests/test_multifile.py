@@ -153,6 +153,10 @@ def test_a_changed_helper_is_graded_afresh_with_a_new_jax_store(tmp_path):
                                        "    return 2 * jnp.matmul(v, t.T)\n")
     second = check_submission(main, PROBLEM, opts)
     assert not second.passed and any(c.failure and c.failure.kind == "tolerance" for c in second.cases)
+    if not stores:  # JAX 0.4.30 writes no CPU persistent-cache entries: nothing is handed back to store
+        import jax
+        assert tuple(int(x) for x in jax.__version__.split(".")[:2]) < (0, 5), "JAX wrote no cache entries"
+        return
     assert {p.parent for p in store.rglob("*-cache")} - stores, "the changed helper got a store of its own"
 
 

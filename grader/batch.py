@@ -772,8 +772,10 @@ class _Grader:
         failure = Failure("crash", message, hint="the rest of the class was graded; see details for the "
                                                  "grader's stderr", details=tail)
         report = placeholder_report(self.problem, job.sub.shown, failure, seconds)
+        if note:  # written here: no need to read it back to add the note (as for a check's report)
+            report.environment["discovery_note"] = note
         _write_report(target, report, self.args.audience)
-        return Row.of_report(job.sub.learner, load_report(_add_note(target, note)), seconds, note)
+        return Row.of_report(job.sub.learner, report, seconds, note)
 
     def no_file(self, sub: Submission) -> Row:
         """The row (and report) of a learner's folder with no identifiable submission."""
@@ -959,8 +961,9 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
     ``(name, failing learners in order, learners who ran it)``.
 
     Per case group, the learners with a failing case in it of those who ran it, highest rate
-    first (then most failing: a table sorted by count put 1 of 3 (33%) between rows of 40%); per case (its name without the dtype), the learners failing it in some dtype of those
-    who ran it, the failing cases only, highest rate first. Shrunk cases are no graded cases and
+    first, then most failing (sorted by count, 1 of 3 (33%) stood between rows of 40%); per case
+    (its name without the dtype), the learners failing it in some dtype of those who ran it,
+    the failing cases only, highest rate first. Shrunk cases are no graded cases and
     are left out; learners whose run graded no case too."""
     ran: dict[str, dict[str, set[str]]] = {"group": {}, "case": {}}
     failed: dict[str, dict[str, list[str]]] = {"group": {}, "case": {}}
@@ -1084,21 +1087,6 @@ SETTING_NAMES = {
 }
 
 
-def spec_digest(problem: Any) -> str:
-    """SHA-256 (hex) of the problem's spec file and reference module: the problem's identity.
-
-    Raises:
-        GraderError: either file cannot be read.
-    """
-    h = hashlib.sha256()
-    try:
-        h.update(problem.path.read_bytes() + b"\0")
-        h.update(problem.reference_path.read_bytes())
-    except OSError as exc:
-        raise GraderError(f"cannot read the spec of {problem.id!r}: {exc.strerror or exc}") from None
-    return h.hexdigest()
-
-
 def grade_settings(args: argparse.Namespace, problem: Any, secret: bool, hard_timeout: float) -> dict[str, Any]:
     """The settings of a ``grade`` run that decide its grades (:data:`SETTING_NAMES`), as JSON values.
 
@@ -1109,8 +1097,9 @@ def grade_settings(args: argparse.Namespace, problem: Any, secret: bool, hard_ti
     for it) do not change a grade and are left out.
     """
     from . import __version__
+    from .spec import problem_digest
     return {
-        "problem": problem.id, "spec": spec_digest(problem), "grader": __version__,
+        "problem": problem.id, "spec": problem_digest(problem), "grader": __version__,
         "seed": None if secret else (args.seed or 0), "seed_secret": secret,
         "max_examples": args.max_examples if args.max_examples is not None
         else (problem.generated or {}).get("count", 0),
@@ -1272,7 +1261,7 @@ def _problem(args: argparse.Namespace) -> Any:
         GraderError: an unknown problem, no problem at all, bad paths, or submissions that name
             no known problem's function or as many of one as of another (then ``--problem``).
     """
-    from .check import defined_functions, read_submission, scanned_functions
+    from .check import functions_of, read_submission
     from .spec import available_problems, find_problem, load_all, load_problem
 
     if args.problem:
@@ -1295,7 +1284,7 @@ def _problem(args: argparse.Namespace) -> Any:
             continue
         # a file that does not parse still names its functions (a tolerant scan): its learner
         # gets a failed row with the SyntaxError, not a batch that cannot choose its problem
-        names = defined_functions(tree) if tree is not None else scanned_functions(source)
+        names = functions_of(tree, source)
         for p in problems:
             votes[p.id] += p.function in names
     ranked = sorted(votes.items(), key=lambda kv: -kv[1])

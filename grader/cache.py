@@ -42,7 +42,7 @@ import numpy as np
 from . import __version__
 from .cases import Case
 from .dtypes import dtype_of
-from .spec import Problem
+from .spec import Problem, problem_digest
 
 FORMAT = 1
 JAX_ENTRY_BYTES = 16 << 20       # largest JAX cache entry taken back from a submission's process
@@ -208,8 +208,7 @@ def case_key(problem: Problem, seed: int, count: int, dtypes: tuple[str, ...]) -
                  f"seed={seed}", f"count={count}", f"dtypes={','.join(dtypes)}", f"numpy={np.__version__}",
                  f"jax={_version('jax')}", f"jaxlib={_version('jaxlib')}", f"ml_dtypes={_version('ml_dtypes')}"):
         h.update(part.encode() + b"\0")
-    h.update(problem.path.read_bytes() + b"\0")
-    h.update(problem.reference_path.read_bytes())
+    h.update(problem_digest(problem).encode())  # the spec and the reference
     return h.hexdigest()
 
 

@@ -12,11 +12,12 @@ beside the ``grader`` package (a source checkout or editable install) or else
 a problem of the same id there replaces the bundled one (the catalog says which, and the CLI
 says so once on stderr). A problem's reference module is ``reference/<module>.py`` inside its
 problems folder, or, only when there is none there, in the folder beside it (the bundled
-layout); one in each place with different contents is an error (see :func:`_reference_file`).
+layout); the one beside is then never opened (see :func:`_reference_file`).
 """
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -221,6 +222,22 @@ def load_all(problems_dir: str | os.PathLike[str] | None = None) -> tuple[dict[s
         except SpecError as exc:
             broken[pid] = exc
     return problems, broken
+
+
+def problem_digest(problem: Problem) -> str:
+    """SHA-256 (hex) of the problem's spec file and reference module: the problem's identity,
+    part of the case-cache key (``grader.cache.case_key``) and of ``grader grade``'s settings record.
+
+    Raises:
+        GraderError: either file cannot be read.
+    """
+    h = hashlib.sha256()
+    try:
+        h.update(problem.path.read_bytes() + b"\0")
+        h.update(problem.reference_path.read_bytes())
+    except OSError as exc:
+        raise GraderError(f"cannot read the spec of {problem.id!r}: {exc.strerror or exc}") from None
+    return h.hexdigest()
 
 
 def find_problem(problem_id: str, problems_dir: str | os.PathLike[str] | None = None) -> Path:

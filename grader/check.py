@@ -396,6 +396,13 @@ def scanned_functions(source: str) -> set[str]:
 _DEF_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 
 
+def functions_of(tree: ast.Module | None, source: str | None) -> set[str]:
+    """The functions a submission defines: from its AST (:func:`defined_functions`), or, for a
+    file that does not parse, from the tolerant scan of its source (:func:`scanned_functions`),
+    so that its SyntaxError is still graded as the failure of the problem it was written for."""
+    return defined_functions(tree) if tree is not None else scanned_functions(source or "")
+
+
 def function_line(tree: ast.Module | None, name: str) -> int | None:
     """The line of the top-level ``def name`` (or of the statement binding ``name``) in ``tree``,
     the last one when it is bound several times (the one Python keeps), or None."""
@@ -576,8 +583,7 @@ def _before_run_failure(loaded: LoadedSubmission, framework: str, shown: str) ->
     if not frameworks.installed(framework):
         # the grading machine's fault, said as a report (exit 1), not exit 2, so that the
         # learner's row, CI log or Gradescope result says what to install (README, "Frameworks")
-        found = "" if frameworks.too_old(framework) else "ModuleNotFoundError: "
-        return Failure("import", f"{found}{frameworks.missing_message(framework)}",
+        return Failure("import", frameworks.missing_message(framework),
                        hint="the grading machine lacks it, not the submission: whoever runs the "
                             f"grader installs it ({frameworks.get(framework).REQUIREMENT})")
     if loaded.fault is not None:

@@ -218,7 +218,7 @@ def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = No
         GraderError: unknown problem, or the submission defines the function of none or several
             (the message lists the known problems' functions, and says when the file does not parse).
     """
-    from .check import defined_functions, scanned_functions
+    from .check import functions_of
     from .spec import available_problems, find_problem, load_all, load_problem
 
     note_replaced(args.problems_dir)
@@ -228,7 +228,7 @@ def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = No
         raise GraderError("no problem specs found; pass --problems-dir DIR")
     # a broken spec makes only its own problem unusable: the others are still matched
     loaded, broken = load_all(args.problems_dir)
-    defined = defined_functions(tree) if tree is not None else scanned_functions(source or "")
+    defined = functions_of(tree, source)
     matches = [p for p in loaded.values() if p.function in defined]
     if len(matches) == 1:
         return matches[0]

@@ -135,6 +135,7 @@ def test_a_torch_submission_without_torch_installed_is_one_clear_failure(monkeyp
     report = check_submission(ROOT / "submissions" / "correct_torch.py", problem, CheckOptions(sandbox="none"))
     assert not report.passed and not report.cases
     assert report.failure.kind == "import"
+    assert report.failure.message.startswith("ModuleNotFoundError: this is a PyTorch submission")
     assert "PyTorch is not installed where the grader runs" in report.failure.message
     assert "pip install 'grader[torch]'" in report.failure.message
     assert "\n" not in report.failure.message

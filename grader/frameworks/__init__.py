@@ -89,7 +89,8 @@ def too_old(name: str) -> str | None:
 
 def missing_message(name: str) -> str:
     """The one line a submission of framework ``name`` gets where that framework is not
-    installed, or installed in a release older than the grader supports."""
+    installed (``ModuleNotFoundError: ...``), or installed in a release older than the grader
+    supports."""
     fw = _MODULES[name]
     old = too_old(name)
     if old is not None:
@@ -97,9 +98,9 @@ def missing_message(name: str) -> str:
         return (f"this is a {fw.LABEL} submission (it imports {fw.MODULES[0]}), but {fw.LABEL} {old} is installed "
                 f"where the grader runs, older than the {'.'.join(map(str, need))} it needs ({why}): install a "
                 f"newer one with {fw.REQUIREMENT}")
-    return (f"this is a {fw.LABEL} submission (it imports {fw.MODULES[0]}), but {fw.LABEL} is not installed "
-            f"where the grader runs: install it with {fw.REQUIREMENT} (or pass --framework if the "
-            f"submission is not {fw.LABEL} code)")
+    return (f"ModuleNotFoundError: this is a {fw.LABEL} submission (it imports {fw.MODULES[0]}), but {fw.LABEL} "
+            f"is not installed where the grader runs: install it with {fw.REQUIREMENT} (or pass --framework if "
+            f"the submission is not {fw.LABEL} code)")
 
 
 def speak(text: str | None, name: str) -> str | None:
@@ -113,4 +114,4 @@ def speak(text: str | None, name: str) -> str | None:
     return text
 
 
-__all__ = ["CHILD_FILES", "FRAMEWORKS", "detect", "get", "installed", "missing_message", "speak"]
+__all__ = ["CHILD_FILES", "FRAMEWORKS", "detect", "get", "installed", "missing_message", "speak", "too_old"]

@@ -327,6 +327,11 @@ def _logsumexp(x: np.ndarray) -> np.ndarray:
     return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
 
 
+#: the factors tied to a size s that a mistake may multiply logits by, and their names ({} is the size's)
+_SIZE_FACTORS = ((lambda s: 1 / math.sqrt(s), "1/sqrt({})"), (lambda s: math.sqrt(s), "sqrt({})"),
+                 (lambda s: 1 / s, "1/{}"), (lambda s: float(s), "{}"))
+
+
 def _named_factor(c: float, n: int, v: int | None = None) -> str | None:
     """The name of ``c`` when it is one of the factors tied to d_model ``n`` (``"1/sqrt(d_model)"``,
     ``"sqrt(d_model)"``, ``"1/d_model"``, ``"d_model"``) or to vocab_size ``v`` (the same four), for
@@ -335,10 +340,9 @@ def _named_factor(c: float, n: int, v: int | None = None) -> str | None:
     def match(size: int | None, label: str) -> str | None:
         if not size or size <= 1:
             return None
-        for value, name in ((1 / math.sqrt(size), f"1/sqrt({label})"), (math.sqrt(size), f"sqrt({label})"),
-                            (1 / size, f"1/{label}"), (float(size), label)):
-            if abs(c - value) <= 1e-6 * abs(value):
-                return name
+        for fn, name in _SIZE_FACTORS:
+            if abs(c - fn(size)) <= 1e-6 * fn(size):
+                return name.format(label)
         return None
 
     by_d, by_v = match(n, "d_model"), match(v, "vocab_size")
@@ -1146,8 +1150,8 @@ def combined_text(top: str, mine: list[dict[str, Any]]) -> str | None:
         facs = [(float(p["factor"]), int(p.get("d_model") or 1), int(p.get("vocab_size") or 1)) for p in params]
         for size, label in ((1, "d_model"), (2, "vocab_size")):
             sizes = [f[size] for f in facs]
-            for fn, name in ((lambda d: 1 / math.sqrt(d), f"1/sqrt({label})"), (lambda d: 1 / d, f"1/{label}"),
-                             (lambda d: math.sqrt(d), f"sqrt({label})"), (lambda d: float(d), label)):
+            for fn, template in _SIZE_FACTORS:
+                name = template.format(label)
                 if len(set(sizes)) >= 2 and all(abs(f[0] - fn(f[size])) <= 1e-3 * fn(f[size]) for f in facs):
                     return (f"looks like the logits were multiplied by a factor of {name} (in every case, {label} "
                             f"{_range_text(sizes)})"

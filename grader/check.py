@@ -37,6 +37,7 @@ from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 from .summary import summarise
 from .runner import CallOutcome, ImportOutcome, Limits, Worker
 from .siblings import Siblings, find_siblings, read_no_follow
+from .siblings import parse as parse_python
 from .siblings import hint_for as sibling_hint
 from .spec import Problem
 
@@ -263,7 +264,7 @@ def load_submission(path: str | Path) -> LoadedSubmission:
     if source.startswith("\ufeff"):  # utf-8-sig leaves none; a BOM under a coding line might
         source = source[1:]
     try:
-        return LoadedSubmission(shown, data, source, ast.parse(source, filename=shown))
+        return LoadedSubmission(shown, data, source, parse_python(source, shown))
     except SyntaxError as exc:
         return LoadedSubmission(shown, data, source, syntax_error=exc)
     except ValueError as exc:  # null bytes
@@ -285,7 +286,7 @@ def _load_notebook(shown: str, data: bytes) -> LoadedSubmission:
         return LoadedSubmission(shown, fault=f"the notebook {shown} cannot be graded: {exc}")
     loaded = LoadedSubmission(shown, nb.source.encode("utf-8"), nb.source, notebook=nb)
     try:
-        loaded.tree = ast.parse(nb.source, filename=shown)
+        loaded.tree = parse_python(nb.source, shown)
     except SyntaxError as exc:
         loaded.syntax_error = exc
     except ValueError as exc:  # null bytes

@@ -59,6 +59,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .siblings import parse as parse_python  # one parse at a time (CPython 3.11, gh-106905)
+
 #: value types sent as ``NAME = repr(value)`` (exact types: a NumPy scalar's repr needs NumPy)
 CONSTANT_TYPES = (int, float, complex, str, bytes, bool, type(None))
 #: failure kinds of the run rather than the values (``grader.results.RUN_KINDS``)
@@ -103,7 +105,7 @@ def _global_names(fn: types.FunctionType, source: str) -> list[str]:
     """The globals ``fn`` uses, in the order they first appear in its source: names loaded in
     the source that its code looks up as globals, plus every name in its decorators, defaults
     and annotations (evaluated where it was defined)."""
-    tree = ast.parse(source)
+    tree = parse_python(source)
     definition = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     looked_up = _code_names(fn.__code__)
     outer: set[str] = set()
@@ -342,7 +344,7 @@ def take_siblings(source: str, main_name: str, folder: str | None = None) -> lis
     from .siblings import find_siblings
 
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return find_siblings(folder if folder is not None else os.getcwd(), tree, main_name).files

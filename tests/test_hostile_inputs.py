@@ -466,3 +466,48 @@ def test_check_text_report_of_a_hostile_submission(tmp_path):
     out = run.stdout.decode("utf-8")
     assert run.returncode == 1, run.stderr
     assert unsafe_in(out) == [] and "ValueError: lone \\ud800 surrogate \\x1b[31m\\u2066" in out
+
+
+def test_parsing_in_threads_never_fails_a_valid_file(tmp_path):
+    """CPython 3.11 counts the AST converter's recursion per interpreter: threads parsing at once
+    (grader validate grades its mistakes in a thread pool) failed a valid file with "SystemError:
+    AST constructor recursion depth mismatch" (CPython gh-106905; it failed test_validate in CI).
+    Every parse goes through grader.siblings.parse, one at a time. Here four threads load a large
+    valid file while garbage collection runs finalizers, which is what let the threads interleave."""
+    import gc
+    import threading
+    import time
+
+    big = tmp_path / "big.py"
+    big.write_text((Path(batch.__file__)).read_text())
+
+    class Finalized:
+        def __del__(self):
+            time.sleep(0)
+
+    errors: list[str] = []
+
+    def work():
+        for _ in range(25):
+            junk = [Finalized() for _ in range(20)]
+            junk.append(junk)  # a cycle: only the collector frees it
+            try:
+                loaded = check.load_submission(big)
+                assert loaded.tree is not None
+            except SystemError as exc:
+                errors.append(str(exc))
+                return
+
+    thresholds, interval = gc.get_threshold(), sys.getswitchinterval()
+    gc.set_threshold(50, 1, 1)
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        gc.set_threshold(*thresholds)
+        sys.setswitchinterval(interval)
+    assert errors == []

@@ -117,6 +117,15 @@ _NR = {
     "semget": (64, 190),
     # special files: FIFOs and devices (mknod); sockets by path need socket(), filtered below
     "mknod": (133, None), "mknodat": (259, 33),
+    # per-user kernel quotas (inotify instances, POSIX message queues) and calls on another
+    # process through a pidfd: a grader run by a user shares that user's quotas with its children
+    "inotify_init": (253, None), "inotify_init1": (294, 26), "mq_open": (240, 180),
+    "process_madvise": (440, 440), "process_mrelease": (448, 448),
+    # acting on another process by pid (no PID namespace in the rlimits tier): allowed on self only
+    "prlimit64": (302, 261), "setpriority": (141, 140), "sched_setaffinity": (203, 122),
+    "sched_setscheduler": (144, 119), "sched_setparam": (142, 118), "sched_setattr": (314, 274),
+    "ioprio_set": (251, 30), "migrate_pages": (256, 238), "move_pages": (279, 239),
+    "get_robust_list": (274, 100),
     # handled specially
     "clone": (56, 220), "clone3": (435, 435), "socket": (41, 198), "kill": (62, 129),
     "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138), "rt_tgsigqueueinfo": (297, 240),
@@ -126,7 +135,13 @@ _NR = {
 }
 _SPECIAL = ("clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "chmod", "fchmod", "fchmodat", "fchmodat2", "open",
-            "openat", "creat", "mkdir", "mkdirat")
+            "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
+            "sched_setscheduler", "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
+            "get_robust_list"))
+#: calls whose first argument is a pid: allowed for 0 (the caller) and the caller's own pid only
+_SELF_PID_ARG0 = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+                  "migrate_pages", "move_pages", "get_robust_list")
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
 EPERM, ENOSYS, EAFNOSUPPORT = 1, 38, 97
 CLONE_THREAD = 0x00010000
 AF_UNIX = 1
@@ -152,7 +167,13 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     set-uid or set-gid bit in the mode of ``chmod``, ``fchmod``, ``fchmodat(2)``, ``open``,
     ``openat``, ``creat``, ``mkdir`` and ``mkdirat``; ``socket`` of any family (AF_UNIX: EPERM,
     so no socket reachable by path or abstract name can be dialled; others EAFNOSUPPORT);
-    ``socketpair`` but of stream or seqpacket type (a datagram pair could ``sendto`` a path).
+    ``socketpair`` but of stream or seqpacket type (a datagram pair could ``sendto`` a path);
+    calls that act on another process by pid (``prlimit64``, ``sched_setaffinity``,
+    ``sched_setscheduler``, ``sched_setparam``, ``sched_setattr``, ``migrate_pages``,
+    ``move_pages``, ``get_robust_list`` with a pid other than 0 and ``mypid``; ``setpriority``
+    and ``ioprio_set`` unless they name this process by pid): without a PID namespace (the
+    ``rlimits`` tier) they reach every process of the same user, and neither Landlock nor the
+    rest of this filter stops them (a ``prlimit64`` of RLIMIT_CPU killed the grader).
     ``clone3`` and ``openat2`` give ENOSYS so that libc falls back to ``clone`` and ``openat``,
     whose arguments a filter can see. Another architecture's syscalls (and x32) are denied.
 
@@ -204,6 +225,11 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
                              (0x06, 0, 0, allow)])
     for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
         prog += block(name, [ld_arg(0), (0x15, 1, 0, mypid), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
+    self_only = [(0x15, 2, 0, 0), (0x15, 1, 0, mypid), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)]
+    for name in _SELF_PID_ARG0:                    # A = the pid: 0 or mypid, else EPERM
+        prog += block(name, [ld_arg(0)] + self_only)
+    for name, kind in (("setpriority", PRIO_PROCESS), ("ioprio_set", IOPRIO_WHO_PROCESS)):
+        prog += block(name, [ld_arg(0), (0x15, 1, 0, kind), (0x06, 0, 0, errno(EPERM)), ld_arg(1)] + self_only)
     prog += [(0x06, 0, 0, allow)]
     return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
 
@@ -380,6 +406,14 @@ def _build_jail(jail: dict) -> None:
         elif kind == "proc":
             os.makedirs(target, exist_ok=True)
             _mount("/proc", target, None, MS_BIND | MS_REC)
+            try:  # kernel write surfaces read-only (sysctls; the sandbox user owns none of them anyway)
+                for sub in ("sys", "sysrq-trigger"):
+                    if os.path.exists(f"{target}/{sub}"):
+                        _mount(f"{target}/{sub}", f"{target}/{sub}", None, MS_BIND | MS_REC)
+                        _remount_ro(f"{target}/{sub}")
+            except OSError:
+                if jail.get("as_root"):
+                    raise
         elif kind == "dev":
             os.makedirs(target, exist_ok=True)
             _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
@@ -427,7 +461,7 @@ def _apply_limits(limits: dict) -> None:
                 resource.setrlimit(which, (int(limits[key]), int(limits[key])))
             except (ValueError, OSError):
                 pass
-    for which, soft, hard in ((resource.RLIMIT_CORE, 0, 0),
+    for which, soft, hard in ((resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_MSGQUEUE, 0, 0),
                               (resource.RLIMIT_CPU, limits.get("cpu_seconds"), (limits.get("cpu_seconds") or 0) + 5)):
         if soft is not None:
             try:
@@ -436,13 +470,145 @@ def _apply_limits(limits: dict) -> None:
                 pass
 
 
+def _may_search(st: os.stat_result, uid: int, gid: int) -> bool:
+    """Whether ``uid`` (primary group ``gid``, no other groups) may pass through a folder of ``st``."""
+    if st.st_uid == uid:
+        return bool(st.st_mode & 0o100)
+    if st.st_gid == gid:
+        return bool(st.st_mode & 0o010)
+    return bool(st.st_mode & 0o001)
+
+
+def _blocked_at(path: str, uid: int, gid: int) -> tuple[str, str] | None:
+    """The outermost folder on the way to ``path`` that ``uid`` may not pass through, and the
+    name below it on that way; None when every folder above ``path`` lets it through."""
+    parts = [p for p in os.path.abspath(path).split("/") if p]
+    cur = "/"
+    for name in parts:
+        try:
+            st = os.stat(cur)
+        except OSError:
+            return None
+        if not _may_search(st, uid, gid):
+            return cur, name
+        cur = os.path.join(cur, name)
+    return None
+
+
+def _expose(paths: list, uid: int, gid: int) -> bool:
+    """Make every one of ``paths`` reachable by ``uid`` (tier ``rlimits``, started as root).
+
+    A Python installed under a folder only root may enter (``/root/.pyenv`` here, mode 0700)
+    cannot be read once this process has become the sandbox user. In a private mount namespace
+    (made only when needed) each such folder is covered by an empty tmpfs that anyone may pass
+    through, and only the entries on the way to ``paths`` are bound back onto it: the folder's
+    other entries stay out of sight. Returns whether a mount namespace was made.
+
+    Raises:
+        SandboxError: a path cannot be made reachable (no mount namespace here: in a container
+            without CAP_SYS_ADMIN; install Python where other users can read it instead).
+    """
+    made = False
+    for _ in range(64):                              # each round uncovers one level
+        blocked: dict = {}
+        for path in paths:
+            hit = _blocked_at(path, uid, gid)
+            if hit is not None:
+                blocked.setdefault(hit[0], set()).add(hit[1])
+        if not blocked:
+            return made
+        if not made:
+            import ctypes
+            if _libc().unshare(0x00020000) != 0:      # CLONE_NEWNS
+                err = ctypes.get_errno()
+                first = sorted(blocked)[0]
+                raise SandboxError(f"the sandbox user {uid} may not enter {first}, which holds what the "
+                                   f"submission's process needs, and no mount namespace can be made here to "
+                                   f"show it ({os.strerror(err)}); install Python where other users can read "
+                                   "it, or run the grader as a user other than root")
+            _mount(None, "/", None, MS_REC | (1 << 18))   # MS_PRIVATE: nothing propagates to the host
+            made = True
+        for folder in sorted(blocked, key=len):
+            if any(folder.startswith(o.rstrip("/") + "/") for o in blocked if o != folder):
+                continue                              # inside another blocked folder: next round
+            keep = []
+            for name in sorted(blocked[folder]):
+                src = os.path.join(folder, name)
+                st = os.lstat(src)
+                link = os.readlink(src) if os.path.islink(src) else None
+                fd = None if link is not None else os.open(src, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+                keep.append((name, st, link, fd))
+            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+            for name, st, link, fd in keep:
+                target = os.path.join(folder, name)
+                if link is not None:
+                    os.symlink(link, target)
+                    continue
+                if os.path.isdir(f"/proc/self/fd/{fd}"):
+                    os.mkdir(target, 0o755)
+                else:
+                    open(target, "a").close()
+                try:
+                    _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND)
+                finally:
+                    os.close(fd)
+            _remount_ro(folder)
+    raise SandboxError("folders nested too deep to show to the sandbox user")
+
+
+def _become(user: dict) -> None:
+    """Become the unprivileged host user ``user["uid"]`` / ``user["gid"]`` for good, with no
+    supplementary groups: real, effective, saved and file-system ids all change, so the kernel
+    checks everything (sysctl writes, file modes, per-user quotas, ptrace access, signals)
+    against that user, never root. A user namespace alone is no such drop: its uid 0 is host
+    uid 0 when root made it (docs/security.md, "The sandbox user").
+
+    The bounding set is emptied first (that needs CAP_SETPCAP, which the uid change takes).
+
+    Raises:
+        SandboxError: an id could not be changed, or a capability is left afterwards.
+    """
+    uid, gid = int(user["uid"]), int(user["gid"])
+    if user.get("home"):                            # the working folder root made: the user's own
+        try:
+            os.chown(str(user["home"]), uid, gid)
+        except OSError as exc:
+            raise SandboxError(f"cannot give the working folder to the sandbox user: {exc}") from None
+    libc = _libc()
+    libc.prctl(47, 4, 0, 0, 0)                      # PR_CAP_AMBIENT_CLEAR_ALL
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)                # PR_CAPBSET_DROP (EPERM without CAP_SETPCAP)
+    try:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    except OSError as exc:
+        raise SandboxError(f"cannot become the sandbox user {uid}: {exc}") from None
+    # the kernel clears the parent-death signal on a change of user (prctl(2)): bwrap's
+    # --die-with-parent, unshare's --kill-child and the rlimits tier's own would all be lost
+    libc.prctl(1, 9, 0, 0, 0)                       # PR_SET_PDEATHSIG, SIGKILL
+    if user.get("parent") and os.getppid() != int(user["parent"]):
+        raise SandboxError("the grader ended while the sandbox was being set up")
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise SandboxError(f"the sandbox user is not {uid}:{gid} after the change")
+    caps = _capabilities()
+    if caps.get("CapEff") or caps.get("CapPrm") or caps.get("CapAmb"):
+        raise SandboxError(f"capabilities remain after becoming the sandbox user: {caps}")
+
+
 def confine(policy: dict, limits: dict) -> list:
     """Apply ``policy`` and ``limits`` to this process; return the names of the layers applied.
 
-    Required steps (the jail, dropping capabilities where a namespace tier gave some) raise
-    :class:`SandboxError`; Landlock and seccomp are applied where the kernel has them.
+    In order: the jail (``unshare`` tier), rlimits, the sandbox user (``policy["user"]``, given
+    when the grader runs as root: the host uid this process becomes; in the ``rlimits`` tier the
+    folders it needs are shown to it first, :func:`_expose`), no capabilities, no_new_privs,
+    not dumpable (``rlimits``: other processes of the same user cannot read or write its memory
+    through /proc), Landlock and seccomp. Required steps (the jail, the user, dropping
+    capabilities where a namespace tier gave some) raise :class:`SandboxError`; Landlock and
+    seccomp are applied where the kernel has them.
     """
     layers = []
+    user = policy.get("user")
     if policy.get("jail"):
         try:
             _build_jail(policy["jail"])
@@ -451,11 +617,22 @@ def confine(policy: dict, limits: dict) -> list:
         layers.append("mount-namespace-view")
     _apply_limits(limits)
     layers.append("rlimits")
+    if user:
+        if policy.get("reach"):
+            try:
+                if _expose(list(policy["reach"]), int(user["uid"]), int(user["gid"])):
+                    layers.append("mount-namespace-reach")
+            except OSError as exc:
+                raise SandboxError(f"showing the Python install to the sandbox user failed: {exc}") from None
+        _become(user)
+        layers.append(f"uid-{int(user['uid'])}")
     if policy.get("drop_caps"):
         _drop_caps()
         layers.append("no-capabilities")
     if policy.get("tier", "none") != "none":
         _libc().prctl(38, 1, 0, 0, 0)               # PR_SET_NO_NEW_PRIVS
+    if policy.get("tier") == "rlimits":
+        _libc().prctl(4, 0, 0, 0, 0)                # PR_SET_DUMPABLE 0
     if policy.get("landlock"):
         try:
             abi = _landlock(policy["landlock"])
@@ -471,6 +648,22 @@ def confine(policy: dict, limits: dict) -> list:
         except (KeyError, OSError) as exc:
             sys.stderr.write(f"grader: seccomp filter not applied: {exc!r}\n")
     return layers
+
+
+def _close_other_fds(keep: set) -> None:
+    """Close every descriptor but ``keep``: a wrapper's leftovers (an O_PATH descriptor of a host
+    folder would let ``openat(fd, "..")`` walk out of the view) must never reach the submission."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        import resource
+        fds = list(range(3, min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 65536)))
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _private_jax_cache(spec) -> str:
@@ -573,10 +766,13 @@ def main() -> int:
     token = str(config.get("token", ""))
     parent = config.get("parent_pid")
     if parent and config.get("policy", {}).get("tier", "none") in ("rlimits", "none"):
+        if config["policy"].get("user"):            # checked again once the death signal is re-armed
+            config["policy"]["user"]["parent"] = parent
         # started directly by the grader: die with it (the namespace tiers' wrappers do this)
         _libc().prctl(1, 9, 0, 0, 0)                # PR_SET_PDEATHSIG, SIGKILL
         if os.getppid() != parent:                  # it died before the line above
             return 3
+    _close_other_fds({fd_in, fd_out})
     os.set_inheritable(fd_in, False)
     os.set_inheritable(fd_out, False)
     try:

@@ -15,7 +15,6 @@ import os
 import platform
 import re
 import shlex
-import shutil
 import stat
 import tempfile
 import time
@@ -29,6 +28,7 @@ import numpy as np
 
 from . import __version__, cache
 from .grading import expected_for, expected_from, run_failure, values_of
+from .cleanup import remove_tree
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from .compare import SMALL, Expected, compare, judge_raises, with_exception_hint
 from .errors import GraderError
@@ -358,7 +358,7 @@ class PrivateCopy:
 
     def close(self) -> None:
         """Remove the copy and its folder."""
-        shutil.rmtree(self._dir, ignore_errors=True)
+        remove_tree(self._dir)
 
     def __enter__(self) -> "PrivateCopy":
         return self
@@ -428,7 +428,8 @@ class _Session:
     """
 
     def __init__(self, submission: Path, problem: Problem, framework: str, opts: CheckOptions,
-                 wrap: Any, siblings: list[tuple[str, bytes]] = (), folder: str | None = None) -> None:
+                 wrap: Any, siblings: list[tuple[str, bytes]] = (), folder: str | None = None,
+                 shared: tuple[str, ...] = (), deadline: float | None = None) -> None:
         jax_store = None
         if framework == "jax":
             try:  # the siblings' bytes are part of the key: a changed helper.py is another source
@@ -437,6 +438,7 @@ class _Session:
             except OSError:
                 jax_store = None
         self.args = (submission, problem.function, framework, opts.limits, wrap, jax_store, folder)
+        self.shared, self.deadline = shared, deadline   # Worker's: folders to share, the run's end
         self.worker: Worker | None = None
         self.restarts = 0
         self.outputs: list[dict[str, Any]] = []
@@ -445,7 +447,7 @@ class _Session:
         self.saw_hidden = False          # the current process has been given a hidden case
 
     def launch(self) -> None:
-        self.worker = Worker(*self.args)
+        self.worker = Worker(*self.args, shared=self.shared, deadline=self.deadline)
         self.saw_hidden = False
         failed = self.worker.launch()
         self._launch_failure = failed
@@ -721,7 +723,8 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
     copy = PrivateCopy(loaded, siblings.files)  # the checked bytes, where nothing else can swap them
-    session = _Session(Path(copy.path), problem, framework, opts, wrap, siblings.files, copy.folder)
+    session = _Session(Path(copy.path), problem, framework, opts, wrap, siblings.files, copy.folder,
+                       shared=(copy.root,), deadline=t_start + opts.total_timeout)
     session.launch()
     # The reference runs in a thread of this process while the submission imports and runs in
     # its own: XLA releases the GIL while it compiles and computes, so the two overlap.
@@ -811,7 +814,7 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
             stop_reason = f"the whole run passed its {opts.total_timeout:g} s limit"
             slots[i] = CaseResult(status="timeout", failure=Failure("timeout", stop_reason), **base)
             continue
-        outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
+        outcome = session.call(case, timeout=opts.limits.call_timeout)   # CPU s; the run's end is the worker's
         got = outcome.result
         exp = expected_of(i)
         if case.raises and outcome.status in ("ok", "type", "exception"):
@@ -824,7 +827,8 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
             status, failure = run_failure(outcome)
             with_exception_hint(failure, problem.hints, case)
             if outcome.status == "timeout":
-                stop_reason = "not run: an earlier case timed out"
+                stop_reason = ("not run: the whole run passed its time limit" if outcome.limit == "total"
+                               else "not run: an earlier case timed out")
             elif outcome.status == "crash" and session.restarts >= MAX_RESTARTS:
                 stop_reason = f"not run: the submission crashed {MAX_RESTARTS + 1} times"
         res = CaseResult(status=status, failure=failure, seconds=outcome.seconds,

@@ -34,7 +34,7 @@ import os
 import select
 import struct
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -42,6 +42,7 @@ MAGIC = b"GRD1"
 MAX_HEADER = 1 << 20          # bytes of JSON header
 MAX_PAYLOAD = 1 << 30         # bytes of array data in one frame (1 GiB)
 MAX_DIMS = 32
+WATCH_SLICE = 0.1            # seconds between calls of a read's or write's ``watch``
 MAX_AXIS = 1 << 40            # largest length of one axis
 DTYPE_WHITELIST = frozenset({
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -83,33 +84,68 @@ def encode(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) 
     return MAGIC + struct.pack(">I", len(head)) + head + b"".join(blobs)
 
 
-def write_frame(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> None:
-    """Write one frame to a blocking file descriptor.
+def _wait(fd: int, events: int, deadline: float | None, watch: Callable[[], None] | None) -> None:
+    """Wait until ``fd`` is ready for ``events`` (``select.POLLIN`` or ``POLLOUT``).
+
+    ``deadline`` is a ``time.monotonic()`` value (None: no deadline). ``watch``, when given, is
+    called every :data:`WATCH_SLICE` seconds while waiting and may raise to give up (the
+    runner's CPU-time check). ``poll``, not ``select``: a grader with many open descriptors may
+    hold one past ``FD_SETSIZE``.
+
+    Raises:
+        Timeout: the deadline passed first.
+    """
+    poller = select.poll()
+    poller.register(fd, events | select.POLLERR | select.POLLHUP)
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise Timeout()
+        if watch is not None:
+            left = WATCH_SLICE if left is None else min(left, WATCH_SLICE)
+        if poller.poll(None if left is None else max(1, int(left * 1000))):
+            return
+        if watch is not None:
+            watch()
+
+
+def write_frame(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None,
+                deadline: float | None = None, watch: Callable[[], None] | None = None) -> None:
+    """Write one frame to ``fd``.
+
+    With a ``deadline`` (a ``time.monotonic()`` value) the descriptor must be non-blocking
+    (``os.set_blocking(fd, False)``; the grader's ends are): every write waits only until the
+    deadline, so a reader that stops reading (a submission that filled its own request pipe
+    through ``/proc/self/fd`` and never reads) cannot hang the writer. Without one (the child's
+    side) the descriptor may block. ``watch`` as for :func:`read_frame`.
 
     Raises:
         PeerClosed: the reader has gone (EPIPE).
+        Timeout: the deadline passed before the whole frame was written.
     """
     data = memoryview(encode(header, arrays))
     try:
         while data:
-            n = os.write(fd, data)
+            if deadline is not None:
+                _wait(fd, select.POLLOUT, deadline, watch)
+            try:
+                n = os.write(fd, data)
+            except BlockingIOError:
+                continue
             data = data[n:]
     except (BrokenPipeError, OSError) as exc:
         raise PeerClosed(f"cannot write to the other process: {exc}") from None
 
 
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+def _read_exact(fd: int, n: int, deadline: float | None, watch: Callable[[], None] | None = None) -> bytes:
     chunks, got = [], 0
     while got < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout()
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                raise Timeout()
+        if deadline is not None or watch is not None:
+            _wait(fd, select.POLLIN, deadline, watch)
         try:
             chunk = os.read(fd, min(n - got, 1 << 20))
+        except BlockingIOError:
+            continue
         except OSError as exc:
             raise PeerClosed(f"read failed: {exc}") from None
         if not chunk:
@@ -150,24 +186,28 @@ def _without_lone_surrogates(header: dict[str, Any]) -> dict[str, Any]:
     return root
 
 
-def read_frame(fd: int, deadline: float | None = None,
-               max_payload: int = MAX_PAYLOAD) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def read_frame(fd: int, deadline: float | None = None, max_payload: int = MAX_PAYLOAD,
+               watch: Callable[[], None] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Read and check one frame; return ``(header, arrays)``.
 
-    The arrays are fresh, writable, C-order copies owned by the caller.
+    The arrays are fresh, writable, C-order copies owned by the caller. ``deadline`` is a
+    ``time.monotonic()`` value (None: wait for ever); ``watch``, when given, is called every
+    :data:`WATCH_SLICE` seconds of waiting and may raise to give up (the grader's CPU-time limit
+    of a call, ``grader.runner``).
 
     Raises:
         Timeout: the deadline passed first.
         PeerClosed: the channel closed before a whole frame arrived.
+        Exception: whatever ``watch`` raises.
         ProtocolError: the frame breaks the format (see the module docstring).
     """
-    magic = _read_exact(fd, 4, deadline)
+    magic = _read_exact(fd, 4, deadline, watch)
     if magic != MAGIC:
         raise ProtocolError(f"bad frame start {magic!r}")
-    (length,) = struct.unpack(">I", _read_exact(fd, 4, deadline))
+    (length,) = struct.unpack(">I", _read_exact(fd, 4, deadline, watch))
     if length > MAX_HEADER:
         raise ProtocolError(f"header of {length} bytes exceeds the {MAX_HEADER}-byte cap")
-    raw = _read_exact(fd, length, deadline)
+    raw = _read_exact(fd, length, deadline, watch)
     try:
         header = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -203,7 +243,7 @@ def read_frame(fd: int, deadline: float | None = None,
         plan.append((name, dt, tuple(shape), expect))
     arrays = {}
     for name, dt, shape, nbytes in plan:
-        raw = _read_exact(fd, nbytes, deadline) if nbytes else b""
+        raw = _read_exact(fd, nbytes, deadline, watch) if nbytes else b""
         try:
             arrays[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
         except (ValueError, MemoryError) as exc:

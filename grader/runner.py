@@ -61,8 +61,14 @@ class Limits:
     """Resource limits for one submission process.
 
     Attributes:
-        call_timeout: wall-clock seconds for one call.
-        import_timeout: wall-clock seconds to start the process and import the submission.
+        call_timeout: CPU seconds one call may use (the child's user + system time, measured by
+            the grader from /proc, so a busy machine does not fail correct code: a 1.0 s float16
+            matmul took 2.04 s of wall-clock time at load 10 on 2 cores). A call also ends at its
+            wall-clock backstop, :meth:`backstop` of this (a call that sleeps or blocks).
+        import_timeout: CPU seconds to start the process and import the submission; its
+            wall-clock backstop likewise.
+        wall_factor, wall_margin: the wall-clock backstop of a CPU limit ``t`` is
+            ``wall_factor * t + wall_margin`` seconds (:meth:`backstop`).
         memory_bytes: the child's memory limit in bytes (``--memory-mb``; 0: none). It is the
             address-space limit (RLIMIT_AS; JAX alone maps about 1.5 GB), less the private
             tmpfs mounts in the namespace tiers (``sandbox.address_space_bytes``).
@@ -93,6 +99,12 @@ class Limits:
     reply_bytes: int = 256 << 20
     workdir_bytes: int = 256 << 20
     workdir_files: int = 10000
+    wall_factor: float = 5.0
+    wall_margin: float = 5.0
+
+    def backstop(self, cpu_seconds: float) -> float:
+        """The wall-clock seconds after which a step limited to ``cpu_seconds`` of CPU ends anyway."""
+        return self.wall_factor * cpu_seconds + self.wall_margin
 
 
 def _text(value: Any, limit: int = 20_000) -> str:
@@ -175,9 +187,11 @@ class CallOutcome:
 
     ``status`` is one of ``ok`` (``result`` holds the array), ``type`` (not an array;
     ``message`` names the type), ``exception`` / ``memory`` (``message`` and ``traceback``),
-    ``timeout`` (the call passed its deadline; the process was killed) or ``crash`` (the process
-    died or broke the protocol; ``message`` says how). ``mutated`` lists the inputs changed in
-    place. ``seconds`` is the call's duration in seconds as measured by the grader.
+    ``timeout`` (the call passed a limit, named by ``limit``: ``cpu`` its CPU time, ``wall``
+    its wall-clock backstop, ``total`` the run's ``--total-timeout``; the process was killed) or
+    ``crash`` (the process died or broke the protocol; ``message`` says how). ``mutated`` lists
+    the inputs changed in place. ``seconds`` is the call's wall-clock duration in seconds and
+    ``cpu_seconds`` its CPU time, both as measured by the grader.
     """
 
     status: str
@@ -188,6 +202,8 @@ class CallOutcome:
     seconds: float = 0.0
     result_type: str = ""
     error_types: list[str] = field(default_factory=list)  # an exception's type and base names
+    limit: str = ""          # for a ``timeout``: which limit ended it, ``cpu``, ``wall`` or ``total``
+    cpu_seconds: float | None = None   # the call's CPU time as the grader measured it (None: unknown)
 
 
 @dataclass
@@ -336,6 +352,29 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pids: list[int]) -> float | None:
+    """User plus system CPU seconds used so far by the processes ``pids`` (all their threads),
+    from /proc/<pid>/stat; None when none of them can be read (no /proc)."""
+    total, seen = 0, False
+    for pid in pids:
+        fields = _proc_stat(pid)
+        if fields is None or len(fields) < 13:
+            continue
+        try:
+            total += int(fields[11]) + int(fields[12])     # utime, stime (stat fields 14, 15)
+            seen = True
+        except ValueError:
+            continue
+    return total / _TICK if seen else None
+
+
+class _CpuExceeded(Exception):
+    """The child used more CPU time than the step allowed (raised by :meth:`Worker._watch_cpu`)."""
+
+
 def _environ_has(pid: int, marker: bytes) -> bool:
     try:
         return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
@@ -435,6 +474,23 @@ def child_environment(framework: str, workdir: str, marker: str = "") -> dict[st
     return env
 
 
+def _stage_seed(store: str, target: str) -> str | None:
+    """Copy the regular files of a JAX store into ``target`` (made here, mode 0755, files 0644)
+    for a sandbox user that cannot read the store itself; ``target``, or None on failure."""
+    import shutil
+    import stat
+    try:
+        os.mkdir(target, 0o755)
+        for name in os.listdir(store):
+            src = os.path.join(store, name)
+            if stat.S_ISREG(os.lstat(src).st_mode):
+                shutil.copyfile(src, os.path.join(target, name), follow_symlinks=False)
+                os.chmod(os.path.join(target, name), 0o644)
+    except OSError:
+        return None
+    return target
+
+
 class Worker:
     """One submission process: import once, then call the function many times.
 
@@ -454,6 +510,14 @@ class Worker:
         folder: the folder holding ``submission`` and its sibling modules, shown read-only in
             the sandbox instead of the file alone (``grader.check.PrivateCopy.folder``: a
             private folder the grader wrote, holding nothing else), or None (the file alone).
+        shared: folders the grader made for this child that its sandbox user must enter
+            (``PrivateCopy.root``): while the child runs they belong to that user's group, mode
+            0750 (only when the grader runs as root, :func:`grader.sandbox.needs_user`).
+
+    Attributes:
+        deadline: a ``time.monotonic()`` value past which no step waits (the run's
+            ``--total-timeout``), or None.
+        user: the :class:`grader.sandbox.SandboxUser` the child runs as, while it runs (root only).
 
     Use as a context manager, or call :meth:`close`; either kills the child, everything it
     started, and its working folder.
@@ -461,7 +525,7 @@ class Worker:
 
     def __init__(self, submission: str | os.PathLike[str], function: str, framework: str,
                  limits: Limits | None = None, wrap: Any = None, jax_store: str | None = None,
-                 folder: str | None = None) -> None:
+                 folder: str | None = None, shared: tuple[str, ...] = (), deadline: float | None = None) -> None:
         self.submission = str(Path(submission).resolve())
         self.folder = str(Path(folder).resolve()) if folder else None
         if self.folder is not None and os.path.dirname(self.submission) != self.folder:
@@ -475,7 +539,12 @@ class Worker:
         self.seq = 0
         self.token = secrets.token_hex(8)
         self.layers: list[str] = []
-        self._workdir: tempfile.TemporaryDirectory[str] | None = None
+        self.shared = tuple(shared)
+        self.deadline = deadline
+        self.user: Any = None
+        self._cpu_pids: list[int] = []
+        self._cpu_polls = 0
+        self._workdir: Any = None
         self._drains: list[_Drain] = []
         self._watch: _DiskWatch | None = None
         self._wrapped = False
@@ -495,20 +564,31 @@ class Worker:
 
         Returns None once started, or an ``ImportOutcome("crash")`` if the process could not start.
         """
+        from .cleanup import PrivateFolder
+        from .sandbox import SandboxUser, needs_user
+
         _prctl(PR_SET_DUMPABLE, 0)  # whoever uses the runner: the child must not read this process
         self._started = time.monotonic()
-        self._workdir = tempfile.TemporaryDirectory(prefix="grader-run-")
+        self._workdir = PrivateFolder("grader-run-")
         workdir = self._workdir.name
         inside = workdir
         policy: dict[str, Any] = {"tier": "none"}
         seed = self.jax_store if self.jax_store and os.path.isdir(self.jax_store) else None
-        jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} if self.jax_store else None
         sandboxed = self.wrap is not None and hasattr(self.wrap, "policy")
+        if sandboxed and needs_user(self.wrap.tier):
+            self.user = SandboxUser.take()    # GraderError when none is free: the machine's fault
+            os.chown(workdir, self.user.uid, self.user.gid)   # the rlimits tier works there
+            for folder in self.shared:
+                os.chown(folder, -1, self.user.gid)
+                os.chmod(folder, 0o750)
+            if seed:  # the store is root's (0700): a copy the sandbox user can read
+                seed = _stage_seed(seed, os.path.join(workdir, ".jax-seed"))
+        jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} if self.jax_store else None
         limits = asdict(self.limits)
         memory = self.limits.memory_bytes
         if sandboxed:
             from .sandbox import address_space_bytes
-            policy = self.wrap.policy(self.submission, workdir, seed, memory, folder=self.folder)
+            policy = self.wrap.policy(self.submission, workdir, seed, memory, folder=self.folder, user=self.user)
             inside = self.wrap.workdir_inside(workdir)
             if jax_cache:
                 jax_cache = self.wrap.jax_cache(workdir, seed)
@@ -537,7 +617,13 @@ class Worker:
                 os.close(fd)
             self._workdir.cleanup()
             self._workdir = None
+            if self.user is not None:
+                self.user.release()
+                self.user = None
             return ImportOutcome("crash", f"could not start the submission's process: {exc}")
+        # every write to the child waits only until a deadline: a child that fills its own
+        # request pipe (through /proc/self/fd) and stops reading cannot hang the grader
+        os.set_blocking(req_w, False)
         track_child(self.proc.pid)
         track_marker(self.token)
         if getattr(self.wrap, "tier", "none") not in ("bwrap", "unshare"):   # a host folder, no tmpfs cap
@@ -556,13 +642,25 @@ class Worker:
         started, limits = self._started, self.limits
         if self.proc is None:
             return ImportOutcome("crash", "the submission's process is not running")
-        deadline = time.monotonic() + limits.import_timeout
+        cpu_limit = limits.import_timeout
+        deadline, kind = started + limits.backstop(cpu_limit), "wall"
+        if self.deadline is not None and self.deadline < deadline:
+            deadline, kind = self.deadline, "total"
         try:
-            header, _ = protocol.read_frame(self._rep, deadline, max_payload=0)
+            header, _ = protocol.read_frame(self._rep, deadline, max_payload=0,
+                                            watch=lambda: self._watch_cpu(0.0, cpu_limit))
+        except _CpuExceeded:
+            self.kill()
+            return ImportOutcome("timeout", f"importing the submission used more than {cpu_limit:g} s of CPU time",
+                                 seconds=time.monotonic() - started)
         except protocol.Timeout:
             self.kill()
-            return ImportOutcome("timeout", f"importing the submission took longer than {limits.import_timeout:g} s",
-                                 seconds=time.monotonic() - started)
+            if kind == "total":
+                return ImportOutcome("timeout", "the whole run's time limit (--total-timeout) ran out while the "
+                                                "submission was being imported", seconds=time.monotonic() - started)
+            return ImportOutcome("timeout", f"importing the submission took longer than {deadline - started:.0f} s of "
+                                            f"wall-clock time (the backstop of its {cpu_limit:g} s CPU-time limit): "
+                                            "it was waiting, sleeping or blocked", seconds=time.monotonic() - started)
         except protocol.ProtocolError as exc:
             code = self._wait_exit(exc)
             return ImportOutcome("crash", self._death_message(code, "while being imported", exc),
@@ -590,12 +688,45 @@ class Worker:
                                  seconds=time.monotonic() - started)
         return ImportOutcome("crash", f"unexpected first message {_text(status, 64)!r}", seconds=time.monotonic() - started)
 
+    def _tree(self) -> list[int]:
+        """The child's process and its descendants (bwrap and unshare put the Python below them)."""
+        assert self.proc is not None
+        out, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as fh:
+                        todo += [int(x) for x in fh.read().split()]
+            except (OSError, ValueError):
+                if pid == self.proc.pid:   # no children files (an old kernel): the slow way
+                    return [pid, *_descendants(pid)]
+        return out
+
+    def cpu_used(self) -> float | None:
+        """CPU seconds the child's processes have used since they started (None: unknown)."""
+        if self.proc is None:
+            return None
+        if not self._cpu_pids or self._cpu_polls % 10 == 0:   # the tree is fixed once confined
+            self._cpu_pids = self._tree()
+        self._cpu_polls += 1
+        return cpu_seconds(self._cpu_pids)
+
+    def _watch_cpu(self, base: float, limit: float) -> None:
+        used = self.cpu_used()
+        if used is not None and used - base > limit:
+            raise _CpuExceeded(used - base)
+
     def call(self, arrays: dict[str, np.ndarray], timeout: float | None = None) -> CallOutcome:
         """Call the function with ``arrays`` (parameter name -> array, in call order).
 
-        ``timeout`` is in seconds (default ``limits.call_timeout``). Never raises for the
-        submission's faults: a timeout, a death or a protocol violation is returned as an
-        outcome, and the process is then gone (call :meth:`start` again to go on).
+        ``timeout`` is the call's CPU-time limit in seconds (default ``limits.call_timeout``);
+        the call also ends at its wall-clock backstop (``limits.backstop(timeout)``) and at
+        :attr:`deadline`, and the outcome's ``limit`` says which one ended it. Every write and
+        read is bounded by the same deadlines. Never raises for the submission's faults: a
+        timeout, a death or a protocol violation is returned as an outcome, and the process is
+        then gone (call :meth:`start` again to go on).
         """
         if self.proc is None or self.proc.poll() is not None:
             return CallOutcome("crash", message="the submission's process is not running")
@@ -603,14 +734,40 @@ class Worker:
         seq = self.seq
         timeout = self.limits.call_timeout if timeout is None else timeout
         t0 = time.monotonic()
+        backstop = self.limits.backstop(timeout)
+        base = self.cpu_used()
+        end, kind = t0 + backstop, "wall"
+        if base is None:                 # no /proc to read CPU time from: the limit is wall-clock
+            end, backstop = t0 + timeout, timeout
+        if self.deadline is not None and self.deadline < end:
+            end, kind = self.deadline, "total"
+
+        def watch() -> None:
+            if base is not None:
+                self._watch_cpu(base, timeout)
+
         try:
             protocol.write_frame(self._req, {"seq": seq, "token": self.token, "op": "call",
-                                             "order": list(arrays)}, arrays)
-            header, out = protocol.read_frame(self._rep, t0 + timeout, max_payload=self.limits.reply_bytes)
-        except protocol.Timeout:
+                                             "order": list(arrays)}, arrays, deadline=end, watch=watch)
+            header, out = protocol.read_frame(self._rep, end, max_payload=self.limits.reply_bytes, watch=watch)
+        except _CpuExceeded as exc:
             self.kill()
-            return CallOutcome("timeout", message=f"the call took longer than {timeout:g} s and was stopped",
-                               seconds=time.monotonic() - t0)
+            return CallOutcome("timeout", message=f"the call used more than {timeout:g} s of CPU time and was "
+                                                  "stopped", seconds=time.monotonic() - t0, limit="cpu",
+                               cpu_seconds=float(exc.args[0]))
+        except protocol.Timeout:
+            now = self.cpu_used()
+            used = None if now is None or base is None else now - base
+            self.kill()
+            if kind == "total":
+                msg = "the whole run's time limit (--total-timeout) ran out during the call, which was stopped"
+            elif base is None:
+                msg = f"the call took longer than {timeout:g} s and was stopped"
+            else:
+                msg = (f"the call took longer than {backstop:g} s of wall-clock time (the backstop of its "
+                       f"{timeout:g} s CPU-time limit) having used {used or 0:.1f} s of CPU: it was waiting, "
+                       "sleeping or blocked, and was stopped")
+            return CallOutcome("timeout", message=msg, seconds=time.monotonic() - t0, limit=kind, cpu_seconds=used)
         except protocol.ProtocolError as exc:
             code = self._wait_exit(exc)
             return CallOutcome("crash", message=self._death_message(code, "during the call", exc),
@@ -717,11 +874,11 @@ class Worker:
                         pass
             self._drains = []
         self.proc = None
+        if self.user is not None:   # kills whatever still runs as the sandbox user first
+            self.user.release()
+            self.user = None
         if self._workdir is not None:
-            try:
-                self._workdir.cleanup()
-            except OSError:
-                pass
+            self._workdir.cleanup()  # never raises, whatever the child left (grader.cleanup)
             self._workdir = None
 
     def _sweep_orphans(self, pid: int) -> None:
@@ -751,10 +908,13 @@ class Worker:
         from .cache import JAX_EXPORT_BYTES, store_jax_entries
 
         self.seq += 1
+        end = time.monotonic() + 5.0
+        if self.deadline is not None:
+            end = min(end, self.deadline)
         try:
             protocol.write_frame(self._req, {"seq": self.seq, "token": self.token, "op": "export_cache",
-                                             "max_bytes": JAX_EXPORT_BYTES})
-            header, files = protocol.read_frame(self._rep, time.monotonic() + 5.0, max_payload=JAX_EXPORT_BYTES)
+                                             "max_bytes": JAX_EXPORT_BYTES}, deadline=end)
+            header, files = protocol.read_frame(self._rep, end, max_payload=JAX_EXPORT_BYTES)
         except (protocol.ProtocolError, protocol.Timeout):
             return 0
         if header.get("seq") != self.seq or header.get("token") != self.token or header.get("status") != "cache":
@@ -773,9 +933,10 @@ class Worker:
             self._export_jax_cache()
         if self.proc is not None and self.proc.poll() is None and hasattr(self, "_req"):
             try:
-                protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "exit"})
+                protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "exit"},
+                                     deadline=time.monotonic() + 0.5)
                 self.proc.wait(timeout=0.5)
-            except (protocol.PeerClosed, subprocess.TimeoutExpired):
+            except (protocol.PeerClosed, protocol.Timeout, subprocess.TimeoutExpired):
                 pass
         self.kill()
 

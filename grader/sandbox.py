@@ -196,17 +196,47 @@ def view(submission: str, workdir: str, jax_seed: str | None = None, memory_byte
     return steps
 
 
-def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] = (), sized: bool = True) -> list[str]:
+def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] = (), sized: bool = True,
+               as_root: bool | None = None) -> list[str]:
     """The bubblewrap command line (up to the ``--``) for a view.
 
-    As root, ``--unshare-user --uid 65534 --gid 65534`` is what takes capabilities away from the
-    sandboxed code (NOTES); the PID namespace plus ``--die-with-parent`` means killing bwrap
-    kills every descendant.
+    Started by root (``as_root``; default: this process's euid is 0), bubblewrap runs
+    privileged with no user namespace: a user namespace made by root maps its users to host
+    root (NOTES: ``--uid 65534`` read ``65534 0 1`` in uid_map), so sysctls, root's files and
+    root's kernel quotas stayed in reach. Instead the child keeps only CAP_SETUID and
+    CAP_SETGID and becomes the sandbox user itself before any submission code runs
+    (``policy["user"]``, :class:`SandboxUser`; CAP_CHOWN gives it its working folder first);
+    /proc/sys is bound read-only over the fresh /proc.
+    Started by anyone else, ``--unshare-user --uid 65534`` maps the sandbox to that user.
+    ``--as-pid-1`` runs the child itself as the PID namespace's init: bubblewrap's own init,
+    unfiltered and without rlimits, took injected code through ``/proc/1/mem``. The PID
+    namespace plus ``--die-with-parent`` means killing bwrap kills every descendant.
     """
-    argv = ["bwrap", "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-            "--unshare-cgroup-try", "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
-            "--die-with-parent", *extra]
+    as_root = os.geteuid() == 0 if as_root is None else as_root
+    argv = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if as_root:
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_CHOWN"]
+    else:
+        argv += ["--unshare-user", "--uid", "65534", "--gid", "65534"]
+    argv += ["--hostname", "sandbox", "--die-with-parent", "--as-pid-1", *extra]
+    bound: list[str] = []               # binds and links so far: nothing is made inside them
+    made: set[str] = set()
+
     for m in steps:
+        if m.kind in ("ro", "rw", "tmpfs", "dir", "proc", "dev"):
+            # the folders on the way, made open to everyone: privileged bubblewrap makes them
+            # 0700, which the sandbox user (not root) cannot pass through
+            parts = [p for p in m.path.split("/") if p][:-1]
+            for i in range(1, len(parts) + 1):
+                folder = "/" + "/".join(parts[:i])
+                if folder in made or any(folder == b or folder.startswith(b.rstrip("/") + "/") for b in bound):
+                    continue
+                argv += ["--perms", "0755", "--dir", folder]
+                made.add(folder)
+        if m.kind in ("ro", "rw", "symlink"):
+            bound.append(m.path)
+        elif m.kind == "dir":
+            made.add(m.path)
         if m.kind == "symlink":
             argv += ["--symlink", m.source, m.path]
         elif m.kind == "ro":
@@ -215,12 +245,14 @@ def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] =
             argv += ["--bind", m.source, m.path]
         elif m.kind == "proc":
             argv += ["--proc", m.path]
+            if as_root:
+                argv += ["--ro-bind", "/proc/sys", m.path + "/sys"]
         elif m.kind == "dev":
             argv += ["--dev", m.path]
         elif m.kind == "tmpfs":
             argv += (["--size", str(m.size)] if m.size and sized else []) + ["--tmpfs", m.path]
         elif m.kind == "dir":
-            argv += ["--dir", m.path]
+            argv += ["--perms", "0755", "--dir", m.path]
         elif m.kind == "remount-ro":
             argv += ["--remount-ro", m.path]
     argv += ["--chdir", workdir_inside, "--"]
@@ -229,6 +261,169 @@ def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] =
 
 UNSHARE_ARGV = ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child",
                 "--mount-proc", "--net", "--ipc", "--uts", "--propagation", "private", "--"]
+#: started by root: no user namespace (its root would be host root); the child builds its view
+#: as root and then becomes the sandbox user (:class:`SandboxUser`)
+UNSHARE_ROOT_ARGV = [a for a in UNSHARE_ARGV if a not in ("--user", "--map-root-user")]
+
+
+# -- the sandbox user ----------------------------------------------------------------------------
+ENV_UIDS = "GRADER_SANDBOX_UIDS"
+#: host uids the sandbox runs as when the grader is root: ``START:COUNT``, one per concurrent
+#: check. 0x7A000000 lies in the range systemd leaves unused (0x70000000-0x7FFDFFFF,
+#: systemd's UIDS-GIDS.md), far from system, regular, dynamic and container users.
+UID_START, UID_COUNT = 0x7A000000, 4096
+
+
+def _uid_range() -> tuple[int, int]:
+    raw = os.environ.get(ENV_UIDS, "").strip()
+    if not raw:
+        return UID_START, UID_COUNT
+    try:
+        start, count = (int(x, 0) for x in raw.split(":"))
+    except ValueError:
+        raise GraderError(f"{ENV_UIDS}={raw!r} is not START:COUNT (e.g. 0x7A000000:4096)") from None
+    if start < 1000 or count < 1 or start + count > 0xFFFFFFFE:
+        raise GraderError(f"{ENV_UIDS}={raw!r}: START must be at least 1000 and START+COUNT below 2^32-1")
+    return start, count
+
+
+def _lock_folder() -> str:
+    """The root-only folder of the uid lock files (``/run/grader-sandbox-uids``, else under /tmp).
+
+    Raises:
+        GraderError: it exists but is not a folder of root's that only root may write.
+    """
+    import stat
+    base = "/run" if os.path.isdir("/run") and os.access("/run", os.W_OK) else tempfile.gettempdir()
+    folder = os.path.join(base, "grader-sandbox-uids")
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise GraderError(f"cannot create {folder} for the sandbox users: {exc.strerror or exc}") from None
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+        raise GraderError(f"{folder} is not a folder that only root may write; remove it")
+    return folder
+
+
+def processes_of(uid: int) -> list[int]:
+    """The pids of the processes whose real, effective, saved or file-system uid is ``uid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                for line in fh:
+                    if line.startswith("Uid:"):
+                        if str(uid) in line.split()[1:]:
+                            found.append(int(entry))
+                        break
+        except OSError:
+            continue
+    return found
+
+
+def _kill_user(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (a sandbox user's leftovers), a few rounds."""
+    for _ in range(5):
+        pids = processes_of(uid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+class SandboxUser:
+    """A host uid (and gid of the same number) of its own for one sandboxed child, when the
+    grader runs as root; None of this is used otherwise (the child then runs as the grader's
+    user, in a user namespace where the tier has one).
+
+    Each uid of :data:`ENV_UIDS`'s range is held through an exclusive ``flock`` of a file in a
+    root-only folder (:func:`_lock_folder`), so concurrent checks, in one process or many
+    (``grade --jobs``), never share one; uids named in the password database are skipped.
+    Taking a uid first kills any process left with it (a grader killed with SIGKILL), and
+    :meth:`release` kills what is left again before letting it go: no two learners' processes
+    ever run with one uid, so neither can signal, ptrace, prlimit or share quotas with another.
+
+    Attributes:
+        uid: the host uid; gid: the host gid (the same number).
+
+    Raises:
+        GraderError: (from :meth:`take`) no uid of the range is free, or the lock folder is unsafe.
+    """
+
+    def __init__(self, uid: int, fd: int) -> None:
+        self.uid = self.gid = uid
+        self._fd: int | None = fd
+
+    @classmethod
+    def take(cls) -> "SandboxUser":
+        """Hold a free uid of the range (see the class docstring)."""
+        import fcntl
+        import pwd
+        import secrets as _secrets
+        start, count = _uid_range()
+        folder = _lock_folder()
+        first = _secrets.randbelow(count)
+        for i in range(count):
+            uid = start + (first + i) % count
+            try:
+                pwd.getpwuid(uid)
+                continue                              # a real user of this machine
+            except KeyError:
+                pass
+            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            _kill_user(uid)
+            return cls(uid, fd)
+        raise GraderError(f"no sandbox user is free in {ENV_UIDS} range {start}:{count}")
+
+    def policy(self) -> dict[str, int]:
+        """What the child needs to become this user (``policy["user"]``)."""
+        return {"uid": self.uid, "gid": self.gid}
+
+    def release(self) -> None:
+        """Kill whatever still runs as this uid, then let the uid go. Idempotent."""
+        if self._fd is None:
+            return
+        _kill_user(self.uid)
+        os.close(self._fd)
+        self._fd = None
+
+    def __repr__(self) -> str:
+        return f"SandboxUser({self.uid})"
+
+
+def needs_user(tier: str) -> bool:
+    """Whether a child of ``tier`` gets a :class:`SandboxUser`: every tier but ``none`` when the
+    grader runs as root."""
+    return tier != "none" and os.geteuid() == 0
+
+
+def _cover_without(folder: str, hidden: str) -> list[str]:
+    """Paths whose union is everything under ``folder`` but ``hidden`` (a path inside it): the
+    siblings of each folder on the way down. Landlock can only grant, never take back, so a
+    site-packages holding the grader's own package (a wheel install) is granted entry by entry."""
+    out: list[str] = []
+    cur = folder
+    for name in os.path.relpath(hidden, folder).split(os.sep):
+        try:
+            entries = sorted(os.listdir(cur))
+        except OSError:
+            return out
+        out += [os.path.join(cur, e) for e in entries if e != name]
+        cur = os.path.join(cur, name)
+    return out
 
 
 class Sandbox:
@@ -264,27 +459,44 @@ class Sandbox:
         return {"dir": inside + "/" + JAX_CACHE, "seed": seed}
 
     def policy(self, submission: str, workdir: str, jax_seed: str | None = None,
-               memory_bytes: int = 0, folder: str | None = None) -> dict[str, Any]:
+               memory_bytes: int = 0, folder: str | None = None,
+               user: "SandboxUser | None" = None) -> dict[str, Any]:
         """What the child must apply to itself before any submission code runs (a JSON-able dict).
 
         Keys: ``tier``; ``jail`` (the view to build, ``unshare`` only); ``landlock`` (read-only
-        and read-write paths, ``rlimits`` only: read-write is the working folder alone);
-        ``seccomp`` and ``drop_caps`` (booleans).
+        and read-write paths, ``rlimits`` only: read-write is the working folder alone; the
+        grader's package is left out even where its site-packages is granted, so bundled specs
+        and references stay unreadable in a wheel install); ``user`` (the host uid and gid to
+        become, :class:`SandboxUser`, when the grader runs as root); ``seccomp`` and
+        ``drop_caps`` (booleans).
         """
         pol: dict[str, Any] = {"tier": self.tier, "seccomp": False, "drop_caps": False}
         if self.tier == "none":
             return pol
         pol["seccomp"] = os.environ.get(ENV_SECCOMP, "1") != "0"
         pol["drop_caps"] = True
+        if user is not None:
+            # the working folder, made by root (bwrap --dir, the jail's mkdir), is the user's
+            pol["user"] = {**user.policy(), "home": self.workdir_inside(workdir)}
         steps = view(submission, workdir, jax_seed, memory_bytes, folder)
         if self.tier == "unshare":
             pol["jail"] = {"steps": [m.__dict__ for m in steps], "root": os.path.join(workdir, ".jail"),
-                           "workdir": inside_workdir(workdir)}
+                           "workdir": inside_workdir(workdir), "as_root": os.geteuid() == 0}
         elif self.tier == "rlimits":
-            ro = [m.source for m in steps if m.kind == "ro"]
+            ro = []
+            pkg = str(PACKAGE_DIR)
+            for m in steps:
+                if m.kind != "ro":
+                    continue
+                if pkg.startswith(m.source.rstrip(os.sep) + os.sep):   # a wheel install: not the bundled files
+                    ro += _cover_without(m.source, pkg)
+                else:
+                    ro.append(m.source)
             ro += [d for d in ("/proc",) if os.path.isdir(d)]
             rw = [m.source for m in steps if m.kind == "rw"] + [workdir]
             pol["landlock"] = {"ro": ro, "rw": rw, "dev": [f"/dev/{d}" for d in DEVICES]}
+            if user is not None:   # what the sandbox user must be able to reach, Landlock or not
+                pol["reach"] = [*ro, *rw]
         return pol
 
     def __call__(self, argv: list[str], submission: str, workdir: str, jax_seed: str | None = None,
@@ -298,7 +510,7 @@ class Sandbox:
         if self.tier == "unshare":
             # unshare itself must die with the grader (then --kill-child takes the namespace)
             reaper = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
-            return reaper + UNSHARE_ARGV + argv
+            return reaper + (UNSHARE_ROOT_ARGV if os.geteuid() == 0 else UNSHARE_ARGV) + argv
         return argv
 
 
@@ -351,29 +563,34 @@ def _run_probe(sandbox: Sandbox) -> tuple[bool, str]:
     and checks that no capability is left. Returns (worked, the last line of its complaint)."""
     from .runner import CHILD_SCRIPT, child_environment, track_child, untrack_child
 
-    with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
-        sub = os.path.join(tmp, "probe_submission.py")
-        Path(sub).write_text("")
-        config = {"policy": sandbox.policy(sub, tmp)}
-        argv = sandbox([sys.executable, "-I", str(CHILD_SCRIPT), "--probe", json.dumps(config)], sub, tmp)
-        try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, cwd=tmp, start_new_session=True,
-                                    env=child_environment("numpy", sandbox.workdir_inside(tmp)))
-        except OSError as exc:
-            return False, f"{argv[0]}: {exc.strerror or exc}"
-        track_child(proc.pid)
-        try:
-            out, err = proc.communicate(timeout=PROBE_TIMEOUT)
-        except subprocess.TimeoutExpired:
+    user = SandboxUser.take() if needs_user(sandbox.tier) else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
+            sub = os.path.join(tmp, "probe_submission.py")
+            Path(sub).write_text("")
+            config = {"policy": sandbox.policy(sub, tmp, user=user)}
+            argv = sandbox([sys.executable, "-I", str(CHILD_SCRIPT), "--probe", json.dumps(config)], sub, tmp)
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.communicate()
-            return False, f"the probe took longer than {PROBE_TIMEOUT:g} s"
-        finally:
-            untrack_child(proc.pid)
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, cwd=tmp, start_new_session=True,
+                                        env=child_environment("numpy", sandbox.workdir_inside(tmp)))
+            except OSError as exc:
+                return False, f"{argv[0]}: {exc.strerror or exc}"
+            track_child(proc.pid)
+            try:
+                out, err = proc.communicate(timeout=PROBE_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                proc.communicate()
+                return False, f"the probe took longer than {PROBE_TIMEOUT:g} s"
+            finally:
+                untrack_child(proc.pid)
+    finally:
+        if user is not None:
+            user.release()
     text = out.decode(errors="replace").strip()
     if proc.returncode == 0 and text.endswith("probe-ok"):
         return True, ""
@@ -405,7 +622,9 @@ def _probe_locked(tier: str) -> tuple[bool, str, Sandbox | None]:
         ok, why = _run_probe(Sandbox("unshare"))
         return ok, why, Sandbox("unshare") if ok else None
     why = ""
-    for candidate in (Sandbox("bwrap", ("--disable-userns",)), Sandbox("bwrap"), Sandbox("bwrap", (), False)):
+    # --disable-userns needs --unshare-user, which a root grader does not use (bwrap_argv)
+    first = () if os.geteuid() == 0 else (Sandbox("bwrap", ("--disable-userns",)),)
+    for candidate in (*first, Sandbox("bwrap"), Sandbox("bwrap", (), False)):
         ok, why = _run_probe(candidate)
         if ok:
             return True, "", candidate

@@ -718,9 +718,9 @@ def test_the_child_is_sent_inputs_only(tmp_path, monkeypatch):
     sent: list[tuple[dict, dict]] = []
     real = runner.protocol.write_frame
 
-    def record(fd, header, arrays=None):
+    def record(fd, header, arrays=None, **bounds):
         sent.append((dict(header), {k: np.array(v, copy=True) for k, v in (arrays or {}).items()}))
-        return real(fd, header, arrays)
+        return real(fd, header, arrays, **bounds)
 
     monkeypatch.setattr(runner.protocol, "write_frame", record)
     problem = load_problem(find_problem("tied_lm_head", None))

@@ -650,6 +650,30 @@ def confine(policy: dict, limits: dict) -> list:
     return layers
 
 
+def _watch_grader(fd_in: int) -> None:
+    """Exit as soon as the grader's end of the request pipe is closed (the grader died).
+
+    The parent-death signal cannot do this everywhere: privileged bubblewrap's monitor, this
+    process's parent, keeps no capability, so the kernel refuses it the right to signal a
+    process of the sandbox user, and its SIGKILL never arrives. A thread that only polls for
+    the hang-up (it reads nothing) ends the process instead. A submission that holds the GIL
+    on purpose can delay it; the grader's next check kills whatever is left of an unheld
+    sandbox user (``grader.sandbox.SandboxUser.take``).
+    """
+    import select
+    import threading
+
+    def run() -> None:
+        poller = select.poll()
+        poller.register(fd_in, 0)                   # POLLHUP and POLLERR only: nothing is read
+        while True:
+            for _, event in poller.poll():
+                if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                    os._exit(0)
+
+    threading.Thread(target=run, name="grader-watch", daemon=True).start()
+
+
 def _close_other_fds(keep: set) -> None:
     """Close every descriptor but ``keep``: a wrapper's leftovers (an O_PATH descriptor of a host
     folder would let ``openat(fd, "..")`` walk out of the view) must never reach the submission."""
@@ -782,6 +806,7 @@ def main() -> int:
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "sandbox_error", "message": str(exc)})
         return 3
     proto = _load_protocol()
+    _watch_grader(fd_in)
 
     import numpy as np
     versions = {"numpy": np.__version__, "sandbox_layers": layers}

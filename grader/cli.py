@@ -93,7 +93,8 @@ def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
     p.add_argument("--framework", choices=("numpy", "jax", "torch"),
                    help="override the framework detected from imports")
     p.add_argument("--timeout", type=positive_float, default=10.0, metavar="SECONDS",
-                   help="wall-clock limit of one call of the submission (default 10)")
+                   help="CPU-time limit of one call of the submission, in seconds (default 10); a call "
+                        "also ends at a wall-clock backstop of 5x this plus 5 s (one that sleeps or blocks)")
     p.add_argument("--total-timeout", type=positive_float, default=300.0, metavar="SECONDS",
                    help="wall-clock limit of the whole check (default 300)")
     p.add_argument("--memory-mb", type=_nonneg_int, default=4096, metavar="MB",

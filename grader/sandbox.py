@@ -339,6 +339,37 @@ def _kill_user(uid: int) -> None:
                 pass
 
 
+def _sweep_unheld(folder: str, start: int, count: int) -> None:
+    """Kill the processes of sandbox users that no live grader holds (a grader killed with
+    SIGKILL, whose bubblewrap child the kernel would not let its capless monitor signal)."""
+    import fcntl
+    orphans: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+        except (OSError, StopIteration, ValueError):
+            continue
+        if start <= uid < start + count:
+            orphans.setdefault(uid, []).append(int(entry))
+    for uid in orphans:
+        try:
+            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue                                  # held: a live check's
+        try:
+            _kill_user(uid)
+        finally:
+            os.close(fd)
+
+
 class SandboxUser:
     """A host uid (and gid of the same number) of its own for one sandboxed child, when the
     grader runs as root; None of this is used otherwise (the child then runs as the grader's
@@ -370,6 +401,7 @@ class SandboxUser:
         import secrets as _secrets
         start, count = _uid_range()
         folder = _lock_folder()
+        _sweep_unheld(folder, start, count)
         first = _secrets.randbelow(count)
         for i in range(count):
             uid = start + (first + i) % count

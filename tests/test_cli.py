@@ -122,7 +122,7 @@ def test_exception_shows_the_learners_traceback_only(kind_runs):
 def test_timeout_stops_the_run_and_skips_the_rest(kind_runs):
     cases = kind_runs["wrong_timeout_loop.py"].json()["cases"]
     assert cases[0]["status"] == "timeout"
-    assert cases[0]["failure"]["message"] == "the call took longer than 3 s and was stopped"
+    assert cases[0]["failure"]["message"] == "the call used more than 3 s of CPU time and was stopped"
     assert {c["status"] for c in cases[1:]} == {"skipped"}
 
 

@@ -375,7 +375,7 @@ def test_the_child_gets_the_checked_bytes_not_what_the_path_holds_later(tmp_path
         pass
 
     class Session:  # records what the submission's process would be given, then stops the check
-        def __init__(self, path, *args):
+        def __init__(self, path, *args, **kwargs):
             seen[str(path)] = Path(path).read_bytes()
 
         def launch(self):

@@ -1,0 +1,448 @@
+"""Untrusted submissions, round three (docs/security.md, "Round three"): each class of attack
+that broke the sandbox of b724ef8 has a test here that failed there and passes now.
+
+The attacks are made harmless to the machine the tests run on: a sysctl is opened for writing
+and closed without a byte written; another process's limits, priority, affinity and I/O class
+are read and set to the values they already have. Tests that need root (the sandbox user) or a
+tier this machine lacks skip with the missing capability named.
+"""
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import sandbox
+from grader.runner import Limits, Worker
+
+from .test_security import FORGE, INPUTS, NAMESPACE_OK, STRONG, write_submission
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the sandbox user is chosen only "
+                                                         "by a grader that runs as root")
+TIERS = [*NAMESPACE_OK, "rlimits"]
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, found through /proc (the test's own walk, not the grader's)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def _uids(pid: int) -> tuple[int, ...]:
+    """The real, effective, saved and file-system uids of ``pid``, as the host sees them."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return tuple(int(x) for x in line.split()[1:])
+    return ()
+
+
+def _running_as(uid: int) -> list[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and _safe_uids(int(e)) and uid in _safe_uids(int(e))]
+
+
+def _safe_uids(pid: int) -> tuple[int, ...]:
+    try:
+        return _uids(pid)
+    except OSError:
+        return ()
+
+
+def _limits(**kw) -> Limits:
+    """Limits with the fields this grader knows (the same tests run against older commits)."""
+    import dataclasses
+    known = {f.name for f in dataclasses.fields(Limits)}
+    return Limits(**{k: v for k, v in kw.items() if k in known})
+
+
+# -- class 1: the sandbox user is host root ----------------------------------------------------------
+ROOTISH = """
+import ctypes, os
+import numpy as np
+
+def _writable(path):
+    try:
+        os.close(os.open(path, os.O_WRONLY))         # opened for writing, never written
+        return 1
+    except OSError:
+        return 0
+
+def tied_lm_head(hidden, embedding_matrix):
+    libc = ctypes.CDLL(None, use_errno=True)
+    inotify = 0
+    fds = []
+    for _ in range(8):
+        fd = libc.inotify_init()
+        if fd >= 0:
+            inotify += 1
+            fds.append(fd)
+    for fd in fds:
+        os.close(fd)
+    return np.array([min(os.getresuid()), _writable("/proc/sys/kernel/core_pattern"),
+                     _writable("/proc/sys/vm/drop_caches"), _writable("/proc/sys/fs/file-max"), inotify], dtype=np.int64)
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("tier", TIERS)
+def test_learner_code_never_runs_as_host_root(tmp_path, tier):
+    sub = write_submission(tmp_path, ROOTISH)
+    with Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w, \
+            Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as other:
+        assert w.start().status == "ok" and other.start().status == "ok"
+        out = w.call(INPUTS)
+        assert out.status == "ok", out.message
+        python = _tree(w.proc.pid)[-1]               # the Python, below bwrap or unshare
+        host_uid = _uids(python)
+        theirs = {u for pid in _tree(other.proc.pid) for u in _safe_uids(pid) if u != 0}
+        uid_inside, core, drop, filemax, inotify = (int(x) for x in out.result)
+        assert 0 not in host_uid, f"{tier}: the submission's process runs as host uid {host_uid}"
+        assert set(host_uid).isdisjoint(theirs), "two concurrent checks share a sandbox user"
+        assert (core, drop, filemax) == (0, 0, 0), f"{tier}: a sysctl is writable from the sandbox"
+        assert inotify == 0, f"{tier}: the submission took {inotify} inotify instances"
+    assert not _running_as(host_uid[0]), "a process of the sandbox user outlived its check"
+
+
+@ROOT_ONLY
+def test_sandbox_users_are_distinct_across_processes_and_released(tmp_path):
+    import subprocess
+    import sys
+    code = ("from grader import sandbox; import sys, time; u = sandbox.SandboxUser.take(); "
+            "print(u.uid, flush=True); sys.stdin.read(); u.release()")
+    holders = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+               for _ in range(3)]
+    try:
+        uids = [int(p.stdout.readline()) for p in holders]
+        mine = sandbox.SandboxUser.take()
+        try:
+            assert len(set(uids + [mine.uid])) == 4
+            assert all(u >= sandbox.UID_START for u in uids)
+        finally:
+            mine.release()
+    finally:
+        for p in holders:
+            p.stdin.close()
+            p.wait(timeout=30)
+
+
+# -- class 2: an unconfined process inside the sandbox -----------------------------------------------
+EVERY_PROCESS = """
+import os
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    unconfined = 0
+    seen = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = open(f"/proc/{entry}/status").read()
+        except OSError:
+            continue
+        seen += 1
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("Seccomp", "").strip() != "2" or fields.get("NoNewPrivs", "").strip() != "1":
+            unconfined += 1
+    return np.array([seen, unconfined])
+"""
+
+
+@pytest.mark.parametrize("tier", NAMESPACE_OK or ["no namespace tier works here"])
+def test_every_process_in_the_sandbox_is_filtered(tmp_path, tier):
+    if tier not in sandbox.NAMESPACE_TIERS:
+        pytest.skip(tier)
+    sub = write_submission(tmp_path, EVERY_PROCESS)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    seen, unconfined = (int(x) for x in out.result)
+    assert seen >= 1
+    assert unconfined == 0, f"{tier}: {unconfined} of {seen} processes in the sandbox have no seccomp filter"
+
+
+# -- class 3: writes to the child have no deadline ----------------------------------------------------
+FILL_AND_STALL = textwrap.dedent(FORGE) + """
+import fcntl, time
+REQ = int(sys.argv[1])
+try:  # its own request pipe, as a writer (refused where the sandbox user does not own the pipe)
+    fd = os.open(f"/proc/self/fd/{REQ}", os.O_WRONLY | os.O_NONBLOCK)
+    while True:
+        os.write(fd, b"x" * 4096)
+except OSError:
+    pass
+os.write(FD_OUT, frame({"seq": 0, "token": TOKEN, "status": "ready", "versions": {}}))
+time.sleep(600)                                     # never reads its requests
+
+def tied_lm_head(hidden, embedding_matrix):
+    return hidden @ embedding_matrix.T
+"""
+
+
+@pytest.mark.parametrize("tier", [*TIERS, "none"])
+def test_a_child_that_stops_reading_cannot_hang_the_grader(tmp_path, tier):
+    sub = write_submission(tmp_path, FILL_AND_STALL)
+    limits = _limits(call_timeout=1, wall_factor=1, wall_margin=2)
+    big = {"hidden": np.ones((64, 1024)), "embedding_matrix": np.ones((2048, 1024))}   # more than a pipe holds
+    w = Worker(sub, "tied_lm_head", "numpy", limits, wrap=None if tier == "none" else sandbox.Sandbox(tier))
+    done: list = []
+    try:
+        assert w.start().status == "ok"
+        t = threading.Thread(target=lambda: done.append(w.call(big)), daemon=True)
+        t.start()
+        t.join(60)
+        assert done, f"{tier}: the grader's write to the child never returned"
+        assert done[0].status == "timeout" and getattr(done[0], "limit", "") == "wall", done[0]
+    finally:
+        w.kill()                # not close(): on b724ef8 its own write would hang as well
+
+
+# -- class 4: other processes reachable in the rlimits tier -------------------------------------------
+REACH_OTHERS = """
+import ctypes, os
+import numpy as np
+
+class RLimit(ctypes.Structure):
+    _fields_ = [("cur", ctypes.c_ulong), ("max", ctypes.c_ulong)]
+
+def tied_lm_head(hidden, embedding_matrix):
+    libc = ctypes.CDLL(None, use_errno=True)
+    target = {target}
+    done = []
+    old = RLimit()
+    done.append(libc.prlimit64(target, 0, None, ctypes.byref(old)) == 0)          # read RLIMIT_CPU
+    done.append(libc.prlimit64(target, 0, ctypes.byref(old), None) == 0)          # and set it as it is
+    ctypes.set_errno(0)
+    nice = libc.getpriority(0, target)
+    done.append(ctypes.get_errno() == 0 and libc.setpriority(0, target, nice) == 0)
+    done.append(libc.setpriority(2, 0, 0) == 0)                                   # every process of the user
+    mask = (ctypes.c_ulong * 16)()
+    done.append(libc.sched_getaffinity(target, ctypes.sizeof(mask), mask) == 0
+                and libc.sched_setaffinity(target, ctypes.sizeof(mask), mask) == 0)
+    prio = libc.syscall(252, 1, target)                                           # ioprio_get (x86_64)
+    done.append(prio >= 0 and libc.syscall(251, 1, target, prio) == 0)            # ioprio_set, as it is
+    param = ctypes.c_int(0)
+    done.append(libc.sched_setscheduler(target, 0, ctypes.byref(param)) == 0)
+    own = libc.prlimit64(0, 0, None, ctypes.byref(old)) == 0                       # its own: still allowed
+    return np.array([sum(done), own])
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the attack uses x86_64 syscall numbers")
+@pytest.mark.parametrize("target", ["grader", "other learner"])
+def test_no_call_reaches_another_process_in_the_rlimits_tier(tmp_path, target):
+    import subprocess
+    import sys
+    victim = None
+    if target == "grader":
+        pid = os.getpid()
+    else:  # another process of the grader's user, as another learner's check would be
+        victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        pid = victim.pid
+    sub = write_submission(tmp_path, REACH_OTHERS.format(target=pid))
+    before = open(f"/proc/{pid}/limits").read()
+    try:
+        with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox("rlimits")) as w:
+            assert w.start().status == "ok"
+            out = w.call(INPUTS)
+        assert out.status == "ok", out.message
+        reached, own = (int(x) for x in out.result)
+        assert reached == 0, f"{reached} calls on the {target}'s process went through"
+        assert own == 1, "the submission's prlimit64 on itself was refused"
+        assert open(f"/proc/{pid}/limits").read() == before
+    finally:
+        if victim is not None:
+            victim.kill()
+            victim.wait()
+
+
+def test_the_filter_allows_only_self_for_pid_calls():
+    """The filter's rule, read back from the program: every pid call is checked against 0 and self."""
+    from grader import _child
+    prog = _child.seccomp_program("x86_64", 4242)
+    words = [prog[i:i + 8] for i in range(0, len(prog), 8)]
+    import struct
+    ins = [struct.unpack("=HBBI", w) for w in words]
+    for name in _child._SELF_PID_ARG0 + ("setpriority", "ioprio_set"):
+        nr = _child._NR[name][0]
+        at = next(i for i, x in enumerate(ins) if x[0] == 0x15 and x[3] == nr and x[1] == 0)
+        body = ins[at + 1: at + 1 + ins[at][2]]
+        assert (0x15, 1, 0, 4242) in body and any(x[0] == 0x15 and x[3] == 0 for x in body), name
+
+
+# -- class 5: clean-up can fail ----------------------------------------------------------------------
+DEEP = """
+import os
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    for i in range(3000):
+        os.mkdir("d")
+        os.chdir("d")
+    open("leaf", "w").write("x")
+    os.chmod(".", 0)
+    return hidden @ embedding_matrix.T
+"""
+
+
+@pytest.mark.parametrize("tier", ["rlimits", "none"])
+def test_a_deep_tree_in_the_working_folder_is_removed(tmp_path, tier):
+    sub = write_submission(tmp_path, DEEP)
+    wrap = sandbox.Sandbox(tier) if tier != "none" else None
+    w = Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=60), wrap=wrap)
+    assert w.start().status == "ok"
+    workdir = w._workdir.name
+    out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    w.close()                                       # raised RecursionError on b724ef8
+    assert not os.path.exists(workdir)
+
+
+def test_remove_tree_handles_depth_links_and_locked_folders(tmp_path):
+    from grader.cleanup import remove_tree
+    top = tmp_path / "top"
+    top.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(2500):
+            os.mkdir("d", dir_fd=fd)
+            new = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = new
+        os.symlink(str(outside), "link", dir_fd=fd)
+        os.symlink(str(tmp_path), "dirlink", dir_fd=fd)
+        os.chmod(fd, 0)
+    finally:
+        os.close(fd)
+    assert remove_tree(str(top)) is True
+    assert not top.exists() and outside.read_text() == "keep" and tmp_path.exists()
+
+
+# -- class 6: bundled references readable in a wheel install, Landlock tier -------------------------
+READ_BUNDLED = """
+import numpy as np
+
+def _can(path):
+    try:
+        open(path).read()
+        return 1
+    except OSError:
+        return 0
+
+def tied_lm_head(hidden, embedding_matrix):
+    return np.array([_can({secret!r}), _can({beside!r})])
+"""
+
+
+def test_bundled_files_of_a_wheel_install_are_unreadable_under_landlock(tmp_path, monkeypatch):
+    from .test_security import _landlock_abi
+    if not _landlock_abi():
+        pytest.skip("the kernel has no Landlock")
+    site = tmp_path / "site-packages"
+    pkg = site / "grader"
+    (pkg / "_bundled" / "reference").mkdir(parents=True)
+    secret = pkg / "_bundled" / "reference" / "tied_lm_head.py"
+    secret.write_text("def tied_lm_head(h, e): return h @ e.T\n")
+    (site / "otherlib").mkdir()
+    beside = site / "otherlib" / "ok.txt"
+    beside.write_text("ok")
+    for p in (tmp_path, site, pkg, pkg / "_bundled", pkg / "_bundled" / "reference", site / "otherlib"):
+        os.chmod(p, 0o755)
+    real_dirs = sandbox._python_dirs()
+    monkeypatch.setattr(sandbox, "_python_dirs", lambda: [*real_dirs, str(site)])
+    monkeypatch.setattr(sandbox, "PACKAGE_DIR", pkg)     # the grader as a wheel installs it
+    sub = write_submission(tmp_path, READ_BUNDLED.format(secret=str(secret), beside=str(beside)))
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox("rlimits")) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    assert out.result.tolist() == [0, 1], "a bundled reference was readable (or its neighbours were not)"
+
+
+# -- class 9: a verdict depends on the machine's load --------------------------------------------------
+WAITS = """
+import time
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    time.sleep(1.5)                    # wall-clock time a busy machine would add, with no CPU used
+    return hidden @ embedding_matrix.T
+"""
+SPINS = """
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    while True:
+        pass
+"""
+
+
+@pytest.mark.parametrize("tier", ["strong", "rlimits"])
+def test_the_per_call_limit_is_cpu_time_with_a_wall_clock_backstop(tmp_path, tier):
+    if tier == "strong" and not STRONG:
+        pytest.skip("no namespace sandbox works on this machine")
+    wrap = sandbox.Sandbox(STRONG if tier == "strong" else "rlimits")
+    limits = Limits(call_timeout=1.0)
+    waits = write_submission(tmp_path, WAITS)
+    with Worker(waits, "tied_lm_head", "numpy", limits, wrap=wrap) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message           # 1.5 s of wall-clock, almost no CPU: not a timeout
+    spins = tmp_path / "spins"
+    spins.mkdir()
+    with Worker(write_submission(spins, SPINS), "tied_lm_head", "numpy", limits, wrap=wrap) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "timeout" and getattr(out, "limit", "") == "cpu", out
+    assert "CPU time" in out.message and out.cpu_seconds is not None and out.cpu_seconds > 1.0
+    sleeps = tmp_path / "sleeps"
+    sleeps.mkdir()
+    with Worker(write_submission(sleeps, "import time\ndef tied_lm_head(h, e):\n    time.sleep(600)\n"),
+                "tied_lm_head", "numpy", _limits(call_timeout=0.5, wall_factor=2, wall_margin=1), wrap=wrap) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "timeout" and getattr(out, "limit", "") == "wall" and "wall-clock" in out.message, out
+
+
+def test_the_total_timeout_bounds_every_step(tmp_path):
+    sub = write_submission(tmp_path, "import time\ndef tied_lm_head(h, e):\n    time.sleep(600)\n")
+    t0 = time.monotonic()
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=100), wrap=sandbox.Sandbox("rlimits"),
+                deadline=time.monotonic() + 8) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "timeout" and out.limit == "total", out
+    assert time.monotonic() - t0 < 60
+
+
+def test_a_timeout_in_the_report_names_its_limit(tmp_path):
+    from grader.check import CheckOptions, check_submission
+    from grader.spec import find_problem, load_problem
+    problem = load_problem(find_problem("tied_lm_head", None))
+    sub = write_submission(tmp_path, SPINS)
+    report = check_submission(sub, problem, CheckOptions(max_examples=1, sandbox="auto", shrink=False,
+                                                         limits=Limits(call_timeout=0.5)))
+    timed = [c for c in report.cases if c.status == "timeout"]
+    assert timed and "CPU time" in timed[0].failure.message
+    text = json.dumps(report.to_json()) if hasattr(report, "to_json") else str(report)
+    assert "CPU time" in text

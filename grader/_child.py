@@ -115,6 +115,10 @@ _NR = {
     # memory that RLIMIT_AS does not count: memfd files, SysV shared memory (and its siblings)
     "memfd_create": (319, 279), "memfd_secret": (447, 447), "shmget": (29, 194), "msgget": (68, 186),
     "semget": (64, 190),
+    # the rest of SysV IPC: without an IPC namespace (the rlimits tier) SHM_STAT and MSG_STAT list
+    # the host's objects by index, and a submission attached to a 0666 segment and wrote it
+    "shmat": (30, 196), "shmdt": (67, 197), "shmctl": (31, 195), "msgsnd": (69, 189), "msgrcv": (70, 188),
+    "msgctl": (71, 187), "semop": (65, 193), "semtimedop": (220, 192), "semctl": (66, 191),
     # special files: FIFOs and devices (mknod); sockets by path need socket(), filtered below
     "mknod": (133, None), "mknodat": (259, 33),
     # per-user kernel quotas (inotify instances, POSIX message queues) and calls on another
@@ -152,6 +156,8 @@ FIOSETOWN, SIOCSPGRP, TIOCSTI = 0x8901, 0x8902, 0x5412
 # which argument holds the mode of the file-creating and mode-changing calls
 _MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1,
              "mkdir": 1, "mkdirat": 2}
+_FLAGS_ARG = {"open": 1, "openat": 2}
+O_TMPFILE_BIT = 0o20000000                          # __O_TMPFILE (x86_64 and the generic table)
 
 
 def seccomp_program(machine: str, mypid: int) -> bytes:
@@ -165,7 +171,8 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     SIOCSPGRP and TIOCSTI (an O_ASYNC descriptor owned by another process signals it), and
     F_SETPIPE_SZ (pipe buffers are kernel memory no rlimit counts: they stay at 64 KiB); a
     set-uid or set-gid bit in the mode of ``chmod``, ``fchmod``, ``fchmodat(2)``, ``open``,
-    ``openat``, ``creat``, ``mkdir`` and ``mkdirat``; ``socket`` of any family (AF_UNIX: EPERM,
+    ``openat``, ``creat``, ``mkdir`` and ``mkdirat``, and ``O_TMPFILE`` in ``open``/``openat``
+    (a nameless file the working folder's disk watch cannot see); all of SysV IPC; ``socket`` of any family (AF_UNIX: EPERM,
     so no socket reachable by path or abstract name can be dialled; others EAFNOSUPPORT);
     ``socketpair`` but of stream or seqpacket type (a datagram pair could ``sendto`` a path);
     calls that act on another process by pid (``prlimit64``, ``sched_setaffinity``,
@@ -221,8 +228,11 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     prog += block("fcntl", deny_if_in(1, (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ), EPERM))
     prog += block("ioctl", deny_if_in(1, (FIOSETOWN, SIOCSPGRP, TIOCSTI), EPERM))
     for name, arg in _MODE_ARG.items():
-        prog += block(name, [ld_arg(arg), (0x45, 0, 1, S_ISUID_ISGID), (0x06, 0, 0, errno(EPERM)),
-                             (0x06, 0, 0, allow)])
+        tmpfile = []
+        if name in _FLAGS_ARG:   # O_TMPFILE: a file with no name, which no folder walk can count
+            tmpfile = [ld_arg(_FLAGS_ARG[name]), (0x45, 0, 1, O_TMPFILE_BIT), (0x06, 0, 0, errno(EPERM))]
+        prog += block(name, tmpfile + [ld_arg(arg), (0x45, 0, 1, S_ISUID_ISGID), (0x06, 0, 0, errno(EPERM)),
+                                       (0x06, 0, 0, allow)])
     for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
         prog += block(name, [ld_arg(0), (0x15, 1, 0, mypid), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
     self_only = [(0x15, 2, 0, 0), (0x15, 1, 0, mypid), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)]
@@ -270,7 +280,7 @@ def _drop_caps() -> None:
     import ctypes
     libc = _libc()
     caps = _capabilities()
-    if not (caps.get("CapEff") or caps.get("CapPrm") or caps.get("CapAmb")):
+    if not (caps.get("CapEff") or caps.get("CapPrm") or caps.get("CapAmb") or caps.get("CapInh")):
         return
     libc.prctl(47, 4, 0, 0, 0)                      # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
     for cap in range(64):

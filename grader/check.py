@@ -28,7 +28,7 @@ import numpy as np
 
 from . import __version__, cache
 from .grading import expected_for, expected_from, run_failure, values_of
-from .cleanup import remove_tree
+from .cleanup import remove_tree, sweep_stale
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from .compare import SMALL, Expected, compare, judge_raises, with_exception_hint
 from .errors import GraderError
@@ -323,7 +323,8 @@ class PrivateCopy:
     """
 
     def __init__(self, loaded: LoadedSubmission, siblings: list[tuple[str, bytes]] = ()) -> None:
-        self._dir = tempfile.mkdtemp(prefix="grader-sub-")
+        sweep_stale()   # what a grader killed with SIGKILL left behind
+        self._dir = tempfile.mkdtemp(prefix=f"grader-sub-{os.getpid()}-")
         original = os.path.abspath(loaded.path).lstrip(os.sep)
         path = os.path.join(self._dir, original)
         if len(os.fsencode(path)) > 3000:  # far from PATH_MAX with the sandbox's own prefixes

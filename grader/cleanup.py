@@ -108,6 +108,43 @@ def remove_tree(path: str) -> bool:
         return False
 
 
+#: the temporary folders the grader makes for submissions: their names carry the maker's pid
+STALE_PREFIXES = ("grader-run-", "grader-sub-")
+_swept = False
+
+
+def sweep_stale(folder: str | None = None) -> int:
+    """Remove the submission folders (:data:`STALE_PREFIXES` + ``<pid>-``) in ``folder`` (the
+    temp folder) whose grader is gone (killed with SIGKILL, so it never cleaned up: a private
+    copy of a learner's source, a working folder with what the submission wrote); once per
+    process. Only folders of this process's user are touched. Returns how many were removed."""
+    global _swept
+    if _swept:
+        return 0
+    _swept = True
+    folder = folder or tempfile.gettempdir()
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        prefix = next((p for p in STALE_PREFIXES if name.startswith(p)), None)
+        if prefix is None:
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and remove_tree(path):
+            removed += 1
+    return removed
+
+
 class PrivateFolder:
     """A new folder only this process's user may enter (``tempfile.mkdtemp``), removed with
     :func:`remove_tree` by :meth:`cleanup`: a stand-in for ``tempfile.TemporaryDirectory`` for
@@ -118,7 +155,8 @@ class PrivateFolder:
     """
 
     def __init__(self, prefix: str) -> None:
-        self.name = tempfile.mkdtemp(prefix=prefix)
+        sweep_stale()
+        self.name = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
 
     def cleanup(self) -> bool:
         """Remove the folder and all it holds; True when nothing is left. Never raises."""
@@ -131,4 +169,4 @@ class PrivateFolder:
         self.cleanup()
 
 
-__all__ = ["PrivateFolder", "remove_tree"]
+__all__ = ["PrivateFolder", "remove_tree", "sweep_stale"]

@@ -161,7 +161,26 @@ class _DiskWatch(threading.Thread):
                     pass
                 if count > self.max_files:
                     return used, count
-        return used, count
+        return used + self.unlinked(), count
+
+    def unlinked(self) -> int:
+        """Bytes allocated to the child's open regular files that have no name left (unlinked
+        while open): no folder walk sees them. Read through /proc/<pid>/fd (the grader must be
+        root, or the child dumpable, to read it; else 0)."""
+        import stat
+        total = 0
+        try:
+            fds = os.listdir(f"/proc/{self.pid}/fd")
+        except OSError:
+            return 0
+        for fd in fds:
+            try:
+                st = os.stat(f"/proc/{self.pid}/fd/{fd}")
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 0:
+                total += st.st_blocks * 512
+        return total
 
     def run(self) -> None:
         while not self._stop_flag.wait(self.POLL):
@@ -729,6 +748,9 @@ class Worker:
         then gone (call :meth:`start` again to go on).
         """
         if self.proc is None or self.proc.poll() is not None:
+            if self._watch is not None and self._watch.exceeded:   # stopped between two calls
+                return CallOutcome("crash", message=f"the submission's process was stopped: it wrote "
+                                                    f"{self._watch.exceeded}")
             return CallOutcome("crash", message="the submission's process is not running")
         self.seq += 1
         seq = self.seq

@@ -219,8 +219,13 @@ def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] =
     else:
         argv += ["--unshare-user", "--uid", "65534", "--gid", "65534"]
     argv += ["--hostname", "sandbox", "--die-with-parent", "--as-pid-1", *extra]
-    bound: list[str] = []               # binds and links so far: nothing is made inside them
+    placed: dict[str, str] = {}         # path -> kind of the step that put it there, so far
     made: set[str] = set()
+
+    def in_bind(folder: str) -> bool:
+        """Whether ``folder`` lies in a bind or a link (made by the host), not on a fresh tmpfs."""
+        owners = [p for p in placed if folder == p or folder.startswith(p.rstrip("/") + "/")]
+        return bool(owners) and placed[max(owners, key=len)] in ("ro", "rw", "symlink")
 
     for m in steps:
         if m.kind in ("ro", "rw", "tmpfs", "dir", "proc", "dev"):
@@ -229,12 +234,12 @@ def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] =
             parts = [p for p in m.path.split("/") if p][:-1]
             for i in range(1, len(parts) + 1):
                 folder = "/" + "/".join(parts[:i])
-                if folder in made or any(folder == b or folder.startswith(b.rstrip("/") + "/") for b in bound):
+                if folder in made or in_bind(folder):
                     continue
                 argv += ["--perms", "0755", "--dir", folder]
                 made.add(folder)
-        if m.kind in ("ro", "rw", "symlink"):
-            bound.append(m.path)
+        if m.kind in ("ro", "rw", "symlink", "tmpfs"):
+            placed[m.path] = m.kind
         elif m.kind == "dir":
             made.add(m.path)
         if m.kind == "symlink":

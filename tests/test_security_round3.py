@@ -354,26 +354,41 @@ def tied_lm_head(hidden, embedding_matrix):
 """
 
 
-def test_bundled_files_of_a_wheel_install_are_unreadable_under_landlock(tmp_path, monkeypatch):
+@pytest.mark.parametrize("tier", TIERS)
+def test_bundled_files_of_a_wheel_install_are_unreadable(tmp_path, monkeypatch, tier):
+    """A wheel puts grader/ (with _bundled/) inside site-packages; the child still runs from it."""
+    import shutil
+    from grader import runner
     from .test_security import _landlock_abi
-    if not _landlock_abi():
+    if tier == "rlimits" and not _landlock_abi():
         pytest.skip("the kernel has no Landlock")
-    site = tmp_path / "site-packages"
+    site = tmp_path / "lib" / "site-packages"
     pkg = site / "grader"
     (pkg / "_bundled" / "reference").mkdir(parents=True)
+    (pkg / "frameworks").mkdir()
     secret = pkg / "_bundled" / "reference" / "tied_lm_head.py"
     secret.write_text("def tied_lm_head(h, e): return h @ e.T\n")
+    real = Path(sandbox.__file__).parent
+    files = []
+    for rel in ("_child.py", "protocol.py", "frameworks/numpy.py", "frameworks/jax.py", "frameworks/torch.py"):
+        shutil.copyfile(real / rel, pkg / rel)
+        files.append(pkg / rel)
     (site / "otherlib").mkdir()
     beside = site / "otherlib" / "ok.txt"
     beside.write_text("ok")
-    for p in (tmp_path, site, pkg, pkg / "_bundled", pkg / "_bundled" / "reference", site / "otherlib"):
-        os.chmod(p, 0o755)
+    for folder, _, names in os.walk(tmp_path):
+        os.chmod(folder, 0o755)
+        for name in names:
+            os.chmod(os.path.join(folder, name), 0o644)
     real_dirs = sandbox._python_dirs()
     monkeypatch.setattr(sandbox, "_python_dirs", lambda: [*real_dirs, str(site)])
     monkeypatch.setattr(sandbox, "PACKAGE_DIR", pkg)     # the grader as a wheel installs it
+    monkeypatch.setattr(sandbox, "CHILD_FILES", tuple(files))
+    monkeypatch.setattr(runner, "CHILD_SCRIPT", pkg / "_child.py")
     sub = write_submission(tmp_path, READ_BUNDLED.format(secret=str(secret), beside=str(beside)))
-    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox("rlimits")) as w:
-        assert w.start().status == "ok"
+    with Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        started = w.start()
+        assert started.status == "ok", (started.message, w.output()["stderr"][-500:])
         out = w.call(INPUTS)
     assert out.status == "ok", out.message
     assert out.result.tolist() == [0, 1], "a bundled reference was readable (or its neighbours were not)"
@@ -446,3 +461,107 @@ def test_a_timeout_in_the_report_names_its_limit(tmp_path):
     assert timed and "CPU time" in timed[0].failure.message
     text = json.dumps(report.to_json()) if hasattr(report, "to_json") else str(report)
     assert "CPU time" in text
+
+
+# -- found by the round-three attacker helper, after the fixes above -------------------------------
+SYSV = """
+import ctypes
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    buf = ctypes.create_string_buffer(256)
+    reached = 0
+    for index in range(256):                       # SHM_STAT / MSG_STAT list host objects by index
+        sid = libc.shmctl(index, 13, buf)
+        if sid >= 0:
+            addr = libc.shmat(sid, None, 0)
+            if addr not in (None, ctypes.c_void_p(-1).value):
+                ctypes.memmove(addr, b"sandbox", 7)
+                reached += 1
+        if libc.msgctl(index, 11, buf) >= 0:
+            reached += 1
+    return np.array([reached])
+"""
+
+
+def test_host_sysv_ipc_objects_are_unreachable_in_the_rlimits_tier(tmp_path):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    sid = libc.shmget(0, 4096, 0o1000 | 0o666)      # IPC_PRIVATE, IPC_CREAT, world-writable
+    assert sid >= 0
+    addr = libc.shmat(sid, None, 0)
+    try:
+        sub = write_submission(tmp_path, SYSV)
+        with Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox("rlimits")) as w:
+            assert w.start().status == "ok"
+            out = w.call(INPUTS)
+        assert out.status == "ok", out.message
+        assert int(out.result[0]) == 0, "the submission reached the host's SysV IPC objects"
+        assert ctypes.string_at(addr, 7) != b"sandbox"
+    finally:
+        libc.shmdt(ctypes.c_void_p(addr))
+        libc.shmctl(sid, 0, None)                   # IPC_RMID
+
+
+NAMELESS = """
+import os
+import numpy as np
+_keep = []
+
+def tied_lm_head(hidden, embedding_matrix):
+    refused = 0
+    try:
+        _keep.append(os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600))
+    except OSError:
+        refused = 1
+    fd = os.open("gone", os.O_CREAT | os.O_RDWR, 0o600)
+    os.unlink("gone")                               # open, with no name left
+    _keep.append(fd)
+    for _ in range(48):
+        os.write(fd, b"x" * (1 << 20))
+    return np.array([refused])
+"""
+
+
+def test_nameless_files_count_toward_the_working_folders_cap(tmp_path):
+    sub = write_submission(tmp_path, NAMELESS)
+    limits = _limits(call_timeout=20, workdir_bytes=16 << 20)
+    with Worker(sub, "tied_lm_head", "numpy", limits, wrap=sandbox.Sandbox("rlimits")) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+        if out.status == "ok":                      # written before the watch's next look: one more call
+            time.sleep(1.0)
+            out = w.call(INPUTS)
+    assert out.status == "crash" and "working folder" in out.message, out
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("tier", TIERS)
+def test_no_capability_is_left_in_any_set(tmp_path, tier):
+    sub = write_submission(tmp_path, "import numpy as np\ndef tied_lm_head(h, e):\n"
+                                     "    s = open('/proc/self/status').read()\n"
+                                     "    return np.array([int(l.split()[1], 16) for l in s.splitlines()"
+                                     " if l.split(':')[0] in ('CapInh', 'CapPrm', 'CapEff', 'CapAmb')])\n")
+    with Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    assert out.result.tolist() == [0, 0, 0, 0], f"{tier}: capabilities left: {out.result.tolist()}"
+
+
+def test_folders_a_killed_grader_left_are_swept(tmp_path, monkeypatch):
+    from grader import cleanup
+    monkeypatch.setattr(cleanup, "_swept", False)
+    dead = tmp_path / "grader-sub-999999999-abc"
+    (dead / "tmp" / "class").mkdir(parents=True)
+    (dead / "tmp" / "class" / "bob.py").write_text("secret")
+    alive = tmp_path / f"grader-run-{os.getpid()}-xyz"
+    alive.mkdir()
+    other = tmp_path / "grader-run-notapid"
+    other.mkdir()
+    assert cleanup.sweep_stale(str(tmp_path)) == 1
+    assert not dead.exists() and alive.exists() and other.exists()
+    assert cleanup.sweep_stale(str(tmp_path)) == 0          # once per process

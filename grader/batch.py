@@ -80,6 +80,7 @@ grader that wrote no record) are merged as before, as long as the records there 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import ctypes
 import hashlib
@@ -1036,33 +1037,43 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report
 
 
 def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
-    """Write ``summary.html`` (:func:`grader.reports.classview.render`; skipped with a note on
-    stderr when matplotlib, the ``instructor`` extra, is missing) and the learners' feedback
-    files ``feedback/<name>.txt`` (:func:`feedback_name`): each learner's text report in the
-    learner audience (hidden cases as counts only), to hand back, and ``feedback/index.csv``
-    (learner, file).
+    """Write the learners' feedback files ``feedback/<name>.txt`` (:func:`feedback_name`): each
+    learner's text report in the learner audience (hidden cases as counts only), to hand back,
+    and ``feedback/index.csv`` (learner, file); then ``summary.html``
+    (:func:`grader.reports.classview.render`).
+
+    The class view costs only itself: when it cannot be made (matplotlib, the ``instructor``
+    extra, is missing; or rendering or writing it raises anything), a stale ``summary.html`` is
+    removed and one ``grader: note: summary.html not written ...`` line goes to stderr; the
+    feedback files are written before it is tried.
 
     Raises:
-        GraderError: a file cannot be written.
+        GraderError: a feedback file cannot be written.
     """
     from .cli import write_output
     from .reports import text
-    from .reports.common import LEARNER, csv_cell
+    from .reports.common import LEARNER, csv_cell, printable
 
-    try:
-        from .reports import classview
-        page = classview.render(rows, reports, reports_dir=REPORTS)
-    except ImportError as exc:
-        sys.stderr.write(f"grader: note: {SUMMARY_HTML} not written ({exc.name or 'matplotlib'} is missing; "
-                         "pip install 'grader[instructor]')\n")
-    else:
-        write_output(page, str(out / SUMMARY_HTML))
     index = [_csv_line(("learner", "file"))]
     for r in sorted(rows, key=lambda r: r.learner):
         name = feedback_name(r.learner)
         write_output(text.render(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / name))
         index.append(_csv_line((csv_cell(r.learner), name)))
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
+
+    why = None
+    try:
+        from .reports import classview
+        write_output(classview.render(rows, reports, reports_dir=REPORTS), str(out / SUMMARY_HTML))
+    except ImportError as exc:
+        why = f" ({exc.name or 'matplotlib'} is missing; pip install 'grader[instructor]')"
+    except Exception as exc:  # noqa: BLE001 - the charts must never cost the grades, reports or feedback
+        why = f": {type(exc).__name__}: {exc}"
+    if why is not None:
+        with contextlib.suppress(OSError):
+            (out / SUMMARY_HTML).unlink(missing_ok=True)  # an older run's page would say other grades
+        line = printable(f"grader: note: {SUMMARY_HTML} not written{why}", one_line=True)
+        sys.stderr.write((line if len(line) <= 500 else line[:497] + "...") + "\n")
 
 
 def _tally(rows: list[Row], reports: dict[str, Report]) -> str:

@@ -11,6 +11,12 @@ this module keeps the libraries the grader uses from reading (or writing) files 
   folder (its configuration and font-cache folders are fixed then, for the process), and
   :func:`matplotlib_defaults` draws under matplotlib's built-in defaults plus what the charts set,
   so a configuration loaded by someone else's earlier import does not count either.
+* **hypothesis** (the shrink search, ``grader.shrink``) keeps its storage in ``./.hypothesis``
+  (its constants cache, ``.hypothesis/constants/``, even with ``database=None``):
+  :func:`hypothesis_storage` points it at a private folder while the grader's search runs, and
+  puts back what the caller had after it.
+* **Python processes the grader starts** (the checks of ``grader grade``) run from
+  :func:`neutral_folder`, with absolute paths.
 
 The private folder (:func:`private_folder`) is made on first use, readable by this user only,
 and removed when the process exits.
@@ -135,3 +141,46 @@ def matplotlib_defaults(matplotlib: Any, params: dict[str, Any] | None = None) -
     from matplotlib import style
     with style.context("default"), matplotlib.rc_context({**CHART_PARAMS, **(params or {})}):
         yield
+
+
+_hyp_depth = 0
+_hyp_saved: Any = None
+#: the name of hypothesis's own setting (hypothesis.configuration, 6.100 to 6.170 at least)
+_HOME = "__hypothesis_home_directory"
+
+
+@contextlib.contextmanager
+def hypothesis_storage() -> Iterator[str]:
+    """Run the block with hypothesis's storage folder (example database, constants cache,
+    charmap) a private folder of the grader's instead of ``./.hypothesis``; the caller's
+    setting (``set_hypothesis_home_dir``, ``HYPOTHESIS_STORAGE_DIRECTORY``) is put back after.
+    Blocks may nest and run in several threads at once: the first to enter sets it, the last
+    to leave puts it back. Yields the folder.
+
+    Raises:
+        ImportError: hypothesis is not installed.
+    """
+    global _hyp_depth, _hyp_saved
+    from hypothesis import configuration
+
+    folder = private_folder("hypothesis")
+    with _lock:
+        if _hyp_depth == 0:
+            _hyp_saved = getattr(configuration, _HOME, None)
+            configuration.set_hypothesis_home_dir(folder)
+        _hyp_depth += 1
+    try:
+        yield folder
+    finally:
+        with _lock:
+            _hyp_depth -= 1
+            if _hyp_depth == 0:
+                configuration.set_hypothesis_home_dir(_hyp_saved)
+                _hyp_saved = None
+
+
+def hypothesis_storage_folder() -> Path:
+    """Where hypothesis would keep its storage now (for tests and diagnostics)."""
+    from hypothesis import configuration
+    found = configuration.storage_directory(intent_to_write=False)
+    return Path(getattr(found, "path", found))

@@ -97,3 +97,112 @@ def test_a_failing_class_view_costs_only_summary_html(tmp_path, monkeypatch, cap
     assert not (tmp_path / "summary.html").exists()
     assert all((tmp_path / name).is_file() for name in ("gradebook.csv", "junit.xml", "summary.md"))
     assert len(list((tmp_path / "feedback").glob("*.txt"))) == 3 and (tmp_path / "feedback" / "index.csv").is_file()
+
+
+# -- hypothesis: the shrink search keeps nothing in ./.hypothesis --------------------------------
+
+SEARCH_SCRIPT = r'''
+import json, os, sys
+touched = []
+here = os.getcwd()
+
+def hook(event, args):
+    if event in ("open", "os.mkdir", "os.listdir", "os.scandir", "os.rename", "os.replace", "os.remove"):
+        path = args[0] if args else None
+        if isinstance(path, (str, bytes, os.PathLike)):
+            path = os.fsdecode(path)
+            if path.startswith("<") and path.endswith(">"):  # a pseudo-file name ("<unknown>": a parse)
+                return
+            if os.path.abspath(path).startswith(here + os.sep) or os.path.abspath(path) == here:
+                touched.append((event, path))
+
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from tests.test_shrink import PROBLEM, failing_generated
+from grader import shrink
+from grader.check import CheckOptions
+from grader.runner import CallOutcome
+
+class NonZeroOffset:  # as in test_working_folder
+    def call(self, case, timeout=None):
+        h = case.inputs["hidden"].astype(np.float64)
+        e = case.inputs["embedding_matrix"].astype(np.float64)
+        return CallOutcome("ok", result=(h @ e.T + (0.5 if h.any() else 0.0)).astype(case.dtype), seconds=0.0)
+
+cases, results = failing_generated("float32")
+sys.addaudithook(hook)
+found = shrink.shrink_failures(PROBLEM, cases, results, NonZeroOffset(), CheckOptions(), "sub.py", ("float32",))
+print(json.dumps({"found": len(found), "touched": touched}))
+'''
+
+
+class NonZeroOffset:
+    """A submission that is right on all-zero inputs (hypothesis's first example) and adds 0.5
+    to every logit otherwise, so the search generates examples at random before it fails, which
+    is when hypothesis reaches for its constants cache."""
+
+    def __init__(self) -> None:
+        self.storage: list[Path] = []
+
+    def call(self, case, timeout=None):
+        import numpy as np
+        from grader.runner import CallOutcome
+        self.storage.append(isolation.hypothesis_storage_folder())
+        h = case.inputs["hidden"].astype(np.float64)
+        e = case.inputs["embedding_matrix"].astype(np.float64)
+        return CallOutcome("ok", result=(h @ e.T + (0.5 if h.any() else 0.0)).astype(case.dtype), seconds=0.0)
+
+
+def test_the_shrink_search_reads_and_writes_nothing_in_the_working_folder(tmp_path):
+    """A search run with a learner's ``.hypothesis/`` planted in the working folder: no file
+    there is opened, listed or made (audit hook), and no ``.hypothesis`` is left behind. (Before:
+    hypothesis read and wrote ``./.hypothesis/constants/``.)"""
+    root = Path(__file__).resolve().parent.parent
+    planted = tmp_path / "class" / ".hypothesis"
+    (planted / "constants").mkdir(parents=True)
+    (planted / "constants" / "0123456789abcdef").write_text("[1e308]\n")
+    (planted / "examples").mkdir()
+    before = snapshot(tmp_path / "class")
+    import subprocess
+    proc = subprocess.run([sys.executable, "-I", "-c", SEARCH_SCRIPT, str(root)], cwd=tmp_path / "class",
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": ""})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["found"] == 1, result  # the search ran and found the offset
+    assert result["touched"] == [], result["touched"][:10]
+    assert snapshot(tmp_path / "class") == before
+    assert sorted(p.name for p in (tmp_path / "class").iterdir()) == [".hypothesis"]
+
+
+def test_the_search_uses_a_private_storage_folder_and_gives_the_callers_back():
+    from hypothesis import configuration
+    from grader import shrink
+    from grader.check import CheckOptions
+
+    from .test_shrink import PROBLEM, failing_generated
+    mine = Path(isolation.private_folder()).parent / "callers-own-hypothesis-home"
+    configuration.set_hypothesis_home_dir(mine)
+    try:
+        cases, results = failing_generated("float32")
+        sub = NonZeroOffset()
+        shrink.shrink_failures(PROBLEM, cases, results, sub, CheckOptions(), "sub.py", ("float32",))
+        assert sub.storage, "the search called the submission"
+        private = Path(isolation.private_folder())
+        assert all(p.is_relative_to(private) for p in sub.storage), sub.storage[:3]
+        assert isolation.hypothesis_storage_folder() == mine  # the caller's setting, as it was
+    finally:
+        configuration.set_hypothesis_home_dir(None)
+
+
+def test_validate_leaves_nothing_in_the_working_folder(tmp_path):
+    """``grader validate`` run in a folder: nothing is written there (no ``.hypothesis``, no
+    cache). It grades its mistakes without shrinking, so this held before the fix too; it guards
+    the rule for any later use of hypothesis or a cache."""
+    from .test_validate import write_problem
+    spec = write_problem(tmp_path / "authoring")
+    here = tmp_path / "here"
+    here.mkdir()
+    run = run_grader("validate", str(spec), "--jobs", "1", cwd=here)
+    assert run.code == 0, run.stdout + run.stderr
+    assert list(here.iterdir()) == []

@@ -677,6 +677,31 @@ def grader_command() -> list[str]:
     return [sys.executable, "-I", "-c", _BOOT, root]
 
 
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """``path`` from this process's working folder, made absolute without normalising it: a
+    ``..`` after a linked folder means what the kernel makes of it, as the path given did."""
+    text = os.fspath(path)
+    return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
+
+
+#: environment variables naming a folder that a check reads; made absolute for the checks,
+#: which run in another working folder than the batch (``_Grader.start``)
+PATH_VARIABLES = ("GRADER_PROBLEMS_DIR", "GRADER_CACHE_DIR", "GRADER_JAX_CACHE", "XDG_CACHE_HOME")
+
+
+def check_environment(siblings: bool = True) -> dict[str, str]:
+    """The environment of a check process: this one's, with :data:`PATH_VARIABLES` made absolute,
+    and ``GRADER_SIBLINGS=0`` (``grader.check.SIBLINGS_ENV``) when ``siblings`` is false: a file
+    among other learners' files imports none of theirs."""
+    env = dict(os.environ)
+    for name in PATH_VARIABLES:
+        if env.get(name):
+            env[name] = _absolute(env[name])
+    if not siblings:
+        env["GRADER_SIBLINGS"] = "0"
+    return env
+
+
 def _die_with_parent() -> Callable[[], None]:
     """A ``preexec_fn`` that makes the check die (SIGKILL) if the batch process dies first."""
     parent = os.getpid()
@@ -727,25 +752,37 @@ class _Grader:
     """Runs the checks of one batch, ``jobs`` at a time, and turns each into a row."""
 
     def __init__(self, args: argparse.Namespace, problem: Any, out: Path, hard_timeout: float) -> None:
+        from .isolation import neutral_folder
+
         self.args, self.problem, self.out = args, problem, out
-        self.flags = check_flags(args, problem.id)
+        forwarded = argparse.Namespace(**vars(args))  # paths made absolute: checks run elsewhere
+        if getattr(forwarded, "problems_dir", None):
+            forwarded.problems_dir = _absolute(forwarded.problems_dir)
+        if getattr(forwarded, "seed_secret", None):
+            forwarded.seed_secret = _absolute(forwarded.seed_secret)
+        self.flags = check_flags(forwarded, problem.id)
         self.hard_timeout = hard_timeout
         self.preexec = _die_with_parent()
+        self.cwd = neutral_folder()
 
     def start(self, sub: Submission) -> _Job:
+        """Start the check of ``sub`` (which has a file) in a neutral working folder (an empty
+        folder of the batch's: the batch's own may be the class folder, whose files a library
+        could read as configuration), given the file's absolute path and, with ``--shown``, the
+        path as it was found, which its report and row show."""
         assert sub.path is not None
         target = report_path(self.out, sub.learner)
         target.unlink(missing_ok=True)  # a stale report must never stand in for this run's
         shown = str(sub.path)
         if shown.startswith("-"):
             shown = os.path.join(".", shown)
-        argv = [*grader_command(), "check", shown, "--format", "json", "--output", str(target), *self.flags]
+        argv = [*grader_command(), "check", _absolute(sub.path), f"--shown={shown}", "--format", "json",
+                "--output", _absolute(target), *self.flags]
         err = tempfile.TemporaryFile()
         now = time.monotonic()
-        # a file among other learners' files imports none of theirs (grader.check.SIBLINGS_ENV)
-        env = None if sub.siblings else {**os.environ, "GRADER_SIBLINGS": "0"}
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True, preexec_fn=self.preexec, env=env)
+                                cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec,
+                                env=check_environment(sub.siblings))
         return _Job(sub, proc, now, now + self.hard_timeout, err)
 
     def finish(self, job: _Job) -> Row:

@@ -174,7 +174,7 @@ class LoadedSubmission:
     """A submission file as read once by the grader (:func:`load_submission`).
 
     Attributes:
-        path: the path as given.
+        path: the path as given (the file read).
         data: the file's bytes: what the submission's process will import (:func:`private_copy`).
         source: the decoded text ("" when ``fault`` is set, but for a file that is not text in
             its encoding: then its bytes as UTF-8 with U+FFFD, only for telling its problem).
@@ -197,16 +197,17 @@ class LoadedSubmission:
     notebook: Any = None
 
 
-def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
-    """The bytes of the submission ``path`` (``grader.siblings.read_no_follow``: no link
+def _read_no_follow(real: str, path: str | None = None) -> tuple[bytes | None, str | None]:
+    """The bytes of the submission ``real`` (``grader.siblings.read_no_follow``: no link
     followed, symbolic or hard, regular files only, at most :data:`MAX_SUBMISSION_BYTES`) or None
-    and the fault, worded for the learner.
+    and the fault, worded for the learner with the file named ``path`` (default: ``real``).
 
     Raises:
         GraderError: the file is missing, a directory, or unreadable (the grader's input is wrong).
     """
+    path = real if path is None else path
     try:
-        data, kind, detail = read_no_follow(path, MAX_SUBMISSION_BYTES)
+        data, kind, detail = read_no_follow(real, MAX_SUBMISSION_BYTES)
     except FileNotFoundError:
         raise GraderError(f"submission {path!r} does not exist") from None
     except OSError as exc:
@@ -227,27 +228,30 @@ def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
     return None, f"the submission {path} is not a regular file ({detail}); submit a .py file"
 
 
-def load_submission(path: str | Path) -> LoadedSubmission:
+def load_submission(path: str | Path, shown: str | None = None) -> LoadedSubmission:
     """Read and parse the submission at ``path`` once, without following a symbolic link.
 
     Decoding follows Python's own rules (a UTF-8 byte-order mark, a ``# coding:`` line, else
     UTF-8), so whatever Python imports is graded. A file the grader cannot grade at all comes
-    back with ``fault`` set, to be reported as the submission's failure (exit 1).
+    back with ``fault`` set, to be reported as the submission's failure (exit 1). Messages and
+    the parser's file name call the file ``shown`` (default: ``path``): ``grader grade`` hands
+    its checks an absolute path and the path as it was found, which is what the learner knows.
 
     Raises:
         GraderError: the file is missing, a directory or unreadable.
     """
-    shown = str(path)
-    data, fault = _read_no_follow(shown)
+    real = str(path)
+    shown = real if shown is None else shown
+    data, fault = _read_no_follow(real, shown)
     if data is None:
-        return LoadedSubmission(shown, fault=fault)
-    if shown.lower().endswith(".ipynb"):
-        return _load_notebook(shown, data)
+        return LoadedSubmission(real, fault=fault)
+    if real.lower().endswith(".ipynb"):
+        return _load_notebook(real, data, shown)
     # not text in its encoding: the submission's fault (Python could not import it either), so a
     # report (exit 1) that says how to save it, never exit 2 (a class row then blamed the grader)
     # (the source, with U+FFFD for what is not UTF-8, is kept only for the tolerant scan that
     # tells which problem's function it defines)
-    not_text = LoadedSubmission(shown, source=data.decode("utf-8", "replace"),
+    not_text = LoadedSubmission(real, source=data.decode("utf-8", "replace"),
                                 fault=f"the submission {shown} is not UTF-8 text (nor in the encoding its "
                                       "'# coding:' line names), so Python cannot import it")
     try:
@@ -258,33 +262,34 @@ def load_submission(path: str | Path) -> LoadedSubmission:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return not_text
-        return LoadedSubmission(shown, data, syntax_error=SyntaxError(exc.msg, (shown, exc.lineno or 1, 0, "")))
+        return LoadedSubmission(real, data, syntax_error=SyntaxError(exc.msg, (shown, exc.lineno or 1, 0, "")))
     except (UnicodeError, LookupError):  # UnicodeError too: the 'undefined' and 'punycode' codecs raise it
         return not_text
     if source.startswith("\ufeff"):  # utf-8-sig leaves none; a BOM under a coding line might
         source = source[1:]
     try:
-        return LoadedSubmission(shown, data, source, parse_python(source, shown))
+        return LoadedSubmission(real, data, source, parse_python(source, shown))
     except SyntaxError as exc:
-        return LoadedSubmission(shown, data, source, syntax_error=exc)
+        return LoadedSubmission(real, data, source, syntax_error=exc)
     except ValueError as exc:  # null bytes
-        return LoadedSubmission(shown, data, source, syntax_error=SyntaxError(str(exc), (shown, 1, 0, "")))
+        return LoadedSubmission(real, data, source, syntax_error=SyntaxError(str(exc), (shown, 1, 0, "")))
     except (RecursionError, MemoryError) as exc:  # Python's own compiler fails on it the same way
-        return LoadedSubmission(shown, data, source, fault=(
+        return LoadedSubmission(real, data, source, fault=(
             f"the submission {shown} is nested too deeply for Python's parser "
             f"({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); split the expression up"))
 
 
-def _load_notebook(shown: str, data: bytes) -> LoadedSubmission:
-    """A notebook's bytes (read by :func:`load_submission`) as its code cells' Python source
-    (``grader.notebook.convert``): a notebook nbformat cannot read is a fault of the submission."""
+def _load_notebook(real: str, data: bytes, shown: str) -> LoadedSubmission:
+    """A notebook's bytes (read by :func:`load_submission` from ``real``) as its code cells'
+    Python source (``grader.notebook.convert``): a notebook nbformat cannot read is a fault of
+    the submission. Messages call it ``shown``."""
     from .notebook import NotebookError, convert
 
     try:
         nb = convert(data)
     except NotebookError as exc:
-        return LoadedSubmission(shown, fault=f"the notebook {shown} cannot be graded: {exc}")
-    loaded = LoadedSubmission(shown, nb.source.encode("utf-8"), nb.source, notebook=nb)
+        return LoadedSubmission(real, fault=f"the notebook {shown} cannot be graded: {exc}")
+    loaded = LoadedSubmission(real, nb.source.encode("utf-8"), nb.source, notebook=nb)
     try:
         loaded.tree = parse_python(nb.source, shown)
     except SyntaxError as exc:
@@ -296,14 +301,15 @@ def _load_notebook(shown: str, data: bytes) -> LoadedSubmission:
     return loaded
 
 
-def read_submission(path: str | Path) -> tuple[str, ast.Module | None, SyntaxError | None]:
+def read_submission(path: str | Path, shown: str | None = None) -> tuple[str, ast.Module | None, SyntaxError | None]:
     """The submission's source, its AST (None on a syntax error or a fault) and the SyntaxError
-    if any: :func:`load_submission` for callers that need no more.
+    if any: :func:`load_submission` (``shown``: the name messages give it) for callers that need
+    no more.
 
     Raises:
         GraderError: the file is missing, a directory or unreadable.
     """
-    loaded = load_submission(path)
+    loaded = load_submission(path, shown)
     return loaded.source, loaded.tree, loaded.syntax_error
 
 
@@ -661,7 +667,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     opts = opts or CheckOptions()
     t_start = time.monotonic()
     shown = opts.submission_shown or str(submission)
-    loaded = load_submission(submission)  # read once, links not followed: what the child imports
+    loaded = load_submission(submission, shown)  # read once, links not followed: what the child imports
     secret = opts.seed_secret is not None
     if secret:
         if opts.seed:

@@ -206,3 +206,48 @@ def test_validate_leaves_nothing_in_the_working_folder(tmp_path):
     run = run_grader("validate", str(spec), "--jobs", "1", cwd=here)
     assert run.code == 0, run.stdout + run.stderr
     assert list(here.iterdir()) == []
+
+
+# -- the checks grader grade starts run from a neutral folder ------------------------------------
+
+def test_grade_starts_each_check_in_a_neutral_folder_and_shows_paths_as_found(tmp_path, monkeypatch):
+    """``grader grade class`` run from the folder holding the class (relative paths): every
+    check process starts in an empty folder of the grader's (never the instructor's working
+    folder, which may be the class folder), given the file's absolute path; the gradebook,
+    the report and its replay commands name the file as it was found (``class/bob.py``)."""
+    import subprocess
+    from grader import cli
+    from .test_batch import CORRECT, FAST, SOFTMAX, write
+    write(tmp_path / "class" / "alice.py", CORRECT)
+    write(tmp_path / "class" / "bob.py", SOFTMAX)
+    write(tmp_path / "class" / "dave" / "solution.py", "from helper import f\n" + CORRECT)
+    write(tmp_path / "class" / "dave" / "helper.py", "def f():\n    return 1\n")
+    (tmp_path / "class" / "matplotlibrc").write_text(HOSTILE_RC)  # not a learner: no .py
+    monkeypatch.chdir(tmp_path)
+    started = []
+    real = subprocess.Popen
+
+    def spy(argv, *args, **kwargs):
+        started.append((list(argv), kwargs.get("cwd")))
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    code = cli.main(["grade", "class", "--out", "out", "--problem", "tied_lm_head", "--jobs", "2", *FAST])
+    monkeypatch.setattr(subprocess, "Popen", real)
+    assert code == 1
+    checks = [(argv, cwd) for argv, cwd in started if "check" in argv]
+    assert len(checks) == 3
+    for argv, cwd in checks:
+        assert cwd is not None and os.path.isdir(cwd) and os.listdir(cwd) == []
+        assert not Path(cwd).resolve().is_relative_to(tmp_path.resolve())
+        file = argv[argv.index("check") + 1]
+        assert os.path.isabs(file) and Path(file).is_file(), argv
+        assert Path(argv[argv.index("--output") + 1]).is_absolute()
+    rows = {r.learner: r for r in batch.read_gradebook(tmp_path / "out" / "gradebook.csv")}
+    assert {k: r.submission for k, r in rows.items()} == {
+        "alice": "class/alice.py", "bob": "class/bob.py", "dave": "class/dave/solution.py"}
+    assert rows["alice"].passed and rows["dave"].passed and not rows["bob"].passed  # dave's helper was taken
+    bob = json.loads(batch.report_path(tmp_path / "out", "bob").read_text())
+    assert bob["submission"] == "class/bob.py"
+    replays = [c["replay"] for c in bob["cases"] if c.get("replay")]
+    assert replays and all(r.startswith("grader check class/bob.py ") for r in replays), replays[:2]

@@ -118,6 +118,9 @@ def import_matplotlib() -> Any:
                 # both are cached by matplotlib on first call: fixed here, to the empty folder
                 matplotlib.get_configdir()
                 matplotlib.get_cachedir()
+                # the font manager reads (or builds, running fc-list) its font cache when first
+                # imported: here too, not in the caller's working folder
+                import matplotlib.font_manager  # noqa: F401
         finally:
             for name, value in saved.items():
                 if value is None:

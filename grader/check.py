@@ -186,6 +186,11 @@ class LoadedSubmission:
         notebook: for an ``.ipynb`` file, its conversion (``grader.notebook.Notebook``: where
             each line came from, what was left out); ``data`` and ``source`` are then the
             converted Python, which is what the child imports and the seed is derived from.
+        read: the number of bytes read from the file (0 when nothing was: a link, too large...).
+        sha256: the SHA-256 (hex) of those bytes, the file as it is on disk (a notebook's JSON,
+            not its conversion); "" when nothing was read.
+        parsed: whether the source was given to the parser (``load_submission``'s ``parse_if``
+            can leave out a file that names nothing wanted).
     """
 
     path: str
@@ -195,6 +200,21 @@ class LoadedSubmission:
     syntax_error: SyntaxError | None = None
     fault: str | None = None
     notebook: Any = None
+    read: int = 0
+    sha256: str = ""
+    parsed: bool = True
+
+
+def names_in(source: str, names: "frozenset[str] | set[str]") -> bool:
+    """Whether any of the identifiers ``names`` occurs as a whole word in ``source`` once it is
+    NFKC-normalised (as Python normalises identifiers): a file in which none occurs can neither
+    define, assign nor import any of them, so it need not be parsed to know that."""
+    import unicodedata
+
+    if not names:
+        return False
+    text = unicodedata.normalize("NFKC", source) if not source.isascii() else source
+    return re.search(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?![\w])", text) is not None
 
 
 def _read_no_follow(real: str, path: str | None = None) -> tuple[bytes | None, str | None]:
@@ -228,7 +248,8 @@ def _read_no_follow(real: str, path: str | None = None) -> tuple[bytes | None, s
     return None, f"the submission {path} is not a regular file ({detail}); submit a .py file"
 
 
-def load_submission(path: str | Path, shown: str | None = None) -> LoadedSubmission:
+def load_submission(path: str | Path, shown: str | None = None, *,
+                    parse_if: Callable[[str], bool] | None = None) -> LoadedSubmission:
     """Read and parse the submission at ``path`` once, without following a symbolic link.
 
     Decoding follows Python's own rules (a UTF-8 byte-order mark, a ``# coding:`` line, else
@@ -236,6 +257,8 @@ def load_submission(path: str | Path, shown: str | None = None) -> LoadedSubmiss
     back with ``fault`` set, to be reported as the submission's failure (exit 1). Messages and
     the parser's file name call the file ``shown`` (default: ``path``): ``grader grade`` hands
     its checks an absolute path and the path as it was found, which is what the learner knows.
+    ``parse_if``: called with the decoded source; when it says False the file is not parsed
+    (``parsed`` False, no ``tree``): discovery leaves out files that name nothing it looks for.
 
     Raises:
         GraderError: the file is missing, a directory or unreadable.
@@ -245,8 +268,17 @@ def load_submission(path: str | Path, shown: str | None = None) -> LoadedSubmiss
     data, fault = _read_no_follow(real, shown)
     if data is None:
         return LoadedSubmission(real, fault=fault)
+    read, sha256 = len(data), hashlib.sha256(data).hexdigest()
     if real.lower().endswith(".ipynb"):
-        return _load_notebook(real, data, shown)
+        loaded = _load_notebook(real, data, shown, parse_if)
+    else:
+        loaded = _load_python(real, data, shown, parse_if)
+    loaded.read, loaded.sha256 = read, sha256
+    return loaded
+
+
+def _load_python(real: str, data: bytes, shown: str, parse_if: Callable[[str], bool] | None) -> LoadedSubmission:
+    """A ``.py`` file's bytes (read by :func:`load_submission`) decoded and parsed."""
     # not text in its encoding: the submission's fault (Python could not import it either), so a
     # report (exit 1) that says how to save it, never exit 2 (a class row then blamed the grader)
     # (the source, with U+FFFD for what is not UTF-8, is kept only for the tolerant scan that
@@ -267,6 +299,8 @@ def load_submission(path: str | Path, shown: str | None = None) -> LoadedSubmiss
         return not_text
     if source.startswith("\ufeff"):  # utf-8-sig leaves none; a BOM under a coding line might
         source = source[1:]
+    if parse_if is not None and not parse_if(source):
+        return LoadedSubmission(real, data, source, parsed=False)
     try:
         return LoadedSubmission(real, data, source, parse_python(source, shown))
     except SyntaxError as exc:
@@ -279,7 +313,7 @@ def load_submission(path: str | Path, shown: str | None = None) -> LoadedSubmiss
             f"({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); split the expression up"))
 
 
-def _load_notebook(real: str, data: bytes, shown: str) -> LoadedSubmission:
+def _load_notebook(real: str, data: bytes, shown: str, parse_if: Callable[[str], bool] | None = None) -> LoadedSubmission:
     """A notebook's bytes (read by :func:`load_submission` from ``real``) as its code cells'
     Python source (``grader.notebook.convert``): a notebook nbformat cannot read is a fault of
     the submission. Messages call it ``shown``."""
@@ -290,6 +324,9 @@ def _load_notebook(real: str, data: bytes, shown: str) -> LoadedSubmission:
     except NotebookError as exc:
         return LoadedSubmission(real, fault=f"the notebook {shown} cannot be graded: {exc}")
     loaded = LoadedSubmission(real, nb.source.encode("utf-8"), nb.source, notebook=nb)
+    if parse_if is not None and not parse_if(nb.source):
+        loaded.parsed = False
+        return loaded
     try:
         loaded.tree = parse_python(nb.source, shown)
     except SyntaxError as exc:

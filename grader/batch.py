@@ -154,7 +154,8 @@ def add_parsers(sub: Any) -> None:
                        help="submissions graded at once (default: the number of cores)")
     grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
     grade.add_argument("--resume", action="store_true",
-                       help="keep the rows already in DIR/gradebook.csv whose report is there, grade the rest "
+                       help="keep the rows already in DIR/gradebook.csv whose report is there and whose "
+                            "learner's files are still those it graded (a digest in the report), grade the rest "
                             "(delete a report to grade that learner again)")
     grade.add_argument("--shard", type=parse_shard, metavar="I/N",
                        help="grade only shard I of N (by a hash of the learner id); join with grader merge")
@@ -973,8 +974,11 @@ class _Grader:
         _write_report(report_path(self.out, sub.learner), report, self.args.audience)
         return Row.of_report(sub.learner, report, seconds, sub.note)
 
-    def run(self, todo: list[Submission], jobs: int, emit: Callable[[Row], None]) -> None:
-        """Grade ``todo``, ``jobs`` at a time, calling ``emit`` with each row as soon as it is known.
+    def run(self, todo: list[Submission], jobs: int, emit: Callable[[Row], None],
+            keep: Callable[[Submission], bool] | None = None) -> None:
+        """Grade ``todo``, ``jobs`` at a time, calling ``emit`` with each row as soon as it is known;
+        a learner for whom ``keep`` (given their chosen file) says True is not graded (``--resume``:
+        their row stands).
 
         A learner's file is chosen (:func:`choose`, within the discovery budget) when their turn
         comes, so a learner's folder costs at most its budget before the next check starts. An
@@ -991,6 +995,8 @@ class _Grader:
                     sub = pending.pop()
                     try:
                         sub = choose(sub, [self.problem.function])
+                        if keep is not None and keep(sub):
+                            continue
                         if sub.path is None:
                             emit(self.no_file(sub))
                         else:
@@ -1059,6 +1065,13 @@ class _Progress:
                 self.stream.flush()
             except OSError:  # a closed log pipe must not stop the grading
                 self.stream = None
+
+    def more(self, count: int = 1) -> None:
+        """``count`` more rows to come than the total said (a kept row graded again)."""
+        self.total += count
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
 
     def close(self) -> None:
         if self.bar is not None:
@@ -1544,6 +1557,43 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Interrupted()
 
 
+class _Unchanged:
+    """Whether a learner's kept row (``--resume``) still stands: the digest its report records of
+    the files it graded (``environment.submission_sha256``, :func:`grader.check.submission_digest`)
+    is that of the learner's files now. A report that records none (an older grader's, or a
+    placeholder of a check that could not run) does not stand either. Each learner graded again
+    is named on stderr with why."""
+
+    def __init__(self, out: Path, kept: dict[str, Row], take_siblings: bool) -> None:
+        self.out, self.kept, self.take_siblings = out, kept, take_siblings
+
+    def recorded(self, learner: str) -> str | None:
+        """The digest the learner's report records, or None."""
+        try:
+            value = load_report(report_path(self.out, learner)).environment.get("submission_sha256")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return value if isinstance(value, str) and value else None
+
+    def __call__(self, sub: Submission) -> bool:
+        from .check import current_digest
+        from .reports.common import printable
+
+        recorded = self.recorded(sub.learner)
+        if sub.path is None:  # no file to grade (now or then): its row is made again at once
+            return False
+        try:
+            now = current_digest(sub.path, self.take_siblings and sub.siblings)
+        except Exception:  # noqa: BLE001 - unreadable now: its check says why
+            now = None
+        if recorded is not None and now == recorded:
+            return True
+        why = ("its report records no digest of the files it graded" if recorded is None
+               else "the submission changed since it was graded")
+        sys.stderr.write(printable(f"grader: note: grading {sub.learner} again: {why}", one_line=True) + "\n")
+        return False
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     """``grader grade``: grade every submission under ``args.paths`` into ``args.out``.
 
@@ -1604,6 +1654,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         write_gradebook(book, kept.values())  # drops torn lines and rows whose report is gone
     todo = [s for s in subs if s.learner not in kept]
     jobs = args.jobs or cores()
+    # a kept row stands only while the learner's files are the ones it graded: checked at their turn
+    unchanged = _Unchanged(out, kept, take_siblings=not getattr(args, "no_siblings", False)
+                           and os.environ.get("GRADER_SIBLINGS", "1") != "0")
     sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} "
                      f"with {jobs} job{'s' if jobs != 1 else ''} into {out}"
                      + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "")
@@ -1619,8 +1672,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
         rows[row.learner] = row
         progress.row(row)
 
+    def keep(sub: Submission) -> bool:
+        if sub.learner not in kept:
+            return False
+        if unchanged(sub):
+            return True
+        progress.more()  # graded again: one more row to come than the opening line said
+        return False
+
     try:
-        _Grader(args, problem, out, hard).run(todo, jobs, emit)
+        _Grader(args, problem, out, hard).run(subs, jobs, emit, keep)  # kept learners: keep() decides
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.close()

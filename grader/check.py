@@ -410,6 +410,45 @@ class PrivateCopy:
         self.close()
 
 
+def siblings_of(submission: str | Path, loaded: LoadedSubmission, take: bool = True) -> Siblings:
+    """The sibling modules taken along with the submission (``grader.siblings.find_siblings``
+    on its folder and ``loaded``'s tree): none when ``take`` is false or the file cannot be
+    graded at all."""
+    if not take or loaded.fault is not None:
+        return Siblings()
+    return find_siblings(os.path.dirname(os.path.abspath(submission)), loaded.tree, os.path.basename(submission))
+
+
+#: domain separation of :func:`submission_digest` (a new way of computing it gets a new label)
+DIGEST_LABEL = b"grader-submission-v1\0"
+
+
+def submission_digest(loaded: LoadedSubmission, siblings: Siblings) -> str:
+    """SHA-256 (hex) of what a check grades: the main file's bytes as read from disk
+    (``loaded.sha256``; nothing read, e.g. a link: the empty string) and each sibling module
+    taken along, by name and bytes, in name order. Recorded in the report
+    (``environment.submission_sha256``); ``grader grade --resume`` grades a learner again when
+    their current files give another digest. Two files with the same bytes give the same
+    digest wherever they lie."""
+    h = hashlib.sha256(DIGEST_LABEL)
+    h.update(loaded.sha256.encode("ascii") + b"\0")
+    for name, data in sorted(siblings.files):
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).hexdigest().encode("ascii") + b"\0")
+    return h.hexdigest()
+
+
+def current_digest(path: str | Path, take_siblings: bool = True) -> str:
+    """The :func:`submission_digest` a check of ``path`` would record now (its bytes and the
+    siblings it would take along: the main file and those are read and parsed, as the check
+    does).
+
+    Raises:
+        GraderError: the file is missing, a directory or unreadable.
+    """
+    loaded = load_submission(path)
+    return submission_digest(loaded, siblings_of(path, loaded, take_siblings))
+
+
 def detect_framework(tree: ast.Module | None) -> str:
     """The submission's framework from its imports: ``"jax"`` or ``"torch"`` if it imports one
     (anywhere in the file; the first in source order if both), else ``"numpy"``
@@ -604,6 +643,7 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
     }
     if siblings.files or siblings.skipped:
         env["siblings"] = siblings.report()
+    env["submission_sha256"] = submission_digest(loaded, siblings)  # what was graded (grade --resume)
     if loaded.notebook is not None:  # what of the notebook ran, and what was left out
         env["notebook"] = {"code_cells": loaded.notebook.code_cells, "left_out": loaded.notebook.left_out}
         env["framework_note"] = " ".join(x for x in (env["framework_note"], loaded.notebook.note()) if x)
@@ -714,9 +754,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
                                    seed_secret=None, seed_source="secret")
     tree = loaded.tree
-    siblings = Siblings()
-    if opts.siblings and loaded.fault is None:  # the modules beside it that it imports (grader.siblings)
-        siblings = find_siblings(os.path.dirname(os.path.abspath(submission)), tree, os.path.basename(submission))
+    siblings = siblings_of(submission, loaded, opts.siblings)  # the modules beside it that it imports
     framework = opts.framework or detect_framework(tree)
     if framework not in problem.frameworks:
         raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "

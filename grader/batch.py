@@ -63,6 +63,18 @@ Which files are submissions (:func:`discover`), for each PATH given:
   learner's row (``message``), report (``environment.discovery_note``, which the text report
   shows as ``note:``) and feedback file name it and say why (:attr:`Submission.note`).
 
+Learners are listed first without reading any file (:func:`enumerate_learners`); the file of
+a learner's folder of several is chosen when that learner's turn comes (:func:`choose`), within
+a budget per learner (:class:`Budget`: 32 candidate files, 1 MiB each, 4 MiB and 5 s in all), so
+one learner's folder never holds up the others; past it, the learner's row says which limit and
+names the files considered. :func:`discover` does both at once.
+
+``--resume`` keeps a learner's row only while their files give the digest their report records
+(``environment.submission_sha256``: :func:`grader.check.submission_digest` of the main file and
+the siblings taken along); a learner whose files changed, or whose report records none, is
+graded again. Each check runs in an empty folder of the batch's (:func:`grader.isolation.neutral_folder`),
+given absolute paths, and ``--shown`` the path as found.
+
 Hidden folders, ``__pycache__`` and virtual environments are skipped, and so are test files
 (``test_*.py``, ``*_test.py``, ``conftest.py``). Learner ids that occur twice get ``-2``,
 ``-3``... in the order found (a path given twice is one learner; two paths that lead to one

@@ -99,7 +99,9 @@ def import_matplotlib() -> Any:
     (matplotlib reads ``./matplotlibrc`` first of all) and ``MATPLOTLIBRC`` and ``MPLCONFIGDIR``
     point at another (its configuration and cache folders, which matplotlib fixes for the
     process); both are put back right after. If matplotlib was imported before (by a caller),
-    it is returned as it is: draw under :func:`matplotlib_defaults` anyway.
+    it is returned as it is: draw under :func:`matplotlib_defaults` anyway. The working folder
+    is the process's: call this where no other thread depends on it (``grader grade`` and
+    ``merge`` write their outputs from the main thread, with no check running).
 
     Raises:
         ImportError: matplotlib is not installed.

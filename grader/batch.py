@@ -63,6 +63,18 @@ Which files are submissions (:func:`discover`), for each PATH given:
   learner's row (``message``), report (``environment.discovery_note``, which the text report
   shows as ``note:``) and feedback file name it and say why (:attr:`Submission.note`).
 
+Learners are listed first without reading any file (:func:`enumerate_learners`); the file of
+a learner's folder of several is chosen when that learner's turn comes (:func:`choose`), within
+a budget per learner (:class:`Budget`: 32 candidate files, 1 MiB each, 4 MiB and 5 s in all), so
+one learner's folder never holds up the others; past it, the learner's row says which limit and
+names the files considered. :func:`discover` does both at once.
+
+``--resume`` keeps a learner's row only while their files give the digest their report records
+(``environment.submission_sha256``: :func:`grader.check.submission_digest` of the main file and
+the siblings taken along); a learner whose files changed, or whose report records none, is
+graded again. Each check runs in an empty folder of the batch's (:func:`grader.isolation.neutral_folder`),
+given absolute paths, and ``--shown`` the path as found.
+
 Hidden folders, ``__pycache__`` and virtual environments are skipped, and so are test files
 (``test_*.py``, ``*_test.py``, ``conftest.py``). Learner ids that occur twice get ``-2``,
 ``-3``... in the order found (a path given twice is one learner; two paths that lead to one
@@ -80,8 +92,10 @@ grader that wrote no record) are merged as before, as long as the records there 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import ctypes
+import dataclasses
 import hashlib
 import io
 import json
@@ -152,7 +166,8 @@ def add_parsers(sub: Any) -> None:
                        help="submissions graded at once (default: the number of cores)")
     grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
     grade.add_argument("--resume", action="store_true",
-                       help="keep the rows already in DIR/gradebook.csv whose report is there, grade the rest "
+                       help="keep the rows already in DIR/gradebook.csv whose report is there and whose "
+                            "learner's files are still those it graded (a digest in the report), grade the rest "
                             "(delete a report to grade that learner again)")
     grade.add_argument("--shard", type=parse_shard, metavar="I/N",
                        help="grade only shard I of N (by a hash of the learner id); join with grader merge")
@@ -187,6 +202,11 @@ class Submission:
         siblings: whether the check takes along the modules beside ``path`` that it imports
             (``grader.siblings``): only for a file in a learner's own folder, never for a file
             that shares its folder with other learners' files.
+        candidates: for a learner's folder of several files whose file is not chosen yet
+            (:func:`enumerate_learners`), the files to choose from (at most the budget's
+            ``files``), in order; :func:`choose` chooses. None otherwise.
+        overflow: why ``candidates`` is not the whole folder (more files or entries than the
+            budget allows), or None.
     """
 
     learner: str
@@ -194,6 +214,8 @@ class Submission:
     note: str | None = None
     folder: str = ""
     siblings: bool = False
+    candidates: tuple[Path, ...] | None = None
+    overflow: str | None = None
 
     @property
     def shown(self) -> str:
@@ -217,17 +239,26 @@ def _skipped_file(name: str) -> bool:
 MAX_DEPTH = 32
 
 
-def _py_files(folder: Path) -> list[Path]:
-    """The candidate ``.py`` files under ``folder`` (down to :data:`MAX_DEPTH` levels), sorted.
-    Walked without recursion (:func:`grader.siblings.walk_tree`): a learner's folder nested a
-    thousand levels deep once aborted the whole class run with RecursionError."""
+def _py_files(folder: Path, limit: int | None = None, max_entries: int | None = None) -> tuple[list[Path], str | None]:
+    """The candidate ``.py`` files under ``folder`` (down to :data:`MAX_DEPTH` levels), sorted,
+    and None; or, once more than ``limit`` files or ``max_entries`` folder entries are seen,
+    the first ``limit + 1`` files found and why the walk stopped (a learner's folder of a million
+    files is not walked to the end). Walked without recursion (:func:`grader.siblings.walk_tree`):
+    a learner's folder nested a thousand levels deep once aborted the whole class run with
+    RecursionError."""
     from .siblings import walk_tree
 
-    found = []
+    found: list[Path] = []
+    entries = 0
     for root, dirs, files in walk_tree(folder, MAX_DEPTH):
+        entries += len(dirs) + len(files)
         dirs[:] = sorted(d for d in dirs if not _skipped_dir(d))
         found += [Path(root, f) for f in sorted(files) if not _skipped_file(f)]
-    return found
+        if limit is not None and len(found) > limit:
+            return found[:limit + 1], f"it holds more than {limit} .py files"
+        if max_entries is not None and entries > max_entries:
+            return found, f"it holds more than {max_entries} files and folders"
+    return found, None
 
 
 def learner_id(name: str) -> str:
@@ -242,63 +273,61 @@ def _is_link(path: Path) -> bool:
     return os.path.islink(path)
 
 
-def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]:
-    """The submissions under ``paths``, in the order found, with unique learner ids.
+@dataclass(frozen=True)
+class Budget:
+    """What choosing one learner's file out of their folder may cost (:func:`choose`), so that
+    one learner's folder never holds up the class (issue round three, class 8: a folder of 64
+    junk files of 1 MiB each was parsed, about 10 s each, before anyone was graded).
 
-    Args:
-        paths: files and folders as given on the command line (see the module docstring).
-        functions: the function names a submission may define (the problem's), used to pick
-            the submission in a learner's folder holding several ``.py`` files.
+    Attributes:
+        files: candidate ``.py`` files considered at most (as many as siblings taken along).
+        file_bytes: bytes read of one file at most (a larger one is never read: it cannot be
+            the submission, ``grader.check.MAX_SUBMISSION_BYTES``).
+        total_bytes: bytes read in all.
+        seconds: seconds of reading and parsing in all, checked before each file (one file's
+            parse, at most ``file_bytes`` of source, can go past it).
+        entries: files and folders listed at most while looking for candidates.
+    """
 
-    Symbolic links inside the folders given are never followed: a linked ``.py`` file is a
-    learner whose check reports the link, a linked folder a learner with a note saying so.
-    Learners are told apart by the path found, never by what it resolves to.
+    files: int = 32
+    file_bytes: int = 1 << 20
+    total_bytes: int = 4 << 20
+    seconds: float = 5.0
+    entries: int = 10_000
+
+    def describe(self) -> str:
+        """The limits, as a learner's note states them."""
+        return (f"at most {self.files} .py files, {self.file_bytes >> 20} MiB each, {self.total_bytes >> 20} MiB "
+                f"and {self.seconds:g} s in all")
+
+
+#: the budget of every learner's folder in ``grader grade`` (and :func:`discover`)
+DISCOVERY_BUDGET = Budget()
+#: the clock discovery's time budget is measured with (a test may replace it)
+_clock = time.monotonic
+
+
+def enumerate_learners(paths: Iterable[str], budget: Budget = DISCOVERY_BUDGET) -> list[Submission]:
+    """The learners under ``paths``, in the order found, with unique ids, without reading any
+    learner's file: a learner's folder of several files comes back with its ``candidates``
+    (:func:`choose` picks the file when that learner's turn comes). Folders are walked only so
+    far: a learner's folder to ``budget.files + 1`` files or ``budget.entries`` entries, a path
+    given to two files (to tell one learner's folder from a class).
+
+    Learners are told apart by the path found (made absolute, not resolved): a file, a learner's
+    folder of one file by that file, a learner's folder of several by the folder. (So a file
+    given on its own that lies in a learner's folder of several files found too is a learner of
+    its own; :func:`discover` tells them apart by the chosen file, as it always did.)
 
     Raises:
         GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
             folder holding no ``.py`` file.
     """
-    from .check import defined_functions, load_submission, scanned_functions
+    return _unique(_found(paths, budget))
 
-    wanted = frozenset(functions)
 
-    def inspect(path: Path) -> tuple[bool, str | None]:
-        """(whether the file parses and defines the function, why not when it defines it only
-        by a tolerant scan: it does not parse, or cannot be read as Python; else None)"""
-        try:
-            loaded = load_submission(path)
-        except GraderError:
-            return False, None
-        if loaded.tree is not None:
-            return bool(defined_functions(loaded.tree) & wanted), None
-        if not scanned_functions(loaded.source) & wanted:
-            return False, None
-        err = loaded.syntax_error
-        if err is not None:
-            return False, f"does not parse (line {err.lineno or 1}: {err.msg})"
-        return False, f"cannot be graded ({loaded.fault or 'it cannot be read'})"
-
-    def learner_folder(folder: Path, files: list[Path]) -> Submission:
-        # the files that define the function; a file that does not parse counts only when none
-        # that parses does (an old broken draft beside a good solution.py must not hide it)
-        if len(files) == 1:
-            return Submission(learner_id(folder.name), files[0], siblings=True)
-        seen = {f: inspect(f) for f in files}
-        chosen = [f for f in files if seen[f][0]] or [f for f in files if seen[f][1]]
-        if len(chosen) == 1:
-            passed_over = [f for f in files if seen[f][1] and f not in chosen]
-            return Submission(learner_id(folder.name), chosen[0], _passed_over_note(
-                folder, chosen[0], [(f, seen[f][1] or "") for f in passed_over], wanted), siblings=True)
-        listed = chosen or files
-        names = ", ".join(str(f.relative_to(folder)) for f in listed[:5]) + (", ..." if len(listed) > 5 else "")
-        if not files:
-            note = f"the learner's folder {folder} holds no .py file"
-        elif not chosen:
-            note = f"no .py file in the learner's folder {folder} defines {' or '.join(sorted(wanted))} ({names})"
-        else:
-            note = f"several .py files in the learner's folder {folder} define {' or '.join(sorted(wanted))} ({names})"
-        return Submission(learner_id(folder.name), None, note, str(folder))
-
+def _found(paths: Iterable[str], budget: Budget) -> list[Submission]:
+    """The learners under ``paths`` before ids are made unique (:func:`enumerate_learners`)."""
     found: list[Submission] = []
     for raw in paths:
         p = Path(raw)
@@ -307,7 +336,7 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
                 raise GraderError(f"{raw!r} is not a .py file; give submissions (.py files) or folders of them")
             found.append(Submission(learner_id(p.stem), p))
         elif p.is_dir():
-            files = _py_files(p)
+            files, _ = _py_files(p, limit=1)  # one learner's folder, or a class: two files tell
             if not files:
                 raise GraderError(f"{raw!r} holds no .py or .ipynb file; give submissions (.py files or "
                                   ".ipynb notebooks) or folders of them")
@@ -323,12 +352,128 @@ def discover(paths: Iterable[str], functions: Iterable[str]) -> list[Submission]
                     elif not entry.is_dir() and not _skipped_file(entry.name):
                         found.append(Submission(learner_id(entry.stem), entry))
                 elif entry.is_dir() and not _skipped_dir(entry.name):
-                    found.append(learner_folder(entry, _py_files(entry)))
+                    found.append(_learner_folder(entry, budget))
                 elif not _skipped_file(entry.name):  # a FIFO or device too: its check reports it
                     found.append(Submission(learner_id(entry.stem), entry))
         else:
             raise GraderError(f"{raw!r} does not exist; give submissions (.py files) or folders of them")
-    return _unique(found)
+    return found
+
+
+def _learner_folder(folder: Path, budget: Budget) -> Submission:
+    """A learner's folder in a class, its files listed (within ``budget``), none read."""
+    files, overflow = _py_files(folder, limit=budget.files, max_entries=budget.entries)
+    learner = learner_id(folder.name)
+    if not files:
+        return Submission(learner, None, f"the learner's folder {folder} holds no .py file", str(folder))
+    if len(files) == 1 and overflow is None:
+        return Submission(learner, files[0], siblings=True)
+    return Submission(learner, None, None, str(folder), candidates=tuple(files[:budget.files]), overflow=overflow)
+
+
+def choose(sub: Submission, functions: Iterable[str], budget: Budget = DISCOVERY_BUDGET) -> Submission:
+    """``sub`` with its file chosen, when it is a learner's folder of several files
+    (``sub.candidates``); else ``sub`` itself.
+
+    The file graded is the one that defines the function (one of ``functions``); a file that
+    defines it but does not parse counts only when no file that parses does (an old broken
+    draft beside a good solution.py must not hide it), and when it is passed over for another
+    the learner's note says so. None or several: no file, and the note says which. A file in
+    which no function's name occurs at all is read but never parsed.
+
+    Bounded by ``budget``: at most ``budget.files`` candidates (a folder with more is refused
+    without reading any), ``budget.file_bytes`` read per file, ``budget.total_bytes`` and
+    ``budget.seconds`` in all. Past a bound, the learner gets no file and a note that says so,
+    with the files considered: the learner's row then says what to submit instead.
+
+    Never raises for what the learner's folder holds (a file that cannot be read counts as one
+    that does not define the function).
+    """
+    if sub.candidates is None:
+        return sub
+    from .check import defined_functions, load_submission, names_in, scanned_functions
+
+    wanted = frozenset(functions)
+    folder = Path(sub.folder)
+    files = list(sub.candidates)
+    seen: dict[Path, tuple[bool, str | None]] = {}
+    why = sub.overflow
+    started, spent = _clock(), 0
+    for f in files if why is None else []:
+        if _clock() - started > budget.seconds:
+            why = f"looking through its files took more than {budget.seconds:g} s"
+            break
+        try:
+            size = os.lstat(f).st_size
+        except OSError:
+            size = 0
+        if size <= budget.file_bytes and spent + size > budget.total_bytes:
+            why = f"its .py files hold more than {budget.total_bytes >> 20} MiB"
+            break
+        try:
+            loaded = load_submission(f, parse_if=lambda source: names_in(source, wanted))
+        except GraderError:  # gone, or unreadable: not the submission
+            seen[f] = (False, None)
+            continue
+        spent += loaded.read
+        if loaded.tree is not None:
+            seen[f] = (bool(defined_functions(loaded.tree) & wanted), None)
+        elif not loaded.parsed or not scanned_functions(loaded.source) & wanted:
+            seen[f] = (False, None)
+        elif loaded.syntax_error is not None:
+            err = loaded.syntax_error
+            seen[f] = (False, f"does not parse (line {err.lineno or 1}: {err.msg})")
+        else:
+            seen[f] = (False, f"cannot be graded ({loaded.fault or 'it cannot be read'})")
+    if why is not None:
+        considered = list(seen) or files
+        return dataclasses.replace(sub, path=None, candidates=None, note=learner_id(
+            f"the grader stopped looking for the submission in the learner's folder: {why}; considered: "
+            f"{_names(folder, considered)} (it looks through {budget.describe()}): submit only the file "
+            f"that defines {' or '.join(sorted(wanted))} and the .py modules it imports"))
+    chosen = [f for f in files if seen[f][0]] or [f for f in files if seen[f][1]]
+    if len(chosen) == 1:
+        passed_over = [f for f in files if seen[f][1] and f not in chosen]
+        return dataclasses.replace(sub, path=chosen[0], candidates=None, siblings=True, note=_passed_over_note(
+            folder, chosen[0], [(f, seen[f][1] or "") for f in passed_over], wanted))
+    listed = chosen or files
+    if not chosen:
+        note = f"no .py file in the learner's folder {folder} defines {' or '.join(sorted(wanted))} ({_names(folder, listed)})"
+    else:
+        note = f"several .py files in the learner's folder {folder} define {' or '.join(sorted(wanted))} ({_names(folder, listed)})"
+    return dataclasses.replace(sub, path=None, candidates=None, note=note)
+
+
+def _names(folder: Path, files: list[Path]) -> str:
+    """Up to five of ``files`` by their path in ``folder``, then ``...``."""
+    return ", ".join(str(f.relative_to(folder)) for f in files[:5]) + (", ..." if len(files) > 5 else "")
+
+
+def discover(paths: Iterable[str], functions: Iterable[str], budget: Budget = DISCOVERY_BUDGET) -> list[Submission]:
+    """The submissions under ``paths``, in the order found, with unique learner ids, each
+    learner's file chosen (:func:`choose`, within ``budget`` per learner).
+
+    Args:
+        paths: files and folders as given on the command line (see the module docstring).
+        functions: the function names a submission may define (the problem's), used to pick
+            the submission in a learner's folder holding several ``.py`` files.
+        budget: what choosing one learner's file may cost (:class:`Budget`).
+
+    ``grader grade`` itself lists the learners first (:func:`enumerate_learners`) and chooses
+    each learner's file only when that learner's turn comes, so that no learner's folder holds
+    up the others; this is both at once, for callers that want the whole list (the Gradescope
+    template).
+
+    Symbolic links inside the folders given are never followed: a linked ``.py`` file is a
+    learner whose check reports the link, a linked folder a learner with a note saying so.
+    Learners are told apart by the path found, never by what it resolves to.
+
+    Raises:
+        GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
+            folder holding no ``.py`` file.
+    """
+    wanted = list(functions)
+    return _unique([choose(s, wanted, budget) for s in _found(paths, budget)])
 
 
 #: files and characters of each reason a passed-over note names at most
@@ -676,6 +821,31 @@ def grader_command() -> list[str]:
     return [sys.executable, "-I", "-c", _BOOT, root]
 
 
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """``path`` from this process's working folder, made absolute without normalising it: a
+    ``..`` after a linked folder means what the kernel makes of it, as the path given did."""
+    text = os.fspath(path)
+    return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
+
+
+#: environment variables naming a folder that a check reads; made absolute for the checks,
+#: which run in another working folder than the batch (``_Grader.start``)
+PATH_VARIABLES = ("GRADER_PROBLEMS_DIR", "GRADER_CACHE_DIR", "GRADER_JAX_CACHE", "XDG_CACHE_HOME")
+
+
+def check_environment(siblings: bool = True) -> dict[str, str]:
+    """The environment of a check process: this one's, with :data:`PATH_VARIABLES` made absolute,
+    and ``GRADER_SIBLINGS=0`` (``grader.check.SIBLINGS_ENV``) when ``siblings`` is false: a file
+    among other learners' files imports none of theirs."""
+    env = dict(os.environ)
+    for name in PATH_VARIABLES:
+        if env.get(name):
+            env[name] = _absolute(env[name])
+    if not siblings:
+        env["GRADER_SIBLINGS"] = "0"
+    return env
+
+
 def _die_with_parent() -> Callable[[], None]:
     """A ``preexec_fn`` that makes the check die (SIGKILL) if the batch process dies first."""
     parent = os.getpid()
@@ -726,25 +896,37 @@ class _Grader:
     """Runs the checks of one batch, ``jobs`` at a time, and turns each into a row."""
 
     def __init__(self, args: argparse.Namespace, problem: Any, out: Path, hard_timeout: float) -> None:
+        from .isolation import neutral_folder
+
         self.args, self.problem, self.out = args, problem, out
-        self.flags = check_flags(args, problem.id)
+        forwarded = argparse.Namespace(**vars(args))  # paths made absolute: checks run elsewhere
+        if getattr(forwarded, "problems_dir", None):
+            forwarded.problems_dir = _absolute(forwarded.problems_dir)
+        if getattr(forwarded, "seed_secret", None):
+            forwarded.seed_secret = _absolute(forwarded.seed_secret)
+        self.flags = check_flags(forwarded, problem.id)
         self.hard_timeout = hard_timeout
         self.preexec = _die_with_parent()
+        self.cwd = neutral_folder()
 
     def start(self, sub: Submission) -> _Job:
+        """Start the check of ``sub`` (which has a file) in a neutral working folder (an empty
+        folder of the batch's: the batch's own may be the class folder, whose files a library
+        could read as configuration), given the file's absolute path and, with ``--shown``, the
+        path as it was found, which its report and row show."""
         assert sub.path is not None
         target = report_path(self.out, sub.learner)
         target.unlink(missing_ok=True)  # a stale report must never stand in for this run's
         shown = str(sub.path)
         if shown.startswith("-"):
             shown = os.path.join(".", shown)
-        argv = [*grader_command(), "check", shown, "--format", "json", "--output", str(target), *self.flags]
+        argv = [*grader_command(), "check", _absolute(sub.path), f"--shown={shown}", "--format", "json",
+                "--output", _absolute(target), *self.flags]
         err = tempfile.TemporaryFile()
         now = time.monotonic()
-        # a file among other learners' files imports none of theirs (grader.check.SIBLINGS_ENV)
-        env = None if sub.siblings else {**os.environ, "GRADER_SIBLINGS": "0"}
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True, preexec_fn=self.preexec, env=env)
+                                cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec,
+                                env=check_environment(sub.siblings))
         return _Job(sub, proc, now, now + self.hard_timeout, err)
 
     def finish(self, job: _Job) -> Row:
@@ -785,8 +967,36 @@ class _Grader:
         _write_report(report_path(self.out, sub.learner), report, self.args.audience)
         return Row.of_report(sub.learner, report, 0.0)
 
-    def run(self, todo: list[Submission], jobs: int, emit: Callable[[Row], None]) -> None:
-        """Grade ``todo``, ``jobs`` at a time, calling ``emit`` with each row as soon as it is known."""
+    def fault(self, sub: Submission, exc: BaseException, seconds: float = 0.0) -> Row:
+        """The row (and placeholder report) of a learner whose check the grader could not start
+        or whose outcome it could not read (``exc``): that learner's row, never the batch.
+
+        Raises:
+            GraderError: not even the placeholder report can be written (the output folder is
+                broken: nobody's row could be).
+        """
+        from .reports.common import printable
+        what = printable(f"{type(exc).__name__}: {exc}", one_line=True)[:500]
+        failure = Failure("crash", f"the grader could not check this submission ({what})",
+                          hint="the rest of the class was graded; grade this learner again "
+                               "(delete their report and run grader grade --resume)")
+        report = placeholder_report(self.problem, sub.shown, failure, seconds)
+        if sub.note:
+            report.environment["discovery_note"] = sub.note
+        _write_report(report_path(self.out, sub.learner), report, self.args.audience)
+        return Row.of_report(sub.learner, report, seconds, sub.note)
+
+    def run(self, todo: list[Submission], jobs: int, emit: Callable[[Row], None],
+            keep: Callable[[Submission], bool] | None = None) -> None:
+        """Grade ``todo``, ``jobs`` at a time, calling ``emit`` with each row as soon as it is known;
+        a learner for whom ``keep`` (given their chosen file) says True is not graded (``--resume``:
+        their row stands).
+
+        A learner's file is chosen (:func:`choose`, within the discovery budget) when their turn
+        comes, so a learner's folder costs at most its budget before the next check starts. An
+        exception while choosing, starting a check or reading its outcome costs only that
+        learner's row (:meth:`fault`): the others are graded, and the batch's outputs written.
+        """
         from .runner import reap_orphans
 
         pending = list(reversed(todo))
@@ -795,10 +1005,18 @@ class _Grader:
             while pending or running:
                 while pending and len(running) < jobs:
                     sub = pending.pop()
-                    if sub.path is None:
-                        emit(self.no_file(sub))
-                    else:
-                        running.append(self.start(sub))
+                    try:
+                        sub = choose(sub, [self.problem.function])
+                        if keep is not None and keep(sub):
+                            continue
+                        if sub.path is None:
+                            emit(self.no_file(sub))
+                        else:
+                            running.append(self.start(sub))
+                    except GraderError:
+                        raise  # a report cannot be written: the output folder, not the learner
+                    except Exception as exc:  # noqa: BLE001 - one learner's row, never the batch
+                        emit(self.fault(sub, exc))
                 if not running:
                     continue
                 time.sleep(POLL_SECONDS)
@@ -812,7 +1030,13 @@ class _Grader:
                         continue
                     # the check's own children (its submission process) are ours once it is gone
                     reap_orphans(keep={j.proc.pid for j in running if j.proc.returncode is None})
-                    emit(self.finish(job))
+                    try:
+                        row = self.finish(job)
+                    except GraderError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - one learner's row, never the batch
+                        row = self.fault(job.sub, exc, time.monotonic() - job.started)
+                    emit(row)
                 running = still
         finally:
             for job in running:
@@ -853,6 +1077,13 @@ class _Progress:
                 self.stream.flush()
             except OSError:  # a closed log pipe must not stop the grading
                 self.stream = None
+
+    def more(self, count: int = 1) -> None:
+        """``count`` more rows to come than the total said (a kept row graded again)."""
+        self.total += count
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
 
     def close(self) -> None:
         if self.bar is not None:
@@ -1036,33 +1267,43 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report
 
 
 def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
-    """Write ``summary.html`` (:func:`grader.reports.classview.render`; skipped with a note on
-    stderr when matplotlib, the ``instructor`` extra, is missing) and the learners' feedback
-    files ``feedback/<name>.txt`` (:func:`feedback_name`): each learner's text report in the
-    learner audience (hidden cases as counts only), to hand back, and ``feedback/index.csv``
-    (learner, file).
+    """Write the learners' feedback files ``feedback/<name>.txt`` (:func:`feedback_name`): each
+    learner's text report in the learner audience (hidden cases as counts only), to hand back,
+    and ``feedback/index.csv`` (learner, file); then ``summary.html``
+    (:func:`grader.reports.classview.render`).
+
+    The class view costs only itself: when it cannot be made (matplotlib, the ``instructor``
+    extra, is missing; or rendering or writing it raises anything), a stale ``summary.html`` is
+    removed and one ``grader: note: summary.html not written ...`` line goes to stderr; the
+    feedback files are written before it is tried.
 
     Raises:
-        GraderError: a file cannot be written.
+        GraderError: a feedback file cannot be written.
     """
     from .cli import write_output
     from .reports import text
-    from .reports.common import LEARNER, csv_cell
+    from .reports.common import LEARNER, csv_cell, printable
 
-    try:
-        from .reports import classview
-        page = classview.render(rows, reports, reports_dir=REPORTS)
-    except ImportError as exc:
-        sys.stderr.write(f"grader: note: {SUMMARY_HTML} not written ({exc.name or 'matplotlib'} is missing; "
-                         "pip install 'grader[instructor]')\n")
-    else:
-        write_output(page, str(out / SUMMARY_HTML))
     index = [_csv_line(("learner", "file"))]
     for r in sorted(rows, key=lambda r: r.learner):
         name = feedback_name(r.learner)
         write_output(text.render(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / name))
         index.append(_csv_line((csv_cell(r.learner), name)))
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
+
+    why = None
+    try:
+        from .reports import classview
+        write_output(classview.render(rows, reports, reports_dir=REPORTS), str(out / SUMMARY_HTML))
+    except ImportError as exc:
+        why = f" ({exc.name or 'matplotlib'} is missing; pip install 'grader[instructor]')"
+    except Exception as exc:  # noqa: BLE001 - the charts must never cost the grades, reports or feedback
+        why = f": {type(exc).__name__}: {exc}"
+    if why is not None:
+        with contextlib.suppress(OSError):
+            (out / SUMMARY_HTML).unlink(missing_ok=True)  # an older run's page would say other grades
+        line = printable(f"grader: note: {SUMMARY_HTML} not written{why}", one_line=True)
+        sys.stderr.write((line if len(line) <= 500 else line[:497] + "...") + "\n")
 
 
 def _tally(rows: list[Row], reports: dict[str, Report]) -> str:
@@ -1253,15 +1494,35 @@ def check_merge(sources: list[Path], records: dict[Path, dict[str, Any] | None])
 
 # -- the commands ----------------------------------------------------------------------------
 
+def _functions_defined(sub: Submission, names: frozenset[str]) -> set[str]:
+    """Which of ``names`` the learner's file defines (for choosing the problem by votes): the
+    file :func:`choose` picks within the discovery budget, read once more and parsed only if
+    one of the names occurs in it. A file that does not parse still names its functions (a
+    tolerant scan): its learner gets a failed row with the SyntaxError, not a batch that cannot
+    choose its problem."""
+    from .check import functions_of, load_submission, names_in
+
+    sub = choose(sub, names)
+    if sub.path is None:
+        return set()
+    try:
+        loaded = load_submission(sub.path, parse_if=lambda source: names_in(source, names))
+    except GraderError:
+        return set()
+    return functions_of(loaded.tree, loaded.source) & names
+
+
 def _problem(args: argparse.Namespace) -> Any:
     """The problem a batch grades: ``--problem``, the only one known, or the one whose function
-    most of the submissions under ``args.paths`` define (a class hands in one exercise).
+    most of the submissions under ``args.paths`` define (a class hands in one exercise). Each
+    learner's file is chosen within the discovery budget (:func:`choose`), files that name no
+    problem's function are not parsed, and the count stops once the learners left cannot
+    change who wins.
 
     Raises:
         GraderError: an unknown problem, no problem at all, bad paths, or submissions that name
             no known problem's function or as many of one as of another (then ``--problem``).
     """
-    from .check import functions_of, read_submission
     from .spec import available_problems, find_problem, load_all, load_problem
 
     if args.problem:
@@ -1275,18 +1536,16 @@ def _problem(args: argparse.Namespace) -> Any:
     if not problems:
         raise GraderError(f"no problem spec loads ({', '.join(known)}); run grader problems to see why")
     votes = {p.id: 0 for p in problems}
-    for sub in discover(args.paths, [p.function for p in problems]):
-        if sub.path is None:
-            continue
-        try:
-            source, tree, _ = read_submission(sub.path)
-        except GraderError:
-            continue
-        # a file that does not parse still names its functions (a tolerant scan): its learner
-        # gets a failed row with the SyntaxError, not a batch that cannot choose its problem
-        names = functions_of(tree, source)
+    names = frozenset(p.function for p in problems)
+    learners = enumerate_learners(args.paths)
+    for i, sub in enumerate(learners):
+        defined = _functions_defined(sub, names)
         for p in problems:
-            votes[p.id] += p.function in names
+            votes[p.id] += p.function in defined
+        # stop once the learners left cannot change the outcome (a class hands in one exercise)
+        top = sorted(votes.values(), reverse=True) + [0]
+        if top[0] > top[1] + (len(learners) - i - 1):
+            break
     ranked = sorted(votes.items(), key=lambda kv: -kv[1])
     if ranked[0][1] > 0 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
         return next(p for p in problems if p.id == ranked[0][0])
@@ -1310,6 +1569,43 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Interrupted()
 
 
+class _Unchanged:
+    """Whether a learner's kept row (``--resume``) still stands: the digest its report records of
+    the files it graded (``environment.submission_sha256``, :func:`grader.check.submission_digest`)
+    is that of the learner's files now. A report that records none (an older grader's, or a
+    placeholder of a check that could not run) does not stand either. Each learner graded again
+    is named on stderr with why."""
+
+    def __init__(self, out: Path, kept: dict[str, Row], take_siblings: bool) -> None:
+        self.out, self.kept, self.take_siblings = out, kept, take_siblings
+
+    def recorded(self, learner: str) -> str | None:
+        """The digest the learner's report records, or None."""
+        try:
+            value = load_report(report_path(self.out, learner)).environment.get("submission_sha256")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return value if isinstance(value, str) and value else None
+
+    def __call__(self, sub: Submission) -> bool:
+        from .check import current_digest
+        from .reports.common import printable
+
+        recorded = self.recorded(sub.learner)
+        if sub.path is None:  # no file to grade (now or then): its row is made again at once
+            return False
+        try:
+            now = current_digest(sub.path, self.take_siblings and sub.siblings)
+        except Exception:  # noqa: BLE001 - unreadable now: its check says why
+            now = None
+        if recorded is not None and now == recorded:
+            return True
+        why = ("its report records no digest of the files it graded" if recorded is None
+               else "the submission changed since it was graded")
+        sys.stderr.write(printable(f"grader: note: grading {sub.learner} again: {why}", one_line=True) + "\n")
+        return False
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     """``grader grade``: grade every submission under ``args.paths`` into ``args.out``.
 
@@ -1330,7 +1626,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.seed_secret is not None:
         args.seed_secret = os.path.abspath(args.seed_secret)
     problem = _problem(args)
-    subs = discover(args.paths, [problem.function])
+    subs = enumerate_learners(args.paths)  # names only: each learner's file is chosen at their turn
     if args.shard:
         subs = [s for s in subs if in_shard(s.learner, *args.shard)]
     out = Path(args.out)
@@ -1370,6 +1666,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         write_gradebook(book, kept.values())  # drops torn lines and rows whose report is gone
     todo = [s for s in subs if s.learner not in kept]
     jobs = args.jobs or cores()
+    # a kept row stands only while the learner's files are the ones it graded: checked at their turn
+    unchanged = _Unchanged(out, kept, take_siblings=not getattr(args, "no_siblings", False)
+                           and os.environ.get("GRADER_SIBLINGS", "1") != "0")
     sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} "
                      f"with {jobs} job{'s' if jobs != 1 else ''} into {out}"
                      + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "")
@@ -1385,8 +1684,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
         rows[row.learner] = row
         progress.row(row)
 
+    def keep(sub: Submission) -> bool:
+        if sub.learner not in kept:
+            return False
+        if unchanged(sub):
+            return True
+        progress.more()  # graded again: one more row to come than the opening line said
+        return False
+
     try:
-        _Grader(args, problem, out, hard).run(todo, jobs, emit)
+        _Grader(args, problem, out, hard).run(subs, jobs, emit, keep)  # kept learners: keep() decides
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.close()

@@ -174,7 +174,7 @@ class LoadedSubmission:
     """A submission file as read once by the grader (:func:`load_submission`).
 
     Attributes:
-        path: the path as given.
+        path: the path as given (the file read).
         data: the file's bytes: what the submission's process will import (:func:`private_copy`).
         source: the decoded text ("" when ``fault`` is set, but for a file that is not text in
             its encoding: then its bytes as UTF-8 with U+FFFD, only for telling its problem).
@@ -186,6 +186,11 @@ class LoadedSubmission:
         notebook: for an ``.ipynb`` file, its conversion (``grader.notebook.Notebook``: where
             each line came from, what was left out); ``data`` and ``source`` are then the
             converted Python, which is what the child imports and the seed is derived from.
+        read: the number of bytes read from the file (0 when nothing was: a link, too large...).
+        sha256: the SHA-256 (hex) of those bytes, the file as it is on disk (a notebook's JSON,
+            not its conversion); "" when nothing was read.
+        parsed: whether the source was given to the parser (``load_submission``'s ``parse_if``
+            can leave out a file that names nothing wanted).
     """
 
     path: str
@@ -195,18 +200,34 @@ class LoadedSubmission:
     syntax_error: SyntaxError | None = None
     fault: str | None = None
     notebook: Any = None
+    read: int = 0
+    sha256: str = ""
+    parsed: bool = True
 
 
-def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
-    """The bytes of the submission ``path`` (``grader.siblings.read_no_follow``: no link
+def names_in(source: str, names: "frozenset[str] | set[str]") -> bool:
+    """Whether any of the identifiers ``names`` occurs as a whole word in ``source`` once it is
+    NFKC-normalised (as Python normalises identifiers): a file in which none occurs can neither
+    define, assign nor import any of them, so it need not be parsed to know that."""
+    import unicodedata
+
+    if not names:
+        return False
+    text = unicodedata.normalize("NFKC", source) if not source.isascii() else source
+    return re.search(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?![\w])", text) is not None
+
+
+def _read_no_follow(real: str, path: str | None = None) -> tuple[bytes | None, str | None]:
+    """The bytes of the submission ``real`` (``grader.siblings.read_no_follow``: no link
     followed, symbolic or hard, regular files only, at most :data:`MAX_SUBMISSION_BYTES`) or None
-    and the fault, worded for the learner.
+    and the fault, worded for the learner with the file named ``path`` (default: ``real``).
 
     Raises:
         GraderError: the file is missing, a directory, or unreadable (the grader's input is wrong).
     """
+    path = real if path is None else path
     try:
-        data, kind, detail = read_no_follow(path, MAX_SUBMISSION_BYTES)
+        data, kind, detail = read_no_follow(real, MAX_SUBMISSION_BYTES)
     except FileNotFoundError:
         raise GraderError(f"submission {path!r} does not exist") from None
     except OSError as exc:
@@ -227,27 +248,42 @@ def _read_no_follow(path: str) -> tuple[bytes | None, str | None]:
     return None, f"the submission {path} is not a regular file ({detail}); submit a .py file"
 
 
-def load_submission(path: str | Path) -> LoadedSubmission:
+def load_submission(path: str | Path, shown: str | None = None, *,
+                    parse_if: Callable[[str], bool] | None = None) -> LoadedSubmission:
     """Read and parse the submission at ``path`` once, without following a symbolic link.
 
     Decoding follows Python's own rules (a UTF-8 byte-order mark, a ``# coding:`` line, else
     UTF-8), so whatever Python imports is graded. A file the grader cannot grade at all comes
-    back with ``fault`` set, to be reported as the submission's failure (exit 1).
+    back with ``fault`` set, to be reported as the submission's failure (exit 1). Messages and
+    the parser's file name call the file ``shown`` (default: ``path``): ``grader grade`` hands
+    its checks an absolute path and the path as it was found, which is what the learner knows.
+    ``parse_if``: called with the decoded source; when it says False the file is not parsed
+    (``parsed`` False, no ``tree``): discovery leaves out files that name nothing it looks for.
 
     Raises:
         GraderError: the file is missing, a directory or unreadable.
     """
-    shown = str(path)
-    data, fault = _read_no_follow(shown)
+    real = str(path)
+    shown = real if shown is None else shown
+    data, fault = _read_no_follow(real, shown)
     if data is None:
-        return LoadedSubmission(shown, fault=fault)
-    if shown.lower().endswith(".ipynb"):
-        return _load_notebook(shown, data)
+        return LoadedSubmission(real, fault=fault)
+    read, sha256 = len(data), hashlib.sha256(data).hexdigest()
+    if real.lower().endswith(".ipynb"):
+        loaded = _load_notebook(real, data, shown, parse_if)
+    else:
+        loaded = _load_python(real, data, shown, parse_if)
+    loaded.read, loaded.sha256 = read, sha256
+    return loaded
+
+
+def _load_python(real: str, data: bytes, shown: str, parse_if: Callable[[str], bool] | None) -> LoadedSubmission:
+    """A ``.py`` file's bytes (read by :func:`load_submission`) decoded and parsed."""
     # not text in its encoding: the submission's fault (Python could not import it either), so a
     # report (exit 1) that says how to save it, never exit 2 (a class row then blamed the grader)
     # (the source, with U+FFFD for what is not UTF-8, is kept only for the tolerant scan that
     # tells which problem's function it defines)
-    not_text = LoadedSubmission(shown, source=data.decode("utf-8", "replace"),
+    not_text = LoadedSubmission(real, source=data.decode("utf-8", "replace"),
                                 fault=f"the submission {shown} is not UTF-8 text (nor in the encoding its "
                                       "'# coding:' line names), so Python cannot import it")
     try:
@@ -258,33 +294,39 @@ def load_submission(path: str | Path) -> LoadedSubmission:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return not_text
-        return LoadedSubmission(shown, data, syntax_error=SyntaxError(exc.msg, (shown, exc.lineno or 1, 0, "")))
+        return LoadedSubmission(real, data, syntax_error=SyntaxError(exc.msg, (shown, exc.lineno or 1, 0, "")))
     except (UnicodeError, LookupError):  # UnicodeError too: the 'undefined' and 'punycode' codecs raise it
         return not_text
     if source.startswith("\ufeff"):  # utf-8-sig leaves none; a BOM under a coding line might
         source = source[1:]
+    if parse_if is not None and not parse_if(source):
+        return LoadedSubmission(real, data, source, parsed=False)
     try:
-        return LoadedSubmission(shown, data, source, parse_python(source, shown))
+        return LoadedSubmission(real, data, source, parse_python(source, shown))
     except SyntaxError as exc:
-        return LoadedSubmission(shown, data, source, syntax_error=exc)
+        return LoadedSubmission(real, data, source, syntax_error=exc)
     except ValueError as exc:  # null bytes
-        return LoadedSubmission(shown, data, source, syntax_error=SyntaxError(str(exc), (shown, 1, 0, "")))
+        return LoadedSubmission(real, data, source, syntax_error=SyntaxError(str(exc), (shown, 1, 0, "")))
     except (RecursionError, MemoryError) as exc:  # Python's own compiler fails on it the same way
-        return LoadedSubmission(shown, data, source, fault=(
+        return LoadedSubmission(real, data, source, fault=(
             f"the submission {shown} is nested too deeply for Python's parser "
             f"({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); split the expression up"))
 
 
-def _load_notebook(shown: str, data: bytes) -> LoadedSubmission:
-    """A notebook's bytes (read by :func:`load_submission`) as its code cells' Python source
-    (``grader.notebook.convert``): a notebook nbformat cannot read is a fault of the submission."""
+def _load_notebook(real: str, data: bytes, shown: str, parse_if: Callable[[str], bool] | None = None) -> LoadedSubmission:
+    """A notebook's bytes (read by :func:`load_submission` from ``real``) as its code cells'
+    Python source (``grader.notebook.convert``): a notebook nbformat cannot read is a fault of
+    the submission. Messages call it ``shown``."""
     from .notebook import NotebookError, convert
 
     try:
         nb = convert(data)
     except NotebookError as exc:
-        return LoadedSubmission(shown, fault=f"the notebook {shown} cannot be graded: {exc}")
-    loaded = LoadedSubmission(shown, nb.source.encode("utf-8"), nb.source, notebook=nb)
+        return LoadedSubmission(real, fault=f"the notebook {shown} cannot be graded: {exc}")
+    loaded = LoadedSubmission(real, nb.source.encode("utf-8"), nb.source, notebook=nb)
+    if parse_if is not None and not parse_if(nb.source):
+        loaded.parsed = False
+        return loaded
     try:
         loaded.tree = parse_python(nb.source, shown)
     except SyntaxError as exc:
@@ -296,14 +338,15 @@ def _load_notebook(shown: str, data: bytes) -> LoadedSubmission:
     return loaded
 
 
-def read_submission(path: str | Path) -> tuple[str, ast.Module | None, SyntaxError | None]:
+def read_submission(path: str | Path, shown: str | None = None) -> tuple[str, ast.Module | None, SyntaxError | None]:
     """The submission's source, its AST (None on a syntax error or a fault) and the SyntaxError
-    if any: :func:`load_submission` for callers that need no more.
+    if any: :func:`load_submission` (``shown``: the name messages give it) for callers that need
+    no more.
 
     Raises:
         GraderError: the file is missing, a directory or unreadable.
     """
-    loaded = load_submission(path)
+    loaded = load_submission(path, shown)
     return loaded.source, loaded.tree, loaded.syntax_error
 
 
@@ -366,6 +409,45 @@ class PrivateCopy:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def siblings_of(submission: str | Path, loaded: LoadedSubmission, take: bool = True) -> Siblings:
+    """The sibling modules taken along with the submission (``grader.siblings.find_siblings``
+    on its folder and ``loaded``'s tree): none when ``take`` is false or the file cannot be
+    graded at all."""
+    if not take or loaded.fault is not None:
+        return Siblings()
+    return find_siblings(os.path.dirname(os.path.abspath(submission)), loaded.tree, os.path.basename(submission))
+
+
+#: domain separation of :func:`submission_digest` (a new way of computing it gets a new label)
+DIGEST_LABEL = b"grader-submission-v1\0"
+
+
+def submission_digest(loaded: LoadedSubmission, siblings: Siblings) -> str:
+    """SHA-256 (hex) of what a check grades: the main file's bytes as read from disk
+    (``loaded.sha256``; nothing read, e.g. a link: the empty string) and each sibling module
+    taken along, by name and bytes, in name order. Recorded in the report
+    (``environment.submission_sha256``); ``grader grade --resume`` grades a learner again when
+    their current files give another digest. Two files with the same bytes give the same
+    digest wherever they lie."""
+    h = hashlib.sha256(DIGEST_LABEL)
+    h.update(loaded.sha256.encode("ascii") + b"\0")
+    for name, data in sorted(siblings.files):
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).hexdigest().encode("ascii") + b"\0")
+    return h.hexdigest()
+
+
+def current_digest(path: str | Path, take_siblings: bool = True) -> str:
+    """The :func:`submission_digest` a check of ``path`` would record now (its bytes and the
+    siblings it would take along: the main file and those are read and parsed, as the check
+    does).
+
+    Raises:
+        GraderError: the file is missing, a directory or unreadable.
+    """
+    loaded = load_submission(path)
+    return submission_digest(loaded, siblings_of(path, loaded, take_siblings))
 
 
 def detect_framework(tree: ast.Module | None) -> str:
@@ -564,6 +646,7 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
     }
     if siblings.files or siblings.skipped:
         env["siblings"] = siblings.report()
+    env["submission_sha256"] = submission_digest(loaded, siblings)  # what was graded (grade --resume)
     if loaded.notebook is not None:  # what of the notebook ran, and what was left out
         env["notebook"] = {"code_cells": loaded.notebook.code_cells, "left_out": loaded.notebook.left_out}
         env["framework_note"] = " ".join(x for x in (env["framework_note"], loaded.notebook.note()) if x)
@@ -664,7 +747,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
     opts = opts or CheckOptions()
     t_start = time.monotonic()
     shown = opts.submission_shown or str(submission)
-    loaded = load_submission(submission)  # read once, links not followed: what the child imports
+    loaded = load_submission(submission, shown)  # read once, links not followed: what the child imports
     secret = opts.seed_secret is not None
     if secret:
         if opts.seed:
@@ -674,9 +757,7 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
                                    seed_secret=None, seed_source="secret")
     tree = loaded.tree
-    siblings = Siblings()
-    if opts.siblings and loaded.fault is None:  # the modules beside it that it imports (grader.siblings)
-        siblings = find_siblings(os.path.dirname(os.path.abspath(submission)), tree, os.path.basename(submission))
+    siblings = siblings_of(submission, loaded, opts.siblings)  # the modules beside it that it imports
     framework = opts.framework or detect_framework(tree)
     if framework not in problem.frameworks:
         raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "

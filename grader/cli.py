@@ -140,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run only this case (repeatable); names are in the report")
     check.add_argument("--replay", metavar="JSON",
                        help="run one case given as JSON {\"dtype\": ..., \"<param>\": [...]} (from a report)")
+    # grader grade's own: it starts each check in a neutral folder with the file's absolute path,
+    # and the report names the file as it was found (relative if it was given so)
+    check.add_argument("--shown", metavar="PATH", help=argparse.SUPPRESS)
 
     probs = sub.add_parser("problems", help="list the problems the grader knows, or print one's statement",
                            description="List the problems (id and title), or with ID print that problem's "
@@ -303,15 +306,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     opts = options_from_args(args)  # a bad seed secret is bad input: exit 2 before anything runs
     os.environ.pop(SEED_SECRET_ENV, None)  # read once; nothing started from here on inherits it
+    shown = args.shown or args.submission  # how the report names the file (grade: as it was found)
     try:
-        source, tree, syntax_error = read_submission(args.submission)
+        source, tree, syntax_error = read_submission(args.submission, shown)
     except GraderError as exc:  # missing, a folder, unreadable: the learner sees it in the format asked (exit 2)
         from .reports.fault import report_input_fault
         report_input_fault(args, str(exc), write_output)
         raise
     problem = resolve_problem(args, tree, source, syntax_error)
     opts.only_cases = args.cases
-    opts.submission_shown = args.submission
+    opts.submission_shown = shown
     if args.replay:
         try:
             opts.replay = json.loads(args.replay)

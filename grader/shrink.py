@@ -13,6 +13,10 @@ Verdicts are cached by input bytes. Each search stops after :data:`SHRINK_BUDGET
 the run's ``--total-timeout`` deadline, whichever comes first: from then on unseen inputs count
 as passing, which ends the shrink with the best example so far (hypothesis replays the final
 example, which is cached, so the result stays consistent). Timeouts and crashes are not shrunk.
+
+hypothesis's storage (its constants cache and example database, ``./.hypothesis`` by default)
+is a private folder of the grader's while the search runs (``grader.isolation.hypothesis_storage``):
+nothing is read from or written to the working folder, which may be a class folder.
 """
 from __future__ import annotations
 
@@ -65,6 +69,18 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     Returns:
         At most :data:`MAX_SHRINKS` extra results, possibly none.
     """
+    from .isolation import hypothesis_storage
+
+    if getattr(opts, "only_cases", None):
+        return []
+    # hypothesis keeps its storage (constants cache, database) in ./.hypothesis unless told
+    # otherwise: the working folder may be a class folder or a learner's repository
+    with hypothesis_storage():
+        return _shrink(problem, cases, results, session, opts, shown, dtypes, deadline)
+
+
+def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], session: Any, opts: Any, shown: str,
+            dtypes: tuple[str, ...], deadline: float | None) -> list[CaseResult]:
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
@@ -72,8 +88,6 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     from .check import replay_command
     from .grading import expected_for, run_failure, values_of
 
-    if getattr(opts, "only_cases", None):
-        return []
     verdicts: dict[str, str | None] = {}
     for case, res in zip(cases, results):
         if case.origin == "generated":

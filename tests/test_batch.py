@@ -456,3 +456,168 @@ def test_a_broken_draft_beside_a_good_solution_does_not_hide_it(tmp_path):
     rows = {r.learner: r for r in batch.read_gradebook(tmp_path / "out" / "gradebook.csv")}
     assert rows["alice"].passed and rows["alice"].submission.endswith("solution.py")
     assert not rows["bob"].passed and rows["bob"].kinds == ["import"] and rows["bob"].submission.endswith("solution.py")
+
+
+# -- discovery within a budget; one learner's fault is one row (in process, with a stand-in check) --
+
+#: a stand-in for ``grader check``: writes a passing report for the file it is given (no case
+#: is run), so that a batch of many learners takes a second; the batch around it is the real one
+FAKE_CHECK = r'''
+import sys
+root = sys.argv.pop(1)
+sys.path.insert(0, root)
+args = sys.argv[1:]
+from grader import batch
+from grader.reports import json_report
+from grader.spec import find_problem, load_problem
+problem = load_problem(find_problem(args[args.index("--problem") + 1]))
+shown = next(a.split("=", 1)[1] for a in args if a.startswith("--shown="))
+report = batch.placeholder_report(problem, shown, None, 0.0)
+report.passed, report.score = True, problem.max_score
+with open(args[args.index("--output") + 1], "w", encoding="utf-8") as fh:
+    fh.write(json_report.render(report, audience="instructor"))
+'''
+#: a file under 1 MiB that defines the function (so discovery must parse it to know) and parses fast
+JUNK = "def tied_lm_head(hidden, embedding_matrix):\n    return hidden\n\nJUNK = '" + "x" * ((1 << 20) - 200) + "'\n"
+
+
+@pytest.fixture
+def fake_checks(monkeypatch):
+    """Checks are the stand-in (``FAKE_CHECK``); returns the list of learners whose check started, in order."""
+    root = str(ROOT)
+    monkeypatch.setattr(batch, "grader_command", lambda: [sys.executable, "-I", "-c", FAKE_CHECK, root])
+    started: list[str] = []
+    real = batch._Grader.start
+
+    def start(self, sub):
+        started.append(sub.learner)
+        return real(self, sub)
+
+    monkeypatch.setattr(batch._Grader, "start", start)
+    return started
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """Every parse of learner source in this process, in order: (file name, how many checks had started)."""
+    from grader import check
+    seen: list[str] = []
+    real = check.parse_python
+
+    def parse(source, filename="<unknown>"):
+        seen.append(str(filename))
+        return real(source, filename)
+
+    monkeypatch.setattr(check, "parse_python", parse)
+    return seen
+
+
+def big_class(root: Path) -> Path:
+    """A class of two good learners after three whose folders are over the discovery budget:
+    ``aaa_many`` (64 files of the function), ``aab_big`` (20 files of 1 MiB), ``aac_slow``
+    (10 files whose parsing a test's clock makes slow)."""
+    klass = root / "class"
+    for i in range(64):
+        write(klass / "aaa_many" / f"junk{i:02d}.py", JUNK[:4000] + "'\n")
+    for i in range(20):
+        write(klass / "aab_big" / f"junk{i:02d}.py", JUNK)
+    for i in range(10):
+        write(klass / "aac_slow" / f"junk{i:02d}.py", JUNK[:4000] + "'\n")
+    write(klass / "bob" / "solution.py", CORRECT)
+    write(klass / "bob" / "helper.py", HELPER)
+    write(klass / "carl.py", CORRECT)
+    return klass
+
+
+def slow_clock(monkeypatch, parses: list[str], folder: str, step: float = 3.0) -> None:
+    """``batch._clock`` advances ``step`` seconds for each file of ``folder`` parsed so far."""
+    monkeypatch.setattr(batch, "_clock", lambda: step * sum(f"/{folder}/" in f for f in parses), raising=False)
+
+
+def test_a_learners_folder_over_the_budget_costs_only_its_row(tmp_path, monkeypatch, fake_checks, parses, capsys):
+    """Learners whose folders are over the discovery budget (too many files, too many bytes, too
+    slow) come first: each is looked through within the budget (no file of a folder of 64 read;
+    4 of 20 files of 1 MiB; 2 files of the slow one), and gets a row whose note says why, with
+    the files considered; the good learners are graded. (Before: every file of every folder was
+    parsed before the first check started.)"""
+    klass = big_class(tmp_path)
+    slow_clock(monkeypatch, parses, "aac_slow")
+    out = tmp_path / "out"
+    code = cli.main(["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "1", *FAST])
+    assert code == 1, capsys.readouterr().err
+    of = lambda name: [f for f in parses if f"/{name}/" in f]  # noqa: E731
+    assert (len(of("aaa_many")), len(of("aab_big")), len(of("aac_slow"))) == (0, 4, 2), parses
+    assert fake_checks == ["bob", "carl"]  # one job: bob's check started after the three were looked through
+    assert len(of("bob")) == 1 and not of("carl")  # bob's helper.py names no function: read, never parsed
+    rows = {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+    assert rows["bob"].passed and rows["carl"].passed and rows["bob"].submission.endswith("bob/solution.py")
+    budget = batch.DISCOVERY_BUDGET.describe()
+    for name, why in (("aaa_many", "it holds more than 32 .py files"), ("aab_big", "hold more than 4 MiB"),
+                      ("aac_slow", "took more than 5 s")):
+        row = rows[name]
+        assert (row.passed, row.kinds) == (False, ["import"]) and row.submission.endswith(name)
+        assert "stopped looking for the submission" in row.message and why in row.message, row.message
+        assert "considered: junk00.py, junk01.py" in row.message, row.message
+        failure = json.loads(batch.report_path(out, name).read_text())["failure"]
+        assert why in failure["message"] and budget in failure["message"], failure["message"]
+        assert "submit only the file that defines tied_lm_head" in failure["message"]
+    assert "junk03.py" in rows["aab_big"].message and "junk04.py" not in rows["aab_big"].message
+
+
+def test_choosing_the_problem_by_votes_stays_within_the_budget(tmp_path, monkeypatch, parses):
+    """Without --problem (three problems known), the votes read each learner's file within the
+    same budget: no file of the folder of 64 is parsed, 4 of the big one, 2 of the slow one."""
+    klass = big_class(tmp_path)
+    slow_clock(monkeypatch, parses, "aac_slow")
+    for name in ("dan", "eve", "fay"):
+        write(klass / f"{name}.py", CORRECT)
+    args = cli.build_parser().parse_args(["grade", str(klass)])
+    assert batch._problem(args).id == "tied_lm_head"
+    of = lambda name: [f for f in parses if f"/{name}/" in f]  # noqa: E731
+    assert (len(of("aaa_many")), len(of("aab_big")), len(of("aac_slow"))) == (0, 4, 2), parses
+    # bob, carl, dan, eve: four votes against none; fay's file is not read (nothing could change)
+    assert not [f for f in parses if f.endswith("fay.py")]
+
+
+def test_one_learners_failure_in_the_batch_costs_only_their_row(tmp_path, monkeypatch, fake_checks, capsys):
+    """With --jobs 2, an exception while choosing a learner's file, starting their check or
+    reading its outcome: that learner's row says so (kind crash), the others are graded, and
+    every output is written. (Before: the exception ended the batch, exit 2, no summary.md.)"""
+    klass = tmp_path / "class"
+    for name in ("ann", "ben", "cat", "dov"):
+        write(klass / f"{name}.py", CORRECT)
+    write(klass / "eli" / "solution.py", CORRECT)
+    write(klass / "eli" / "notes.py", HELPER)
+    real_start, real_finish = batch._Grader.start, batch._Grader.finish
+    real_choose = getattr(batch, "choose", lambda sub, *args, **kwargs: sub)
+
+    def start(self, sub):
+        if sub.learner == "cat":
+            raise OSError(24, "Too many open files")
+        return real_start(self, sub)
+
+    def finish(self, job):
+        if job.sub.learner == "ben":
+            raise RuntimeError("the report vanished")
+        return real_finish(self, job)
+
+    def choose(sub, *args, **kwargs):
+        if sub.learner == "eli":
+            raise MemoryError("folder too odd")
+        return real_choose(sub, *args, **kwargs)
+
+    monkeypatch.setattr(batch._Grader, "start", start)
+    monkeypatch.setattr(batch._Grader, "finish", finish)
+    monkeypatch.setattr(batch, "choose", choose, raising=False)
+    out = tmp_path / "out"
+    code = cli.main(["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "2", *FAST])
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    rows = {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+    assert rows["ann"].passed and rows["dov"].passed
+    for name, what in (("ben", "RuntimeError: the report vanished"), ("cat", "Too many open files"),
+                       ("eli", "MemoryError: folder too odd")):
+        assert rows[name].kinds == ["crash"] and what in rows[name].message, rows[name].message
+    assert all((out / f).is_file() for f in ("summary.md", "junit.xml", "summary.html"))
+    assert len(list((out / "feedback").glob("*.txt"))) == 5
+    assert "graded 5 submissions: 2 passed, 3 failed (3 could not be graded)" in captured.out

@@ -228,7 +228,7 @@ def test_a_thousand_folders_deep_neither_aborts_discovery_nor_stops_the_disk_wat
     try:
         found = {s.learner: s for s in batch.discover([str(tmp_path / "class")], ["tied_lm_head"])}
         assert set(found) == {"ok", "mallory"} and found["mallory"].path == mallory / "solution.py"
-        assert batch._py_files(mallory) == [mallory / "solution.py"]  # deep.py lies below MAX_DEPTH
+        assert batch._py_files(mallory) == ([mallory / "solution.py"], None)  # deep.py lies below MAX_DEPTH
         assert _DiskWatch(str(mallory), 0, 1 << 40, 10_000).usage()[1] == 1200 + 2  # every entry counted
     finally:
         remove_deep_tree(mallory / "a")  # shutil.rmtree (pytest's tmp cleanup) recurses too
@@ -365,8 +365,8 @@ def test_the_child_gets_the_checked_bytes_not_what_the_path_holds_later(tmp_path
     real_load = check.load_submission
     seen: dict[str, bytes] = {}
 
-    def load_then_swap(path):
-        loaded = real_load(path)
+    def load_then_swap(path, *args, **kwargs):
+        loaded = real_load(path, *args, **kwargs)
         sub.unlink()
         sub.symlink_to(tmp_path / "secret.txt")
         return loaded

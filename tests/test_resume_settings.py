@@ -287,3 +287,50 @@ def test_the_passed_over_file_is_named_in_row_report_and_feedback(tmp_path):
     assert "solution.py" in env["discovery_note"]
     feedback = (out / "feedback" / batch.feedback_name("dave")).read_text()
     assert "solution.py" in feedback and "does not parse" in feedback
+
+
+# -- --resume keeps a row only for the files it graded -----------------------------------------
+
+def test_resume_grades_again_exactly_the_learners_whose_files_changed(tmp_path, capsys):
+    """A row is kept by --resume only while the learner's files are those it graded (the digest
+    of the main file and the helpers it took along, ``environment.submission_sha256``): a changed
+    main file or helper is graded again, an unchanged learner is not, and a report that records
+    no digest is graded again. (Before: every row whose report existed was kept.)"""
+    klass = tmp_path / "class"
+    write(klass / "alice.py", CORRECT)
+    write(klass / "carol.py", SYNTAX)
+    write(klass / "bob" / "solution.py", "from helper import scale\n" + CORRECT)
+    write(klass / "bob" / "helper.py", "def scale(x):\n    return 2 * x\n")
+    out = tmp_path / "out"
+    argv = ["grade", str(klass), "--problem", "tied_lm_head", "--out", str(out), "--jobs", "2", *FAST]
+    code, _, err = main(argv, capsys)
+    assert code == 1, err
+
+    def mtimes() -> dict[str, int]:
+        return {name: batch.report_path(out, name).stat().st_mtime_ns for name in ("alice", "bob", "carol")}
+
+    first = mtimes()
+    digests = {name: json.loads(batch.report_path(out, name).read_text())["environment"].get("submission_sha256")
+               for name in first}
+    write(klass / "carol.py", CORRECT)                                    # the main file changed
+    write(klass / "bob" / "helper.py", "def scale(x):\n    return 3 * x\n")  # only a helper changed
+    code, out_text, err = main(argv + ["--resume"], capsys)
+    assert code == 0, err
+    second = mtimes()
+    assert second["alice"] == first["alice"]
+    assert second["bob"] != first["bob"] and second["carol"] != first["carol"]
+    assert "grader: note: grading carol again: the submission changed since it was graded" in err
+    assert "grading bob again" in err and "grading alice again" not in err
+    rows = {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+    assert rows["carol"].passed and len(rows) == 3 and "graded 3 submissions: 3 passed" in out_text
+
+    assert len({d for d in digests.values() if d}) == 3  # one digest per learner's files
+    code, _, err = main(argv + ["--resume"], capsys)  # nothing changed: nothing graded again
+    assert code == 0 and mtimes() == second and "grader: note: grading" not in err, err
+
+    report = json.loads(batch.report_path(out, "alice").read_text())
+    del report["environment"]["submission_sha256"]  # as an older grader wrote it
+    batch.report_path(out, "alice").write_text(json.dumps(report))
+    code, _, err = main(argv + ["--resume"], capsys)
+    assert code == 0 and "grading alice again: its report records no digest" in err, err
+    assert mtimes()["alice"] != second["alice"] and mtimes()["bob"] == second["bob"]

@@ -59,6 +59,22 @@ def test_gradescope_run_autograder_grades_the_submission(tmp_path):
     assert (tmp_path / "work" / "submission" / "my_answer.py").read_text() == WRONG
 
 
+def test_gradescope_grades_from_a_folder_of_its_own_and_names_the_file_as_submitted(tmp_path):
+    """The grader runs from an empty folder of the autograder's, not from the folder of the
+    learner's files (where a library could read a file as its configuration); results.json
+    names the file as it was submitted, never the copy's absolute path."""
+    log = tmp_path / "cwd.log"
+    wrapper = tmp_path / "bin" / "grader"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\npwd > {log}\nls -A >> {log}\nexec {GRADER} "$@"\n')
+    wrapper.chmod(0o755)
+    results = run_autograder(tmp_path / "root", {"my_answer.py": WRONG}, GRADER_BIN=str(wrapper))
+    where, *listed = log.read_text().splitlines()
+    assert Path(where) != (tmp_path / "root" / "work" / "submission").resolve() and listed == [], (where, listed)
+    text = json.dumps(results)
+    assert "my_answer.py" in text and str(tmp_path / "root" / "work") not in text
+
+
 def test_gradescope_run_autograder_full_marks(tmp_path):
     results = run_autograder(tmp_path, {"-solution.py": CORRECT})  # a file, though its name looks like a flag
     assert results["score"] == 10 and all(t["status"] == "passed" for t in results["tests"])

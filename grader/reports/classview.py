@@ -11,6 +11,13 @@ Learner ids, messages and hints are learner-controlled: every one is HTML-escape
 (``html.escape``) after :func:`grader.reports.common.printable`, and chart text is drawn with
 ``text.parse_math`` off, so a ``$...$`` in a name is shown as typed, never as mathtext.
 
+No matplotlib configuration is read but its built-in defaults: ``grader grade`` runs in a folder
+that may hold learners' files, and matplotlib reads ``./matplotlibrc`` first of all (a learner's
+``text.usetex: True`` made the batch exit 2 after grading everyone). matplotlib is imported
+from an empty folder with ``MATPLOTLIBRC`` and ``MPLCONFIGDIR`` pointing at another, and the
+charts are drawn under ``style.context("default")`` with what they need set on top
+(:mod:`grader.isolation`).
+
 matplotlib is the ``instructor`` extra (``pip install 'grader[instructor]'``); without it
 :func:`render` raises ``ImportError`` and ``grader grade`` skips summary.html with a note.
 """
@@ -142,9 +149,10 @@ def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str 
     Raises:
         ImportError: matplotlib is not installed.
     """
-    import matplotlib
+    from grader.isolation import import_matplotlib, matplotlib_defaults
+    matplotlib = import_matplotlib()  # reading no matplotlibrc of the working folder (a class folder)
     matplotlib.use("Agg", force=False)  # the Agg canvas only; pyplot is never imported
-    with matplotlib.rc_context({"text.parse_math": False, "svg.fonttype": "none"}):
+    with matplotlib_defaults(matplotlib):  # built-in defaults, mathtext and TeX off
         return _render(sorted(rows, key=lambda r: r.learner), reports, reports_dir)
 
 

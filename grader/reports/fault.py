@@ -70,7 +70,7 @@ def report_input_fault(args: argparse.Namespace, message: str, write: Callable[[
                 problem = next(iter(loaded.values())) if len(loaded) == 1 else None
         except Exception:  # noqa: BLE001 - the report is still written, without the groups
             problem = None
-        report = input_fault_report(args.submission, problem, message)
+        report = input_fault_report(getattr(args, "shown", None) or args.submission, problem, message)
         module = reporter(args.format)
         write(module.render(report, audience=args.audience), args.output)
         if args.format == "github":

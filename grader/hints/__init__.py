@@ -129,7 +129,8 @@ def resolve(value: str, spec_path: Path) -> str:
     if not path.is_file():
         raise HintModuleError(f"no hint module at {path}")
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        from ..siblings import parse   # one parse at a time in the process (gh-106905, siblings.parse)
+        tree = parse(path.read_text(encoding="utf-8"), str(path))
     except (SyntaxError, UnicodeDecodeError, OSError) as exc:
         raise HintModuleError(f"the hint module {path} does not parse: {exc}") from None
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}

@@ -859,6 +859,8 @@ def _run_cases(problem: Problem, cases: list[Case], expected_of: Callable[[int],
         env["torch"] = session.versions.get("torch")
     env["memory_limit"] = memory_limit(env.get("sandbox", ""), session.layers, opts.limits.memory_bytes,
                                        session.args[4])
+    if session.layers:  # what the child applied to itself: the view, rlimits, its uid, Landlock, seccomp
+        env["sandbox_layers"] = list(session.layers)
     if started.status != "ok":
         output = session.close()
         kind = {"import_error": "import", "timeout": "timeout"}.get(started.status, "import")

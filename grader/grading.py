@@ -96,8 +96,14 @@ def run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
     outcome that gave no comparable value (status ``timeout``, ``memory``, ``exception`` or
     ``crash``)."""
     if outcome.status == "timeout":
-        return "timeout", Failure("timeout", outcome.message,
-                                  hint="an endless loop, or far too much work for a small input?")
+        limit = getattr(outcome, "limit", "")
+        hint = {"wall": "the call waited without computing (time.sleep, a lock, a blocking read?): it used "
+                        "almost no CPU time before the wall-clock backstop stopped it",
+                "total": "the whole run ran out of time: the cases before this one took most of --total-timeout"
+                }.get(limit, "an endless loop, or far more work than the inputs' sizes need (a Python loop over "
+                             "elements instead of one array operation?)")
+        return "timeout", Failure("timeout", outcome.message, hint=hint,
+                                  data={"limit": limit} if limit else {})
     if outcome.status == "memory":
         return "error", Failure("memory", outcome.message, details=[outcome.traceback] if outcome.traceback else [],
                                 hint="the submission used more memory than allowed")

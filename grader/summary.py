@@ -88,6 +88,7 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str
             by_kind[c.failure.kind].append(c)
     order = {d: i for i, d in enumerate(dtypes)}
     ran_dtypes = sorted({c.dtype for c in graded}, key=lambda d: (order.get(d, len(order)), d))
+    stopped = {c.dtype for c in cases if not c.shrunk and c.status == "skipped"}   # left out after a stop
     out = []
     for kind, failed in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         f_dtypes = sorted({c.dtype for c in failed}, key=lambda d: (order.get(d, len(order)), d))
@@ -104,7 +105,10 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str
              "shapes": {k: list(i.shape) for k, i in c.inputs.items()}}
             for c in failed])
         n = len(failed)
-        if only:
+        if only and any(d in stopped for d in passing):   # a timeout stopped the run: not a pass
+            where = (f"only in {', '.join(only)} ({', '.join(passing)} passed the cases that ran before the run "
+                     "stopped)")
+        elif only:
             where = f"only in {', '.join(only)} ({', '.join(passing)} pass{'es' if len(passing) == 1 else ''})"
         else:
             where = "in " + ("every dtype (" + ", ".join(f_dtypes) + ")" if len(f_dtypes) > 1 else f_dtypes[0])

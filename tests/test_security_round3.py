@@ -458,7 +458,8 @@ def test_a_timeout_in_the_report_names_its_limit(tmp_path):
     report = check_submission(sub, problem, CheckOptions(max_examples=1, sandbox="auto", shrink=False,
                                                          limits=Limits(call_timeout=0.5)))
     timed = [c for c in report.cases if c.status == "timeout"]
-    assert timed and "CPU time" in timed[0].failure.message
+    assert timed and "CPU time" in timed[0].failure.message and timed[0].failure.data.get("limit") == "cpu"
+    assert "endless loop" in timed[0].failure.hint
     text = json.dumps(report.to_json()) if hasattr(report, "to_json") else str(report)
     assert "CPU time" in text
 
@@ -565,3 +566,18 @@ def test_folders_a_killed_grader_left_are_swept(tmp_path, monkeypatch):
     assert cleanup.sweep_stale(str(tmp_path)) == 1
     assert not dead.exists() and alive.exists() and other.exists()
     assert cleanup.sweep_stale(str(tmp_path)) == 0          # once per process
+
+
+def test_a_dtype_left_out_by_a_stopped_run_is_not_said_to_pass():
+    from grader.results import ArrayInfo, CaseResult, Failure
+    from grader.summary import summarise
+    info = {"hidden": ArrayInfo((2,), "float16")}
+
+    def case(name, dtype, status):
+        failure = Failure("timeout", "the call used more than 2 s of CPU time") if status == "timeout" else None
+        return CaseResult(name=f"{name}[{dtype}]", group="g", status=status, dtype=dtype, rank=1, inputs=info,
+                          failure=failure)
+    cases = [case("a", "float16", "passed"), case("a", "float32", "passed"), case("big", "float16", "timeout"),
+             case("big", "float32", "skipped")]
+    text = summarise(cases, ("float16", "float32"))[0]["text"]
+    assert "(float32 pass)" not in text and "before the run stopped" in text, text

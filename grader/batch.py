@@ -216,6 +216,8 @@ class Submission:
     siblings: bool = False
     candidates: tuple[Path, ...] | None = None
     overflow: str | None = None
+    anchor: tuple[str, str] | None = None   # (the path given, absolute; its real path when found)
+    given: bool = False                      # a learner's folder given by path (not found in a class)
 
     @property
     def shown(self) -> str:
@@ -263,10 +265,12 @@ def _py_files(folder: Path, limit: int | None = None, max_entries: int | None = 
 
 def learner_id(name: str) -> str:
     """The learner id of a file stem or folder name: :func:`grader.reports.common.printable` on
-    one line, so an id is always valid UTF-8 (a non-UTF-8 byte becomes ``\\xNN``) and holds no
-    control, escape or bidi character."""
+    one line, so an id is always valid UTF-8 (a non-UTF-8 byte becomes ``\\xNN``, a backslash
+    ``\\\\``) and holds no control, escape or bidi character: two names never share an id."""
     from .reports.common import printable
-    return printable(name, one_line=True)
+    # a literal backslash is escaped too: a folder named 'lat\\xe9' (typed) and one named with the
+    # byte 0xE9 were one id, and the first in order took it (found by an attacker helper)
+    return printable(name.replace("\\", "\\\\"), one_line=True)
 
 
 def _is_link(path: Path) -> bool:
@@ -307,7 +311,8 @@ DISCOVERY_BUDGET = Budget()
 _clock = time.monotonic
 
 
-def enumerate_learners(paths: Iterable[str], budget: Budget = DISCOVERY_BUDGET) -> list[Submission]:
+def enumerate_learners(paths: Iterable[str], budget: Budget = DISCOVERY_BUDGET,
+                       exclude: Iterable[str] = ()) -> list[Submission]:
     """The learners under ``paths``, in the order found, with unique ids, without reading any
     learner's file: a learner's folder of several files comes back with its ``candidates``
     (:func:`choose` picks the file when that learner's turn comes). Folders are walked only so
@@ -322,28 +327,53 @@ def enumerate_learners(paths: Iterable[str], budget: Budget = DISCOVERY_BUDGET) 
     Raises:
         GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
             folder holding no ``.py`` file.
+
+    Learners whose own folder was given by path take their ids before those found inside a
+    folder of several (``grade class/*/`` with a learner's folder holding
+    ``alice.py`` took the id of the real alice). Folders in ``exclude`` (real paths: the output
+    folder) are no learner. Each learner records its ``anchor``: the path given and its real
+    path now, before anyone is graded, so that a folder swapped for a link later is noticed
+    (:func:`anchored`).
     """
-    return _unique(_found(paths, budget))
+    return _unique(_found(list(paths), budget, {os.path.realpath(e) for e in exclude}))
 
 
-def _found(paths: Iterable[str], budget: Budget) -> list[Submission]:
+def anchored(sub: Submission) -> str:
+    """The absolute path of ``sub``'s file through its anchor's real path as it was found: with
+    ``GRADER_STRICT_PATHS`` set, the check refuses a file whose real path is not exactly this
+    (``grader.siblings.read_no_follow``), so no folder below the path given can have been
+    replaced by a symbolic link in between."""
+    assert sub.path is not None
+    given = _absolute(sub.path)
+    if sub.anchor is None:
+        return given
+    lexical, real = sub.anchor
+    rel = os.path.relpath(os.path.normpath(given), os.path.normpath(lexical))
+    return os.path.join(real, rel) if not rel.startswith("..") else given
+
+
+def _found(paths: list[str], budget: Budget, exclude: set[str] = frozenset()) -> list[Submission]:
     """The learners under ``paths`` before ids are made unique (:func:`enumerate_learners`)."""
     found: list[Submission] = []
     for raw in paths:
         p = Path(raw)
+        start = len(found)
         if p.is_file() or (_is_link(p) and p.suffix in SUFFIXES):  # a link: its check reports it
             if p.suffix not in SUFFIXES:
                 raise GraderError(f"{raw!r} is not a .py file; give submissions (.py files) or folders of them")
             found.append(Submission(learner_id(p.stem), p))
+            anchor = os.path.dirname(_absolute(p))
         elif p.is_dir():
+            anchor = _absolute(p)
             files, _ = _py_files(p, limit=1)  # one learner's folder, or a class: two files tell
             if not files:
                 raise GraderError(f"{raw!r} holds no .py or .ipynb file; give submissions (.py files or "
                                   ".ipynb notebooks) or folders of them")
             if len(files) == 1:  # one learner's folder
-                found.append(Submission(learner_id(p.resolve().name), files[0], siblings=True))
-                continue
-            for entry in sorted(p.iterdir()):  # a collection: learners' files and folders
+                found.append(Submission(learner_id(p.resolve().name), files[0], siblings=True, given=True))
+            for entry in sorted(p.iterdir()) if len(files) > 1 else ():  # a class
+                if os.path.realpath(entry) in exclude:     # the output folder is no learner
+                    continue
                 if _is_link(entry):  # never followed
                     if entry.is_dir() and not _skipped_dir(entry.name):
                         found.append(Submission(learner_id(entry.name), None,
@@ -357,6 +387,9 @@ def _found(paths: Iterable[str], budget: Budget) -> list[Submission]:
                     found.append(Submission(learner_id(entry.stem), entry))
         else:
             raise GraderError(f"{raw!r} does not exist; give submissions (.py files) or folders of them")
+        real = os.path.realpath(anchor)
+        for sub in found[start:]:
+            sub.anchor = (anchor, real)
     return found
 
 
@@ -517,7 +550,10 @@ def _unique(found: list[Submission]) -> list[Submission]:
             subs.append(s)
     bases = {s.learner for s in subs}
     taken: set[str] = set()
-    for s in subs:
+    # learners whose folder was given take their ids first: an entry found inside a class
+    # folder never takes the id of a learner given by path (a folder holding 'alice.py', given
+    # as one of class/*/, took the real alice's id; found by an attacker helper)
+    for s in sorted(subs, key=lambda s: not s.given):
         if s.learner in taken:
             n = 2
             while f"{s.learner}-{n}" in bases or f"{s.learner}-{n}" in taken:
@@ -633,12 +669,35 @@ def write_gradebook(path: Path, rows: Iterable[Row]) -> None:
                  str(path))
 
 
+def _refuse_links(out: Path) -> None:
+    """Refuse an output folder that is, or holds where the grader writes, a symbolic link or a
+    special file: a learner's folder named like ``--out`` in the class folder made root write
+    every report through links to where the learner chose (found by an attacker helper).
+
+    Raises:
+        GraderError: one of them is a link or not a regular file (or folder).
+    """
+    import stat
+    for path in (out, out / REPORTS, out / FEEDBACK, out / GRADEBOOK, out / SETTINGS, out / JUNIT, out / SUMMARY,
+                 out / SUMMARY_HTML):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise GraderError(f"cannot use --out {str(out)!r}: {path}: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(st.st_mode) or not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            raise GraderError(f"--out {str(out)!r}: {path} is a symbolic link or a special file; the grader "
+                              "writes no output through one: give another --out")
+
+
 class _Appender:
     """Appends rows to a gradebook, flushing each one, so that a killed batch keeps them."""
 
     def __init__(self, path: Path) -> None:
         new = not path.exists() or path.stat().st_size == 0
-        self.fh = open(path, "a", encoding="utf-8", newline="")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self.fh = open(fd, "a", encoding="utf-8", newline="")
         if new:
             self.fh.write(_csv_line(COLUMNS))
             self.fh.flush()
@@ -920,13 +979,14 @@ class _Grader:
         shown = str(sub.path)
         if shown.startswith("-"):
             shown = os.path.join(".", shown)
-        argv = [*grader_command(), "check", _absolute(sub.path), f"--shown={shown}", "--format", "json",
+        argv = [*grader_command(), "check", anchored(sub), f"--shown={shown}", "--format", "json",
                 "--output", _absolute(target), *self.flags]
         err = tempfile.TemporaryFile()
         now = time.monotonic()
+        # the file's real path must be the anchored one: no folder on the way swapped for a link
+        env = {**check_environment(sub.siblings), "GRADER_STRICT_PATHS": "1"}
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec,
-                                env=check_environment(sub.siblings))
+                                cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec, env=env)
         return _Job(sub, proc, now, now + self.hard_timeout, err)
 
     def finish(self, job: _Job) -> Row:
@@ -1626,13 +1686,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.seed_secret is not None:
         args.seed_secret = os.path.abspath(args.seed_secret)
     problem = _problem(args)
-    subs = enumerate_learners(args.paths)  # names only: each learner's file is chosen at their turn
+    out = Path(args.out)
+    # names only: each learner's file is chosen at their turn; the output folder is no learner
+    subs = enumerate_learners(args.paths, exclude=[str(out)])
     if args.shard:
         subs = [s for s in subs if in_shard(s.learner, *args.shard)]
-    out = Path(args.out)
     book = out / GRADEBOOK
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {args.out!r} is a file; give a folder")
+    _refuse_links(out)
     if book.exists() and not args.resume:
         raise GraderError(f"--out {args.out!r} already holds a gradebook; pass --resume to finish it, "
                           "or give another --out")

@@ -236,6 +236,8 @@ def _read_no_follow(real: str, path: str | None = None) -> tuple[bytes | None, s
         return data, None
     if kind == "directory":
         raise GraderError(f"submission {path!r} is a directory; give a .py file")
+    if kind == "symlink" and detail:
+        return None, f"the submission {path}: {detail}; the grader does not follow links"
     if kind == "symlink":
         return None, (f"the submission {path} is a symbolic link; the grader does not follow links: "
                       "submit the .py file itself")

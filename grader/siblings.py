@@ -147,6 +147,25 @@ def walk_tree(top: str | os.PathLike, max_depth: int | None = None):
             stack.extend((os.path.join(root, d), depth + 1) for d in reversed(dirs) if d not in links)
 
 
+STRICT_ENV = "GRADER_STRICT_PATHS"
+
+
+def where_expected(fd: int, path: str) -> bool:
+    """Whether the file open as ``fd`` is the one at ``path`` with no link on the way; only
+    checked when :data:`STRICT_ENV` is ``1`` (``grader grade`` sets it for its checks, and gives
+    them paths through the real path of the folder given, taken before anyone was graded:
+    a learner who swapped a sub-folder for a link to the grader's references between discovery
+    and their check was graded on the reference, found by an attacker helper). Race-free: the
+    kernel says where the open descriptor really is (``/proc/self/fd``)."""
+    if os.environ.get(STRICT_ENV) != "1":
+        return True
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return True                                    # no /proc: nothing to compare with
+    return real == os.path.normpath(os.path.abspath(path))
+
+
 def read_no_follow(path: str, limit: int, dir_fd: int | None = None) -> tuple[bytes | None, str, str]:
     """The bytes of the learner's regular file ``path`` (relative to ``dir_fd`` when given), at most
     ``limit`` bytes, read without following a link; the one reader of learner files (the main
@@ -175,6 +194,9 @@ def read_no_follow(path: str, limit: int, dir_fd: int | None = None) -> tuple[by
         if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
             return None, "socket", "a socket"
         raise
+    if dir_fd is None and not where_expected(fd, path):
+        os.close(fd)
+        return None, "symlink", "a folder on the way to it was replaced by a symbolic link"
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
@@ -254,6 +276,9 @@ def find_siblings(folder: str, tree: ast.AST | None, main_name: str) -> Siblings
     found = Siblings()
     try:
         dir_fd = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        if not where_expected(dir_fd, folder or "."):
+            os.close(dir_fd)
+            raise OSError(errno.ELOOP, "a folder on the way to it was replaced by a symbolic link")
     except OSError:
         return found
     try:

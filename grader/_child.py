@@ -268,6 +268,15 @@ def _capabilities() -> dict:
     return caps
 
 
+def _clear_ambient_and_bounding() -> None:
+    """Clear the ambient set and drop every capability from the bounding set (PR_CAPBSET_DROP
+    needs CAP_SETPCAP: done before anything that gives it up; EINVAL past the last cap)."""
+    libc = _libc()
+    libc.prctl(47, 4, 0, 0, 0)                      # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)                # PR_CAPBSET_DROP
+
+
 def _drop_caps() -> None:
     """Drop every capability (effective, permitted, inheritable, ambient, bounding) for good.
 
@@ -282,9 +291,7 @@ def _drop_caps() -> None:
     caps = _capabilities()
     if not (caps.get("CapEff") or caps.get("CapPrm") or caps.get("CapAmb") or caps.get("CapInh")):
         return
-    libc.prctl(47, 4, 0, 0, 0)                      # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
-    for cap in range(64):
-        libc.prctl(24, cap, 0, 0, 0)                # PR_CAPBSET_DROP (EINVAL past the last cap)
+    _clear_ambient_and_bounding()
     if os.getuid() == 0 or os.geteuid() == 0:
         libc.prctl(28, 0x2F, 0, 0, 0)               # PR_SET_SECUREBITS: NOROOT|NO_SETUID_FIXUP|KEEP_CAPS, locked
 
@@ -585,9 +592,7 @@ def _become(user: dict) -> None:
         except OSError as exc:
             raise SandboxError(f"cannot give the working folder to the sandbox user: {exc}") from None
     libc = _libc()
-    libc.prctl(47, 4, 0, 0, 0)                      # PR_CAP_AMBIENT_CLEAR_ALL
-    for cap in range(64):
-        libc.prctl(24, cap, 0, 0, 0)                # PR_CAPBSET_DROP (EPERM without CAP_SETPCAP)
+    _clear_ambient_and_bounding()
     try:
         os.setgroups([])
         os.setresgid(gid, gid, gid)

@@ -661,9 +661,7 @@ class Worker:
         if self.proc is None:
             return ImportOutcome("crash", "the submission's process is not running")
         cpu_limit = limits.import_timeout
-        deadline, kind = started + limits.backstop(cpu_limit), "wall"
-        if self.deadline is not None and self.deadline < deadline:
-            deadline, kind = self.deadline, "total"
+        deadline, kind = self._end(started, limits.backstop(cpu_limit))
         try:
             header, _ = protocol.read_frame(self._rep, deadline, max_payload=0,
                                             watch=lambda: self._watch_cpu(0.0, cpu_limit))
@@ -731,6 +729,13 @@ class Worker:
         self._cpu_polls += 1
         return cpu_seconds(self._cpu_pids)
 
+    def _end(self, start: float, seconds: float) -> tuple[float, str]:
+        """When a step begun at ``start`` with a wall-clock allowance of ``seconds`` ends, and
+        which limit that is: ``wall``, or ``total`` when :attr:`deadline` comes first."""
+        if self.deadline is not None and self.deadline < start + seconds:
+            return self.deadline, "total"
+        return start + seconds, "wall"
+
     def _watch_cpu(self, base: float, limit: float) -> None:
         used = self.cpu_used()
         if used is not None and used - base > limit:
@@ -755,13 +760,10 @@ class Worker:
         seq = self.seq
         timeout = self.limits.call_timeout if timeout is None else timeout
         t0 = time.monotonic()
-        backstop = self.limits.backstop(timeout)
         base = self.cpu_used()
-        end, kind = t0 + backstop, "wall"
-        if base is None:                 # no /proc to read CPU time from: the limit is wall-clock
-            end, backstop = t0 + timeout, timeout
-        if self.deadline is not None and self.deadline < end:
-            end, kind = self.deadline, "total"
+        # no /proc to read CPU time from: the limit itself is wall-clock
+        backstop = self.limits.backstop(timeout) if base is not None else timeout
+        end, kind = self._end(t0, backstop)
 
         def watch() -> None:
             if base is not None:
@@ -929,9 +931,7 @@ class Worker:
         from .cache import JAX_EXPORT_BYTES, store_jax_entries
 
         self.seq += 1
-        end = time.monotonic() + 5.0
-        if self.deadline is not None:
-            end = min(end, self.deadline)
+        end, _ = self._end(time.monotonic(), 5.0)
         try:
             protocol.write_frame(self._req, {"seq": self.seq, "token": self.token, "op": "export_cache",
                                              "max_bytes": JAX_EXPORT_BYTES}, deadline=end)

@@ -313,22 +313,26 @@ def _lock_folder() -> str:
     return folder
 
 
-def processes_of(uid: int) -> list[int]:
-    """The pids of the processes whose real, effective, saved or file-system uid is ``uid``."""
-    found = []
+def _processes_by_uid() -> dict[int, list[int]]:
+    """The pids of every process by uid, each listed under its real, effective, saved and
+    file-system uids (one pass over /proc)."""
+    found: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/status") as fh:
-                for line in fh:
-                    if line.startswith("Uid:"):
-                        if str(uid) in line.split()[1:]:
-                            found.append(int(entry))
-                        break
-        except OSError:
+                uids = next(line.split()[1:] for line in fh if line.startswith("Uid:"))
+        except (OSError, StopIteration):
             continue
+        for uid in {int(u) for u in uids if u.isdigit()}:
+            found.setdefault(uid, []).append(int(entry))
     return found
+
+
+def processes_of(uid: int) -> list[int]:
+    """The pids of the processes whose real, effective, saved or file-system uid is ``uid``."""
+    return _processes_by_uid().get(uid, [])
 
 
 def _kill_user(uid: int) -> None:
@@ -344,30 +348,30 @@ def _kill_user(uid: int) -> None:
                 pass
 
 
+def _hold(folder: str, uid: int) -> int | None:
+    """An exclusive ``flock`` on ``uid``'s lock file in ``folder``: its descriptor, or None when
+    another check holds it (or the file cannot be opened)."""
+    import fcntl
+    try:
+        fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def _sweep_unheld(folder: str, start: int, count: int) -> None:
     """Kill the processes of sandbox users that no live grader holds (a grader killed with
     SIGKILL, whose bubblewrap child the kernel would not let its capless monitor signal)."""
-    import fcntl
-    orphans: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for uid in _processes_by_uid():
+        if not start <= uid < start + count:
             continue
-        try:
-            with open(f"/proc/{entry}/status") as fh:
-                uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
-        except (OSError, StopIteration, ValueError):
-            continue
-        if start <= uid < start + count:
-            orphans.setdefault(uid, []).append(int(entry))
-    for uid in orphans:
-        try:
-            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
+        fd = _hold(folder, uid)
+        if fd is None:
             continue                                  # held: a live check's
         try:
             _kill_user(uid)
@@ -383,7 +387,8 @@ class SandboxUser:
     Each uid of :data:`ENV_UIDS`'s range is held through an exclusive ``flock`` of a file in a
     root-only folder (:func:`_lock_folder`), so concurrent checks, in one process or many
     (``grade --jobs``), never share one; uids named in the password database are skipped.
-    Taking a uid first kills any process left with it (a grader killed with SIGKILL), and
+    Taking a uid first kills the processes left by every unheld uid (a grader killed with
+    SIGKILL; :func:`_sweep_unheld`), and
     :meth:`release` kills what is left again before letting it go: no two learners' processes
     ever run with one uid, so neither can signal, ptrace, prlimit or share quotas with another.
 
@@ -401,12 +406,11 @@ class SandboxUser:
     @classmethod
     def take(cls) -> "SandboxUser":
         """Hold a free uid of the range (see the class docstring)."""
-        import fcntl
         import pwd
         import secrets as _secrets
         start, count = _uid_range()
         folder = _lock_folder()
-        _sweep_unheld(folder, start, count)
+        _sweep_unheld(folder, start, count)          # every unheld uid's leftovers, this one's too
         first = _secrets.randbelow(count)
         for i in range(count):
             uid = start + (first + i) % count
@@ -415,14 +419,9 @@ class SandboxUser:
                 continue                              # a real user of this machine
             except KeyError:
                 pass
-            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            _kill_user(uid)
-            return cls(uid, fd)
+            fd = _hold(folder, uid)
+            if fd is not None:
+                return cls(uid, fd)
         raise GraderError(f"no sandbox user is free in {ENV_UIDS} range {start}:{count}")
 
     def policy(self) -> dict[str, int]:

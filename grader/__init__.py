@@ -16,7 +16,7 @@ environment variable, signal handler or JAX flag); grading happens in a separate
 import sys as _sys
 import types as _types
 
-__version__ = "0.2.0"
+from .version import __version__
 
 
 class _CallableModule(_types.ModuleType):

@@ -797,7 +797,7 @@ def placeholder_report(problem: Any, submission: str, failure: Failure, seconds:
 
     Its groups are the problem's, each with 0 points earned, so scores still add up.
     """
-    from . import __version__
+    from .version import __version__
     groups = [GroupScore(name, g.points, 0.0, 0, 0, g.visibility) for name, g in problem.groups.items()]
     return Report(problem.id, problem.title, submission, False, 0.0, problem.max_score, failure, [], groups, [],
                   {"grader": __version__, "graded_by": "grader grade"},
@@ -1397,7 +1397,7 @@ def grade_settings(args: argparse.Namespace, problem: Any, secret: bool, hard_ti
     ``--jobs``, ``-q``/``-v``, ``--no-shrink`` and ``--problems-dir`` (the spec's digest stands
     for it) do not change a grade and are left out.
     """
-    from . import __version__
+    from .version import __version__
     from .spec import problem_digest
     return {
         "problem": problem.id, "spec": problem_digest(problem), "grader": __version__,

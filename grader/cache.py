@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
+from .version import __version__
 from .cases import Case
 from .dtypes import dtype_of
 from .spec import Problem, problem_digest

@@ -26,7 +26,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import __version__, cache
+from . import cache
+from .version import __version__
 from .grading import expected_for, expected_from, run_failure, values_of
 from .cleanup import remove_tree, sweep_stale
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases

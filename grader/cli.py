@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import __version__
+from .version import __version__
 from .errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, GraderError
 
 from .reports import FORMATS  # the format names: defined once, with their modules

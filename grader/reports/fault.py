@@ -35,7 +35,7 @@ def input_fault_report(submission: str, problem: Any | None, message: str) -> Re
     ``problem`` (a :class:`grader.spec.Problem`, or None when it cannot be told) gives the id,
     title and groups (each 0 of its points), so scores add up in every format.
     """
-    from grader import __version__
+    from ..version import __version__
     function = getattr(problem, "function", None)
     failure = Failure("import", f"the grader could not read the submission: {message}",
                       hint=fix_for(message, function), data={"input_fault": True})

@@ -30,7 +30,7 @@ from . import diagnose, tolerance
 from .cases import Case
 from .dtypes import dtype_of
 from .results import Failure
-from .runner import CallOutcome
+from .results import CallOutcome
 from .tolerance import (ACC_FACTOR, HALF_PRODUCT_FACTOR, U_ACC_DOUBLE, U_ACC_SINGLE,  # noqa: F401 - re-exported
                         UNDERFLOW_FACTOR)
 

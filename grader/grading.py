@@ -1,94 +1,54 @@
-"""Judging one case: the expected values of a case and the record of an outcome that gave no value.
+"""Grading: the one judge of a case's outcome, and the loop that grades a plan with an executor.
 
-The steps ``grader check`` (``grader.check``), the shrink search (``grader.shrink``) and
-``grader validate`` (``grader.validate``) share, kept here so that none of them imports another's
-private helpers. Nothing here keeps or changes process state; the reference itself runs with
-``jax_enable_x64`` scoped to its own calls (``grader.reference``).
+:func:`judge` turns what one call gave (:class:`grader.results.CallOutcome`) and what was expected
+(:class:`grader.compare.Expected`) into a :class:`grader.results.Verdict`; ``grader check``, the
+shrink search and ``grader validate`` all judge with it. :func:`grade` runs a plan
+(``grader.plan.Plan``) through an executor (``grader.run.Executor``): it imports the submission,
+calls it on every case (visible cases first), judges each, shrinks failing generated cases,
+scores the groups, and assembles the :class:`grader.results.Report`, with failures worded in the
+submission's framework and placed in a notebook's cells. It holds no process state; the
+executor owns the process.
 """
 from __future__ import annotations
 
-from typing import Any
+import re
+import time
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from . import reference
-from .cases import Case
-from .compare import SMALL, Expected
-from .errors import GraderError
-from .results import Failure
-from .runner import CallOutcome
+from . import frameworks
+from .compare import compare, judge_raises, with_exception_hint
+from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
+from .run import empty_output
+from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, GroupScore, Report,
+                      Verdict)
+from .siblings import hint_for as sibling_hint
 from .spec import Problem
+from .summary import summarise
 
-def expected_for(problem: Problem, case: Case) -> Expected:
-    """The :class:`grader.compare.Expected` of ``case``: the reference's exact output (float64,
-    the case's output shape) and condition scale, with the tolerance model's term count.
+if TYPE_CHECKING:
+    from .compare import Expected
+    from .run import Executor
 
-    For a case that must raise (``case.raises``), the reference is checked to raise one of the
-    accepted types and the expected value is empty (nothing is compared).
 
-    Raises:
-        GraderError: the reference fails, returns where it must raise (or raises another type),
-            or disagrees with the case's literal ``expected`` values.
+def judge(case: Any, outcome: CallOutcome, expected: "Expected") -> Verdict:
+    """The verdict on ``case`` given what the call gave and what was expected.
+
+    A case that must raise (``case.raises``) passes when the call raised one of the accepted
+    types and fails when it returned or raised another (nothing is compared); an outcome with a
+    value (``ok``, ``type``) is compared (``grader.compare.compare``: type, shape, dtype,
+    finiteness, the tolerance model, mutation); any other outcome (``exception``, ``memory``,
+    ``timeout``, ``crash``) is an error or a timeout (:func:`run_failure`), with the spec's
+    exception hint where it applies.
     """
-    if case.raises:
-        try:
-            reference.must_raise(problem, case.inputs, case.raises)  # the spec and the reference agree
-        except GraderError as exc:
-            if case.origin != "replay":
-                raise
-            # a replay's "raises" is the learner's text, not the spec's: say so, never blame the reference
-            raise GraderError(f"--replay: its \"raises\" cannot be met, the reference solution does not raise "
-                              f"{' or '.join(case.raises)} on these inputs ({str(exc).split(': ', 1)[-1]})") from None
-        return expected_from(problem, case, np.zeros(0), None)
-    ref, scale = reference.evaluate(problem, case.inputs)
-    return expected_from(problem, case, ref, scale)
-
-
-def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarray | None) -> Expected:
-    """The :class:`Expected` of a case from the reference's output and scale (by the spec's
-    tolerance model, output dtype rule and hint setting).
-
-    Raises:
-        GraderError: the reference disagrees with the case's literal ``expected`` values.
-    """
-    model = problem.tolerance["model"]
-    n: Any = 0
-    if model == "sum_of_products":
-        n = int(case.sizes[problem.tolerance["contraction"]])
-    elif model == "masked_mean":
-        mask = np.asarray(case.inputs[problem.tolerance["count"]], dtype=bool)
-        n = mask.sum(axis=-1, dtype=np.int64)[..., None] if mask.ndim else np.int64(mask)
-    if problem.returns_dtype == "same_as_inputs":
-        out_dtype, rule = case.dtype, ("the inputs' dtype", next(p.name for p in problem.parameters
-                                                                if p.kind == "float"))
-    else:
-        out_dtype = case.inputs[problem.returns_dtype].dtype.name
-        rule = (f"the dtype of {problem.returns_dtype}", problem.returns_dtype)
-    float_names = tuple(p.name for p in problem.parameters if p.kind == "float")
-    if case.raises:
-        return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names)
-    if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
-                                              or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
-        raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
-                          f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
-    return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
-                    float_names)
-
-
-def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
-    """The case's inputs, expected and got values as nested lists (floats as float64 values,
-    integer and bool inputs as given) when every array has at most ``compare.SMALL`` elements,
-    else None. ``got`` may be None (no value came back); ``expected`` is left out for a case
-    that must raise."""
-    if case.size > SMALL or expected.ref.size > SMALL:
-        return None
-    out: dict[str, Any] = {k: (v.tolist() if v.dtype.kind in "biu" else np.asarray(v, dtype=np.float64).tolist())
-                           for k, v in case.inputs.items()}  # ids and masks as they were given
-    if not case.raises:  # a case that must raise has no expected output
-        out["expected"] = expected.ref.tolist()
-    if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
-        out["got"] = np.asarray(got, dtype=np.float64).tolist()
-    return out
+    if case.raises and outcome.status in ("ok", "type", "exception"):
+        failure = judge_raises(case, outcome)
+        return Verdict(status="passed" if failure is None else "failed", failure=failure)
+    if outcome.status in ("ok", "type"):
+        failure = compare(case, outcome, expected)
+        return Verdict(status="passed" if failure is None else "failed", failure=failure)
+    status, failure = run_failure(outcome)
+    with_exception_hint(failure, expected.hints, case)
+    return Verdict(status=status, failure=failure)
 
 
 def run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
@@ -102,12 +62,173 @@ def run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
                 "total": "the whole run ran out of time: the cases before this one took most of --total-timeout"
                 }.get(limit, "an endless loop, or far more work than the inputs' sizes need (a Python loop over "
                              "elements instead of one array operation?)")
-        return "timeout", Failure("timeout", outcome.message, hint=hint,
+        return "timeout", Failure(kind="timeout", message=outcome.message, hint=hint,
                                   data={"limit": limit} if limit else {})
     if outcome.status == "memory":
-        return "error", Failure("memory", outcome.message, details=[outcome.traceback] if outcome.traceback else [],
+        return "error", Failure(kind="memory", message=outcome.message,
+                                details=[outcome.traceback] if outcome.traceback else [],
                                 hint="the submission used more memory than allowed")
     if outcome.status == "exception":
-        return "error", Failure("exception", outcome.message.splitlines()[0] if outcome.message else "exception",
+        return "error", Failure(kind="exception",
+                                message=outcome.message.splitlines()[0] if outcome.message else "exception",
                                 details=[outcome.traceback] if outcome.traceback else [])
-    return "error", Failure("crash", outcome.message or "the submission's process died")
+    return "error", Failure(kind="crash", message=outcome.message or "the submission's process died")
+
+
+def total(groups: list[GroupScore]) -> float:
+    """The score: the groups' exact shares summed, then rounded to 4 decimals (summing the groups'
+    rounded scores gave 3.3332 for a third of each of 1, 2, 1, 1, 1 and 4 points, not 3.3333)."""
+    return round(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total), 4)
+
+
+def scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | None) -> list[GroupScore]:
+    """Points per case group of the spec: a group's points times the share of its cases that
+    passed (shrunk cases are in no group of the spec, so they score nothing); 0 for every group
+    when the whole run failed."""
+    groups = []
+    for name, g in problem.groups.items():
+        mine = [c for c in cases if c.group == name]
+        passed = sum(c.status == "passed" for c in mine)
+        earned = 0.0 if whole_failure or not mine else g.points * passed / len(mine)
+        groups.append(GroupScore(group=name, points=g.points, earned=round(earned, 4), passed=passed,
+                                 total=len(mine), visibility=g.visibility))
+    return groups
+
+
+def grade(plan: Any, executor: "Executor | None") -> Report:
+    """Grade ``plan`` (a ``grader.plan.Plan``) by running it with ``executor``; the report.
+
+    A plan whose submission cannot run at all (``plan.cannot_run``) needs no executor (None):
+    its report says why.
+
+    Visible cases run first and hidden ones after them, so that one switch to a fresh process
+    (the sandboxed executor's rule) keeps everything a process learnt from hidden inputs away
+    from what learners see; the results keep the cases' order. A timeout stops the run (the
+    rest are ``skipped``), as do too many crashes and the run's ``--total-timeout``.
+
+    Raises:
+        GraderError: the reference solution failed on a case.
+    """
+    if plan.cannot_run is not None:
+        output = executor.close() if executor is not None else empty_output()
+        return finish(plan, executor, plan.cannot_run, [], output)
+    assert executor is not None, "a plan that can run needs an executor"
+    try:
+        failure, results = _run(plan, executor)
+    except BaseException:
+        executor.close()
+        raise
+    output = executor.close()
+    return finish(plan, executor, failure, results, output)
+
+
+def _run(plan: Any, executor: "Executor") -> tuple[Failure | None, list[CaseResult]]:
+    """Import and call the submission on every case of ``plan``; the whole-run failure (an
+    import that failed) or None, and the case results (shrunk ones appended)."""
+    opts, env, cases = plan.options, plan.environment, plan.cases
+    expected = plan.expected
+    started = executor.start()
+    facts = executor.facts()
+    env["jax"] = facts.get("jax")
+    if "torch" in env:
+        env["torch"] = facts.get("torch")
+    env["memory_limit"] = facts.get("memory_limit")
+    if facts.get("sandbox_layers"):
+        env["sandbox_layers"] = list(facts["sandbox_layers"])
+    if started.status != "ok":
+        kind = {"import_error": "import", "timeout": "timeout"}.get(started.status, "import")
+        msg = started.message or "the submission could not be imported"
+        if started.status == "crash":
+            msg = f"{msg} (while importing the submission)" if "import" not in msg else msg
+        return Failure(kind=kind, message=msg, hint=started.hint,
+                       details=[started.traceback] if started.traceback else []), []
+
+    slots: list[CaseResult | None] = [None] * len(cases)
+    stop_reason = ""
+    order = [i for i, c in enumerate(cases) if c.visibility != "hidden"] + \
+        [i for i, c in enumerate(cases) if c.visibility == "hidden"]
+    for done, i in enumerate(order):
+        case = cases[i]
+        info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
+        base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
+                    visibility=case.visibility)
+        if stop_reason:
+            slots[i] = CaseResult(status="skipped", failure=None, **base)
+            continue
+        if plan.deadline - time.monotonic() <= 0:
+            stop_reason = f"the whole run passed its {opts.total_timeout:g} s limit"
+            slots[i] = CaseResult(status="timeout", failure=Failure(kind="timeout", message=stop_reason), **base)
+            continue
+        outcome = executor.call(case, timeout=opts.limits.call_timeout)   # CPU s; the run's end is the executor's
+        exp = expected[i]
+        verdict = judge(case, outcome, exp)
+        if outcome.status == "timeout":
+            stop_reason = ("not run: the whole run passed its time limit" if outcome.limit == "total"
+                           else "not run: an earlier case timed out")
+        elif outcome.status == "crash" and executor.restarts >= executor.max_restarts:
+            stop_reason = f"not run: the submission crashed {executor.max_restarts + 1} times"
+        failure = verdict.failure
+        res = CaseResult(status=verdict.status, failure=failure, seconds=outcome.seconds,
+                         values=values_of(case, exp, outcome.result) if failure else None, **base)
+        if failure is not None:
+            res.replay = plan.replay_command(case)
+        slots[i] = res
+        if opts.progress:
+            opts.progress(done + 1, len(cases))
+    results: list[CaseResult] = [r for r in slots if r is not None]
+
+    if opts.shrink and opts.replay is None and not opts.only_cases:
+        from .shrink import shrink_failures
+        results.extend(shrink_failures(plan.problem, cases, results, executor, judge, dtypes=plan.dtypes,
+                                       seed=opts.seed, call_timeout=opts.limits.call_timeout,
+                                       replay=plan.replay_command, deadline=plan.deadline))
+    return None, results
+
+
+def finish(plan: Any, executor: "Executor | None", failure: Failure | None, results: list[CaseResult],
+           output: dict[str, Any]) -> Report:
+    """The report of ``plan``'s run: groups scored, the verdict (a run that left out a group
+    with points is no pass), and every failure worded for the learner: a sibling module's hint
+    for an import failure, the framework's own names, a notebook's cells and lines, the
+    learner's paths instead of the private copy's, and no replay command of a secret seed."""
+    problem, env, shown, loaded = plan.problem, plan.environment, plan.shown, plan.loaded
+    groups = scores(problem, results, failure)
+    passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
+    unrun = [g.group for g in groups if g.points > 0 and g.total == 0]
+    if failure is None and unrun and not env.get("partial"):
+        # e.g. --max-examples 0: a run that left out a group with points is no pass
+        env["partial"] = True
+        env["unrun_groups"] = unrun
+        passed = False
+    if failure is not None and failure.kind == "import" and failure.hint is None and plan.siblings.skipped:
+        failure.hint = sibling_hint(plan.siblings, "\n".join([failure.message, *failure.details]))
+    if plan.framework != "numpy":  # hints and messages name code in the submission's framework
+        for res in results:
+            if res.failure is not None:
+                res.failure.hint = frameworks.speak(res.failure.hint, plan.framework)
+                res.failure.message = frameworks.speak(res.failure.message, plan.framework) or ""
+    if loaded.notebook is not None:  # positions as the notebook's cell and line
+        for fail in [failure] + [res.failure for res in results]:
+            if fail is not None:
+                fail.message = loaded.notebook.locate(fail.message, shown) or ""
+                fail.details = [loaded.notebook.locate(d, shown) or "" for d in fail.details]
+        cells = re.findall(r"cell \d+, line \d+", "\n".join(failure.details)) if failure is not None else []
+        if cells and cells[-1] not in failure.message:  # where the import failed, on its one line
+            failure.message = f"{failure.message} ({cells[-1]})"
+    report = Report(problem=problem.id, title=problem.title, submission=shown, passed=passed,
+                    score=total(groups), max_score=problem.max_score, failure=failure, cases=results,
+                    groups=groups, summary=summarise(results, plan.dtypes), environment=env, output=output,
+                    seconds=time.monotonic() - plan.started)
+    if executor is not None:
+        for fail in [report.failure] + [res.failure for res in report.cases]:
+            if fail is not None:
+                fail.message = executor.unprivate(fail.message) or ""
+                fail.details = [executor.unprivate(d) or "" for d in fail.details]
+        for stream in ("stdout", "stderr"):
+            if isinstance(report.output.get(stream), str):
+                report.output[stream] = executor.unprivate(report.output[stream])
+    if plan.secret and plan.options.audience != "instructor":
+        for res in report.cases:  # no replay command without the secret seed: say why instead
+            if res.status not in ("passed", "skipped") and res.replay is None:
+                res.replay_note = SECRET_REPLAY_NOTE
+    return report

@@ -1,9 +1,11 @@
-"""Result records: the data every stage after comparison works on, and every reporter receives.
+"""Result records: what flows between the stages after a plan, and what every reporter receives.
 
-The pipeline is spec -> cases -> run (sandboxed) -> compare -> report. Comparison produces
-:class:`Failure` records; the check stage wraps them into :class:`CaseResult` and one
-:class:`Report`. Reporters (``grader.reports``) only *read* these records; no reporter holds
-grading policy, and no record knows any output format.
+Records flow one way (docs/architecture.md): an executor gives an :class:`ImportOutcome` and
+one :class:`CallOutcome` per case; the judge (``grader.grading.judge``) turns an outcome into a
+:class:`Verdict`; grading wraps verdicts into :class:`CaseResult` records and one
+:class:`Report`, which the reporters (``grader.reports``) only *read*. No record holds grading
+policy or knows an output format. Each record is built with keywords and has ``to_json`` and,
+beside it, ``from_json`` (``Report.from_json(report.to_json())`` gives the same report).
 
 Failure kinds (the ``kind`` field), in the order the per-case checks run:
 
@@ -29,11 +31,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "raises")
 RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 KINDS = CASE_KINDS + RUN_KINDS
 
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+
+#: a learner's case from the instructor's secret seed too large for a ``--replay`` literal gets
+#: this instead of a replay command (``CaseResult.replay_note``)
+SECRET_REPLAY_NOTE = "this case comes from the instructor's secret seed; run the whole check again"
 
 
 @dataclass
@@ -61,6 +69,18 @@ class Failure:
         return {"kind": self.kind, "message": self.message, "hint": self.hint,
                 "details": list(self.details), "data": self.data}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> "Failure | None":
+        """The failure of its ``to_json`` form (None for None or an empty dict).
+
+        Raises:
+            KeyError, TypeError: ``data`` is not a failure's JSON form.
+        """
+        if not data:
+            return None
+        return cls(kind=data["kind"], message=data["message"], hint=data.get("hint"),
+                   details=list(data.get("details") or []), data=dict(data.get("data") or {}))
+
 
 @dataclass
 class ArrayInfo:
@@ -71,6 +91,11 @@ class ArrayInfo:
 
     def to_json(self) -> dict[str, Any]:
         return {"shape": list(self.shape), "dtype": self.dtype}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ArrayInfo":
+        """The record of its ``to_json`` form."""
+        return cls(shape=tuple(data["shape"]), dtype=data["dtype"])
 
 
 @dataclass
@@ -124,6 +149,21 @@ class CaseResult:
             **({"replay_note": self.replay_note} if self.replay_note else {}),
         }
 
+    @classmethod
+    def from_json(cls, c: dict[str, Any]) -> "CaseResult":
+        """The record of its ``to_json`` form (a learner's redacted hidden case comes back with
+        the fields it kept; the others take their defaults).
+
+        Raises:
+            KeyError, TypeError, ValueError: ``c`` is not a case's JSON form.
+        """
+        return cls(name=c["name"], group=c["group"], status=c["status"], dtype=c.get("dtype", ""),
+                   rank=int(c.get("rank", 0)),
+                   inputs={k: ArrayInfo.from_json(v) for k, v in (c.get("inputs") or {}).items()},
+                   visibility=c.get("visibility", "visible"), failure=Failure.from_json(c.get("failure")),
+                   seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
+                   shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"))
+
 
 @dataclass
 class GroupScore:
@@ -138,6 +178,12 @@ class GroupScore:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, g: dict[str, Any]) -> "GroupScore":
+        """The record of its ``to_json`` form."""
+        return cls(group=g["group"], points=float(g["points"]), earned=float(g["earned"]), passed=int(g["passed"]),
+                   total=int(g["total"]), visibility=g.get("visibility", "visible"))
 
 
 @dataclass
@@ -196,3 +242,89 @@ class Report:
             "output": self.output,
             "seconds": round(self.seconds, 3),
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Report":
+        """The report of a ``--format json`` report (either audience; a learner's redacted hidden
+        cases come back with the fields they kept).
+
+        Raises:
+            KeyError, TypeError, ValueError: ``data`` is not a report.
+        """
+        return cls(problem=data["problem"], title=data["title"], submission=data["submission"],
+                   passed=bool(data["passed"]), score=float(data["score"]), max_score=float(data["max_score"]),
+                   failure=Failure.from_json(data.get("failure")),
+                   cases=[CaseResult.from_json(c) for c in data["cases"]],
+                   groups=[GroupScore.from_json(g) for g in data["groups"]],
+                   summary=list(data.get("summary") or []), environment=dict(data.get("environment") or {}),
+                   output=dict(data.get("output") or {}), seconds=float(data.get("seconds", 0.0)))
+
+
+@dataclass
+class ImportOutcome:
+    """What starting the submission gave (an executor's ``start``).
+
+    Attributes:
+        status: ``ok``, ``import_error`` (it raised or exited while importing, or lacks the
+            function), ``timeout`` (the import passed its CPU or wall-clock limit) or ``crash``
+            (its process died).
+        message: one line saying what happened ("" for ``ok``).
+        traceback: the traceback, trimmed to the submission's files, or "".
+        versions: framework name -> version string the child imported (``{"jax": "0.7.1"}``).
+        seconds: how long the import took (wall clock, seconds).
+        hint: what the executor knows of why it failed (e.g. a memory limit below what the
+            framework's import needs), or None.
+    """
+
+    status: str
+    message: str = ""
+    traceback: str = ""
+    versions: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    hint: str | None = None
+
+
+@dataclass
+class CallOutcome:
+    """What one call of the submission's function gave (an executor's ``call``).
+
+    ``status`` is one of ``ok`` (``result`` holds the array as NumPy), ``type`` (not an array;
+    ``message`` names the type, ``result_type`` its name), ``exception`` / ``memory``
+    (``message`` and ``traceback``; ``error_types`` the exception's type and base names),
+    ``timeout`` (the call passed a limit, named by ``limit``: ``cpu`` its CPU time, ``wall``
+    its wall-clock backstop, ``total`` the run's ``--total-timeout``) or ``crash`` (the process
+    died or broke the protocol; ``message`` says how). ``mutated`` lists the inputs changed in
+    place (values, shape, strides or dtype). ``seconds`` is the call's wall-clock duration in
+    seconds and ``cpu_seconds`` its CPU time (None: unknown), both as measured by the grader.
+    """
+
+    status: str
+    result: np.ndarray | None = None
+    message: str = ""
+    traceback: str = ""
+    mutated: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    result_type: str = ""
+    error_types: list[str] = field(default_factory=list)
+    limit: str = ""
+    cpu_seconds: float | None = None
+
+
+@dataclass
+class Verdict:
+    """The judge's word on one case (``grader.grading.judge``).
+
+    Attributes:
+        status: one of :data:`STATUSES` but ``skipped``: ``passed``, ``failed`` (a value was
+            compared and is wrong, or a case that must raise did not), ``error`` (the call
+            raised, crashed or ran out of memory) or ``timeout``.
+        failure: why it did not pass (None exactly when ``status`` is ``passed``).
+    """
+
+    status: str
+    failure: Failure | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether the case passed."""
+        return self.status == "passed"

@@ -30,7 +30,6 @@ view, Landlock, seccomp), whose policy the child applies to itself.
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
@@ -41,69 +40,20 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import protocol
+from .options import Limits  # noqa: F401 - re-exported
+from .results import CallOutcome, ImportOutcome  # noqa: F401 - the executor's records, re-exported
 
-CHILD_SCRIPT = Path(__file__).with_name("_child.py")
-PR_SET_DUMPABLE = 4
-PR_SET_CHILD_SUBREAPER = 36
-PR_GET_CHILD_SUBREAPER = 37
-
-
-@dataclass
-class Limits:
-    """Resource limits for one submission process.
-
-    Attributes:
-        call_timeout: CPU seconds one call may use (the child's user + system time, measured by
-            the grader from /proc, so a busy machine does not fail correct code: a 1.0 s float16
-            matmul took 2.04 s of wall-clock time at load 10 on 2 cores). A call also ends at its
-            wall-clock backstop, :meth:`backstop` of this (a call that sleeps or blocks).
-        import_timeout: CPU seconds to start the process and import the submission; its
-            wall-clock backstop likewise.
-        wall_factor, wall_margin: the wall-clock backstop of a CPU limit ``t`` is
-            ``wall_factor * t + wall_margin`` seconds (:meth:`backstop`).
-        memory_bytes: the child's memory limit in bytes (``--memory-mb``; 0: none). It is the
-            address-space limit (RLIMIT_AS; JAX alone maps about 1.5 GB), less the private
-            tmpfs mounts in the namespace tiers (``sandbox.address_space_bytes``).
-        cpu_seconds: CPU-time limit (RLIMIT_CPU) for the whole process, in seconds.
-        file_bytes: largest file the process may write (RLIMIT_FSIZE), in bytes.
-        open_files: RLIMIT_NOFILE.
-        processes: RLIMIT_NPROC. The kernel counts every process and thread of the user, the
-            grader's own included (a JAX grader and its child have about 16 threads each), so
-            it must leave room for parallel runs; it is not enforced for uid 0, which is what
-            the namespace tiers map to when the grader runs as root. The seccomp filter, which
-            forbids new processes (threads only), is the real bound.
-        output_cap: bytes kept of each of stdout and stderr (the rest is counted, not kept).
-        reply_bytes: largest reply payload accepted from the child, in bytes.
-        workdir_bytes: disk the working folder may take where it is a host folder (tiers
-            ``rlimits`` and ``none``; the namespace tiers put it on a size-capped tmpfs):
-            the grader measures it while the child runs and kills the child past it.
-        workdir_files: entries the working folder may hold there (inodes are disk too).
-    """
-
-    call_timeout: float = 10.0
-    import_timeout: float = 30.0
-    memory_bytes: int = 4 << 30
-    cpu_seconds: int = 300
-    file_bytes: int = 64 << 20
-    open_files: int = 256
-    processes: int = 1024
-    output_cap: int = 64 << 10
-    reply_bytes: int = 256 << 20
-    workdir_bytes: int = 256 << 20
-    workdir_files: int = 10000
-    wall_factor: float = 5.0
-    wall_margin: float = 5.0
-
-    def backstop(self, cpu_seconds: float) -> float:
-        """The wall-clock seconds after which a step limited to ``cpu_seconds`` of CPU ends anyway."""
-        return self.wall_factor * cpu_seconds + self.wall_margin
+from .processes import (CHILD_SCRIPT, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REGISTRY,  # noqa: F401 - re-exported
+                        ProcessRegistry, all_pids, child_environment, cpu_seconds, descendants, environ_has,
+                        harden_grader_process, is_subreaper, kill_and_reap, prctl, proc_stat, reap_orphans, track_child,
+                        track_marker, untrack_child)
 
 
 def _text(value: Any, limit: int = 20_000) -> str:
@@ -128,6 +78,10 @@ def _versions(raw: dict) -> dict[str, str]:
     version-like strings are kept; anything else is dropped (see :func:`_text`)."""
     return {name: value for name, value in raw.items()
             if name in ("numpy", "jax", "torch") and isinstance(value, str) and _VERSION.fullmatch(value)}
+
+
+class _CpuExceeded(Exception):
+    """The child used more CPU time than the step allowed (raised by :meth:`Worker._watch_cpu`)."""
 
 
 class _DiskWatch(threading.Thread):
@@ -199,42 +153,6 @@ class _DiskWatch(threading.Thread):
         self._stop_flag.set()
 
 
-@dataclass
-class CallOutcome:
-    """What one call of the submission's function gave.
-
-    ``status`` is one of ``ok`` (``result`` holds the array), ``type`` (not an array;
-    ``message`` names the type), ``exception`` / ``memory`` (``message`` and ``traceback``),
-    ``timeout`` (the call passed a limit, named by ``limit``: ``cpu`` its CPU time, ``wall``
-    its wall-clock backstop, ``total`` the run's ``--total-timeout``; the process was killed) or
-    ``crash`` (the process died or broke the protocol; ``message`` says how). ``mutated`` lists
-    the inputs changed in place. ``seconds`` is the call's wall-clock duration in seconds and
-    ``cpu_seconds`` its CPU time, both as measured by the grader.
-    """
-
-    status: str
-    result: np.ndarray | None = None
-    message: str = ""
-    traceback: str = ""
-    mutated: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    result_type: str = ""
-    error_types: list[str] = field(default_factory=list)  # an exception's type and base names
-    limit: str = ""          # for a ``timeout``: which limit ended it, ``cpu``, ``wall`` or ``total``
-    cpu_seconds: float | None = None   # the call's CPU time as the grader measured it (None: unknown)
-
-
-@dataclass
-class ImportOutcome:
-    """Starting the submission: ``ok``, or ``import_error`` / ``timeout`` / ``crash`` with a message."""
-
-    status: str
-    message: str = ""
-    traceback: str = ""
-    versions: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-
-
 class _Drain(threading.Thread):
     """Reads a pipe until EOF or :meth:`stop`, keeping the first ``cap`` bytes and counting the rest.
 
@@ -271,225 +189,6 @@ class _Drain(threading.Thread):
         self.join(timeout=grace)
         self._stop_flag.set()
         self.join(timeout=2 * self.POLL + 1)
-
-
-def _prctl(option: int, arg: int = 0) -> int:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, arg, 0, 0, 0))
-    except (OSError, AttributeError):
-        return -1
-
-
-def harden_grader_process() -> None:
-    """Make the grader's memory unreadable by same-user children and adopt their orphans.
-
-    ``PR_SET_DUMPABLE=0`` blocks ``/proc/<pid>/mem`` reads and ptrace from the child;
-    ``PR_SET_CHILD_SUBREAPER`` re-parents double-forked descendants to the grader so that
-    :func:`reap_orphans` (and :meth:`Worker.kill`) can kill them. Both are Linux ``prctl(2)``
-    options; elsewhere no-ops.
-
-    Called by the CLI, whose process starts no children but the grader's: from then on
-    :func:`reap_orphans` treats every child of this process as the grader's (an orphan that
-    was re-parented here descends from a submission). A library caller that never calls this
-    (a notebook kernel, a test) keeps its other children: only those the grader started are
-    reaped.
-    """
-    global _whole_process
-    _prctl(PR_SET_DUMPABLE, 0)
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    _whole_process = True
-
-
-def _is_subreaper() -> bool:
-    flag = ctypes.c_int(0)
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value != 0
-    except (OSError, AttributeError):
-        return False
-
-
-# pids of the grader's own live children (workers, sandbox probes): never swept as orphans
-_tracked: set[int] = set()
-_tracked_lock = threading.Lock()
-# the GRADER_RUN markers of the grader's runs in this process: what reap_orphans may kill
-_markers: set[bytes] = set()
-# set by harden_grader_process: the process is the grader's alone (the CLI)
-_whole_process = False
-
-
-def track_child(pid: int) -> None:
-    """Record ``pid`` as a child the grader started itself (never killed as an orphan while
-    tracked; its process group and session count as the grader's for :func:`reap_orphans`)."""
-    with _tracked_lock:
-        _tracked.add(pid)
-
-
-def track_marker(marker: str) -> None:
-    """Record a run's ``GRADER_RUN`` value: a process whose environment holds it was started
-    by a submission the grader ran (:func:`reap_orphans` may kill it)."""
-    with _tracked_lock:
-        _markers.add(f"GRADER_RUN={marker}".encode())
-
-
-def untrack_child(pid: int) -> None:
-    """Forget a child recorded with :func:`track_child` (after it has been reaped)."""
-    with _tracked_lock:
-        _tracked.discard(pid)
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """Fields of /proc/<pid>/stat after the command name (state, ppid, pgrp, session, ...)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2:].split()
-
-
-def _all_pids() -> list[int]:
-    try:
-        return [int(e) for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:  # no /proc: only the process group kill applies
-        return []
-
-
-def _descendants(root: int) -> list[int]:
-    """Every live process below ``root`` (children, grandchildren, ...), found through /proc."""
-    children: dict[int, list[int]] = {}
-    for pid in _all_pids():
-        fields = _proc_stat(pid)
-        if fields is not None:
-            children.setdefault(int(fields[1]), []).append(pid)
-    out, todo = [], [root]
-    while todo:
-        for kid in children.get(todo.pop(), []):
-            out.append(kid)
-            todo.append(kid)
-    return out
-
-
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_seconds(pids: list[int]) -> float | None:
-    """User plus system CPU seconds used so far by the processes ``pids`` (all their threads),
-    from /proc/<pid>/stat; None when none of them can be read (no /proc)."""
-    total, seen = 0, False
-    for pid in pids:
-        fields = _proc_stat(pid)
-        if fields is None or len(fields) < 13:
-            continue
-        try:
-            total += int(fields[11]) + int(fields[12])     # utime, stime (stat fields 14, 15)
-            seen = True
-        except ValueError:
-            continue
-    return total / _TICK if seen else None
-
-
-class _CpuExceeded(Exception):
-    """The child used more CPU time than the step allowed (raised by :meth:`Worker._watch_cpu`)."""
-
-
-def _environ_has(pid: int, marker: bytes) -> bool:
-    try:
-        return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except OSError:
-        return False
-
-
-def _started_by_grader(pid: int, fields: list[str]) -> bool:
-    """Whether the process ``pid`` (its /proc stat ``fields``) is one the grader started: in
-    the process group or session of a tracked child (each worker leads its own session), or
-    carrying one of its runs' ``GRADER_RUN`` markers (a child's orphans inherit it; a pid
-    cannot be reused into a marker, so an unrelated process never matches)."""
-    if int(fields[2]) in _tracked or int(fields[3]) in _tracked:
-        return True
-    try:
-        env = set(Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"))
-    except OSError:
-        return False
-    return bool(env & _markers)
-
-
-def reap_orphans(keep: set[int] | None = None) -> int:
-    """SIGKILL and reap the grader's leftover child processes not in ``keep``; return how many.
-
-    With the subreaper flag set, a submission's double-forked or setsid'd descendants become
-    the grader's children once their parents die, so this finds them too. Children recorded
-    with :func:`track_child` are kept as well. Only processes the grader started are killed:
-    those in the process group or session of a child it tracks, or carrying a run's
-    ``GRADER_RUN`` marker (:func:`_started_by_grader`); other children of the caller (a
-    notebook kernel's, a test's) are left alone. After :func:`harden_grader_process` (the CLI,
-    a process that starts nothing else) every child is the grader's.
-    """
-    keep = set(keep or ()) | set(_tracked)
-    me, killed = os.getpid(), 0
-    for _ in range(20):
-        found = []
-        for pid in _all_pids():
-            if pid in keep:
-                continue
-            fields = _proc_stat(pid)
-            if fields is not None and int(fields[1]) == me and (_whole_process or _started_by_grader(pid, fields)):
-                found.append(pid)
-        if not found:
-            break
-        killed += _kill_and_reap(found)
-    return killed
-
-
-def _kill_and_reap(pids: list[int]) -> int:
-    """SIGKILL every process in ``pids`` (children of the grader), then reap them; how many were
-    signalled."""
-    killed = 0
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed += 1
-        except OSError:
-            pass
-    for pid in pids:
-        try:
-            os.waitpid(pid, 0)
-        except (ChildProcessError, OSError):
-            pass
-    return killed
-
-
-def child_environment(framework: str, workdir: str, marker: str = "") -> dict[str, str]:
-    """The scrubbed environment the submission runs with: no secrets, one BLAS thread, CPU JAX.
-
-    ``workdir`` is the working folder as the child sees it (HOME and TMPDIR point there);
-    ``marker`` (``GRADER_RUN``) lets the grader recognise the run's orphans.
-    """
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "JAX_PLATFORMS": "cpu",
-        "JAX_ENABLE_X64": "1",
-        # one thread; and a cheaper XLA compile for the submission's many small signatures (each
-        # (shape, dtype) compiles once): about 4% off a cold JAX check, measured (docs/performance.md)
-        "XLA_FLAGS": ("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1 "
-                      "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"),
-        "TF_CPP_MIN_LOG_LEVEL": "2",
-    }
-    if marker:
-        env["GRADER_RUN"] = marker
-    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
 
 
 def _stage_seed(store: str, target: str) -> str | None:
@@ -585,7 +284,7 @@ class Worker:
         from .cleanup import PrivateFolder
         from .sandbox import SandboxUser, needs_user
 
-        _prctl(PR_SET_DUMPABLE, 0)  # whoever uses the runner: the child must not read this process
+        prctl(PR_SET_DUMPABLE, 0)  # whoever uses the runner: the child must not read this process
         self._started = time.monotonic()
         self._workdir = PrivateFolder("grader-run-")
         workdir = self._workdir.name
@@ -717,7 +416,7 @@ class Worker:
                         todo += [int(x) for x in fh.read().split()]
             except (OSError, ValueError):
                 if pid == self.proc.pid:   # no children files (an old kernel): the slow way
-                    return [pid, *_descendants(pid)]
+                    return [pid, *descendants(pid)]
         return out
 
     def cpu_used(self) -> float | None:
@@ -863,7 +562,7 @@ class Worker:
         if self._watch is not None:
             self._watch.stop()
             self._watch.join(timeout=2)      # never signals a pid after it has been reaped
-        tree = _descendants(proc.pid)
+        tree = descendants(proc.pid)
         for target in [-proc.pid, proc.pid, *tree]:
             try:
                 os.kill(target, signal.SIGKILL)
@@ -906,20 +605,20 @@ class Worker:
 
     def _sweep_orphans(self, pid: int) -> None:
         """Kill and reap the grader's children that are orphans of this run (subreaper only)."""
-        if not _is_subreaper():
+        if not is_subreaper():
             return
         me, marker = os.getpid(), f"GRADER_RUN={self.token}".encode()
         for _ in range(5):
             found = []
-            for other in _all_pids():
-                fields = _proc_stat(other)
-                if fields is None or int(fields[1]) != me or other in _tracked:
+            for other in all_pids():
+                fields = proc_stat(other)
+                if fields is None or int(fields[1]) != me or REGISTRY.is_tracked(other):
                     continue
-                if int(fields[2]) == pid or int(fields[3]) == pid or _environ_has(other, marker):
+                if int(fields[2]) == pid or int(fields[3]) == pid or environ_has(other, marker):
                     found.append(other)
             if not found:
                 return
-            _kill_and_reap(found)
+            kill_and_reap(found)
 
     def _export_jax_cache(self) -> int:
         """Take the child's JAX cache entries back into :attr:`jax_store`; how many were stored.

@@ -597,7 +597,7 @@ _probed: dict[str, tuple[bool, str, Sandbox | None]] = {}
 def _run_probe(sandbox: Sandbox) -> tuple[bool, str]:
     """Run the real child in ``--probe`` mode under ``sandbox``: it applies its policy, finds NumPy
     and checks that no capability is left. Returns (worked, the last line of its complaint)."""
-    from .runner import CHILD_SCRIPT, child_environment, track_child, untrack_child
+    from .processes import CHILD_SCRIPT, child_environment, track_child, untrack_child
 
     user = SandboxUser.take() if needs_user(sandbox.tier) else None
     try:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+
 from .cases import Case, case_strategy
-from .compare import compare, with_exception_hint
 from .results import ArrayInfo, CaseResult
 
 MAX_SHRINKS = 2
@@ -45,8 +45,9 @@ def _key(case: Case) -> str:
     return h.hexdigest()
 
 
-def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], session: Any,
-                    opts: Any, shown: str, dtypes: tuple[str, ...],
+def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], executor: Any,
+                    judge: Callable[[Case, Any, Any], Any], *, dtypes: tuple[str, ...], seed: int = 0,
+                    call_timeout: float = 10.0, replay: Callable[[Case], str | None] | None = None,
                     deadline: float | None = None) -> list[CaseResult]:
     """Small failing inputs like the first failing generated cases, as extra :class:`CaseResult` records.
 
@@ -54,16 +55,17 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     command with its exact values (``--replay JSON``), and is excluded from the points (its group
     is ``"shrunk"``). It is kept when hypothesis found a failing input of the same kind that is
     not larger than the original.
-    Nothing is shrunk when the run was asked for named cases (``--case``, a replay): the
-    learner asked for exactly those.
 
     Args:
         problem: the :class:`grader.spec.Problem`.
         cases, results: the run's cases and their results, in the same order.
-        session: the running submission (``grader.check._Session``), called for unseen inputs.
-        opts: the :class:`grader.check.CheckOptions` of the run (seed, max_examples, limits).
-        shown: the submission path as replay commands show it.
+        executor: what runs the submission (``grader.run.Executor``; only ``call`` is used),
+            called for unseen inputs.
+        judge: the judge (``grader.grading.judge``: case, outcome, expected -> Verdict).
         dtypes: the graded dtypes, in the order generation spreads cases over them.
+        seed: the run's case seed (each search's hypothesis seed derives from it).
+        call_timeout: CPU seconds per call (cut to what the search has left).
+        replay: the replay command of a case (``grader.plan.Plan.replay_command``), or None.
         deadline: ``time.monotonic()`` value of the run's ``--total-timeout``; no search goes past it.
 
     Returns:
@@ -71,23 +73,20 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     """
     from .isolation import hypothesis_storage
 
-    if getattr(opts, "only_cases", None):
-        return []
     # hypothesis keeps its storage (constants cache, database) in ./.hypothesis unless told
     # otherwise: the working folder may be a class folder or a learner's repository
     with hypothesis_storage():
-        return _shrink(problem, cases, results, session, opts, shown, dtypes, deadline)
+        return _shrink(problem, cases, results, executor, judge, dtypes, seed, call_timeout, replay, deadline)
 
 
-def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], session: Any, opts: Any, shown: str,
-            dtypes: tuple[str, ...], deadline: float | None) -> list[CaseResult]:
+def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor: Any, judge: Callable[..., Any],
+            dtypes: tuple[str, ...], seed: int, call_timeout: float, replay: Callable[[Case], str | None] | None,
+            deadline: float | None) -> list[CaseResult]:
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
 
-    from .check import replay_command
-    from .grading import expected_for, run_failure, values_of
-
+    from .expected import expected_for, values_of
     verdicts: dict[str, str | None] = {}
     for case, res in zip(cases, results):
         if case.origin == "generated":
@@ -122,17 +121,15 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], session:
                 if left <= 0:
                     return False
                 exp = expected_for(problem, case)
-                outcome = session.call(case, timeout=min(opts.limits.call_timeout, left))
-                if outcome.status in ("ok", "type"):
-                    failure = compare(case, outcome, exp)
-                else:
-                    failure = with_exception_hint(run_failure(outcome)[1], problem.hints, case)
+                outcome = executor.call(case, timeout=min(call_timeout, left))
+                verdict = judge(case, outcome, exp)
+                failure = verdict.failure
                 verdicts[key] = failure.kind if failure else None
                 if failure is not None and failure.kind == kind:
-                    best[key] = (case, outcome, failure, exp)
+                    best[key] = (case, outcome, verdict, exp)
             return verdicts[key] == kind
 
-        @hseed(opts.seed * 1000 + i)
+        @hseed(seed * 1000 + i)
         @settings(max_examples=SEARCH_EXAMPLES, database=None, deadline=None,
                   phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
                   verbosity=Verbosity.quiet, report_multiple_bugs=False, derandomize=False)
@@ -151,16 +148,17 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], session:
         key = best.get("last")
         if key is None or key not in best:
             continue  # the smallest failing example is the original (already reported)
-        case, outcome, failure, exp = best[key]
+        case, outcome, verdict, exp = best[key]
+        failure = verdict.failure
         if case.size > original.size:
             continue  # shapes shrink toward the spec's pool order, not always toward fewer elements
         case.origin = "shrunk"
         case.name = f"shrunk:{original.name}"
-        info = {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in case.inputs.items()}
-        status = "failed" if outcome.status in ("ok", "type") else run_failure(outcome)[0]
-        res = CaseResult(case.name, "shrunk", status, dt, case.rank, info, original.visibility,
-                         failure, outcome.seconds, values_of(case, exp, outcome.result),
-                         replay_command(opts, problem, case, shown), shrunk=True)
+        info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
+        res = CaseResult(name=case.name, group="shrunk", status=verdict.status, dtype=dt, rank=case.rank,
+                         inputs=info, visibility=original.visibility, failure=failure, seconds=outcome.seconds,
+                         values=values_of(case, exp, outcome.result), replay=replay(case) if replay else None,
+                         shrunk=True)
         failure.details.insert(0, f"a smaller input that fails like {original.name} ({kind}), "
                                   f"found and shrunk by hypothesis in {time.monotonic() - t0:.1f} s")
         out.append(res)

@@ -296,7 +296,7 @@ def expected_values(problem: Any, plan: _Plan) -> None:
         GraderError: the reference failed on a case, or does not raise where a case says it must.
     """
     from . import cache
-    from .grading import expected_for, expected_from
+    from .expected import expected_for, expected_from
 
     for entry in plan.entries:
         if entry.ref is not None:
@@ -315,12 +315,12 @@ def _judge(problem: Any, case: Any, ref: np.ndarray, scale: np.ndarray | None, g
     ``case`` (whose reference values are ``ref``, ``scale``), or None: the same comparison and
     tolerance model ``grader check`` applies (``compare.compare``), so every model of the
     registry is honoured."""
-    from .grading import expected_from  # the one place that turns reference values into Expected
-    from .compare import compare
-    from .runner import CallOutcome
+    from .expected import expected_from  # the one place that turns reference values into Expected
+    from .grading import judge          # the one judge
+    from .results import CallOutcome
 
     expected = expected_from(problem, dataclasses.replace(case, expected_literal=None), ref, scale)
-    return compare(case, CallOutcome("ok", result=got), expected)
+    return judge(case, CallOutcome(status="ok", result=got), expected).failure
 
 
 def _is_float(arr: np.ndarray) -> bool:

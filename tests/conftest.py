@@ -50,12 +50,30 @@ def grader():
 @pytest.fixture(autouse=True)
 def _unharden_the_test_process():
     """A test that runs ``grader check`` or ``grade`` in process (``cli.main``) lets the CLI make
-    the test worker the grader's own (``runner.harden_grader_process``: a child subreaper whose
+    the test worker the grader's own (``processes.REGISTRY.harden``: a child subreaper whose
     every child counts as the grader's). Undo it after the test, so that a later test in the same
     worker sees a library caller's process, as a notebook kernel is."""
     yield
-    from grader import runner
-    if runner._whole_process:
-        runner._prctl(runner.PR_SET_CHILD_SUBREAPER, 0)
-        runner._prctl(runner.PR_SET_DUMPABLE, 1)
-        runner._whole_process = False
+    from grader.processes import REGISTRY
+    REGISTRY.soften()
+
+
+def check_like_cli(*args: str) -> tuple[int, dict]:
+    """``grader check ARGS --format json`` without a new grader process: the CLI's own parser
+    and option mapping (``cli.build_parser``, ``cli.options_from_args``), then
+    ``check_submission`` in this process (the submission still runs in its sandboxed child) and
+    the JSON reporter. Returns the exit code the CLI gives for that report (0 passed, 1 failed)
+    and the report as ``--format json`` writes it. Saves the grader's start-up (Python, NumPy,
+    JAX, about 2-3 s of CPU) per check; the CLI's own contracts are tested through a process in
+    test_cli.py and test_corpus_verdicts.py's default runs.
+    """
+    from grader import cli
+    from grader.check import check_submission
+    from grader.reports import json_report
+    from grader.spec import find_problem, load_problem
+
+    parsed = cli.build_parser().parse_args(["check", *args])
+    problem = load_problem(find_problem(parsed.problem, parsed.problems_dir))
+    opts = cli.options_from_args(parsed)
+    report = check_submission(parsed.submission, problem, opts)
+    return (0 if report.passed else 1), json.loads(json_report.render(report, audience=parsed.audience))

@@ -500,15 +500,15 @@ def fake_checks(monkeypatch):
 @pytest.fixture
 def parses(monkeypatch):
     """Every parse of learner source in this process, in order: (file name, how many checks had started)."""
-    from grader import check
+    from grader import submission
     seen: list[str] = []
-    real = check.parse_python
+    real = submission.parse_python
 
     def parse(source, filename="<unknown>"):
         seen.append(str(filename))
         return real(source, filename)
 
-    monkeypatch.setattr(check, "parse_python", parse)
+    monkeypatch.setattr(submission, "parse_python", parse)
     return seen
 
 

@@ -192,7 +192,7 @@ def test_an_exact_case_replays_as_exact():
 def test_the_score_sums_the_groups_exact_shares():
     """A third of every group of tied_lm_head's points (1, 2, 1, 1, 1, 4) is 3.3333, not the sum
     of the groups' rounded scores (3.3332, which a newcomer saw)."""
-    from grader.check import _total
+    from grader.grading import total as _total
     from grader.results import GroupScore
 
     groups = [GroupScore(name, points, round(points / 3, 4), 1, 3)

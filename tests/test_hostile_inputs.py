@@ -384,8 +384,10 @@ def test_the_child_gets_the_checked_bytes_not_what_the_path_holds_later(tmp_path
         def __getattr__(self, name):
             raise Stop(name)
 
-    monkeypatch.setattr(check, "load_submission", load_then_swap)
-    monkeypatch.setattr(check, "_Session", Session)
+    from grader import plan as plan_module
+    from grader.run import sandboxed
+    monkeypatch.setattr(plan_module, "load_submission", load_then_swap)
+    monkeypatch.setattr(sandboxed, "_Session", Session)
     problem = load_problem(find_problem("tied_lm_head"))
     with pytest.raises(Stop):
         check.check_submission(sub, problem, check.CheckOptions(max_examples=0, sandbox="none"))

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader import processes
 from grader import runner, sandbox
 from grader.runner import Limits, Worker
 
@@ -707,7 +708,7 @@ def test_a_leftover_holding_the_output_pipes_does_not_stall_close(tmp_path):
     assert time.monotonic() - t0 < 4
     # the daemon is an orphan now (re-parented to init or a subreaper); kill it by its marker
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and runner._environ_has(int(entry), f"GRADER_RUN={w.token}".encode()):
+        if entry.isdigit() and processes.environ_has(int(entry), f"GRADER_RUN={w.token}".encode()):
             os.kill(int(entry), signal.SIGKILL)
 
 

@@ -9,9 +9,11 @@ import numpy as np
 
 from grader import reference, shrink, spec
 from grader.cases import generated_cases
-from grader.check import CheckOptions
+from grader.grading import judge
+from grader.options import CheckOptions
+from grader.plan import replay_command
 from grader.results import ArrayInfo, CaseResult, Failure
-from grader.runner import CallOutcome
+from grader.results import CallOutcome
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEM = spec.load_problem(ROOT / "problems" / "tied_lm_head.yaml")
@@ -66,7 +68,7 @@ def test_the_search_stops_at_the_runs_deadline(monkeypatch):
 
     sub = Slow()
     deadline = clock.now + 2.0
-    shrink.shrink_failures(PROBLEM, cases, results, sub, CheckOptions(), "sub.py", ("float32",), deadline)
+    shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",), deadline=deadline)
     assert sub.calls, "the search ran"
     assert max(sub.calls) <= deadline  # no call of the submission is started after the deadline
     assert len(sub.calls) <= 11
@@ -75,14 +77,15 @@ def test_the_search_stops_at_the_runs_deadline(monkeypatch):
 def test_no_search_when_the_run_has_no_time_left():
     cases, results = failing_generated()
     sub = Offset()
-    out = shrink.shrink_failures(PROBLEM, cases, results, sub, CheckOptions(), "sub.py", ("float32",),
-                                 time.monotonic() - 1)
+    out = shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",),
+                                 deadline=time.monotonic() - 1)
     assert out == [] and sub.calls == []
 
 
 def test_what_the_search_finds_fails_the_same_way_and_is_no_larger():
     cases, results = failing_generated()
-    out = shrink.shrink_failures(PROBLEM, cases, results, Offset(), CheckOptions(), "sub.py", ("float32",))
+    replay = lambda case: replay_command(CheckOptions(), PROBLEM, case, "sub.py")  # noqa: E731
+    out = shrink.shrink_failures(PROBLEM, cases, results, Offset(), judge, dtypes=("float32",), replay=replay)
     assert out, "an offset of 0.5 fails on any input: the search finds one"
     found = out[0]
     assert found.shrunk and found.failure.kind == "tolerance"

@@ -120,8 +120,8 @@ sys.path.insert(0, sys.argv[1])
 import numpy as np
 from tests.test_shrink import PROBLEM, failing_generated
 from grader import shrink
-from grader.check import CheckOptions
-from grader.runner import CallOutcome
+from grader.grading import judge
+from grader.results import CallOutcome
 
 class NonZeroOffset:  # as in test_working_folder
     def call(self, case, timeout=None):
@@ -131,7 +131,7 @@ class NonZeroOffset:  # as in test_working_folder
 
 cases, results = failing_generated("float32")
 sys.addaudithook(hook)
-found = shrink.shrink_failures(PROBLEM, cases, results, NonZeroOffset(), CheckOptions(), "sub.py", ("float32",))
+found = shrink.shrink_failures(PROBLEM, cases, results, NonZeroOffset(), judge, dtypes=("float32",))
 print(json.dumps({"found": len(found), "touched": touched}))
 '''
 
@@ -178,7 +178,7 @@ def test_the_shrink_search_reads_and_writes_nothing_in_the_working_folder(tmp_pa
 def test_the_search_uses_a_private_storage_folder_and_gives_the_callers_back():
     from hypothesis import configuration
     from grader import shrink
-    from grader.check import CheckOptions
+    from grader.grading import judge
 
     from .test_shrink import PROBLEM, failing_generated
     mine = Path(isolation.private_folder()).parent / "callers-own-hypothesis-home"
@@ -186,7 +186,7 @@ def test_the_search_uses_a_private_storage_folder_and_gives_the_callers_back():
     try:
         cases, results = failing_generated("float32")
         sub = NonZeroOffset()
-        shrink.shrink_failures(PROBLEM, cases, results, sub, CheckOptions(), "sub.py", ("float32",))
+        shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",))
         assert sub.storage, "the search called the submission"
         private = Path(isolation.private_folder())
         assert all(p.is_relative_to(private) for p in sub.storage), sub.storage[:3]

@@ -28,7 +28,7 @@ give, computed from the exact reference values and the case's inputs; an idea *f
    also looks like rounding: no larger than half the allowance (root sum of squares) plus the
    prediction's own rounding, and following no trend in the logits (:meth:`_Ctx.systematic`).
 
-The band comes from the ``sum_of_products`` tolerance model (``grader.compare.allowed_error``)
+The band comes from the ``sum_of_products`` tolerance model (``grader.tolerance.sum_of_products_allowed``)
 even on ``compare: exact`` cases, whose verdict allows no error at all; the scale
 ``S = |hidden| @ |embedding_matrix|.T`` is recomputed from the inputs when the case has none.
 
@@ -173,7 +173,7 @@ class _Ctx:
 
     def __init__(self, case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
                  allowed: np.ndarray) -> None:
-        from ..compare import allowed_error
+        from ..tolerance import sum_of_products_allowed as allowed_error
 
         self.case, self.dt = case, case.dtype
         self.got = np.asarray(got, dtype=np.float64)
@@ -421,7 +421,7 @@ def _lower_precision(x: _Ctx) -> Hint | None:
     allowance. Of the formats that pass, the one whose prediction leaves the smaller residual is
     named, and only when it leaves at most half the residual of every other (bfloat16 numbers in
     float16's range are float16 numbers too: the prediction decides)."""
-    from ..compare import allowed_error
+    from ..tolerance import sum_of_products_allowed as allowed_error
 
     fitting: list[tuple[float, str]] = []
     for low in LOWER.get(x.dt, ()):
@@ -573,7 +573,7 @@ Candidate = tuple[Callable[[], Hint], Callable[[], np.ndarray | None], Callable[
 def _parameter_free(x: _Ctx) -> list[Candidate]:
     """Every parameter-free idea as (hint, prediction, allowance carried through the mistake),
     in the order of :data:`VALUE_IDEAS`; a prediction of None means the idea cannot apply."""
-    from ..compare import allowed_error
+    from ..tolerance import sum_of_products_allowed as allowed_error
 
     def const(hid: str, text: str, params: dict[str, Any] | None = None) -> Callable[[], Hint]:
         return lambda: Hint(hid, text, params or {})
@@ -886,7 +886,7 @@ def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
             return ""
         if g.shape != rs:
             return ""
-        from ..compare import allowed_error
+        from ..tolerance import sum_of_products_allowed as allowed_error
         x = _Ctx(case, g, ref, None, np.zeros_like(ref))
         ok = bool(np.all(np.abs(g - ref) <= allowed_error(case.dtype, ref, x.scale, x.n)))
         return "" if ok else "; the values differ as well"
@@ -954,7 +954,7 @@ def _reduced(case: Case, got: np.ndarray, ref: np.ndarray,
              ways: dict[str, Callable[[np.ndarray], np.ndarray]]) -> str | None:
     """The name of the way in ``ways`` whose reduction of ``ref`` the output equals within the
     tolerance model's allowance (scaled the same way), when exactly one does; else None."""
-    from ..compare import allowed_error
+    from ..tolerance import sum_of_products_allowed as allowed_error
 
     g = np.asarray(got, dtype=np.float64)
     x = _Ctx(case, ref, ref, None, np.zeros_like(ref))
@@ -972,7 +972,7 @@ def _reduced(case: Case, got: np.ndarray, ref: np.ndarray,
 
 
 def _prefix_matches(case: Case, got: np.ndarray, ref: np.ndarray, part: slice) -> bool:
-    from ..compare import allowed_error
+    from ..tolerance import sum_of_products_allowed as allowed_error
     sub = ref[..., part]
     g = np.asarray(got, dtype=np.float64)
     if g.shape != sub.shape:

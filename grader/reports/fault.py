@@ -14,19 +14,7 @@ import sys
 from typing import Any, Callable
 
 from grader.results import Failure, GroupScore, Report
-
-
-def fix_for(message: str, function: str | None) -> str:
-    """What the learner should do about the input fault ``message`` (one sentence)."""
-    defines = f" that defines {function}" if function else ""
-    if "not UTF-8" in message:
-        return ("save the file as UTF-8 text (in most editors: 'Save with Encoding' > UTF-8) and submit it "
-                "again; a file saved in another encoding, or a notebook or binary file renamed .py, cannot be read")
-    if "does not exist" in message:
-        return f"submit (commit and push) the .py file under the name the assignment gives{defines}"
-    if "directory" in message:
-        return f"submit the .py file{defines}, not a folder"
-    return f"submit one plain, readable .py file{defines}"
+from grader.submission import fix_for  # noqa: F401 - re-exported
 
 
 def input_fault_report(submission: str, problem: Any | None, message: str) -> Report:
@@ -37,14 +25,16 @@ def input_fault_report(submission: str, problem: Any | None, message: str) -> Re
     """
     from ..version import __version__
     function = getattr(problem, "function", None)
-    failure = Failure("import", f"the grader could not read the submission: {message}",
+    failure = Failure(kind="import", message=f"the grader could not read the submission: {message}",
                       hint=fix_for(message, function), data={"input_fault": True})
-    groups = [GroupScore(name, g.points, 0.0, 0, 0, g.visibility) for name, g in problem.groups.items()] \
-        if problem is not None else []
-    return Report(getattr(problem, "id", "unknown"), getattr(problem, "title", "unknown problem"), submission,
-                  False, 0.0, float(getattr(problem, "max_score", 0.0)), failure, [], groups, [],
-                  {"grader": __version__, "input_fault": True},
-                  {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}, 0.0)
+    groups = [GroupScore(group=name, points=g.points, earned=0.0, passed=0, total=0, visibility=g.visibility)
+              for name, g in problem.groups.items()] if problem is not None else []
+    return Report(problem=getattr(problem, "id", "unknown"), title=getattr(problem, "title", "unknown problem"),
+                  submission=submission, passed=False, score=0.0,
+                  max_score=float(getattr(problem, "max_score", 0.0)), failure=failure, cases=[], groups=groups,
+                  summary=[], environment={"grader": __version__, "input_fault": True},
+                  output={"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False},
+                  seconds=0.0)
 
 
 def report_input_fault(args: argparse.Namespace, message: str, write: Callable[[str, str | None], None]) -> None:

@@ -1,0 +1,90 @@
+"""The expected values of a case: the reference solution's exact output and the tolerance model's
+inputs (:class:`grader.compare.Expected`), and the values a report shows for a small case.
+
+Used by the plan (the reference values of its cases), the grading loop, the shrink search and
+``grader validate``; nothing here keeps or changes process state (the reference runs with
+``jax_enable_x64`` scoped to its own calls, ``grader.reference``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import reference
+from .cases import Case
+from .compare import SMALL, Expected
+from .errors import GraderError
+from .spec import Problem
+
+
+def expected_for(problem: Problem, case: Case) -> Expected:
+    """The :class:`grader.compare.Expected` of ``case``: the reference's exact output (float64,
+    the case's output shape) and condition scale, with the tolerance model's term count.
+
+    For a case that must raise (``case.raises``), the reference is checked to raise one of the
+    accepted types and the expected value is empty (nothing is compared).
+
+    Raises:
+        GraderError: the reference fails, returns where it must raise (or raises another type),
+            or disagrees with the case's literal ``expected`` values.
+    """
+    if case.raises:
+        try:
+            reference.must_raise(problem, case.inputs, case.raises)  # the spec and the reference agree
+        except GraderError as exc:
+            if case.origin != "replay":
+                raise
+            # a replay's "raises" is the learner's text, not the spec's: say so, never blame the reference
+            raise GraderError(f"--replay: its \"raises\" cannot be met, the reference solution does not raise "
+                              f"{' or '.join(case.raises)} on these inputs ({str(exc).split(': ', 1)[-1]})") from None
+        return expected_from(problem, case, np.zeros(0), None)
+    ref, scale = reference.evaluate(problem, case.inputs)
+    return expected_from(problem, case, ref, scale)
+
+
+def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarray | None) -> Expected:
+    """The :class:`Expected` of a case from the reference's output and scale (by the spec's
+    tolerance model, output dtype rule and hint setting).
+
+    Raises:
+        GraderError: the reference disagrees with the case's literal ``expected`` values.
+    """
+    model = problem.tolerance["model"]
+    n: Any = 0
+    if model == "sum_of_products":
+        n = int(case.sizes[problem.tolerance["contraction"]])
+    elif model == "masked_mean":
+        mask = np.asarray(case.inputs[problem.tolerance["count"]], dtype=bool)
+        n = mask.sum(axis=-1, dtype=np.int64)[..., None] if mask.ndim else np.int64(mask)
+    if problem.returns_dtype == "same_as_inputs":
+        out_dtype, rule = case.dtype, ("the inputs' dtype", next(p.name for p in problem.parameters
+                                                                if p.kind == "float"))
+    else:
+        out_dtype = case.inputs[problem.returns_dtype].dtype.name
+        rule = (f"the dtype of {problem.returns_dtype}", problem.returns_dtype)
+    float_names = tuple(p.name for p in problem.parameters if p.kind == "float")
+    if case.raises:
+        return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names)
+    if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
+                                              or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
+        raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
+                          f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
+    return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
+                    float_names)
+
+
+def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
+    """The case's inputs, expected and got values as nested lists (floats as float64 values,
+    integer and bool inputs as given) when every array has at most ``compare.SMALL`` elements,
+    else None. ``got`` may be None (no value came back); ``expected`` is left out for a case
+    that must raise."""
+    if case.size > SMALL or expected.ref.size > SMALL:
+        return None
+    out: dict[str, Any] = {k: (v.tolist() if v.dtype.kind in "biu" else np.asarray(v, dtype=np.float64).tolist())
+                           for k, v in case.inputs.items()}  # ids and masks as they were given
+    if not case.raises:  # a case that must raise has no expected output
+        out["expected"] = expected.ref.tolist()
+    if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
+        out["got"] = np.asarray(got, dtype=np.float64).tolist()
+    return out

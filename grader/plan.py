@@ -1,0 +1,315 @@
+"""What a check will do, decided before any submission code runs: a :class:`Plan`.
+
+:func:`make_plan` reads the options and the loaded submission once and fixes everything the
+later stages need: the seed (derived from the instructor's secret, if any), the framework and
+its dtypes, the cases (from the case cache or made afresh, cut to ``--case`` names, or one
+replay literal), their reference values (:class:`References`), the case-cache key, the report's
+``environment`` as known before the run, and why the submission cannot run at all, if it
+cannot. The executor (``grader.run``) and the grading loop (``grader.grading.grade``) only read
+a plan. Nothing here starts a process; the reference runs in a thread of this process when
+:meth:`References.start` is called.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+import shlex
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import cache
+from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
+from .compare import SMALL, Expected
+from .errors import GraderError
+from .expected import expected_for, expected_from
+from .options import CheckOptions, derive_seed
+from .results import Failure
+from .siblings import Siblings
+from .spec import Problem
+from .submission import LoadedSubmission, fix_for, function_line, load_submission, siblings_of, submission_digest
+from .version import __version__
+
+
+class References:
+    """The expected values of a plan's cases (:class:`grader.compare.Expected`, by index).
+
+    Values the case cache already holds are ready at once; the others are computed by the JAX
+    reference in one thread of this process once :meth:`start` is called, so that they overlap
+    with the submission's import in its own process (XLA releases the GIL while it compiles and
+    computes). :meth:`store` writes a complete set to the case cache.
+    """
+
+    def __init__(self, problem: Problem, cases: list[Case],
+                 known: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None) -> None:
+        self.problem, self.cases = problem, cases
+        self._ready = [expected_from(problem, c, *known[c.name]) for c in cases] if known else None
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: list[Future] = []
+
+    @property
+    def cached(self) -> bool:
+        """Whether every value came from the case cache."""
+        return self._ready is not None
+
+    def start(self) -> None:
+        """Start computing the values the cache did not hold (a no-op when all were cached)."""
+        if self._ready is None and self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="reference")
+            self._futures = [self._pool.submit(expected_for, self.problem, c) for c in self.cases]
+
+    def __getitem__(self, i: int) -> Expected:
+        """The expected value of case ``i``, waiting for it if it is being computed.
+
+        Raises:
+            GraderError: the reference failed on that case (``grading.expected_for``).
+        """
+        if self._ready is not None:
+            return self._ready[i]
+        self.start()
+        return self._futures[i].result()
+
+    def complete(self) -> bool:
+        """Whether every value was computed here, without error (a set the cache can keep)."""
+        return (self._pool is not None and bool(self._futures) or not self.cases) and self._ready is None and all(
+            f.done() and not f.cancelled() and f.exception() is None for f in self._futures)
+
+    def store(self, key: str) -> None:
+        """Write the computed values to the case cache under ``key`` (when :meth:`complete`)."""
+        if key and self._pool is not None and self.complete():
+            cache.store_cases(key, [(c, f.result().ref, f.result().scale) for c, f in zip(self.cases, self._futures)])
+
+    def close(self) -> None:
+        """Stop computing (cancel what has not started; wait for the one running)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class Plan:
+    """One check, decided (:func:`make_plan`).
+
+    Attributes:
+        problem: the problem graded.
+        loaded: the submission as read (``grader.submission.load_submission``).
+        shown: the submission's path as reports and replay commands name it.
+        options: the check's options, with ``seed`` derived from the secret (which is dropped)
+            when there was one.
+        framework: ``"numpy"``, ``"jax"`` or ``"torch"``.
+        dtypes: the dtypes graded for that framework, in the spec's order.
+        siblings: the sibling modules taken along (``grader.siblings``).
+        secret: whether the seed came from the instructor's secret.
+        environment: the report's ``environment`` as known before the run (docs/formats.md).
+        tier, wrap: the sandbox tier the executor uses and its wrapper (``grader.sandbox``).
+        cannot_run: why the submission cannot run at all (the framework is missing here, the
+            file cannot be graded, a syntax error), as the report's failure; else None. When
+            set, ``cases`` is empty.
+        cases: the cases to run, in the order of the report.
+        expected: their reference values.
+        cache_key: the case-cache key ("" for a replay).
+        started: ``time.monotonic()`` when the check began (its seconds count from here).
+        deadline: ``started + options.total_timeout``.
+    """
+
+    problem: Problem
+    loaded: LoadedSubmission
+    shown: str
+    options: CheckOptions
+    framework: str
+    dtypes: tuple[str, ...]
+    siblings: Siblings
+    secret: bool
+    environment: dict[str, Any]
+    tier: str
+    wrap: Any
+    cannot_run: Failure | None
+    cases: list[Case] = field(default_factory=list)
+    expected: References | None = None
+    cache_key: str = ""
+    started: float = 0.0
+    deadline: float = 0.0
+
+    def replay_command(self, case: Case) -> str | None:
+        """The shell command that re-runs exactly ``case`` (:func:`replay_command`)."""
+        return replay_command(self.options, self.problem, case, self.shown)
+
+
+def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str | None:
+    """The shell command that re-runs exactly ``case`` (by name, or as a literal for small ones).
+
+    With a secret seed (``opts.seed_source == "secret"``) and the learner audience the command
+    never holds ``--seed``: a case with at most ``compare.SMALL`` elements per array is given
+    as a literal (``--replay JSON``), a larger one gets None (``reports.common.SECRET_REPLAY_NOTE``
+    says why). The instructor gets ``--seed N --case NAME``.
+    """
+    base = ["grader", "check", shown, "--problem", problem.id]
+    if opts.problems_dir:
+        base += ["--problems-dir", opts.problems_dir]
+    if opts.framework:
+        base += ["--framework", opts.framework]
+    secret_for_learner = opts.seed_source == "secret" and opts.audience != "instructor"
+    small = all(a.size <= SMALL for a in case.inputs.values())
+    if case.origin in ("shrunk", "replay") or (secret_for_learner and small):
+        lit = json.dumps(case_literal(case), separators=(",", ":"))
+        return shlex.join(base + ["--replay", lit])
+    if secret_for_learner:
+        return None
+    seed = ["--seed", str(opts.seed)] if opts.seed else []
+    extra = ["--max-examples", str(opts.max_examples)] if opts.max_examples is not None else []
+    return shlex.join(base + seed + extra + ["--case", case.name])
+
+
+def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,
+              sandbox: Callable[[str], tuple[str, Any]]) -> Plan:
+    """Read ``submission`` (once, no link followed) and decide its check against ``problem``.
+
+    ``sandbox`` chooses the sandbox tier for ``opts.sandbox`` (``grader.sandbox.choose_tier``:
+    the tier's name and its wrapper); it is called once the submission is known to be gradable
+    by this problem, and its choice is recorded in the plan and the environment.
+
+    Raises:
+        GraderError: the file is missing or unreadable, ``--seed`` was given with a secret, the
+            problem does not grade the submission's framework, a replay literal is malformed or of
+            a dtype not graded, or a ``--case`` name is unknown.
+    """
+    from . import frameworks
+
+    started = time.monotonic()
+    shown = opts.submission_shown or str(submission)
+    loaded = load_submission(submission, shown)  # read once, links not followed: what the child imports
+    secret = opts.seed_secret is not None
+    if secret:
+        if opts.seed:
+            raise GraderError("--seed cannot be used with a seed secret: the seed is derived from the secret "
+                              "and the submission")
+        # the seed of these exact bytes; the secret itself goes no further than this line
+        opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
+                                   seed_secret=None, seed_source="secret")
+    siblings = siblings_of(submission, loaded, opts.siblings)  # the modules beside it that it imports
+    framework = opts.framework or frameworks.detect(loaded.tree)
+    if framework not in problem.frameworks:
+        raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
+                          f"(it grades: {', '.join(problem.frameworks)})")
+    dtypes = problem.frameworks[framework]
+    tier, wrap = sandbox(opts.sandbox)
+    env = _environment(problem, opts, loaded, siblings, framework, dtypes, tier, secret)
+    plan = Plan(problem=problem, loaded=loaded, shown=shown, options=opts, framework=framework, dtypes=dtypes,
+                siblings=siblings, secret=secret, environment=env, tier=tier, wrap=wrap,
+                cannot_run=cannot_run(loaded, framework, shown), started=started,
+                deadline=started + opts.total_timeout)
+    if plan.cannot_run is not None:
+        return plan
+    cases, known, key = _plan_cases(problem, opts, framework, dtypes, secret)
+    env["cases_digest"] = cases_digest(cases)  # what was graded, so two runs can be compared
+    if opts.replay is not None or opts.only_cases:
+        env["partial"] = True  # a few selected cases: reports show no grade
+        env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
+    plan.cases, plan.expected, plan.cache_key = cases, References(problem, cases, known), key
+    return plan
+
+
+def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission, siblings: Siblings,
+                 framework: str, dtypes: tuple[str, ...], tier: str, secret: bool) -> dict[str, Any]:
+    """The report's ``environment`` as known before the submission runs (docs/formats.md): seed
+    (``"secret"`` for learners of a secret run), framework, dtypes, versions, sandbox tier, and
+    where they apply the siblings taken, the notebook's cells, the secret's source and the
+    function's (or syntax error's) line. The run adds ``cases_digest``, ``jax``/``torch`` and
+    ``memory_limit``."""
+    tree, syntax_error = loaded.tree, loaded.syntax_error
+    env: dict[str, Any] = {
+        "seed": opts.seed if not secret or opts.audience == "instructor" else "secret",
+        "framework": framework, "dtypes": list(dtypes),
+        "framework_note": problem.framework_notes.get(framework, ""),
+        "python": platform.python_version(), "numpy": np.__version__, "jax": None,
+        **({"torch": None} if framework == "torch" else {}),
+        "grader": __version__, "sandbox": tier, "x64": framework == "jax" or None,
+        "max_examples": opts.max_examples if opts.max_examples is not None else
+        (problem.generated or {}).get("count", 0),
+    }
+    if siblings.files or siblings.skipped:
+        env["siblings"] = siblings.report()
+    env["submission_sha256"] = submission_digest(loaded, siblings)  # what was graded (grade --resume)
+    if loaded.notebook is not None:  # what of the notebook ran, and what was left out
+        env["notebook"] = {"code_cells": loaded.notebook.code_cells, "left_out": loaded.notebook.left_out}
+        env["framework_note"] = " ".join(x for x in (env["framework_note"], loaded.notebook.note()) if x)
+    if secret:  # where the seed came from, never the secret (nor, for learners, the seed)
+        env["seed_source"] = "secret"
+        env["seed_secret_from"] = opts.seed_secret_source or "CheckOptions.seed_secret"
+    if line := function_line(tree, problem.function):  # where annotations and JUnit testcases point
+        env["function_line"] = line
+    elif syntax_error is not None and syntax_error.lineno:
+        env["syntax_error_line"] = syntax_error.lineno
+    return env
+
+
+def cannot_run(loaded: LoadedSubmission, framework: str, shown: str) -> Failure | None:
+    """Why the submission cannot be run at all, as its failure (a report, exit 1), or None: the
+    framework is not installed here, the file cannot be graded (``loaded.fault``), or it does
+    not parse."""
+    from . import frameworks
+
+    syntax_error = loaded.syntax_error
+    if not frameworks.installed(framework):
+        # the grading machine's fault, said as a report (exit 1), not exit 2, so that the
+        # learner's row, CI log or Gradescope result says what to install (README, "Frameworks")
+        return Failure(kind="import", message=frameworks.missing_message(framework),
+                       hint="the grading machine lacks it, not the submission: whoever runs the "
+                            f"grader installs it ({frameworks.get(framework).REQUIREMENT})")
+    if loaded.fault is not None:
+        return Failure(kind="import", message=loaded.fault, hint=fix_for(loaded.fault, None))
+    if syntax_error is not None:
+        where = f"{shown}:{syntax_error.lineno}" if syntax_error.lineno else shown
+        if loaded.notebook is not None and loaded.notebook.where(syntax_error.lineno):
+            where = f"{shown}, {loaded.notebook.where(syntax_error.lineno)}"
+        detail = (syntax_error.text or "").rstrip()
+        return Failure(kind="import", message=f"SyntaxError: {syntax_error.msg} ({where})",
+                       hint="fix the syntax error; `python -m py_compile FILE` shows it too",
+                       details=[detail] if detail else [])
+    return None
+
+
+def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tuple[str, ...],
+                secret: bool) -> tuple[list[Case], dict[str, tuple[np.ndarray, np.ndarray | None]] | None, str]:
+    """The cases to run (a replay literal, else the fixed and generated cases from the case
+    cache or made afresh, cut to ``--case`` names), the reference values the cache already holds
+    (case name -> (exact output, scale); None on a miss, a replay or a secret seed) and the
+    case-cache key ("" for a replay).
+
+    Raises:
+        GraderError: a malformed replay, a replay dtype not graded, or an unknown ``--case`` name.
+    """
+    known = None
+    key = ""
+    if opts.replay is not None:
+        try:
+            cases = [case_from_literal(problem, opts.replay)]
+        except (ValueError, TypeError) as exc:
+            raise GraderError(f"--replay: {exc}") from None
+        if cases[0].dtype not in dtypes:
+            raise GraderError(f"--replay: dtype {cases[0].dtype} is not graded for {framework} "
+                              f"(graded: {', '.join(dtypes)})")
+        return cases, known, key
+    count = opts.max_examples if opts.max_examples is not None else (problem.generated or {}).get("count", 0)
+    key = cache.case_key(problem, opts.seed, count, dtypes)
+    # a secret seed's cases are never cached: the cache is readable by whoever runs the
+    # grader, and they are the answers (docs/security.md, class 6)
+    cached = None if secret else cache.load_cases(key)
+    if cached is not None:
+        cases = [c for c, _, _ in cached]
+        known = {c.name: (ref, scale) for c, ref, scale in cached}
+    else:
+        cases = fixed_cases(problem, dtypes, opts.seed) + generated_cases(problem, dtypes, opts.seed, count)
+    if opts.only_cases:
+        wanted = set(opts.only_cases)
+        unknown = wanted - {c.name for c in cases}
+        if unknown:
+            raise GraderError(f"--case: no case named {', '.join(sorted(unknown))} "
+                              f"(with {'the secret seed' if secret else f'seed {opts.seed}'}); "
+                              "names look like 'batch[float32]' or 'gen003[float16]'")
+        cases = [c for c in cases if c.name in wanted]
+    return cases, known, key

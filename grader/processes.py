@@ -1,0 +1,267 @@
+"""The grader's child processes: which are its own, how to find what they left, how they start.
+
+A :class:`ProcessRegistry` is the record of the processes one grader started (workers, sandbox
+probes) and of its runs' ``GRADER_RUN`` markers; :meth:`ProcessRegistry.reap_orphans` kills what
+a submission left behind and nothing else. :data:`REGISTRY` is the one instance a process has:
+signals and ``PR_SET_CHILD_SUBREAPER`` are per process, so the registry is too. It is explicit
+(tests and library callers can read and reset it) and it is the only mutable state at module
+level in the run stage.
+
+Also here, below both ``grader.runner`` and ``grader.sandbox`` which share them: the child's
+script path (:data:`CHILD_SCRIPT`), its scrubbed environment (:func:`child_environment`) and the
+/proc readers (:func:`proc_stat`, :func:`descendants`, :func:`cpu_seconds`). Linux-only
+facilities (``prctl``, /proc) degrade to no-ops elsewhere.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+from pathlib import Path
+
+#: the script the submission's process runs (``python -I CHILD_SCRIPT ...``)
+CHILD_SCRIPT = Path(__file__).with_name("_child.py")
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def prctl(option: int, arg: int = 0) -> int:
+    """``prctl(option, arg, 0, 0, 0)``; -1 where libc or prctl is missing."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, arg, 0, 0, 0))
+    except (OSError, AttributeError):
+        return -1
+
+
+def is_subreaper() -> bool:
+    """Whether this process has ``PR_SET_CHILD_SUBREAPER`` set (orphans are re-parented to it)."""
+    flag = ctypes.c_int(0)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value != 0
+    except (OSError, AttributeError):
+        return False
+
+
+def proc_stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (state, ppid, pgrp, session, ...), or
+    None when the process is gone or /proc is missing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def all_pids() -> list[int]:
+    """Every pid /proc lists (empty without /proc: only process-group kills apply then)."""
+    try:
+        return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (children, grandchildren, ...), found through /proc."""
+    children: dict[int, list[int]] = {}
+    for pid in all_pids():
+        fields = proc_stat(pid)
+        if fields is not None:
+            children.setdefault(int(fields[1]), []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            out.append(kid)
+            todo.append(kid)
+    return out
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pids: list[int]) -> float | None:
+    """User plus system CPU seconds used so far by the processes ``pids`` (all their threads),
+    from /proc/<pid>/stat; None when none of them can be read (no /proc)."""
+    total, seen = 0, False
+    for pid in pids:
+        fields = proc_stat(pid)
+        if fields is None or len(fields) < 13:
+            continue
+        try:
+            total += int(fields[11]) + int(fields[12])     # utime, stime (stat fields 14, 15)
+            seen = True
+        except ValueError:
+            continue
+    return total / _TICK if seen else None
+
+
+def environ_has(pid: int, marker: bytes) -> bool:
+    """Whether the environment of process ``pid`` holds the entry ``marker`` (``b"K=V"``)."""
+    try:
+        return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def kill_and_reap(pids: list[int]) -> int:
+    """SIGKILL every process in ``pids`` (children of the grader), then reap them; how many were
+    signalled."""
+    killed = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except OSError:
+            pass
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except (ChildProcessError, OSError):
+            pass
+    return killed
+
+
+class ProcessRegistry:
+    """The processes one grader process started and the markers of its runs.
+
+    Attributes:
+        whole_process: set by :meth:`harden`: every child of this process is the grader's (the
+            CLI, which starts nothing else); otherwise only tracked children, their process
+            groups and sessions, and processes carrying a tracked marker are.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tracked: set[int] = set()      # live children the grader started: never swept as orphans
+        self._markers: set[bytes] = set()    # b"GRADER_RUN=..." of this process's runs
+        self.whole_process = False
+
+    def track_child(self, pid: int) -> None:
+        """Record ``pid`` as a child the grader started itself (never killed as an orphan while
+        tracked; its process group and session count as the grader's for :meth:`reap_orphans`)."""
+        with self._lock:
+            self._tracked.add(pid)
+
+    def untrack_child(self, pid: int) -> None:
+        """Forget a child recorded with :meth:`track_child` (after it has been reaped)."""
+        with self._lock:
+            self._tracked.discard(pid)
+
+    def track_marker(self, marker: str) -> None:
+        """Record a run's ``GRADER_RUN`` value: a process whose environment holds it was started
+        by a submission the grader ran (:meth:`reap_orphans` may kill it). Markers are kept for
+        the life of the process: an orphan can outlive its run."""
+        with self._lock:
+            self._markers.add(f"GRADER_RUN={marker}".encode())
+
+    def is_tracked(self, pid: int) -> bool:
+        """Whether ``pid`` is a live child recorded with :meth:`track_child`."""
+        with self._lock:
+            return pid in self._tracked
+
+    def started_by_grader(self, pid: int, fields: list[str]) -> bool:
+        """Whether the process ``pid`` (its /proc stat ``fields``) is one the grader started: in
+        the process group or session of a tracked child (each worker leads its own session), or
+        carrying one of its runs' ``GRADER_RUN`` markers (a child's orphans inherit it; a pid
+        cannot be reused into a marker, so an unrelated process never matches)."""
+        with self._lock:
+            tracked, markers = set(self._tracked), set(self._markers)
+        if int(fields[2]) in tracked or int(fields[3]) in tracked:
+            return True
+        try:
+            env = set(Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"))
+        except OSError:
+            return False
+        return bool(env & markers)
+
+    def harden(self) -> None:
+        """Make this process's memory unreadable by same-user children and adopt their orphans.
+
+        ``PR_SET_DUMPABLE=0`` blocks ``/proc/<pid>/mem`` reads and ptrace from the child;
+        ``PR_SET_CHILD_SUBREAPER`` re-parents double-forked descendants here so that
+        :meth:`reap_orphans` (and ``Worker.kill``) can kill them. Both are Linux ``prctl(2)``
+        options; elsewhere no-ops. Called by the CLI only: a library caller that never calls it
+        (a notebook kernel, a test) keeps its other children.
+        """
+        prctl(PR_SET_DUMPABLE, 0)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        self.whole_process = True
+
+    def soften(self) -> None:
+        """Undo :meth:`harden` (a test process that called it by accident gets its state back)."""
+        if self.whole_process:
+            prctl(PR_SET_CHILD_SUBREAPER, 0)
+            prctl(PR_SET_DUMPABLE, 1)
+            self.whole_process = False
+
+    def reap_orphans(self, keep: set[int] | None = None) -> int:
+        """SIGKILL and reap the grader's leftover child processes not in ``keep``; how many.
+
+        With the subreaper flag set, a submission's double-forked or setsid'd descendants become
+        this process's children once their parents die, so this finds them too. Tracked
+        children are kept. Only processes the grader started are killed
+        (:meth:`started_by_grader`), or every child after :meth:`harden`.
+        """
+        with self._lock:
+            keep = set(keep or ()) | set(self._tracked)
+        me, killed = os.getpid(), 0
+        for _ in range(20):
+            found = []
+            for pid in all_pids():
+                if pid in keep:
+                    continue
+                fields = proc_stat(pid)
+                if fields is not None and int(fields[1]) == me and (self.whole_process
+                                                                    or self.started_by_grader(pid, fields)):
+                    found.append(pid)
+            if not found:
+                break
+            killed += kill_and_reap(found)
+        return killed
+
+
+#: this process's registry (signals and the subreaper flag are per process, so it is too)
+REGISTRY = ProcessRegistry()
+
+# the registry's operations as functions, for callers that name them so (the CLI, batch)
+track_child = REGISTRY.track_child
+untrack_child = REGISTRY.untrack_child
+track_marker = REGISTRY.track_marker
+harden_grader_process = REGISTRY.harden
+reap_orphans = REGISTRY.reap_orphans
+
+
+def child_environment(framework: str, workdir: str, marker: str = "") -> dict[str, str]:
+    """The scrubbed environment the submission runs with: no secrets, one BLAS thread, CPU JAX.
+
+    ``workdir`` is the working folder as the child sees it (HOME and TMPDIR point there);
+    ``marker`` (``GRADER_RUN``) lets the grader recognise the run's orphans.
+    """
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "JAX_PLATFORMS": "cpu",
+        "JAX_ENABLE_X64": "1",
+        # one thread; and a cheaper XLA compile for the submission's many small signatures (each
+        # (shape, dtype) compiles once): about 4% off a cold JAX check, measured (docs/performance.md)
+        "XLA_FLAGS": ("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1 "
+                      "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"),
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+    }
+    if marker:
+        env["GRADER_RUN"] = marker
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env

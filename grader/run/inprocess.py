@@ -1,0 +1,104 @@
+"""An executor that calls a Python function in this process: the verdict logic without a process.
+
+:class:`InProcessExecutor` gives the same records as the sandboxed child (``grader._child``) for
+the same function: an ``ok`` outcome with the result as a NumPy array, ``type`` for anything
+else, ``exception`` / ``memory`` with the traceback, and the inputs changed in place in
+``mutated``. The function gets copies of the case's arrays, as the child does (they cross a
+pipe). It isolates nothing and enforces no limit: it is for tests of judging, scoring,
+shrinking, hints and reports, and for outcomes scripted by a test (a function may return a
+:class:`grader.results.CallOutcome`, e.g. a timeout or a crash, which is passed on as it is).
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any, Callable
+
+import numpy as np
+
+from ..cases import Case
+from ..protocol import DTYPE_WHITELIST
+from ..results import CallOutcome, ImportOutcome
+from . import MAX_RESTARTS, empty_output
+
+
+def _layout(arr: np.ndarray) -> tuple[Any, ...]:
+    """What a mutation check compares: values (bytes), shape, strides and dtype."""
+    return (arr.tobytes(), arr.shape, arr.strides, arr.dtype.str)
+
+
+class InProcessExecutor:
+    """Calls ``fn(*case.inputs.values())`` (the spec's parameter order) in this process.
+
+    Args:
+        fn: the submission's function, or None for a submission that defines none (``start``
+            then gives an ``import_error`` as the child would).
+        versions: what :meth:`facts` reports as imported (e.g. ``{"jax": "0.7.1"}``).
+        import_outcome: the :class:`ImportOutcome` :meth:`start` gives (default ``ok``).
+        output: the captured output :meth:`close` gives (default: nothing written).
+
+    Attributes:
+        calls: the cases called, in order.
+    """
+
+    max_restarts = MAX_RESTARTS
+
+    def __init__(self, fn: Callable[..., Any] | None, *, versions: dict[str, Any] | None = None,
+                 import_outcome: ImportOutcome | None = None, output: dict[str, Any] | None = None) -> None:
+        self.fn, self.versions = fn, dict(versions or {})
+        self.import_outcome = import_outcome
+        self.output = output
+        self.restarts = 0
+        self.calls: list[Case] = []
+        self._crashed = False
+
+    def start(self) -> ImportOutcome:
+        if self.import_outcome is not None:
+            return self.import_outcome
+        if self.fn is None:
+            return ImportOutcome("import_error", message="the submission defines no function")
+        return ImportOutcome("ok", versions=dict(self.versions))
+
+    def facts(self) -> dict[str, Any]:
+        return {"jax": self.versions.get("jax"), "torch": self.versions.get("torch"), "memory_limit": "none"}
+
+    def call(self, case: Case, timeout: float | None = None) -> CallOutcome:
+        if self._crashed:             # the sandboxed session restarts a crashed process before the next call
+            self.restarts += 1
+            self._crashed = False
+        self.calls.append(case)
+        arrays = {k: v.copy() for k, v in case.inputs.items()}
+        before = {k: _layout(v) for k, v in arrays.items()}
+        t0 = time.perf_counter()
+        try:
+            result = self.fn(*arrays.values())  # type: ignore[misc]
+        except MemoryError as exc:
+            return CallOutcome("memory", message="MemoryError: the submission ran out of memory",
+                               traceback="".join(traceback.format_exception(exc)), seconds=time.perf_counter() - t0)
+        except Exception as exc:  # noqa: BLE001 - the function's exception is data
+            return CallOutcome("exception", message=f"{type(exc).__name__}: {exc}"[:2000],
+                               traceback="".join(traceback.format_exception(exc)),
+                               error_types=[c.__name__ for c in type(exc).__mro__][:32],
+                               seconds=time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        if isinstance(result, CallOutcome):
+            self._crashed = result.status == "crash"
+            return result
+        mutated = [k for k, v in arrays.items() if _layout(v) != before[k]]
+        if not isinstance(result, (np.ndarray, np.generic)):
+            name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
+                f"{type(result).__module__}.{type(result).__qualname__}"
+            return CallOutcome("type", message=name, mutated=mutated, seconds=seconds)
+        arr = np.asarray(result)
+        if type(arr) is not np.ndarray:
+            arr = np.array(arr, copy=True).view(np.ndarray)
+        if arr.dtype.name not in DTYPE_WHITELIST:
+            return CallOutcome("type", message=f"array of dtype {arr.dtype.name}", mutated=mutated, seconds=seconds)
+        return CallOutcome("ok", result=np.ascontiguousarray(arr), mutated=mutated, seconds=seconds,
+                           result_type=type(result).__name__)
+
+    def close(self) -> dict[str, Any]:
+        return dict(self.output) if self.output is not None else empty_output()
+
+    def unprivate(self, text: str | None) -> str | None:
+        return text

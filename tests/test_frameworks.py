@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import check_like_cli
+
 from grader import frameworks
 from grader.check import CheckOptions, check_submission, detect_framework
 from grader.spec import find_problem, load_problem
@@ -183,12 +185,11 @@ FAST = ["--max-examples", "4", "--no-shrink"]
 
 
 def _grade(rel: str, out_dir: Path) -> tuple[int, dict | None, str]:
-    out = out_dir / (rel.replace("/", "__") + ".json")
+    """``grader check FILE --format json --audience instructor`` (``check_like_cli``: the CLI's
+    parser and options, the check in this process, the submission in its sandboxed child)."""
     problem = EXPECTED[rel].get("problem", "tied_lm_head")
-    proc = subprocess.run([sys.executable, "-m", "grader", "check", str(CORPUS / rel), "--problem", problem,
-                           "--format", "json", "--output", str(out), "--audience", "instructor", *FAST],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
-    return proc.returncode, json.loads(out.read_text()) if out.exists() else None, proc.stderr
+    code, report = check_like_cli(str(CORPUS / rel), "--problem", problem, "--audience", "instructor", *FAST)
+    return code, report, ""
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import check_like_cli
+
 from grader import reference, tolerance
 from grader.cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from grader.grading import expected_for as _expected
@@ -248,15 +250,13 @@ def _grade_corpus(problem_id: str) -> list[str]:
 
     def one(item):
         rel, want = item
-        run = run_grader("check", str(corpus / rel), "--problem", problem_id, "--format", "json", "--no-shrink",
-                         timeout=600)
-        report = run.json()
+        code, report = check_like_cli(str(corpus / rel), "--problem", problem_id, "--no-shrink")
         kinds = {c["failure"]["kind"] for c in report["cases"] if c.get("failure")}
         if report.get("failure"):
             kinds.add(report["failure"]["kind"])
         verdict = "pass" if report["passed"] else "fail"
         ok = verdict == want["verdict"] and (not want["kinds"] or kinds & set(want["kinds"]))
-        return None if ok and run.code == (0 if verdict == "pass" else 1) else f"{rel}: {verdict} {sorted(kinds)}"
+        return None if ok and code == (0 if verdict == "pass" else 1) else f"{rel}: {verdict} {sorted(kinds)}"
 
     with ThreadPoolExecutor(2) as pool:
         return [r for r in pool.map(one, sorted(expected.items())) if r]

@@ -1,0 +1,175 @@
+"""The pipeline without a process: load -> plan -> InProcessExecutor -> grade -> every format.
+
+These tests exercise the verdict logic (judging, scoring, stopping, shrinking, mutation, hints)
+and the report formats through ``grader.run.inprocess.InProcessExecutor``, which calls a
+function in this process. The sandboxed child is tested elsewhere (test_security*,
+test_protocol, the CLI tests); here nothing is started, so each test takes milliseconds once the
+reference values are cached.
+"""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import grading
+from grader.options import CheckOptions
+from grader.plan import make_plan
+from grader.reports import FORMATS, reporter
+from grader.results import CallOutcome, ImportOutcome, Report
+from grader.run.inprocess import InProcessExecutor
+from grader.spec import find_problem, load_problem
+
+PROBLEM = load_problem(find_problem("tied_lm_head"))
+NO_SANDBOX = lambda request: ("none", None)  # noqa: E731 - the tier a plan records; nothing is started
+
+
+def right(hidden, embedding_matrix):
+    return hidden @ embedding_matrix.T
+
+
+def plan_for(tmp_path: Path, source: str = "import numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+             "    return hidden @ embedding_matrix.T\n", **options):
+    sub = tmp_path / "sub.py"
+    sub.write_text(source)
+    opts = CheckOptions(**{"max_examples": 6, "shrink": False, "sandbox": "none", **options})
+    return make_plan(sub, PROBLEM, opts, NO_SANDBOX)
+
+
+def graded(tmp_path: Path, fn, **options) -> tuple[Report, InProcessExecutor]:
+    plan = plan_for(tmp_path, **options)
+    executor = InProcessExecutor(fn)
+    try:
+        report = grading.grade(plan, executor)
+    finally:
+        plan.expected.close()
+    plan.expected.store(plan.cache_key)   # as check_submission does: the next test reads them
+    return report, executor
+
+
+def test_a_right_function_passes_every_case_and_scores_full_marks(tmp_path):
+    report, executor = graded(tmp_path, right)
+    assert report.passed and report.failure is None
+    assert report.score == report.max_score == 10
+    assert len(executor.calls) == len(report.cases) > 20
+    assert all(c.status == "passed" for c in report.cases)
+
+
+def test_visible_cases_run_before_hidden_ones_and_results_keep_the_cases_order(tmp_path):
+    plan = plan_for(tmp_path)
+    for case in plan.cases[:3]:   # the first cases hidden (as a spec's hidden group would make them)
+        case.visibility = "hidden"
+    executor = InProcessExecutor(right)
+    report = grading.grade(plan, executor)
+    seen = [c.visibility for c in executor.calls]
+    assert seen == ["visible"] * (len(seen) - 3) + ["hidden"] * 3
+    assert [c.name for c in report.cases] == [c.name for c in plan.cases]
+
+
+def test_an_offset_fails_on_tolerance_with_a_replay_command_and_partial_score(tmp_path):
+    report, _ = graded(tmp_path, lambda h, e: h @ e.T + np.asarray(0.5, dtype=h.dtype))
+    assert not report.passed
+    kinds = {c.failure.kind for c in report.cases if c.failure}
+    assert "tolerance" in kinds
+    failing = next(c for c in report.cases if c.failure)
+    assert failing.replay and "--case" in failing.replay and failing.status == "failed"
+    assert report.score < report.max_score
+
+
+@pytest.mark.filterwarnings("ignore:Setting the strides:DeprecationWarning")
+@pytest.mark.parametrize("change", ["values", "shape", "strides"])
+def test_an_input_changed_in_place_is_a_mutation(tmp_path, change):
+    def mutate(hidden, embedding_matrix):
+        out = hidden @ embedding_matrix.T
+        if change == "values" and hidden.size:
+            hidden[...] = 0
+        elif change == "shape":
+            hidden.shape = (-1,) if hidden.ndim > 1 and hidden.size else hidden.shape + (1,)
+        elif change == "strides":
+            hidden.strides = hidden.strides[::-1] if hidden.ndim > 1 else (0,) * hidden.ndim
+        return out
+
+    report, _ = graded(tmp_path, mutate)
+    assert "mutation" in {c.failure.kind for c in report.cases if c.failure}, change
+
+
+def test_a_timeout_stops_the_run_and_the_rest_are_skipped(tmp_path):
+    calls = []
+
+    def slow(hidden, embedding_matrix):
+        calls.append(1)
+        if len(calls) == 3:
+            return CallOutcome("timeout", message="the call used more than 10 s of CPU time", limit="cpu")
+        return hidden @ embedding_matrix.T
+
+    report, _ = graded(tmp_path, slow)
+    statuses = [c.status for c in report.cases]
+    assert statuses.count("timeout") == 1 and len(calls) == 3
+    assert set(statuses) == {"passed", "timeout", "skipped"}
+    timeout = next(c for c in report.cases if c.status == "timeout")
+    assert timeout.failure.data == {"limit": "cpu"} and "endless loop" in timeout.failure.hint
+
+
+def test_four_crashes_end_the_run(tmp_path):
+    report, executor = graded(tmp_path, lambda h, e: CallOutcome("crash", message="killed by SIGSEGV"))
+    statuses = [c.status for c in report.cases]
+    assert statuses[:4] == ["error"] * 4 and set(statuses[4:]) == {"skipped"}
+    assert executor.restarts == 3
+
+
+def test_an_exception_is_an_error_with_its_traceback(tmp_path):
+    def raises(hidden, embedding_matrix):
+        raise ValueError("shapes do not match")
+
+    report, _ = graded(tmp_path, raises)
+    case = report.cases[0]
+    assert case.status == "error" and case.failure.kind == "exception"
+    assert case.failure.message == "ValueError: shapes do not match"
+    assert any("raise ValueError" in d for d in case.failure.details)
+
+
+def test_a_failed_import_is_the_whole_runs_failure(tmp_path):
+    plan = plan_for(tmp_path)
+    report = grading.grade(plan, InProcessExecutor(
+        right, import_outcome=ImportOutcome("import_error", message="NameError: name 'np' is not defined")))
+    assert report.failure is not None and report.failure.kind == "import" and report.cases == []
+    assert report.score == 0 and not report.passed
+
+
+def test_a_syntax_error_needs_no_executor(tmp_path):
+    plan = plan_for(tmp_path, source="def tied_lm_head(hidden, embedding_matrix)\n    return 1\n")
+    assert plan.cannot_run is not None and plan.cases == []
+    report = grading.grade(plan, None)
+    assert report.failure.kind == "import" and report.failure.message.startswith("SyntaxError")
+
+
+def test_a_list_result_is_a_type_failure(tmp_path):
+    report, _ = graded(tmp_path, lambda h, e: (h @ e.T).tolist())
+    assert {c.failure.kind for c in report.cases if c.failure} == {"type"}
+
+
+def test_the_judge_is_the_one_judge_of_shrink_and_check(tmp_path):
+    """A shrunk case is judged by the same function as the graded ones: same kind, and no points."""
+    report, _ = graded(tmp_path, lambda h, e: h @ e.T + np.asarray(0.5, dtype=h.dtype), shrink=True)
+    shrunk = [c for c in report.cases if c.shrunk]
+    assert shrunk and all(c.failure.kind == "tolerance" and c.group == "shrunk" for c in shrunk)
+    assert all("--replay" in c.replay for c in shrunk)
+    assert "shrunk" not in {g.group for g in report.groups}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("audience", ["learner", "instructor"])
+def test_every_format_renders_a_failing_report_and_round_trips_through_json(tmp_path, fmt, audience):
+    report, _ = graded(tmp_path, lambda h, e: h @ e.T * np.asarray(2, dtype=h.dtype))
+    again = Report.from_json(json.loads(json.dumps(report.to_json())))
+    assert again.to_json() == report.to_json()
+    text = reporter(fmt).render(again, audience=audience)
+    assert text == reporter(fmt).render(report, audience=audience)
+    if fmt in ("json", "gradescope"):
+        json.loads(text)
+    elif fmt == "junit":
+        ET.fromstring(text)
+    assert "tolerance" in text or "2" in text

@@ -7,7 +7,8 @@
 The first form grades each file of tests/corpus, tests/corpus-frameworks and tests/corpus-problems
 through the CLI (``grader check FILE --problem P --format json --max-examples 4 --no-shrink``, a
 3 s call limit for the files expected to time out), sets every timing field of the JSON report
-to 0 (``seconds``, ``cpu_seconds``), and renders that report in every format of
+to 0 (``seconds``, ``cpu_seconds``), writes the checkout's path as ``<ROOT>`` and what differs from run to run as placeholders
+(:data:`VOLATILE`: sandbox uids, private folders' pids, thread addresses), and renders that report in every format of
 ``grader.reports.FORMATS`` for both audiences with the version of the grader that is imported.
 One file per submission, format and audience is written under OUT_DIR, plus ``digests.json``
 (each file's ``environment.cases_digest``).
@@ -24,6 +25,7 @@ import difflib
 import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,17 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ("tests/corpus", "tests/corpus-frameworks", "tests/corpus-problems")
 #: JSON keys whose values are timings (machine- and load-dependent)
 TIMINGS = {"seconds", "cpu_seconds"}
+#: what differs between two runs of the same version: the sandbox uid a child was given, the
+#: pid and random suffix of private folders, thread addresses in a faulthandler dump
+VOLATILE = [(re.compile(r"uid-\d+"), "uid-N"), (re.compile(r"(grader-(?:run|sub))-\d+-[A-Za-z0-9_]+"), r"\1-PID-X"),
+            (re.compile(r"([Tt])hread 0x[0-9a-f]+"), r"\1hread 0xADDR")]
+
+
+def steady(text: str) -> str:
+    """``text`` with :data:`VOLATILE` parts replaced by placeholders."""
+    for pattern, placeholder in VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
 
 
 def submissions() -> list[tuple[str, str, str]]:
@@ -81,14 +94,17 @@ def snapshot_one(rel: str, problem: str, kinds: str, out: Path) -> str:
                               capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL, timeout=600)
         if not report_path.exists():
             return f"{rel}: no report (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
-        data = untimed(json.loads(report_path.read_text()))
+        # the checkout's own path (a worktree each) is not part of what is compared
+        data = untimed(json.loads(steady(report_path.read_text().replace(str(ROOT), "<ROOT>"))))
     stem = rel.replace("/", "__")
     (out / f"{stem}.exit").write_text(f"{proc.returncode}\n")
     (out / f"{stem}.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     report = report_from(data)
     for fmt in FORMATS:
         for audience in ("learner", "instructor"):
-            text = reporter(fmt).render(report, audience=audience)
+            # JUnit's timestamp is when it was rendered: fixed, as the other timings are zeroed
+            stamp = {"timestamp": "2000-01-01T00:00:00"} if fmt == "junit" else {}
+            text = reporter(fmt).render(report, audience=audience, **stamp)
             (out / f"{stem}.{audience}.{fmt}").write_text(text)
     return f"{rel}: exit {proc.returncode}"
 

@@ -495,6 +495,8 @@ class Worker:
             return CallOutcome("crash", message=self._death_message(code, "during the call", exc),
                                seconds=time.monotonic() - t0)
         seconds = time.monotonic() - t0
+        now = self.cpu_used()
+        cpu = None if now is None or base is None else max(0.0, now - base)   # the call's CPU seconds
         if header.get("seq") != seq or header.get("token") != self.token:
             self.kill()
             return CallOutcome("crash", message=f"reply out of sequence or not from the grader's child "
@@ -507,15 +509,16 @@ class Worker:
                 self.kill()
                 return CallOutcome("crash", message="reply without exactly one result array", seconds=seconds)
             return CallOutcome("ok", result=out["result"], mutated=mutated, seconds=seconds,
-                               result_type=_text(header.get("result_type"), 200))
+                               result_type=_text(header.get("result_type"), 200), cpu_seconds=cpu)
         if status == "type":
-            return CallOutcome("type", message=_text(header.get("type_name"), 200) or "?", mutated=mutated, seconds=seconds)
+            return CallOutcome("type", message=_text(header.get("type_name"), 200) or "?", mutated=mutated,
+                               seconds=seconds, cpu_seconds=cpu)
         if status in ("exception", "memory"):
             mro = header.get("error_mro")
             types = [_text(m, 200) for m in mro if isinstance(m, str)][:32] if isinstance(mro, list) else []
             return CallOutcome(status, message=_text(header.get("message")),
                                traceback=_text(header.get("traceback")), seconds=seconds,
-                               error_types=types or [_text(header.get("error"), 200)])
+                               error_types=types or [_text(header.get("error"), 200)], cpu_seconds=cpu)
         self.kill()
         return CallOutcome("crash", message=f"unknown reply status {_text(status, 64)!r}", seconds=seconds)
 

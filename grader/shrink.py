@@ -9,8 +9,9 @@ failing example and shrinks it: fewer and smaller axes, values toward 0. What it
 shown as extra feedback, never counted in the points, so the verdict does not depend on the
 hypothesis version.
 
-Verdicts are cached by input bytes. Each search stops after :data:`SHRINK_BUDGET` seconds or at
-the run's ``--total-timeout`` deadline, whichever comes first: from then on unseen inputs count
+Verdicts are cached by input bytes. Each search stops after :data:`SHRINK_BUDGET` CPU seconds
+(this thread's and the submission's calls', so a loaded machine finds the same example, only
+later) or at the run's ``--total-timeout`` deadline, whichever comes first: from then on unseen inputs count
 as passing, which ends the shrink with the best example so far (hypothesis replays the final
 example, which is cached, so the result stays consistent). Timeouts and crashes are not shrunk.
 
@@ -31,7 +32,8 @@ from .cases import Case, case_strategy
 from .results import ArrayInfo, CaseResult
 
 MAX_SHRINKS = 2
-SHRINK_BUDGET = 8.0  # seconds per search
+SHRINK_BUDGET = 8.0  # CPU seconds per search (the grader's thread and the submission's calls): not wall-clock
+# time, so that what a search finds does not depend on how busy the machine is
 SEARCH_EXAMPLES = 200  # examples hypothesis may draw per search (the time budget usually ends it first)
 SHRINKABLE = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "exception")
 
@@ -109,19 +111,24 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
         dt = original.dtype
         i = dtypes.index(dt)
         best: dict[str, Any] = {}
-        t0 = time.monotonic()
-        stop = t0 + SHRINK_BUDGET if deadline is None else min(t0 + SHRINK_BUDGET, deadline)
-        if stop - t0 < 0.5:
+        t0, c0 = time.monotonic(), time.thread_time()
+        calls_cpu = [0.0]   # CPU seconds the submission's calls used (its own process's, as measured)
+        if deadline is not None and deadline - t0 < 0.5:
             break  # the run's time is up: the graded cases are all reported already
+
+        def spent() -> float:
+            """CPU seconds of this search: this thread's (hypothesis, the reference) and the calls'."""
+            return time.thread_time() - c0 + calls_cpu[0]
 
         def failing(case: Case) -> bool:
             key = _key(case)
             if key not in verdicts:
-                left = stop - time.monotonic()
-                if left <= 0:
+                left = SHRINK_BUDGET - spent()
+                if left <= 0 or (deadline is not None and time.monotonic() >= deadline):
                     return False
                 exp = expected_for(problem, case)
                 outcome = executor.call(case, timeout=min(call_timeout, left))
+                calls_cpu[0] += outcome.cpu_seconds or 0.0
                 verdict = judge(case, outcome, exp)
                 failure = verdict.failure
                 verdicts[key] = failure.kind if failure else None

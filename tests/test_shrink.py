@@ -52,6 +52,9 @@ class _Clock:
     def monotonic(self) -> float:
         return self.now
 
+    def thread_time(self) -> float:   # the search's CPU budget: on the same virtual clock
+        return self.now
+
 
 def test_the_search_stops_at_the_runs_deadline(monkeypatch):
     cases, results = failing_generated()

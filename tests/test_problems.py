@@ -367,11 +367,9 @@ def test_example_submissions_of_the_other_problems_pass():
     assert len(paths) >= 4 and all(p.name.startswith("correct_") for p in paths)
 
     def one(path: Path) -> str | None:
-        run = run_grader("check", str(path), "--problem", path.parent.name, "--format", "json", "--no-shrink",
-                         "--max-examples", "8", timeout=600)
-        report = run.json()
+        code, report = check_like_cli(str(path), "--problem", path.parent.name, "--no-shrink", "--max-examples", "8")
         kinds = {c["failure"]["kind"] for c in report["cases"] if c.get("failure")}
-        return None if report["passed"] and run.code == 0 else f"{path.name}: {sorted(kinds)}"
+        return None if report["passed"] and code == 0 else f"{path.name}: {sorted(kinds)}"
 
     with ThreadPoolExecutor(2) as pool:
         assert [r for r in pool.map(one, paths) if r] == []

@@ -113,6 +113,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
+from ._args import parse_shard
+from ._io import csv_line
 from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
 from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 
@@ -132,25 +134,9 @@ MESSAGE_LIMIT = 600         # characters of a gradebook message with a discovery
 
 # -- the command line ------------------------------------------------------------------------
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"I/N"`` -> ``(I, N)`` with ``1 <= I <= N``.
-
-    Raises:
-        argparse.ArgumentTypeError: not of the form I/N, or I outside 1..N.
-    """
-    parts = text.split("/")
-    try:
-        index, count = (int(p) for p in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not I/N, e.g. 2/4 for the second of four shards") from None
-    if not 1 <= index <= count:
-        raise argparse.ArgumentTypeError(f"{text!r}: I must be between 1 and N, e.g. 1/{max(count, 1)}")
-    return index, count
-
-
 def add_parsers(sub: Any) -> None:
     """Add the ``grade`` and ``merge`` subcommands to the CLI's subparsers ``sub``."""
-    from .cli import add_check_options, int_at_least, positive_float
+    from ._args import add_check_options, int_at_least, positive_float
 
     grade = sub.add_parser(
         "grade", help="grade a whole class in parallel: gradebook, reports, JUnit XML, summary",
@@ -652,20 +638,14 @@ def read_gradebook(path: Path) -> list[Row]:
     return rows
 
 
-def _csv_line(cells: Iterable[str]) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(list(cells))
-    return buf.getvalue()
-
-
 def write_gradebook(path: Path, rows: Iterable[Row]) -> None:
     """Write ``rows`` (sorted by learner) to ``path`` atomically, header first.
 
     Raises:
         GraderError: the file cannot be written.
     """
-    from .cli import write_output
-    write_output(_csv_line(COLUMNS) + "".join(_csv_line(r.cells()) for r in sorted(rows, key=lambda r: r.learner)),
+    from ._io import write_output
+    write_output(csv_line(COLUMNS) + "".join(csv_line(r.cells()) for r in sorted(rows, key=lambda r: r.learner)),
                  str(path))
 
 
@@ -699,11 +679,11 @@ class _Appender:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self.fh = open(fd, "a", encoding="utf-8", newline="")
         if new:
-            self.fh.write(_csv_line(COLUMNS))
+            self.fh.write(csv_line(COLUMNS))
             self.fh.flush()
 
     def append(self, row: Row) -> None:
-        self.fh.write(_csv_line(row.cells()))
+        self.fh.write(csv_line(row.cells()))
         self.fh.flush()
 
     def close(self) -> None:
@@ -805,7 +785,7 @@ def placeholder_report(problem: Any, submission: str, failure: Failure, seconds:
 
 
 def _write_report(path: Path, report: Report, audience: str) -> None:
-    from .cli import write_output
+    from ._io import write_output
     from .reports import json_report
     write_output(json_report.render(report, audience=audience), str(path))
 
@@ -822,7 +802,7 @@ def _add_note(path: Path, note: str | None) -> Path:
     """
     if not note:
         return path
-    from .cli import write_output
+    from ._io import write_output
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path} does not hold a JSON object")
@@ -839,11 +819,11 @@ def _add_note(path: Path, note: str | None) -> Path:
 def check_flags(args: argparse.Namespace, problem_id: str) -> list[str]:
     """The ``grader check`` flags that carry the check options of parsed ``grade`` ``args``.
 
-    The options are read from :func:`grader.cli.add_check_options` itself, so an option added
+    The options are read from :func:`grader._args.add_check_options` itself, so an option added
     there is forwarded without a change here. Only values that differ from ``check``'s defaults
     are written, and ``--problem`` is always ``problem_id``.
     """
-    from .cli import add_check_options
+    from ._args import add_check_options
 
     probe = argparse.ArgumentParser(add_help=False)
     add_check_options(probe)
@@ -1313,7 +1293,7 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report
     Raises:
         GraderError: a report is missing or unreadable, or a file cannot be written.
     """
-    from .cli import write_output
+    from ._io import write_output
     from .reports import junit
 
     rows = sorted(rows, key=lambda r: r.learner)
@@ -1340,15 +1320,15 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
     Raises:
         GraderError: a feedback file cannot be written.
     """
-    from .cli import write_output
+    from ._io import write_output
     from .reports import text
     from .reports.common import LEARNER, csv_cell, printable
 
-    index = [_csv_line(("learner", "file"))]
+    index = [csv_line(("learner", "file"))]
     for r in sorted(rows, key=lambda r: r.learner):
         name = feedback_name(r.learner)
         write_output(text.render(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / name))
-        index.append(_csv_line((csv_cell(r.learner), name)))
+        index.append(csv_line((csv_cell(r.learner), name)))
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
 
     why = None
@@ -1438,7 +1418,7 @@ def write_settings(folder: Path, settings: dict[str, Any], by: str = "grader gra
     Raises:
         GraderError: it cannot be written.
     """
-    from .cli import write_output
+    from ._io import write_output
     record = {"format": SETTINGS_FORMAT, "written_by": by,
               "about": "the settings that decide this folder's grades; grade --resume and merge compare them",
               "settings": settings}

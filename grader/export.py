@@ -204,7 +204,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     Raises:
         GraderError: bad input (see the module docstring).
     """
-    from .cli import write_output
+    from ._io import write_output
     from .reports.common import printable
 
     rows = _rows(args.gradebook)

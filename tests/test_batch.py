@@ -530,8 +530,8 @@ def big_class(root: Path) -> Path:
 
 
 def slow_clock(monkeypatch, parses: list[str], folder: str, step: float = 3.0) -> None:
-    """``batch._clock`` advances ``step`` seconds for each file of ``folder`` parsed so far."""
-    monkeypatch.setattr(batch, "_clock", lambda: step * sum(f"/{folder}/" in f for f in parses), raising=False)
+    """``discovery._clock`` advances ``step`` seconds for each file of ``folder`` parsed so far."""
+    monkeypatch.setattr("grader.batch.discovery._clock", lambda: step * sum(f"/{folder}/" in f for f in parses), raising=False)
 
 
 def test_a_learners_folder_over_the_budget_costs_only_its_row(tmp_path, monkeypatch, fake_checks, parses, capsys):

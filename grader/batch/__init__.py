@@ -93,14 +93,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import ctypes
-import dataclasses
-import hashlib
-import io
-import json
 import os
-import re
 import shutil
 import signal
 import statistics
@@ -111,32 +105,31 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable
+from typing import IO, Any, Callable
 
-from ._args import parse_shard
-from ._io import csv_line
-from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
-from .results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+from .._args import parse_shard
+from .._io import csv_line
+from ..errors import EXIT_FAILED, EXIT_PASSED, GraderError
+from ..results import Failure, Report
+from .discovery import (  # noqa: F401 - until the rest of batch is split
+    SKIP_DIRS, Submission, SUFFIXES, MAX_DEPTH, _py_files, learner_id, Budget, DISCOVERY_BUDGET, enumerate_learners, anchored, choose, discover, in_shard, _absolute)
+from .gradebook import (  # noqa: F401 - until the rest of batch is split
+    GRADEBOOK, REPORTS, JUNIT, SUMMARY, SUMMARY_HTML, FEEDBACK, COLUMNS, OLD_COLUMNS, MESSAGE_LIMIT, Row, read_gradebook, write_gradebook, _Appender, REPORT_PREFIX, report_name, feedback_name, report_path, could_not_be_graded, report_from_json, load_report, placeholder_report, _write_report, _add_note, _load_reports)
+from .settings import (  # noqa: F401 - until the rest of batch is split
+    SETTINGS, SETTINGS_FORMAT, SETTING_NAMES, grade_settings, read_settings, write_settings, settings_diff, _settings_of_reports)
 
-GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"
-SUMMARY_HTML, FEEDBACK = "summary.html", "feedback"
-COLUMNS = ("learner", "submission", "passed", "score", "max_score", "kinds", "seconds", "message")
-#: the header of gradebooks written before the message column (still read: --resume, merge)
-OLD_COLUMNS = COLUMNS[:-1]
-SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env"})
 HARD_TIMEOUT_MARGIN = 60.0  # seconds allowed on top of --total-timeout: start-up, reference, shrinking
 POLL_SECONDS = 0.05         # how often running checks are polled
 STDERR_TAIL = 4096          # bytes of a crashed check's stderr kept in its placeholder report
 SLOWEST = 10                # rows in summary.md's "slowest submissions"
 PR_SET_PDEATHSIG = 1
-MESSAGE_LIMIT = 600         # characters of a gradebook message with a discovery note
 
 
 # -- the command line ------------------------------------------------------------------------
 
 def add_parsers(sub: Any) -> None:
     """Add the ``grade`` and ``merge`` subcommands to the CLI's subparsers ``sub``."""
-    from ._args import add_check_options, int_at_least, positive_float
+    from .._args import add_check_options, int_at_least, positive_float
 
     grade = sub.add_parser(
         "grade", help="grade a whole class in parallel: gradebook, reports, JUnit XML, summary",
@@ -174,479 +167,8 @@ def add_parsers(sub: Any) -> None:
 
 # -- finding submissions ---------------------------------------------------------------------
 
-@dataclass
-class Submission:
-    """One learner's submission, as found by :func:`discover`.
-
-    Attributes:
-        learner: the learner id: a file stem or folder name, made unique with ``-2``, ``-3``...
-        path: the ``.py`` file to grade, or None when a learner's folder has no identifiable one.
-        note: why ``path`` is None (one line); or, with a ``path``, what the learner should know
-            about the choice (a file defining the function that does not parse, passed over),
-            printable on one line; else None.
-        folder: the learner's folder when ``path`` is None.
-        siblings: whether the check takes along the modules beside ``path`` that it imports
-            (``grader.siblings``): only for a file in a learner's own folder, never for a file
-            that shares its folder with other learners' files.
-        candidates: for a learner's folder of several files whose file is not chosen yet
-            (:func:`enumerate_learners`), the files to choose from (at most the budget's
-            ``files``), in order; :func:`choose` chooses. None otherwise.
-        overflow: why ``candidates`` is not the whole folder (more files or entries than the
-            budget allows), or None.
-    """
-
-    learner: str
-    path: Path | None
-    note: str | None = None
-    folder: str = ""
-    siblings: bool = False
-    candidates: tuple[Path, ...] | None = None
-    overflow: str | None = None
-    anchor: tuple[str, str] | None = None   # (the path given, absolute; its real path when found)
-    given: bool = False                      # a learner's folder given by path (not found in a class)
-
-    @property
-    def shown(self) -> str:
-        """The path shown in the gradebook and reports: the file, or else the learner's folder."""
-        return str(self.path) if self.path is not None else self.folder
-
-
-def _skipped_dir(name: str) -> bool:
-    return name.startswith(".") or name in SKIP_DIRS
-
-
-SUFFIXES = (".py", ".ipynb")  # a learner's file: Python source or a Jupyter notebook
-
-
-def _skipped_file(name: str) -> bool:
-    return (not name.endswith(SUFFIXES) or name.startswith(".") or name == "conftest.py"
-            or name.startswith("test_") or name.endswith("_test.py"))
-
-
-#: how many folder levels below a learner's folder are searched for their files
-MAX_DEPTH = 32
-
-
-def _py_files(folder: Path, limit: int | None = None, max_entries: int | None = None) -> tuple[list[Path], str | None]:
-    """The candidate ``.py`` files under ``folder`` (down to :data:`MAX_DEPTH` levels), sorted,
-    and None; or, once more than ``limit`` files or ``max_entries`` folder entries are seen,
-    the first ``limit + 1`` files found and why the walk stopped (a learner's folder of a million
-    files is not walked to the end). Walked without recursion (:func:`grader.siblings.walk_tree`):
-    a learner's folder nested a thousand levels deep once aborted the whole class run with
-    RecursionError."""
-    from .siblings import walk_tree
-
-    found: list[Path] = []
-    entries = 0
-    for root, dirs, files in walk_tree(folder, MAX_DEPTH):
-        entries += len(dirs) + len(files)
-        dirs[:] = sorted(d for d in dirs if not _skipped_dir(d))
-        found += [Path(root, f) for f in sorted(files) if not _skipped_file(f)]
-        if limit is not None and len(found) > limit:
-            return found[:limit + 1], f"it holds more than {limit} .py files"
-        if max_entries is not None and entries > max_entries:
-            return found, f"it holds more than {max_entries} files and folders"
-    return found, None
-
-
-def learner_id(name: str) -> str:
-    """The learner id of a file stem or folder name: :func:`grader.reports.common.printable` on
-    one line, so an id is always valid UTF-8 (a non-UTF-8 byte becomes ``\\xNN``, a backslash
-    ``\\\\``) and holds no control, escape or bidi character: two names never share an id."""
-    from .reports.common import printable
-    # a literal backslash is escaped too: a folder named 'lat\\xe9' (typed) and one named with the
-    # byte 0xE9 were one id, and the first in order took it (found by an attacker helper)
-    return printable(name.replace("\\", "\\\\"), one_line=True)
-
-
-def _is_link(path: Path) -> bool:
-    return os.path.islink(path)
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What choosing one learner's file out of their folder may cost (:func:`choose`), so that
-    one learner's folder never holds up the class (issue round three, class 8: a folder of 64
-    junk files of 1 MiB each was parsed, about 10 s each, before anyone was graded).
-
-    Attributes:
-        files: candidate ``.py`` files considered at most (as many as siblings taken along).
-        file_bytes: bytes read of one file at most (a larger one is never read: it cannot be
-            the submission, ``grader.check.MAX_SUBMISSION_BYTES``).
-        total_bytes: bytes read in all.
-        seconds: seconds of reading and parsing in all, checked before each file (one file's
-            parse, at most ``file_bytes`` of source, can go past it).
-        entries: files and folders listed at most while looking for candidates.
-    """
-
-    files: int = 32
-    file_bytes: int = 1 << 20
-    total_bytes: int = 4 << 20
-    seconds: float = 5.0
-    entries: int = 10_000
-
-    def describe(self) -> str:
-        """The limits, as a learner's note states them."""
-        return (f"at most {self.files} .py files, {self.file_bytes >> 20} MiB each, {self.total_bytes >> 20} MiB "
-                f"and {self.seconds:g} s in all")
-
-
-#: the budget of every learner's folder in ``grader grade`` (and :func:`discover`)
-DISCOVERY_BUDGET = Budget()
-#: the clock discovery's time budget is measured with (a test may replace it)
-_clock = time.monotonic
-
-
-def enumerate_learners(paths: Iterable[str], budget: Budget = DISCOVERY_BUDGET,
-                       exclude: Iterable[str] = ()) -> list[Submission]:
-    """The learners under ``paths``, in the order found, with unique ids, without reading any
-    learner's file: a learner's folder of several files comes back with its ``candidates``
-    (:func:`choose` picks the file when that learner's turn comes). Folders are walked only so
-    far: a learner's folder to ``budget.files + 1`` files or ``budget.entries`` entries, a path
-    given to two files (to tell one learner's folder from a class).
-
-    Learners are told apart by the path found (made absolute, not resolved): a file, a learner's
-    folder of one file by that file, a learner's folder of several by the folder. (So a file
-    given on its own that lies in a learner's folder of several files found too is a learner of
-    its own; :func:`discover` tells them apart by the chosen file, as it always did.)
-
-    Raises:
-        GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
-            folder holding no ``.py`` file.
-
-    Learners whose own folder was given by path take their ids before those found inside a
-    folder of several (``grade class/*/`` with a learner's folder holding
-    ``alice.py`` took the id of the real alice). Folders in ``exclude`` (real paths: the output
-    folder) are no learner. Each learner records its ``anchor``: the path given and its real
-    path now, before anyone is graded, so that a folder swapped for a link later is noticed
-    (:func:`anchored`).
-    """
-    return _unique(_found(list(paths), budget, {os.path.realpath(e) for e in exclude}))
-
-
-def anchored(sub: Submission) -> str:
-    """The absolute path of ``sub``'s file through its anchor's real path as it was found: with
-    ``GRADER_STRICT_PATHS`` set, the check refuses a file whose real path is not exactly this
-    (``grader.siblings.read_no_follow``), so no folder below the path given can have been
-    replaced by a symbolic link in between."""
-    assert sub.path is not None
-    given = _absolute(sub.path)
-    if sub.anchor is None:
-        return given
-    lexical, real = sub.anchor
-    rel = os.path.relpath(os.path.normpath(given), os.path.normpath(lexical))
-    return os.path.join(real, rel) if not rel.startswith("..") else given
-
-
-def _found(paths: list[str], budget: Budget, exclude: set[str] = frozenset()) -> list[Submission]:
-    """The learners under ``paths`` before ids are made unique (:func:`enumerate_learners`)."""
-    found: list[Submission] = []
-    for raw in paths:
-        p = Path(raw)
-        start = len(found)
-        if p.is_file() or (_is_link(p) and p.suffix in SUFFIXES):  # a link: its check reports it
-            if p.suffix not in SUFFIXES:
-                raise GraderError(f"{raw!r} is not a .py file; give submissions (.py files) or folders of them")
-            found.append(Submission(learner_id(p.stem), p))
-            anchor = os.path.dirname(_absolute(p))
-        elif p.is_dir():
-            anchor = _absolute(p)
-            files, _ = _py_files(p, limit=1)  # one learner's folder, or a class: two files tell
-            if not files:
-                raise GraderError(f"{raw!r} holds no .py or .ipynb file; give submissions (.py files or "
-                                  ".ipynb notebooks) or folders of them")
-            if len(files) == 1:  # one learner's folder
-                found.append(Submission(learner_id(p.resolve().name), files[0], siblings=True, given=True))
-            for entry in sorted(p.iterdir()) if len(files) > 1 else ():  # a class
-                if os.path.realpath(entry) in exclude:     # the output folder is no learner
-                    continue
-                if _is_link(entry):  # never followed
-                    if entry.is_dir() and not _skipped_dir(entry.name):
-                        found.append(Submission(learner_id(entry.name), None,
-                                                f"the learner's folder {entry} is a symbolic link; the grader "
-                                                "does not follow links", str(entry)))
-                    elif not entry.is_dir() and not _skipped_file(entry.name):
-                        found.append(Submission(learner_id(entry.stem), entry))
-                elif entry.is_dir() and not _skipped_dir(entry.name):
-                    found.append(_learner_folder(entry, budget))
-                elif not _skipped_file(entry.name):  # a FIFO or device too: its check reports it
-                    found.append(Submission(learner_id(entry.stem), entry))
-        else:
-            raise GraderError(f"{raw!r} does not exist; give submissions (.py files) or folders of them")
-        real = os.path.realpath(anchor)
-        for sub in found[start:]:
-            sub.anchor = (anchor, real)
-    return found
-
-
-def _learner_folder(folder: Path, budget: Budget) -> Submission:
-    """A learner's folder in a class, its files listed (within ``budget``), none read."""
-    files, overflow = _py_files(folder, limit=budget.files, max_entries=budget.entries)
-    learner = learner_id(folder.name)
-    if not files:
-        return Submission(learner, None, f"the learner's folder {folder} holds no .py file", str(folder))
-    if len(files) == 1 and overflow is None:
-        return Submission(learner, files[0], siblings=True)
-    return Submission(learner, None, None, str(folder), candidates=tuple(files[:budget.files]), overflow=overflow)
-
-
-def choose(sub: Submission, functions: Iterable[str], budget: Budget = DISCOVERY_BUDGET) -> Submission:
-    """``sub`` with its file chosen, when it is a learner's folder of several files
-    (``sub.candidates``); else ``sub`` itself.
-
-    The file graded is the one that defines the function (one of ``functions``); a file that
-    defines it but does not parse counts only when no file that parses does (an old broken
-    draft beside a good solution.py must not hide it), and when it is passed over for another
-    the learner's note says so. None or several: no file, and the note says which. A file in
-    which no function's name occurs at all is read but never parsed.
-
-    Bounded by ``budget``: at most ``budget.files`` candidates (a folder with more is refused
-    without reading any), ``budget.file_bytes`` read per file, ``budget.total_bytes`` and
-    ``budget.seconds`` in all. Past a bound, the learner gets no file and a note that says so,
-    with the files considered: the learner's row then says what to submit instead.
-
-    Never raises for what the learner's folder holds (a file that cannot be read counts as one
-    that does not define the function).
-    """
-    if sub.candidates is None:
-        return sub
-    from .check import defined_functions, load_submission, names_in, scanned_functions
-
-    wanted = frozenset(functions)
-    folder = Path(sub.folder)
-    files = list(sub.candidates)
-    seen: dict[Path, tuple[bool, str | None]] = {}
-    why = sub.overflow
-    started, spent = _clock(), 0
-    for f in files if why is None else []:
-        if _clock() - started > budget.seconds:
-            why = f"looking through its files took more than {budget.seconds:g} s"
-            break
-        try:
-            size = os.lstat(f).st_size
-        except OSError:
-            size = 0
-        if size <= budget.file_bytes and spent + size > budget.total_bytes:
-            why = f"its .py files hold more than {budget.total_bytes >> 20} MiB"
-            break
-        try:
-            loaded = load_submission(f, parse_if=lambda source: names_in(source, wanted))
-        except GraderError:  # gone, or unreadable: not the submission
-            seen[f] = (False, None)
-            continue
-        spent += loaded.read
-        if loaded.tree is not None:
-            seen[f] = (bool(defined_functions(loaded.tree) & wanted), None)
-        elif not loaded.parsed or not scanned_functions(loaded.source) & wanted:
-            seen[f] = (False, None)
-        elif loaded.syntax_error is not None:
-            err = loaded.syntax_error
-            seen[f] = (False, f"does not parse (line {err.lineno or 1}: {err.msg})")
-        else:
-            seen[f] = (False, f"cannot be graded ({loaded.fault or 'it cannot be read'})")
-    if why is not None:
-        considered = list(seen) or files
-        return dataclasses.replace(sub, path=None, candidates=None, note=learner_id(
-            f"the grader stopped looking for the submission in the learner's folder: {why}; considered: "
-            f"{_names(folder, considered)} (it looks through {budget.describe()}): submit only the file "
-            f"that defines {' or '.join(sorted(wanted))} and the .py modules it imports"))
-    chosen = [f for f in files if seen[f][0]] or [f for f in files if seen[f][1]]
-    if len(chosen) == 1:
-        passed_over = [f for f in files if seen[f][1] and f not in chosen]
-        return dataclasses.replace(sub, path=chosen[0], candidates=None, siblings=True, note=_passed_over_note(
-            folder, chosen[0], [(f, seen[f][1] or "") for f in passed_over], wanted))
-    listed = chosen or files
-    if not chosen:
-        note = f"no .py file in the learner's folder {folder} defines {' or '.join(sorted(wanted))} ({_names(folder, listed)})"
-    else:
-        note = f"several .py files in the learner's folder {folder} define {' or '.join(sorted(wanted))} ({_names(folder, listed)})"
-    return dataclasses.replace(sub, path=None, candidates=None, note=note)
-
-
-def _names(folder: Path, files: list[Path]) -> str:
-    """Up to five of ``files`` by their path in ``folder``, then ``...``."""
-    return ", ".join(str(f.relative_to(folder)) for f in files[:5]) + (", ..." if len(files) > 5 else "")
-
-
-def discover(paths: Iterable[str], functions: Iterable[str], budget: Budget = DISCOVERY_BUDGET) -> list[Submission]:
-    """The submissions under ``paths``, in the order found, with unique learner ids, each
-    learner's file chosen (:func:`choose`, within ``budget`` per learner).
-
-    Args:
-        paths: files and folders as given on the command line (see the module docstring).
-        functions: the function names a submission may define (the problem's), used to pick
-            the submission in a learner's folder holding several ``.py`` files.
-        budget: what choosing one learner's file may cost (:class:`Budget`).
-
-    ``grader grade`` itself lists the learners first (:func:`enumerate_learners`) and chooses
-    each learner's file only when that learner's turn comes, so that no learner's folder holds
-    up the others; this is both at once, for callers that want the whole list (the Gradescope
-    template).
-
-    Symbolic links inside the folders given are never followed: a linked ``.py`` file is a
-    learner whose check reports the link, a linked folder a learner with a note saying so.
-    Learners are told apart by the path found, never by what it resolves to.
-
-    Raises:
-        GraderError: a path does not exist, is neither a ``.py`` file nor a folder, or is a
-            folder holding no ``.py`` file.
-    """
-    wanted = list(functions)
-    return _unique([choose(s, wanted, budget) for s in _found(paths, budget)])
-
-
-#: files and characters of each reason a passed-over note names at most
-NOTE_FILES, NOTE_REASON = 3, 120
-
-
-def _passed_over_note(folder: Path, chosen: Path, passed_over: list[tuple[Path, str]],
-                      wanted: frozenset[str]) -> str | None:
-    """The note of a learner's folder whose files ``passed_over`` (with why) define the function
-    but were not graded, ``chosen`` being graded instead; None when there are none. File names
-    are the learner's: made printable on one line (:func:`learner_id`)."""
-    if not passed_over:
-        return None
-
-    def name(path: Path) -> str:
-        return learner_id(str(path.relative_to(folder)))
-
-    def cut(text: str) -> str:
-        text = learner_id(text)
-        return text if len(text) <= NOTE_REASON else text[:NOTE_REASON - 3] + "..."
-
-    parts = [f"{name(f)} {cut(why)}" for f, why in passed_over[:NOTE_FILES]]
-    if len(passed_over) > NOTE_FILES:
-        parts.append(f"and {len(passed_over) - NOTE_FILES} more")
-    return (f"graded {name(chosen)}, not the file{'s' if len(passed_over) > 1 else ''} that also define"
-            f"{'' if len(passed_over) > 1 else 's'} {' or '.join(sorted(wanted))}: {'; '.join(parts)}")
-
-
-def _unique(found: list[Submission]) -> list[Submission]:
-    """Drop repeats of one path; give repeated learner ids ``-2``, ``-3``... in order.
-
-    Paths are compared as found (made absolute, ``..`` and links not resolved): two paths that
-    lead to one file through a link are two learners, never one learner dropped.
-    """
-    seen_files: set[str] = set()
-    subs = []
-    for s in found:
-        key = os.path.abspath(s.path if s.path is not None else s.folder)
-        if key not in seen_files:
-            seen_files.add(key)
-            subs.append(s)
-    bases = {s.learner for s in subs}
-    taken: set[str] = set()
-    # learners whose folder was given take their ids first: an entry found inside a class
-    # folder never takes the id of a learner given by path (a folder holding 'alice.py', given
-    # as one of class/*/, took the real alice's id; found by an attacker helper)
-    for s in sorted(subs, key=lambda s: not s.given):
-        if s.learner in taken:
-            n = 2
-            while f"{s.learner}-{n}" in bases or f"{s.learner}-{n}" in taken:
-                n += 1
-            s.learner = f"{s.learner}-{n}"
-        taken.add(s.learner)
-    return subs
-
-
-def in_shard(learner: str, index: int, count: int) -> bool:
-    """True when ``learner`` belongs to shard ``index`` (1-based) of ``count``.
-
-    The shard is the first 8 bytes of the SHA-256 of the UTF-8 id, modulo ``count``: stable
-    across machines, Python versions and class lists.
-    """
-    digest = hashlib.sha256(learner.encode("utf-8", "surrogatepass")).digest()
-    return int.from_bytes(digest[:8], "big") % count == index - 1
-
 
 # -- the gradebook ---------------------------------------------------------------------------
-
-@dataclass
-class Row:
-    """One gradebook row: a learner's verdict, points (floats) and check wall time (seconds)."""
-
-    learner: str
-    submission: str
-    passed: bool
-    score: float
-    max_score: float
-    kinds: list[str]
-    seconds: float
-    message: str = ""
-
-    def cells(self) -> list[str]:
-        """The CSV cells, in :data:`COLUMNS` order. The learner and submission cells go through
-        :func:`grader.reports.common.csv_cell` (no control characters; a leading ``'`` where a
-        spreadsheet would read a formula), which :meth:`from_cells` undoes."""
-        from .reports.common import csv_cell, points
-        return [csv_cell(self.learner), csv_cell(self.submission), "true" if self.passed else "false",
-                points(self.score), points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}",
-                csv_cell(self.message)]
-
-    @classmethod
-    def from_cells(cls, cells: list[str]) -> "Row":
-        """The row of CSV ``cells`` (as written by :meth:`cells`).
-
-        Raises:
-            ValueError: wrong number of cells, or a cell that does not parse.
-        """
-        from .reports.common import from_csv_cell
-        if len(cells) not in (len(COLUMNS), len(OLD_COLUMNS)) or cells[2] not in ("true", "false"):
-            raise ValueError(f"not a gradebook row: {cells!r}")
-        return cls(from_csv_cell(cells[0]), from_csv_cell(cells[1]), cells[2] == "true", float(cells[3]),
-                   float(cells[4]), [k for k in cells[5].split(";") if k], float(cells[6]),
-                   from_csv_cell(cells[7]) if len(cells) > 7 else "")
-
-    @classmethod
-    def of_report(cls, learner: str, report: Report, seconds: float, note: str | None = None) -> "Row":
-        """The row of a learner's :class:`Report`, graded in ``seconds``; ``message`` is one line
-        of feedback that may be handed to the learner (``grader.reports.view.feedback_line``:
-        the counts, the commonest failure pattern and the first hint; hidden cases as counts),
-        followed by ``; note: NOTE`` when the discovery left a note (:attr:`Submission.note`)."""
-        from .reports.common import printable
-        from .reports.view import feedback_line
-        message = feedback_line(report)
-        if note:
-            message = printable(f"{message}; note: {note}", one_line=True)
-            if len(message) > MESSAGE_LIMIT:
-                message = message[:MESSAGE_LIMIT - 3] + "..."
-        return cls(learner, report.submission, report.passed, report.score, report.max_score,
-                   report.failure_kinds, seconds, message)
-
-
-def read_gradebook(path: Path) -> list[Row]:
-    """The rows of a gradebook file; malformed lines (a batch killed mid-write) are dropped.
-
-    Raises:
-        GraderError: the file cannot be read or does not start with the :data:`COLUMNS` header.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GraderError(f"cannot read gradebook {str(path)!r}: {exc}") from None
-    lines = list(csv.reader(io.StringIO(text)))
-    if not lines:
-        return []
-    if tuple(lines[0]) not in (COLUMNS, OLD_COLUMNS):
-        raise GraderError(f"{str(path)!r} is not a gradebook (its header is not {','.join(COLUMNS)})")
-    rows = []
-    for cells in lines[1:]:
-        try:
-            rows.append(Row.from_cells(cells))
-        except ValueError:
-            continue
-    return rows
-
-
-def write_gradebook(path: Path, rows: Iterable[Row]) -> None:
-    """Write ``rows`` (sorted by learner) to ``path`` atomically, header first.
-
-    Raises:
-        GraderError: the file cannot be written.
-    """
-    from ._io import write_output
-    write_output(csv_line(COLUMNS) + "".join(csv_line(r.cells()) for r in sorted(rows, key=lambda r: r.learner)),
-                 str(path))
 
 
 def _refuse_links(out: Path) -> None:
@@ -671,147 +193,7 @@ def _refuse_links(out: Path) -> None:
                               "writes no output through one: give another --out")
 
 
-class _Appender:
-    """Appends rows to a gradebook, flushing each one, so that a killed batch keeps them."""
-
-    def __init__(self, path: Path) -> None:
-        new = not path.exists() or path.stat().st_size == 0
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        self.fh = open(fd, "a", encoding="utf-8", newline="")
-        if new:
-            self.fh.write(csv_line(COLUMNS))
-            self.fh.flush()
-
-    def append(self, row: Row) -> None:
-        self.fh.write(csv_line(row.cells()))
-        self.fh.flush()
-
-    def close(self) -> None:
-        self.fh.close()
-
-
 # -- reports ---------------------------------------------------------------------------------
-
-REPORT_PREFIX = 40  # characters of the learner id kept in a report's file name
-
-
-def report_name(learner: str) -> str:
-    """The file name of a learner's report: the id's letters, digits, ``.``, ``_`` and ``-``
-    (others as ``_``, at most :data:`REPORT_PREFIX`), ``-``, the first 16 hex digits of the
-    SHA-256 of the id, ``.json``.
-
-    Safe in any file system and shell (at most 62 characters, never hidden, no separator), and
-    distinct for distinct ids: ``"alice"`` -> ``alice-2bd806c97f0e00af.json``.
-    """
-    prefix = re.sub(r"[^A-Za-z0-9._-]", "_", learner)[:REPORT_PREFIX].lstrip(".-") or "learner"
-    digest = hashlib.sha256(learner.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{prefix}-{digest}.json"
-
-
-def feedback_name(learner: str) -> str:
-    """The file name of a learner's feedback file: :func:`report_name` with ``.txt``
-    (``"alice"`` -> ``alice-2bd806c97f0e00af.txt``): no separator, never hidden nor starting
-    with ``-``, at most 61 characters, distinct for distinct ids."""
-    return report_name(learner).removesuffix(".json") + ".txt"
-
-
-def report_path(out: Path, learner: str) -> Path:
-    """Where the report of ``learner`` lives in the output folder ``out`` (:func:`report_name`)."""
-    return out / REPORTS / report_name(learner)
-
-
-def _failure(data: dict[str, Any] | None) -> Failure | None:
-    if not data:
-        return None
-    return Failure(data["kind"], data.get("message", ""), data.get("hint"), list(data.get("details") or []),
-                   dict(data.get("data") or {}))
-
-
-def could_not_be_graded(report: Report) -> bool:
-    """Whether nothing of ``report`` could be graded: it has a whole-submission failure
-    (``report.failure``: the import failed, the check timed out or crashed before any case ran,
-    or the check process died: :func:`placeholder_report`). The test of the gradebook message's
-    ``could not be graded: ...`` (``grader.reports.view.feedback_line``) and of the counts in the
-    run's tally line, summary.md and summary.html. A submission that crashed in its cases was
-    graded (it failed them)."""
-    return report.failure is not None
-
-
-def report_from_json(data: dict[str, Any]) -> Report:
-    """The :class:`Report` of a ``--format json`` report (either audience; redacted hidden
-    cases come back with the fields they kept).
-
-    Raises:
-        KeyError, TypeError, ValueError: ``data`` is not a report.
-    """
-    cases = [CaseResult(name=c["name"], group=c["group"], status=c["status"], dtype=c.get("dtype", ""),
-                        rank=int(c.get("rank", 0)),
-                        inputs={k: ArrayInfo(tuple(v["shape"]), v["dtype"])
-                                for k, v in (c.get("inputs") or {}).items()},
-                        visibility=c.get("visibility", "visible"), failure=_failure(c.get("failure")),
-                        seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
-                        shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"))
-             for c in data["cases"]]
-    groups = [GroupScore(g["group"], float(g["points"]), float(g["earned"]), int(g["passed"]), int(g["total"]),
-                         g.get("visibility", "visible")) for g in data["groups"]]
-    return Report(data["problem"], data["title"], data["submission"], bool(data["passed"]), float(data["score"]),
-                  float(data["max_score"]), _failure(data.get("failure")), cases, groups,
-                  list(data.get("summary") or []), dict(data.get("environment") or {}),
-                  dict(data.get("output") or {}), float(data.get("seconds", 0.0)))
-
-
-def load_report(path: Path) -> Report:
-    """The report stored at ``path``.
-
-    Raises:
-        OSError: it cannot be read. ValueError, KeyError, TypeError: it is not a JSON report.
-    """
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a JSON object")
-    return report_from_json(data)
-
-
-def placeholder_report(problem: Any, submission: str, failure: Failure, seconds: float) -> Report:
-    """A report with no case for a submission that could not be checked (``failure`` says why).
-
-    Its groups are the problem's, each with 0 points earned, so scores still add up.
-    """
-    from .version import __version__
-    groups = [GroupScore(name, g.points, 0.0, 0, 0, g.visibility) for name, g in problem.groups.items()]
-    return Report(problem.id, problem.title, submission, False, 0.0, problem.max_score, failure, [], groups, [],
-                  {"grader": __version__, "graded_by": "grader grade"},
-                  {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}, seconds)
-
-
-def _write_report(path: Path, report: Report, audience: str) -> None:
-    from ._io import write_output
-    from .reports import json_report
-    write_output(json_report.render(report, audience=audience), str(path))
-
-
-def _add_note(path: Path, note: str | None) -> Path:
-    """Put a discovery note (:attr:`Submission.note`) into the JSON report at ``path``, in place:
-    ``environment.discovery_note``, which the text report (and so the learner's feedback file)
-    shows as ``note: ...``. ``path`` unchanged without a note. The report's other fields are kept as the
-    check wrote them (it is not rendered again: a learner-audience report is redacted already).
-
-    Raises:
-        OSError, ValueError: the report cannot be read or is not a JSON object. GraderError: it
-            cannot be written.
-    """
-    if not note:
-        return path
-    from ._io import write_output
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a JSON object")
-    env = data.get("environment")
-    env = env if isinstance(env, dict) else {}
-    env["discovery_note"] = note
-    data["environment"] = env
-    write_output(json.dumps(data, indent=2, allow_nan=False) + "\n", str(path))
-    return path
 
 
 # -- running the checks ----------------------------------------------------------------------
@@ -823,7 +205,7 @@ def check_flags(args: argparse.Namespace, problem_id: str) -> list[str]:
     there is forwarded without a change here. Only values that differ from ``check``'s defaults
     are written, and ``--problem`` is always ``problem_id``.
     """
-    from ._args import add_check_options
+    from .._args import add_check_options
 
     probe = argparse.ArgumentParser(add_help=False)
     add_check_options(probe)
@@ -856,15 +238,8 @@ def grader_command() -> list[str]:
     ``PYTHON*`` variables and the user's site-packages are ignored. The grader is imported from
     the folder this process imported it from, so both run the same code.
     """
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])  # the folder that holds grader/
     return [sys.executable, "-I", "-c", _BOOT, root]
-
-
-def _absolute(path: str | os.PathLike[str]) -> str:
-    """``path`` from this process's working folder, made absolute without normalising it: a
-    ``..`` after a linked folder means what the kernel makes of it, as the path given did."""
-    text = os.fspath(path)
-    return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
 
 
 #: environment variables naming a folder that a check reads; made absolute for the checks,
@@ -935,7 +310,7 @@ class _Grader:
     """Runs the checks of one batch, ``jobs`` at a time, and turns each into a row."""
 
     def __init__(self, args: argparse.Namespace, problem: Any, out: Path, hard_timeout: float) -> None:
-        from .isolation import neutral_folder
+        from ..isolation import neutral_folder
 
         self.args, self.problem, self.out = args, problem, out
         forwarded = argparse.Namespace(**vars(args))  # paths made absolute: checks run elsewhere
@@ -1015,7 +390,7 @@ class _Grader:
             GraderError: not even the placeholder report can be written (the output folder is
                 broken: nobody's row could be).
         """
-        from .reports.common import printable
+        from ..reports.common import printable
         what = printable(f"{type(exc).__name__}: {exc}", one_line=True)[:500]
         failure = Failure("crash", f"the grader could not check this submission ({what})",
                           hint="the rest of the class was graded; grade this learner again "
@@ -1037,7 +412,7 @@ class _Grader:
         exception while choosing, starting a check or reading its outcome costs only that
         learner's row (:meth:`fault`): the others are graded, and the batch's outputs written.
         """
-        from .runner import reap_orphans
+        from ..runner import reap_orphans
 
         pending = list(reversed(todo))
         running: list[_Job] = []
@@ -1100,7 +475,7 @@ class _Progress:
             self.bar = tqdm(total=total, unit="sub", file=self.stream, dynamic_ncols=True)
 
     def row(self, row: Row) -> None:
-        from .reports.common import points, printable
+        from ..reports.common import points, printable
         self.done += 1
         verdict = "passed" if row.passed else "failed " + ",".join(row.kinds)
         text = printable(f"{row.learner}: {verdict} {points(row.score)}/{points(row.max_score)} "
@@ -1130,19 +505,9 @@ class _Progress:
             self.bar.close()
 
 
-def _load_reports(out: Path, rows: list[Row]) -> dict[str, Report]:
-    reports = {}
-    for row in rows:
-        try:
-            reports[row.learner] = load_report(report_path(out, row.learner))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise GraderError(f"cannot read the report of {row.learner!r} in {out / REPORTS}: {exc}") from None
-    return reports
-
-
 def _link(learner: str) -> str:
     """A Markdown link to the learner's report, relative to the output folder."""
-    from .reports.github import md
+    from ..reports.github import md
     return f"[{md(learner)}]({REPORTS}/{report_name(learner)})"
 
 
@@ -1154,13 +519,13 @@ def summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     Passed whole through :func:`grader.reports.common.printable`: no raw control, escape or
     bidi character from learner ids or messages.
     """
-    from .reports.common import printable
+    from ..reports.common import printable
     return printable(_summary_markdown(rows, reports))
 
 
 def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
-    from .reports.common import points
-    from .reports.github import md
+    from ..reports.common import points
+    from ..reports.github import md
 
     rows = sorted(rows, key=lambda r: r.learner)
     problems = sorted({rep.problem for rep in reports.values()})
@@ -1265,7 +630,7 @@ RATE_NOTE = ("Counted of the learners whose run reached the group or case: a lea
 
 def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
     """summary.md's failure rates (:func:`failure_rates`) as Markdown tables with an example learner."""
-    from .reports.github import md
+    from ..reports.github import md
     groups, cases = failure_rates(rows, reports)
     if not groups:
         return []
@@ -1293,8 +658,8 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report
     Raises:
         GraderError: a report is missing or unreadable, or a file cannot be written.
     """
-    from ._io import write_output
-    from .reports import junit
+    from .._io import write_output
+    from ..reports import junit
 
     rows = sorted(rows, key=lambda r: r.learner)
     reports = _load_reports(out, rows)
@@ -1320,9 +685,9 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
     Raises:
         GraderError: a feedback file cannot be written.
     """
-    from ._io import write_output
-    from .reports import text
-    from .reports.common import LEARNER, csv_cell, printable
+    from .._io import write_output
+    from ..reports import text
+    from ..reports.common import LEARNER, csv_cell, printable
 
     index = [csv_line(("learner", "file"))]
     for r in sorted(rows, key=lambda r: r.learner):
@@ -1333,7 +698,7 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
 
     why = None
     try:
-        from .reports import classview
+        from ..reports import classview
         write_output(classview.render(rows, reports, reports_dir=REPORTS), str(out / SUMMARY_HTML))
     except ImportError as exc:
         why = f" ({exc.name or 'matplotlib'} is missing; pip install 'grader[instructor]')"
@@ -1354,129 +719,6 @@ def _tally(rows: list[Row], reports: dict[str, Report]) -> str:
 
 
 # -- the settings record ---------------------------------------------------------------------
-
-SETTINGS = "settings.json"
-SETTINGS_FORMAT = 1
-#: the settings of a run that decide its grades (:func:`grade_settings`), in the order a refusal
-#: names them, each with the name it is given there
-SETTING_NAMES = {
-    "problem": "--problem", "spec": "the problem's spec and reference (SHA-256)", "grader": "grader version",
-    "seed": "--seed", "seed_secret": "seed secret used", "max_examples": "--max-examples",
-    "framework": "--framework", "timeout": "--timeout", "total_timeout": "--total-timeout",
-    "hard_timeout": "--hard-timeout", "memory_mb": "--memory-mb", "sandbox": "--sandbox",
-    "audience": "--audience", "siblings": "siblings taken along (--no-siblings)", "shard": "--shard",
-}
-
-
-def grade_settings(args: argparse.Namespace, problem: Any, secret: bool, hard_timeout: float) -> dict[str, Any]:
-    """The settings of a ``grade`` run that decide its grades (:data:`SETTING_NAMES`), as JSON values.
-
-    ``seed`` is None when seeds come from a secret (``seed_secret`` true; the secret itself is
-    never recorded, so a run with another secret is not told apart); ``max_examples`` is the
-    number of generated cases (the spec's count when not given); ``shard`` is ``"I/N"`` or None.
-    ``--jobs``, ``-q``/``-v``, ``--no-shrink`` and ``--problems-dir`` (the spec's digest stands
-    for it) do not change a grade and are left out.
-    """
-    from .version import __version__
-    from .spec import problem_digest
-    return {
-        "problem": problem.id, "spec": problem_digest(problem), "grader": __version__,
-        "seed": None if secret else (args.seed or 0), "seed_secret": secret,
-        "max_examples": args.max_examples if args.max_examples is not None
-        else (problem.generated or {}).get("count", 0),
-        "framework": args.framework, "timeout": args.timeout, "total_timeout": args.total_timeout,
-        "hard_timeout": hard_timeout, "memory_mb": args.memory_mb, "sandbox": args.sandbox,
-        "audience": args.audience, "siblings": not getattr(args, "no_siblings", False),
-        "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else None,
-    }
-
-
-def read_settings(folder: Path) -> dict[str, Any] | None:
-    """The settings recorded in ``folder`` (:data:`SETTINGS`), or None when it has no record.
-
-    Raises:
-        GraderError: the record cannot be read or is not one.
-    """
-    path = folder / SETTINGS
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        settings = data["settings"]
-        if not isinstance(settings, dict):
-            raise TypeError
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not a settings record"
-        raise GraderError(f"{str(path)!r} cannot be read ({why}); it records the settings of that folder's run: "
-                          "restore it, or grade into another --out") from None
-    return settings
-
-
-def write_settings(folder: Path, settings: dict[str, Any], by: str = "grader grade") -> None:
-    """Record ``settings`` in ``folder`` (:data:`SETTINGS`, atomically), written ``by`` a command.
-
-    Raises:
-        GraderError: it cannot be written.
-    """
-    from ._io import write_output
-    record = {"format": SETTINGS_FORMAT, "written_by": by,
-              "about": "the settings that decide this folder's grades; grade --resume and merge compare them",
-              "settings": settings}
-    write_output(json.dumps(record, indent=2) + "\n", str(folder / SETTINGS))
-
-
-def _shown(key: str, value: Any) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, tuple):  # unknown (_settings_of_reports)
-        return str(value[0])
-    if key == "spec":
-        return str(value)[:12]
-    from .reports.common import printable
-    return printable(f"{value:g}" if isinstance(value, float) else str(value), one_line=True)
-
-
-def settings_diff(there: dict[str, Any], now: dict[str, Any], skip: Iterable[str] = (),
-                  labels: tuple[str, str] = ("there", "now")) -> list[str]:
-    """What differs between two settings records, as ``"--seed 0 there, 5 now"`` (``labels``);
-    keys one of them lacks (written by another grader version, which differs itself) or in
-    ``skip`` are not compared."""
-    skipped = set(skip)
-    return [f"{name} {_shown(key, there[key])} {labels[0]}, {_shown(key, now[key])} {labels[1]}"
-            for key, name in SETTING_NAMES.items()
-            if key not in skipped and key in there and key in now and there[key] != now[key]]
-
-
-def _settings_of_reports(out: Path, rows: list[Row], settings: dict[str, Any]) -> dict[str, Any]:
-    """For a folder written before the record: its settings as far as its kept reports tell
-    (problem, grader version, seed or secret use, max-examples), the rest taken from ``settings``
-    (this run's). A setting the reports disagree on among themselves is marked unknown."""
-    told: dict[str, Any] = {}
-
-    def tell(key: str, value: Any) -> None:
-        if told.setdefault(key, value) != value:
-            told[key] = ("several values in its reports",)
-
-    for row in rows:
-        try:
-            report = load_report(report_path(out, row.learner))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        env = report.environment
-        tell("problem", report.problem)
-        if isinstance(env.get("grader"), str):
-            tell("grader", env["grader"])
-        if "framework" not in env:  # a placeholder (no case run): no seed nor count in it
-            continue
-        secret = env.get("seed_source") == "secret"
-        tell("seed_secret", secret)
-        if not secret and isinstance(env.get("seed"), int):
-            tell("seed", env["seed"])
-        if isinstance(env.get("max_examples"), int):
-            tell("max_examples", env["max_examples"])
-    return {**settings, **told}
 
 
 def check_merge(sources: list[Path], records: dict[Path, dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -1540,7 +782,7 @@ def _functions_defined(sub: Submission, names: frozenset[str]) -> set[str]:
     one of the names occurs in it. A file that does not parse still names its functions (a
     tolerant scan): its learner gets a failed row with the SyntaxError, not a batch that cannot
     choose its problem."""
-    from .check import functions_of, load_submission, names_in
+    from ..check import functions_of, load_submission, names_in
 
     sub = choose(sub, names)
     if sub.path is None:
@@ -1563,7 +805,7 @@ def _problem(args: argparse.Namespace) -> Any:
         GraderError: an unknown problem, no problem at all, bad paths, or submissions that name
             no known problem's function or as many of one as of another (then ``--problem``).
     """
-    from .spec import available_problems, find_problem, load_all, load_problem
+    from ..spec import available_problems, find_problem, load_all, load_problem
 
     if args.problem:
         return load_problem(find_problem(args.problem, args.problems_dir))
@@ -1628,8 +870,8 @@ class _Unchanged:
         return value if isinstance(value, str) and value else None
 
     def __call__(self, sub: Submission) -> bool:
-        from .check import current_digest
-        from .reports.common import printable
+        from ..check import current_digest
+        from ..reports.common import printable
 
         recorded = self.recorded(sub.learner)
         if sub.path is None:  # no file to grade (now or then): its row is made again at once
@@ -1657,8 +899,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
             settings (its :data:`SETTINGS`; nothing of the folder is changed), or files that
             cannot be written.
     """
-    from .options import seed_secret_of
-    from .runner import harden_grader_process
+    from ..options import seed_secret_of
+    from ..runner import harden_grader_process
 
     # a bad secret (missing, empty, with --seed) is bad input: exit 2 before anyone is graded;
     # each check reads it again (the file path is forwarded, made absolute; the variable is inherited)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from grader import batch
-from grader.reports import json_report
+from grader.reports import json_report, summary_md
 from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 
 HINT_T = "looks like the embedding matrix was not transposed"
@@ -302,7 +302,7 @@ def test_could_not_be_graded_means_a_whole_submission_failure_everywhere(tmp_pat
     assert rows["imp"].message.startswith("could not be graded: import: SyntaxError")
     assert "crash" in rows["crashy"].kinds and not rows["crashy"].message.startswith("could not be graded")
     assert [name for name, rep in reports.items() if batch.could_not_be_graded(rep)] == ["imp"]
-    assert batch._tally(list(rows.values()), reports) == "3 submissions: 1 passed, 2 failed (1 could not be graded)"
+    assert summary_md.tally(list(rows.values()), reports) == "3 submissions: 1 passed, 2 failed (1 could not be graded)"
 
     md = (tmp_path / "summary.md").read_text()
     assert "3 submissions: **" in md and "(1 could not be graded)." in md

@@ -272,11 +272,3 @@ def _add_note(path: Path, note: str | None) -> Path:
     return path
 
 
-def _load_reports(out: Path, rows: list[Row]) -> dict[str, Report]:
-    reports = {}
-    for row in rows:
-        try:
-            reports[row.learner] = load_report(report_path(out, row.learner))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise GraderError(f"cannot read the report of {row.learner!r} in {out / REPORTS}: {exc}") from None
-    return reports

@@ -21,12 +21,9 @@ captured in its process and never reach the grader's stdout.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import sys
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 from .version import __version__
 from .errors import EXIT_USAGE, GraderError
@@ -89,64 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
                           help="isolation of the mistakes' runs (as for check)")
 
     try:
-        from . import batch
+        from .batch import merge, pool
     except ImportError:  # pragma: no cover - batch grading not installed in this build
-        batch = None
-    if batch is not None:
-        batch.add_parsers(sub)
+        pool = merge = None
+    if pool is not None:
+        pool.add_parser(sub)
+        merge.add_parser(sub)
         # not a check option: grade's own output (its checks write JSON reports, whatever -q/-v)
         add_verbosity_options(sub.choices["grade"])
     from . import export
     export.add_parser(sub)
     return parser
-
-
-class _GraderLinesOnly(io.TextIOBase):
-    """A stderr for ``grade -q``: whole lines that start with ``grader: `` (notes, warnings,
-    errors) go through to ``target``; progress lines and the opening line do not."""
-
-    def __init__(self, target: Any) -> None:
-        self.target, self.pending = target, ""
-
-    def writable(self) -> bool:
-        return True
-
-    def isatty(self) -> bool:  # no progress bar either
-        return False
-
-    def write(self, text: str) -> int:
-        self.pending += text
-        *lines, self.pending = self.pending.split("\n")
-        for line in lines:
-            if line.startswith("grader: ") and not line.startswith("grader: grading "):
-                self.target.write(line + "\n")
-        return len(text)
-
-    def flush(self) -> None:
-        self.target.flush()
-
-
-def cmd_grade_for_terminal(args: argparse.Namespace, grade: Callable[[argparse.Namespace], int]) -> int:
-    """``grader grade`` with ``-q``/``-v``: ``grade`` (``grader.batch.cmd_grade``) run with only
-    ``grader:`` lines on stderr for ``-q``, and followed for ``-v`` by each learner's verdict line and
-    failing cases (the text report's ``-q`` form of ``reports/<name>.json``), coloured on a TTY."""
-    from .reports import text
-
-    if args.verbosity < 0:
-        with contextlib.redirect_stderr(_GraderLinesOnly(sys.stderr)):
-            return grade(args)
-    code = grade(args)
-    if args.verbosity > 0:
-        from .batch import GRADEBOOK, load_report, read_gradebook, report_path
-
-        out = Path(args.out)
-        color, width = text.color_wanted(sys.stdout), text.terminal_width(sys.stdout)
-        for row in read_gradebook(out / GRADEBOOK):
-            report = load_report(report_path(out, row.learner))
-            sys.stdout.write(text.render(report, audience=args.audience, color=color, width=width,
-                                         verbosity=text.QUIET))
-        sys.stdout.flush()
-    return code
 
 
 def _one_line(exc: BaseException) -> str:
@@ -168,10 +118,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .export import HANDLERS as export_handlers
     handlers.update(export_handlers)
     try:
-        from . import batch
-        handlers.update(batch.HANDLERS)
+        from .batch import merge, pool
+        handlers.update(pool.HANDLERS)
+        handlers.update(merge.HANDLERS)
         grade = handlers["grade"]
-        handlers["grade"] = lambda a: cmd_grade_for_terminal(a, grade)
+        handlers["grade"] = lambda a: pool.cmd_grade_for_terminal(a, grade)
     except ImportError:
         pass
     try:

@@ -134,7 +134,7 @@ def read_roster(path: str, key: str) -> Roster:
 
 
 def _rows(path: str) -> list[Any]:
-    from .batch import read_gradebook
+    from .batch.gradebook import read_gradebook
     book = Path(path)
     if not book.is_file():
         raise GraderError(f"{path!r} is not a file; give the gradebook.csv written by grader grade")

@@ -261,7 +261,7 @@ class CheckResult:
     def text(self) -> str:
         """The text report (as ``grader check`` prints it)."""
         if self._text is None:
-            from .batch import report_from_json
+            from .batch.gradebook import report_from_json
             from .reports import text
 
             self._text = text.render(report_from_json(self.report), audience="learner")

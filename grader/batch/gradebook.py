@@ -84,7 +84,8 @@ class Row:
         """The row of a learner's :class:`Report`, graded in ``seconds``; ``message`` is one line
         of feedback that may be handed to the learner (``grader.reports.view.feedback_line``:
         the counts, the commonest failure pattern and the first hint; hidden cases as counts),
-        followed by ``; note: NOTE`` when the discovery left a note (:attr:`Submission.note`)."""
+        followed by ``; note: NOTE`` when the discovery left a note
+        (:attr:`grader.batch.discovery.Submission.note`)."""
         from ..reports.common import printable
         from ..reports.view import feedback_line
         message = feedback_line(report)
@@ -249,10 +250,11 @@ def _write_report(path: Path, report: Report, audience: str) -> None:
 
 
 def _add_note(path: Path, note: str | None) -> Path:
-    """Put a discovery note (:attr:`Submission.note`) into the JSON report at ``path``, in place:
-    ``environment.discovery_note``, which the text report (and so the learner's feedback file)
-    shows as ``note: ...``. ``path`` unchanged without a note. The report's other fields are kept as the
-    check wrote them (it is not rendered again: a learner-audience report is redacted already).
+    """Put a discovery note (:attr:`grader.batch.discovery.Submission.note`) into the JSON
+    report at ``path``, in place: ``environment.discovery_note``, which the text report (and so
+    the learner's feedback file) shows as ``note: ...``. ``path`` unchanged without a note. The
+    report's other fields are kept as the check wrote them (it is not rendered again: a
+    learner-audience report is redacted already).
 
     Raises:
         OSError, ValueError: the report cannot be read or is not a JSON object. GraderError: it

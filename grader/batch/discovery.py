@@ -209,7 +209,7 @@ def anchored(sub: Submission) -> str:
     (``grader.siblings.read_no_follow``), so no folder below the path given can have been
     replaced by a symbolic link in between."""
     assert sub.path is not None
-    given = _absolute(sub.path)
+    given = absolute_path(sub.path)
     if sub.anchor is None:
         return given
     lexical, real = sub.anchor
@@ -227,9 +227,9 @@ def _found(paths: list[str], budget: Budget, exclude: set[str] = frozenset()) ->
             if p.suffix not in SUFFIXES:
                 raise GraderError(f"{raw!r} is not a .py file; give submissions (.py files) or folders of them")
             found.append(Submission(learner_id(p.stem), p))
-            anchor = os.path.dirname(_absolute(p))
+            anchor = os.path.dirname(absolute_path(p))
         elif p.is_dir():
-            anchor = _absolute(p)
+            anchor = absolute_path(p)
             files, _ = _py_files(p, limit=1)  # one learner's folder, or a class: two files tell
             if not files:
                 raise GraderError(f"{raw!r} holds no .py or .ipynb file; give submissions (.py files or "
@@ -438,7 +438,7 @@ def in_shard(learner: str, index: int, count: int) -> bool:
     return int.from_bytes(digest[:8], "big") % count == index - 1
 
 
-def _absolute(path: str | os.PathLike[str]) -> str:
+def absolute_path(path: str | os.PathLike[str]) -> str:
     """``path`` from this process's working folder, made absolute without normalising it: a
     ``..`` after a linked folder means what the kernel makes of it, as the path given did."""
     text = os.fspath(path)

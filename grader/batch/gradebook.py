@@ -132,7 +132,7 @@ def write_gradebook(path: Path, rows: Iterable[Row]) -> None:
                  str(path))
 
 
-class _Appender:
+class Appender:
     """Appends rows to a gradebook, flushing each one, so that a killed batch keeps them."""
 
     def __init__(self, path: Path) -> None:
@@ -144,10 +144,12 @@ class _Appender:
             self.fh.flush()
 
     def append(self, row: Row) -> None:
+        """Append ``row`` and flush it."""
         self.fh.write(csv_line(row.cells()))
         self.fh.flush()
 
     def close(self) -> None:
+        """Close the gradebook file."""
         self.fh.close()
 
 
@@ -243,13 +245,18 @@ def placeholder_report(problem: Any, submission: str, failure: Failure, seconds:
                   {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}, seconds)
 
 
-def _write_report(path: Path, report: Report, audience: str) -> None:
+def write_report(path: Path, report: Report, audience: str) -> None:
+    """Write ``report`` to ``path`` as the JSON report for ``audience`` (atomically).
+
+    Raises:
+        GraderError: it cannot be written.
+    """
     from .._io import write_output
     from ..reports import json_report
     write_output(json_report.render(report, audience=audience), str(path))
 
 
-def _add_note(path: Path, note: str | None) -> Path:
+def add_note(path: Path, note: str | None) -> Path:
     """Put a discovery note (:attr:`grader.batch.discovery.Submission.note`) into the JSON
     report at ``path``, in place: ``environment.discovery_note``, which the text report (and so
     the learner's feedback file) shows as ``note: ...``. ``path`` unchanged without a note. The

@@ -37,12 +37,12 @@ from .._args import add_check_options, int_at_least, parse_shard, positive_float
 from ..errors import EXIT_FAILED, EXIT_PASSED, GraderError
 from ..results import Failure
 from ..reports.summary_md import tally
-from .discovery import Submission, _absolute, anchored, choose, enumerate_learners, in_shard
-from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Row, _add_note, _Appender,
-                        _write_report, load_report, placeholder_report, read_gradebook, report_path,
-                        write_gradebook)
+from .discovery import Submission, absolute_path, anchored, choose, enumerate_learners, in_shard
+from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Appender, Row, add_note,
+                        load_report, placeholder_report, read_gradebook, report_path, write_gradebook,
+                        write_report)
 from .outputs import write_outputs
-from .settings import SETTINGS, _settings_of_reports, grade_settings, read_settings, settings_diff, write_settings
+from .settings import SETTINGS, grade_settings, read_settings, settings_diff, settings_of_reports, write_settings
 
 
 HARD_TIMEOUT_MARGIN = 60.0  # seconds allowed on top of --total-timeout: start-up, reference, shrinking
@@ -153,7 +153,7 @@ def check_environment(siblings: bool = True) -> dict[str, str]:
     env = dict(os.environ)
     for name in PATH_VARIABLES:
         if env.get(name):
-            env[name] = _absolute(env[name])
+            env[name] = absolute_path(env[name])
     if not siblings:
         env["GRADER_SIBLINGS"] = "0"
     return env
@@ -214,9 +214,9 @@ class _Grader:
         self.args, self.problem, self.out = args, problem, out
         forwarded = argparse.Namespace(**vars(args))  # paths made absolute: checks run elsewhere
         if getattr(forwarded, "problems_dir", None):
-            forwarded.problems_dir = _absolute(forwarded.problems_dir)
+            forwarded.problems_dir = absolute_path(forwarded.problems_dir)
         if getattr(forwarded, "seed_secret", None):
-            forwarded.seed_secret = _absolute(forwarded.seed_secret)
+            forwarded.seed_secret = absolute_path(forwarded.seed_secret)
         self.flags = check_flags(forwarded, problem.id)
         self.hard_timeout = hard_timeout
         self.preexec = _die_with_parent()
@@ -234,7 +234,7 @@ class _Grader:
         if shown.startswith("-"):
             shown = os.path.join(".", shown)
         argv = [*grader_command(), "check", anchored(sub), f"--shown={shown}", "--format", "json",
-                "--output", _absolute(target), *self.flags]
+                "--output", absolute_path(target), *self.flags]
         err = tempfile.TemporaryFile()
         now = time.monotonic()
         # the file's real path must be the anchored one: no folder on the way swapped for a link
@@ -252,7 +252,7 @@ class _Grader:
         note = job.sub.note
         if not job.killed and code in (0, 1):
             try:
-                return Row.of_report(job.sub.learner, load_report(_add_note(target, note)), seconds, note)
+                return Row.of_report(job.sub.learner, load_report(add_note(target, note)), seconds, note)
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         if job.killed:
@@ -270,7 +270,7 @@ class _Grader:
         report = placeholder_report(self.problem, job.sub.shown, failure, seconds)
         if note:  # written here: no need to read it back to add the note (as for a check's report)
             report.environment["discovery_note"] = note
-        _write_report(target, report, self.args.audience)
+        write_report(target, report, self.args.audience)
         return Row.of_report(job.sub.learner, report, seconds, note)
 
     def no_file(self, sub: Submission) -> Row:
@@ -278,7 +278,7 @@ class _Grader:
         failure = Failure("import", sub.note or "no submission found",
                           hint=f"submit one .py file that defines {self.problem.function}")
         report = placeholder_report(self.problem, sub.shown, failure, 0.0)
-        _write_report(report_path(self.out, sub.learner), report, self.args.audience)
+        write_report(report_path(self.out, sub.learner), report, self.args.audience)
         return Row.of_report(sub.learner, report, 0.0)
 
     def fault(self, sub: Submission, exc: BaseException, seconds: float = 0.0) -> Row:
@@ -297,7 +297,7 @@ class _Grader:
         report = placeholder_report(self.problem, sub.shown, failure, seconds)
         if sub.note:
             report.environment["discovery_note"] = sub.note
-        _write_report(report_path(self.out, sub.learner), report, self.args.audience)
+        write_report(report_path(self.out, sub.learner), report, self.args.audience)
         return Row.of_report(sub.learner, report, seconds, sub.note)
 
     def run(self, todo: list[Submission], jobs: int, emit: Callable[[Row], None],
@@ -555,7 +555,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         recorded = read_settings(out)
         unrecorded = recorded is None and bool(old_rows)
         if unrecorded:  # written before the record: what its reports tell
-            recorded = _settings_of_reports(out, old_rows, settings)
+            recorded = settings_of_reports(out, old_rows, settings)
         diff = settings_diff(recorded or {}, settings)
         if diff:
             raise GraderError(f"--out {args.out!r} was graded with other settings ({'; '.join(diff)}); resume "
@@ -585,7 +585,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                      + (f"; seeds derived from the secret ({secret_source})" if secret_source else "") + "\n")
     harden_grader_process()  # adopt what a killed check leaves behind, so it can be reaped
     rows = dict(kept)
-    appender = _Appender(book)
+    appender = Appender(book)
     progress = _Progress(len(todo))
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
 

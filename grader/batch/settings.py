@@ -97,7 +97,7 @@ def _shown(key: str, value: Any) -> str:
         return "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, tuple):  # unknown (_settings_of_reports)
+    if isinstance(value, tuple):  # unknown (settings_of_reports)
         return str(value[0])
     if key == "spec":
         return str(value)[:12]
@@ -116,7 +116,7 @@ def settings_diff(there: dict[str, Any], now: dict[str, Any], skip: Iterable[str
             if key not in skipped and key in there and key in now and there[key] != now[key]]
 
 
-def _settings_of_reports(out: Path, rows: list[Row], settings: dict[str, Any]) -> dict[str, Any]:
+def settings_of_reports(out: Path, rows: list[Row], settings: dict[str, Any]) -> dict[str, Any]:
     """For a folder written before the record: its settings as far as its kept reports tell
     (problem, grader version, seed or secret use, max-examples), the rest taken from ``settings``
     (this run's). A setting the reports disagree on among themselves is marked unknown."""

@@ -12,7 +12,7 @@ import sys
 
 from ._io import write_output
 from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
-from .options import note_replaced, options_from_args, resolve_problem
+from .flags import note_replaced, options_from_args, resolve_problem
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -525,7 +525,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             settings (its :data:`SETTINGS`; nothing of the folder is changed), or files that
             cannot be written.
     """
-    from ..options import seed_secret_of
+    from ..flags import seed_secret_of
     from ..runner import harden_grader_process
 
     # a bad secret (missing, empty, with --seed) is bad input: exit 2 before anyone is graded;

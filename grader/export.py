@@ -134,7 +134,7 @@ def read_roster(path: str, key: str) -> Roster:
 
 
 def _rows(path: str) -> list[Any]:
-    from .batch import read_gradebook
+    from .batch.gradebook import read_gradebook
     book = Path(path)
     if not book.is_file():
         raise GraderError(f"{path!r} is not a file; give the gradebook.csv written by grader grade")
@@ -204,7 +204,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     Raises:
         GraderError: bad input (see the module docstring).
     """
-    from .cli import write_output
+    from ._io import write_output
     from .reports.common import printable
 
     rows = _rows(args.gradebook)

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader import batch, cli
+from grader import cli
+from grader.batch import discovery, gradebook, pool
+from grader.batch.settings import SETTINGS
 from grader.reports import json_report
 from grader.results import Failure
 
@@ -130,8 +132,8 @@ def test_batch_rows_verdicts_and_exit_code(graded):
 
 def test_batch_reports_are_the_instructors_by_default(graded):
     _, out, _, _ = graded
-    reports = {r["learner"]: json.loads(batch.report_path(out, r["learner"]).read_text()) for r in rows_of(out)}
-    assert {p.name for p in (out / "reports").glob("*.json")} == {batch.report_name(name) for name in reports}
+    reports = {r["learner"]: json.loads(gradebook.report_path(out, r["learner"]).read_text()) for r in rows_of(out)}
+    assert {p.name for p in (out / "reports").glob("*.json")} == {gradebook.report_name(name) for name in reports}
     for row in rows_of(out):
         assert reports[row["learner"]]["passed"] == (row["passed"] == "true")
         assert reports[row["learner"]]["score"] == float(row["score"])
@@ -153,7 +155,7 @@ def test_batch_junit_has_a_suite_per_learner_and_fits_the_schemas(graded):
     # property names start with the learner id (xunitparser rejects a name repeated across suites)
     suites = {p.get("value"): s for s in root for p in s.iter("property") if p.get("name") == f"{p.get('value')}.learner"}
     assert sorted(suites) == sorted(r["learner"] for r in rows_of(out))
-    alice = json.loads(batch.report_path(out, "alice").read_text())
+    alice = json.loads(gradebook.report_path(out, "alice").read_text())
     assert int(suites["alice"].get("tests")) == len(alice["cases"]) and suites["alice"].get("failures") == "0"
     assert int(suites["bob"].get("failures")) > 0
     assert suites["frank"].find("testcase").get("classname") == "frank.submission"
@@ -168,7 +170,7 @@ def test_batch_summary(graded):
     text = (out / "summary.md").read_text()
     assert "8 submissions: **2 passed**, 6 failed (3 could not be graded)." in text
     assert "| 10 (full marks) | 2 | ██ |" in text
-    link = {name: f"[{name}](reports/{batch.report_name(name)})" for name in ("eve", "carol", "frank")}
+    link = {name: f"[{name}](reports/{gradebook.report_name(name)})" for name in ("eve", "carol", "frank")}
     assert f"| timeout | 1 | {link['eve']} |" in text
     assert f"| import | 3 | {link['carol']} |" in text
     ungraded = text.split("## Could not be graded")[1].split("## ")[0]
@@ -181,11 +183,11 @@ def test_batch_writes_summary_html_and_learner_feedback(graded):
     _, out, _, _ = graded
     page = (out / "summary.html").read_text()
     assert page.count('src="data:image/png;base64,') >= 4 and "<script" not in page  # hints: if any
-    names = {batch.feedback_name(r["learner"]) for r in rows_of(out)}
+    names = {gradebook.feedback_name(r["learner"]) for r in rows_of(out)}
     assert {p.name for p in (out / "feedback").glob("*.txt")} == names and len(names) == 8
-    alice = (out / "feedback" / batch.feedback_name("alice")).read_text()
+    alice = (out / "feedback" / gradebook.feedback_name("alice")).read_text()
     assert "hidden cases:" in alice and "gen0" not in alice  # the learner audience: hidden cases as counts
-    assert "gen0" in batch.report_path(out, "alice").read_text()  # (the instructor's report names them)
+    assert "gen0" in gradebook.report_path(out, "alice").read_text()  # (the instructor's report names them)
 
 
 def test_batch_progress_is_plain_lines_off_a_terminal(graded):
@@ -211,7 +213,7 @@ def test_killed_batch_resumes_without_regrading(tmp_path):
     assert not leftovers(str(klass)), "checks outlived the killed batch"
     before = {r["learner"]: r for r in rows_of(out)}
     assert 1 <= len(before) < 4
-    mtimes = {name: batch.report_path(out, name).stat().st_mtime_ns for name in before}
+    mtimes = {name: gradebook.report_path(out, name).stat().st_mtime_ns for name in before}
 
     result = grade(str(klass), "--jobs", "2", "--out", str(out), "--resume", *FAST)
     assert result.code == 1, result.stderr
@@ -220,7 +222,7 @@ def test_killed_batch_resumes_without_regrading(tmp_path):
     after = rows_of(out)
     assert len(lines) == 5 and [r["learner"] for r in after] == ["a_ok", "b_syntax", "c_list", "d_ok"]
     for name, row in before.items():
-        assert batch.report_path(out, name).stat().st_mtime_ns == mtimes[name], f"{name} was regraded"
+        assert gradebook.report_path(out, name).stat().st_mtime_ns == mtimes[name], f"{name} was regraded"
         assert next(r for r in after if r["learner"] == name) == row
     assert {r["learner"]: r["passed"] for r in after} == {"a_ok": "true", "b_syntax": "false",
                                                           "c_list": "false", "d_ok": "true"}
@@ -253,7 +255,7 @@ def test_a_check_past_its_hard_limit_costs_only_its_row(tmp_path):
     assert "graded 1 submissions: 0 passed, 1 failed (1 could not be graded)" in result.stdout
     [row] = rows_of(tmp_path / "out")
     assert (row["learner"], row["passed"], row["kinds"]) == ("slow", "false", "crash")
-    failure = json.loads(batch.report_path(tmp_path / "out", "slow").read_text())["failure"]
+    failure = json.loads(gradebook.report_path(tmp_path / "out", "slow").read_text())["failure"]
     assert "stopped at the hard limit of 1 s" in failure["message"]
     assert not leftovers(str(tmp_path / "class"))
 
@@ -278,11 +280,11 @@ def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden
     assert result.code == 1, result.stderr  # some merged learners failed, as grader grade says
     rows = rows_of(merged)
     assert [r["learner"] for r in rows] == sorted(names)
-    assert {p.name for p in (merged / "reports").glob("*.json")} == {batch.report_name(n) for n in names}
+    assert {p.name for p in (merged / "reports").glob("*.json")} == {gradebook.report_name(n) for n in names}
     assert len(ET.parse(merged / "junit.xml").getroot()) == len(names)
     assert "8 submissions: **1 passed**, 7 failed (7 could not be graded)." in (merged / "summary.md").read_text()
     # --audience learner: hidden cases are redacted in the learner's report
-    ok = json.loads(batch.report_path(merged, "ok").read_text())
+    ok = json.loads(gradebook.report_path(merged, "ok").read_text())
     assert [c["name"] for c in ok["cases"] if c["visibility"] == "hidden"][0].startswith("hidden-")
 
     shutil.copytree(tmp_path / "shard1", tmp_path / "again")
@@ -291,7 +293,7 @@ def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden
     # folders with no settings record (an older grader's) are still told apart by their learners
     for name in ("shard1", "again"):
         shutil.copytree(tmp_path / name, tmp_path / "old" / name)
-        (tmp_path / "old" / name / batch.SETTINGS).unlink()
+        (tmp_path / "old" / name / SETTINGS).unlink()
     result = run_grader("merge", str(tmp_path / "old" / "shard1"), str(tmp_path / "old" / "again"),
                         "--out", str(tmp_path / "m2"))
     assert result.code == 2 and result.stderr.count("\n") == 1 and "is in both" in result.stderr
@@ -310,7 +312,7 @@ def test_merge_exit_code_is_grades_and_a_folder_given_twice_is_refused(tmp_path,
     assert cli.main(["merge", s1, s2, "--out", str(tmp_path / "m2")]) == 1
     out = capsys.readouterr().out
     assert "merged 3 submissions: 1 passed, 2 failed (1 could not be graded) from 2 folders" in out
-    assert [r.learner for r in batch.read_gradebook(tmp_path / "m2" / "gradebook.csv")] == ["crashy", "imp", "ok"]
+    assert [r.learner for r in gradebook.read_gradebook(tmp_path / "m2" / "gradebook.csv")] == ["crashy", "imp", "ok"]
 
     os.symlink(tmp_path / "s1", tmp_path / "link")
     for again in (s1, f"{s1}/../s1", str(tmp_path / "link")):
@@ -323,17 +325,17 @@ def test_merge_exit_code_is_grades_and_a_folder_given_twice_is_refused(tmp_path,
 def test_grade_forwards_check_options_and_defaults_to_the_instructor():
     parse = cli.build_parser().parse_args
     args = parse(["grade", "x.py", "--seed", "3", "--timeout", "2", "--no-shrink", "--problems-dir", "P"])
-    assert batch.check_flags(args, "tied_lm_head") == [
+    assert pool.check_flags(args, "tied_lm_head") == [
         "--problem", "tied_lm_head", "--problems-dir", "P", "--seed", "3", "--timeout", "2.0",
         "--audience", "instructor", "--no-shrink"]
-    assert batch.check_flags(parse(["grade", "x.py", "--audience", "learner"]), "p") == ["--problem", "p"]
+    assert pool.check_flags(parse(["grade", "x.py", "--audience", "learner"]), "p") == ["--problem", "p"]
     assert parse(["check", "x.py"]).audience == "learner"  # check's own default is untouched
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 7])
 def test_in_shard_partitions_any_class(count):
     ids = [f"learner{i:04d}" for i in range(700)] + ["ü", "", "a b", "x-2"]
-    owners = [[i for i in range(1, count + 1) if batch.in_shard(learner, i, count)] for learner in ids]
+    owners = [[i for i in range(1, count + 1) if discovery.in_shard(learner, i, count)] for learner in ids]
     assert all(len(o) == 1 for o in owners)
     sizes = [sum(o == [i] for o in owners) for i in range(1, count + 1)]
     assert max(sizes) - min(sizes) < 0.25 * len(ids) / count  # roughly balanced
@@ -350,7 +352,7 @@ def test_discover_layouts(tmp_path):
     write(tmp_path / "class" / ".git" / "hook.py", CORRECT)
     write(tmp_path / "class" / "conftest.py", CORRECT)
     write(tmp_path / "one" / "src" / "answer.py", AS_LIST)   # a folder holding one .py file is a learner's
-    found = batch.discover([str(tmp_path / "class"), str(tmp_path / "one"), str(tmp_path / "class" / "zed.py"),
+    found = discovery.discover([str(tmp_path / "class"), str(tmp_path / "one"), str(tmp_path / "class" / "zed.py"),
                             str(tmp_path / "one" / "src" / "answer.py")], ["tied_lm_head"])
     got = {s.learner: str(s.path.relative_to(tmp_path)) if s.path else s.note for s in found}
     # a file given twice (directly and through its folder) is one learner, under the id found first
@@ -364,32 +366,32 @@ def test_discover_layouts(tmp_path):
 
 def test_discover_disambiguates_repeated_ids(tmp_path):
     paths = [write(tmp_path / d / "x.py", CORRECT) for d in ("a", "b", "c")] + [write(tmp_path / "x-2.py", CORRECT)]
-    found = batch.discover([str(p) for p in paths], ["tied_lm_head"])
+    found = discovery.discover([str(p) for p in paths], ["tied_lm_head"])
     assert [s.learner for s in found] == ["x", "x-3", "x-4", "x-2"]
 
 
 def test_gradebook_drops_torn_lines(tmp_path):
-    rows = [batch.Row("b", "b.py", False, 2.5, 10, ["shape", "dtype"], 1.25),
-            batch.Row("a,1", "dir/a.py", True, 10, 10, [], 3)]
+    rows = [gradebook.Row("b", "b.py", False, 2.5, 10, ["shape", "dtype"], 1.25),
+            gradebook.Row("a,1", "dir/a.py", True, 10, 10, [], 3)]
     book = tmp_path / "gradebook.csv"
-    batch.write_gradebook(book, rows)
+    gradebook.write_gradebook(book, rows)
     with open(book, "a") as fh:
         fh.write('c,c.py,tr')  # a batch killed in the middle of a line
-    assert batch.read_gradebook(book) == sorted(rows, key=lambda r: r.learner)
+    assert gradebook.read_gradebook(book) == sorted(rows, key=lambda r: r.learner)
     assert book.read_text().splitlines()[:3] == [
         "learner,submission,passed,score,max_score,kinds,seconds,message",
         '"a,1",dir/a.py,true,10,10,,3.00,',
         "b,b.py,false,2.5,10,shape;dtype,1.25,"]
     # a gradebook written before the message column is still read (--resume, merge)
     book.write_text("learner,submission,passed,score,max_score,kinds,seconds\nb,b.py,false,2.5,10,shape,1.25\n")
-    assert batch.read_gradebook(book) == [batch.Row("b", "b.py", False, 2.5, 10, ["shape"], 1.25)]
+    assert gradebook.read_gradebook(book) == [gradebook.Row("b", "b.py", False, 2.5, 10, ["shape"], 1.25)]
 
 
 def test_report_json_round_trip():
     from grader.spec import find_problem, load_problem
     problem = load_problem(find_problem("tied_lm_head"))
-    report = batch.placeholder_report(problem, "x.py", Failure("crash", "gone", details=["line"]), 1.5)
-    assert batch.report_from_json(json.loads(json_report.render(report))).to_json() == report.to_json()
+    report = gradebook.placeholder_report(problem, "x.py", Failure("crash", "gone", details=["line"]), 1.5)
+    assert gradebook.report_from_json(json.loads(json_report.render(report))).to_json() == report.to_json()
 
 
 @pytest.fixture
@@ -418,8 +420,8 @@ BAD_CALLS = [
 @pytest.mark.parametrize("argv,message", BAD_CALLS, ids=[" ".join(a) for a, _ in BAD_CALLS])
 def test_bad_calls_exit_2_with_one_error_line(argv, message, tmp_path, one_file, capsys):
     write(tmp_path / "notes.txt", "not python")
-    batch.write_gradebook(tmp_path / "used" / "gradebook.csv",
-                          [batch.Row("gone", "gone.py", True, 1, 1, [], 1)])  # its report is missing
+    gradebook.write_gradebook(tmp_path / "used" / "gradebook.csv",
+                          [gradebook.Row("gone", "gone.py", True, 1, 1, [], 1)])  # its report is missing
     try:
         code = cli.main([a.format(tmp=tmp_path) for a in argv])
     except SystemExit as exc:
@@ -438,7 +440,7 @@ def test_a_class_whose_files_do_not_parse_gets_failed_rows(tmp_path):
     write(tmp_path / "class" / "carol" / "solution.py", "import numpy as np\n\ndef tied_lm_head(hidden\n")
     run = run_grader("grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--max-examples", "1")
     assert run.code == 1, run.stderr
-    rows = batch.read_gradebook(tmp_path / "out" / "gradebook.csv")
+    rows = gradebook.read_gradebook(tmp_path / "out" / "gradebook.csv")
     assert sorted((r.learner, r.passed, r.kinds) for r in rows) == [("bob", False, ["import"]), ("carol", False, ["import"])]
 
 
@@ -453,7 +455,7 @@ def test_a_broken_draft_beside_a_good_solution_does_not_hide_it(tmp_path):
     run = run_grader("grade", str(tmp_path / "class"), "--problem", "tied_lm_head", "--out", str(tmp_path / "out"),
                      "--max-examples", "1")
     assert run.code == 1, run.stderr
-    rows = {r.learner: r for r in batch.read_gradebook(tmp_path / "out" / "gradebook.csv")}
+    rows = {r.learner: r for r in gradebook.read_gradebook(tmp_path / "out" / "gradebook.csv")}
     assert rows["alice"].passed and rows["alice"].submission.endswith("solution.py")
     assert not rows["bob"].passed and rows["bob"].kinds == ["import"] and rows["bob"].submission.endswith("solution.py")
 
@@ -467,12 +469,12 @@ import sys
 root = sys.argv.pop(1)
 sys.path.insert(0, root)
 args = sys.argv[1:]
-from grader import batch
+from grader.batch import gradebook
 from grader.reports import json_report
 from grader.spec import find_problem, load_problem
 problem = load_problem(find_problem(args[args.index("--problem") + 1]))
 shown = next(a.split("=", 1)[1] for a in args if a.startswith("--shown="))
-report = batch.placeholder_report(problem, shown, None, 0.0)
+report = gradebook.placeholder_report(problem, shown, None, 0.0)
 report.passed, report.score = True, problem.max_score
 with open(args[args.index("--output") + 1], "w", encoding="utf-8") as fh:
     fh.write(json_report.render(report, audience="instructor"))
@@ -485,15 +487,15 @@ JUNK = "def tied_lm_head(hidden, embedding_matrix):\n    return hidden\n\nJUNK =
 def fake_checks(monkeypatch):
     """Checks are the stand-in (``FAKE_CHECK``); returns the list of learners whose check started, in order."""
     root = str(ROOT)
-    monkeypatch.setattr(batch, "grader_command", lambda: [sys.executable, "-I", "-c", FAKE_CHECK, root])
+    monkeypatch.setattr(pool, "grader_command", lambda: [sys.executable, "-I", "-c", FAKE_CHECK, root])
     started: list[str] = []
-    real = batch._Grader.start
+    real = pool._Grader.start
 
     def start(self, sub):
         started.append(sub.learner)
         return real(self, sub)
 
-    monkeypatch.setattr(batch._Grader, "start", start)
+    monkeypatch.setattr(pool._Grader, "start", start)
     return started
 
 
@@ -530,8 +532,8 @@ def big_class(root: Path) -> Path:
 
 
 def slow_clock(monkeypatch, parses: list[str], folder: str, step: float = 3.0) -> None:
-    """``batch._clock`` advances ``step`` seconds for each file of ``folder`` parsed so far."""
-    monkeypatch.setattr(batch, "_clock", lambda: step * sum(f"/{folder}/" in f for f in parses), raising=False)
+    """``discovery._clock`` advances ``step`` seconds for each file of ``folder`` parsed so far."""
+    monkeypatch.setattr(discovery, "_clock", lambda: step * sum(f"/{folder}/" in f for f in parses), raising=False)
 
 
 def test_a_learners_folder_over_the_budget_costs_only_its_row(tmp_path, monkeypatch, fake_checks, parses, capsys):
@@ -549,16 +551,16 @@ def test_a_learners_folder_over_the_budget_costs_only_its_row(tmp_path, monkeypa
     assert (len(of("aaa_many")), len(of("aab_big")), len(of("aac_slow"))) == (0, 4, 2), parses
     assert fake_checks == ["bob", "carl"]  # one job: bob's check started after the three were looked through
     assert len(of("bob")) == 1 and not of("carl")  # bob's helper.py names no function: read, never parsed
-    rows = {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+    rows = {r.learner: r for r in gradebook.read_gradebook(out / "gradebook.csv")}
     assert rows["bob"].passed and rows["carl"].passed and rows["bob"].submission.endswith("bob/solution.py")
-    budget = batch.DISCOVERY_BUDGET.describe()
+    budget = discovery.DISCOVERY_BUDGET.describe()
     for name, why in (("aaa_many", "it holds more than 32 .py files"), ("aab_big", "hold more than 4 MiB"),
                       ("aac_slow", "took more than 5 s")):
         row = rows[name]
         assert (row.passed, row.kinds) == (False, ["import"]) and row.submission.endswith(name)
         assert "stopped looking for the submission" in row.message and why in row.message, row.message
         assert "considered: junk00.py, junk01.py" in row.message, row.message
-        failure = json.loads(batch.report_path(out, name).read_text())["failure"]
+        failure = json.loads(gradebook.report_path(out, name).read_text())["failure"]
         assert why in failure["message"] and budget in failure["message"], failure["message"]
         assert "submit only the file that defines tied_lm_head" in failure["message"]
     assert "junk03.py" in rows["aab_big"].message and "junk04.py" not in rows["aab_big"].message
@@ -572,7 +574,7 @@ def test_choosing_the_problem_by_votes_stays_within_the_budget(tmp_path, monkeyp
     for name in ("dan", "eve", "fay"):
         write(klass / f"{name}.py", CORRECT)
     args = cli.build_parser().parse_args(["grade", str(klass)])
-    assert batch._problem(args).id == "tied_lm_head"
+    assert pool._problem(args).id == "tied_lm_head"
     of = lambda name: [f for f in parses if f"/{name}/" in f]  # noqa: E731
     assert (len(of("aaa_many")), len(of("aab_big")), len(of("aac_slow"))) == (0, 4, 2), parses
     # bob, carl, dan, eve: four votes against none; fay's file is not read (nothing could change)
@@ -588,8 +590,8 @@ def test_one_learners_failure_in_the_batch_costs_only_their_row(tmp_path, monkey
         write(klass / f"{name}.py", CORRECT)
     write(klass / "eli" / "solution.py", CORRECT)
     write(klass / "eli" / "notes.py", HELPER)
-    real_start, real_finish = batch._Grader.start, batch._Grader.finish
-    real_choose = getattr(batch, "choose", lambda sub, *args, **kwargs: sub)
+    real_start, real_finish = pool._Grader.start, pool._Grader.finish
+    real_choose = getattr(pool, "choose", lambda sub, *args, **kwargs: sub)
 
     def start(self, sub):
         if sub.learner == "cat":
@@ -606,14 +608,14 @@ def test_one_learners_failure_in_the_batch_costs_only_their_row(tmp_path, monkey
             raise MemoryError("folder too odd")
         return real_choose(sub, *args, **kwargs)
 
-    monkeypatch.setattr(batch._Grader, "start", start)
-    monkeypatch.setattr(batch._Grader, "finish", finish)
-    monkeypatch.setattr(batch, "choose", choose, raising=False)
+    monkeypatch.setattr(pool._Grader, "start", start)
+    monkeypatch.setattr(pool._Grader, "finish", finish)
+    monkeypatch.setattr(pool, "choose", choose, raising=False)
     out = tmp_path / "out"
     code = cli.main(["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "2", *FAST])
     captured = capsys.readouterr()
     assert code == 1, captured.err
-    rows = {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+    rows = {r.learner: r for r in gradebook.read_gradebook(out / "gradebook.csv")}
     assert rows["ann"].passed and rows["dov"].passed
     for name, what in (("ben", "RuntimeError: the report vanished"), ("cat", "Too many open files"),
                        ("eli", "MemoryError: folder too odd")):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch
+from grader.batch import discovery, pool
 from grader.check import load_submission
 from grader.errors import GraderError
 
@@ -23,15 +23,15 @@ def test_a_folder_swapped_for_a_link_after_discovery_is_refused(tmp_path, monkey
     elsewhere = tmp_path / "instructor" / "reference"
     elsewhere.mkdir(parents=True)
     (elsewhere / "tied_lm_head.py").write_text(CORRECT)
-    subs = {s.learner: s for s in batch.enumerate_learners([str(cls)])}
+    subs = {s.learner: s for s in discovery.enumerate_learners([str(cls)])}
     zed = subs["zed"]
-    path = batch.anchored(zed)
+    path = discovery.anchored(zed)
     os.rename(cls / "zed" / "reference", cls / "zed" / "old")        # the learner's swap, after discovery
     os.symlink(elsewhere, cls / "zed" / "reference")
     monkeypatch.setenv("GRADER_STRICT_PATHS", "1")
     loaded = load_submission(path)
     assert not loaded.data and "replaced by a symbolic link" in (loaded.fault or ""), loaded.fault
-    honest = load_submission(batch.anchored(subs["alice"]))
+    honest = load_submission(discovery.anchored(subs["alice"]))
     assert honest.fault is None and honest.data == CORRECT.encode()
 
 
@@ -45,15 +45,15 @@ def test_a_learner_given_by_path_keeps_their_id(tmp_path):
     (cls / "aaron" / "alice.py").write_text("def tied_lm_head(h, e):\n    return 0\n")
     (cls / "aaron" / "bob" / "s.py").write_text("raise SystemExit\n")
     paths = [str(cls / n) + "/" for n in ("aaron", "alice", "bob")]        # grade class/*/
-    subs = {s.learner: s for s in batch.enumerate_learners(paths)}
+    subs = {s.learner: s for s in discovery.enumerate_learners(paths)}
     assert subs["alice"].path == cls / "alice" / "solution.py", subs["alice"]
     assert subs["bob"].path == cls / "bob" / "solution.py", subs["bob"]
     assert "alice-2" in subs and subs["alice-2"].path == cls / "aaron" / "alice.py"
 
 
 def test_learner_ids_cannot_collide_through_escaping():
-    assert batch.learner_id("lat\\xe9") != batch.learner_id("lat\udce9")
-    assert batch.learner_id("lat\udce9") == "lat\\xe9"
+    assert discovery.learner_id("lat\\xe9") != discovery.learner_id("lat\udce9")
+    assert discovery.learner_id("lat\udce9") == "lat\\xe9"
 
 
 def test_the_output_folder_is_no_learner_and_holds_no_link(tmp_path):
@@ -61,17 +61,17 @@ def test_the_output_folder_is_no_learner_and_holds_no_link(tmp_path):
     for name in ("alice", "grades"):
         (cls / name).mkdir(parents=True)
         (cls / name / "solution.py").write_text(CORRECT)
-    ids = [s.learner for s in batch.enumerate_learners([str(cls)], exclude=[str(cls / "grades")])]
+    ids = [s.learner for s in discovery.enumerate_learners([str(cls)], exclude=[str(cls / "grades")])]
     assert ids == ["alice"]
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, cls / "grades" / "feedback")
     with pytest.raises(GraderError, match="symbolic link"):
-        batch._refuse_links(cls / "grades")
+        pool._refuse_links(cls / "grades")
     os.unlink(cls / "grades" / "feedback")
     os.mkfifo(cls / "grades" / "settings.json")
     with pytest.raises(GraderError, match="special file"):
-        batch._refuse_links(cls / "grades")
+        pool._refuse_links(cls / "grades")
 
 
 def test_grade_refuses_an_output_folder_with_links_in_one_line(tmp_path):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch
-from grader.reports import json_report
+from grader.batch import discovery, gradebook, outputs
+from grader.reports import json_report, summary_md
 from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 
 HINT_T = "looks like the embedding matrix was not transposed"
@@ -76,13 +76,13 @@ def graded_class(tmp_path_factory):
     rows = []
     for i, name in enumerate(names):
         rep = crashed_report(name) if i == len(names) - 1 else learner_report(i, name)
-        learner = batch.learner_id(name)
-        path = batch.report_path(out, learner)
+        learner = discovery.learner_id(name)
+        path = gradebook.report_path(out, learner)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json_report.render(rep, audience="instructor"))
-        rows.append(batch.Row.of_report(learner, rep, rep.seconds))
+        rows.append(gradebook.Row.of_report(learner, rep, rep.seconds))
     started = time.perf_counter()
-    batch.write_outputs(out, rows, "instructor")
+    outputs.write_outputs(out, rows, "instructor")
     return out, rows, time.perf_counter() - started
 
 
@@ -148,7 +148,7 @@ def test_chart_text_is_not_mathtext(graded_class, monkeypatch):
     monkeypatch.setattr(matplotlib.text.Text, "draw", spy)
     out, rows, _ = graded_class
     from grader.reports import classview
-    reports = {r.learner: batch.load_report(batch.report_path(out, r.learner)) for r in rows}
+    reports = {r.learner: gradebook.load_report(gradebook.report_path(out, r.learner)) for r in rows}
     for r in rows:  # make the $ learner the slowest, so its name is a bar label
         if r.learner.startswith("$"):
             r.seconds = 99.0
@@ -175,7 +175,7 @@ def test_feedback_files_are_the_learner_audience_with_safe_distinct_names(graded
         text = (out / "feedback" / name).read_text()
         assert text.startswith(("PASS ", "FAIL ", "ERROR ")), text[:80]
         assert SECRET not in text  # hidden cases: counts only
-    first = (out / "feedback" / batch.feedback_name(batch.learner_id(ODD[0]))).read_text()
+    first = (out / "feedback" / gradebook.feedback_name(discovery.learner_id(ODD[0]))).read_text()
     assert "hidden cases:" in first and HINT_T in first
     # the index's learner cells are CSV-injection safe and read back to the ids
     from grader.reports.common import from_csv_cell
@@ -193,7 +193,7 @@ def test_gradebook_message_is_one_line_and_no_cell_is_a_formula(graded_class):
         for cell in row.values():
             assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
         assert "\n" not in row["message"] and row["message"]
-    assert {r.learner for r in batch.read_gradebook(out / "gradebook.csv")} == {r.learner for r in rows}
+    assert {r.learner for r in gradebook.read_gradebook(out / "gradebook.csv")} == {r.learner for r in rows}
     by = {r["learner"]: r for r in book}
     assert by["'=HYPERLINK(\"http://x\",\"y\")"]["passed"] in ("true", "false")
     assert SECRET not in (out / "gradebook.csv").read_text()  # the message is the learner's
@@ -205,7 +205,7 @@ def test_without_matplotlib_summary_html_is_skipped_with_a_note(tmp_path, graded
     copy = tmp_path / "out"
     shutil.copytree(out / "reports", copy / "reports")
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
-    batch.write_outputs(copy, rows, "instructor")
+    outputs.write_outputs(copy, rows, "instructor")
     assert not (copy / "summary.html").exists() and (copy / "summary.md").is_file()
     assert "summary.html not written (matplotlib is missing" in capsys.readouterr().err
     assert len(list((copy / "feedback").glob("*.txt"))) == 30
@@ -264,15 +264,15 @@ def test_summary_html_charts_render_in_headless_chromium(graded_class, tmp_path)
     assert sizes[0].endswith(":0x0")
 
 
-def _write_class(out: Path, reports: dict[str, Report]) -> list[batch.Row]:
+def _write_class(out: Path, reports: dict[str, Report]) -> list[gradebook.Row]:
     """Write ``reports`` (by learner) into ``out`` as grader grade does; their rows."""
     rows = []
     for learner, rep in reports.items():
-        path = batch.report_path(out, learner)
+        path = gradebook.report_path(out, learner)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json_report.render(rep, audience="instructor"))
-        rows.append(batch.Row.of_report(learner, rep, rep.seconds))
-    batch.write_outputs(out, rows, "instructor")
+        rows.append(gradebook.Row.of_report(learner, rep, rep.seconds))
+    outputs.write_outputs(out, rows, "instructor")
     return rows
 
 
@@ -301,8 +301,8 @@ def test_could_not_be_graded_means_a_whole_submission_failure_everywhere(tmp_pat
     rows = {r.learner: r for r in _write_class(tmp_path, reports)}
     assert rows["imp"].message.startswith("could not be graded: import: SyntaxError")
     assert "crash" in rows["crashy"].kinds and not rows["crashy"].message.startswith("could not be graded")
-    assert [name for name, rep in reports.items() if batch.could_not_be_graded(rep)] == ["imp"]
-    assert batch._tally(list(rows.values()), reports) == "3 submissions: 1 passed, 2 failed (1 could not be graded)"
+    assert [name for name, rep in reports.items() if gradebook.could_not_be_graded(rep)] == ["imp"]
+    assert summary_md.tally(list(rows.values()), reports) == "3 submissions: 1 passed, 2 failed (1 could not be graded)"
 
     md = (tmp_path / "summary.md").read_text()
     assert "3 submissions: **" in md and "(1 could not be graded)." in md
@@ -321,6 +321,6 @@ def test_failure_rates_say_whom_they_count(tmp_path):
     md = (tmp_path / "summary.md").read_text()
     rates = md.split("## Failure rates per case group")[1].split("## Could not be graded")[0]
     assert "of 2 |" in rates and "of 1 |" in rates  # "random" was reached by ok only, "examples" by both
-    assert md.count(batch.RATE_NOTE) == 2 and "reached the group or case" in batch.RATE_NOTE
+    assert md.count(summary_md.RATE_NOTE) == 2 and "reached the group or case" in summary_md.RATE_NOTE
     page = (tmp_path / "summary.html").read_text()
-    assert page.count(html.escape(batch.RATE_NOTE)) == 2
+    assert page.count(html.escape(summary_md.RATE_NOTE)) == 2

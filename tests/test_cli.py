@@ -272,11 +272,11 @@ def test_a_partial_run_shows_no_grade():
 # -- which problem a file is graded as, when it does not parse -------------------------------------
 
 def _resolve(tmp_path, source: str, **flags):
-    """:func:`grader.cli.resolve_problem` of ``source`` as ``grader check`` calls it (in process)."""
+    """:func:`grader.flags.resolve_problem` of ``source`` as ``grader check`` calls it (in process)."""
     import argparse
 
     from grader.check import read_submission
-    from grader.cli import resolve_problem
+    from grader.flags import resolve_problem
 
     path = tmp_path / "sub.py"
     path.write_text(source)

@@ -8,7 +8,8 @@ import io
 
 import pytest
 
-from grader import batch, cli
+from grader import cli
+from grader.batch import gradebook
 
 ROSTER = ("\ufeffStudent,ID,SIS User ID,SIS Login ID,Section\n"
           "    Points Possible,,,,\n"
@@ -20,12 +21,12 @@ ROSTER = ("\ufeffStudent,ID,SIS User ID,SIS Login ID,Section\n"
 
 @pytest.fixture
 def files(tmp_path):
-    rows = [batch.Row("alice", "class/alice.py", True, 10, 10, [], 1.0, "passed all 93 cases"),
-            batch.Row("bob", "class/bob.py", False, 7.5, 10, ["tolerance"], 2.0,
+    rows = [gradebook.Row("alice", "class/alice.py", True, 10, 10, [], 1.0, "passed all 93 cases"),
+            gradebook.Row("bob", "class/bob.py", False, 7.5, 10, ["tolerance"], 2.0,
                       "=1+1 is not a formula; hint: accumulate in float32"),
-            batch.Row("mallory", "class/mallory.py", False, 0, 10, ["import"], 0.5, "could not be graded")]
+            gradebook.Row("mallory", "class/mallory.py", False, 0, 10, ["import"], 0.5, "could not be graded")]
     book = tmp_path / "gradebook.csv"
-    batch.write_gradebook(book, rows)
+    gradebook.write_gradebook(book, rows)
     roster = tmp_path / "roster.csv"
     roster.write_text(ROSTER, encoding="utf-8")
     return book, roster, tmp_path
@@ -67,7 +68,7 @@ def test_one_roster_student_without_a_row_is_said_in_the_singular(files, capsys)
 
 def test_canvas_export_never_writes_a_formula(files, capsys):
     book, roster, tmp = files
-    batch.write_gradebook(book, [batch.Row("=cmd|' /C calc'!A0", "x.py", True, 1, 1, [], 1)])
+    gradebook.write_gradebook(book, [gradebook.Row("=cmd|' /C calc'!A0", "x.py", True, 1, 1, [], 1)])
     code, out, _ = run(["export", "canvas", book, "--roster", roster, "--assignment", "@SUM(A1)"], capsys)
     assert code == 0
     table = list(csv.reader(io.StringIO(out)))
@@ -77,8 +78,8 @@ def test_canvas_export_never_writes_a_formula(files, capsys):
 
 def test_canvas_export_to_a_file_with_every_learner_matched(files, capsys):
     book, roster, tmp = files
-    rows = [r for r in batch.read_gradebook(book) if r.learner != "mallory"]
-    batch.write_gradebook(book, rows)
+    rows = [r for r in gradebook.read_gradebook(book) if r.learner != "mallory"]
+    gradebook.write_gradebook(book, rows)
     code, out, err = run(["export", "canvas", book, "--roster", roster, "--assignment", "HW 3", "--key", "sis",
                           "--out", tmp / "canvas.csv"], capsys)
     assert code == 1 and err.count("is not on the roster (column 'SIS User ID')") == 2  # ids are not SIS ids
@@ -132,7 +133,7 @@ def test_bad_input_exits_2_with_one_error_line(argv, message, files, capsys):
 
 def test_two_learners_matching_one_student_is_bad_input(tmp_path, capsys):
     book = tmp_path / "gradebook.csv"
-    batch.write_gradebook(book, [batch.Row("alice", "a.py", True, 1, 1, [], 1), batch.Row("ALICE", "b.py", True, 1, 1,
+    gradebook.write_gradebook(book, [gradebook.Row("alice", "a.py", True, 1, 1, [], 1), gradebook.Row("ALICE", "b.py", True, 1, 1,
                                                                                           [], 1)])
     (tmp_path / "r.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section\nA,1,2,alice,S\n")
     code, _, err = run(["export", "canvas", book, "--roster", tmp_path / "r.csv", "--assignment", "x"], capsys)

@@ -14,7 +14,7 @@ import pytest
 from grader import compare
 from grader.cases import Case
 from grader.compare import GRID_BLOCKS, Expected, error_grid
-from grader.notebook_check import heat_map_png, render_html
+from grader.reports.notebook_html import heat_map_png, render_html
 from grader.runner import CallOutcome
 
 RNG = np.random.default_rng(3)

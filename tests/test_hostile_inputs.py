@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import batch, check, protocol
+from grader import check, protocol
+from grader.batch import discovery, gradebook, pool
 from grader.errors import GraderError
 from grader.reports import common, github, gradescope, junit, text
 from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
@@ -99,8 +100,8 @@ EXPECTED_IDS = {"alice", "argparse", "bob", "bom", "linked", "shadow", "pipe", S
                 "\\x1b[2J\\x1b[32mPASS 10 of 10\\x1b]0;owned\\x07\\u202e", "sur"}
 
 
-def rows(out: Path) -> dict[str, batch.Row]:
-    return {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+def rows(out: Path) -> dict[str, gradebook.Row]:
+    return {r.learner: r for r in gradebook.read_gradebook(out / "gradebook.csv")}
 
 
 def test_grade_imports_no_learner_module_and_grades_right(hostile):
@@ -126,7 +127,7 @@ def test_every_learner_gets_a_row_and_every_output_is_written(hostile):
     assert len(suites) == len(EXPECTED_IDS)
     assert (out / "summary.md").read_text().count("\n") > 10
     names = sorted(p.name for p in (out / "reports").iterdir())
-    assert names == sorted(batch.report_name(learner) for learner in EXPECTED_IDS)
+    assert names == sorted(gradebook.report_name(learner) for learner in EXPECTED_IDS)
     assert all(len(n) <= 62 and n.replace("-", "").replace("_", "").replace(".", "").isalnum() for n in names)
 
 
@@ -137,7 +138,7 @@ def test_links_and_special_files_are_faults_never_followed(hostile):
     book = rows(out)
     for learner, why in (("linked", "symbolic link"), ("shadow", "symbolic link"), ("pipe", "not a regular file")):
         assert book[learner].kinds == ["import"], book[learner]
-        assert why in json.loads(batch.report_path(out, learner).read_text())["failure"]["message"]
+        assert why in json.loads(gradebook.report_path(out, learner).read_text())["failure"]["message"]
     assert book["alice"].passed and book["bom"].passed
     for path in out.rglob("*"):
         if path.is_file():
@@ -185,7 +186,7 @@ def test_resume_and_merge_read_the_hostile_gradebook_back(hostile, tmp_path):
 # -- the batch's own pieces, in process ------------------------------------------------------------
 def test_the_check_command_is_isolated():
     """Class 1: every per-learner check runs ``python -I`` and imports the grader from its own folder."""
-    argv = batch.grader_command()
+    argv = pool.grader_command()
     assert argv[:3] == [sys.executable, "-I", "-c"] and Path(argv[4], "grader", "cli.py").is_file()
     out = subprocess.run([*argv, "--version"], capture_output=True, text=True, cwd="/", timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("grader "), out.stderr
@@ -198,7 +199,7 @@ def test_discovery_keeps_both_learners_of_one_file_and_follows_no_link(tmp_path)
     (tmp_path / "class" / "b.py").symlink_to(tmp_path / "class" / "a.py")
     (tmp_path / "class" / "real" / "solution.py").write_text(CORRECT)
     (tmp_path / "class" / "twin").symlink_to(tmp_path / "class" / "real")
-    found = {s.learner: s for s in batch.discover([str(tmp_path / "class")], ["tied_lm_head"])}
+    found = {s.learner: s for s in discovery.discover([str(tmp_path / "class")], ["tied_lm_head"])}
     assert set(found) == {"a", "b", "real", "twin"}
     assert found["b"].path == tmp_path / "class" / "b.py"  # graded, and reported as a link
     assert found["twin"].path is None and "symbolic link" in found["twin"].note
@@ -226,9 +227,9 @@ def test_a_thousand_folders_deep_neither_aborts_discovery_nor_stops_the_disk_wat
     finally:
         os.close(fd)
     try:
-        found = {s.learner: s for s in batch.discover([str(tmp_path / "class")], ["tied_lm_head"])}
+        found = {s.learner: s for s in discovery.discover([str(tmp_path / "class")], ["tied_lm_head"])}
         assert set(found) == {"ok", "mallory"} and found["mallory"].path == mallory / "solution.py"
-        assert batch._py_files(mallory) == ([mallory / "solution.py"], None)  # deep.py lies below MAX_DEPTH
+        assert discovery._py_files(mallory) == ([mallory / "solution.py"], None)  # deep.py lies below MAX_DEPTH
         assert _DiskWatch(str(mallory), 0, 1 << 40, 10_000).usage()[1] == 1200 + 2  # every entry counted
     finally:
         remove_deep_tree(mallory / "a")  # shutil.rmtree (pytest's tmp cleanup) recurses too
@@ -254,21 +255,21 @@ def remove_deep_tree(top: Path) -> None:
 @pytest.mark.parametrize("learner", ["alice", STEM_245 * 4, "caf\\xe9", "=1+1", "..", ".x", "a/b", "", "\u00fc" * 90])
 def test_report_names_are_safe_bounded_and_distinct(learner):
     """Class 5: a report's file name is short, plain and distinct whatever the id holds."""
-    name = batch.report_name(learner)
+    name = gradebook.report_name(learner)
     assert len(name) <= 62 and not name.startswith(".") and "/" not in name and name.endswith(".json")
     assert name.encode("ascii")
-    assert batch.report_name(learner + "x") != name
+    assert gradebook.report_name(learner + "x") != name
 
 
 def test_gradebook_cells_round_trip_formulas(tmp_path):
     """Class 11: formula cells are quoted on disk and read back as they were."""
     ids = ["=cmd|' /C calc'!A0", "+1", "-2", "@SUM(1)", "'quoted", "''twice", "plain", "tab\\tx", "a,b\\n\"c\""]
     book = tmp_path / "gradebook.csv"
-    batch.write_gradebook(book, [batch.Row(i, f"{i}.py", False, 0, 10, ["import"], 1) for i in ids])
+    gradebook.write_gradebook(book, [gradebook.Row(i, f"{i}.py", False, 0, 10, ["import"], 1) for i in ids])
     with open(book, newline="") as fh:
         cells = [c for r in list(csv.reader(fh))[1:] for c in r[:2]]
     assert all(not c.startswith(("=", "+", "-", "@")) for c in cells)
-    assert sorted(r.learner for r in batch.read_gradebook(book)) == sorted(ids)
+    assert sorted(r.learner for r in gradebook.read_gradebook(book)) == sorted(ids)
 
 
 # -- reading a submission (class 4, 10) ------------------------------------------------------------
@@ -316,7 +317,7 @@ def test_a_hard_linked_submission_is_a_fault_and_nothing_of_it_is_read(tmp_path)
     assert check.read_submission(folder / "solution.py") == ("", None, None)
     (folder / "other.py").write_text("X = 1\n")
     (klass / "bob.py").write_text("X = 1\n")
-    found = {s.learner: s for s in batch.discover([str(klass)], ["tied_lm_head"])}
+    found = {s.learner: s for s in discovery.discover([str(klass)], ["tied_lm_head"])}
     assert found["mallory"].path is None and "defines tied_lm_head" in found["mallory"].note
 
 
@@ -481,7 +482,9 @@ def test_parsing_in_threads_never_fails_a_valid_file(tmp_path):
     import time
 
     big = tmp_path / "big.py"
-    big.write_text((Path(batch.__file__)).read_text())
+    # the modules of grader/batch/ (once batch.py) as one file: one __future__ import may not stand mid-file
+    big.write_text("".join(p.read_text().replace("from __future__ import annotations\n", "")
+                           for p in sorted(Path(pool.__file__).parent.glob("*.py"))))
 
     class Finalized:
         def __del__(self):

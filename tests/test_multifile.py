@@ -265,7 +265,8 @@ def test_grade_refuses_hard_linked_main_files_and_helpers_and_leaks_nothing(tmp_
 def test_no_siblings_flag_grades_the_main_file_alone(monkeypatch):
     """``--no-siblings`` (check and grade) is ``CheckOptions(siblings=False)``: the helper beside
     the main file is not taken, so its import fails as the learner's report (exit 1)."""
-    from grader import batch, cli
+    from grader import cli, flags
+    from grader.batch import pool
 
     run = run_grader("check", str(SUBMISSIONS / "multifile" / "solution.py"), "--format", "json",
                      "--no-siblings", *FAST)
@@ -277,11 +278,11 @@ def test_no_siblings_flag_grades_the_main_file_alone(monkeypatch):
     parser = cli.build_parser()
     for command in ("check", "grade"):
         args = parser.parse_args([command, "x.py", "--no-siblings"])
-        assert cli.options_from_args(args).siblings is False
-        assert cli.options_from_args(parser.parse_args([command, "x.py"])).siblings is True
+        assert flags.options_from_args(args).siblings is False
+        assert flags.options_from_args(parser.parse_args([command, "x.py"])).siblings is True
     # grade hands it to each learner's check
-    assert "--no-siblings" in batch.check_flags(parser.parse_args(["grade", "x", "--no-siblings"]), "p")
-    assert "--no-siblings" not in batch.check_flags(parser.parse_args(["grade", "x"]), "p")
+    assert "--no-siblings" in pool.check_flags(parser.parse_args(["grade", "x", "--no-siblings"]), "p")
+    assert "--no-siblings" not in pool.check_flags(parser.parse_args(["grade", "x"]), "p")
 
 
 FORGERS = {

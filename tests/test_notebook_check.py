@@ -13,7 +13,8 @@ from math import sqrt
 import numpy as np
 import pytest
 
-from grader.notebook_check import CheckResult, build_source, check, render_html
+from grader.notebook_check import CheckResult, build_source, check
+from grader.reports.notebook_html import render_html
 
 SCALE = 1.0
 NAME = "logits"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch import discover
+from grader.batch.discovery import discover
 from grader.check import load_submission
 from grader.notebook import NotebookError, convert
 

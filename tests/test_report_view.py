@@ -144,24 +144,25 @@ def test_feedback_line_is_one_line_for_the_learner():
 
 
 def test_gradebook_row_carries_the_message_and_round_trips(tmp_path):
-    from grader import batch
+    from grader.batch import gradebook
 
-    row = batch.Row.of_report("erin", one_report(), 2.0)
+    row = gradebook.Row.of_report("erin", one_report(), 2.0)
     assert row.message == view.feedback_line(one_report())
     book = tmp_path / "gradebook.csv"
-    batch.write_gradebook(book, [row])
+    gradebook.write_gradebook(book, [row])
     assert book.read_text().splitlines()[0].endswith(",seconds,message")
-    assert batch.read_gradebook(book) == [row]
+    assert gradebook.read_gradebook(book) == [row]
 
 
 def test_summary_has_failure_rates_per_group_and_case():
-    from grader import batch
+    from grader.batch import gradebook
+    from grader.reports import summary_md
 
     ok = one_report()
     ok.passed, ok.cases = True, [case(c.name, c.group, visibility=c.visibility) for c in ok.cases if not c.shrunk]
     reports = {"erin": one_report(), "finn": ok}
-    rows = [batch.Row.of_report(name, rep, 1.0) for name, rep in reports.items()]
-    text = batch.summary_markdown(rows, reports)
+    rows = [gradebook.Row.of_report(name, rep, 1.0) for name, rep in reports.items()]
+    text = summary_md.summary_markdown(rows, reports)
     groups = text.split("## Failure rates per case group", 1)[1].split("## Failure rates per case\n", 1)[0]
     assert "| examples | 1 of 2 | 50% | [erin](" in groups and "| secret | 1 of 2 | 50% |" in groups
     cases = text.split("## Failure rates per case\n", 1)[1].split("##", 1)[0]
@@ -174,7 +175,7 @@ def test_failure_rates_per_group_are_sorted_by_rate():
     ones (33% between rows of 40%, found by a newcomer); now by rate, then count."""
     from types import SimpleNamespace
 
-    from grader import batch
+    from grader.reports import summary_md
 
     def rep(statuses):
         return SimpleNamespace(cases=[case(f"{g}_case[float32]", g, st, wrong() if st == "failed" else None)
@@ -184,7 +185,7 @@ def test_failure_rates_per_group_are_sorted_by_rate():
                             + ([("examples", "failed" if i < 2 else "passed")] if i < 3 else []))
                for i in range(5)}
     rows = [SimpleNamespace(learner=name) for name in reports]
-    groups, _ = batch.failure_rates(rows, reports)  # by count it was shapes 3/5, examples 2/3, values 2/5
+    groups, _ = summary_md.failure_rates(rows, reports)  # by count it was shapes 3/5, examples 2/3, values 2/5
     assert [(g, len(who), n) for g, who, n in groups] == [("examples", 2, 3), ("shapes", 3, 5), ("values", 2, 5)]
 
 

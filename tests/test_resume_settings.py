@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli
+from grader import cli
+from grader.batch import discovery, gradebook
+from grader.batch.settings import SETTINGS
 
 from .conftest import SUBMISSIONS, run_grader
 
@@ -86,7 +88,7 @@ def r1(graded, tmp_path) -> Path:
 
 
 def test_the_folder_records_the_settings_that_decide_grades(graded):
-    record = json.loads((graded / batch.SETTINGS).read_text())
+    record = json.loads((graded / SETTINGS).read_text())
     settings = record["settings"]
     assert settings["problem"] == "tied_lm_head" and settings["max_examples"] == 2 and settings["seed"] == 0
     assert settings["seed_secret"] is False and settings["shard"] is None and settings["audience"] == "instructor"
@@ -141,7 +143,7 @@ def test_an_old_folder_without_a_record_is_checked_against_its_reports(r1, klass
     """A folder written before the record: its reports tell the problem, grader version, seed
     and max-examples; a resume that agrees is kept (and the record written), one that does not
     is refused."""
-    (r1 / batch.SETTINGS).unlink()
+    (r1 / SETTINGS).unlink()
     before = snapshot(r1)
     code, _, err = main(["grade", str(klass), "--problem", "tied_lm_head", "--out", str(r1), "--resume",
                          "--max-examples", "3", "--no-shrink", "--timeout", "5"], capsys)
@@ -150,15 +152,15 @@ def test_an_old_folder_without_a_record_is_checked_against_its_reports(r1, klass
     code, out, err = main(["grade", str(klass), "--problem", "tied_lm_head", "--out", str(r1), "--resume", *FAST],
                           capsys)
     assert code == 1 and "graded 2 submissions" in out, err
-    assert f"no {batch.SETTINGS}" in err
-    assert json.loads((r1 / batch.SETTINGS).read_text())["settings"]["max_examples"] == 2
+    assert f"no {SETTINGS}" in err
+    assert json.loads((r1 / SETTINGS).read_text())["settings"]["max_examples"] == 2
 
 
 def test_a_broken_record_is_refused(r1, klass, capsys):
-    (r1 / batch.SETTINGS).write_text("{not json")
+    (r1 / SETTINGS).write_text("{not json")
     code, _, err = main(["grade", str(klass), "--problem", "tied_lm_head", "--out", str(r1), "--resume", *FAST],
                         capsys)
-    assert code == 2 and err.count("\n") == 1 and batch.SETTINGS in err, err
+    assert code == 2 and err.count("\n") == 1 and SETTINGS in err, err
 
 
 # -- merge -----------------------------------------------------------------------------------
@@ -178,18 +180,18 @@ def test_merge_refuses_a_repeated_shard(shards, tmp_path, capsys):
 
 def test_merge_refuses_shards_of_other_settings_or_counts(shards, graded, tmp_path, capsys):
     other = Path(shutil.copytree(shards[1], tmp_path / "other"))
-    record = json.loads((other / batch.SETTINGS).read_text())
+    record = json.loads((other / SETTINGS).read_text())
     record["settings"]["max_examples"] = 3
-    (other / batch.SETTINGS).write_text(json.dumps(record))
+    (other / SETTINGS).write_text(json.dumps(record))
     code, _, err = main(["merge", str(shards[0]), str(other), "--out", str(tmp_path / "m")], capsys)
     assert code == 2 and err.count("\n") == 1 and "different settings" in err and "--max-examples 2" in err, err
     # a shard with a whole (unsharded) run
     code, _, err = main(["merge", str(shards[0]), str(graded), "--out", str(tmp_path / "m")], capsys)
     assert code == 2 and err.count("\n") == 1 and "not a shard" in err, err
     # shards of another count
-    record = json.loads((shards[1] / batch.SETTINGS).read_text())
+    record = json.loads((shards[1] / SETTINGS).read_text())
     record["settings"]["shard"] = "2/3"
-    (other / batch.SETTINGS).write_text(json.dumps(record))
+    (other / SETTINGS).write_text(json.dumps(record))
     code, _, err = main(["merge", str(shards[0]), str(other), "--out", str(tmp_path / "m")], capsys)
     assert code == 2 and err.count("\n") == 1 and "1/2" in err and "2/3" in err, err
     assert not (tmp_path / "m").exists()
@@ -199,16 +201,16 @@ def test_merge_of_every_shard_records_the_whole_run(shards, graded, tmp_path, ca
     code, out, err = main(["merge", str(shards[0]), str(shards[1]), "--out", str(tmp_path / "m")], capsys)
     assert code == 1, err
     assert "merged 2 submissions" in out
-    merged = json.loads((tmp_path / "m" / batch.SETTINGS).read_text())["settings"]
-    assert merged == json.loads((graded / batch.SETTINGS).read_text())["settings"]  # shard: none
+    merged = json.loads((tmp_path / "m" / SETTINGS).read_text())["settings"]
+    assert merged == json.loads((graded / SETTINGS).read_text())["settings"]  # shard: none
 
 
 def test_unsharded_folders_without_a_record_merge_as_before(graded, tmp_path, capsys):
     old = Path(shutil.copytree(graded, tmp_path / "old"))
-    (old / batch.SETTINGS).unlink()
+    (old / SETTINGS).unlink()
     code, out, err = main(["merge", str(old), "--out", str(tmp_path / "m")], capsys)
     assert code == 1 and "merged 2 submissions" in out, err
-    assert not (tmp_path / "m" / batch.SETTINGS).exists()
+    assert not (tmp_path / "m" / SETTINGS).exists()
 
 
 # -- the Slurm template ----------------------------------------------------------------------
@@ -238,7 +240,7 @@ def test_slurm_submit_refuses_an_out_of_another_shard_count(tmp_path):
     bin_dir, log = tmp_path / "bin", tmp_path / "sbatch.log"
     write(bin_dir / "sbatch", f'#!/bin/sh\necho "$@" >> {log}\necho 4242\n').chmod(0o755)
     (tmp_path / "class").mkdir()
-    write(tmp_path / "out" / "shard-1" / batch.SETTINGS,
+    write(tmp_path / "out" / "shard-1" / SETTINGS,
           json.dumps({"settings": {"shard": "1/2"}}, indent=2))  # as grade writes it
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
@@ -262,7 +264,7 @@ def test_discover_names_a_main_file_passed_over_because_it_does_not_parse(tmp_pa
     write(tmp_path / "class" / "eve" / "draft.py", CORRECT)
     write(tmp_path / "class" / "fay" / "solution.py", CORRECT)  # a helper beside it: no note
     write(tmp_path / "class" / "fay" / "helper.py", "def scale(x):\n    return 2 * x\n")
-    found = {s.learner: s for s in batch.discover([str(tmp_path / "class")], ["tied_lm_head"])}
+    found = {s.learner: s for s in discovery.discover([str(tmp_path / "class")], ["tied_lm_head"])}
     dave = found["dave"]
     assert dave.path.name == "old_draft.py"
     assert "solution.py" in dave.note and "does not parse" in dave.note and "line 3" in dave.note, dave.note
@@ -279,13 +281,13 @@ def test_the_passed_over_file_is_named_in_row_report_and_feedback(tmp_path):
     out = tmp_path / "out"
     run = run_grader("grade", str(tmp_path / "class"), "--problem", "tied_lm_head", "--out", str(out), *FAST)
     assert run.code == 0, run.stderr
-    rows = {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+    rows = {r.learner: r for r in gradebook.read_gradebook(out / "gradebook.csv")}
     assert rows["dave"].submission.endswith("old_draft.py") and rows["dave"].passed
     assert "solution.py" in rows["dave"].message and "does not parse" in rows["dave"].message
     assert "note" not in rows["zed"].message
-    env = json.loads(batch.report_path(out, "dave").read_text())["environment"]
+    env = json.loads(gradebook.report_path(out, "dave").read_text())["environment"]
     assert "solution.py" in env["discovery_note"]
-    feedback = (out / "feedback" / batch.feedback_name("dave")).read_text()
+    feedback = (out / "feedback" / gradebook.feedback_name("dave")).read_text()
     assert "solution.py" in feedback and "does not parse" in feedback
 
 
@@ -307,10 +309,10 @@ def test_resume_grades_again_exactly_the_learners_whose_files_changed(tmp_path, 
     assert code == 1, err
 
     def mtimes() -> dict[str, int]:
-        return {name: batch.report_path(out, name).stat().st_mtime_ns for name in ("alice", "bob", "carol")}
+        return {name: gradebook.report_path(out, name).stat().st_mtime_ns for name in ("alice", "bob", "carol")}
 
     first = mtimes()
-    digests = {name: json.loads(batch.report_path(out, name).read_text())["environment"].get("submission_sha256")
+    digests = {name: json.loads(gradebook.report_path(out, name).read_text())["environment"].get("submission_sha256")
                for name in first}
     write(klass / "carol.py", CORRECT)                                    # the main file changed
     write(klass / "bob" / "helper.py", "def scale(x):\n    return 3 * x\n")  # only a helper changed
@@ -321,16 +323,16 @@ def test_resume_grades_again_exactly_the_learners_whose_files_changed(tmp_path, 
     assert second["bob"] != first["bob"] and second["carol"] != first["carol"]
     assert "grader: note: grading carol again: the submission changed since it was graded" in err
     assert "grading bob again" in err and "grading alice again" not in err
-    rows = {r.learner: r for r in batch.read_gradebook(out / "gradebook.csv")}
+    rows = {r.learner: r for r in gradebook.read_gradebook(out / "gradebook.csv")}
     assert rows["carol"].passed and len(rows) == 3 and "graded 3 submissions: 3 passed" in out_text
 
     assert len({d for d in digests.values() if d}) == 3  # one digest per learner's files
     code, _, err = main(argv + ["--resume"], capsys)  # nothing changed: nothing graded again
     assert code == 0 and mtimes() == second and "grader: note: grading" not in err, err
 
-    report = json.loads(batch.report_path(out, "alice").read_text())
+    report = json.loads(gradebook.report_path(out, "alice").read_text())
     del report["environment"]["submission_sha256"]  # as an older grader wrote it
-    batch.report_path(out, "alice").write_text(json.dumps(report))
+    gradebook.report_path(out, "alice").write_text(json.dumps(report))
     code, _, err = main(argv + ["--resume"], capsys)
     assert code == 0 and "grading alice again: its report records no digest" in err, err
     assert mtimes()["alice"] != second["alice"] and mtimes()["bob"] == second["bob"]

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from grader import cache, cli
-from grader.batch import report_from_json
+from grader.batch.gradebook import report_from_json
 from grader.reports import reporter
 
 from .conftest import ROOT, SUBMISSIONS

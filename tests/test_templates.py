@@ -397,7 +397,7 @@ def _gradebook(folder: Path) -> list[dict[str, str]]:
 def tiny_class(tmp_path_factory):
     """Two learners (a correct and a wrong NumPy file) in ``<dir>/class``, named so that they fall in
     different shards of 2, and the unsharded ``grader grade`` of them in ``<dir>/whole``."""
-    from grader.batch import in_shard
+    from grader.batch.discovery import in_shard
 
     base = tmp_path_factory.mktemp("class")
     names = [f"learner{i}" for i in range(50)]

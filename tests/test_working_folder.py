@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, isolation
+from grader import isolation
+from grader.batch import gradebook, outputs
 
 from .conftest import SUBMISSIONS, run_grader
 from .test_classview import _small_class, _write_class, parse
@@ -90,8 +91,8 @@ def test_a_failing_class_view_costs_only_summary_html(tmp_path, monkeypatch, cap
         raise RuntimeError("latex was not found\nsecond line")
 
     monkeypatch.setattr(classview, "render", broken)
-    rows = [batch.Row.of_report(name, rep, rep.seconds) for name, rep in reports.items()]
-    batch.write_outputs(tmp_path, rows, "instructor")
+    rows = [gradebook.Row.of_report(name, rep, rep.seconds) for name, rep in reports.items()]
+    outputs.write_outputs(tmp_path, rows, "instructor")
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("grader: note: summary.html not written: RuntimeError: latex"), err
     assert not (tmp_path / "summary.html").exists()
@@ -243,11 +244,11 @@ def test_grade_starts_each_check_in_a_neutral_folder_and_shows_paths_as_found(tm
         file = argv[argv.index("check") + 1]
         assert os.path.isabs(file) and Path(file).is_file(), argv
         assert Path(argv[argv.index("--output") + 1]).is_absolute()
-    rows = {r.learner: r for r in batch.read_gradebook(tmp_path / "out" / "gradebook.csv")}
+    rows = {r.learner: r for r in gradebook.read_gradebook(tmp_path / "out" / "gradebook.csv")}
     assert {k: r.submission for k, r in rows.items()} == {
         "alice": "class/alice.py", "bob": "class/bob.py", "dave": "class/dave/solution.py"}
     assert rows["alice"].passed and rows["dave"].passed and not rows["bob"].passed  # dave's helper was taken
-    bob = json.loads(batch.report_path(tmp_path / "out", "bob").read_text())
+    bob = json.loads(gradebook.report_path(tmp_path / "out", "bob").read_text())
     assert bob["submission"] == "class/bob.py"
     replays = [c["replay"] for c in bob["cases"] if c.get("replay")]
     assert replays and all(r.startswith("grader check class/bob.py ") for r in replays), replays[:2]

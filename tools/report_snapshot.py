@@ -76,7 +76,7 @@ def report_from(data: dict):
     from grader import results
     if hasattr(results.Report, "from_json"):
         return results.Report.from_json(data)
-    from grader.batch import report_from_json
+    from grader.batch.gradebook import report_from_json
     return report_from_json(data)
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from . import common
 
 if TYPE_CHECKING:  # pragma: no cover
-    from grader.batch import Row
+    from grader.batch.gradebook import Row
     from grader.results import Report
 
 MAX_BARS = 20       # bars in the per-case failure-rate chart and rows in its table
@@ -53,7 +53,7 @@ def _e(text: Any) -> str:
 
 
 def _link(learner: str, reports_dir: str) -> str:
-    from grader.batch import report_name
+    from grader.batch.gradebook import report_name
     return f'<a href="{_e(reports_dir + "/" + report_name(learner))}">{_e(learner)}</a>'
 
 
@@ -157,7 +157,8 @@ def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str 
 
 
 def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -> str:
-    from grader.batch import RATE_NOTE, could_not_be_graded, failure_rates
+    from grader.batch.gradebook import could_not_be_graded
+    from .summary_md import RATE_NOTE, failure_rates
     from .common import points
 
     problems = sorted({rep.problem for rep in reports.values()})
@@ -199,7 +200,7 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
                                for c, w, n in shown], (1, 2)))
             out.append(f'<p class="muted">{_e(RATE_NOTE)}</p>')
             if len(cases) > MAX_BARS:
-                # summary.md lists as many (batch.MAX_RATE_ROWS): only the reports have the rest
+                # summary.md lists as many (summary_md.MAX_RATE_ROWS): only the reports have the rest
                 out.append(f'<p class="muted">... and {len(cases) - MAX_BARS} more failing cases '
                            "(see the reports)</p>")
         else:

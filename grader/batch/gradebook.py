@@ -1,0 +1,283 @@
+"""The output folder's gradebook and reports: the names of the files a ``grade`` run writes
+into ``--out DIR``, the gradebook's rows (:class:`Row`, :func:`read_gradebook`,
+:func:`write_gradebook`), and each learner's report (:func:`report_path`, :func:`load_report`,
+:func:`report_from_json`, :func:`placeholder_report` for a check that wrote none).
+
+``gradebook.csv``       one row per learner (:data:`COLUMNS`), appended and flushed as soon as
+                        it is known, so a killed batch loses no finished row; sorted by learner
+                        when the batch ends. ``passed`` is ``true``/``false``, ``kinds`` the
+                        failure kinds joined by ``;``, ``seconds`` the wall time of the check,
+                        ``message`` one line of feedback to hand back (counts, the commonest
+                        failure pattern, the first hint; hidden cases as counts only).
+                        Learner and submission cells that a spreadsheet would read as a
+                        formula start with ``'`` (:func:`grader.reports.common.csv_cell`).
+``reports/<name>.json`` the check report (``--format json``) of each learner; ``<name>`` is
+                        :func:`report_name` of the learner id (a safe prefix and a hash).
+
+The folder's other files are written from these: ``junit.xml``, ``summary.md``,
+``summary.html`` and ``feedback/`` by :mod:`grader.batch.outputs`, ``settings.json`` by
+:mod:`grader.batch.settings`.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from .._io import csv_line
+from ..errors import GraderError
+from ..results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+
+
+GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"
+SUMMARY_HTML, FEEDBACK = "summary.html", "feedback"
+COLUMNS = ("learner", "submission", "passed", "score", "max_score", "kinds", "seconds", "message")
+#: the header of gradebooks written before the message column (still read: --resume, merge)
+OLD_COLUMNS = COLUMNS[:-1]
+MESSAGE_LIMIT = 600         # characters of a gradebook message with a discovery note
+
+
+@dataclass
+class Row:
+    """One gradebook row: a learner's verdict, points (floats) and check wall time (seconds)."""
+
+    learner: str
+    submission: str
+    passed: bool
+    score: float
+    max_score: float
+    kinds: list[str]
+    seconds: float
+    message: str = ""
+
+    def cells(self) -> list[str]:
+        """The CSV cells, in :data:`COLUMNS` order. The learner and submission cells go through
+        :func:`grader.reports.common.csv_cell` (no control characters; a leading ``'`` where a
+        spreadsheet would read a formula), which :meth:`from_cells` undoes."""
+        from ..reports.common import csv_cell, points
+        return [csv_cell(self.learner), csv_cell(self.submission), "true" if self.passed else "false",
+                points(self.score), points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}",
+                csv_cell(self.message)]
+
+    @classmethod
+    def from_cells(cls, cells: list[str]) -> "Row":
+        """The row of CSV ``cells`` (as written by :meth:`cells`).
+
+        Raises:
+            ValueError: wrong number of cells, or a cell that does not parse.
+        """
+        from ..reports.common import from_csv_cell
+        if len(cells) not in (len(COLUMNS), len(OLD_COLUMNS)) or cells[2] not in ("true", "false"):
+            raise ValueError(f"not a gradebook row: {cells!r}")
+        return cls(from_csv_cell(cells[0]), from_csv_cell(cells[1]), cells[2] == "true", float(cells[3]),
+                   float(cells[4]), [k for k in cells[5].split(";") if k], float(cells[6]),
+                   from_csv_cell(cells[7]) if len(cells) > 7 else "")
+
+    @classmethod
+    def of_report(cls, learner: str, report: Report, seconds: float, note: str | None = None) -> "Row":
+        """The row of a learner's :class:`Report`, graded in ``seconds``; ``message`` is one line
+        of feedback that may be handed to the learner (``grader.reports.view.feedback_line``:
+        the counts, the commonest failure pattern and the first hint; hidden cases as counts),
+        followed by ``; note: NOTE`` when the discovery left a note
+        (:attr:`grader.batch.discovery.Submission.note`)."""
+        from ..reports.common import printable
+        from ..reports.view import feedback_line
+        message = feedback_line(report)
+        if note:
+            message = printable(f"{message}; note: {note}", one_line=True)
+            if len(message) > MESSAGE_LIMIT:
+                message = message[:MESSAGE_LIMIT - 3] + "..."
+        return cls(learner, report.submission, report.passed, report.score, report.max_score,
+                   report.failure_kinds, seconds, message)
+
+
+def read_gradebook(path: Path) -> list[Row]:
+    """The rows of a gradebook file; malformed lines (a batch killed mid-write) are dropped.
+
+    Raises:
+        GraderError: the file cannot be read or does not start with the :data:`COLUMNS` header.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GraderError(f"cannot read gradebook {str(path)!r}: {exc}") from None
+    lines = list(csv.reader(io.StringIO(text)))
+    if not lines:
+        return []
+    if tuple(lines[0]) not in (COLUMNS, OLD_COLUMNS):
+        raise GraderError(f"{str(path)!r} is not a gradebook (its header is not {','.join(COLUMNS)})")
+    rows = []
+    for cells in lines[1:]:
+        try:
+            rows.append(Row.from_cells(cells))
+        except ValueError:
+            continue
+    return rows
+
+
+def write_gradebook(path: Path, rows: Iterable[Row]) -> None:
+    """Write ``rows`` (sorted by learner) to ``path`` atomically, header first.
+
+    Raises:
+        GraderError: the file cannot be written.
+    """
+    from .._io import write_output
+    write_output(csv_line(COLUMNS) + "".join(csv_line(r.cells()) for r in sorted(rows, key=lambda r: r.learner)),
+                 str(path))
+
+
+class Appender:
+    """Appends rows to a gradebook, flushing each one, so that a killed batch keeps them."""
+
+    def __init__(self, path: Path) -> None:
+        new = not path.exists() or path.stat().st_size == 0
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self.fh = open(fd, "a", encoding="utf-8", newline="")
+        if new:
+            self.fh.write(csv_line(COLUMNS))
+            self.fh.flush()
+
+    def append(self, row: Row) -> None:
+        """Append ``row`` and flush it."""
+        self.fh.write(csv_line(row.cells()))
+        self.fh.flush()
+
+    def close(self) -> None:
+        """Close the gradebook file."""
+        self.fh.close()
+
+
+REPORT_PREFIX = 40  # characters of the learner id kept in a report's file name
+
+
+def report_name(learner: str) -> str:
+    """The file name of a learner's report: the id's letters, digits, ``.``, ``_`` and ``-``
+    (others as ``_``, at most :data:`REPORT_PREFIX`), ``-``, the first 16 hex digits of the
+    SHA-256 of the id, ``.json``.
+
+    Safe in any file system and shell (at most 62 characters, never hidden, no separator), and
+    distinct for distinct ids: ``"alice"`` -> ``alice-2bd806c97f0e00af.json``.
+    """
+    prefix = re.sub(r"[^A-Za-z0-9._-]", "_", learner)[:REPORT_PREFIX].lstrip(".-") or "learner"
+    digest = hashlib.sha256(learner.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix}-{digest}.json"
+
+
+def feedback_name(learner: str) -> str:
+    """The file name of a learner's feedback file: :func:`report_name` with ``.txt``
+    (``"alice"`` -> ``alice-2bd806c97f0e00af.txt``): no separator, never hidden nor starting
+    with ``-``, at most 61 characters, distinct for distinct ids."""
+    return report_name(learner).removesuffix(".json") + ".txt"
+
+
+def report_path(out: Path, learner: str) -> Path:
+    """Where the report of ``learner`` lives in the output folder ``out`` (:func:`report_name`)."""
+    return out / REPORTS / report_name(learner)
+
+
+def _failure(data: dict[str, Any] | None) -> Failure | None:
+    if not data:
+        return None
+    return Failure(data["kind"], data.get("message", ""), data.get("hint"), list(data.get("details") or []),
+                   dict(data.get("data") or {}))
+
+
+def could_not_be_graded(report: Report) -> bool:
+    """Whether nothing of ``report`` could be graded: it has a whole-submission failure
+    (``report.failure``: the import failed, the check timed out or crashed before any case ran,
+    or the check process died: :func:`placeholder_report`). The test of the gradebook message's
+    ``could not be graded: ...`` (``grader.reports.view.feedback_line``) and of the counts in the
+    run's tally line, summary.md and summary.html. A submission that crashed in its cases was
+    graded (it failed them)."""
+    return report.failure is not None
+
+
+def report_from_json(data: dict[str, Any]) -> Report:
+    """The :class:`Report` of a ``--format json`` report (either audience; redacted hidden
+    cases come back with the fields they kept).
+
+    Raises:
+        KeyError, TypeError, ValueError: ``data`` is not a report.
+    """
+    cases = [CaseResult(name=c["name"], group=c["group"], status=c["status"], dtype=c.get("dtype", ""),
+                        rank=int(c.get("rank", 0)),
+                        inputs={k: ArrayInfo(tuple(v["shape"]), v["dtype"])
+                                for k, v in (c.get("inputs") or {}).items()},
+                        visibility=c.get("visibility", "visible"), failure=_failure(c.get("failure")),
+                        seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
+                        shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"))
+             for c in data["cases"]]
+    groups = [GroupScore(g["group"], float(g["points"]), float(g["earned"]), int(g["passed"]), int(g["total"]),
+                         g.get("visibility", "visible")) for g in data["groups"]]
+    return Report(data["problem"], data["title"], data["submission"], bool(data["passed"]), float(data["score"]),
+                  float(data["max_score"]), _failure(data.get("failure")), cases, groups,
+                  list(data.get("summary") or []), dict(data.get("environment") or {}),
+                  dict(data.get("output") or {}), float(data.get("seconds", 0.0)))
+
+
+def load_report(path: Path) -> Report:
+    """The report stored at ``path``.
+
+    Raises:
+        OSError: it cannot be read. ValueError, KeyError, TypeError: it is not a JSON report.
+    """
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return report_from_json(data)
+
+
+def placeholder_report(problem: Any, submission: str, failure: Failure, seconds: float) -> Report:
+    """A report with no case for a submission that could not be checked (``failure`` says why).
+
+    Its groups are the problem's, each with 0 points earned, so scores still add up.
+    """
+    from ..version import __version__
+    groups = [GroupScore(name, g.points, 0.0, 0, 0, g.visibility) for name, g in problem.groups.items()]
+    return Report(problem.id, problem.title, submission, False, 0.0, problem.max_score, failure, [], groups, [],
+                  {"grader": __version__, "graded_by": "grader grade"},
+                  {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}, seconds)
+
+
+def write_report(path: Path, report: Report, audience: str) -> None:
+    """Write ``report`` to ``path`` as the JSON report for ``audience`` (atomically).
+
+    Raises:
+        GraderError: it cannot be written.
+    """
+    from .._io import write_output
+    from ..reports import json_report
+    write_output(json_report.render(report, audience=audience), str(path))
+
+
+def add_note(path: Path, note: str | None) -> Path:
+    """Put a discovery note (:attr:`grader.batch.discovery.Submission.note`) into the JSON
+    report at ``path``, in place: ``environment.discovery_note``, which the text report (and so
+    the learner's feedback file) shows as ``note: ...``. ``path`` unchanged without a note. The
+    report's other fields are kept as the check wrote them (it is not rendered again: a
+    learner-audience report is redacted already).
+
+    Raises:
+        OSError, ValueError: the report cannot be read or is not a JSON object. GraderError: it
+            cannot be written.
+    """
+    if not note:
+        return path
+    from .._io import write_output
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    env = data.get("environment")
+    env = env if isinstance(env, dict) else {}
+    env["discovery_note"] = note
+    data["environment"] = env
+    write_output(json.dumps(data, indent=2, allow_nan=False) + "\n", str(path))
+    return path
+
+

@@ -1,0 +1,101 @@
+"""The output folder's files made from the gradebook and the reports, rewritten when a
+``grade`` or ``merge`` ends (:func:`write_outputs`):
+
+``gradebook.csv``       sorted by learner (:mod:`grader.batch.gradebook`).
+``junit.xml``           one ``<testsuite>`` per learner, one ``<testcase>`` per test case
+                        (:func:`grader.reports.junit.render_many`).
+``summary.md``          score distribution, commonest failure kinds with an example learner,
+                        failure rates per case group and per case, submissions that could not
+                        be graded, slowest submissions (:mod:`grader.reports.summary_md`).
+``summary.html``        the same class view with charts (:mod:`grader.reports.classview`):
+                        score histogram, failure rates per group and per case, commonest
+                        hints with an example learner, slowest submissions; self-contained
+                        (PNG data URIs, no script). Needs matplotlib (the ``instructor`` extra):
+                        without it, skipped with a note on stderr.
+``feedback/<name>.txt`` each learner's text report for the learner audience (hidden cases as
+                        counts only), to hand back; ``<name>`` is
+                        :func:`grader.batch.gradebook.feedback_name` (like the report's);
+                        ``feedback/index.csv`` maps learner to file.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+from .._io import csv_line
+from ..errors import GraderError
+from ..results import Report
+from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Row, feedback_name, load_report,
+                        report_path, write_gradebook)
+
+
+def _load_reports(out: Path, rows: list[Row]) -> dict[str, Report]:
+    reports = {}
+    for row in rows:
+        try:
+            reports[row.learner] = load_report(report_path(out, row.learner))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise GraderError(f"cannot read the report of {row.learner!r} in {out / REPORTS}: {exc}") from None
+    return reports
+
+
+def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report]:
+    """Rewrite ``gradebook.csv`` (sorted), ``junit.xml`` and ``summary.md`` of ``out`` from
+    ``rows`` and their reports; those reports, by learner.
+
+    Raises:
+        GraderError: a report is missing or unreadable, or a file cannot be written.
+    """
+    from .._io import write_output
+    from ..reports import junit
+    from ..reports.summary_md import summary_markdown
+
+    rows = sorted(rows, key=lambda r: r.learner)
+    reports = _load_reports(out, rows)
+    write_gradebook(out / GRADEBOOK, rows)
+    write_output(junit.render_many([(r.learner, reports[r.learner]) for r in rows], audience=audience),
+                 str(out / JUNIT))
+    write_output(summary_markdown(rows, reports), str(out / SUMMARY))
+    write_class_view(out, rows, reports)
+    return reports
+
+
+def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
+    """Write the learners' feedback files ``feedback/<name>.txt`` (:func:`feedback_name`): each
+    learner's text report in the learner audience (hidden cases as counts only), to hand back,
+    and ``feedback/index.csv`` (learner, file); then ``summary.html``
+    (:func:`grader.reports.classview.render`).
+
+    The class view costs only itself: when it cannot be made (matplotlib, the ``instructor``
+    extra, is missing; or rendering or writing it raises anything), a stale ``summary.html`` is
+    removed and one ``grader: note: summary.html not written ...`` line goes to stderr; the
+    feedback files are written before it is tried.
+
+    Raises:
+        GraderError: a feedback file cannot be written.
+    """
+    from .._io import write_output
+    from ..reports import text
+    from ..reports.common import LEARNER, csv_cell, printable
+
+    index = [csv_line(("learner", "file"))]
+    for r in sorted(rows, key=lambda r: r.learner):
+        name = feedback_name(r.learner)
+        write_output(text.render(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / name))
+        index.append(csv_line((csv_cell(r.learner), name)))
+    write_output("".join(index), str(out / FEEDBACK / "index.csv"))
+
+    why = None
+    try:
+        from ..reports import classview
+        write_output(classview.render(rows, reports, reports_dir=REPORTS), str(out / SUMMARY_HTML))
+    except ImportError as exc:
+        why = f" ({exc.name or 'matplotlib'} is missing; pip install 'grader[instructor]')"
+    except Exception as exc:  # noqa: BLE001 - the charts must never cost the grades, reports or feedback
+        why = f": {type(exc).__name__}: {exc}"
+    if why is not None:
+        with contextlib.suppress(OSError):
+            (out / SUMMARY_HTML).unlink(missing_ok=True)  # an older run's page would say other grades
+        line = printable(f"grader: note: {SUMMARY_HTML} not written{why}", one_line=True)
+        sys.stderr.write((line if len(line) <= 500 else line[:497] + "...") + "\n")

@@ -1,0 +1,663 @@
+"""``grader grade``: every submission graded in a pool of check processes (:func:`cmd_grade`).
+
+Each submission is graded by its own ``python -I ... grader check FILE --format json --output
+DIR/reports/<name>.json ...`` process (:func:`grader_command`: isolated mode, so nothing is
+imported from the working directory), started in its own session and killed (its whole
+process group, and whatever it left behind) when it passes a hard wall-clock limit. A hostile
+or hung submission, or a grader crash on one submission, so costs only that submission's row:
+a check that dies or writes no report gets a row of kind ``crash`` and a placeholder report
+saying why, and the batch goes on. Rows are appended to the gradebook as they come, with a
+progress bar on a terminal or one line per submission elsewhere; the folder's other files are
+written at the end (:mod:`grader.batch.outputs`).
+
+``--resume`` keeps a learner's row only while their files give the digest their report records
+(``environment.submission_sha256``: :func:`grader.check.submission_digest` of the main file and
+the siblings taken along); a learner whose files changed, or whose report records none, is
+graded again; a folder graded with other settings is refused (:mod:`grader.batch.settings`).
+Each check runs in an empty folder of the batch's (:func:`grader.isolation.neutral_folder`),
+given absolute paths, and ``--shown`` the path as found.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import io
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Callable
+
+from .._args import add_check_options, int_at_least, parse_shard, positive_float
+from ..errors import EXIT_FAILED, EXIT_PASSED, GraderError
+from ..results import Failure
+from ..reports.summary_md import tally
+from .discovery import Submission, absolute_path, anchored, choose, enumerate_learners, in_shard
+from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Appender, Row, add_note,
+                        load_report, placeholder_report, read_gradebook, report_path, write_gradebook,
+                        write_report)
+from .outputs import write_outputs
+from .settings import SETTINGS, grade_settings, read_settings, settings_diff, settings_of_reports, write_settings
+
+
+HARD_TIMEOUT_MARGIN = 60.0  # seconds allowed on top of --total-timeout: start-up, reference, shrinking
+POLL_SECONDS = 0.05         # how often running checks are polled
+STDERR_TAIL = 4096          # bytes of a crashed check's stderr kept in its placeholder report
+PR_SET_PDEATHSIG = 1
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``grade`` subcommand to the CLI's subparsers ``sub``."""
+    grade = sub.add_parser(
+        "grade", help="grade a whole class in parallel: gradebook, reports, JUnit XML, summary",
+        description="Grade every submission under PATHS, each in its own process. Exit 0 when every "
+                    "submission passed, 1 when some failed, 2 when the grader could not run. Reports are "
+                    "for the instructor (every case shown) unless --audience learner.")
+    grade.add_argument("paths", nargs="+", metavar="PATH",
+                       help=".py files (one learner each) or folders (a learner's folder, or a folder of "
+                            "learners' files and folders)")
+    add_check_options(grade, audience="instructor",
+                      problem_help="problem id (default: the only problem known; a batch grades one problem)")
+    grade.add_argument("--jobs", type=int_at_least(1), default=None, metavar="N",
+                       help="submissions graded at once (default: the number of cores)")
+    grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
+    grade.add_argument("--resume", action="store_true",
+                       help="keep the rows already in DIR/gradebook.csv whose report is there and whose "
+                            "learner's files are still those it graded (a digest in the report), grade the rest "
+                            "(delete a report to grade that learner again)")
+    grade.add_argument("--shard", type=parse_shard, metavar="I/N",
+                       help="grade only shard I of N (by a hash of the learner id); join with grader merge")
+    grade.add_argument("--hard-timeout", type=positive_float, metavar="SECONDS",
+                       help="wall-clock limit of one submission's whole check, after which its processes "
+                            f"are killed and its row says crash (default: --total-timeout + {HARD_TIMEOUT_MARGIN:g})")
+
+
+def _refuse_links(out: Path) -> None:
+    """Refuse an output folder that is, or holds where the grader writes, a symbolic link or a
+    special file: a learner's folder named like ``--out`` in the class folder made root write
+    every report through links to where the learner chose (found by an attacker helper).
+
+    Raises:
+        GraderError: one of them is a link or not a regular file (or folder).
+    """
+    import stat
+    for path in (out, out / REPORTS, out / FEEDBACK, out / GRADEBOOK, out / SETTINGS, out / JUNIT, out / SUMMARY,
+                 out / SUMMARY_HTML):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise GraderError(f"cannot use --out {str(out)!r}: {path}: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(st.st_mode) or not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            raise GraderError(f"--out {str(out)!r}: {path} is a symbolic link or a special file; the grader "
+                              "writes no output through one: give another --out")
+
+
+def check_flags(args: argparse.Namespace, problem_id: str) -> list[str]:
+    """The ``grader check`` flags that carry the check options of parsed ``grade`` ``args``.
+
+    The options are read from :func:`grader._args.add_check_options` itself, so an option added
+    there is forwarded without a change here. Only values that differ from ``check``'s defaults
+    are written, and ``--problem`` is always ``problem_id``.
+    """
+    probe = argparse.ArgumentParser(add_help=False)
+    add_check_options(probe)
+    flags = ["--problem", problem_id]
+    for action in probe._actions:  # argparse has no public list of a parser's options
+        value = getattr(args, action.dest, action.default)
+        if action.dest == "problem" or not action.option_strings or value is None or value == action.default:
+            continue
+        flag = max(action.option_strings, key=len)
+        if action.nargs == 0:  # store_true and the like
+            flags.append(flag)
+        else:
+            for item in value if isinstance(value, list) else [value]:
+                flags += [flag, str(item)]
+    return flags
+
+
+#: run by ``python -I -c``: put the grader's own folder (argv[1]) on sys.path if isolated mode
+#: left it out (a checkout run with PYTHONPATH), then run the CLI on the remaining arguments
+_BOOT = ("import sys; root = sys.argv.pop(1); "
+         "root in sys.path or sys.path.insert(0, root); "
+         "from grader.cli import main; sys.exit(main())")
+
+
+def grader_command() -> list[str]:
+    """The argv prefix that runs this grader's CLI in a new interpreter, safely in any folder.
+
+    Python runs in isolated mode (``-I``): neither the working directory (where learners' files
+    may be, e.g. an ``argparse.py``) nor a script's folder is put on ``sys.path``, and
+    ``PYTHON*`` variables and the user's site-packages are ignored. The grader is imported from
+    the folder this process imported it from, so both run the same code.
+    """
+    root = str(Path(__file__).resolve().parents[2])  # the folder that holds grader/
+    return [sys.executable, "-I", "-c", _BOOT, root]
+
+
+#: environment variables naming a folder that a check reads; made absolute for the checks,
+#: which run in another working folder than the batch (``_Grader.start``)
+PATH_VARIABLES = ("GRADER_PROBLEMS_DIR", "GRADER_CACHE_DIR", "GRADER_JAX_CACHE", "XDG_CACHE_HOME")
+
+
+def check_environment(siblings: bool = True) -> dict[str, str]:
+    """The environment of a check process: this one's, with :data:`PATH_VARIABLES` made absolute,
+    and ``GRADER_SIBLINGS=0`` (``grader.check.SIBLINGS_ENV``) when ``siblings`` is false: a file
+    among other learners' files imports none of theirs."""
+    env = dict(os.environ)
+    for name in PATH_VARIABLES:
+        if env.get(name):
+            env[name] = absolute_path(env[name])
+    if not siblings:
+        env["GRADER_SIBLINGS"] = "0"
+    return env
+
+
+def _die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn`` that makes the check die (SIGKILL) if the batch process dies first."""
+    parent = os.getpid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        prctl = None
+
+    def preexec() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the batch died between fork and prctl
+            os._exit(1)
+
+    return preexec
+
+
+@dataclass
+class _Job:
+    sub: Submission
+    proc: subprocess.Popen[bytes]
+    started: float
+    deadline: float
+    stderr: IO[bytes]
+    killed: bool = False
+
+
+def _kill(job: _Job) -> None:
+    """SIGKILL the job's process group (its session) and reap it."""
+    try:
+        os.killpg(job.proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    job.proc.wait()
+
+
+def _stderr_tail(job: _Job) -> list[str]:
+    job.stderr.seek(0, os.SEEK_END)
+    size = job.stderr.tell()
+    job.stderr.seek(max(0, size - STDERR_TAIL))
+    text = job.stderr.read().decode("utf-8", errors="replace")
+    job.stderr.close()
+    return [line for line in text.splitlines() if line.strip()][-20:]
+
+
+class _Grader:
+    """Runs the checks of one batch, ``jobs`` at a time, and turns each into a row."""
+
+    def __init__(self, args: argparse.Namespace, problem: Any, out: Path, hard_timeout: float) -> None:
+        from ..isolation import neutral_folder
+
+        self.args, self.problem, self.out = args, problem, out
+        forwarded = argparse.Namespace(**vars(args))  # paths made absolute: checks run elsewhere
+        if getattr(forwarded, "problems_dir", None):
+            forwarded.problems_dir = absolute_path(forwarded.problems_dir)
+        if getattr(forwarded, "seed_secret", None):
+            forwarded.seed_secret = absolute_path(forwarded.seed_secret)
+        self.flags = check_flags(forwarded, problem.id)
+        self.hard_timeout = hard_timeout
+        self.preexec = _die_with_parent()
+        self.cwd = neutral_folder()
+
+    def start(self, sub: Submission) -> _Job:
+        """Start the check of ``sub`` (which has a file) in a neutral working folder (an empty
+        folder of the batch's: the batch's own may be the class folder, whose files a library
+        could read as configuration), given the file's absolute path and, with ``--shown``, the
+        path as it was found, which its report and row show."""
+        assert sub.path is not None
+        target = report_path(self.out, sub.learner)
+        target.unlink(missing_ok=True)  # a stale report must never stand in for this run's
+        shown = str(sub.path)
+        if shown.startswith("-"):
+            shown = os.path.join(".", shown)
+        argv = [*grader_command(), "check", anchored(sub), f"--shown={shown}", "--format", "json",
+                "--output", absolute_path(target), *self.flags]
+        err = tempfile.TemporaryFile()
+        now = time.monotonic()
+        # the file's real path must be the anchored one: no folder on the way swapped for a link
+        env = {**check_environment(sub.siblings), "GRADER_STRICT_PATHS": "1"}
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec, env=env)
+        return _Job(sub, proc, now, now + self.hard_timeout, err)
+
+    def finish(self, job: _Job) -> Row:
+        """The row of a job whose process has ended; writes a placeholder report if it wrote none."""
+        seconds = time.monotonic() - job.started
+        target = report_path(self.out, job.sub.learner)
+        tail = _stderr_tail(job)
+        code = job.proc.returncode
+        note = job.sub.note
+        if not job.killed and code in (0, 1):
+            try:
+                return Row.of_report(job.sub.learner, load_report(add_note(target, note)), seconds, note)
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        if job.killed:
+            why = f"was stopped at the hard limit of {self.hard_timeout:g} s"
+        elif code is not None and code < 0:
+            why = f"was killed by signal {signal.Signals(-code).name if -code in signal.valid_signals() else -code}"
+        elif code == 2:
+            why = "could not grade this submission (exit 2)"
+        else:
+            why = f"exited with code {code}"
+        last = next((line for line in reversed(tail) if line.startswith("grader:")), tail[-1] if tail else "")
+        message = f"the grader's check process {why} and wrote no report" + (f": {last}" if last else "")
+        failure = Failure("crash", message, hint="the rest of the class was graded; see details for the "
+                                                 "grader's stderr", details=tail)
+        report = placeholder_report(self.problem, job.sub.shown, failure, seconds)
+        if note:  # written here: no need to read it back to add the note (as for a check's report)
+            report.environment["discovery_note"] = note
+        write_report(target, report, self.args.audience)
+        return Row.of_report(job.sub.learner, report, seconds, note)
+
+    def no_file(self, sub: Submission) -> Row:
+        """The row (and report) of a learner's folder with no identifiable submission."""
+        failure = Failure("import", sub.note or "no submission found",
+                          hint=f"submit one .py file that defines {self.problem.function}")
+        report = placeholder_report(self.problem, sub.shown, failure, 0.0)
+        write_report(report_path(self.out, sub.learner), report, self.args.audience)
+        return Row.of_report(sub.learner, report, 0.0)
+
+    def fault(self, sub: Submission, exc: BaseException, seconds: float = 0.0) -> Row:
+        """The row (and placeholder report) of a learner whose check the grader could not start
+        or whose outcome it could not read (``exc``): that learner's row, never the batch.
+
+        Raises:
+            GraderError: not even the placeholder report can be written (the output folder is
+                broken: nobody's row could be).
+        """
+        from ..reports.common import printable
+        what = printable(f"{type(exc).__name__}: {exc}", one_line=True)[:500]
+        failure = Failure("crash", f"the grader could not check this submission ({what})",
+                          hint="the rest of the class was graded; grade this learner again "
+                               "(delete their report and run grader grade --resume)")
+        report = placeholder_report(self.problem, sub.shown, failure, seconds)
+        if sub.note:
+            report.environment["discovery_note"] = sub.note
+        write_report(report_path(self.out, sub.learner), report, self.args.audience)
+        return Row.of_report(sub.learner, report, seconds, sub.note)
+
+    def run(self, todo: list[Submission], jobs: int, emit: Callable[[Row], None],
+            keep: Callable[[Submission], bool] | None = None) -> None:
+        """Grade ``todo``, ``jobs`` at a time, calling ``emit`` with each row as soon as it is known;
+        a learner for whom ``keep`` (given their chosen file) says True is not graded (``--resume``:
+        their row stands).
+
+        A learner's file is chosen (:func:`choose`, within the discovery budget) when their turn
+        comes, so a learner's folder costs at most its budget before the next check starts. An
+        exception while choosing, starting a check or reading its outcome costs only that
+        learner's row (:meth:`fault`): the others are graded, and the batch's outputs written.
+        """
+        from ..runner import reap_orphans
+
+        pending = list(reversed(todo))
+        running: list[_Job] = []
+        try:
+            while pending or running:
+                while pending and len(running) < jobs:
+                    sub = pending.pop()
+                    try:
+                        sub = choose(sub, [self.problem.function])
+                        if keep is not None and keep(sub):
+                            continue
+                        if sub.path is None:
+                            emit(self.no_file(sub))
+                        else:
+                            running.append(self.start(sub))
+                    except GraderError:
+                        raise  # a report cannot be written: the output folder, not the learner
+                    except Exception as exc:  # noqa: BLE001 - one learner's row, never the batch
+                        emit(self.fault(sub, exc))
+                if not running:
+                    continue
+                time.sleep(POLL_SECONDS)
+                still = []
+                for job in running:
+                    if job.proc.poll() is None and time.monotonic() > job.deadline:
+                        job.killed = True
+                        _kill(job)
+                    if job.proc.returncode is None:
+                        still.append(job)
+                        continue
+                    # the check's own children (its submission process) are ours once it is gone
+                    reap_orphans(keep={j.proc.pid for j in running if j.proc.returncode is None})
+                    try:
+                        row = self.finish(job)
+                    except GraderError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - one learner's row, never the batch
+                        row = self.fault(job.sub, exc, time.monotonic() - job.started)
+                    emit(row)
+                running = still
+        finally:
+            for job in running:
+                _kill(job)
+                job.stderr.close()
+            reap_orphans()
+
+
+class _Progress:
+    """A tqdm bar on a terminal; otherwise one plain line per finished submission (CI logs)."""
+
+    def __init__(self, total: int, stream: IO[str] | None = None) -> None:
+        self.stream: IO[str] | None = stream or sys.stderr
+        self.total, self.done = total, 0
+        self.bar = None
+        if total and sys.stderr.isatty() and self.stream is sys.stderr:
+            from tqdm import tqdm
+            tqdm.monitor_interval = 0  # no monitor thread: the batch forks checks with a preexec_fn
+            self.bar = tqdm(total=total, unit="sub", file=self.stream, dynamic_ncols=True)
+
+    def row(self, row: Row) -> None:
+        from ..reports.common import points, printable
+        self.done += 1
+        verdict = "passed" if row.passed else "failed " + ",".join(row.kinds)
+        text = printable(f"{row.learner}: {verdict} {points(row.score)}/{points(row.max_score)} "
+                         f"in {row.seconds:.1f} s", one_line=True)
+        if self.bar is not None:
+            if row.message.startswith("could not be graded:"):  # the postfix is gone at the next row
+                self.bar.write(printable(f"{row.learner}: could not be graded (see its report)", one_line=True),
+                               file=sys.stderr)
+            self.bar.set_postfix_str(text[:60], refresh=False)
+            self.bar.update(1)
+        elif self.stream is not None:
+            try:
+                self.stream.write(f"[{self.done}/{self.total}] {text}\n")
+                self.stream.flush()
+            except OSError:  # a closed log pipe must not stop the grading
+                self.stream = None
+
+    def more(self, count: int = 1) -> None:
+        """``count`` more rows to come than the total said (a kept row graded again)."""
+        self.total += count
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _functions_defined(sub: Submission, names: frozenset[str]) -> set[str]:
+    """Which of ``names`` the learner's file defines (for choosing the problem by votes): the
+    file :func:`choose` picks within the discovery budget, read once more and parsed only if
+    one of the names occurs in it. A file that does not parse still names its functions (a
+    tolerant scan): its learner gets a failed row with the SyntaxError, not a batch that cannot
+    choose its problem."""
+    from ..check import functions_of, load_submission, names_in
+
+    sub = choose(sub, names)
+    if sub.path is None:
+        return set()
+    try:
+        loaded = load_submission(sub.path, parse_if=lambda source: names_in(source, names))
+    except GraderError:
+        return set()
+    return functions_of(loaded.tree, loaded.source) & names
+
+
+def _problem(args: argparse.Namespace) -> Any:
+    """The problem a batch grades: ``--problem``, the only one known, or the one whose function
+    most of the submissions under ``args.paths`` define (a class hands in one exercise). Each
+    learner's file is chosen within the discovery budget (:func:`choose`), files that name no
+    problem's function are not parsed, and the count stops once the learners left cannot
+    change who wins.
+
+    Raises:
+        GraderError: an unknown problem, no problem at all, bad paths, or submissions that name
+            no known problem's function or as many of one as of another (then ``--problem``).
+    """
+    from ..spec import available_problems, find_problem, load_all, load_problem
+
+    if args.problem:
+        return load_problem(find_problem(args.problem, args.problems_dir))
+    known = available_problems(args.problems_dir)
+    if len(known) == 1:
+        return load_problem(next(iter(known.values())))
+    if not known:
+        raise GraderError("no problem specs found; pass --problems-dir DIR")
+    problems = list(load_all(args.problems_dir)[0].values())  # a broken spec is not a candidate
+    if not problems:
+        raise GraderError(f"no problem spec loads ({', '.join(known)}); run grader problems to see why")
+    votes = {p.id: 0 for p in problems}
+    names = frozenset(p.function for p in problems)
+    learners = enumerate_learners(args.paths)
+    for i, sub in enumerate(learners):
+        defined = _functions_defined(sub, names)
+        for p in problems:
+            votes[p.id] += p.function in defined
+        # stop once the learners left cannot change the outcome (a class hands in one exercise)
+        top = sorted(votes.values(), reverse=True) + [0]
+        if top[0] > top[1] + (len(learners) - i - 1):
+            break
+    ranked = sorted(votes.items(), key=lambda kv: -kv[1])
+    if ranked[0][1] > 0 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+        return next(p for p in problems if p.id == ranked[0][0])
+    raise GraderError(f"several problems are known ({', '.join(known)}) and the submissions do not tell "
+                      "which one this class hands in; pass --problem ID")
+
+
+def cores() -> int:
+    """The number of cores this process may run on (the default ``--jobs``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Raised in the batch process by SIGTERM, so running checks are killed on the way out."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Interrupted()
+
+
+class _Unchanged:
+    """Whether a learner's kept row (``--resume``) still stands: the digest its report records of
+    the files it graded (``environment.submission_sha256``, :func:`grader.check.submission_digest`)
+    is that of the learner's files now. A report that records none (an older grader's, or a
+    placeholder of a check that could not run) does not stand either. Each learner graded again
+    is named on stderr with why."""
+
+    def __init__(self, out: Path, kept: dict[str, Row], take_siblings: bool) -> None:
+        self.out, self.kept, self.take_siblings = out, kept, take_siblings
+
+    def recorded(self, learner: str) -> str | None:
+        """The digest the learner's report records, or None."""
+        try:
+            value = load_report(report_path(self.out, learner)).environment.get("submission_sha256")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return value if isinstance(value, str) and value else None
+
+    def __call__(self, sub: Submission) -> bool:
+        from ..check import current_digest
+        from ..reports.common import printable
+
+        recorded = self.recorded(sub.learner)
+        if sub.path is None:  # no file to grade (now or then): its row is made again at once
+            return False
+        try:
+            now = current_digest(sub.path, self.take_siblings and sub.siblings)
+        except Exception:  # noqa: BLE001 - unreadable now: its check says why
+            now = None
+        if recorded is not None and now == recorded:
+            return True
+        why = ("its report records no digest of the files it graded" if recorded is None
+               else "the submission changed since it was graded")
+        sys.stderr.write(printable(f"grader: note: grading {sub.learner} again: {why}", one_line=True) + "\n")
+        return False
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    """``grader grade``: grade every submission under ``args.paths`` into ``args.out``.
+
+    Returns 0 when every row of the gradebook passed, 1 otherwise.
+
+    Raises:
+        GraderError: bad paths, an unknown problem, an output folder that already holds a
+            gradebook (without ``--resume``), ``--resume`` into a folder graded with other
+            settings (its :data:`SETTINGS`; nothing of the folder is changed), or files that
+            cannot be written.
+    """
+    from ..flags import seed_secret_of
+    from ..runner import harden_grader_process
+
+    # a bad secret (missing, empty, with --seed) is bad input: exit 2 before anyone is graded;
+    # each check reads it again (the file path is forwarded, made absolute; the variable is inherited)
+    secret, secret_source = seed_secret_of(args)
+    if args.seed_secret is not None:
+        args.seed_secret = os.path.abspath(args.seed_secret)
+    problem = _problem(args)
+    out = Path(args.out)
+    # names only: each learner's file is chosen at their turn; the output folder is no learner
+    subs = enumerate_learners(args.paths, exclude=[str(out)])
+    if args.shard:
+        subs = [s for s in subs if in_shard(s.learner, *args.shard)]
+    book = out / GRADEBOOK
+    if out.exists() and not out.is_dir():
+        raise GraderError(f"--out {args.out!r} is a file; give a folder")
+    _refuse_links(out)
+    if book.exists() and not args.resume:
+        raise GraderError(f"--out {args.out!r} already holds a gradebook; pass --resume to finish it, "
+                          "or give another --out")
+    hard = args.hard_timeout or args.total_timeout + HARD_TIMEOUT_MARGIN
+    settings = grade_settings(args, problem, secret is not None, hard)
+    # checked before anything is written: a refused resume leaves the folder as it was
+    old_rows = [row for row in read_gradebook(book) if report_path(out, row.learner).is_file()] \
+        if args.resume and book.exists() else []
+    if args.resume and out.is_dir():
+        recorded = read_settings(out)
+        unrecorded = recorded is None and bool(old_rows)
+        if unrecorded:  # written before the record: what its reports tell
+            recorded = settings_of_reports(out, old_rows, settings)
+        diff = settings_diff(recorded or {}, settings)
+        if diff:
+            raise GraderError(f"--out {args.out!r} was graded with other settings ({'; '.join(diff)}); resume "
+                              "with the same settings, or give another --out")
+        if unrecorded:
+            sys.stderr.write(f"grader: note: --out {args.out!r} has no {SETTINGS} (an older grader's run); its "
+                             "reports agree on the problem, grader version, seed and max-examples; its other "
+                             "settings are taken to be this run's\n")
+    try:
+        (out / REPORTS).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GraderError(f"cannot create --out {args.out!r}: {exc.strerror or exc}") from None
+    write_settings(out, settings)
+
+    kept: dict[str, Row] = {}
+    if args.resume and book.exists():
+        kept = {row.learner: row for row in old_rows}
+        write_gradebook(book, kept.values())  # drops torn lines and rows whose report is gone
+    todo = [s for s in subs if s.learner not in kept]
+    jobs = args.jobs or cores()
+    # a kept row stands only while the learner's files are the ones it graded: checked at their turn
+    unchanged = _Unchanged(out, kept, take_siblings=not getattr(args, "no_siblings", False)
+                           and os.environ.get("GRADER_SIBLINGS", "1") != "0")
+    sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} "
+                     f"with {jobs} job{'s' if jobs != 1 else ''} into {out}"
+                     + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "")
+                     + (f"; seeds derived from the secret ({secret_source})" if secret_source else "") + "\n")
+    harden_grader_process()  # adopt what a killed check leaves behind, so it can be reaped
+    rows = dict(kept)
+    appender = Appender(book)
+    progress = _Progress(len(todo))
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+
+    def emit(row: Row) -> None:
+        appender.append(row)
+        rows[row.learner] = row
+        progress.row(row)
+
+    def keep(sub: Submission) -> bool:
+        if sub.learner not in kept:
+            return False
+        if unchanged(sub):
+            return True
+        progress.more()  # graded again: one more row to come than the opening line said
+        return False
+
+    try:
+        _Grader(args, problem, out, hard).run(subs, jobs, emit, keep)  # kept learners: keep() decides
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        progress.close()
+        appender.close()
+    final = list(rows.values())
+    reports = write_outputs(out, final, args.audience)
+    print(f"graded {tally(final, reports)}; {book}")
+    return EXIT_PASSED if all(r.passed for r in final) else EXIT_FAILED
+
+
+class _GraderLinesOnly(io.TextIOBase):
+    """A stderr for ``grade -q``: whole lines that start with ``grader: `` (notes, warnings,
+    errors) go through to ``target``; progress lines and the opening line do not."""
+
+    def __init__(self, target: Any) -> None:
+        self.target, self.pending = target, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:  # no progress bar either
+        return False
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            if line.startswith("grader: ") and not line.startswith("grader: grading "):
+                self.target.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+
+def cmd_grade_for_terminal(args: argparse.Namespace, grade: Callable[[argparse.Namespace], int]) -> int:
+    """``grader grade`` with ``-q``/``-v``: ``grade`` (:func:`cmd_grade`) run with only
+    ``grader:`` lines on stderr for ``-q``, and followed for ``-v`` by each learner's verdict line and
+    failing cases (the text report's ``-q`` form of ``reports/<name>.json``), coloured on a TTY."""
+    from ..reports import text
+
+    if args.verbosity < 0:
+        with contextlib.redirect_stderr(_GraderLinesOnly(sys.stderr)):
+            return grade(args)
+    code = grade(args)
+    if args.verbosity > 0:
+        out = Path(args.out)
+        color, width = text.color_wanted(sys.stdout), text.terminal_width(sys.stdout)
+        for row in read_gradebook(out / GRADEBOOK):
+            report = load_report(report_path(out, row.learner))
+            sys.stdout.write(text.render(report, audience=args.audience, color=color, width=width,
+                                         verbosity=text.QUIET))
+        sys.stdout.flush()
+    return code
+
+
+HANDLERS = {"grade": cmd_grade}

@@ -1,0 +1,241 @@
+"""The HTML of :func:`grader.notebook_check.check`'s result in Jupyter (:func:`render_html`):
+verdict, score, the failing cases with kind, message, hint and worst element, and for a
+tolerance failure a heat map of ``|got - expected|`` over the output, the element worst for its
+allowance framed (:func:`heat_map_png`).
+
+It renders a ``--format json`` report (a dict), like the other reporters here render a
+:class:`grader.results.Report`. The picture is drawn from what the JSON report holds: the
+values of cases with at most 64 elements per array (``compare.SMALL``), and the worst
+element's error and allowance. The report has no per-element allowance, so the map shows the
+error, and its caption how many elements exceed their allowance; a larger case (the real-size
+one) is drawn from the coarse error/allowance grid of its tolerance failure
+(``Failure.data.grid``, :func:`grader.compare.error_grid`).
+
+Matplotlib is optional (``pip install 'grader[notebook]'``); without it the HTML has no picture.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import Any
+
+
+#: failure kinds of the run rather than the values (``grader.results.RUN_KINDS``)
+RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
+#: failing cases shown in the HTML, as in the text report
+MAX_CASES = 5
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def heat_map_png(case: dict[str, Any]) -> str | None:
+    """A base64 PNG of where a failing case's output is off, or None (no values nor grid, a
+    scalar output, or matplotlib missing).
+
+    A small case (its values are in the report when every array has 64 elements or fewer):
+    ``|got - expected|`` per element, the worst element framed. A larger one: the coarse grid of
+    its tolerance failure (``failure.data.grid``, :func:`grader.compare.error_grid`), the largest
+    ``|got - expected| / allowed`` per block of the output (leading axes as rows), on a log
+    colour scale, the block holding the worst element framed. The case name is drawn without
+    mathtext."""
+    values = case.get("values") or {}
+    failure = case.get("failure") or {}
+    grid = (failure.get("data") or {}).get("grid")
+    if ("got" not in values or "expected" not in values) and not isinstance(grid, dict):
+        return None
+    try:
+        import numpy as np
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from matplotlib.figure import Figure
+    except ImportError:
+        return None
+    if "got" in values and "expected" in values:
+        return _heat_map_of_values(case, np, Figure)
+    return _heat_map_of_grid(case, grid, np, Figure)
+
+
+def _png_of(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _heat_map_of_values(case: dict[str, Any], np: Any, Figure: Any) -> str | None:
+    values, failure = case["values"], case.get("failure") or {}
+    got = np.asarray(values["got"], dtype=float)
+    want = np.asarray(values["expected"], dtype=float)
+    if got.shape != want.shape or got.ndim == 0 or got.size == 0:
+        return None
+    err = np.abs(got - want)
+    grid = err.reshape(-1, err.shape[-1])
+    fig = Figure(figsize=(min(max(3.5, 1.5 + 0.4 * grid.shape[1]), 7.0),
+                          min(max(2.2, 1.2 + 0.4 * grid.shape[0]), 5.0)), dpi=90)
+    ax = fig.subplots()
+    im = ax.imshow(grid, cmap="Reds", aspect="auto", interpolation="nearest", vmin=0)
+    fig.colorbar(im, ax=ax, label="|got - expected|")
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    worst = (failure.get("data") or {}).get("worst_index")
+    if isinstance(worst, list) and len(worst) == got.ndim:
+        flat = int(np.ravel_multi_index(tuple(worst[:-1]), got.shape[:-1])) if got.ndim > 1 else 0
+        from matplotlib.patches import Rectangle
+        ax.add_patch(Rectangle((worst[-1] - 0.5, flat - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
+    ax.set_xlabel("index on the last axis")
+    ax.set_ylabel("row" if got.ndim > 1 else "")
+    ax.set_title(f"{case.get('name')}: output {tuple(got.shape)}; framed: worst for its tolerance", fontsize=9,
+                 parse_math=False)
+    return _png_of(fig)
+
+
+def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figure: Any) -> str | None:
+    try:
+        rows, cols = (int(v) for v in grid["shape"])
+        ratio = np.array([[float(v) for v in str(line).split()] for line in grid["max_ratio"]], dtype=float)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if ratio.ndim != 2 or ratio.size == 0 or rows <= 0 or cols <= 0:
+        return None
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+
+    finite = ratio[np.isfinite(ratio) & (ratio > 0)]
+    top = max(float(finite.max()) if finite.size else 1.0, 10.0)
+    low = min(float(finite.min()) if finite.size else 0.1, 0.1)
+    shown = np.where(np.isfinite(ratio), np.clip(ratio, low, None), top * 10)  # no allowance: off the scale
+    fig = Figure(figsize=(6.5, 4.2), dpi=90)
+    ax = fig.subplots()
+    # block i covers rows i * rows // nr up to (i + 1) * rows // nr: draw the blocks at their extents
+    nr, nc = ratio.shape
+    y = [i * rows // nr for i in range(nr + 1)]
+    x = [j * cols // nc for j in range(nc + 1)]
+    mesh = ax.pcolormesh(x, y, shown, cmap="Reds", norm=LogNorm(vmin=low, vmax=top * 10))
+    ax.set_xlim(0, cols)
+    ax.set_ylim(rows, 0)
+    fig.colorbar(mesh, ax=ax, label="largest |got - expected| / allowed in the block")
+    worst = grid.get("worst")  # [row, column] of the worst element, leading axes flattened
+    if isinstance(worst, list) and len(worst) == 2:
+        i = next((k for k in range(nr) if y[k] <= worst[0] < y[k + 1]), None)
+        j = next((k for k in range(nc) if x[k] <= worst[1] < x[k + 1]), None)
+        if i is not None and j is not None:
+            ax.add_patch(Rectangle((x[j], y[i]), x[j + 1] - x[j], y[i + 1] - y[i], fill=False, edgecolor="black",
+                                   linewidth=2))
+    ax.set_xlabel("index on the last axis")
+    ax.set_ylabel("row (leading axes flattened)")
+    ax.set_title(f"{case.get('name')}: output {rows} x {cols} in {nr} x {nc} blocks; framed: the worst",
+                 fontsize=8, parse_math=False)
+    return _png_of(fig)
+
+
+def _worst(failure: dict[str, Any]) -> str:
+    return next((d for d in failure.get("details") or [] if d.startswith(("worst at", "first at"))), "")
+
+
+def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str:
+    """The HTML of a JSON report: verdict and score, the failure pattern, up to
+    :data:`MAX_CASES` failing cases (kind, message, hint, worst element, the traceback of an
+    error, a heat map for a tolerance failure: per element for a small case, per block of the
+    output for a large one), and folded away the full text report and
+    the ``source`` that was graded (tracebacks' line numbers are its lines). Every value is
+    escaped."""
+    passed = bool(report.get("passed"))
+    counts = report.get("counts") or {}
+    colour = "#1a7f37" if passed else "#cf222e"
+    verdict = "PASS" if passed else "FAIL"
+    out = [f'<div class="grader-report" style="font-family:sans-serif;line-height:1.4">',
+           f'<div style="font-size:1.2em"><b style="color:{colour}">{verdict}</b> {_e(report.get("problem"))}: '
+           f'score {report.get("score", 0):g} / {report.get("max_score", 0):g}'
+           + (f' ({counts.get("passed", 0)} of {counts.get("total", 0)} cases passed)' if counts else "")
+           + "</div>"]
+    env = report.get("environment") or {}
+    out.append(f'<div style="color:#57606a">{_e(env.get("framework"))} submission, graded in '
+               f'{_e(", ".join(env.get("dtypes") or []))}; sandbox {_e(env.get("sandbox"))}</div>')
+    if f := report.get("failure"):
+        out.append(f'<p><b>{_e(f.get("kind"))}</b>: {_e(f.get("message"))}</p>')
+        if f.get("hint"):
+            out.append(f"<p>hint: {_e(f['hint'])}</p>")
+        if f.get("details"):
+            out.append(f'<pre style="font-size:0.85em">{_e(chr(10).join(f["details"])[-3000:])}</pre>')
+    if report.get("summary"):
+        out.append("<p><b>What failed</b> (by kind, dtype and rank):</p><ul>")
+        for entry in report["summary"]:
+            out.append(f"<li>{_e(entry.get('text'))}")
+            hints = entry.get("hints") or ([entry["hint"]] if entry.get("hint") else [])
+            out += [f"<br>hint ({h.get('count')} of {h.get('of')} cases): {_e(h.get('text'))}" for h in hints]
+            out.append("</li>")
+        out.append("</ul>")
+    failing = [c for c in report.get("cases") or [] if c.get("status") not in ("passed", "skipped")
+               and c.get("visibility") != "hidden" and c.get("failure")]
+    failing.sort(key=lambda c: (not c.get("shrunk"), sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values())))
+    hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
+    distinct: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in failing:  # one entry per case and kind; one per message for errors of the run
+        f = c["failure"]
+        key = f.get("message", "") if f.get("kind") in RUN_KINDS else c["name"].split("[")[0].removeprefix("shrunk:")
+        distinct.setdefault((key, f["kind"]), c)
+    if distinct:
+        out.append(f"<p><b>Failing cases</b> (smallest first; {min(len(distinct), MAX_CASES)} of {len(distinct)}):</p>")
+    for c in list(distinct.values())[:MAX_CASES]:
+        f = c["failure"]
+        shapes = ", ".join(f"{k} {tuple(v.get('shape', []))} {v.get('dtype')}" for k, v in (c.get("inputs") or {}).items())
+        out.append('<div style="border-left:3px solid #cf222e;padding-left:8px;margin:6px 0">')
+        out.append(f"<code>{_e(c['name'])}</code> ({_e(c.get('group'))}): {_e(shapes)}<br>")
+        out.append(f"<b>{_e(f.get('kind'))}</b>: {_e(f.get('message'))}<br>")
+        if worst := _worst(f):
+            out.append(f"{_e(worst)}<br>")
+        if hint := f.get("hint") or hints.get(c["name"].removeprefix("shrunk:")):
+            out.append(f"<b>hint</b>: {_e(hint)}<br>")
+        if f.get("kind") in RUN_KINDS and f.get("details"):
+            tail = "\n".join("\n".join(f["details"]).rstrip().splitlines()[-15:])
+            out.append(f'<pre style="font-size:0.85em">{_e(tail)}</pre>')
+        out.append("</div>")
+    # one picture: where the error is, for the tolerance failure with the most output values
+    # shown; else, for the largest one, its coarse grid (failure.data.grid)
+    tolerance_failures = [c for c in failing if c["failure"].get("kind") == "tolerance"]
+    pictured = [c for c in tolerance_failures if (c.get("values") or {}).get("got")]
+    pictured.sort(key=lambda c: -_numel(list(_shape_of(c["values"]["got"]))))
+    gridded = [c for c in tolerance_failures if isinstance((c["failure"].get("data") or {}).get("grid"), dict)]
+    gridded.sort(key=lambda c: -_numel(c["failure"]["data"]["grid"].get("shape") or []))
+    for c in (pictured or gridded)[:1]:
+        if png := heat_map_png(c):
+            data = c["failure"].get("data") or {}
+            over = (f'{data["mismatched"]} of {data["total"]} elements exceed their allowance; '
+                    if "mismatched" in data and "total" in data else "")
+            what = ("|got - expected| per element; the allowance at the framed worst one: "
+                    + (_worst(c["failure"]).partition(", allowed ")[2] or "see above")) if pictured else \
+                "the largest |got - expected| / allowed per block of the output; over 1 is outside the tolerance"
+            out.append(f'<p>Where the output is off, in {_e(c["name"])} ({_e(over)}{_e(what)}):<br>'
+                       f'<img alt="error per output element of {_e(c["name"])}" src="data:image/png;base64,{png}"></p>')
+    hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden"]
+    if hidden:
+        ok = sum(c.get("status") == "passed" for c in hidden)
+        out.append(f"<p>hidden cases: {ok} of {len(hidden)} passed</p>")
+    if text:
+        out.append(f'<details><summary>full report</summary><pre style="font-size:0.85em">{_e(text)}</pre></details>')
+    if source:
+        numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), start=1))
+        out.append(f'<details><summary>the source that was graded</summary><pre style="font-size:0.85em">'
+                   f'{_e(numbered)}</pre></details>')
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    shape = []
+    while isinstance(value, list):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n

@@ -78,7 +78,7 @@ class Failure:
         """
         if not data:
             return None
-        return cls(kind=data["kind"], message=data["message"], hint=data.get("hint"),
+        return cls(kind=data["kind"], message=data.get("message", ""), hint=data.get("hint"),
                    details=list(data.get("details") or []), data=dict(data.get("data") or {}))
 
 

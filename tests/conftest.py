@@ -67,13 +67,13 @@ def check_like_cli(*args: str) -> tuple[int, dict]:
     JAX, about 2-3 s of CPU) per check; the CLI's own contracts are tested through a process in
     test_cli.py and test_corpus_verdicts.py's default runs.
     """
-    from grader import cli
+    from grader import cli, flags
     from grader.check import check_submission
     from grader.reports import json_report
     from grader.spec import find_problem, load_problem
 
     parsed = cli.build_parser().parse_args(["check", *args])
     problem = load_problem(find_problem(parsed.problem, parsed.problems_dir))
-    opts = cli.options_from_args(parsed)
+    opts = flags.options_from_args(parsed)
     report = check_submission(parsed.submission, problem, opts)
     return (0 if report.passed else 1), json.loads(json_report.render(report, audience=parsed.audience))

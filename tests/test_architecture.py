@@ -36,8 +36,8 @@ LAYERS: list[tuple[str, ...]] = [
     # rendering a report
     ("grader.reports", "grader.reports.*"),
     # commands built on a check
-    ("grader._args", "grader._io", "grader.batch", "grader.batch.*", "grader.validate", "grader.notebook_check",
-     "grader.export"),
+    ("grader._args", "grader._io", "grader.flags", "grader.commands", "grader.batch", "grader.batch.*",
+     "grader.validate", "grader.notebook_check", "grader.export"),
     # the command line and the package facade
     ("grader.cli", "grader.__main__", "grader"),
 ]

@@ -34,7 +34,7 @@ import pytest
 from tests.conftest import check_like_cli
 
 from grader.reports import text as text_report
-from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+from grader.results import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -94,18 +94,7 @@ def graded() -> dict[str, Future]:
 
 def report_from_json(data: dict) -> Report:
     """A :class:`grader.results.Report` rebuilt from its ``to_json`` form."""
-    def failure(f):
-        if not f:
-            return None
-        return Failure(f["kind"], f["message"], f.get("hint"), list(f.get("details") or []), dict(f.get("data") or {}))
-    cases = [CaseResult(c["name"], c["group"], c["status"], c["dtype"], c["rank"],
-                        {k: ArrayInfo(tuple(v["shape"]), v["dtype"]) for k, v in c["inputs"].items()},
-                        c["visibility"], failure(c["failure"]), c["seconds"], c["values"], c["replay"], c["shrunk"])
-             for c in data["cases"]]
-    groups = [GroupScore(**g) for g in data["groups"]]
-    return Report(data["problem"], data["title"], data["submission"], data["passed"], data["score"],
-                  data["max_score"], failure(data["failure"]), cases, groups, data["summary"],
-                  data["environment"], data["output"], data["seconds"])
+    return Report.from_json(data)
 
 
 def explanation(text: str) -> str:

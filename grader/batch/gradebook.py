@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 from .._io import csv_line
 from ..errors import GraderError
-from ..results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+from ..results import Failure, GroupScore, Report
 
 
 GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"
@@ -181,23 +181,6 @@ def report_path(out: Path, learner: str) -> Path:
     return out / REPORTS / report_name(learner)
 
 
-def _failure(data: dict[str, Any] | None) -> Failure | None:
-    if not data:
-        return None
-    return Failure(data["kind"], data.get("message", ""), data.get("hint"), list(data.get("details") or []),
-                   dict(data.get("data") or {}))
-
-
-def could_not_be_graded(report: Report) -> bool:
-    """Whether nothing of ``report`` could be graded: it has a whole-submission failure
-    (``report.failure``: the import failed, the check timed out or crashed before any case ran,
-    or the check process died: :func:`placeholder_report`). The test of the gradebook message's
-    ``could not be graded: ...`` (``grader.reports.view.feedback_line``) and of the counts in the
-    run's tally line, summary.md and summary.html. A submission that crashed in its cases was
-    graded (it failed them)."""
-    return report.failure is not None
-
-
 def report_from_json(data: dict[str, Any]) -> Report:
     """The :class:`Report` of a ``--format json`` report (either audience; redacted hidden
     cases come back with the fields they kept).
@@ -205,20 +188,7 @@ def report_from_json(data: dict[str, Any]) -> Report:
     Raises:
         KeyError, TypeError, ValueError: ``data`` is not a report.
     """
-    cases = [CaseResult(name=c["name"], group=c["group"], status=c["status"], dtype=c.get("dtype", ""),
-                        rank=int(c.get("rank", 0)),
-                        inputs={k: ArrayInfo(tuple(v["shape"]), v["dtype"])
-                                for k, v in (c.get("inputs") or {}).items()},
-                        visibility=c.get("visibility", "visible"), failure=_failure(c.get("failure")),
-                        seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
-                        shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"))
-             for c in data["cases"]]
-    groups = [GroupScore(g["group"], float(g["points"]), float(g["earned"]), int(g["passed"]), int(g["total"]),
-                         g.get("visibility", "visible")) for g in data["groups"]]
-    return Report(data["problem"], data["title"], data["submission"], bool(data["passed"]), float(data["score"]),
-                  float(data["max_score"]), _failure(data.get("failure")), cases, groups,
-                  list(data.get("summary") or []), dict(data.get("environment") or {}),
-                  dict(data.get("output") or {}), float(data.get("seconds", 0.0)))
+    return Report.from_json(data)
 
 
 def load_report(path: Path) -> Report:
@@ -239,10 +209,13 @@ def placeholder_report(problem: Any, submission: str, failure: Failure, seconds:
     Its groups are the problem's, each with 0 points earned, so scores still add up.
     """
     from ..version import __version__
-    groups = [GroupScore(name, g.points, 0.0, 0, 0, g.visibility) for name, g in problem.groups.items()]
-    return Report(problem.id, problem.title, submission, False, 0.0, problem.max_score, failure, [], groups, [],
-                  {"grader": __version__, "graded_by": "grader grade"},
-                  {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}, seconds)
+    groups = [GroupScore(group=name, points=g.points, earned=0.0, passed=0, total=0, visibility=g.visibility)
+              for name, g in problem.groups.items()]
+    return Report(problem=problem.id, title=problem.title, submission=submission, passed=False, score=0.0,
+                  max_score=problem.max_score, failure=failure, cases=[], groups=groups, summary=[],
+                  environment={"grader": __version__, "graded_by": "grader grade"},
+                  output={"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False},
+                  seconds=seconds)
 
 
 def write_report(path: Path, report: Report, audience: str) -> None:

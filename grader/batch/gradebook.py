@@ -181,6 +181,16 @@ def report_path(out: Path, learner: str) -> Path:
     return out / REPORTS / report_name(learner)
 
 
+def could_not_be_graded(report: Report) -> bool:
+    """Whether nothing of ``report`` could be graded: it has a whole-submission failure
+    (``report.failure``: the import failed, the check timed out or crashed before any case ran,
+    or the check process died: :func:`placeholder_report`). The test of the gradebook message's
+    ``could not be graded: ...`` (``grader.reports.view.feedback_line``) and of the counts in the
+    run's tally line, summary.md and summary.html. A submission that crashed in its cases was
+    graded (it failed them)."""
+    return report.failure is not None
+
+
 def report_from_json(data: dict[str, Any]) -> Report:
     """The :class:`Report` of a ``--format json`` report (either audience; redacted hidden
     cases come back with the fields they kept).

@@ -77,3 +77,45 @@ def check_like_cli(*args: str) -> tuple[int, dict]:
     opts = flags.options_from_args(parsed)
     report = check_submission(parsed.submission, problem, opts)
     return (0 if report.passed else 1), json.loads(json_report.render(report, audience=parsed.audience))
+
+
+def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] | None:
+    """``grader check PATH ARGS --format json`` with the function run in this process: the CLI's
+    parser and options and the same plan, judge and report (``grader.grading.grade``), but
+    ``grader.run.inprocess.InProcessExecutor`` instead of the sandboxed child. For the verdicts
+    of trusted files (the project's own corpus of plain NumPy functions): what the child adds
+    (isolation, limits, the framework's conversion) is tested by the subprocess tests.
+
+    Returns None when the file cannot be imported here or lacks the function (the caller grades
+    it through the child instead, as such a file's failure is the child's to report). The
+    report's ``environment.sandbox`` is ``"none"``.
+    """
+    import importlib.util
+
+    from grader import cli, flags
+    from grader.grading import grade
+    from grader.plan import make_plan
+    from grader.reports import json_report
+    from grader.run.inprocess import InProcessExecutor
+    from grader.spec import find_problem, load_problem
+
+    parsed = cli.build_parser().parse_args(["check", str(path), *args])
+    problem = load_problem(find_problem(parsed.problem, parsed.problems_dir))
+    spec = importlib.util.spec_from_file_location(f"corpus_{abs(hash(str(path)))}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001 - graded through the child instead
+        return None
+    fn = getattr(module, problem.function, None)
+    if not callable(fn):
+        return None
+    plan = make_plan(parsed.submission, problem, flags.options_from_args(parsed), lambda request: ("none", None))
+    try:
+        report = grade(plan, InProcessExecutor(fn))
+    finally:
+        if plan.expected is not None:
+            plan.expected.close()
+    if plan.expected is not None:
+        plan.expected.store(plan.cache_key)
+    return (0 if report.passed else 1), json.loads(json_report.render(report, audience=parsed.audience))

@@ -1,10 +1,10 @@
 """grader: grade numeric coding exercises (NumPy, JAX and PyTorch submissions) against a reference.
 
-The pipeline is spec -> cases -> run (sandboxed) -> compare -> report:
-``grader.spec`` loads a problem, ``grader.cases`` makes the test cases, ``grader.runner`` runs the
-submission in its own limited process, ``grader.compare`` judges each output, and
-``grader.reports`` renders the :class:`grader.results.Report`. The module ``grader.check`` ties
-them together.
+The pipeline flows one way (docs/architecture.md): ``grader.submission`` loads the file,
+``grader.plan`` decides the cases and their reference values (``grader.spec``, ``grader.cases``),
+``grader.run`` runs the submission in its own limited process, ``grader.grading`` judges each
+outcome (``grader.compare``) and builds the :class:`grader.results.Report`, which
+``grader.reports`` renders. ``grader.check.check_submission`` ties them together.
 
 In a notebook, ``from grader import check; check(fn)`` grades a function just defined
 (:func:`grader.notebook_check.check`). ``grader.check`` is one object whatever was imported

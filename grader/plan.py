@@ -67,7 +67,7 @@ class References:
         """The expected value of case ``i``, waiting for it if it is being computed.
 
         Raises:
-            GraderError: the reference failed on that case (``grading.expected_for``).
+            GraderError: the reference failed on that case (``expected.expected_for``).
         """
         if self._ready is not None:
             return self._ready[i]
@@ -81,7 +81,7 @@ class References:
 
     def store(self, key: str) -> None:
         """Write the computed values to the case cache under ``key`` (when :meth:`complete`)."""
-        if key and self._pool is not None and self.complete():
+        if key and not self.cached and self._pool is not None and self.complete():
             cache.store_cases(key, [(c, f.result().ref, f.result().scale) for c, f in zip(self.cases, self._futures)])
 
     def close(self) -> None:

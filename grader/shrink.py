@@ -11,7 +11,9 @@ hypothesis version.
 
 Verdicts are cached by input bytes. Each search stops after :data:`SHRINK_BUDGET` CPU seconds
 (this thread's and the submission's calls', so a loaded machine finds the same example, only
-later) or at the run's ``--total-timeout`` deadline, whichever comes first: from then on unseen inputs count
+later; a call whose CPU time is unknown, such as a crash, counts its wall-clock time), at a
+wall-clock ceiling of 45 s (calls that block or crash use little CPU), or at the run's
+``--total-timeout`` deadline, whichever comes first: from then on unseen inputs count
 as passing, which ends the shrink with the best example so far (hypothesis replays the final
 example, which is cached, so the result stays consistent). Timeouts and crashes are not shrunk.
 
@@ -34,6 +36,7 @@ from .results import ArrayInfo, CaseResult
 MAX_SHRINKS = 2
 SHRINK_BUDGET = 8.0  # CPU seconds per search (the grader's thread and the submission's calls): not wall-clock
 # time, so that what a search finds does not depend on how busy the machine is
+WALL_FACTOR, WALL_MARGIN = 5.0, 5.0   # and a wall-clock ceiling of 5 x 8 + 5 = 45 s per search (Limits.backstop's shape)
 SEARCH_EXAMPLES = 200  # examples hypothesis may draw per search (the time budget usually ends it first)
 SHRINKABLE = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "exception")
 
@@ -112,9 +115,14 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
         i = dtypes.index(dt)
         best: dict[str, Any] = {}
         t0, c0 = time.monotonic(), time.thread_time()
-        calls_cpu = [0.0]   # CPU seconds the submission's calls used (its own process's, as measured)
+        calls_cpu = [0.0]   # what the submission's calls cost (their CPU seconds, as measured)
         if deadline is not None and deadline - t0 < 0.5:
             break  # the run's time is up: the graded cases are all reported already
+        # a ceiling on the wall clock too, shaped like a call's backstop: calls that crash (and
+        # restart the process) or block use little CPU, and must not keep a search going
+        wall_end = t0 + WALL_FACTOR * SHRINK_BUDGET + WALL_MARGIN
+        if deadline is not None:
+            wall_end = min(wall_end, deadline)
 
         def spent() -> float:
             """CPU seconds of this search: this thread's (hypothesis, the reference) and the calls'."""
@@ -124,11 +132,13 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
             key = _key(case)
             if key not in verdicts:
                 left = SHRINK_BUDGET - spent()
-                if left <= 0 or (deadline is not None and time.monotonic() >= deadline):
+                if left <= 0 or time.monotonic() >= wall_end:
                     return False
                 exp = expected_for(problem, case)
                 outcome = executor.call(case, timeout=min(call_timeout, left))
-                calls_cpu[0] += outcome.cpu_seconds or 0.0
+                # a call whose CPU time is unknown (a crash, an executor that does not measure it)
+                # costs its wall-clock seconds
+                calls_cpu[0] += outcome.cpu_seconds if outcome.cpu_seconds is not None else outcome.seconds
                 verdict = judge(case, outcome, exp)
                 failure = verdict.failure
                 verdicts[key] = failure.kind if failure else None

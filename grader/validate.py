@@ -288,7 +288,7 @@ def _evaluate(problem: Any, entry: _Entry) -> None:
 
 
 def expected_values(problem: Any, plan: _Plan) -> None:
-    """The reference on every case, as ``grader check`` computes it (``grading.expected_for``: a case
+    """The reference on every case, as ``grader check`` computes it (``expected.expected_for``: a case
     that must raise is checked to raise), stored in the case cache for each framework that has
     no entry yet: the mistakes' checks then read it instead of each computing it again.
 

@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+# one BLAS thread in the test processes, as in the submission's child (runner.child_environment):
+# a verdict judged in process (grade_function_in_process) then sums in the same order as there
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # One cache folder for the whole session (never the user's ~/.cache): cases, expected values

@@ -95,3 +95,36 @@ def test_what_the_search_finds_fails_the_same_way_and_is_no_larger():
     original = next(c for c in cases if found.name == f"shrunk:{c.name}")
     assert sum(np.prod(i.shape) for i in found.inputs.values()) <= original.size * len(original.inputs)
     assert "--replay" in found.replay
+
+
+def test_calls_that_crash_or_block_cannot_keep_a_search_going(monkeypatch):
+    """A submission that fails tolerance on the graded case but crashes on other inputs (little
+    CPU per call, a restart each time) ends its search at the budget, not after SEARCH_EXAMPLES
+    calls: a call whose CPU time is unknown counts its wall-clock seconds, and a wall-clock
+    ceiling bounds calls that block. On a virtual clock (time passes only in the calls)."""
+    cases, results = failing_generated()
+    clock = _Clock()
+    clock.thread_time = lambda: 0.0        # the grader's thread uses no CPU here: only the calls cost
+    monkeypatch.setattr(shrink, "time", clock)
+
+    class Crashes(Offset):
+        def call(self, case, timeout=None):
+            self.calls.append(clock.now)
+            clock.now += 1.0
+            return CallOutcome("crash", message="killed by SIGSEGV", seconds=1.0)
+
+    sub = Crashes()
+    shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",))
+    # two searches at most (MAX_SHRINKS), each ending once 8 s of calls are spent
+    assert 0 < len(sub.calls) <= 2 * (shrink.SHRINK_BUDGET + 1), len(sub.calls)
+
+    class Blocks(Offset):
+        def call(self, case, timeout=None):
+            self.calls.append(clock.now)
+            clock.now += 10.0                      # waits 10 s of wall clock, using no CPU
+            return CallOutcome("timeout", message="blocked", limit="wall", seconds=10.0, cpu_seconds=0.0)
+
+    sub = Blocks()
+    shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",))
+    ceiling = shrink.WALL_FACTOR * shrink.SHRINK_BUDGET + shrink.WALL_MARGIN
+    assert 0 < len(sub.calls) <= 2 * (ceiling / 10 + 1), len(sub.calls)

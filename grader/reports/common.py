@@ -105,9 +105,6 @@ def check_audience(audience: str) -> str:
     return audience
 
 
-#: said in place of a replay command that would need the secret seed (as ``grader.check`` says)
-
-
 def _names_seed(replay: str) -> bool:
     try:
         return "--seed" in shlex.split(replay)

@@ -160,10 +160,17 @@ def test_the_judge_is_the_one_judge_of_shrink_and_check(tmp_path):
     assert "shrunk" not in {g.group for g in report.groups}
 
 
+@pytest.fixture(scope="module")
+def doubled(tmp_path_factory):
+    """One failing report (every logit doubled), shared by the format tests."""
+    report, _ = graded(tmp_path_factory.mktemp("doubled"), lambda h, e: h @ e.T * np.asarray(2, dtype=h.dtype))
+    return report
+
+
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 @pytest.mark.parametrize("audience", ["learner", "instructor"])
-def test_every_format_renders_a_failing_report_and_round_trips_through_json(tmp_path, fmt, audience):
-    report, _ = graded(tmp_path, lambda h, e: h @ e.T * np.asarray(2, dtype=h.dtype))
+def test_every_format_renders_a_failing_report_and_round_trips_through_json(doubled, fmt, audience):
+    report = doubled
     again = Report.from_json(json.loads(json.dumps(report.to_json())))
     assert again.to_json() == report.to_json()
     text = reporter(fmt).render(again, audience=audience)

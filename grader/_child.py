@@ -69,6 +69,21 @@ def _digest(arr) -> str:
     return hashlib.blake2b(arr.tobytes(), digest_size=16).hexdigest()
 
 
+def _layout(arg) -> tuple:
+    """What of an argument can change in place besides its values: shape, strides and dtype, read
+    from the object the submission was given (a NumPy array, or a torch tensor whose ``t_()`` or
+    ``resize_`` changes the tensor but not the NumPy array it shares memory with)."""
+    try:
+        strides = getattr(arg, "strides", None)
+        if strides is None and callable(getattr(arg, "stride", None)):
+            strides = arg.stride()
+        shape = getattr(arg, "shape", None)
+        return (tuple(shape) if shape is not None else None, tuple(strides) if strides is not None else None,
+                str(getattr(arg, "dtype", "")))
+    except Exception:  # noqa: BLE001 - a layout that cannot be read is compared as it reads
+        return (None, None, "")
+
+
 # -- confinement ------------------------------------------------------------------------------------
 class SandboxError(Exception):
     """A confinement step that the tier requires could not be applied."""
@@ -895,6 +910,7 @@ def main() -> int:
         names = header.get("order") or list(arrays)
         before = {k: _digest(v) for k, v in arrays.items()}
         args = [fw.to_framework(arrays[k]) for k in names]
+        shapes = {k: (_layout(arrays[k]), _layout(a)) for k, a in zip(names, args)}
         reply = {"seq": seq, "token": token}
         out = {}
         t0 = time.perf_counter()
@@ -903,7 +919,10 @@ def main() -> int:
             fw.sync(result)
             seconds = time.perf_counter() - t0
             reply["seconds"] = seconds
-            reply["mutated"] = [k for k, v in arrays.items() if _digest(v) != before[k]]
+            # values (bytes), and the shape, strides and dtype of the array and of the argument
+            # given (``hidden.shape = (-1, d)`` and ``E.t_()`` change those, not the bytes)
+            reply["mutated"] = [k for k, v in arrays.items() if _digest(v) != before[k]
+                                or (k in shapes and shapes[k] != (_layout(v), _layout(args[names.index(k)])))]
             own, result_type = None, type(result).__name__
             if not isinstance(result, (np.ndarray, np.generic)):
                 try:  # the framework's own array (jax.Array, torch.Tensor) as a NumPy array

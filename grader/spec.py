@@ -408,13 +408,14 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             m = _DOMAIN.match(p["domain"])
             assert m is not None  # the schema's pattern
             bounds: list[Any] = []
-            for text, shift in ((m.group(1), 0), (m.group(2), -1 if m.group(3) == ")" else 0)):
-                if re.fullmatch(r"-?[0-9]+", text):
-                    bounds.append(int(text) + shift)
-                elif text in symbols and text != LEAD:
-                    bounds.append((text, shift))
+            # (the bound is not called ``text``: that is the spec's source, which fail() reads for lines)
+            for bound, shift in ((m.group(1), 0), (m.group(2), -1 if m.group(3) == ")" else 0)):
+                if re.fullmatch(r"-?[0-9]+", bound):
+                    bounds.append(int(bound) + shift)
+                elif bound in symbols and bound != LEAD:
+                    bounds.append((bound, shift))
                 else:
-                    raise fail(where + ["domain"], f"bound {text!r} is neither an integer nor a size symbol "
+                    raise fail(where + ["domain"], f"bound {bound!r} is neither an integer nor a size symbol "
                                                    f"({', '.join(sorted(symbols - {LEAD}))})")
             domain = (bounds[0], bounds[1])
         params_list.append(Parameter(p["name"], p.get("role", ""), tuple(p["shape"]), dtype, domain))

@@ -153,3 +153,21 @@ def test_a_missing_reference_names_every_place_looked(tmp_path):
     assert "no reference solution tied_lm_head.py" in message
     assert str(pdir.resolve() / "reference" / "tied_lm_head.py") in message
     assert str(tmp_path.resolve() / "reference" / "tied_lm_head.py") in message
+
+
+def test_a_spec_with_a_domain_names_the_line_of_a_later_error(tmp_path):
+    """The domain's bounds were parsed into a variable that shadowed the spec's text, so every
+    error found after them (a case's unknown group here) named line 1."""
+    (tmp_path / "problems").mkdir()
+    shutil.copytree(ROOT / "reference", tmp_path / "reference")
+    text = (PROBLEMS / "embedding_lookup.yaml").read_text()
+    assert 'domain: "[0, vocab_size)"' in text
+    first_group = next(line for line in text.splitlines() if line.strip().startswith("group:")
+                       and text.index(line) > text.index("cases:"))
+    path = tmp_path / "problems" / "embedding_lookup.yaml"
+    path.write_text(text.replace(first_group, first_group.split("group:")[0] + "group: nosuchgroup", 1))
+    with pytest.raises(SpecError) as info:
+        load_problem(path)
+    err = info.value
+    assert "unknown group 'nosuchgroup'" in str(err)
+    assert "nosuchgroup" in path.read_text().splitlines()[err.line - 1], err.line

@@ -13,6 +13,7 @@ seed secret's helpers) are re-exported from the modules that now hold them.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .options import (SEED_LABEL, SEED_SECRET_ENV, SIBLINGS_ENV, CheckOptions, Limits,  # noqa: F401 - re-exported
                       derive_seed, read_seed_secret)
@@ -25,6 +26,9 @@ from .submission import (DIGEST_LABEL, MAX_SUBMISSION_BYTES, LoadedSubmission, P
                          current_digest, defined_functions, detect_framework, function_line, functions_of,
                          load_submission, names_in, parse_python, read_submission, scanned_functions,
                          siblings_of, submission_digest)
+
+if TYPE_CHECKING:
+    from .run import Executor
 
 
 def check_submission(submission: str | Path, problem: Problem, opts: CheckOptions | None = None) -> Report:
@@ -46,7 +50,21 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         return grade(plan, None)
     executor = SubprocessExecutor(plan.loaded, plan.siblings, problem.function, plan.framework, plan.options,
                                   plan.tier, plan.wrap, plan.shown, plan.deadline)
-    assert plan.expected is not None
+    return grade_plan(plan, executor)
+
+
+def grade_plan(plan: Plan, executor: "Executor") -> Report:
+    """Grade ``plan`` with ``executor`` (``grading.grade``), computing the reference values the
+    case cache lacks meanwhile, and store them in the cache when all were computed: not for a
+    replay, named cases (``--case``) or a secret seed, whose case sets are not the cache's.
+
+    Raises:
+        GraderError: the reference solution failed on a case.
+    """
+    from .grading import grade
+
+    if plan.expected is None:   # nothing can run (plan.cannot_run): no reference values
+        return grade(plan, executor)
     plan.expected.start()
     try:
         report = grade(plan, executor)

@@ -75,13 +75,14 @@ class References:
         return self._futures[i].result()
 
     def complete(self) -> bool:
-        """Whether every value was computed here, without error (a set the cache can keep)."""
-        return (self._pool is not None and bool(self._futures) or not self.cases) and self._ready is None and all(
-            f.done() and not f.cancelled() and f.exception() is None for f in self._futures)
+        """Whether every value was computed here (not read from the cache), without error: a set
+        the cache can keep."""
+        return self._pool is not None and all(f.done() and not f.cancelled() and f.exception() is None
+                                              for f in self._futures)
 
     def store(self, key: str) -> None:
         """Write the computed values to the case cache under ``key`` (when :meth:`complete`)."""
-        if key and not self.cached and self._pool is not None and self.complete():
+        if key and self.complete():
             cache.store_cases(key, [(c, f.result().ref, f.result().scale) for c, f in zip(self.cases, self._futures)])
 
     def close(self) -> None:

@@ -72,16 +72,39 @@ def check_like_cli(*args: str) -> tuple[int, dict]:
     JAX, about 2-3 s of CPU) per check; the CLI's own contracts are tested through a process in
     test_cli.py and test_corpus_verdicts.py's default runs.
     """
-    from grader import cli, flags
     from grader.check import check_submission
-    from grader.reports import json_report
+
+    parsed, problem, opts = _as_cli_parses("check", *args)
+    return _as_cli_reports(check_submission(parsed.submission, problem, opts), parsed)
+
+
+def _as_cli_parses(*argv: str):
+    """``argv`` parsed by the CLI's own parser: the namespace, the problem and the CheckOptions."""
+    from grader import cli, flags
     from grader.spec import find_problem, load_problem
 
-    parsed = cli.build_parser().parse_args(["check", *args])
-    problem = load_problem(find_problem(parsed.problem, parsed.problems_dir))
-    opts = flags.options_from_args(parsed)
-    report = check_submission(parsed.submission, problem, opts)
+    parsed = cli.build_parser().parse_args(list(argv))
+    return parsed, load_problem(find_problem(parsed.problem, parsed.problems_dir)), flags.options_from_args(parsed)
+
+
+def _as_cli_reports(report, parsed) -> tuple[int, dict]:
+    """The exit code ``grader check`` gives for ``report`` and the report as ``--format json`` writes it."""
+    from grader.reports import json_report
+
     return (0 if report.passed else 1), json.loads(json_report.render(report, audience=parsed.audience))
+
+
+#: kinds only the sandboxed child can give (a limit, a death, an import): files expected to fail
+#: so are graded there, never in process
+CHILD_KINDS = frozenset({"timeout", "crash", "memory", "import"})
+
+
+def judged_in_process(path: str | Path, kinds) -> bool:
+    """Whether a corpus file's verdict may be tested in process (:func:`grade_function_in_process`):
+    a plain NumPy function (no JAX, no torch: the child converts those) whose expected failure
+    ``kinds`` are the judge's, not the child's."""
+    text = Path(path).read_text()
+    return "jax" not in text and "torch" not in text and not set(kinds) & CHILD_KINDS
 
 
 def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] | None:
@@ -97,15 +120,11 @@ def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] 
     """
     import importlib.util
 
-    from grader import cli, flags
-    from grader.grading import grade
+    from grader.check import grade_plan
     from grader.plan import make_plan
-    from grader.reports import json_report
     from grader.run.inprocess import InProcessExecutor
-    from grader.spec import find_problem, load_problem
 
-    parsed = cli.build_parser().parse_args(["check", str(path), *args])
-    problem = load_problem(find_problem(parsed.problem, parsed.problems_dir))
+    parsed, problem, opts = _as_cli_parses("check", str(path), *args)
     spec = importlib.util.spec_from_file_location(f"corpus_{abs(hash(str(path)))}", path)
     module = importlib.util.module_from_spec(spec)
     try:
@@ -115,12 +134,5 @@ def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] 
     fn = getattr(module, problem.function, None)
     if not callable(fn):
         return None
-    plan = make_plan(parsed.submission, problem, flags.options_from_args(parsed), lambda request: ("none", None))
-    try:
-        report = grade(plan, InProcessExecutor(fn))
-    finally:
-        if plan.expected is not None:
-            plan.expected.close()
-    if plan.expected is not None:
-        plan.expected.store(plan.cache_key)
-    return (0 if report.passed else 1), json.loads(json_report.render(report, audience=parsed.audience))
+    plan = make_plan(parsed.submission, problem, opts, lambda request: ("none", None))
+    return _as_cli_reports(grade_plan(plan, InProcessExecutor(fn)), parsed)

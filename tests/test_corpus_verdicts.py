@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import check_like_cli, grade_function_in_process
+from tests.conftest import check_like_cli, grade_function_in_process, judged_in_process
 
 from grader.reports import text as text_report
 from grader.results import Report
@@ -54,19 +54,13 @@ WORKERS = max(2, min(4, os.cpu_count() or 2))  # one grading per core (3 on 2 co
 CALL_TIMEOUT = {"timeout": ["--timeout", "3"]}  # an endless loop needs only a short wait to be caught
 
 
-#: kinds only the sandboxed child can give (a limit, a death, an import): such files run there
-CHILD_KINDS = {"timeout", "crash", "memory", "import"}
 #: graded through the child whatever they are: the text-equals-CLI test reads this file's report
 THROUGH_THE_CHILD = {"wrong/w04_constant_bias.py"}
 
 
 def in_process(rel: str) -> bool:
-    """Whether the file's verdict is tested in process (``grade_function_in_process``): a plain
-    NumPy function (no JAX, no torch: the child converts those) whose expected kinds are the
-    judge's, not the child's."""
-    text = (CORPUS / rel).read_text()
-    return (rel not in THROUGH_THE_CHILD and "jax" not in text and "torch" not in text
-            and not set(EXPECTED[rel].get("kinds", [])) & CHILD_KINDS)
+    """Whether the file's verdict is tested in process (``conftest.judged_in_process``)."""
+    return rel not in THROUGH_THE_CHILD and judged_in_process(CORPUS / rel, EXPECTED[rel].get("kinds", []))
 
 
 @dataclass

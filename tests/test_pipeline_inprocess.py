@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from grader import grading
+from grader.check import grade_plan
 from grader.options import CheckOptions
 from grader.plan import make_plan
 from grader.reports import FORMATS, reporter
@@ -40,14 +41,8 @@ def plan_for(tmp_path: Path, source: str = "import numpy as np\n\ndef tied_lm_he
 
 
 def graded(tmp_path: Path, fn, **options) -> tuple[Report, InProcessExecutor]:
-    plan = plan_for(tmp_path, **options)
     executor = InProcessExecutor(fn)
-    try:
-        report = grading.grade(plan, executor)
-    finally:
-        plan.expected.close()
-    plan.expected.store(plan.cache_key)   # as check_submission does: the next test reads them
-    return report, executor
+    return grade_plan(plan_for(tmp_path, **options), executor), executor   # the values cached for the next test
 
 
 def test_a_right_function_passes_every_case_and_scores_full_marks(tmp_path):

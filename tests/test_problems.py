@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import check_like_cli, grade_function_in_process
+from tests.conftest import check_like_cli, grade_function_in_process, judged_in_process
 
 from grader import reference, tolerance
 from grader.cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
@@ -251,9 +251,9 @@ def _grade_corpus(problem_id: str) -> list[str]:
     def one(item):
         rel, want = item
         path = corpus / rel
-        plain = "jax" not in path.read_text() and not set(want["kinds"]) & {"timeout", "crash", "memory", "import"}
         # a plain NumPy function's verdict in process (the judge's work); the rest through the child
-        graded = grade_function_in_process(str(path), "--problem", problem_id, "--no-shrink") if plain else None
+        graded = (grade_function_in_process(str(path), "--problem", problem_id, "--no-shrink")
+                  if judged_in_process(path, want["kinds"]) else None)
         code, report = graded or check_like_cli(str(path), "--problem", problem_id, "--no-shrink")
         kinds = {c["failure"]["kind"] for c in report["cases"] if c.get("failure")}
         if report.get("failure"):

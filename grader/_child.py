@@ -908,22 +908,29 @@ def main() -> int:
                 return 0
             continue
         names = header.get("order") or list(arrays)
+        keywords = set(header.get("keywords") or ())
+        scalars = set(header.get("scalars") or ())
         before = {k: _digest(v) for k, v in arrays.items()}
-        args = [fw.to_framework(arrays[k]) for k in names]
-        shapes = {k: (_layout(arrays[k]), _layout(a)) for k, a in zip(names, args)}
+        # scalar parameters as Python values (int, float, bool); arrays in the framework's type
+        given = {k: (arrays[k].item() if k in scalars else fw.to_framework(arrays[k])) for k in names}
+        args = [given[k] for k in names if k not in keywords]
+        kwargs = {k: given[k] for k in names if k in keywords}
+        shapes = {k: (_layout(arrays[k]), _layout(given[k])) for k in names if k not in scalars}
         reply = {"seq": seq, "token": token}
         out = {}
         t0 = time.perf_counter()
         try:
-            result = fn(*args)
+            result = fn(*args, **kwargs)
             fw.sync(result)
             seconds = time.perf_counter() - t0
             reply["seconds"] = seconds
             # values (bytes), and the shape, strides and dtype of the array and of the argument
             # given (``hidden.shape = (-1, d)`` and ``E.t_()`` change those, not the bytes)
             reply["mutated"] = [k for k, v in arrays.items() if _digest(v) != before[k]
-                                or (k in shapes and shapes[k] != (_layout(v), _layout(args[names.index(k)])))]
+                                or (k in shapes and shapes[k] != (_layout(v), _layout(given[k])))]
             own, result_type = None, type(result).__name__
+            if type(result) in (bool, int, float):   # a Python number: the grader decides if it may be one
+                result = np.asarray(result)
             if not isinstance(result, (np.ndarray, np.generic)):
                 try:  # the framework's own array (jax.Array, torch.Tensor) as a NumPy array
                     own = fw.to_numpy(result)

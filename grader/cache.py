@@ -44,7 +44,7 @@ from .cases import Case
 from .dtypes import dtype_of
 from .spec import Problem, problem_digest
 
-FORMAT = 2   # 2: a case keeps its "raises" (format 1 dropped it and the check patched it back)
+FORMAT = 3   # 2: a case keeps its "raises" (format 1 dropped it and the check patched it back); 3: its call layout
 JAX_ENTRY_BYTES = 16 << 20       # largest JAX cache entry taken back from a submission's process
 JAX_EXPORT_BYTES = 64 << 20      # most bytes taken back from one process
 JAX_STORE_FILES = 4096           # most entries kept for one source
@@ -231,7 +231,8 @@ def load_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | N
                 sizes = {k: tuple(v) if isinstance(v, list) else v for k, v in m["sizes"].items()}
                 case = Case(name=m["name"], group=m["group"], dtype=m["dtype"], inputs=inputs, sizes=sizes,
                             compare=m["compare"], expected_literal=literal, origin=m["origin"],
-                            visibility=m["visibility"], raises=tuple(m.get("raises", ())))
+                            visibility=m["visibility"], raises=tuple(m.get("raises", ())),
+                            keywords=tuple(m.get("keywords", ())), scalars=tuple(m.get("scalars", ())))
                 out.append((case, ref, scale))
             return out
     except (OSError, KeyError, ValueError, TypeError):
@@ -258,7 +259,7 @@ def store_cases(key: str, items: list[tuple[Case, np.ndarray, np.ndarray | None]
                      "inputs": list(case.inputs), "input_dtypes": {k: v.dtype.name for k, v in case.inputs.items()},
                      "sizes": {k: list(v) if isinstance(v, tuple) else v for k, v in case.sizes.items()},
                      "compare": case.compare, "origin": case.origin, "visibility": case.visibility,
-                     "raises": list(case.raises),
+                     "raises": list(case.raises), "keywords": list(case.keywords), "scalars": list(case.scalars),
                      "has_scale": scale is not None, "has_literal": case.expected_literal is not None})
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     try:

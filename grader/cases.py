@@ -33,7 +33,7 @@ never changes the verdict or the points.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -62,6 +62,10 @@ class Case:
         visibility: ``"visible"`` or ``"hidden"``.
         raises: the exception type names of which the call must raise one (a case that must
             raise); empty for a case whose output is compared.
+        keywords: the inputs passed by keyword (optional parameters, as the spec says); the
+            others are passed by position in the order of ``inputs`` (the spec's order).
+        scalars: the inputs that are scalar parameters: held as 0-d arrays (int64, float64,
+            bool), passed to the function as Python values (``.item()``).
     """
 
     name: str
@@ -75,16 +79,23 @@ class Case:
     visibility: str = "visible"
     meta: dict[str, Any] = field(default_factory=dict)
     raises: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    scalars: tuple[str, ...] = ()
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """The inputs passed by position, in call order (the others by keyword)."""
+        return tuple(k for k in self.inputs if k not in self.keywords)
 
     @property
     def rank(self) -> int:
-        """Number of axes of the first parameter (for grouping failures by rank)."""
-        return int(next(iter(self.inputs.values())).ndim)
+        """Number of axes of the first array input (for grouping failures by rank); 0 without one."""
+        return next((int(a.ndim) for k, a in self.inputs.items() if k not in self.scalars), 0)
 
     @property
     def size(self) -> int:
-        """Largest element count of any input."""
-        return max(int(a.size) for a in self.inputs.values())
+        """Largest element count of any input (1 without inputs)."""
+        return max((int(a.size) for a in self.inputs.values()), default=1)
 
 
 class Stream:
@@ -201,6 +212,8 @@ def fill_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
         out = stream.uniform(lo, hi, shape)
         if fill.get("random_sign"):
             out = out * stream.signs(shape)
+        if fill.get("neg_inf"):
+            out = _plant_neg_inf(stream, out, float(fill["neg_inf"]))
         return out
     if kind == "integers":
         return stream.integers(int(fill.get("low", 0)), int(fill.get("high", 2)) - 1, shape).astype(np.float64)
@@ -210,9 +223,25 @@ def fill_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
     mean = stream.uniform(mlo, mhi, lead)
     scale = stream.uniform(slo, shi, lead)
     out = mean + scale * stream.normal(shape)
+    if fill.get("neg_inf"):
+        out = _plant_neg_inf(stream, out, float(fill["neg_inf"]))
     if fill.get("asymmetric") and len(shape) == 2 and shape[0] == shape[1] and shape[0] > 1:
         out[0, 1] = out[1, 0] + 1.0  # never symmetric, whatever the draw
     return out
+
+
+def _plant_neg_inf(stream: Stream, values: np.ndarray, p: float) -> np.ndarray:
+    """``values`` with each entry -inf with chance ``p``, one random entry of every row (last
+    axis) kept finite (a softmax row with a finite logit, a score row with a finite score)."""
+    if values.size == 0:
+        return values
+    shape = values.shape
+    rows = values.reshape(-1, shape[-1] if shape else 1).copy()
+    hit = stream.unit(rows.shape) < p
+    keep = stream.integers(0, rows.shape[1] - 1, (rows.shape[0],))
+    hit[np.arange(rows.shape[0]), keep] = False
+    rows[hit] = -np.inf
+    return rows.reshape(shape)
 
 
 def _f32(x: float) -> float:
@@ -247,7 +276,10 @@ def mask_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
     ``prefix`` (True for a random number 0..L of leading entries: padding at the end),
     ``random`` (each entry True with chance ``p``, default 0.5; made from 53-bit uniforms
     compared with ``p``), ``mixed`` (row i takes the (i mod 5)-th of none, one, all, prefix,
-    random, so that every structure appears once there are 5 rows or more). Exact and
+    random, so that every structure appears once there are 5 rows or more), ``nonempty``
+    (random rows, and one random entry set where a row came out empty), ``causal`` (row q of
+    the second-to-last axis, of Tq, is True up to position q + Tk - Tq: a query sees itself and
+    what comes before it, aligned to the end when Tk > Tq). Exact and
     library-version independent (:class:`Stream` only).
     """
     shape = tuple(int(s) for s in shape)
@@ -267,6 +299,14 @@ def mask_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
             out[i, :stream.integer(0, length)] = True
         elif kind == "random":
             out[i, :] = stream.unit((length,)) < p
+        elif kind == "nonempty":
+            out[i, :] = stream.unit((length,)) < p
+            if not out[i].any():
+                out[i, stream.integer(0, length - 1)] = True
+        elif kind == "causal":
+            q_len = shape[-2] if len(shape) >= 2 else 1
+            q = i % q_len
+            out[i, :max(0, q + length - q_len) + 1] = True
     return out.reshape(shape)
 
 
@@ -345,27 +385,94 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
         ValueError: a literal input does not fit its parameter's dtype (e.g. 1.5 for int32).
     """
     out: list[Case] = []
-    for spec in problem.cases:
+    for number, spec in enumerate(problem.cases):
         group = problem.groups[spec["group"]]
         for index, dt in enumerate(dtypes):
             if "dtypes" in spec and dt not in spec["dtypes"]:
                 continue
             name = f"{spec['name']}[{dt}]"
             kinds = {p.name: concrete_dtype(problem, spec, p, dt, index) for p in problem.parameters}
+            arrays = [p for p in problem.parameters if p.scalar is None]
+            given = set(spec.get("inputs", {})) | set(spec.get("fill", {})) | set(spec.get("shapes", {})) \
+                | set(spec.get("args", {})) | set(spec.get("pass", ()))
+            present = [p for p in problem.parameters
+                       if (not p.optional or p.name in given) and p.name not in spec.get("omit", ())]
             if "inputs" in spec:
-                inputs = {p.name: as_dtype(spec["inputs"][p.name], kinds[p.name]) for p in problem.parameters}
+                inputs = {p.name: as_dtype(spec["inputs"][p.name], kinds[p.name]) for p in present
+                          if p.scalar is None and p.name in spec["inputs"]}
                 sizes = _sizes_from_inputs(problem, inputs)
+                stream = Stream(seed, "fixed", spec["name"], dt)
+                for p in present:
+                    if p.scalar is None and p.name not in inputs:  # an optional array the literal leaves out
+                        inputs[p.name] = param_array(stream, p, resolve_shape(p, sizes), None, kinds[p.name], sizes)
             else:
                 sizes = {k: (tuple(v) if isinstance(v, list) else int(v)) for k, v in spec["sizes"].items()}
                 sizes.setdefault(LEAD, ())
                 stream = Stream(seed, "fixed", spec["name"], dt)
                 inputs = {}
-                for p in problem.parameters:
-                    inputs[p.name] = param_array(stream, p, resolve_shape(p, sizes), spec.get("fill", {}).get(p.name),
-                                                 kinds[p.name], sizes)
+                for p in arrays:
+                    if p not in present:
+                        continue
+                    shaped = replace(p, shape=tuple(spec["shapes"][p.name])) if p.name in spec.get("shapes", {}) else p
+                    inputs[p.name] = param_array(stream, p, resolve_shape(shaped, sizes),
+                                                 spec.get("fill", {}).get(p.name), kinds[p.name], sizes)
+            inputs = _with_scalars(problem, inputs, present, spec.get("args", {}), sizes,
+                                   Stream(seed, "args", spec["name"], dt), number)
             literal = np.asarray(spec["expected"], dtype=np.float64) if "expected" in spec else None
             out.append(Case(name, spec["group"], dt, inputs, sizes, spec.get("compare", "tolerance"),
-                            literal, "fixed", group.visibility, raises=tuple(spec.get("raises", ()))))
+                            literal, "fixed", group.visibility, raises=tuple(spec.get("raises", ())),
+                            **call_layout(problem, inputs)))
+    return out
+
+
+def call_layout(problem: Problem, inputs: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """How a case with ``inputs`` calls the function: ``{"keywords": ..., "scalars": ...}``
+    (:class:`Case`). An optional parameter is passed by keyword when the spec says ``passed:
+    keyword`` (the default) or when an optional parameter before it is left out."""
+    keywords: list[str] = []
+    gap = False
+    for p in problem.parameters:
+        if p.name not in inputs:
+            gap = True
+        elif p.optional and (p.passed == "keyword" or gap):
+            keywords.append(p.name)
+    return {"keywords": tuple(keywords),
+            "scalars": tuple(p.name for p in problem.parameters if p.scalar is not None and p.name in inputs)}
+
+
+def scalar_value(stream: Stream, param: Parameter, sizes: dict[str, Any], ndims: dict[str, int],
+                 index: int) -> np.ndarray:
+    """A scalar parameter's value in one case, as a 0-d array (int64, float64 or bool).
+
+    ``values`` are taken in turn (the ``index``-th, cycled); else an int is drawn uniformly
+    from its domain (bounds resolved in ``sizes`` and the arrays' ``ndims``); else the default.
+
+    Raises:
+        ValueError: the domain is empty in this case.
+    """
+    dtype = param.dtype_for("float64", index)
+    if param.values:
+        value = param.values[index % len(param.values)]
+    elif param.domain is not None:
+        lo, hi = param.bounds(sizes, ndims)  # type: ignore[misc]
+        value = stream.integer(lo, hi)
+    else:
+        value = param.default
+    return np.asarray(value, dtype=dtype_of(dtype))
+
+
+def _with_scalars(problem: Problem, inputs: dict[str, np.ndarray], present: list[Parameter],
+                  given: dict[str, Any], sizes: dict[str, Any], stream: Stream, index: int) -> dict[str, np.ndarray]:
+    """``inputs`` with the present scalar parameters added (given ones as given, the others by
+    :func:`scalar_value`), every input in the parameters' order."""
+    ndims = {k: int(v.ndim) for k, v in inputs.items()}
+    out: dict[str, np.ndarray] = {}
+    for p in problem.parameters:
+        if p.scalar is not None and p in present:
+            out[p.name] = (np.asarray(given[p.name], dtype=dtype_of(p.dtype_for("float64", 0))) if p.name in given
+                           else scalar_value(stream, p, sizes, ndims, index))
+        elif p.name in inputs:
+            out[p.name] = inputs[p.name]
     return out
 
 
@@ -382,6 +489,9 @@ def _check_shapes(problem: Problem, inputs: dict[str, np.ndarray]) -> None:
 
     seen: dict[Any, tuple[Any, str]] = {}
     for p in problem.parameters:
+        if p.name not in inputs or p.scalar is not None or (p.optional and inputs[p.name].ndim != len(p.shape)
+                                                             and LEAD not in p.shape):
+            continue  # left out, a scalar, or an optional array given in a broadcastable shape
         shape = inputs[p.name].shape
         fixed = len(p.shape) - (1 if LEAD in p.shape else 0)
         if len(shape) < fixed or (LEAD not in p.shape and len(shape) != fixed):
@@ -403,6 +513,8 @@ def _check_shapes(problem: Problem, inputs: dict[str, np.ndarray]) -> None:
 def _sizes_from_inputs(problem: Problem, inputs: dict[str, np.ndarray]) -> dict[str, Any]:
     sizes: dict[str, Any] = {}
     for p in problem.parameters:
+        if p.name not in inputs or p.scalar is not None or (p.optional and sizes):
+            continue  # an optional array (a mask) may broadcast: the required ones set the sizes
         shape = inputs[p.name].shape
         n_lead = len(shape) - (len(p.shape) - (1 if LEAD in p.shape else 0))
         i = 0
@@ -509,6 +621,8 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
             sizes[sym] = data(st.integers(lo, hi))
         inputs = {}
         for p in problem.parameters:
+            if p.scalar is not None:
+                continue
             shape = resolve_shape(p, sizes)
             if p.kind != "float":  # integers in the domain, masks: made by a stream hypothesis seeds
                 inputs[p.name] = param_array(Stream(data(st.integers(0, 2**32 - 1))), p, shape, values.get(p.name),
@@ -526,8 +640,11 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
                 z = data(hnp.arrays(np.float64, shape, elements=z_elems))
                 arr = mean + scale * z
             inputs[p.name] = _cast(arr, dtype)
+        present = [p for p in problem.parameters if p.scalar is None or not p.optional]
+        inputs = _with_scalars(problem, inputs, present, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
         group = problem.groups[gen["group"]]
-        return Case("", gen["group"], dtype, inputs, sizes, "tolerance", None, "generated", group.visibility)
+        return Case("", gen["group"], dtype, inputs, sizes, "tolerance", None, "generated", group.visibility,
+                    **call_layout(problem, inputs))
 
     return draw()
 
@@ -550,11 +667,15 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
         for j in range(n):
             stream = Stream(seed, "generated", dt, j)
             sizes = dict(pool[j % len(pool)]) if pool else draw_sizes(stream, gen)
+            optional = gen.get("optional", "alternate")
+            present = [p for p in problem.parameters
+                       if not p.optional or optional == "always" or (optional == "alternate" and j % 2 == 1)]
             inputs = {p.name: param_array(stream, p, resolve_shape(p, sizes), values.get(p.name),
                                           p.dtype_for(dt, j), sizes)
-                      for p in problem.parameters}
+                      for p in present if p.scalar is None}
+            inputs = _with_scalars(problem, inputs, present, {}, sizes, Stream(seed, "args", "generated", dt, j), j)
             out.append(Case(f"gen{len(out):03d}[{dt}]", gen["group"], dt, inputs, sizes, "tolerance", None,
-                            "generated", group.visibility))
+                            "generated", group.visibility, **call_layout(problem, inputs)))
     return out
 
 
@@ -586,14 +707,17 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     if not isinstance(dt, str):
         raise ValueError("the replay case needs a 'dtype'")
     dtype_of(dt)
-    missing = [p.name for p in problem.parameters if p.name not in literal]
+    missing = [p.name for p in problem.parameters if p.name not in literal and not p.optional]
     if missing:
         raise ValueError(f"the replay case lacks {', '.join(missing)}")
     given = literal.get("dtypes") or {}
     if not isinstance(given, dict):
         raise ValueError("'dtypes' must map parameter names to dtype names, e.g. {\"token_ids\": \"int64\"}")
-    inputs = {p.name: as_dtype(literal[p.name], str(given.get(p.name) or p.dtype_for(dt, 0)), flush=False)
-              for p in problem.parameters}
+    inputs = {p.name: as_dtype(literal[p.name], str((given.get(p.name) if p.scalar is None else None)
+                                                    or p.dtype_for(dt, 0)), flush=False)
+              for p in problem.parameters if p.name in literal}
+    for name in [k for k, v in inputs.items() if problem.parameter[k].scalar is not None and v.ndim]:
+        raise ValueError(f"{name} is a scalar parameter: give it a single number")
     shapes = literal.get("shapes") or {}
     if not isinstance(shapes, dict):
         raise ValueError("'shapes' must map parameter names to shapes, e.g. {\"hidden\": [0, 4]}")
@@ -622,7 +746,7 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     if compare not in ("tolerance", "exact"):
         raise ValueError("'compare' must be \"tolerance\" or \"exact\"")
     return Case(f"replay[{dt}]", group, dt, inputs, _sizes_from_inputs(problem, inputs), compare,
-                None, "replay", "visible", raises=tuple(raises))
+                None, "replay", "visible", raises=tuple(raises), **call_layout(problem, inputs))
 
 
 def case_literal(case: Case) -> dict[str, Any]:

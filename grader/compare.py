@@ -35,6 +35,14 @@ from .tolerance import (ACC_FACTOR, HALF_PRODUCT_FACTOR, U_ACC_DOUBLE, U_ACC_SIN
                         UNDERFLOW_FACTOR)
 
 SMALL = 64  # arrays of at most this many elements are shown with their values
+PYTHON_NUMBERS = ("float", "int", "bool")  # result_type of a Python number (grader._child)
+
+
+def _same_kind(got: np.dtype, want: str) -> bool:
+    """A Python number stands for a 0-d result of ``want`` when it is of the same kind (a float
+    for a float dtype, an int for an integer dtype, a bool for bool)."""
+    w = dtype_of(want)
+    return (got.kind == "f") == (w.kind == "f" or want == "bfloat16") and (got.kind == "b") == (w.kind == "b")
 
 
 @dataclass
@@ -53,6 +61,9 @@ class Expected:
         dtype_rule: how the statement words the output dtype ("the inputs' dtype", "the dtype of
             embedding_matrix") and the parameter to copy it from (for hints).
         float_names: the float parameters' names (the scale is the computation on their |.|).
+        python_scalar: a 0-d result may be a Python number (the spec's ``returns.python_scalar``).
+        checker: the spec's ``checker`` (``grader.checkers``), which judges the values instead
+            of the tolerance; None for the tolerance.
     """
 
     ref: np.ndarray
@@ -63,6 +74,8 @@ class Expected:
     out_dtype: str | None = None
     dtype_rule: tuple[str, str] = ("the inputs' dtype", "")
     float_names: tuple[str, ...] | None = None
+    python_scalar: bool = False
+    checker: dict[str, Any] | None = None
 
 
 def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int) -> np.ndarray:
@@ -161,6 +174,9 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
         expected: the reference's exact values, scale, ``n``, tolerance model and dtype rule.
     """
     want_dtype = expected.out_dtype or case.dtype
+    python_number = outcome.status == "ok" and outcome.result_type in PYTHON_NUMBERS
+    if python_number and not (expected.python_scalar and np.ndim(outcome.result) == 0):
+        outcome = CallOutcome("type", message=outcome.result_type, mutated=outcome.mutated, seconds=outcome.seconds)
     if outcome.status == "type":
         hint = _safe(diagnose.for_type, expected.hints, outcome.message, want_dtype)
         return _hinted(Failure("type", f"the function returned {outcome.message}, not an array",
@@ -175,7 +191,7 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
             "shape", f"shape {tuple(got.shape)} != expected {want_shape}",
             data={"got": list(got.shape), "expected": list(want_shape)}),
             _safe(diagnose.for_shape, expected.hints, case, got, ref)))
-    if got.dtype.name != want_dtype:
+    if got.dtype.name != want_dtype and not (python_number and _same_kind(got.dtype, want_dtype)):
         problems.append(_hinted(Failure(
             "dtype", f"dtype {got.dtype.name} != expected {want_dtype} ({expected.dtype_rule[0]})",
             data={"got": got.dtype.name, "expected": want_dtype}),
@@ -208,7 +224,14 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
     ref = expected.ref
     if got.dtype.kind not in "fiub" and got.dtype.name != "bfloat16":
         return None  # complex or other: the dtype failure says it all
+    if expected.checker is not None:
+        from .checkers import run as run_checker
+        message = run_checker(expected.checker, case.inputs, got, ref, case.dtype)  # CheckerError: a spec fault
+        if message is None:
+            return None
+        return Failure("tolerance", message, data={"checker": str(expected.checker.get("module"))})
     g = np.asarray(got, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
     finite_ref = np.isfinite(ref)
     bad = ~np.isfinite(g) & finite_ref
     if bad.any():
@@ -221,8 +244,9 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
             data={"count": n_bad, "total": int(g.size), "index": list(idx)}),
             _safe(diagnose.for_non_finite, expected.hints, case, g, ref))
     out_dtype = expected.out_dtype or case.dtype
+    integral = dtype_of(out_dtype).kind in "biu"
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where both are inf: nan, judged below
-        if case.compare == "exact" or expected.model == "exact":
+        if case.compare == "exact" or expected.model == "exact" or integral:
             allowed = np.zeros_like(ref)
             rounded = ref.astype(dtype_of(out_dtype)).astype(np.float64)
             err = np.abs(g - rounded)
@@ -231,6 +255,9 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
             allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
             err = np.abs(g - ref)
             mask = ~(err <= allowed)
+        # an infinite or NaN expected element must come out as the same value (NaN for NaN)
+        same = (g == ref) | (np.isnan(g) & np.isnan(ref))
+        mask &= ~(same & ~finite_ref)
     if not mask.any():
         return None
     return _tolerance_failure(case, g, ref, err, allowed, mask, expected)
@@ -276,8 +303,8 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
         ratio = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0), np.where(err > 0, np.inf, 0.0))
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(mask, ratio, -1))), ratio.shape))
     w_ratio = float(ratio[worst])
-    exact = case.compare == "exact" or expected.model == "exact"
     out_dtype = expected.out_dtype or case.dtype
+    exact = case.compare == "exact" or expected.model == "exact" or dtype_of(out_dtype).kind in "biu"
     message = (f"{n_bad} / {total} elements ({100.0 * n_bad / total:.1f}%) "
                + ("differ from the exact result" if exact else "are outside the tolerance"))
     details = [

@@ -39,8 +39,20 @@ def expected_for(problem: Problem, case: Case) -> Expected:
             raise GraderError(f"--replay: its \"raises\" cannot be met, the reference solution does not raise "
                               f"{' or '.join(case.raises)} on these inputs ({str(exc).split(': ', 1)[-1]})") from None
         return expected_from(problem, case, np.zeros(0), None)
-    ref, scale = reference.evaluate(problem, case.inputs)
+    out_dtype, _ = output_dtype(problem, case)
+    ref, scale = reference.evaluate(problem, case.inputs, case.dtype, out_dtype, case.name)
     return expected_from(problem, case, ref, scale)
+
+
+def output_dtype(problem: Problem, case: Case) -> tuple[str, tuple[str, str]]:
+    """The dtype the output must have in ``case`` and how the statement words it (with the
+    parameter to copy it from, for hints)."""
+    if problem.returns_fixed_dtype is not None:
+        return problem.returns_fixed_dtype, (f"{problem.returns_fixed_dtype}, as the statement says", "")
+    if problem.returns_dtype == "same_as_inputs":
+        return case.dtype, ("the inputs' dtype", next(p.name for p in problem.parameters if p.graded))
+    return (case.inputs[problem.returns_dtype].dtype.name,
+            (f"the dtype of {problem.returns_dtype}", problem.returns_dtype))
 
 
 def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarray | None) -> Expected:
@@ -57,21 +69,17 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
     elif model == "masked_mean":
         mask = np.asarray(case.inputs[problem.tolerance["count"]], dtype=bool)
         n = mask.sum(axis=-1, dtype=np.int64)[..., None] if mask.ndim else np.int64(mask)
-    if problem.returns_dtype == "same_as_inputs":
-        out_dtype, rule = case.dtype, ("the inputs' dtype", next(p.name for p in problem.parameters
-                                                                if p.kind == "float"))
-    else:
-        out_dtype = case.inputs[problem.returns_dtype].dtype.name
-        rule = (f"the dtype of {problem.returns_dtype}", problem.returns_dtype)
+    out_dtype, rule = output_dtype(problem, case)
     float_names = tuple(p.name for p in problem.parameters if p.kind == "float")
+    extra = {"python_scalar": problem.python_scalar, "checker": problem.checker}
     if case.raises:
-        return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names)
+        return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names, **extra)
     if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
                                               or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
         raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
                           f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
     return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
-                    float_names)
+                    float_names, **extra)
 
 
 def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
@@ -81,10 +89,12 @@ def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[st
     that must raise."""
     if case.size > SMALL or expected.ref.size > SMALL:
         return None
-    out: dict[str, Any] = {k: (v.tolist() if v.dtype.kind in "biu" else np.asarray(v, dtype=np.float64).tolist())
-                           for k, v in case.inputs.items()}  # ids and masks as they were given
+    out: dict[str, Any] = {k: (v.tolist() if v.dtype.kind in "biu" or k in case.scalars
+                               else np.asarray(v, dtype=np.float64).tolist())
+                           for k, v in case.inputs.items()}  # ids, masks and scalars as they were given
     if not case.raises:  # a case that must raise has no expected output
-        out["expected"] = expected.ref.tolist()
+        out["expected"] = expected.ref.tolist() if expected.ref.dtype.kind in "biuf" else \
+            np.asarray(expected.ref, dtype=np.float64).tolist()
     if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
         out["got"] = np.asarray(got, dtype=np.float64).tolist()
     return out

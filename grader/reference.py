@@ -111,24 +111,79 @@ def load_reference(problem: Problem) -> Callable[..., Any]:
     return fn
 
 
-def _args(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[list[np.ndarray], list[bool]]:
-    """The reference's arguments in call order and which are float parameters' (float64 images)."""
-    args: list[np.ndarray] = []
-    is_float: list[bool] = []
+def _args(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[list[Any], dict[str, Any], list[str]]:
+    """The reference's call: positional arguments, keyword arguments (``grader.cases.call_layout``)
+    and the names of the float arrays (given as float64 images; integer and bool arrays as they
+    are; scalar parameters as Python values; an optional parameter not in ``inputs`` left out)."""
+    from .cases import call_layout
+
+    layout = call_layout(problem, inputs)
+    given: dict[str, Any] = {}
+    floats: list[str] = []
     for p in problem.parameters:
+        if p.name not in inputs:
+            continue
         a = np.asarray(inputs[p.name])
+        if p.name in layout["scalars"]:
+            given[p.name] = a.item()
+            continue
         floating = a.dtype.kind == "f" or a.dtype.name == "bfloat16"
-        args.append(np.asarray(a, dtype=np.float64) if floating else a)
-        is_float.append(p.kind == "float" and floating)
-    return args, is_float
+        given[p.name] = np.asarray(a, dtype=np.float64) if floating else a
+        if p.kind == "float" and floating:
+            floats.append(p.name)
+    args = [v for k, v in given.items() if k not in layout["keywords"]]
+    kwargs = {k: v for k, v in given.items() if k in layout["keywords"]}
+    return args, kwargs, floats
 
 
-def evaluate(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
+def call(problem: Problem, inputs: dict[str, Any], *, wide: bool = True) -> Any:
+    """The reference's raw output on ``inputs`` (parameter name -> array or 0-d array).
+
+    With ``wide`` (the exact run) float arrays go as float64 images under ``jax_enable_x64``;
+    without it they go in their own dtype with x64 off, so that JAX computes in that dtype
+    (its reductions of half dtypes accumulate in float32): the "reference in the graded dtype"
+    of the derived tolerance (``grader.derived``).
+
+    Raises:
+        Exception: whatever the reference raises (the callers word it).
+    """
+    jax = _jax()
+    fn = load_reference(problem)
+    if wide:
+        args, kwargs, _ = _args(problem, inputs)
+        with x64(jax), jax.default_device(jax.devices("cpu")[0]):
+            return fn(*args, **kwargs)
+    from .cases import call_layout
+
+    layout = call_layout(problem, inputs)
+    given = {k: (np.asarray(v).item() if k in layout["scalars"] else v) for k, v in inputs.items()}
+    with _x32(jax), jax.default_device(jax.devices("cpu")[0]):
+        return fn(*[v for k, v in given.items() if k not in layout["keywords"]],
+                  **{k: v for k, v in given.items() if k in layout["keywords"]})
+
+
+def _x32(jax: Any) -> Any:
+    """A thread-local scope with ``jax_enable_x64`` off (the counterpart of :func:`x64`)."""
+    scoped = getattr(jax, "enable_x64", None)
+    if scoped is not None and callable(scoped):
+        return scoped(False)
+    from jax.experimental import disable_x64
+
+    return disable_x64()
+
+
+def evaluate(problem: Problem, inputs: dict[str, np.ndarray], dtype: str | None = None,
+             out_dtype: str | None = None, key: str = "") -> tuple[np.ndarray, np.ndarray | None]:
     """The exact output and, for a model with a scale, ``S``; both float64 NumPy arrays.
+
+    For the ``derived`` model the "scale" is the per-element allowance itself
+    (``grader.derived.allowance``), for the case's graded ``dtype`` and ``out_dtype``; ``key``
+    seeds its probes (the case's name).
 
     Args:
         inputs: parameter name -> array; float parameters in any floating dtype (converted to
-            float64 here), integer and bool parameters in their dtype (passed unchanged).
+            float64 here), integer and bool parameters in their dtype (passed unchanged),
+            scalar parameters as 0-d arrays (passed as Python values).
 
     Raises:
         GraderError: the reference raised or returned something that is not an array.
@@ -136,17 +191,27 @@ def evaluate(problem: Problem, inputs: dict[str, np.ndarray]) -> tuple[np.ndarra
     from .tolerance import model
 
     jax = _jax()
-    fn = load_reference(problem)
-    args, is_float = _args(problem, inputs)
-    with x64(jax), jax.default_device(jax.devices("cpu")[0]):
-        try:
-            ref = np.asarray(fn(*args), dtype=np.float64)
-            scale = None
-            if model(problem.tolerance["model"]).uses_scale:
-                scale = np.asarray(fn(*[np.abs(a) if f else a for a, f in zip(args, is_float)]), dtype=np.float64)
-        except Exception as exc:  # noqa: BLE001
-            raise GraderError(f"{problem.reference_path}: the reference solution raised "
-                              f"{type(exc).__name__}: {exc}") from None
+    args, kwargs, floats = _args(problem, inputs)
+    name = problem.tolerance["model"]
+    try:
+        raw = call(problem, inputs)
+        ref = np.asarray(raw)
+        if ref.dtype.kind not in "biu":
+            ref = np.asarray(ref, dtype=np.float64)
+        scale = None
+        if name == "derived" and ref.dtype.kind == "f" and problem.checker is None:
+            from .derived import allowance
+            scale = allowance(call, problem, inputs, ref, dtype or "float64", out_dtype or dtype or "float64", key)
+        elif model(name).uses_scale:
+            fn = load_reference(problem)
+            absolute = [np.abs(a) if isinstance(a, np.ndarray) and a.dtype == np.float64 else a for a in args]
+            with x64(jax), jax.default_device(jax.devices("cpu")[0]):
+                scale = np.asarray(fn(*absolute, **kwargs), dtype=np.float64)
+    except GraderError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise GraderError(f"{problem.reference_path}: the reference solution raised "
+                          f"{type(exc).__name__}: {exc}") from None
     return ref, scale
 
 
@@ -157,17 +222,13 @@ def must_raise(problem: Problem, inputs: dict[str, np.ndarray], accepted: tuple[
         GraderError: the reference returned instead, or raised another type (a spec or
             reference fault: the case's contract and the reference disagree).
     """
-    jax = _jax()
-    fn = load_reference(problem)
-    args, _ = _args(problem, inputs)
-    with x64(jax), jax.default_device(jax.devices("cpu")[0]):
-        try:
-            fn(*args)
-        except Exception as exc:  # noqa: BLE001
-            names = {c.__name__ for c in type(exc).__mro__}
-            if names & set(accepted):
-                return
-            raise GraderError(f"{problem.reference_path}: the reference raised {type(exc).__name__}: {exc} "
-                              f"where the spec wants one of {', '.join(accepted)}") from None
+    try:
+        call(problem, inputs)
+    except Exception as exc:  # noqa: BLE001
+        names = {c.__name__ for c in type(exc).__mro__}
+        if names & set(accepted):
+            return
+        raise GraderError(f"{problem.reference_path}: the reference raised {type(exc).__name__}: {exc} "
+                          f"where the spec wants one of {', '.join(accepted)}") from None
     raise GraderError(f"{problem.reference_path}: the reference returned where the spec wants it to raise "
                       f"one of {', '.join(accepted)}")

@@ -440,8 +440,12 @@ class Worker:
         if used is not None and used - base > limit:
             raise _CpuExceeded(used - base)
 
-    def call(self, arrays: dict[str, np.ndarray], timeout: float | None = None) -> CallOutcome:
+    def call(self, arrays: dict[str, np.ndarray], timeout: float | None = None, *,
+             keywords: tuple[str, ...] = (), scalars: tuple[str, ...] = ()) -> CallOutcome:
         """Call the function with ``arrays`` (parameter name -> array, in call order).
+
+        ``keywords`` are passed by keyword, the others by position; ``scalars`` (0-d arrays)
+        reach the function as Python values (``grader.cases.Case``).
 
         ``timeout`` is the call's CPU-time limit in seconds (default ``limits.call_timeout``);
         the call also ends at its wall-clock backstop (``limits.backstop(timeout)``) and at
@@ -469,8 +473,12 @@ class Worker:
                 self._watch_cpu(base, timeout)
 
         try:
-            protocol.write_frame(self._req, {"seq": seq, "token": self.token, "op": "call",
-                                             "order": list(arrays)}, arrays, deadline=end, watch=watch)
+            request = {"seq": seq, "token": self.token, "op": "call", "order": list(arrays)}
+            if keywords:
+                request["keywords"] = list(keywords)
+            if scalars:
+                request["scalars"] = list(scalars)
+            protocol.write_frame(self._req, request, arrays, deadline=end, watch=watch)
             header, out = protocol.read_frame(self._rep, end, max_payload=self.limits.reply_bytes, watch=watch)
         except _CpuExceeded as exc:
             self.kill()

@@ -36,7 +36,58 @@ LEAD = "..."  # the symbol for any number of leading (batch) axes
 
 
 INT_DTYPES = ("int32", "int64")
-_DOMAIN = re.compile(r"^\[\s*(-?[A-Za-z0-9_]+)\s*,\s*(-?[A-Za-z0-9_]+)\s*([\])])$")
+FLOAT_DTYPES = ("bfloat16", "float16", "float32", "float64")
+
+
+NO_DEFAULT = object()  # a required parameter's ``default``
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of an integer domain: ``sign * term + offset``, where the term is an integer, a
+    size symbol, or ``ndim(<parameter>)`` (the number of axes of that parameter's array in the case).
+
+    ``"[-ndim(logits), ndim(logits))"`` gives ``Bound("ndim", "logits", -1, 0)`` and
+    ``Bound("ndim", "logits", 1, -1)``.
+    """
+
+    kind: str          # "int", "size" or "ndim"
+    name: str = ""     # the size symbol or the parameter (kind size / ndim)
+    sign: int = 1
+    offset: int = 0
+
+    def value(self, sizes: dict[str, Any], ndims: dict[str, int] | None = None) -> int:
+        """The bound in a case with ``sizes`` (size symbol -> int) and ``ndims`` (parameter -> axes).
+
+        Raises:
+            KeyError: the symbol or parameter is not known in this case.
+        """
+        if self.kind == "int":
+            base = 0
+        elif self.kind == "size":
+            base = int(sizes[self.name])
+        else:
+            base = int((ndims or {})[self.name])
+        return self.sign * base + self.offset
+
+
+_BOUND = re.compile(r"^(-)?\s*(?:(ndim)\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)|([A-Za-z_][A-Za-z0-9_]*)|([0-9]+))"
+                    r"\s*(?:([+-])\s*([0-9]+))?$")
+_DOMAIN2 = re.compile(r"^\[\s*([^,]+?)\s*,\s*([^,]+?)\s*([\])])$")
+
+
+def parse_bound(text: str) -> Bound | None:
+    """A :class:`Bound` from its text (``"vocab_size"``, ``"-ndim(x) + 1"``, ``"3"``), or None."""
+    m = _BOUND.match(text.strip())
+    if m is None:
+        return None
+    sign = -1 if m.group(1) else 1
+    offset = (int(m.group(7)) * (-1 if m.group(6) == "-" else 1)) if m.group(6) else 0
+    if m.group(2):
+        return Bound("ndim", m.group(3), sign, offset)
+    if m.group(4):
+        return Bound("size", m.group(4), sign, offset)
+    return Bound("int", "", 1, sign * int(m.group(5)) + offset)
 
 
 @dataclass(frozen=True)
@@ -44,11 +95,16 @@ class Parameter:
     """One parameter of the function under test: its name, role, symbolic shape, dtype kind.
 
     ``shape`` holds size symbols (``"d_model"``), fixed sizes (ints) and at most one ``"..."``
-    for the leading axes. ``dtype`` is ``"float"`` (the case's graded float dtype), ``"bool"``,
-    an integer dtype name, or a tuple of integer dtype names cycled over the cases
-    (:meth:`dtype_for`). ``domain`` is, for integer parameters, ``(lo, hi)`` with both bounds
-    included, each an int or a size symbol (``"[0, vocab_size)"`` gives ``(0, ("vocab_size", -1))``:
-    a symbol with an offset); None: any value the fill makes.
+    for the leading axes; a scalar parameter (``scalar``: ``"int"``, ``"float"`` or ``"bool"``)
+    has shape ``()`` and reaches the function as a Python value. ``dtype`` is ``"float"`` (the
+    case's graded float dtype), ``"bool"``, an integer or float dtype name, or a tuple of integer
+    dtype names cycled over the cases (:meth:`dtype_for`). ``domain`` is, for integer
+    parameters, ``(lo, hi)`` with both bounds included, each a :class:`Bound`
+    (``"[0, vocab_size)"`` gives ``(Bound("int"), Bound("size", "vocab_size", 1, -1))``); None:
+    any value the fill makes. ``values``: a scalar's values, taken in turn by the cases.
+    ``default``: :data:`NO_DEFAULT` for a required parameter, else its default (the call then
+    leaves it out where a case does not give it); ``passed``: how a case that gives an optional
+    parameter passes it, ``"keyword"`` or ``"positional"``.
     """
 
     name: str
@@ -56,35 +112,51 @@ class Parameter:
     shape: tuple[str | int, ...]
     dtype: str | tuple[str, ...] = "float"
     domain: tuple[Any, Any] | None = None
+    scalar: str | None = None
+    default: Any = NO_DEFAULT
+    passed: str = "keyword"
+    values: tuple[Any, ...] | None = None
 
     @property
     def kind(self) -> str:
-        """``"float"``, ``"int"`` or ``"bool"``."""
+        """``"float"``, ``"int"`` or ``"bool"`` for arrays; ``"scalar"`` for a scalar parameter."""
+        if self.scalar is not None:
+            return "scalar"
         first = self.dtype[0] if isinstance(self.dtype, tuple) else self.dtype
         if first == "float" or first in ("bfloat16", "float16", "float32", "float64"):
             return "float"
         return "bool" if first == "bool" else "int"
 
+    @property
+    def optional(self) -> bool:
+        """Whether the parameter has a default (a case may leave it out)."""
+        return self.default is not NO_DEFAULT
+
+    @property
+    def graded(self) -> bool:
+        """Whether this is an array in the case's graded float dtype (``dtype: float``)."""
+        return self.kind == "float" and self.dtype == "float"
+
     def dtype_for(self, float_dtype: str, index: int) -> str:
         """The concrete dtype name of this parameter in a case of ``float_dtype``.
 
         ``index`` picks from a list of integer dtypes (cycled); float parameters take the case's
-        graded dtype.
+        graded dtype; a scalar is held as int64, float64 or bool.
         """
+        if self.scalar is not None:
+            return {"int": "int64", "float": "float64", "bool": "bool"}[self.scalar]
         if isinstance(self.dtype, tuple):
             return self.dtype[index % len(self.dtype)]
         return float_dtype if self.dtype == "float" else self.dtype
 
-    def bounds(self, sizes: dict[str, Any]) -> tuple[int, int] | None:
-        """The domain with its symbols resolved in ``sizes``: ``(lo, hi)``, both included, or None."""
+    def bounds(self, sizes: dict[str, Any], ndims: dict[str, int] | None = None) -> tuple[int, int] | None:
+        """The domain with its symbols resolved in ``sizes`` (and ``ndims``, parameter -> axes):
+        ``(lo, hi)``, both included, or None."""
         if self.domain is None:
             return None
-
-        def value(b: Any) -> int:
-            if isinstance(b, tuple):
-                return int(sizes[b[0]]) + b[1]
-            return int(b)
-        return value(self.domain[0]), value(self.domain[1])
+        lo, hi = self.domain
+        return (lo.value(sizes, ndims) if isinstance(lo, Bound) else int(lo),
+                hi.value(sizes, ndims) if isinstance(hi, Bound) else int(hi))
 
 
 @dataclass(frozen=True)
@@ -106,13 +178,19 @@ class Problem:
         function: the name a submission must define.
         parameters: the function's parameters, in call order.
         returns_shape: the symbolic output shape, e.g. ``("...", "vocab_size")``.
-        returns_dtype: ``"same_as_inputs"`` (the case's graded dtype) or the name of the
-            parameter whose dtype the output has.
+        returns_dtype: ``"same_as_inputs"`` (the case's graded dtype), the name of the
+            parameter whose dtype the output has, or a dtype name (then also in
+            ``returns_fixed_dtype``: ``"int64"`` for indices, ``"float32"`` for a table).
+        returns_fixed_dtype: the output's fixed dtype, or None (it follows the inputs).
+        python_scalar: a 0-d result may be a Python float/int/bool.
+        checker: ``{"module": name or absolute path, "function": ..., "options": {...}}`` that
+            judges the values instead of the tolerance (``grader.checkers``), or None.
+        alternatives: ``{"dir": ..., "margin": ...}`` of correct implementations for ``grader validate``.
         hints: the problem's hint module: a bundled name (``"tied_lm_head"``), the absolute path of
             a ``.py`` file beside the spec (``grader.hints.resolve``), or None (generic hints only).
         frameworks: framework name -> tuple of graded dtype names.
         framework_notes: framework name -> the note the report shows.
-        tolerance: the ``tolerance`` mapping (``model``, ``contraction``).
+        tolerance: the ``tolerance`` mapping (``model``, default ``derived``; ``contraction``, ``count``, ``factor``).
         groups: group name -> :class:`Group`, in YAML order.
         cases: the fixed case mappings (validated).
         generated: the ``generated`` mapping, or None.
@@ -138,6 +216,10 @@ class Problem:
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     returns_dtype: str = "same_as_inputs"
     hints: str | None = None
+    returns_fixed_dtype: str | None = None
+    python_scalar: bool = False
+    checker: dict[str, Any] | None = None
+    alternatives: dict[str, Any] | None = None
 
     @property
     def parameter(self) -> dict[str, Parameter]:
@@ -392,38 +474,60 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
                          field=_dotted(where))
 
     raw_params = data["function"]["parameters"]
-    symbols = {s for p in raw_params for s in p["shape"] if isinstance(s, str)}
+    symbols = {s for p in raw_params for s in p.get("shape", ()) if isinstance(s, str)}
+    scalar_names = {p["name"] for p in raw_params if "scalar" in p}
     params_list: list[Parameter] = []
     for i, p in enumerate(raw_params):
         where = ["function", "parameters", i]
-        if p["shape"].count(LEAD) > 1:
+        shape = tuple(p.get("shape", ()))
+        scalar = p.get("scalar")
+        if shape.count(LEAD) > 1:
             raise fail(where + ["shape"], "at most one '...' per shape")
+        if scalar is not None and "dtype" in p:
+            raise fail(where + ["dtype"], "a scalar parameter has no dtype: it is a Python int, float or bool")
         dtype = p.get("dtype", "float")
         dtype = tuple(dtype) if isinstance(dtype, list) else dtype
+        if scalar is None and "values" in p:
+            raise fail(where + ["values"], "values are for scalar parameters; arrays take a fill")
+        for v in p.get("values", ()):
+            if (scalar == "bool") != isinstance(v, bool) or (scalar == "int" and not float(v).is_integer()):
+                raise fail(where + ["values"], f"{v!r} is not a {scalar}")
         domain = None
         if "domain" in p:
-            kind = Parameter("", "", (), dtype).kind
+            kind = "int" if scalar == "int" else (Parameter("", "", (), dtype).kind if scalar is None else scalar)
             if kind != "int":
-                raise fail(where + ["domain"], f"a domain needs an integer dtype (int32, int64), not {dtype!r}")
-            m = _DOMAIN.match(p["domain"])
-            assert m is not None  # the schema's pattern
+                raise fail(where + ["domain"], f"a domain needs an integer parameter (int32, int64 or scalar: int), "
+                                               f"not {scalar or dtype!r}")
+            m = _DOMAIN2.match(p["domain"])
+            if m is None:
+                raise fail(where + ["domain"], "write a domain as '[lo, hi)' or '[lo, hi]'")
             bounds: list[Any] = []
             # (the bound is not called ``text``: that is the spec's source, which fail() reads for lines)
-            for bound, shift in ((m.group(1), 0), (m.group(2), -1 if m.group(3) == ")" else 0)):
-                if re.fullmatch(r"-?[0-9]+", bound):
-                    bounds.append(int(bound) + shift)
-                elif bound in symbols and bound != LEAD:
-                    bounds.append((bound, shift))
-                else:
-                    raise fail(where + ["domain"], f"bound {bound!r} is neither an integer nor a size symbol "
-                                                   f"({', '.join(sorted(symbols - {LEAD}))})")
+            for bound_src, shift in ((m.group(1), 0), (m.group(2), -1 if m.group(3) == ")" else 0)):
+                bound = parse_bound(bound_src)
+                known = sorted(symbols - {LEAD})
+                if bound is None or (bound.kind == "size" and (bound.name not in symbols | scalar_names
+                                                               or bound.name == LEAD)) \
+                        or (bound.kind == "ndim" and bound.name not in {q["name"] for q in raw_params if "shape" in q}):
+                    raise fail(where + ["domain"], f"bound {bound_src!r} is neither an integer, a size symbol "
+                                                   f"({', '.join(known) or 'none'}) nor ndim(<array parameter>)")
+                bounds.append(Bound(bound.kind, bound.name, bound.sign, bound.offset + shift))
             domain = (bounds[0], bounds[1])
-        params_list.append(Parameter(p["name"], p.get("role", ""), tuple(p["shape"]), dtype, domain))
+        if scalar is not None and domain is None and "values" not in p and "default" not in p:
+            raise fail(where, "a scalar parameter needs values (or, for int, a domain) to draw its cases from")
+        default = p["default"] if "default" in p else NO_DEFAULT
+        if params_list and params_list[-1].optional and default is NO_DEFAULT:
+            raise fail(where, "a parameter without a default cannot follow one with a default")
+        values = tuple(p["values"]) if "values" in p else None
+        params_list.append(Parameter(p["name"], p.get("role", ""), shape, dtype if scalar is None else "float", domain,
+                                     scalar=scalar, default=default, passed=p.get("passed", "keyword"), values=values))
     params = tuple(params_list)
     by_name = {p.name: p for p in params}
     if len(by_name) != len(params):
         raise fail(["function", "parameters"], "parameter names must differ")
-    returns_dtype = data["function"]["returns"]["dtype"]
+    returns = data["function"]["returns"]
+    returns_dtype = returns["dtype"]
+    fixed_dtype = None
     if isinstance(returns_dtype, dict):
         returns_dtype = returns_dtype["same_as"]
         if returns_dtype not in by_name:
@@ -431,8 +535,13 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
                        f"unknown parameter {returns_dtype!r}; parameters: {', '.join(by_name)}")
         if by_name[returns_dtype].kind != "float":
             raise fail(["function", "returns", "dtype", "same_as"], "the output dtype must be a float parameter's")
-    if not any(p.kind == "float" for p in params):
-        raise fail(["function", "parameters"], "at least one parameter must have dtype 'float' (the graded dtype)")
+    elif returns_dtype != "same_as_inputs":
+        fixed_dtype = returns_dtype
+    if not any(p.graded for p in params) and (fixed_dtype is None or fixed_dtype not in FLOAT_DTYPES):
+        raise fail(["function", "parameters"], "with no parameter of dtype 'float' (the graded dtype), the output "
+                                               "needs a fixed float dtype (returns.dtype: float32)")
+    if returns_dtype == "same_as_inputs" and not any(p.graded for p in params):
+        raise fail(["function", "returns", "dtype"], "same_as_inputs needs a parameter of dtype 'float'")
     hints = data.get("hints")
     if hints is not None:
         from .hints import HintModuleError, resolve
@@ -440,13 +549,24 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             hints = resolve(hints, path)  # a bundled name, or the module file's absolute path
         except HintModuleError as exc:
             raise fail(["hints"], str(exc)) from None
-    for s in data["function"]["returns"]["shape"]:
-        if isinstance(s, str) and s not in symbols:
-            raise fail(["function", "returns", "shape"], f"size {s!r} is not in any parameter's shape")
+    for s in returns["shape"]:
+        if isinstance(s, str) and s not in symbols and not (s in by_name and by_name[s].scalar == "int"):
+            raise fail(["function", "returns", "shape"], f"size {s!r} is not in any parameter's shape "
+                                                          f"nor an int scalar parameter")
+    if returns.get("python_scalar") and returns["shape"]:
+        raise fail(["function", "returns", "python_scalar"], "only a 0-d result (shape: []) can be a Python scalar")
+    checker = data.get("checker")
+    if checker is not None:
+        from .checkers import CheckerError, resolve as resolve_checker
+        try:
+            checker = {**checker, "module": resolve_checker(checker["module"], path)}
+        except CheckerError as exc:
+            raise fail(["checker", "module"], str(exc)) from None
 
     groups = {name: Group(name, float(g["points"]), g.get("visibility", "visible"), g.get("description", ""))
               for name, g in data["groups"].items()}
     names = [p.name for p in params]
+    array_names = [p.name for p in params if p.scalar is None]
     seen: set[str] = set()
     for i, case in enumerate(data["cases"]):
         if case["name"] in seen:
@@ -454,12 +574,26 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
         seen.add(case["name"])
         if case["group"] not in groups:
             raise fail(["cases", i, "group"], f"unknown group {case['group']!r}; groups: {', '.join(groups)}")
-        for key in ("inputs", "fill"):
+        for key in ("inputs", "fill", "shapes"):
             for pname in case.get(key, {}):
-                if pname not in names:
-                    raise fail(["cases", i, key, pname], f"unknown parameter; parameters: {', '.join(names)}")
-        if "inputs" in case and set(case["inputs"]) != set(names):
-            raise fail(["cases", i, "inputs"], f"give every parameter: {', '.join(names)}")
+                if pname not in array_names:
+                    raise fail(["cases", i, key, pname], f"unknown array parameter; array parameters: "
+                                                         f"{', '.join(array_names) or 'none'}")
+        for pname in case.get("args", {}):
+            if pname not in scalar_names:
+                raise fail(["cases", i, "args", pname], f"not a scalar parameter; scalar parameters: "
+                                                        f"{', '.join(sorted(scalar_names)) or 'none'}")
+        for key in ("omit", "pass"):
+            for j, pname in enumerate(case.get(key, ())):
+                if pname not in by_name or not by_name[pname].optional:
+                    raise fail(["cases", i, key, j], f"{pname!r} is not an optional parameter; optional ones: "
+                                                     f"{', '.join(q.name for q in params if q.optional) or 'none'}")
+        if "inputs" in case:
+            required = {q.name for q in params if q.name in array_names and not q.optional}
+            given = set(case["inputs"])
+            if not required <= given:
+                raise fail(["cases", i, "inputs"], f"give every array parameter without a default: "
+                                                   f"{', '.join(sorted(required - given))} missing")
         for sym in case.get("sizes", {}):
             if sym not in symbols:
                 raise fail(["cases", i, "sizes", sym], f"unknown size; sizes: {', '.join(sorted(symbols))}")
@@ -494,17 +628,20 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             if lo > hi:
                 raise fail(["generated", "sizes", sym], f"range [{lo}, {hi}] is empty")
         for pname, fill in gen.get("values", {}).items():
-            if pname not in names:
-                raise fail(["generated", "values", pname], f"unknown parameter; parameters: {', '.join(names)}")
+            if pname not in array_names:
+                raise fail(["generated", "values", pname], f"unknown array parameter; array parameters: "
+                                                           f"{', '.join(array_names)}")
             if (fill.get("kind") == "mask") != (by_name[pname].kind == "bool"):
                 raise fail(["generated", "values", pname], "bool parameters take 'kind: mask', and only they do")
-    model = data["tolerance"]["model"]
+    tolerance_spec = dict(data.get("tolerance") or {})
+    tolerance_spec.setdefault("model", "derived")
+    model = tolerance_spec["model"]
     if model == "sum_of_products":
-        contraction = data["tolerance"].get("contraction")
+        contraction = tolerance_spec.get("contraction")
         if contraction not in symbols:
             raise fail(["tolerance", "contraction"], f"{contraction!r} is not a size of the parameters")
     if model == "masked_mean":
-        count = data["tolerance"].get("count")
+        count = tolerance_spec.get("count")
         bools = ', '.join(p.name for p in params if p.kind == 'bool') or 'none'
         if count is None:
             raise fail(["tolerance"], f"model masked_mean needs 'count', the bool parameter whose True entries "
@@ -521,8 +658,10 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
         returns_shape=tuple(data["function"]["returns"]["shape"]),
         frameworks={k: tuple(v["dtypes"]) for k, v in data["frameworks"].items()},
         framework_notes={k: v.get("note", "") for k, v in data["frameworks"].items()},
-        tolerance=dict(data["tolerance"]), groups=groups, cases=list(data["cases"]),
+        tolerance=tolerance_spec, groups=groups, cases=list(data["cases"]),
         generated=gen, path=path, reference_path=ref_path,
         reference_function=data["reference"].get("function", data["function"]["name"]),
         raw=data, returns_dtype=returns_dtype, hints=hints,
+        returns_fixed_dtype=fixed_dtype, python_scalar=bool(returns.get("python_scalar")), checker=checker,
+        alternatives=data.get("alternatives"),
     )

@@ -11,6 +11,10 @@ A spec names its model in ``tolerance.model``; each model has
 
 Models (docs/tolerance.md derives each):
 
+``derived`` (the default)
+    worked out from the reference itself for each case (``grader.derived``): the effect of
+    rounding the inputs plus the rounding of the reference run in the graded dtype, times a
+    safety factor; carried as the case's ``scale``.
 ``exact``
     no error at all (every correct method computes the result exactly: a lookup, a copy).
 ``sum_of_products``
@@ -133,6 +137,27 @@ def masked_mean_allowed(dtype: str, ref: np.ndarray, scale: np.ndarray | None,
     return np.where((c > 0) & finite, allowed, 0.0)
 
 
+def derived_allowed(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int | np.ndarray) -> np.ndarray:
+    """Model ``derived``: the allowance ``grader.derived.allowance`` computed with the reference
+    (carried in ``scale``); zeros where there is none (an exact comparison).
+
+    Raises:
+        ValueError: ``dtype`` is not a floating dtype.
+    """
+    unit_roundoff(dtype)
+    ref = np.asarray(ref, dtype=np.float64)
+    if scale is None:
+        return np.zeros_like(ref)
+    a = np.broadcast_to(np.asarray(scale, dtype=np.float64), ref.shape)
+    return np.where(np.isfinite(a) & (a > 0), a, 0.0)
+
+
+def _describe_derived(dtype: str, n: int | np.ndarray, scale: float, names: tuple[str, ...]) -> str:
+    return (f"tolerance: derived from the reference in {dtype} (unit roundoff {unit_roundoff(dtype):.3g}): "
+            f"4 x (the effect of rounding each input by one unit in the last place, plus the rounding of the "
+            f"reference computed in {dtype}, plus the final rounding) there (docs/tolerance.md, 'Derived')")
+
+
 def _describe_exact(dtype: str, n: int | np.ndarray, scale: float, names: tuple[str, ...]) -> str | None:
     return None
 
@@ -170,6 +195,7 @@ class Model:
 
 
 MODELS: dict[str, Model] = {
+    "derived": Model("derived", derived_allowed, _describe_derived, False, None),
     "exact": Model("exact", exact_allowed, _describe_exact, False, None),
     "sum_of_products": Model("sum_of_products", sum_of_products_allowed, _describe_sum_of_products, True,
                              "contraction"),

@@ -23,9 +23,10 @@ LAYERS: list[tuple[str, ...]] = [
      "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child",
      "grader.frameworks", "grader.frameworks.*"),
     # the problem: spec, parameter kinds, cases, tolerance models, hint ideas
-    ("grader.hints", "grader.hints.*", "grader.spec", "grader.tolerance", "grader.cases"),
+    ("grader.hints", "grader.hints.*", "grader.checkers", "grader.spec", "grader.tolerance", "grader.cases"),
     # values: comparison, diagnosis, the reference, the caches, the summary of failures
-    ("grader.diagnose", "grader.compare", "grader.cache", "grader.reference", "grader.expected", "grader.summary"),
+    ("grader.diagnose", "grader.compare", "grader.cache", "grader.derived", "grader.reference", "grader.expected",
+     "grader.summary"),
     # the stages, in the order a check passes them
     ("grader.options", "grader.submission"),
     ("grader.plan",),

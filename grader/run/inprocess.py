@@ -28,7 +28,8 @@ def _layout(arr: np.ndarray) -> tuple[Any, ...]:
 
 
 class InProcessExecutor:
-    """Calls ``fn(*case.inputs.values())`` (the spec's parameter order) in this process.
+    """Calls ``fn`` on a case's inputs in this process: by position in the spec's parameter order,
+    optional ones by keyword where the case says so, scalar parameters as Python values.
 
     Args:
         fn: the submission's function, or None for a submission that defines none (``start``
@@ -69,9 +70,12 @@ class InProcessExecutor:
         self.calls.append(case)
         arrays = {k: v.copy() for k, v in case.inputs.items()}
         before = {k: _layout(v) for k, v in arrays.items()}
+        given = {k: (v.item() if k in case.scalars else v) for k, v in arrays.items()}
+        args = [v for k, v in given.items() if k not in case.keywords]
+        kwargs = {k: v for k, v in given.items() if k in case.keywords}
         t0 = time.perf_counter()
         try:
-            result = self.fn(*arrays.values())  # type: ignore[misc]
+            result = self.fn(*args, **kwargs)  # type: ignore[misc]
         except MemoryError as exc:
             return CallOutcome("memory", message="MemoryError: the submission ran out of memory",
                                traceback="".join(traceback.format_exception(exc)), seconds=time.perf_counter() - t0)
@@ -85,6 +89,9 @@ class InProcessExecutor:
             self._crashed = result.status == "crash"
             return result
         mutated = [k for k, v in arrays.items() if _layout(v) != before[k]]
+        if type(result) in (bool, int, float):   # a Python number, as the child sends it
+            return CallOutcome("ok", result=np.asarray(result), mutated=mutated, seconds=seconds,
+                               result_type=type(result).__name__)
         if not isinstance(result, (np.ndarray, np.generic)):
             name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
                 f"{type(result).__module__}.{type(result).__qualname__}"

@@ -83,7 +83,7 @@ class _Session:
                 return CallOutcome("crash", message=f"restarting the submission failed: {started.message}")
         assert self.worker is not None
         self.saw_hidden = self.saw_hidden or hidden
-        return self.worker.call(case.inputs, timeout)
+        return self.worker.call(case.inputs, timeout, keywords=case.keywords, scalars=case.scalars)
 
     def _collect(self) -> None:
         if self.worker is not None:

@@ -64,6 +64,8 @@ class Expected:
         python_scalar: a 0-d result may be a Python number (the spec's ``returns.python_scalar``).
         checker: the spec's ``checker`` (``grader.checkers``), which judges the values instead
             of the tolerance; None for the tolerance.
+        allowance_share: the share of the allowance the values may use (``grader validate``'s
+            alternatives: 0.5).
     """
 
     ref: np.ndarray
@@ -76,6 +78,7 @@ class Expected:
     float_names: tuple[str, ...] | None = None
     python_scalar: bool = False
     checker: dict[str, Any] | None = None
+    allowance_share: float = 1.0
 
 
 def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int) -> np.ndarray:
@@ -253,6 +256,7 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
             mask = ~(g == rounded)
         else:
             allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
+            allowed = allowed * expected.allowance_share
             err = np.abs(g - ref)
             mask = ~(err <= allowed)
         # an infinite or NaN expected element must come out as the same value (NaN for NaN)

@@ -11,6 +11,7 @@ executor owns the process.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -161,6 +162,8 @@ def _run(plan: Any, executor: "Executor") -> tuple[Failure | None, list[CaseResu
             continue
         outcome = executor.call(case, timeout=opts.limits.call_timeout)   # CPU s; the run's end is the executor's
         exp = expected[i]
+        if opts.allowance_share != 1.0:
+            exp = dataclasses.replace(exp, allowance_share=opts.allowance_share)
         verdict = judge(case, outcome, exp)
         if outcome.status == "timeout":
             stop_reason = ("not run: the whole run passed its time limit" if outcome.limit == "total"

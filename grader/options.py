@@ -109,6 +109,9 @@ class CheckOptions:
             (``grader.siblings``; a multi-file submission). False for a file that shares its
             folder with other learners' files (``grader grade`` on a class folder of files).
             Defaults to :data:`SIBLINGS_ENV` not being ``0`` when the options are made.
+        allowance_share: the share of each tolerance allowance the values may use (1: all of
+            it; ``grader validate`` grades the alternatives with 0.5, so that correct code has
+            a margin of 2).
     """
 
     seed: int = 0
@@ -129,6 +132,7 @@ class CheckOptions:
     seed_source: str = ""
     jax_cache: str | None = field(default_factory=cache.jax_cache_setting)
     siblings: bool = field(default_factory=lambda: os.environ.get(SIBLINGS_ENV, "1") != "0")
+    allowance_share: float = 1.0
 
 
 #: the environment variable that carries the instructor's seed secret (CI secrets arrive so)

@@ -138,6 +138,7 @@ class Validation:
         literal_cases: the fixed cases with a literal ``expected`` that were checked.
         oracle: what the oracle is and how many cases it was compared on, or None.
         mistakes: one record per file of the mistakes folder.
+        alternatives: one record per file of the alternatives folder (correct code).
         groups: per case group: ``caught`` of ``of`` mistakes, ``share``, and ``missed`` files.
         seconds: wall-clock seconds; ``timings`` per stage.
     """
@@ -149,6 +150,7 @@ class Validation:
     literal_cases: list[str] = field(default_factory=list)
     oracle: dict[str, Any] | None = None
     mistakes: list[MistakeResult] = field(default_factory=list)
+    alternatives: list[AlternativeResult] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
@@ -175,7 +177,8 @@ class Validation:
                 "errors": len(self.errors), "warnings": len(self.warnings),
                 "findings": [f.to_json() for f in self.findings],
                 "literal_cases": self.literal_cases, "oracle": self.oracle,
-                "mistakes": [m.to_json() for m in self.mistakes], "groups": self.groups,
+                "mistakes": [m.to_json() for m in self.mistakes],
+                "alternatives": [a.to_json() for a in self.alternatives], "groups": self.groups,
                 "seconds": round(self.seconds, 3),
                 "timings": {k: round(v, 3) for k, v in self.timings.items()}, "jobs": self.jobs}
 
@@ -603,6 +606,91 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
     return result
 
 
+@dataclass
+class AlternativeResult:
+    """How one correct implementation of ``alternatives.dir`` was graded (at ``share`` of each
+    allowance): ``passed``, else the commonest failure ``kind``, ``failed`` of ``total`` cases and
+    the first failing case's ``case`` name and ``message``; ``error`` if it could not be graded."""
+
+    file: str
+    share: float
+    passed: bool = False
+    kind: str | None = None
+    failed: int = 0
+    total: int = 0
+    case: str = ""
+    message: str = ""
+    framework: str = ""
+    error: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as a JSON-ready mapping."""
+        return {"file": self.file, "share": self.share, "passed": self.passed, "kind": self.kind,
+                "failed": self.failed, "total": self.total, "case": self.case, "message": self.message,
+                "framework": self.framework, "error": self.error, "seconds": round(self.seconds, 3)}
+
+
+def alternative_files(problem: Any) -> tuple[list[Path], float, list[Finding]]:
+    """The ``.py`` files of ``alternatives.dir``, the share of the allowance they may use, and
+    findings about the config."""
+    cfg = problem.alternatives
+    if not cfg:
+        return [], 0.5, []
+    folder = (problem.path.resolve().parent / cfg["dir"]).resolve()
+    share = float(cfg.get("margin", 0.5))
+    if not folder.is_dir():
+        return [], share, [Finding(ERROR, "alternatives", f"alternatives.dir: no folder at {folder}")]
+    files = sorted(p for p in folder.glob("*.py") if p.is_file() and not p.is_symlink())
+    if not files:
+        return [], share, [Finding(WARNING, "alternatives", f"the alternatives folder {cfg['dir']} holds no .py file")]
+    return files, share, []
+
+
+def grade_alternative(path: Path, problem: Any, share: float, sandbox: str = "auto") -> AlternativeResult:
+    """Grade one correct implementation with every allowance cut to ``share`` (no shrinking):
+    it must pass every case of every dtype of its framework."""
+    from .check import CheckOptions, check_submission
+
+    started = time.monotonic()
+    out = AlternativeResult(path.name, share)
+    opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name,
+                        allowance_share=share)
+    try:
+        report = check_submission(path, problem, opts)
+    except GraderError as exc:
+        out.error, out.seconds = str(exc), time.monotonic() - started
+        return out
+    out.framework = str(report.environment.get("framework", "")) if isinstance(report.environment, dict) else ""
+    bad = [c for c in report.cases if c.status in _CAUGHT]
+    out.passed, out.failed, out.total = bool(report.passed), len(bad), len(report.cases)
+    kinds: Counter = Counter(c.failure.kind if c.failure else c.status for c in bad)
+    if report.failure is not None:
+        kinds[report.failure.kind] += 1
+        out.message = report.failure.message
+    out.kind = _dominant(kinds) if kinds else None
+    if bad:
+        first = bad[0]
+        out.case = first.name
+        out.message = (first.failure.message + ("; " + first.failure.details[0] if first.failure.details else "")
+                       if first.failure else first.status)
+    out.seconds = time.monotonic() - started
+    return out
+
+
+def alternative_findings(results: list[AlternativeResult]) -> list[Finding]:
+    """Errors for alternatives that fail (at their share of the allowance) or could not be graded."""
+    findings = []
+    for a in results:
+        if a.error is not None:
+            findings.append(Finding(ERROR, "alternatives", f"alternative {a.file} could not be graded: {a.error}"))
+        elif not a.passed:
+            findings.append(Finding(ERROR, "alternatives",
+                                    f"alternative {a.file} fails at {a.share:g} of the allowance: {a.kind} in "
+                                    f"{a.failed} of {a.total} cases; first {a.case}: {a.message}"))
+    return findings
+
+
 def grade_mistakes(problem: Any, files: list[Path], expect: dict[str, str], jobs: int,
                    sandbox: str = "auto") -> list[MistakeResult]:
     """Grade ``files`` ``jobs`` at a time (threads; each check runs its mistake in its own
@@ -699,6 +787,8 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
                                                        "so known wrong solutions are shown to fail"))
     folder, files, expect, config = mistake_files(problem)
     v.findings.extend(config)
+    alternatives, share, alt_config = alternative_files(problem)
+    v.findings.extend(alt_config)
     v.timings["spec"] = time.monotonic() - t0
 
     try:
@@ -724,7 +814,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
     graded: list[MistakeResult] = []
     mistakes_error: list[BaseException] = []
     worker = None
-    if files and not stale:
+    if (files or alternatives) and not stale:
         def grade() -> None:
             t_m = time.monotonic()
             try:
@@ -732,6 +822,14 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             except BaseException as exc:  # noqa: BLE001 - reported as a finding below
                 mistakes_error.append(exc)
             v.timings["mistakes"] = time.monotonic() - t_m
+            t_a = time.monotonic()
+            try:
+                with ThreadPoolExecutor(max(1, jobs), thread_name_prefix="alternative") as pool:
+                    v.alternatives = list(pool.map(lambda f: grade_alternative(f, problem, share, sandbox),
+                                                   alternatives))
+            except BaseException as exc:  # noqa: BLE001
+                mistakes_error.append(exc)
+            v.timings["alternatives"] = time.monotonic() - t_a
         worker = threading.Thread(target=grade, name="mistakes", daemon=True)
         worker.start()
     elif files:
@@ -755,6 +853,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             v.findings.append(Finding(ERROR, "mistakes", f"grading the mistakes failed: {type(exc).__name__}: {exc}"))
         v.mistakes = graded
         v.findings.extend(mistake_findings(graded))
+        v.findings.extend(alternative_findings(v.alternatives))
         v.groups, coverage = mutation_scores(problem, graded)
         v.findings.extend(coverage)
     return done()
@@ -831,7 +930,18 @@ def render_text(v: Validation) -> str:
                 if not m.ok:
                     what += f", expected {m.expected}"
             lines.append(f"           {p(m.file):<{width}}  {what}")
-    status(("oracle", "mistakes", "coverage"), None)
+    if v.alternatives:
+        n_ok = sum(a.passed for a in v.alternatives)
+        t = v.timings.get("alternatives", 0.0)
+        lines.append(f"  {'ok      ' if n_ok == len(v.alternatives) else 'ERROR   '} alternatives: {n_ok} of "
+                     f"{len(v.alternatives)} correct implementations pass within {v.alternatives[0].share:g} of "
+                     f"every allowance ({t:.1f} s)")
+        width = max(len(a.file) for a in v.alternatives)
+        for a in v.alternatives:
+            what = ("could not be graded" if a.error is not None else f"passes {a.total} cases" if a.passed
+                    else f"FAILS: {a.kind} in {a.failed} of {a.total} cases ({a.case})")
+            lines.append(f"           {p(a.file):<{width}}  {what}")
+    status(("oracle", "mistakes", "coverage", "alternatives"), None)
     if v.groups and any(g["of"] for g in v.groups):
         lines.append("  mutation score (share of the mistakes each group catches):")
         width = max(len(g["group"]) for g in v.groups)

@@ -6,7 +6,8 @@ For one case in graded dtype ``t`` (unit roundoff ``u``, output dtype ``o`` with
 absolute error of output element ``i`` is (docs/tolerance.md, "Derived", which gives the
 sources and the measured margins)::
 
-    A_i = F * (cond_i + spread(comp)_i + 3 u_o |f_i|) + F * tiny_o       (0 where f_i is not finite)
+    A_i = F * (cond_i + spread(comp)_i + 3 u_o |f_i|) + 2 u_o max_j |f_j| + F * tiny_o
+                                                                (0 where f_i is not finite)
 
 - ``cond_i = max_k |f(x_k) - f(x)|_i``: the first-order effect of rounding the inputs, measured
   by finite differences at the rounding's own scale: each ``x_k`` (k = 1..K) moves every finite
@@ -29,6 +30,10 @@ sources and the measured margins)::
   submission and for the reference (measured: NumPy's and PyTorch's float64 softmax differ from
   JAX's by up to 4 u |f| over 4099 logits); ``tiny_o``: the smallest normal number of the output
   dtype (flushed subnormals, underflow);
+- ``2 u_o max_j |f_j|``: a normwise floor (Higham 2002, section 1.2): one rounding of the case's
+  largest output, allowed at every element, for the elements whose own terms cancel inside a
+  correct computation (``1 + erf(x / sqrt 2)`` for very negative x: the reference rounds it to 0,
+  another correct order to a tiny non-zero number);
 - ``F`` (``tolerance.factor``, default :data:`FACTOR`): the safety factor over one estimate.
 
 Everything is deterministic: the probes' signs come from ``grader.cases.Stream`` keyed by the
@@ -48,6 +53,7 @@ from .spec import Problem
 FACTOR = 4.0  # the default safety factor F
 PROBES = 3    # K: perturbed copies of the inputs
 F32_TO_F64 = 2 * 2.0 ** -29  # u(float64) / u(float32), twice: in float64 the reference's own rounding counts too
+NORMWISE = 2.0  # a rounding of the case's largest output, for the submission and the reference, anywhere
 ULPS = 3  # units of the output's last place every correct library may be off by (rounding, exp, log, erf)
 
 
@@ -155,6 +161,8 @@ def allowance(call: Callable[..., Any], problem: Problem, inputs: dict[str, Any]
             if low.shape == ref.shape:
                 comp = np.fmax(comp, np.abs(low - fx) * scale)
         total = factor * (cond + _spread(np.where(np.isfinite(comp), comp, 0.0)) + ULPS * unit_roundoff(out_dtype) * np.abs(ref))
-        total = total + factor * smallest_normal(out_dtype)
+        finite = np.abs(ref[np.isfinite(ref)])
+        largest = float(finite.max()) if finite.size else 0.0
+        total = total + NORMWISE * unit_roundoff(out_dtype) * largest + factor * smallest_normal(out_dtype)
     total = np.where(np.isfinite(ref) & np.isfinite(total), total, 0.0)
     return total.astype(np.float64)

@@ -287,7 +287,11 @@ def _evaluate(problem: Any, entry: _Entry) -> None:
     from . import reference
 
     if entry.ref is None and not getattr(entry.case, "raises", ()):
-        entry.ref, entry.scale = reference.evaluate(problem, entry.case.inputs)
+        from .expected import derived_key, output_dtype
+
+        case = entry.case
+        entry.ref, entry.scale = reference.evaluate(problem, case.inputs, case.dtype, output_dtype(problem, case)[0],
+                                                    derived_key(case))
 
 
 def expected_values(problem: Any, plan: _Plan) -> None:

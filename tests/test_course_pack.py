@@ -1,0 +1,153 @@
+"""Exercises beyond the first lesson: scalar and optional parameters, Python-number results,
+checkers, the derived tolerance, and a ninth exercise written from scratch (issue 18)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.cases import Stream, fixed_cases, generated_cases
+from grader.checkers import indices_of_largest
+from grader.compare import Expected, compare
+from grader.derived import one_ulp
+from grader.results import CallOutcome
+from grader.spec import find_problem, load_problem
+from tests.conftest import grade_function_in_process
+
+
+def _softmax():
+    return load_problem(find_problem("softmax"))
+
+
+def test_a_case_passes_an_optional_scalar_by_keyword_or_leaves_it_out():
+    problem = _softmax()
+    cases = {c.name: c for c in fixed_cases(problem, ("float32",), 0)}
+    given, default = cases["axis_0[float32]"], cases["default_axis[float32]"]
+    assert given.keywords == ("axis",) and given.scalars == ("axis",)
+    assert int(given.inputs["axis"]) == 0
+    assert "axis" not in default.inputs and default.keywords == () and default.positional == ("logits",)
+    gen = generated_cases(problem, ("float32",), 0, 8)
+    assert {("axis" in c.inputs) for c in gen} == {True, False}   # the optional one alternates
+    for c in gen:
+        if "axis" in c.inputs:
+            nd = c.inputs["logits"].ndim
+            assert -nd <= int(c.inputs["axis"]) < nd
+
+
+def test_the_function_gets_python_ints_and_the_default_when_left_out(tmp_path):
+    seen = tmp_path / "seen.txt"
+    sub = tmp_path / "softmax_types.py"
+    sub.write_text(textwrap.dedent(f"""
+        import numpy as np
+        def softmax(logits, axis=-1):
+            with open({str(seen)!r}, "a") as fh:
+                fh.write(type(axis).__name__ + "\\n")
+            e = np.exp(logits - np.max(logits, axis=axis, keepdims=True))
+            return e / np.sum(e, axis=axis, keepdims=True)
+    """))
+    code, report = grade_function_in_process(sub, "--problem", "softmax", "--no-shrink")
+    assert code == 0, [c["failure"] for c in report["cases"] if c["status"] != "passed"][:2]
+    assert set(seen.read_text().split()) == {"int"}
+
+
+def test_a_python_float_is_a_type_failure_unless_the_spec_accepts_one():
+    case = fixed_cases(_softmax(), ("float32",), 0)[0]
+    outcome = CallOutcome("ok", result=np.asarray(0.5), result_type="float")
+    ref = np.asarray(0.5)
+    strict = compare(case, outcome, Expected(ref, None, 0, "derived", out_dtype="float32"))
+    assert strict is not None and strict.kind == "type" and "float" in strict.message
+    loose = compare(case, outcome, Expected(ref, np.asarray(1e-6), 0, "derived", out_dtype="float32",
+                                            python_scalar=True))
+    assert loose is None
+
+
+def test_indices_of_largest_takes_any_order_among_ties_and_nothing_else():
+    scores = np.array([[1.0, 3.0, 3.0, 2.0]])
+    want = np.array([[1, 2]])
+    assert indices_of_largest({"scores": scores}, np.array([[2, 1]]), want, "float32") is None
+    assert indices_of_largest({"scores": scores}, np.array([[1, 2]]), want, "float32") is None
+    assert "largest" in indices_of_largest({"scores": scores}, np.array([[1, 3]]), want, "float32")
+    assert "twice" in indices_of_largest({"scores": scores}, np.array([[1, 1]]), want, "float32")
+    assert "outside" in indices_of_largest({"scores": scores}, np.array([[1, 4]]), want, "float32")
+    ascending = indices_of_largest({"scores": np.array([[1.0, 3.0, 2.0]])}, np.array([[2, 1]]),
+                                   np.array([[1, 2]]), "float32")
+    assert "descending" in ascending
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_one_ulp_moves_each_finite_nonzero_value_by_one_unit_and_nothing_else(dtype):
+    a = np.array([1.0, -2.5, 0.0, -np.inf, 3e-3], dtype=dtype)
+    moved = one_ulp(Stream("t"), a)
+    for x, y in zip(a[[0, 1, 4]], moved[[0, 1, 4]]):
+        assert y != x and y in (np.nextafter(x, dtype(np.inf)), np.nextafter(x, dtype(-np.inf)))
+    assert moved[2] == 0 and moved[3] == -np.inf
+
+
+LOGSUMEXP_SPEC = """\
+id: logsumexp
+title: log(sum(exp(x))) along an axis
+statement: |
+  Write `logsumexp(x, axis=-1)`: `log(sum(exp(x)))` along `axis`, stable for large x.
+function:
+  name: logsumexp
+  parameters:
+    - {name: x, shape: ["...", n]}
+    - {name: axis, scalar: int, default: -1, domain: "[-ndim(x), ndim(x))"}
+  returns: {shape: ["..."], dtype: same_as_inputs}
+reference: {module: logsumexp}
+frameworks:
+  numpy: {dtypes: [float16, float32, float64]}
+groups:
+  values: {points: 1}
+  generated: {points: 1}
+cases:
+  - {name: plain, group: values, sizes: {"...": [4], n: 6}}
+  - {name: large, group: values, sizes: {"...": [4], n: 6}, fill: {x: {kind: uniform, low: 100, high: 10000}}}
+generated:
+  group: generated
+  count: 6
+  leading_axes: [1, 1]
+  sizes: {"...": [1, 5], n: [1, 30]}
+mistakes: {dir: mistakes, expect: {naive.py: non_finite}}
+alternatives: {dir: alternatives}
+"""
+
+
+def test_a_ninth_exercise_with_no_tolerance_model_validates_and_grades(tmp_path):
+    """Written as an instructor would, from the docs: no tolerance model named."""
+    from grader.validate import validate_problem
+
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "mistakes").mkdir()
+    (tmp_path / "alternatives").mkdir()
+    (tmp_path / "logsumexp.yaml").write_text(LOGSUMEXP_SPEC)
+    (tmp_path / "reference" / "logsumexp.py").write_text(
+        "import jax.numpy as jnp\nfrom jax.scipy.special import logsumexp as lse\n"
+        "def logsumexp(x, axis=-1):\n    return lse(jnp.asarray(x), axis=axis)\n")
+    correct = tmp_path / "alternatives" / "shifted.py"
+    correct.write_text("import numpy as np\n"
+                       "def logsumexp(x, axis=-1):\n"
+                       "    m = np.max(x, axis=axis, keepdims=True)\n"
+                       "    wide = np.float32 if x.dtype == np.float16 else x.dtype\n"
+                       "    s = np.sum(np.exp((x - m).astype(wide)), axis=axis, keepdims=True)\n"
+                       "    return np.squeeze(m + np.log(s).astype(x.dtype), axis=axis)\n")
+    wrong = tmp_path / "mistakes" / "naive.py"
+    wrong.write_text("import numpy as np\n"
+                     "def logsumexp(x, axis=-1):\n    return np.log(np.sum(np.exp(x), axis=axis))\n")
+    v = validate_problem(tmp_path / "logsumexp.yaml", jobs=2)
+    assert v.valid, [f.message for f in v.errors]
+    assert [a.passed for a in v.alternatives] == [True]
+    assert [(m.file, m.kind) for m in v.mistakes] == [("naive.py", "non_finite")]
+    args = ("--problem", "logsumexp", "--problems-dir", str(tmp_path), "--no-shrink")
+    assert grade_function_in_process(correct, *args)[0] == 0
+    code, report = grade_function_in_process(wrong, *args)
+    assert code == 1 and {c["failure"]["kind"] for c in report["cases"] if c["failure"]} >= {"non_finite"}
+
+
+def test_the_bundled_pack_problems_load_with_the_derived_tolerance():
+    for pid in ("softmax", "layer_norm", "rms_norm", "gelu"):
+        problem = load_problem(find_problem(pid))
+        assert problem.tolerance["model"] == "derived"
+        assert Path(problem.path).parent.joinpath(problem.alternatives["dir"]).is_dir()

@@ -131,7 +131,7 @@ def test_junit_counts_and_mapping():
     bf16 = by_name["worked_example[bfloat16]"]
     assert bf16.get("classname") == "examples" and bf16.get("time") == "0.010000"
     fail = bf16.find("failure")
-    assert fail.get("type") == "tolerance" and fail.get("message") == "max abs error 0.5 > allowed 1e-3"
+    assert fail.get("type") == "tolerance" and fail.get("message") == "max abs error 0.5 > allowed 1e-3 — hint: looks like softmax over axis 0"
     assert "hint: looks like softmax over axis 0" in fail.text and "replay: grader replay" in fail.text
     assert by_name["large_logits"].find("error").get("type") == "exception"
     assert by_name["huge"].find("skipped") is not None

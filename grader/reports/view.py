@@ -107,6 +107,11 @@ class ReportView:
         small = self.shrunk_of.get(case.name)
         return small.failure.hint if small is not None and small.failure else None
 
+    def line_of(self, case: CaseResult) -> int:
+        """The line an annotation or JUnit testcase of ``case`` points at: :attr:`line` (the
+        graded function's ``def``) for now."""
+        return self.line
+
     def one_line_message(self, case: CaseResult) -> str:
         """The case's message and its hint on one line, ``"3 / 10 elements are outside the
         tolerance — hint: ..."``: what CI test reporters show as a failure's title (they show

@@ -159,3 +159,29 @@ def test_file_is_relative_to_the_repository_root_under_actions(tmp_path, monkeyp
     assert files("softmax.py") == {"hw/softmax.py"}
     outside = str(tmp_path / "elsewhere" / "softmax.py")
     assert files(outside) == {outside}
+
+
+def test_an_exception_points_at_the_line_that_raised():
+    """An ``exception`` case's testcase and annotation point at the deepest frame of the
+    submission's file in its traceback (here line 9, under a helper of the file), not at the
+    ``def`` (line 3); a frame of another file (a library) is passed over; a case with no
+    traceback keeps the ``def`` line."""
+    from grader.reports import github
+    from grader.results import Failure, GroupScore
+    from tests.test_report_formats import case, report
+
+    tb = ('Traceback (most recent call last):\n'
+          '  File "submissions/softmax.py", line 4, in softmax\n    return helper(x)\n'
+          '  File "submissions/softmax.py", line 9, in helper\n    return np.take(x, 99)\n'
+          '  File "/usr/lib/numpy/core.py", line 190, in take\n    raise IndexError\n'
+          'IndexError: index 99 is out of bounds\n')
+    cases = [case("raises", "edge", "error", Failure("exception", "IndexError: index 99 is out of bounds",
+                                                     details=[tb])),
+             case("wrong", "edge", "failed", Failure("tolerance", "2 / 3 elements are outside the tolerance"))]
+    r = report(cases, [GroupScore("edge", 3, 0, 0, 2)])
+    lines = {tc.get("name"): tc.get("line") for tc in _testcases(junit.render(r, timestamp=STAMP))}
+    assert lines == {"raises": "9", "wrong": "3"}
+    errors = [x for x in github.render(r).splitlines() if x.startswith("::error")]
+    assert [x.split(",title=")[0].rsplit("line=", 1)[1] for x in errors] == ["9", "3"]
+    r.submission = "other.py"  # the traceback's frames are in no file of this name: the def line
+    assert {tc.get("line") for tc in _testcases(junit.render(r, timestamp=STAMP))} == {"3"}

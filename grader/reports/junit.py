@@ -63,7 +63,7 @@ def _outcome(testcase: ET.Element, status: str, kind: str, message: str, text: s
 
 def _case(suite: ET.Element, v: view.ReportView, case: CaseResult, classname: str) -> None:
     tc = _el(suite, "testcase", classname=classname, name=case.name, time=f"{case.seconds:.6f}",
-             file=v.file, line=v.line)
+             file=v.file, line=v.line_of(case))  # the line that raised, for an exception
     if case.status != "passed":  # message and hint in one line: the consumers' titles show only it
         _outcome(tc, case.status, common.kind(case), v.one_line_message(case), v.case_text(case))
 

@@ -14,6 +14,7 @@ formats show it beside that case.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping
@@ -108,9 +109,11 @@ class ReportView:
         return small.failure.hint if small is not None and small.failure else None
 
     def line_of(self, case: CaseResult) -> int:
-        """The line an annotation or JUnit testcase of ``case`` points at: :attr:`line` (the
-        graded function's ``def``) for now."""
-        return self.line
+        """The line an annotation or JUnit testcase of ``case`` points at: for a case whose call
+        raised (its failure carries the traceback, as the JSON report's ``failure.details``
+        does), the line of the deepest frame in the submission's file, the line that raised or
+        called into what raised; else :attr:`line`, the graded function's ``def``."""
+        return raising_line(case, self.report.submission) or self.line
 
     def one_line_message(self, case: CaseResult) -> str:
         """The case's message and its hint on one line, ``"3 / 10 elements are outside the
@@ -166,6 +169,24 @@ def _hints(report: Report, summary: list[dict[str, Any]], failing: list[CaseResu
                 out.append(h["text"])
     out += [c.failure.hint for c in (*shrunk, *failing) if c.failure and c.failure.hint]
     return list(dict.fromkeys(out))
+
+
+_FRAME = re.compile(r'File "([^"\n]*)", line (\d{1,9})(?!\d)')
+
+
+def raising_line(case: CaseResult, submission: str) -> int | None:
+    """The line of the deepest traceback frame in the file ``submission`` (the path the report
+    names it by, as its tracebacks do) among ``case.failure.details``, or None (no traceback,
+    or none of its frames is in the submission: a notebook's frames say "cell N, line M")."""
+    if not case.failure or not submission:
+        return None
+    wanted = os.path.normpath(submission)
+    found = None
+    for detail in case.failure.details:
+        for m in _FRAME.finditer(str(detail)):
+            if os.path.normpath(m.group(1)) == wanted and int(m.group(2)) > 0:
+                found = int(m.group(2))
+    return found
 
 
 def workspace_path(path: str, environ: Mapping[str, str] | None = None) -> str:

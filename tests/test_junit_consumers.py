@@ -124,3 +124,64 @@ def test_junit2html_renders_it(tmp_path, name):
             if el is not None and el.get("message"):
                 assert el.get("message") in page
     assert sum(1 for _ in root.iter("testcase")) > 0
+
+
+def test_failure_message_carries_the_hint_on_one_line():
+    """dorny/test-reporter, mikepenz/action-junit-report and EnricoMi's publisher title a failure
+    with its ``message`` attribute alone: the hint goes there, after the message, on one line."""
+    r = REPORTS["failing"]()
+    r.cases[1].failure.message = "3 / 10 elements are outside\nthe tolerance"
+    by_name = {tc.get("name"): tc for tc in ET.fromstring(junit.render(r, timestamp=STAMP)).iter("testcase")}
+    message = by_name["worked_example[bfloat16]"].find("failure").get("message")
+    assert message == "3 / 10 elements are outside\\nthe tolerance \u2014 hint: looks like softmax over axis 0"
+    assert "hint" not in by_name["empty_row"].find("failure").get("message")  # no hint: the message alone
+    imp = ET.fromstring(junit.render(REPORTS["import"](), timestamp=STAMP)).find("testcase/error")
+    assert imp.get("message") == "SyntaxError: invalid syntax (softmax.py, line 4) \u2014 hint: a missing colon"
+
+
+def test_file_is_relative_to_the_repository_root_under_actions(tmp_path, monkeypatch):
+    """Under GitHub Actions (``GITHUB_WORKSPACE`` set) ``file=`` names the submission from the
+    repository root, whatever folder the grader ran in or path it was given; a file outside the
+    workspace, or a run outside Actions, keeps the path as given."""
+    (tmp_path / "repo" / "hw" / "sub").mkdir(parents=True)
+    r = REPORTS["failing"]()
+
+    def files(submission):
+        r.submission = submission
+        return {tc.get("file") for tc in _testcases(junit.render(r, timestamp=STAMP))}
+
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    absolute = str(tmp_path / "repo" / "hw" / "softmax.py")
+    assert files(absolute) == {absolute}
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "repo"))
+    assert files(absolute) == {"hw/softmax.py"}
+    monkeypatch.chdir(tmp_path / "repo" / "hw")
+    assert files("softmax.py") == {"hw/softmax.py"}
+    outside = str(tmp_path / "elsewhere" / "softmax.py")
+    assert files(outside) == {outside}
+
+
+def test_an_exception_points_at_the_line_that_raised():
+    """An ``exception`` case's testcase and annotation point at the deepest frame of the
+    submission's file in its traceback (here line 9, under a helper of the file), not at the
+    ``def`` (line 3); a frame of another file (a library) is passed over; a case with no
+    traceback keeps the ``def`` line."""
+    from grader.reports import github
+    from grader.results import Failure, GroupScore
+    from tests.test_report_formats import case, report
+
+    tb = ('Traceback (most recent call last):\n'
+          '  File "submissions/softmax.py", line 4, in softmax\n    return helper(x)\n'
+          '  File "submissions/softmax.py", line 9, in helper\n    return np.take(x, 99)\n'
+          '  File "/usr/lib/numpy/core.py", line 190, in take\n    raise IndexError\n'
+          'IndexError: index 99 is out of bounds\n')
+    cases = [case("raises", "edge", "error", Failure("exception", "IndexError: index 99 is out of bounds",
+                                                     details=[tb])),
+             case("wrong", "edge", "failed", Failure("tolerance", "2 / 3 elements are outside the tolerance"))]
+    r = report(cases, [GroupScore("edge", 3, 0, 0, 2)])
+    lines = {tc.get("name"): tc.get("line") for tc in _testcases(junit.render(r, timestamp=STAMP))}
+    assert lines == {"raises": "9", "wrong": "3"}
+    errors = [x for x in github.render(r).splitlines() if x.startswith("::error")]
+    assert [x.split(",title=")[0].rsplit("line=", 1)[1] for x in errors] == ["9", "3"]
+    r.submission = "other.py"  # the traceback's frames are in no file of this name: the def line
+    assert {tc.get("line") for tc in _testcases(junit.render(r, timestamp=STAMP))} == {"3"}

@@ -131,7 +131,7 @@ def test_junit_counts_and_mapping():
     bf16 = by_name["worked_example[bfloat16]"]
     assert bf16.get("classname") == "examples" and bf16.get("time") == "0.010000"
     fail = bf16.find("failure")
-    assert fail.get("type") == "tolerance" and fail.get("message") == "max abs error 0.5 > allowed 1e-3"
+    assert fail.get("type") == "tolerance" and fail.get("message") == "max abs error 0.5 > allowed 1e-3 — hint: looks like softmax over axis 0"
     assert "hint: looks like softmax over axis 0" in fail.text and "replay: grader replay" in fail.text
     assert by_name["large_logits"].find("error").get("type") == "exception"
     assert by_name["huge"].find("skipped") is not None
@@ -310,9 +310,31 @@ def test_annotation_escaping_in_render():
     assert all(line.startswith(("::error ", "::notice ")) for line in lines)
     first = lines[0]
     props, message = first[len("::error "):].split("::", 1)
-    assert props.startswith("file=sub dir/a%2Cb%3Ac.py,line=3,title=tolerance%3A 2 cases failed")
+    assert props.startswith("file=sub dir/a%2Cb%3Ac.py,line=3,title=tolerance%3A 1 case failed")
     assert message.startswith("worked_example[bfloat16]: tolerance: bad: x, y%0A100%25 off%0Ahint: ")
-    assert "also: empty_row" in message
+    assert "empty_row" not in message  # another pattern (no hint, another message): its own annotation
+
+
+def test_one_annotation_per_failure_pattern_with_a_count():
+    """90 cases failing alike (same kind, hint and message but for its numbers) are one
+    annotation that says how many more are like it, not one each; another hint, another
+    message or another kind is another annotation; the commonest pattern comes first."""
+    alike = [case(f"gen{i:03d}[float16]", "edge", "failed",
+                  tol(f"{i + 3} / 300 elements ({i / 3:.1f}%) are outside the tolerance", hint="softmax was applied"))
+             for i in range(90)]
+    other_hint = [case(f"bias{i}", "edge", "failed", tol("12 / 12 elements (100.0%) are outside the tolerance",
+                                                         hint="a constant offset")) for i in range(3)]
+    raised = [case(f"raise{i}", "edge", "error", Failure("exception", f"IndexError: index {i} is out of bounds"))
+              for i in range(2)]
+    r = report(other_hint + alike + raised, [GroupScore("edge", 3, 0, 0, 95)])
+    errors = [line for line in github.render(r).splitlines() if line.startswith("::error")]
+    assert len(errors) == 3
+    assert "title=tolerance%3A 90 cases failed::gen000[float16]: tolerance: 3 / 300" in errors[0]
+    assert "hint: softmax was applied" in errors[0] and "a constant offset" not in errors[0]
+    assert "(and 89 more cases like it: gen001[float16], gen002[float16], gen003[float16], gen004[float16], " \
+           "gen005[float16], ...)" in errors[0]
+    assert "title=tolerance%3A 3 cases failed::bias0:" in errors[1] and "(and 2 more cases like it: bias1, bias2)" in errors[1]
+    assert "title=exception%3A 2 cases failed::raise0:" in errors[2] and "(and 1 more case like it: raise1)" in errors[2]
 
 
 def test_annotations_are_capped_with_one_notice():

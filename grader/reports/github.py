@@ -48,15 +48,30 @@ def command(name: str, message: str, **properties: Any) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def _annotations(v: view.ReportView) -> list[tuple[str, str]]:
-    """(title, message) of each error annotation, most important first."""
+#: numbers in a message (counts, shares, values, indices, sizes): two messages that differ only
+#: there have one shape ("299 / 300 elements (99.7%) are outside ..." and "12 / 48 ...")
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def pattern_of(v: view.ReportView, case: Any) -> tuple[str, str | None, str]:
+    """The failure pattern of ``case``: its kind, its hint (its own, its shrunk case's, else the
+    one found for its kind's pattern: ``ReportView.hints_for``) and the shape of its message
+    (every number as ``#``). Cases of one pattern are one annotation."""
+    message = case.failure.message if case.failure else case.status
+    return common.kind(case), next(iter(v.hints_for([case])), None), _NUMBER.sub("#", message)
+
+
+def _annotations(v: view.ReportView) -> list[tuple[str, str, int]]:
+    """(title, message, line) of each error annotation, most important first: the
+    whole-submission failure, then one per failure pattern (:func:`pattern_of`) of the shown
+    cases, the commonest first, then the hidden groups with failures."""
     out = []
     if f := v.failure:
-        out.append((f"{f.kind}: the submission could not be graded", "\n".join(common.failure_lines(f, 10))))
-    by_kind: dict[str, list] = {}
+        out.append((f"{f.kind}: the submission could not be graded", "\n".join(common.failure_lines(f, 10)), v.line))
+    by_pattern: dict[tuple[str, str | None, str], list] = {}
     for case in v.failing:
-        by_kind.setdefault(common.kind(case), []).append(case)
-    for kind, cases in by_kind.items():
+        by_pattern.setdefault(pattern_of(v, case), []).append(case)
+    for (kind, _, _), cases in sorted(by_pattern.items(), key=lambda kv: -len(kv[1])):  # stable: ties in run order
         first = next((c for c in cases if c.name in v.shrunk_of), cases[0])
         cases = [first] + [c for c in cases if c is not first]
         hint = v.hint_of(first) or next(iter(v.hints_for(cases)), None)  # or the pattern's
@@ -70,16 +85,19 @@ def _annotations(v: view.ReportView) -> list[tuple[str, str]]:
         if len(cases) > 1:
             names = ", ".join(c.name for c in cases[1:1 + MAX_NAMES])
             more = len(cases) - 1 - MAX_NAMES
-            lines.append(f"also: {names}" + (f" and {more} more" if more > 0 else ""))
-        out.append((f"{kind}: {len(cases)} case{'s' if len(cases) > 1 else ''} failed", "\n".join(lines)))
-    out += [(f"{t.group}: hidden cases failed", t.text) for t in v.tallies if t.status in ("failed", "error")]
+            lines.append(f"(and {len(cases) - 1} more case{'s' if len(cases) > 2 else ''} like it: "
+                         f"{names}{', ...' if more > 0 else ''})")
+        out.append((f"{kind}: {len(cases)} case{'s' if len(cases) > 1 else ''} failed", "\n".join(lines),
+                    v.line_of(first)))
+    out += [(f"{t.group}: hidden cases failed", t.text, v.line) for t in v.tallies if t.status in ("failed", "error")]
     return out
 
 
 def render(report: Report, *, audience: str = "learner") -> str:
     """Workflow-command lines (str, one command per line) annotating ``report.submission``.
 
-    One ``::error`` per failure kind of the shown cases (first case, hint and up to 5 more
+    One ``::error`` per failure pattern of the shown cases (kind, hint and message shape:
+    :func:`pattern_of`; its first case, hint, and how many more cases are like it, up to 5
     names), one per hidden group with failures (counts only, for learners), one for a
     whole-submission failure; at most :data:`MAX_ANNOTATIONS`, then one ``::notice`` with the
     score and totals (and how many annotations were left out). Control, escape and bidi
@@ -90,7 +108,7 @@ def render(report: Report, *, audience: str = "learner") -> str:
     """
     v = view.build(report, audience)
     found = _annotations(v)
-    lines = [command("error", msg, file=v.file, line=v.line, title=title) for title, msg in found[:MAX_ANNOTATIONS]]
+    lines = [command("error", msg, file=v.file, line=line, title=title) for title, msg, line in found[:MAX_ANNOTATIONS]]
     text = (f"{v.counts_text}, {v.not_passed} failed" + (f", {v.skipped} skipped" if v.skipped else "")) \
         if v.total else "no case was run: the submission could not be graded"
     if len(found) > MAX_ANNOTATIONS:

@@ -8,7 +8,7 @@ xunitparser; see docs/formats.md)::
     <testsuite name="problem (submission)" tests= failures= errors= skipped= time= timestamp= hostname=>
       <properties> environment (seed, versions...), score, max_score, cases_passed, cases_total </properties>
       <testcase classname="group" name="case name" time="seconds" file="submission" line="def line">
-        <failure type="kind" message="one line">details</failure>   a wrong value
+        <failure type="kind" message="message — hint: hint">details</failure>   a wrong value
         <error type="kind" message="one line">details</error>       the submission raised, crashed,
                                                                     timed out or could not be imported
         <skipped message="..."/>                                    not run
@@ -63,10 +63,9 @@ def _outcome(testcase: ET.Element, status: str, kind: str, message: str, text: s
 
 def _case(suite: ET.Element, v: view.ReportView, case: CaseResult, classname: str) -> None:
     tc = _el(suite, "testcase", classname=classname, name=case.name, time=f"{case.seconds:.6f}",
-             file=v.file, line=v.line)
-    if case.status != "passed":
-        message = case.failure.message if case.failure else case.status
-        _outcome(tc, case.status, common.kind(case), message, v.case_text(case))
+             file=v.file, line=v.line_of(case))  # the line that raised, for an exception
+    if case.status != "passed":  # message and hint in one line: the consumers' titles show only it
+        _outcome(tc, case.status, common.kind(case), v.one_line_message(case), v.case_text(case))
 
 
 def _properties(suite: ET.Element, v: view.ReportView, extra: dict[str, Any], prefix: str = "") -> None:
@@ -94,7 +93,8 @@ def _suite(report: Report, name: str, audience: str, timestamp: str | None,
         f = report.failure
         tc = _el(suite, "testcase", classname=classprefix + "submission", name=f.kind, time=f"{report.seconds:.6f}",
                  file=v.file, line=v.line)
-        _outcome(tc, "error", f.kind, f.message, "\n".join(common.failure_lines(f, 40)))
+        message = f.message + (f" — hint: {f.hint}" if f.hint else "")
+        _outcome(tc, "error", f.kind, common.printable(message, one_line=True), "\n".join(common.failure_lines(f, 40)))
     for case in v.shown:
         _case(suite, v, case, classprefix + case.group)
     for tally in v.tallies:

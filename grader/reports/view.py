@@ -13,8 +13,11 @@ formats show it beside that case.
 """
 from __future__ import annotations
 
+import os
+import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Mapping
 from typing import Any
 
 from grader.reports import common
@@ -47,6 +50,9 @@ class ReportView:
         show_output: whether the submission's captured stdout/stderr may be shown.
         line: the line of the graded function's ``def`` in the submission (``environment.function_line``),
             else the line of a syntax error, else 1: where annotations and JUnit testcases point.
+        file: the submission's path where annotations and JUnit testcases point:
+            :func:`workspace_path` of ``report.submission`` (relative to the repository root
+            under GitHub Actions, else as the grader was given it).
     """
 
     report: Report
@@ -67,6 +73,7 @@ class ReportView:
     hints: list[str]
     show_output: bool
     line: int = 1
+    file: str = ""
 
     # -- shortcuts -------------------------------------------------------------------------
     @property
@@ -78,11 +85,6 @@ class ReportView:
     def environment(self) -> dict[str, Any]:
         """``report.environment`` as the audience may see it (a secret seed hidden from learners)."""
         return self.report.environment
-
-    @property
-    def file(self) -> str:
-        """The submission's path as the grader was given it."""
-        return self.report.submission
 
     @property
     def not_passed(self) -> int:
@@ -105,6 +107,22 @@ class ReportView:
             return case.failure.hint
         small = self.shrunk_of.get(case.name)
         return small.failure.hint if small is not None and small.failure else None
+
+    def line_of(self, case: CaseResult) -> int:
+        """The line an annotation or JUnit testcase of ``case`` points at: for a case whose call
+        raised (its failure carries the traceback, as the JSON report's ``failure.details``
+        does), the line of the deepest frame in the submission's file, the line that raised or
+        called into what raised; else :attr:`line`, the graded function's ``def``."""
+        return raising_line(case, self.report.submission) or self.line
+
+    def one_line_message(self, case: CaseResult) -> str:
+        """The case's message and its hint on one line, ``"3 / 10 elements are outside the
+        tolerance — hint: ..."``: what CI test reporters show as a failure's title (they show
+        only JUnit's ``message`` attribute). The hint is the case's own, its shrunk case's, or
+        the one found for its failure pattern (:meth:`hints_for`)."""
+        message = case.failure.message if case.failure else case.status
+        hint = self.hint_of(case) or next(iter(self.hints_for([case])), None)
+        return common.printable(message + (f" — hint: {hint}" if hint else ""), one_line=True)
 
     def case_text(self, case: CaseResult, max_details: int | None = 20) -> str:
         """``common.case_text`` of ``case``, followed by its shrunk case (when one was found)."""
@@ -153,6 +171,46 @@ def _hints(report: Report, summary: list[dict[str, Any]], failing: list[CaseResu
     return list(dict.fromkeys(out))
 
 
+_FRAME = re.compile(r'File "([^"\n]*)", line (\d{1,9})(?!\d)')
+
+
+def raising_line(case: CaseResult, submission: str) -> int | None:
+    """The line of the deepest traceback frame in the file ``submission`` (the path the report
+    names it by, as its tracebacks do) among ``case.failure.details``, or None (no traceback,
+    or none of its frames is in the submission: a notebook's frames say "cell N, line M")."""
+    if not case.failure or not submission:
+        return None
+    wanted = os.path.normpath(submission)
+    found = None
+    for detail in case.failure.details:
+        for m in _FRAME.finditer(str(detail)):
+            if os.path.normpath(m.group(1)) == wanted and int(m.group(2)) > 0:
+                found = int(m.group(2))
+    return found
+
+
+def workspace_path(path: str, environ: Mapping[str, str] | None = None) -> str:
+    """``path`` as CI annotations and JUnit ``file=`` must name it: relative to the repository
+    root ``$GITHUB_WORKSPACE`` when that is set and the file lies under it (a relative ``path``
+    is taken from the working folder), so that GitHub and the JUnit test-report actions
+    (dorny/test-reporter, mikepenz/action-junit-report, EnricoMi's publisher) find the file;
+    otherwise ``path`` as given (outside Actions, or a file outside the workspace)."""
+    env = os.environ if environ is None else environ
+    workspace = env.get("GITHUB_WORKSPACE")
+    if not workspace or not path:
+        return path
+    absolute = os.path.abspath(path)
+    for root, target in ((os.path.abspath(workspace), absolute),
+                         (os.path.realpath(workspace), os.path.realpath(absolute))):
+        try:
+            rel = os.path.relpath(target, root)
+        except ValueError:  # pragma: no cover - another drive (Windows)
+            continue
+        if rel != os.curdir and rel != os.pardir and not rel.startswith(os.pardir + os.sep) and not os.path.isabs(rel):
+            return rel.replace(os.sep, "/")
+    return path
+
+
 def build(report: Report, audience: str = common.LEARNER) -> ReportView:
     """The :class:`ReportView` of ``report`` for ``audience``.
 
@@ -185,7 +243,7 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
         passed=statuses["passed"], failed=statuses["failed"], errors=statuses["error"] + statuses["timeout"],
         skipped=statuses["skipped"], total=len(graded), summary=summary,
         hints=_hints(report, summary, failing, shrunk), show_output=common.may_show_output(report, audience),
-        line=int(line) if isinstance(line, int) and line > 0 else 1)
+        line=int(line) if isinstance(line, int) and line > 0 else 1, file=workspace_path(report.submission))
 
 
 def feedback_line(report: Report, limit: int = 300) -> str:

@@ -828,7 +828,8 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             v.timings["mistakes"] = time.monotonic() - t_m
             t_a = time.monotonic()
             try:
-                with ThreadPoolExecutor(max(1, jobs), thread_name_prefix="alternative") as pool:
+                # one at a time: parallel checks parsed ASTs concurrently (gh-106905: SystemError)
+                with ThreadPoolExecutor(1, thread_name_prefix="alternative") as pool:
                     v.alternatives = list(pool.map(lambda f: grade_alternative(f, problem, share, sandbox),
                                                    alternatives))
             except BaseException as exc:  # noqa: BLE001

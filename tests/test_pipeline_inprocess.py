@@ -168,8 +168,10 @@ def test_every_format_renders_a_failing_report_and_round_trips_through_json(doub
     report = doubled
     again = Report.from_json(json.loads(json.dumps(report.to_json())))
     assert again.to_json() == report.to_json()
-    text = reporter(fmt).render(again, audience=audience)
-    assert text == reporter(fmt).render(report, audience=audience)
+    # JUnit stamps the render time: fix it, or two renders straddling a second differ
+    stamp = {"timestamp": "2026-01-01T00:00:00"} if fmt == "junit" else {}
+    text = reporter(fmt).render(again, audience=audience, **stamp)
+    assert text == reporter(fmt).render(report, audience=audience, **stamp)
     if fmt in ("json", "gradescope"):
         json.loads(text)
     elif fmt == "junit":

@@ -389,7 +389,7 @@ MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_RELATIME = 1024, 2048, 4096, 1638
 
 def _mount(source, target: str, fstype, flags: int, data=None) -> None:
     import ctypes
-    enc = (lambda v: v.encode() if isinstance(v, str) else v)
+    enc = (lambda v: os.fsencode(v) if isinstance(v, str) else v)
     res = _libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data))
     _check(res, f"mount {source or fstype} on {target}")
 
@@ -468,7 +468,7 @@ def _build_jail(jail: dict) -> None:
     nr = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
     if nr is None:
         raise SandboxError(f"no pivot_root number for {os.uname().machine}")
-    _check(_libc().syscall(nr, root.encode(), old.encode()), "pivot_root")
+    _check(_libc().syscall(nr, os.fsencode(root), os.fsencode(old)), "pivot_root")
     os.chdir("/")
     _check(_libc().umount2(b"/.oldroot", 2), "umount the old root")   # MNT_DETACH
     os.rmdir("/.oldroot")

@@ -581,3 +581,21 @@ def test_a_dtype_left_out_by_a_stopped_run_is_not_said_to_pass():
              case("big", "float32", "skipped")]
     text = summarise(cases, ("float16", "float32"))[0]["text"]
     assert "(float32 pass)" not in text and "before the run stopped" in text, text
+
+
+# -- a learner folder whose name is not UTF-8 ---------------------------------------------------------
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_folder_name_that_is_not_utf8_is_mounted_and_graded_in_every_tier(tmp_path, tier):
+    """``caf\\xe9`` (Latin-1 bytes) arrives as a surrogate-escaped str: the unshare tier's mount and
+    pivot_root must pass it to the kernel as the same bytes (os.fsencode), not str.encode(), which
+    raised UnicodeEncodeError in the child and failed correct code as an import error."""
+    folder = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
+    folder.mkdir()
+    sub = write_submission(folder, "def tied_lm_head(hidden, embedding_matrix):\n"
+                                   "    return hidden @ embedding_matrix.T\n")
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        started = w.start()
+        assert started.status == "ok", started.message
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    np.testing.assert_allclose(out.result, INPUTS["hidden"] @ INPUTS["embedding_matrix"].T)

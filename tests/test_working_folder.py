@@ -110,6 +110,8 @@ here = os.getcwd()
 def hook(event, args):
     if event in ("open", "os.mkdir", "os.listdir", "os.scandir", "os.rename", "os.replace", "os.remove"):
         path = args[0] if args else None
+        if event in ("os.mkdir", "os.remove") and len(args) > 1 and args[-1] not in (None, -1):
+            return  # relative to a folder descriptor (shutil.rmtree of a temporary folder), not to here
         if isinstance(path, (str, bytes, os.PathLike)):
             path = os.fsdecode(path)
             if path.startswith("<") and path.endswith(">"):  # a pseudo-file name ("<unknown>": a parse)

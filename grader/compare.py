@@ -267,6 +267,39 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
     return _tolerance_failure(case, g, ref, err, allowed, mask, expected)
 
 
+def margin(case: Case, outcome: CallOutcome, expected: Expected) -> float | None:
+    """The worst ``|got - expected| / allowance`` over the elements of an ``ok`` outcome, at the
+    full allowance (``allowance_share`` ignored): how much of the tolerance the output used (a
+    correct file's margin is ``1 / margin``; a wrong one fails by ``margin`` times).
+
+    None where no tolerance applies or nothing is comparable: a shape or dtype kind that differs,
+    a checker, an exact case or integer output, no finite expected element, or a Python number
+    where an array is due. ``inf`` where an element is off and nothing is allowed (or NaN).
+    """
+    if outcome.status != "ok" or outcome.result is None or expected.checker is not None:
+        return None
+    if outcome.result_type in PYTHON_NUMBERS and not expected.python_scalar:
+        return None
+    got, ref = outcome.result, expected.ref
+    out_dtype = expected.out_dtype or case.dtype
+    if tuple(got.shape) != tuple(ref.shape) or case.compare == "exact" or expected.model == "exact":
+        return None
+    if dtype_of(out_dtype).kind in "biu" or (got.dtype.kind not in "fiub" and got.dtype.name != "bfloat16"):
+        return None
+    g = np.asarray(got, dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64)
+    finite = np.isfinite(r)
+    if not finite.any():
+        return None
+    with np.errstate(all="ignore"):
+        allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
+        allowed = np.broadcast_to(np.asarray(allowed, dtype=np.float64), r.shape)
+        err = np.abs(g - r)
+        ratio = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0), np.where(err > 0, np.inf, 0.0))
+        ratio = np.where(np.isnan(ratio), np.inf, ratio)
+    return float(np.max(ratio[finite]))
+
+
 GRID_BLOCKS = 16  # at most this many blocks a side in a tolerance failure's data["grid"] (about 1 KB)
 
 

@@ -78,7 +78,7 @@ def one_ulp(stream: Stream, a: np.ndarray) -> np.ndarray:
     if a.size == 0:
         return a.copy()
     width = {2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
-    bits = np.ascontiguousarray(a).view(width)
+    bits = a.copy(order="C").view(width)   # not np.ascontiguousarray: it makes 0-d 1-d
     one = width(1)
     with np.errstate(over="ignore"):
         moved = np.where(stream.signs(a.shape) > 0, bits + one, bits - one).astype(width).view(a.dtype)

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import frameworks
-from .compare import compare, judge_raises, with_exception_hint
+from .compare import compare, judge_raises, margin, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
 from .run import empty_output
 from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, GroupScore, Report,
@@ -46,7 +46,8 @@ def judge(case: Any, outcome: CallOutcome, expected: "Expected") -> Verdict:
         return Verdict(status="passed" if failure is None else "failed", failure=failure)
     if outcome.status in ("ok", "type"):
         failure = compare(case, outcome, expected)
-        return Verdict(status="passed" if failure is None else "failed", failure=failure)
+        return Verdict(status="passed" if failure is None else "failed", failure=failure,
+                       margin=margin(case, outcome, expected))
     status, failure = run_failure(outcome)
     with_exception_hint(failure, expected.hints, case)
     return Verdict(status=status, failure=failure)
@@ -171,7 +172,7 @@ def _run(plan: Any, executor: "Executor") -> tuple[Failure | None, list[CaseResu
         elif outcome.status == "crash" and executor.restarts >= executor.max_restarts:
             stop_reason = f"not run: the submission crashed {executor.max_restarts + 1} times"
         failure = verdict.failure
-        res = CaseResult(status=verdict.status, failure=failure, seconds=outcome.seconds,
+        res = CaseResult(status=verdict.status, failure=failure, seconds=outcome.seconds, margin=verdict.margin,
                          values=values_of(case, exp, outcome.result) if failure else None, **base)
         if failure is not None:
             res.replay = plan.replay_command(case)

@@ -45,6 +45,11 @@ STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 SECRET_REPLAY_NOTE = "this case comes from the instructor's secret seed; run the whole check again"
 
 
+def _finite_or_str(x: float) -> float | str:
+    """A float for JSON: finite ones rounded to 4 significant digits, ``"inf"`` otherwise
+    (strict JSON has no infinity; ``float("inf")`` reads it back)."""
+    return float(f"{x:.4g}") if x == x and abs(x) != float("inf") else ("inf" if x > 0 else str(x))
+
 @dataclass
 class Failure:
     """What went wrong in one case (or with the whole submission).
@@ -122,6 +127,9 @@ class CaseResult:
         replay_note: why there is no replay command, or None (a learner's case from the
             instructor's secret seed too large for a ``--replay`` literal).
         shrunk: True when this case is the smallest failing input found by shrinking.
+        margin: the worst ``|got - expected| / allowance`` of the output at the full allowance
+            (``grader.compare.margin``): below 1 within the tolerance; None where no tolerance
+            applies (exact, integer, checked or not comparable outputs, calls that raised).
     """
 
     name: str
@@ -137,6 +145,7 @@ class CaseResult:
     replay: str | None = None
     shrunk: bool = False
     replay_note: str | None = None
+    margin: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,6 +157,7 @@ class CaseResult:
             "seconds": round(self.seconds, 6),
             "values": self.values, "replay": self.replay, "shrunk": self.shrunk,
             **({"replay_note": self.replay_note} if self.replay_note else {}),
+            **({"margin": _finite_or_str(self.margin)} if self.margin is not None else {}),
         }
 
     @classmethod
@@ -163,7 +173,8 @@ class CaseResult:
                    inputs={k: ArrayInfo.from_json(v) for k, v in (c.get("inputs") or {}).items()},
                    visibility=c.get("visibility", "visible"), failure=Failure.from_json(c.get("failure")),
                    seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
-                   shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"))
+                   shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"),
+                   margin=float(c["margin"]) if c.get("margin") is not None else None)
 
 
 @dataclass
@@ -320,10 +331,12 @@ class Verdict:
             compared and is wrong, or a case that must raise did not), ``error`` (the call
             raised, crashed or ran out of memory) or ``timeout``.
         failure: why it did not pass (None exactly when ``status`` is ``passed``).
+        margin: the output's worst error / allowance (``grader.compare.margin``), or None.
     """
 
     status: str
     failure: Failure | None = None
+    margin: float | None = None
 
     @property
     def passed(self) -> bool:

@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import threading
 import time
@@ -101,6 +102,8 @@ class MistakeResult:
         passed: the check passed (no case catches the mistake).
         error: why the grader could not grade it, or None.
         seconds: wall-clock seconds of its check.
+        margins: case group -> the largest error / allowance of its cases (``CaseResult.margin``,
+            at the full allowance): how far beyond the tolerance the mistake lands there.
     """
 
     file: str
@@ -113,6 +116,7 @@ class MistakeResult:
     passed: bool = False
     error: str | None = None
     seconds: float = 0.0
+    margins: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -123,7 +127,29 @@ class MistakeResult:
         """The result as a JSON-ready mapping."""
         return {"file": self.file, "expected": self.expected, "kind": self.kind, "ok": self.ok,
                 "passed": self.passed, "kinds": self.kinds, "groups": self.groups, "failed": self.failed,
-                "total": self.total, "error": self.error, "seconds": round(self.seconds, 3)}
+                "total": self.total, "error": self.error, "seconds": round(self.seconds, 3),
+                "margins": {g: _rounded(m) for g, m in self.margins.items()}}
+
+    @property
+    def margin(self) -> float | None:
+        """How far beyond the tolerance the mistake lands at most (its caught-by margin), or None."""
+        return max(self.margins.values()) if self.margins else None
+
+
+def _rounded(x: float) -> float | str:
+    """A margin for JSON: 3 significant digits, ``"inf"`` for an infinite one."""
+    return float(f"{x:.3g}") if math.isfinite(x) else "inf"
+
+
+def group_margins(cases: list[Any]) -> dict[str, float]:
+    """Case group -> the largest ``margin`` (worst error / allowance) among ``cases``, for the
+    groups with a case that has one."""
+    out: dict[str, float] = {}
+    for c in cases:
+        m = getattr(c, "margin", None)
+        if m is not None and not getattr(c, "shrunk", False):
+            out[c.group] = max(out.get(c.group, 0.0), m)
+    return out
 
 
 @dataclass
@@ -576,7 +602,25 @@ def _dominant(kinds: Counter) -> str | None:
     return min(tied, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
 
 
-def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str = "auto") -> MistakeResult:
+#: ``executor_for(path, problem, plan) -> Executor``: how the files of a validation are run when
+#: not in their sandboxed process (``grader.run.inprocess.for_file`` in the project's tests)
+ExecutorFor = Callable[[Path, Any, Any], Any]
+
+
+def _check(path: Path, problem: Any, opts: Any, executor_for: ExecutorFor | None) -> Any:
+    """The report of ``path``: ``check_submission`` (its own sandboxed process), or with
+    ``executor_for`` the same plan graded through the executor it gives (nothing is started)."""
+    from .check import check_submission, grade_plan
+    from .plan import make_plan
+
+    if executor_for is None:
+        return check_submission(path, problem, opts)
+    plan = make_plan(path, problem, opts, lambda request: ("none", None))
+    return grade_plan(plan, executor_for(path, problem, plan))
+
+
+def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str = "auto",
+                  executor_for: ExecutorFor | None = None) -> MistakeResult:
     """Grade one mistake with :func:`grader.check.check_submission` (default cases, sandboxed,
     no shrinking, every case shown) and summarise how it failed."""
     from .check import CheckOptions, check_submission
@@ -585,7 +629,7 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
     result = MistakeResult(path.name, expected)
     opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name)
     try:
-        report = check_submission(path, problem, opts)
+        report = _check(path, problem, opts, executor_for)
     except GraderError as exc:
         result.error = str(exc)
         result.seconds = time.monotonic() - started
@@ -606,6 +650,7 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
     result.failed = sum(c.status in _CAUGHT for c in graded)
     result.total = len(graded)
     result.passed = bool(report.passed)
+    result.margins = group_margins(graded)
     result.seconds = time.monotonic() - started
     return result
 
@@ -614,7 +659,9 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
 class AlternativeResult:
     """How one correct implementation of ``alternatives.dir`` was graded (at ``share`` of each
     allowance): ``passed``, else the commonest failure ``kind``, ``failed`` of ``total`` cases and
-    the first failing case's ``case`` name and ``message``; ``error`` if it could not be graded."""
+    the first failing case's ``case`` name and ``message``; ``error`` if it could not be graded;
+    ``margins``: case group -> its cases' worst error / allowance at the full allowance (a correct
+    file passes at ``share`` exactly when every margin is at most ``share``)."""
 
     file: str
     share: float
@@ -627,12 +674,14 @@ class AlternativeResult:
     framework: str = ""
     error: str | None = None
     seconds: float = 0.0
+    margins: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON-ready mapping."""
         return {"file": self.file, "share": self.share, "passed": self.passed, "kind": self.kind,
                 "failed": self.failed, "total": self.total, "case": self.case, "message": self.message,
-                "framework": self.framework, "error": self.error, "seconds": round(self.seconds, 3)}
+                "framework": self.framework, "error": self.error, "seconds": round(self.seconds, 3),
+                "margins": {g: _rounded(m) for g, m in self.margins.items()}}
 
 
 def alternative_files(problem: Any) -> tuple[list[Path], float, list[Finding]]:
@@ -651,7 +700,8 @@ def alternative_files(problem: Any) -> tuple[list[Path], float, list[Finding]]:
     return files, share, []
 
 
-def grade_alternative(path: Path, problem: Any, share: float, sandbox: str = "auto") -> AlternativeResult:
+def grade_alternative(path: Path, problem: Any, share: float, sandbox: str = "auto",
+                      executor_for: ExecutorFor | None = None) -> AlternativeResult:
     """Grade one correct implementation with every allowance cut to ``share`` (no shrinking):
     it must pass every case of every dtype of its framework."""
     from .check import CheckOptions, check_submission
@@ -661,13 +711,14 @@ def grade_alternative(path: Path, problem: Any, share: float, sandbox: str = "au
     opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name,
                         allowance_share=share)
     try:
-        report = check_submission(path, problem, opts)
+        report = _check(path, problem, opts, executor_for)
     except GraderError as exc:
         out.error, out.seconds = str(exc), time.monotonic() - started
         return out
     out.framework = str(report.environment.get("framework", "")) if isinstance(report.environment, dict) else ""
     bad = [c for c in report.cases if c.status in _CAUGHT]
     out.passed, out.failed, out.total = bool(report.passed), len(bad), len(report.cases)
+    out.margins = group_margins(report.cases)
     kinds: Counter = Counter(c.failure.kind if c.failure else c.status for c in bad)
     if report.failure is not None:
         kinds[report.failure.kind] += 1
@@ -696,11 +747,11 @@ def alternative_findings(results: list[AlternativeResult]) -> list[Finding]:
 
 
 def grade_mistakes(problem: Any, files: list[Path], expect: dict[str, str], jobs: int,
-                   sandbox: str = "auto") -> list[MistakeResult]:
+                   sandbox: str = "auto", executor_for: ExecutorFor | None = None) -> list[MistakeResult]:
     """Grade ``files`` ``jobs`` at a time (threads; each check runs its mistake in its own
-    sandboxed process); results in the order of ``files``."""
+    sandboxed process, or through ``executor_for``); results in the order of ``files``."""
     with ThreadPoolExecutor(max(1, jobs), thread_name_prefix="mistake") as pool:
-        futures = [pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox) for p in files]
+        futures = [pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox, executor_for) for p in files]
         return [f.result() for f in futures]
 
 
@@ -722,6 +773,24 @@ def mistake_findings(results: list[MistakeResult]) -> list[Finding]:
     return findings
 
 
+#: a mistake that fails on values must land at least this many allowances away somewhere, or a
+#: slightly looser tolerance (another dtype, another factor) would pass it (docs/tolerance.md)
+WIDE_MARGIN = 10.0
+
+
+def margin_findings(results: list[MistakeResult]) -> list[Finding]:
+    """A warning for each mistake caught by value (kind ``tolerance``) whose worst case is off by
+    less than :data:`WIDE_MARGIN` times the allowance: it is caught, but narrowly."""
+    findings = []
+    for m in results:
+        if m.ok and m.kind == "tolerance" and m.margin is not None and m.margin < WIDE_MARGIN:
+            findings.append(Finding(WARNING, "margin",
+                                    f"mistake {m.file} is caught by only {m.margin:.3g}x the allowance at most "
+                                    f"(under {WIDE_MARGIN:g}x): a slightly looser tolerance would pass it",
+                                    {"file": m.file, "margin": _rounded(m.margin)}))
+    return findings
+
+
 def mutation_scores(problem: Any, results: list[MistakeResult]) -> tuple[list[dict[str, Any]], list[Finding]]:
     """Check 5: per group, how many of the mistakes graded on cases it catches; a warning for a
     group that catches none."""
@@ -731,8 +800,12 @@ def mutation_scores(problem: Any, results: list[MistakeResult]) -> tuple[list[di
         caught = [m.file for m in graded if name in m.groups]
         missed = [m.file for m in graded if name not in m.groups]
         share = len(caught) / len(graded) if graded else None
+        # the mistakes caught here by value: the least of their margins in this group
+        by_value = [m.margins[name] for m in graded if m.kind == "tolerance" and name in m.margins
+                    and m.margins[name] > 1]
         rows.append({"group": name, "caught": len(caught), "of": len(graded),
-                     "share": round(share, 4) if share is not None else None, "missed": missed})
+                     "share": round(share, 4) if share is not None else None, "missed": missed,
+                     "least_mistake_margin": _rounded(min(by_value)) if by_value else None})
         if graded and not caught:
             findings.append(Finding(WARNING, "coverage", f"group {name} catches none of the {len(graded)} mistakes",
                                     {"group": name}))
@@ -750,7 +823,7 @@ def default_jobs() -> int:
 
 
 def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = None,
-                     sandbox: str = "auto") -> Validation:
+                     sandbox: str = "auto", executor_for: ExecutorFor | None = None) -> Validation:
     """Run every check of the module doc on the spec at ``spec_path``; never raises for a fault
     of the problem (those are findings), only for a spec that cannot be read.
 
@@ -758,6 +831,9 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         spec_path: the YAML file (see :func:`resolve_spec`).
         jobs: mistakes graded at a time (default: the cores this process may use).
         sandbox: the sandbox tier request for the mistakes' checks.
+        executor_for: run the mistakes and alternatives through the executor this gives for
+            each (``grader.run.inprocess.for_file``: trusted files in this process) instead of
+            each in its sandboxed process; the verdicts are the same, nothing is started.
 
     Raises:
         GraderError: the spec file cannot be read.
@@ -822,7 +898,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         def grade() -> None:
             t_m = time.monotonic()
             try:
-                graded.extend(grade_mistakes(problem, files, expect, jobs, sandbox))
+                graded.extend(grade_mistakes(problem, files, expect, jobs, sandbox, executor_for))
             except BaseException as exc:  # noqa: BLE001 - reported as a finding below
                 mistakes_error.append(exc)
             v.timings["mistakes"] = time.monotonic() - t_m
@@ -830,7 +906,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             try:
                 # one at a time: parallel checks parsed ASTs concurrently (gh-106905: SystemError)
                 with ThreadPoolExecutor(1, thread_name_prefix="alternative") as pool:
-                    v.alternatives = list(pool.map(lambda f: grade_alternative(f, problem, share, sandbox),
+                    v.alternatives = list(pool.map(lambda f: grade_alternative(f, problem, share, sandbox, executor_for),
                                                    alternatives))
             except BaseException as exc:  # noqa: BLE001
                 mistakes_error.append(exc)
@@ -860,7 +936,11 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         v.findings.extend(mistake_findings(graded))
         v.findings.extend(alternative_findings(v.alternatives))
         v.groups, coverage = mutation_scores(problem, graded)
+        for row in v.groups:   # the correct files' side of each group's margin
+            worst = [a.margins[row["group"]] for a in v.alternatives if row["group"] in a.margins]
+            row["worst_alternative_margin"] = _rounded(max(worst)) if worst else None
         v.findings.extend(coverage)
+        v.findings.extend(margin_findings(graded))
     return done()
 
 
@@ -880,6 +960,12 @@ def _finite(value: Any) -> Any:
 def render_json(v: Validation) -> str:
     """The validation as one JSON document (``--format json``), with a final newline."""
     return json.dumps(_finite(v.to_json()), indent=2, allow_nan=False, default=str) + "\n"
+
+
+def _times(x: float | str) -> str:
+    """A margin as text: ``0.28x``, ``1.2e+03x``, ``infx`` for an infinite one."""
+    x = float(x)
+    return "inf x" if not math.isfinite(x) else f"{x:.2g}x"
 
 
 def render_text(v: Validation) -> str:
@@ -932,6 +1018,8 @@ def render_text(v: Validation) -> str:
                 what = "PASSES: no case catches it"
             else:
                 what = f"{m.kind} ({m.kinds.get(m.kind or '', 0)} of {m.total} cases)"
+                if m.kind == "tolerance" and m.margin is not None:
+                    what += f", up to {_times(m.margin)} the allowance"
                 if not m.ok:
                     what += f", expected {m.expected}"
             lines.append(f"           {p(m.file):<{width}}  {what}")
@@ -943,17 +1031,24 @@ def render_text(v: Validation) -> str:
                      f"every allowance ({t:.1f} s)")
         width = max(len(a.file) for a in v.alternatives)
         for a in v.alternatives:
-            what = ("could not be graded" if a.error is not None else f"passes {a.total} cases" if a.passed
-                    else f"FAILS: {a.kind} in {a.failed} of {a.total} cases ({a.case})")
+            worst = max(a.margins.values()) if a.margins else None
+            used = f", at most {worst:.2g} of the allowance" if worst is not None else ""
+            what = ("could not be graded" if a.error is not None else f"passes {a.total} cases{used}" if a.passed
+                    else f"FAILS: {a.kind} in {a.failed} of {a.total} cases ({a.case}){used}")
             lines.append(f"           {p(a.file):<{width}}  {what}")
     status(("oracle", "mistakes", "coverage", "alternatives"), None)
     if v.groups and any(g["of"] for g in v.groups):
-        lines.append("  mutation score (share of the mistakes each group catches):")
+        lines.append("  mutation score (share of the mistakes each group catches) and margins (error / allowance:")
+        lines.append("  the worst correct file's, the least a value mistake reaches):")
         width = max(len(g["group"]) for g in v.groups)
         for g in v.groups:
             share = f"{100 * g['share']:.0f}%" if g["share"] is not None else "-"
             missed = f"  missed: {', '.join(g['missed'])}" if g["missed"] and g["caught"] else ""
-            lines.append(f"           {p(g['group']):<{width}}  {g['caught']:>2}/{g['of']:<2} {share:>4}{p(missed)}")
+            alt, mis = g.get("worst_alternative_margin"), g.get("least_mistake_margin")
+            margins = (f"  correct <= {_times(alt)}" if alt is not None else "") + \
+                      (f"  mistakes >= {_times(mis)}" if mis is not None else "")
+            lines.append(f"           {p(g['group']):<{width}}  {g['caught']:>2}/{g['of']:<2} {share:>4}"
+                         f"{margins}{p(missed)}")
     status(tuple({f.check for f in v.findings}), None)  # any error not shown above
     for f in v.warnings:
         lines.append(f"  warning  {p(f.message)}")

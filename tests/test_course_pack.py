@@ -136,10 +136,27 @@ def test_a_ninth_exercise_with_no_tolerance_model_validates_and_grades(tmp_path)
     wrong = tmp_path / "mistakes" / "naive.py"
     wrong.write_text("import numpy as np\n"
                      "def logsumexp(x, axis=-1):\n    return np.log(np.sum(np.exp(x), axis=axis))\n")
+    (tmp_path / "mistakes" / "mean_not_sum.py").write_text(   # off by log(n): caught by value
+        "import numpy as np\n"
+        "def logsumexp(x, axis=-1):\n"
+        "    m = np.max(x, axis=axis, keepdims=True)\n"
+        "    return np.squeeze(m + np.log(np.mean(np.exp(x - m), axis=axis, keepdims=True)), axis=axis)\n")
+    (tmp_path / "logsumexp.yaml").write_text(LOGSUMEXP_SPEC.replace(
+        "expect: {naive.py: non_finite}", "expect: {naive.py: non_finite, mean_not_sum.py: tolerance}"))
     v = validate_problem(tmp_path / "logsumexp.yaml", jobs=2)
     assert v.valid, [f.message for f in v.errors]
     assert [a.passed for a in v.alternatives] == [True]
-    assert [(m.file, m.kind) for m in v.mistakes] == [("naive.py", "non_finite")]
+    assert [(m.file, m.kind) for m in v.mistakes] == [("mean_not_sum.py", "tolerance"), ("naive.py", "non_finite")]
+    # both margins, per group: the correct file within half of every allowance, the value mistake
+    # off by far more than the allowance wherever it is compared
+    (alt,) = v.alternatives
+    assert alt.margins and all(0 < m <= 0.5 for m in alt.margins.values()), alt.margins
+    offset = v.mistakes[0]
+    assert offset.margin is not None and offset.margin >= 10, offset.margins
+    rows = {g["group"]: g for g in v.groups}
+    assert all(float(r["worst_alternative_margin"]) <= 0.5 for r in rows.values() if r["worst_alternative_margin"] is not None)
+    assert any(r["least_mistake_margin"] is not None and float(r["least_mistake_margin"]) >= 10 for r in rows.values())
+    assert not [f for f in v.warnings if f.check == "margin"]
     args = ("--problem", "logsumexp", "--problems-dir", str(tmp_path), "--no-shrink")
     assert grade_function_in_process(correct, *args)[0] == 0
     code, report = grade_function_in_process(wrong, *args)

@@ -177,3 +177,23 @@ def test_every_format_renders_a_failing_report_and_round_trips_through_json(doub
     elif fmt == "junit":
         ET.fromstring(text)
     assert "tolerance" in text or "2" in text
+
+
+def test_every_compared_case_records_how_much_of_its_allowance_it_used(tmp_path):
+    """``CaseResult.margin``: worst error / allowance at the full allowance; under 1 for a right
+    function, the failure's own ratio for an offset one, None for an exact case; kept by JSON and
+    left out of a learner's hidden cases."""
+    ok, _ = graded(tmp_path, right)
+    compared = [c for c in ok.cases if c.margin is not None]
+    assert compared and all(0 <= c.margin < 1 for c in compared)
+    assert all(c.margin is None for c in ok.cases if c.group == "exact")
+    off, _ = graded(tmp_path, lambda h, e: h @ e.T + np.asarray(0.5, dtype=h.dtype))
+    failing = [c for c in off.cases if c.failure and c.failure.kind == "tolerance" and c.group != "exact"]
+    assert failing and all(c.margin >= (c.failure.data["ratio"] or float("inf")) * 0.999 > 1 for c in failing)
+    again = Report.from_json(json.loads(json.dumps(off.to_json())))
+    assert [c.margin for c in again.cases] == [pytest.approx(c.margin, rel=1e-3) if c.margin is not None else None
+                                                for c in off.cases]
+    for case in off.cases[:2]:
+        case.visibility = "hidden"
+    learner = json.loads(reporter("json").render(off, audience="learner"))
+    assert all("margin" not in c for c in learner["cases"] if c["name"].startswith("hidden-"))

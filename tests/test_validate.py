@@ -102,10 +102,20 @@ def errors_of(run) -> list[dict]:
 _bundled_runs: dict = {}
 
 
-def validate_bundled(problem_id: str):
-    """``grader validate ID --format json``, run once per problem in this module."""
+def in_process(path, problem, plan):
+    """The project's own mistakes and alternatives, called in this process (they are trusted)."""
+    from grader.run.inprocess import for_file
+    return for_file(path, problem.function, plan.framework)
+
+
+def validate_bundled(problem_id: str) -> dict:
+    """``grader validate ID --format json``'s document, computed in this process with the files
+    called in process (``executor_for``), once per problem in this module. The sandboxed path
+    is test_a_pack_problem_validates_the_same_through_the_cli's."""
+    from grader.validate import render_json, validate_problem
     if problem_id not in _bundled_runs:
-        _bundled_runs[problem_id] = run_grader("validate", problem_id, "--format", "json", timeout=300)
+        v = validate_problem(PROBLEMS / f"{problem_id}.yaml", jobs=2, executor_for=in_process)
+        _bundled_runs[problem_id] = json.loads(render_json(v))
     return _bundled_runs[problem_id]
 
 
@@ -113,19 +123,37 @@ def validate_bundled(problem_id: str):
 
 @pytest.mark.parametrize("problem_id", BUNDLED)
 def test_bundled_problem_validates(problem_id):
-    run = validate_bundled(problem_id)
-    assert run.code == 0, run.stdout + run.stderr
-    report = run.json()
-    assert report["valid"] and report["problem"] == problem_id
+    """VALID, every mistake failing with its stated kind, every alternative passing at half the
+    allowance, and both margins reported per group."""
+    report = validate_bundled(problem_id)
+    errors = [f["message"] for f in report["findings"] if f["level"] == "error"]
+    assert report["valid"] and report["problem"] == problem_id, errors
     assert all(m["ok"] for m in report["mistakes"]), report["mistakes"]
+    assert all(a["passed"] and a["error"] is None for a in report["alternatives"]), report["alternatives"]
+    for a in report["alternatives"]:
+        assert all(float(m) <= a["share"] for m in a["margins"].values()), (a["file"], a["margins"])
+    assert {"least_mistake_margin", "worst_alternative_margin"} <= set(report["groups"][0])
+
+
+def test_a_pack_problem_validates_the_same_through_the_cli():
+    """The sandboxed path (each file in its own confined process, NumPy, JAX and PyTorch
+    alternatives) gives the verdicts the in-process validation gives."""
+    run = run_grader("validate", "softmax", "--format", "json", timeout=300)
+    assert run.code == 0, run.stdout + run.stderr
+    sandboxed, here = run.json(), validate_bundled("softmax")
+    assert sandboxed["valid"] and here["valid"]
+    assert [(m["file"], m["kind"], m["failed"]) for m in sandboxed["mistakes"]] == \
+        [(m["file"], m["kind"], m["failed"]) for m in here["mistakes"]]
+    assert [(a["file"], a["passed"], a["total"]) for a in sandboxed["alternatives"]] == \
+        [(a["file"], a["passed"], a["total"]) for a in here["alternatives"]]
+    assert {a["framework"] for a in sandboxed["alternatives"]} >= {"numpy", "jax", "torch"}
 
 
 def test_tied_lm_head_has_an_oracle_and_ten_mistakes_each_caught():
     """The bundled problem's own mistakes: the ten the issue lists (and more) fail as stated, and
     every case group's mutation score is reported."""
-    run = validate_bundled("tied_lm_head")
-    assert run.code == 0, run.stdout + run.stderr
-    report = run.json()
+    report = validate_bundled("tied_lm_head")
+    assert report["valid"]
     assert report["oracle"]["kind"] == "numpy" and report["oracle"]["cases"] >= 93
     kinds = {m["file"]: m["kind"] for m in report["mistakes"]}
     assert {"softmax.py": "tolerance", "bias.py": "tolerance", "inv_sqrt_d_model.py": "tolerance",
@@ -372,3 +400,14 @@ def test_json_is_strict_with_non_finite_values():
     data = json.loads(validate.render_json(v))  # json.loads accepts NaN; the text must not hold it
     assert "NaN" not in validate.render_json(v) and data["findings"][0]["data"]["other"] == "nan"
     assert data["valid"] is False and data["errors"] == 1
+
+
+def test_a_value_mistake_caught_by_less_than_ten_allowances_is_a_warning():
+    from grader.validate import MistakeResult, margin_findings
+    narrow = MistakeResult("narrow.py", "tolerance", kind="tolerance", margins={"values": 3.0, "examples": 0.4})
+    wide = MistakeResult("wide.py", "tolerance", kind="tolerance", margins={"values": 12.0, "examples": 0.2})
+    by_kind = MistakeResult("shape.py", "shape", kind="shape", margins={})
+    found = margin_findings([narrow, wide, by_kind])
+    assert [(f.level, f.data["file"]) for f in found] == [("warning", "narrow.py")]
+    assert "3x the allowance" in found[0].message
+    assert wide.to_json()["margins"] == {"values": 12.0, "examples": 0.2}

@@ -136,3 +136,27 @@ def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] 
         return None
     plan = make_plan(parsed.submission, problem, opts, lambda request: ("none", None))
     return _as_cli_reports(grade_plan(plan, InProcessExecutor(fn)), parsed)
+
+
+#: tests spread one by one across the xdist workers (``--dist loadgroup``): each validates a whole
+#: problem, so keeping the module's ~20 on one worker (as for the others) made it the critical path
+SPREAD = {"test_bundled_problem_validates"}
+#: the tests of test_validate.py that read a bundled problem's cached validation, with that problem
+SHARES_A_VALIDATION = {"test_tied_lm_head_has_an_oracle_and_ten_mistakes_each_caught": "tied_lm_head",
+                       "test_a_pack_problem_validates_the_same_through_the_cli": "softmax"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each test file runs on one worker (its module and session fixtures are built once), as
+    ``--dist loadfile`` did, except :data:`SPREAD`: one group per parameter, so that the bundled
+    problems' validations run on both workers."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        if item.originalname in SPREAD:
+            group = f"validate-{item.callspec.params['problem_id']}"
+        elif item.originalname in SHARES_A_VALIDATION:
+            group = f"validate-{SHARES_A_VALIDATION[item.originalname]}"
+        else:
+            group = item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))

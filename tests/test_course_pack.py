@@ -168,3 +168,21 @@ def test_the_bundled_pack_problems_load_with_the_derived_tolerance():
         problem = load_problem(find_problem(pid))
         assert problem.tolerance["model"] == "derived"
         assert Path(problem.path).parent.joinpath(problem.alternatives["dir"]).is_dir()
+
+
+def test_an_unbiased_standard_deviation_in_a_layer_norm_is_named(tmp_path):
+    """The Annotated Transformer's LayerNorm divides by torch.std (n - 1): on rows of 3 the
+    whole result is 0.8165 = sqrt(2/3) times the right one. The hint names the count, not just
+    "a constant factor" (which named no mistake)."""
+    sub = tmp_path / "ln.py"
+    sub.write_text("import numpy as np\n"
+                   "def layer_norm(x, gamma, beta, eps=1e-5):\n"
+                   "    m = x.mean(-1, keepdims=True)\n"
+                   "    return gamma * (x - m) / np.sqrt(x.var(-1, ddof=1, keepdims=True) + eps) + beta\n")
+    code, report = grade_function_in_process(sub, "--problem", "layer_norm", "--no-shrink", "--audience", "instructor")
+    assert code == 1
+    ids = {(c["failure"].get("data") or {}).get("hint_id") for c in report["cases"] if c["failure"]}
+    assert "variance_count" in ids and "scaled" not in ids, ids
+    text = next(c["failure"]["hint"] for c in report["cases"]
+                if c["failure"] and (c["failure"].get("data") or {}).get("hint_id") == "variance_count")
+    assert "n - 1" in text and "ddof=1" in text

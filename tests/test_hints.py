@@ -282,3 +282,19 @@ def test_a_summary_never_states_one_cases_factor_for_cases_with_other_factors():
     assert "constant factor of" not in entry["text"] and "from -24.94 to 7" in entry["text"]
     same = [dict(g, params={"factor": 2.0}, text="looks like ... constant factor of 2") for g in generic]
     assert diagnose.combine(same)[0]["text"] == "looks like ... constant factor of 2"
+
+
+def test_a_factor_that_reads_as_one_or_matches_a_count_by_chance_names_nothing():
+    """Seen on the course pack: float32 rounding called "a constant factor of 1"; a factor of 2
+    on rows of 2 and 1.001 on rows of 256 called an unbiased variance."""
+    import math
+
+    from grader.hints.generic import _fitted, _variance_count
+    rng = np.random.default_rng(0)
+    ref = rng.standard_normal((4, 256))
+    allowed = np.full_like(ref, 1e-9)
+    assert [h.id for h, _ in _fitted(ref * (1 + 1e-4), ref, allowed, "float64")] == []
+    assert [h.id for h, _ in _fitted(ref * (1 + 1e-3), ref, allowed, "float64")] == ["scaled"]
+    assert _variance_count(2.0, 2) is None and _variance_count(1.001, 256) is None
+    assert _variance_count(math.sqrt(256 / 255), 256).id == "variance_count"
+    assert _variance_count(math.sqrt(2 / 3), 3).params["formula"] == "sqrt((n - 1) / n)"

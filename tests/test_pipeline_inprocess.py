@@ -197,3 +197,24 @@ def test_every_compared_case_records_how_much_of_its_allowance_it_used(tmp_path)
         case.visibility = "hidden"
     learner = json.loads(reporter("json").render(off, audience="learner"))
     assert all("margin" not in c for c in learner["cases"] if c["name"].startswith("hidden-"))
+
+
+def test_a_trusted_file_runs_in_process_as_the_child_would_run_it(tmp_path):
+    """``for_file``: a 0-d result stays 0-d (np.ascontiguousarray made it 1-d), a Python float is
+    passed on as one, a missing function is an import outcome, and nothing is written beside
+    the file (no __pycache__ in problems/)."""
+    from grader.cases import Case
+    from grader.run.inprocess import for_file
+
+    sub = tmp_path / "mean.py"
+    sub.write_text("import numpy as np\n"
+                   "def mean(x):\n    return np.mean(x) if x.size > 1 else float(x.ravel()[0])\n")
+    executor = for_file(sub, "mean", "numpy")
+    assert executor.start().status == "ok"
+    case = Case(name="c", group="g", dtype="float64", inputs={"x": np.arange(4.0)}, sizes={})
+    zero_d = executor.call(case)
+    assert zero_d.status == "ok" and zero_d.result.shape == () and float(zero_d.result) == 1.5
+    one = executor.call(Case(name="d", group="g", dtype="float64", inputs={"x": np.array([2.0])}, sizes={}))
+    assert one.result_type == "float" and float(one.result) == 2.0
+    assert for_file(sub, "absent", "numpy").start().status == "import_error"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mean.py"]

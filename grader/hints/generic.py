@@ -145,17 +145,48 @@ def lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype
     return Hint("lower_precision", text, {"computed_in": low}), residual
 
 
+#: factors a wrong count of a variance or mean gives, for n values along the last axis
+_COUNT_FACTORS: tuple[tuple[Callable[[int], float], str, str], ...] = (
+    (lambda n: math.sqrt((n - 1) / n), "sqrt((n - 1) / n)",
+     "a standard deviation with n - 1 (unbiased, ddof=1: torch.std's and pandas' default) where the biased "
+     "one (divide by n) is due"),
+    (lambda n: math.sqrt(n / (n - 1)), "sqrt(n / (n - 1))",
+     "a standard deviation with n (biased) where the unbiased one (n - 1) is due"),
+    (lambda n: (n - 1) / n, "(n - 1) / n", "a variance or mean divided by n where n - 1 is due, or the reverse "
+                                           "count somewhere"),
+    (lambda n: n / (n - 1), "n / (n - 1)", "a variance or mean divided by n - 1 (unbiased) where n is due"),
+)
+
+
+def _variance_count(c: float, n: int) -> Hint | None:
+    """The hint for a constant factor ``c`` that is one of :data:`_COUNT_FACTORS` for ``n >= 3``
+    values along the last axis (to 1% of its distance from 1), or None. A factor of 0.8165 on rows of 3
+    is sqrt(2/3): normalising with the unbiased standard deviation."""
+    if n < 3:   # with n = 2 the factors are 0.5, 2 and sqrt(2): too common to mean a count
+        return None
+    for value, formula, cause in _COUNT_FACTORS:
+        v = value(n)
+        if abs(c - v) <= 0.01 * abs(v - 1):   # 1% of the factor's distance from 1: rows of 256 need 1.00196
+            return Hint("variance_count",
+                        f"looks like the whole result was multiplied by {c:.4g} = {formula} with n = {n}, the length "
+                        f"of the last axis: {cause}", {"factor": c, "n": n, "formula": formula})
+    return None
+
+
 def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> list[tuple[Hint, float]]:
     """A constant factor, a constant offset and one offset per row, each judged with the
     stricter :data:`FITTED` share and a fitted value read to 4 significant digits."""
     out: list[tuple[Hint, float]] = []
     with np.errstate(all="ignore"):
         c = float(np.sum(got * ref) / np.sum(ref * ref)) if np.any(ref) else math.nan
-    if math.isfinite(c) and c != 0 and c != 1:
+    # a factor within 5e-4 of 1 reads as "1" at 4 digits and names nothing (float32 rounding,
+    # an eps in the wrong place): no hint rather than "a constant factor of 1"
+    if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4:
         r = judge(c * ref, got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
         if r is not None:
-            out.append((Hint("scaled", f"looks like the whole result was multiplied by a constant factor of {c:.4g}",
-                             {"factor": c}), r))
+            out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0)
+                        or Hint("scaled", f"looks like the whole result was multiplied by a constant factor of {c:.4g}",
+                                {"factor": c}), r))
     diff = got - ref
     c = float(np.median(diff)) if diff.size else 0.0
     if c != 0 and diff.size >= MIN_EVIDENCE:

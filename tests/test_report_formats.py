@@ -250,6 +250,18 @@ def test_gradescope_hidden_group():
     assert instructor["tests"][1]["visibility"] == "hidden" and SECRET in instructor["tests"][1]["output"]
 
 
+def test_gradescope_summary_says_nothing_of_a_held_back_test_but_its_points():
+    """The top-level output is visible at once: a hidden group's counts, kinds and tallies wait
+    with its test (the summary once said "generated: hidden cases: 12 of 14 passed")."""
+    learner = gradescope.results(hidden(), audience="learner")
+    summary = learner["output"]
+    assert "12 of 14" not in summary and "hidden cases" not in summary and "generated" not in summary
+    visible = learner["tests"][0]
+    assert f"of the tests shown now: {visible['score']:g} of {visible['max_score']:g} points" in summary
+    assert "4 more points in tests shown once grades are published" in summary
+    assert "13 of 15 cases passed" in gradescope.results(hidden(), audience="instructor")["output"]
+
+
 def test_gradescope_hidden_group_after_due_date(monkeypatch):
     learner = gradescope.results(hidden(), hidden_visibility="after_due_date")
     jsonschema.validate(learner, GS_SCHEMA)

@@ -85,16 +85,35 @@ def _failure_md(f: Failure) -> str:
     return "\n".join(lines).rstrip("\n")
 
 
-def _summary(v: view.ReportView) -> str:
+def _summary(v: view.ReportView, hidden_as: str) -> str:
+    """The top-level output, shown to the learner at once (``visibility`` ``visible``). For a
+    learner, a hidden group's test waits (``hidden_as``), so this says nothing of it but its
+    points: no count, no kind, no tally (it once said "real_size: hidden cases: 0 of 6 passed"
+    beside a test Gradescope kept back)."""
     report = v.report
-    lines = [f"**{md(report.title)}** ({md(report.problem)})", "",
-             f"score: {v.score_text}; {v.counts_text}", ""]
+    held = [g for g in v.groups if g.hidden] if v.audience == common.LEARNER else []
+    if held:
+        seen = [g for g in v.groups if not g.hidden]
+        earned, points = sum(g.earned for g in seen), sum(g.points for g in seen)
+        passed, total = sum(g.passed for g in seen), sum(g.total for g in seen)
+        later = sum(g.points for g in held)
+        when = {"after_due_date": "after the due date", "after_published": "once grades are published"}.get(
+            hidden_as, "never")
+        head = (f"score of the tests shown now: {common.points(earned)} of {common.points(points)} points; "
+                f"{passed} of {total} cases passed; {common.points(later)} more points in tests shown {when}")
+        names = {g.group for g in held}
+        shown = [c for c in v.shown if c.group not in names]
+        tallies = [t for t in v.tallies if t.group not in names]
+        hints = v.hints_for([c for c in v.failing if c.group not in names])
+    else:
+        head, shown, tallies, hints = f"score: {v.score_text}; {v.counts_text}", v.shown, v.tallies, v.hints
+    lines = [f"**{md(report.title)}** ({md(report.problem)})", "", head, ""]
     if report.failure:
         lines += [f"the submission could not be graded: {md(report.failure.kind)}: {md(report.failure.message)}", ""]
-    if kinds := common.kind_counts(v.shown):
+    if kinds := common.kind_counts(shown):
         lines += ["failures: " + ", ".join(f"{md(k)} {n}" for k, n in kinds.most_common()), ""]
-    lines += [f"- hint: {md(h)}" for h in v.hints]
-    lines += [f"- {md(t.group)}: {md(t.text)}" for t in v.tallies]
+    lines += [f"- hint: {md(h)}" for h in hints]
+    lines += [f"- {md(t.group)}: {md(t.text)}" for t in tallies]
     return "\n".join(lines).rstrip("\n")
 
 
@@ -130,7 +149,7 @@ def results(report: Report, *, audience: str = "learner", hidden_visibility: str
     return common.printable_tree({  # shown to learners: no raw control, escape or bidi character
         "score": round(report.score, 6),
         "execution_time": round(report.seconds),
-        "output": _summary(v),
+        "output": _summary(v, hidden_as),
         "output_format": "md", "test_output_format": "md", "test_name_format": "text",
         "visibility": "visible", "stdout_visibility": "hidden",
         "extra_data": {"problem": report.problem, "seed": env.get("seed"), "versions": versions,

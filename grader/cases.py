@@ -406,7 +406,7 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
                     if p.scalar is None and p.name not in inputs:  # an optional array the literal leaves out
                         inputs[p.name] = param_array(stream, p, resolve_shape(p, sizes), None, kinds[p.name], sizes)
             else:
-                sizes = {k: (tuple(v) if isinstance(v, list) else int(v)) for k, v in spec["sizes"].items()}
+                sizes = {k: (tuple(v) if isinstance(v, list) else int(v)) for k, v in spec.get("sizes", {}).items()}
                 sizes.setdefault(LEAD, ())
                 stream = Stream(seed, "fixed", spec["name"], dt)
                 inputs = {}
@@ -545,8 +545,8 @@ def draw_sizes(stream: Stream, gen: dict[str, Any]) -> dict[str, Any]:
     with another: a missing transpose or swapped axes changes the shape.
     """
     rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
-    lead_lo, lead_hi = gen["sizes"].get(LEAD, [1, 1])
-    symbols = {k: v for k, v in gen["sizes"].items() if k != LEAD}
+    lead_lo, lead_hi = gen.get("sizes", {}).get(LEAD, [1, 1])
+    symbols = {k: v for k, v in gen.get("sizes", {}).items() if k != LEAD}
     sizes: dict[str, Any] = {}
     for _ in range(200):
         rank = stream.integer(rank_lo, rank_hi)
@@ -599,8 +599,8 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
 
     gen = problem.generated or {}
     rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
-    lead_lo, lead_hi = gen["sizes"].get(LEAD, [1, 1])
-    symbols = {k: list(v) for k, v in gen["sizes"].items() if k != LEAD}
+    lead_lo, lead_hi = gen.get("sizes", {}).get(LEAD, [1, 1])
+    symbols = {k: list(v) for k, v in gen.get("sizes", {}).items() if k != LEAD}
     if within:
         lead = tuple(within.get(LEAD, ()))
         rank_hi = max(rank_lo, min(rank_hi, len(lead)))

@@ -274,7 +274,9 @@ def margin(case: Case, outcome: CallOutcome, expected: Expected) -> float | None
 
     None where no tolerance applies or nothing is comparable: a shape or dtype kind that differs,
     a checker, an exact case or integer output, no finite expected element, or a Python number
-    where an array is due. ``inf`` where an element is off and nothing is allowed (or NaN).
+    where an array is due. ``inf`` where an element is off and nothing is allowed (or NaN), or
+    an infinite or NaN expected element is not matched (``-1e9`` for ``-inf``: no tolerance
+    passes it, so validate's margin is not the finite elements' ``0.08``).
     """
     if outcome.status != "ok" or outcome.result is None or expected.checker is not None:
         return None
@@ -289,6 +291,10 @@ def margin(case: Case, outcome: CallOutcome, expected: Expected) -> float | None
     g = np.asarray(got, dtype=np.float64)
     r = np.asarray(ref, dtype=np.float64)
     finite = np.isfinite(r)
+    with np.errstate(invalid="ignore"):
+        # an infinite or NaN expected element is matched exactly or missed by infinitely much
+        if np.any(~finite & ~((g == r) | (np.isnan(g) & np.isnan(r)))):
+            return math.inf
     if not finite.any():
         return None
     with np.errstate(all="ignore"):

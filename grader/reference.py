@@ -201,7 +201,8 @@ def evaluate(problem: Problem, inputs: dict[str, np.ndarray], dtype: str | None 
         scale = None
         if name == "derived" and ref.dtype.kind == "f" and problem.checker is None:
             from .derived import allowance
-            scale = allowance(call, problem, inputs, ref, dtype or "float64", out_dtype or dtype or "float64", key)
+            scale = allowance(call, problem, inputs, ref, dtype or "float64", out_dtype or dtype or "float64", key,
+                              length=longest_sum(problem, inputs))
         elif model(name).uses_scale:
             fn = load_reference(problem)
             absolute = [np.abs(a) if isinstance(a, np.ndarray) and a.dtype == np.float64 else a for a in args]
@@ -213,6 +214,72 @@ def evaluate(problem: Problem, inputs: dict[str, np.ndarray], dtype: str | None 
         raise GraderError(f"{problem.reference_path}: the reference solution raised "
                           f"{type(exc).__name__}: {exc}") from None
     return ref, scale
+
+
+#: JAX primitives that add up many terms, and how many each adds per output element
+_SUMMING = ("reduce_sum", "reduce_prod", "cumsum", "cumprod", "cumlogsumexp", "dot_general")
+
+
+def _summed(eqn: Any) -> int:
+    """How many terms one ``eqn`` adds (or multiplies) into each output element: the product of
+    its reduced (or contracted) axes' lengths; 1 for any other primitive."""
+    name = eqn.primitive.name
+    if name not in _SUMMING:
+        return 1
+    shape = tuple(getattr(eqn.invars[0].aval, "shape", ()))
+    if name == "dot_general":
+        (contract, _), _ = eqn.params["dimension_numbers"]
+        axes = contract
+    elif name in ("reduce_sum", "reduce_prod"):
+        axes = eqn.params.get("axes", ())
+    else:
+        axes = (eqn.params.get("axis", 0),)
+    n = 1
+    for a in axes:
+        if 0 <= int(a) < len(shape):
+            n *= int(shape[int(a)])
+    return n
+
+
+def _longest(jaxpr: Any) -> int:
+    """The longest sum in ``jaxpr`` and the jaxprs nested in its equations (jit, cond, scan...)."""
+    longest = 1
+    for eqn in jaxpr.eqns:
+        longest = max(longest, _summed(eqn))
+        for value in eqn.params.values():
+            for sub in (value if isinstance(value, (list, tuple)) else (value,)):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    longest = max(longest, _longest(inner))
+    return longest
+
+
+def longest_sum(problem: Problem, inputs: dict[str, Any]) -> int:
+    """``L``: the most terms any one sum of the reference adds on ``inputs`` (its ``reduce_sum``,
+    ``dot_general`` contractions, cumulative sums), read from the reference's jaxpr
+    (``jax.make_jaxpr``, traced once, nothing computed); 1 for a reference that sums nothing, or
+    one that cannot be traced (a Python loop over values, a host callback).
+
+    The derived tolerance allows a correct implementation the rounding of a sum of ``L`` terms
+    in another order (``grader.derived``).
+    """
+    jax = _jax()
+    fn = load_reference(problem)
+    args, kwargs, _ = _args(problem, inputs)
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+    def traced(*xs: Any) -> Any:
+        given = list(args)
+        for i, x in zip(arrays, xs):
+            given[i] = x
+        return fn(*given, **kwargs)
+
+    try:
+        with x64(jax), jax.default_device(jax.devices("cpu")[0]):
+            closed = jax.make_jaxpr(traced)(*[args[i] for i in arrays])
+    except Exception:  # noqa: BLE001 - a reference JAX cannot trace: no sum counted
+        return 1
+    return _longest(closed.jaxpr)
 
 
 def must_raise(problem: Problem, inputs: dict[str, np.ndarray], accepted: tuple[str, ...]) -> None:

@@ -597,8 +597,8 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
         for sym in case.get("sizes", {}):
             if sym not in symbols:
                 raise fail(["cases", i, "sizes", sym], f"unknown size; sizes: {', '.join(sorted(symbols))}")
-        if "sizes" in case:
-            missing = symbols - set(case["sizes"])
+        if "inputs" not in case:   # sizes: {} may be left out where the problem has no size symbol
+            missing = symbols - set(case.get("sizes", {}))
             if missing:
                 raise fail(["cases", i, "sizes"], f"missing sizes: {', '.join(sorted(missing))}")
         for pname in case.get("input_dtypes", {}):
@@ -621,10 +621,10 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
     if gen:
         if gen["group"] not in groups:
             raise fail(["generated", "group"], f"unknown group {gen['group']!r}; groups: {', '.join(groups)}")
-        missing = symbols - set(gen["sizes"])
+        missing = symbols - set(gen.get("sizes", {}))
         if missing:
             raise fail(["generated", "sizes"], f"missing sizes: {', '.join(sorted(missing))}")
-        for sym, (lo, hi) in gen["sizes"].items():
+        for sym, (lo, hi) in gen.get("sizes", {}).items():
             if lo > hi:
                 raise fail(["generated", "sizes", sym], f"range [{lo}, {hi}] is empty")
         for pname, fill in gen.get("values", {}).items():

@@ -478,8 +478,9 @@ def oracle_function(problem: Any) -> tuple[Callable[[dict[str, np.ndarray]], Any
 
         def run(inputs: dict[str, np.ndarray]) -> Any:
             scope: dict[str, Any] = {"__builtins__": {}, "np": np}
-            for name, arr in inputs.items():
-                scope[name] = np.asarray(arr, dtype=np.float64).astype(np.longdouble) if _is_float(arr) else arr
+            for name, value in _oracle_arguments(problem, inputs).items():
+                scope[name] = (np.asarray(value, dtype=np.float64).astype(np.longdouble)
+                               if isinstance(value, np.ndarray) and _is_float(value) else value)
             return eval(code, scope)  # noqa: S307 - the instructor's trusted text, no builtins
 
         return run, {"kind": "numpy", "text": text, "precision": longdouble_name()}
@@ -493,11 +494,30 @@ def oracle_function(problem: Any) -> tuple[Callable[[dict[str, np.ndarray]], Any
     fn = reference.load_reference(dataclasses.replace(problem, reference_path=path, reference_function=function))
 
     def run_module(inputs: dict[str, np.ndarray]) -> Any:
+        given = _oracle_arguments(problem, inputs)
         with reference.x64_scope():  # float64 as the reference runs (the flag is scoped, not global)
-            return np.asarray(fn(*[np.asarray(inputs[p.name], dtype=np.float64) if _is_float(inputs[p.name])
-                                   else inputs[p.name] for p in problem.parameters]))
+            return np.asarray(fn(*[np.asarray(v, dtype=np.float64) if isinstance(v, np.ndarray) and _is_float(v)
+                                   else v for v in given.values()]))
 
     return run_module, {"kind": "module", "text": f"{module}.{function}", "path": str(path), "precision": "float64"}
+
+
+def _oracle_arguments(problem: Any, inputs: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Every parameter's value for the oracle, in the spec's order: a case's input, a scalar
+    parameter as its Python value, and an optional parameter the case leaves out as its default
+    (an instructor's oracle then needs no branch for omitted arguments; it used to get a
+    ``KeyError`` from the grader)."""
+    from .cases import call_layout
+    from .spec import NO_DEFAULT
+
+    scalars = call_layout(problem, inputs)["scalars"]
+    out: dict[str, Any] = {}
+    for p in problem.parameters:
+        if p.name in inputs:
+            out[p.name] = np.asarray(inputs[p.name]).item() if p.name in scalars else inputs[p.name]
+        elif p.default is not NO_DEFAULT:
+            out[p.name] = p.default
+    return out
 
 
 def _is_bare_name(text: str, name: str) -> bool:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import shutil
+
+import numpy as np
 from pathlib import Path
 
 import pytest
@@ -171,3 +173,26 @@ def test_a_spec_with_a_domain_names_the_line_of_a_later_error(tmp_path):
     err = info.value
     assert "unknown group 'nosuchgroup'" in str(err)
     assert "nosuchgroup" in path.read_text().splitlines()[err.line - 1], err.line
+
+
+def test_sizes_may_be_left_out_where_a_problem_has_no_size_symbol(tmp_path):
+    """sinusoidal_positional_encoding has only scalar parameters: its cases (args only) and its
+    generated block need no ``sizes: {}`` (an instructor got "is not valid under any of the
+    given schemas" for the last case only), and the cases are the same."""
+    import shutil
+
+    from grader.cases import fixed_cases, generated_cases
+    from grader.spec import find_problem
+
+    src = find_problem("sinusoidal_positional_encoding")
+    (tmp_path / "reference").mkdir()
+    shutil.copy(src.parent.parent / "reference" / "sinusoidal_positional_encoding.py", tmp_path / "reference")
+    text = src.read_text().replace("    sizes: {}\n", "").replace("  sizes: {}\n", "")
+    assert "sizes: {}" not in text
+    (tmp_path / "sinusoidal_positional_encoding.yaml").write_text(text)
+    bare, full = load_problem(tmp_path / "sinusoidal_positional_encoding.yaml"), load_problem(src)
+    a = fixed_cases(bare, ("float32",), 0) + generated_cases(bare, ("float32",), 0, 5)
+    b = fixed_cases(full, ("float32",), 0) + generated_cases(full, ("float32",), 0, 5)
+    assert [c.name for c in a] == [c.name for c in b]
+    assert all(x.inputs.keys() == y.inputs.keys() and all(np.array_equal(x.inputs[k], y.inputs[k]) for k in x.inputs)
+               for x, y in zip(a, b))

@@ -411,3 +411,34 @@ def test_a_value_mistake_caught_by_less_than_ten_allowances_is_a_warning():
     assert [(f.level, f.data["file"]) for f in found] == [("warning", "narrow.py")]
     assert "3x the allowance" in found[0].message
     assert wide.to_json()["margins"] == {"values": 12.0, "examples": 0.2}
+
+
+def test_an_oracle_gets_the_default_of_an_optional_parameter_a_case_leaves_out(tmp_path):
+    """softmax(logits, axis=-1) with an oracle that names ``axis``: the default cases omit it,
+    and the oracle (expression or module) got a NameError / the grader a KeyError."""
+    import dataclasses
+
+    from grader.cases import fixed_cases
+    from grader.validate import oracle_function
+
+    problem = load_problem(PROBLEMS / "softmax.yaml")
+    expr = ("np.exp(logits - logits.max(axis=axis, keepdims=True)) / "
+            "np.exp(logits - logits.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)")
+    (tmp_path / "oracle_softmax.py").write_text(
+        "import numpy as np\ndef softmax(logits, axis):\n"
+        "    e = np.exp(logits - logits.max(axis=axis, keepdims=True))\n"
+        "    return e / e.sum(axis=axis, keepdims=True)\n")
+    cases = fixed_cases(problem, ("float64",), 0)
+    omitted = [c for c in cases if "axis" not in c.inputs]
+    given = [c for c in cases if "axis" in c.inputs]
+    assert omitted and given
+    for oracle in ({"numpy": expr}, {"module": "oracle_softmax"}):
+        spec = dataclasses.replace(problem, raw={**problem.raw, "oracle": oracle},
+                                   reference_path=tmp_path / "softmax.py")
+        run, _ = oracle_function(spec)
+        for case in omitted[:2] + given[:2]:
+            x = case.inputs["logits"].astype(np.float64)
+            axis = int(case.inputs["axis"]) if "axis" in case.inputs else -1
+            e = np.exp(x - x.max(axis=axis, keepdims=True))
+            np.testing.assert_allclose(np.asarray(run(case.inputs), dtype=np.float64),
+                                       e / e.sum(axis=axis, keepdims=True), rtol=1e-12)

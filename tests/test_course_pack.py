@@ -186,3 +186,47 @@ def test_an_unbiased_standard_deviation_in_a_layer_norm_is_named(tmp_path):
     text = next(c["failure"]["hint"] for c in report["cases"]
                 if c["failure"] and (c["failure"].get("data") or {}).get("hint_id") == "variance_count")
     assert "n - 1" in text and "ddof=1" in text
+
+
+NORM_SPEC = """\
+id: l2_norm
+title: The Euclidean norm of a vector
+statement: |
+  Write `l2_norm(x)`: `sqrt(sum(x**2))`, a 0-d array of x's dtype.
+function:
+  name: l2_norm
+  parameters:
+    - {name: x, shape: [n]}
+  returns: {shape: [], dtype: same_as_inputs}
+reference: {module: l2_norm}
+frameworks:
+  numpy: {dtypes: [float32, float64]}
+groups:
+  values: {points: 1}
+cases:
+  - {name: long, group: values, sizes: {n: 262144}, fill: {x: {kind: uniform, low: 0.5, high: 1.5}}}
+"""
+
+
+def test_a_long_sum_added_in_another_correct_order_passes_the_derived_tolerance(tmp_path):
+    """A float32 norm of 262,144 terms summed left to right (np.cumsum: recursive summation, as
+    a loop does) errs by hundreds of units of roundoff where XLA's reduction errs by about one: the derived allowance counts sqrt(L) u for the reference's longest sum
+    (an instructor's torch port failed by 3.9 allowances). A sum kept in float16 still fails."""
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "l2_norm.yaml").write_text(NORM_SPEC)
+    (tmp_path / "reference" / "l2_norm.py").write_text(
+        "import jax.numpy as jnp\ndef l2_norm(x):\n    return jnp.sqrt(jnp.sum(jnp.asarray(x) ** 2))\n")
+    chunked = tmp_path / "sequential.py"
+    chunked.write_text("import numpy as np\n"
+                       "def l2_norm(x):\n"
+                       "    return np.sqrt(np.cumsum(x * x)[-1])\n")   # recursive summation, left to right
+    half = tmp_path / "half.py"
+    half.write_text("import numpy as np\n"
+                    "def l2_norm(x):\n"
+                    "    return np.sqrt(np.sum((x * x).astype(np.float16), dtype=np.float16)).astype(x.dtype)\n")
+    args = ("--problem", "l2_norm", "--problems-dir", str(tmp_path), "--no-shrink", "--audience", "instructor")
+    code, report = grade_function_in_process(chunked, *args)
+    assert code == 0, [c["failure"] for c in report["cases"] if c["failure"]]
+    assert all(c["margin"] < 0.5 for c in report["cases"]), [c["margin"] for c in report["cases"]]
+    code, report = grade_function_in_process(half, *args)
+    assert code == 1

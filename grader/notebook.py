@@ -3,7 +3,9 @@
 The trusted grader reads the notebook's bytes once (``check.load_submission``, no link
 followed) and converts them here with nbformat; the submission's process imports the converted
 source, never the notebook. What IPython would run but Python cannot is left out and listed:
-line magics (``%matplotlib inline``), cell magics (a cell starting with ``%%``: the whole cell),
+line magics (``%matplotlib inline``), cell magics (a cell starting with ``%%``: the whole cell,
+but for ``%%time``, ``%%capture`` and ``%%prun``, whose body IPython runs as Python: only their
+first line),
 and shell escapes (``!pip install ...``, ``files = !ls``); a line left
 out inside a block becomes ``pass`` at its indentation, so the rest still parses. Markdown and
 raw cells, outputs and execution counts are ignored.
@@ -20,6 +22,11 @@ import warnings
 from dataclasses import dataclass, field
 
 SUFFIX = ".ipynb"
+#: cell magics whose body IPython runs as Python in the notebook's own namespace, so its
+#: definitions persist (``%%time`` above a cell that defines the function): the body is kept.
+#: ``%%timeit`` runs it in a scope of its own and ``%%python`` / ``%%script`` in another
+#: process, so what they define never reaches the namespace: their cells are left out.
+KEPT_CELL_MAGICS = frozenset({"time", "capture", "prun"})
 _SHELL_ASSIGN = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*[!%]")
 
 
@@ -135,8 +142,14 @@ def convert(data: bytes) -> Notebook:
         lines.append(None)
         cell_lines = src.split("\n")
         if cell_lines and cell_lines[0].lstrip().startswith("%%"):
-            left_out.append(f"cell {number}: the whole cell ({_short(cell_lines[0])}, a cell magic)")
-            cell_lines = [""] * len(cell_lines)
+            magic = cell_lines[0].lstrip()[2:].split(maxsplit=1)[0] if cell_lines[0].strip() != "%%" else ""
+            if magic in KEPT_CELL_MAGICS:   # IPython runs the body as Python, in the notebook's namespace
+                left_out.append(f"cell {number}, line 1: {_short(cell_lines[0])} (the cell's body is kept: "
+                                f"IPython runs it as Python)")
+                cell_lines = [""] + cell_lines[1:]
+            else:
+                left_out.append(f"cell {number}: the whole cell ({_short(cell_lines[0])}, a cell magic)")
+                cell_lines = [""] * len(cell_lines)
         for i, line in enumerate(cell_lines, start=1):
             if _ipython_only(line):
                 left_out.append(f"cell {number}, line {i}: {_short(line)}")

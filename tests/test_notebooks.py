@@ -45,6 +45,25 @@ def test_code_cells_in_order_with_magics_and_shell_escapes_left_out():
     assert "left out, as IPython-only: cell 2, line 1: %matplotlib inline" in nb.note()
 
 
+def test_a_cell_timed_with_percent_percent_time_keeps_its_body():
+    """``%%time`` above the cell that defines the function: IPython runs the body as Python, so
+    the function exists (the whole cell was dropped: a correct notebook scored 0 with NameError).
+    ``%%timeit`` and ``%%writefile`` bodies never reach the namespace: still left out."""
+    nb = convert(_nb(("code", "%%time\nimport numpy as np\ndef f(x):\n    return x + 1"),
+                     ("code", "%%capture out\ny = f(1)"),
+                     ("code", "%%timeit\nz = f(2)"),
+                     ("code", "%%writefile helper.py\nw = 3")))
+    scope: dict = {}
+    exec(compile(nb.source, "nb", "exec"), scope)  # noqa: S102 - the test's own cells
+    assert scope["f"](1) == 2 and scope["y"] == 2 and "z" not in scope and "w" not in scope
+    assert nb.left_out[:2] == ["cell 1, line 1: %%time (the cell's body is kept: IPython runs it as Python)",
+                               "cell 2, line 1: %%capture out (the cell's body is kept: IPython runs it as Python)"]
+    assert nb.left_out[2:] == ["cell 3: the whole cell (%%timeit, a cell magic)",
+                               "cell 4: the whole cell (%%writefile helper.py, a cell magic)"]
+    line = nb.source.splitlines().index("    return x + 1") + 1
+    assert nb.where(line) == "cell 1, line 4"
+
+
 def test_positions_map_back_to_cell_and_line():
     nb = convert(_nb(("markdown", "text"), ("code", "a = 1\nb = 2"), ("code", "c = 3\nraise ValueError(c)")))
     line = nb.source.splitlines().index("raise ValueError(c)") + 1
@@ -126,7 +145,7 @@ def test_a_correct_notebook_with_magics_passes_and_says_what_was_left_out():
     env = report["environment"]
     assert env["notebook"] == {"code_cells": 3, "left_out": [
         "cell 2, line 1: %matplotlib inline", "cell 2, line 2: !pip install numpy",
-        "cell 4: the whole cell (%%time, a cell magic)"]}
+        "cell 4, line 1: %%time (the cell's body is kept: IPython runs it as Python)"]}
     assert "left out, as IPython-only" in env["framework_note"]
 
 

@@ -537,9 +537,9 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             raise fail(["function", "returns", "dtype", "same_as"], "the output dtype must be a float parameter's")
     elif returns_dtype != "same_as_inputs":
         fixed_dtype = returns_dtype
-    if not any(p.graded for p in params) and (fixed_dtype is None or fixed_dtype not in FLOAT_DTYPES):
+    if not any(p.graded for p in params) and fixed_dtype is None:
         raise fail(["function", "parameters"], "with no parameter of dtype 'float' (the graded dtype), the output "
-                                               "needs a fixed float dtype (returns.dtype: float32)")
+                                               "needs a fixed dtype (returns.dtype: float32, int64 or bool)")
     if returns_dtype == "same_as_inputs" and not any(p.graded for p in params):
         raise fail(["function", "returns", "dtype"], "same_as_inputs needs a parameter of dtype 'float'")
     hints = data.get("hints")

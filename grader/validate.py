@@ -426,8 +426,8 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
             info["text"] = f"shape {literal.shape} where the reference gives {entry.ref.shape}"
             info["data"] = {"kind": "shape", "spec_shape": list(literal.shape), "reference_shape": list(entry.ref.shape)}
         else:
-            with np.errstate(all="ignore"):
-                got = literal.astype(dtype_of(case.dtype))
+            with np.errstate(all="ignore"):   # in the output's dtype: a fixed one (bool, int64) or the case's
+                got = literal.astype(dtype_of(problem.returns_fixed_dtype or case.dtype))
             failure = _judge(problem, case, entry.ref, entry.scale, got)
             if failure is None:
                 continue

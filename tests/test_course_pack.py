@@ -230,3 +230,55 @@ def test_a_long_sum_added_in_another_correct_order_passes_the_derived_tolerance(
     assert all(c["margin"] < 0.5 for c in report["cases"]), [c["margin"] for c in report["cases"]]
     code, report = grade_function_in_process(half, *args)
     assert code == 1
+
+
+CAUSAL_MASK_SPEC = """\
+id: causal_mask
+title: Causal attention mask
+statement: |
+  Write `causal_mask(seq_len)`: a bool (seq_len, seq_len) array, True where k <= q.
+function:
+  name: causal_mask
+  parameters:
+    - {name: seq_len, scalar: int, domain: "[1, 300]"}
+  returns: {shape: [seq_len, seq_len], dtype: bool}
+reference: {module: causal_mask}
+frameworks:
+  numpy: {dtypes: [float32]}
+tolerance: {model: exact}
+groups:
+  examples: {points: 1}
+  generated: {points: 1}
+cases:
+  - {name: worked_example, group: examples, args: {seq_len: 3},
+     expected: [[true, false, false], [true, true, false], [true, true, true]]}
+  - {name: long, group: examples, args: {seq_len: 256}}
+generated: {group: generated, count: 4}
+mistakes: {dir: mistakes, expect: {strict_lower.py: tolerance, float_tril.py: dtype}}
+alternatives: {dir: alternatives}
+"""
+
+
+def test_an_exercise_with_no_float_input_and_a_bool_output_validates(tmp_path):
+    """causal_mask(seq_len): only a scalar parameter and a fixed bool output (it was refused:
+    "the output needs a fixed float dtype"), its bool literal checked as bool, no sizes: {}."""
+    from grader.validate import validate_problem
+
+    for folder in ("reference", "mistakes", "alternatives"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "causal_mask.yaml").write_text(CAUSAL_MASK_SPEC)
+    (tmp_path / "reference" / "causal_mask.py").write_text(
+        "import jax.numpy as jnp\ndef causal_mask(seq_len):\n"
+        "    i = jnp.arange(int(seq_len))\n    return i[None, :] <= i[:, None]\n")
+    (tmp_path / "alternatives" / "tril.py").write_text(
+        "import numpy as np\ndef causal_mask(seq_len):\n    return np.tril(np.ones((seq_len, seq_len), dtype=bool))\n")
+    (tmp_path / "mistakes" / "strict_lower.py").write_text(
+        "import numpy as np\ndef causal_mask(seq_len):\n"
+        "    return np.tril(np.ones((seq_len, seq_len), dtype=bool), k=-1)\n")
+    (tmp_path / "mistakes" / "float_tril.py").write_text(
+        "import numpy as np\ndef causal_mask(seq_len):\n    return np.tril(np.ones((seq_len, seq_len)))\n")
+    v = validate_problem(tmp_path / "causal_mask.yaml", jobs=2, sandbox="none")
+    assert v.valid, [f.message for f in v.errors]
+    assert v.literal_cases == ["worked_example"]
+    assert [(m.file, m.kind) for m in v.mistakes] == [("float_tril.py", "dtype"), ("strict_lower.py", "tolerance")]
+    assert [a.passed for a in v.alternatives] == [True]

@@ -101,10 +101,12 @@ CHILD_KINDS = frozenset({"timeout", "crash", "memory", "import"})
 
 def judged_in_process(path: str | Path, kinds) -> bool:
     """Whether a corpus file's verdict may be tested in process (:func:`grade_function_in_process`):
-    a plain NumPy function (no JAX, no torch: the child converts those) whose expected failure
-    ``kinds`` are the judge's, not the child's."""
+    a NumPy or JAX function (its inputs converted as the child converts them,
+    ``grader.run.inprocess.framework_call``) that changes no JAX setting at import, whose
+    expected failure ``kinds`` are the judge's, not the child's. torch files go through the
+    child (tests/test_frameworks.py)."""
     text = Path(path).read_text()
-    return "jax" not in text and "torch" not in text and not set(kinds) & CHILD_KINDS
+    return "torch" not in text and "config.update" not in text and not set(kinds) & CHILD_KINDS
 
 
 def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] | None:
@@ -134,8 +136,10 @@ def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] 
     fn = getattr(module, problem.function, None)
     if not callable(fn):
         return None
+    from grader.run.inprocess import framework_call
+
     plan = make_plan(parsed.submission, problem, opts, lambda request: ("none", None))
-    return _as_cli_reports(grade_plan(plan, InProcessExecutor(fn)), parsed)
+    return _as_cli_reports(grade_plan(plan, InProcessExecutor(framework_call(fn, plan.framework))), parsed)
 
 
 #: tests spread one by one across the xdist workers (``--dist loadgroup``): each validates a whole

@@ -14,12 +14,12 @@ cases, shrinking on), and their replay commands are run to check that they repro
 report with ``grader.reports.text`` (the function the CLI calls); one test checks that this
 equals the CLI's own ``--format text`` output.
 
-Where each file runs: the default-run files through a grader process (a learner's command); plain
-NumPy functions whose expected kinds are the judge's (:func:`in_process`) with the function
-called in this process (``grade_function_in_process``: the same plan, judge and report, no
-child), which tests the verdict logic without paying for a sandbox per file; the rest (JAX, a
-timeout, a crash, an import failure) through the CLI's options in this process and the sandboxed
-child (``check_like_cli``). tests/test_security.py runs the adversarial corpus through the child.
+Where each file runs: the default-run files through a grader process (a learner's command);
+NumPy and JAX functions whose expected kinds are the judge's (:func:`in_process`) with the function
+called in this process (``grade_function_in_process``: the same plan, judge and report, inputs
+converted as the child converts them, no child), which tests the verdict logic without paying
+for a sandbox per file; the rest (a timeout, a crash, an import failure) through the CLI's
+options in this process and the sandboxed child (``check_like_cli``). tests/test_security.py runs the adversarial corpus through the child.
 """
 from __future__ import annotations
 

@@ -298,3 +298,15 @@ def test_a_factor_that_reads_as_one_or_matches_a_count_by_chance_names_nothing()
     assert _variance_count(2.0, 2) is None and _variance_count(1.001, 256) is None
     assert _variance_count(math.sqrt(256 / 255), 256).id == "variance_count"
     assert _variance_count(math.sqrt(2 / 3), 3).params["formula"] == "sqrt((n - 1) / n)"
+
+
+def test_a_deliberate_not_implemented_error_is_not_called_a_stub():
+    """Seen on ports: code that raises NotImplementedError("only 2-D input") for other ranks was
+    told to "write its body"; a stub's bare NotImplementedError (or a TODO) still is."""
+    from grader.hints.generic import exception_hint
+    assert exception_hint("NotImplementedError").id == "not_implemented"
+    for stub in ("TODO", "TODO: project hidden states onto the vocabulary", "write your solution here"):
+        assert exception_hint(f"NotImplementedError: {stub}").id == "not_implemented", stub
+    refused = exception_hint("NotImplementedError: only 2-D hidden is supported")
+    assert refused.id == "not_handled" and "only 2-D hidden is supported" in refused.text
+    assert "write its body" not in refused.text

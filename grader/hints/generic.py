@@ -24,6 +24,7 @@ problem, with the first parameter's name.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -319,6 +320,15 @@ def non_finite_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
 def exception_hint(message: str) -> Hint | None:
     """A hint for an exception, from its message: only a stub's NotImplementedError (a shape
     error, a reshape or a broadcast, names no cause without knowing the problem)."""
-    if (message or "").startswith("NotImplementedError"):
+    text = message or ""
+    if text.startswith("NotImplementedError"):
+        said = text[len("NotImplementedError"):].lstrip(": ").strip()
+        stub = re.search(r"(?i)\b(todo|fixme|xxx|write|implement|your (code|solution)|fill in|exercise)", said)
+        refusal = re.search(r"(?i)\b(only|supported|support|rank|ranks|ndim|dimensions?|axes|axis|dtypes?|"
+                            r"[0-9]+-?d)\b", said)
+        if said and refusal and not stub:
+            # a deliberate refusal ("only 2-D input is supported"): these inputs are not handled
+            return Hint("not_handled", f"the function refuses these inputs (NotImplementedError: "
+                                       f"{said[:120]}): the statement asks for them too; handle them")
         return Hint("not_implemented", "the function raises NotImplementedError: write its body")
     return None

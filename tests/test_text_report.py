@@ -85,3 +85,14 @@ def test_the_sibling_modules_are_named_under_the_header_and_what_was_left_out_sa
     left = text.render(report([], {"siblings": {"taken": [], "skipped": ["json.py: shadows json; rename it"]}}))
     assert "with " not in left and "not taken: json.py: shadows json; rename it" in left
     assert "sibling" not in text.render(report([]))
+
+
+def test_the_failing_cases_heading_says_what_each_count_counts():
+    """An instructor read "5 of 36 shown; all 66 failing case runs" beside "tolerance: 64 cases"
+    as three counts of one thing: the heading says a case is listed once for all its dtypes and
+    the JSON has one run per case and dtype."""
+    runs = [case("batch", ((4, 8), (12, 8)), dtype=dt) for dt in ("float16", "float32", "float64")]
+    runs.append(case("single", ((1, 8), (12, 8))))
+    heading = next(line for line in text.render(report(runs)).splitlines() if line.startswith("Failing cases"))
+    assert heading == ("Failing cases (smallest first; 2 of 2 shown, each once for all the dtypes it fails in; "
+                       "the 4 failing runs, one per case and dtype, in --format json):")

@@ -252,8 +252,10 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
     if distinct:
         most = len(distinct) if verbosity >= VERBOSE else MAX_CASES
         lines.blank()
-        lines.add(f"Failing cases (smallest first; {min(len(distinct), most)} of {len(distinct)} shown;"
-                  f" all {len(failing)} failing case runs in --format json):", "heading", True)
+        runs = "run" if len(failing) == 1 else "runs"
+        lines.add(f"Failing cases (smallest first; {min(len(distinct), most)} of {len(distinct)} shown, each once "
+                  f"for all the dtypes it fails in; the {len(failing)} failing {runs}, one per case and dtype, "
+                  f"in --format json):", "heading", True)
         seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
         for same in list(distinct.values())[:most]:
             lines += _case_lines(same[0], seen, verbosity)

@@ -12,6 +12,7 @@ executor owns the process.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -87,14 +88,32 @@ def scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | N
     """Points per case group of the spec: a group's points times the share of its cases that
     passed (shrunk cases are in no group of the spec, so they score nothing); 0 for every group
     when the whole run failed."""
-    groups = []
+    groups, exact = [], []
     for name, g in problem.groups.items():
         mine = [c for c in cases if c.group == name]
         passed = sum(c.status == "passed" for c in mine)
-        earned = 0.0 if whole_failure or not mine else g.points * passed / len(mine)
-        groups.append(GroupScore(group=name, points=g.points, earned=round(earned, 4), passed=passed,
+        exact.append(0.0 if whole_failure or not mine else g.points * passed / len(mine))
+        groups.append(GroupScore(group=name, points=g.points, earned=0.0, passed=passed,
                                  total=len(mine), visibility=g.visibility))
+    for group, earned in zip(groups, apportion(exact)):
+        group.earned = earned
     return groups
+
+
+def apportion(exact: list[float], digits: int = 4) -> list[float]:
+    """``exact`` rounded to ``digits`` decimals so that the rounded values add up to the exact
+    sum rounded once (:func:`total`): each is rounded down, and the units of the last decimal
+    left go to the largest remainders (Hamilton's largest-remainder method). Rounding each group
+    on its own gave three groups of 1/3 point 0.3333 each, 0.9999 in all, beside a score of 1
+    (Gradescope shows both)."""
+    unit = 10 ** digits
+    scaled = [x * unit for x in exact]
+    floors = [math.floor(v + 1e-9) for v in scaled]
+    left = round(round(sum(exact), digits) * unit) - sum(floors)
+    order = sorted(range(len(exact)), key=lambda i: scaled[i] - floors[i], reverse=True)
+    for i in order[:max(0, left)]:
+        floors[i] += 1
+    return [f / unit for f in floors]
 
 
 def grade(plan: Any, executor: "Executor | None") -> Report:

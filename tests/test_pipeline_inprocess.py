@@ -218,3 +218,19 @@ def test_a_trusted_file_runs_in_process_as_the_child_would_run_it(tmp_path):
     assert one.result_type == "float" and float(one.result) == 2.0
     assert for_file(sub, "absent", "numpy").start().status == "import_error"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mean.py"]
+
+
+def test_the_groups_scores_add_up_to_the_score_rounded_once():
+    """Three groups of a third of a point each: 0.3333 three times beside a score of 1 (every
+    format that lists groups showed both); the largest remainders get the last units."""
+    from grader.grading import apportion
+    assert apportion([1 / 3, 1 / 3, 1 / 3]) == [0.3334, 0.3333, 0.3333]
+    assert sum(apportion([1 / 3, 2 / 3, 1 / 3, 1 / 3, 1 / 3, 4 / 3])) == pytest.approx(round(10 / 3, 4), abs=1e-12)
+    assert apportion([0.5, 0.25, 0.0]) == [0.5, 0.25, 0.0]
+    assert apportion([]) == []
+
+
+def test_a_reports_score_is_the_sum_of_its_groups(tmp_path):
+    report, _ = graded(tmp_path, lambda h, e: h @ e.T + np.asarray(0.5, dtype=h.dtype))
+    assert 0 < report.score < report.max_score
+    assert round(sum(g.earned for g in report.groups), 4) == report.score

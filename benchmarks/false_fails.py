@@ -6,8 +6,8 @@ folder, ``submissions/<problem>/correct_*.py`` (``submissions/correct_*.py`` and
 check exactly as ``grader check --seed S`` does (``grader.plan.make_plan``: every dtype of the
 file's framework, the spec's case count) and grades it with ``grader.grading.grade`` (the one
 judge) through ``grader.run.inprocess.InProcessExecutor``, the function called in this process
-with its inputs converted as the sandboxed child converts them (``grader.frameworks.<fw>``:
-``to_framework`` / ``to_numpy``; JAX under ``jax_enable_x64``, torch with one thread).
+with its inputs converted as the sandboxed child converts them (``grader.run.inprocess.for_file``:
+``to_framework`` / ``to_numpy``, JAX under a scoped ``jax_enable_x64``).
 
 A correct file that fails any case of a seed at the full allowance is a **false fail** of that
 seed. Each file is also graded at half the allowance (``--share``, as ``grader validate`` grades
@@ -25,7 +25,6 @@ total; exit 1 when any false fail was seen. The figure goes into docs/tolerance.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import fnmatch
 import json
 import os
@@ -40,11 +39,11 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import frameworks, reference  # noqa: E402
+from grader import frameworks  # noqa: E402
 from grader.check import grade_plan  # noqa: E402
 from grader.options import CheckOptions  # noqa: E402
 from grader.plan import make_plan  # noqa: E402
-from grader.run.inprocess import InProcessExecutor  # noqa: E402
+from grader.run.inprocess import InProcessExecutor, for_file  # noqa: E402
 from grader.spec import available_problems, load_problem  # noqa: E402
 from grader.submission import load_submission  # noqa: E402
 from grader.validate import alternative_files  # noqa: E402
@@ -62,36 +61,6 @@ def correct_files(problem) -> list[Path]:
         files += sorted((ROOT / "submissions").glob("correct_*.py"))
         files += sorted((ROOT / "tests" / "corpus" / "correct").glob("*.py"))
     return files
-
-
-def load_function(path: Path, name: str):
-    """``name`` from the trusted file ``path``, run as a fresh module (no __pycache__ written)."""
-    module = {"__name__": f"ff_{path.parent.name}_{path.stem}", "__file__": str(path)}
-    exec(compile(path.read_bytes(), str(path), "exec", dont_inherit=True), module)  # noqa: S102 - trusted
-    return module[name]
-
-
-def as_child_calls(fn, framework: str):
-    """``fn`` called as the child calls it: array inputs converted to the framework, the result back."""
-    fw = frameworks.get(framework)
-    fw.setup({"jax_cache": ""} if framework == "jax" else {})
-
-    def call(*args, **kwargs):
-        conv = lambda v: fw.to_framework(v) if isinstance(v, np.ndarray) else v  # noqa: E731
-        args = [conv(a) for a in args]
-        kwargs = {k: conv(v) for k, v in kwargs.items()}
-        if framework == "jax":
-            import jax
-            with reference.x64(jax):
-                result = fn(*args, **kwargs)
-        else:
-            result = fn(*args, **kwargs)
-        if type(result) in (bool, int, float):
-            return result
-        fw.sync(result)
-        converted = fw.to_numpy(result)
-        return converted[0] if isinstance(converted, tuple) else (converted if converted is not None else result)
-    return call
 
 
 def main() -> int:
@@ -114,7 +83,7 @@ def main() -> int:
             framework = frameworks.detect(load_submission(path, path.name).tree)
             if framework not in problem.frameworks or not frameworks.installed(framework):
                 continue
-            fn = as_child_calls(load_function(path, problem.function), framework)
+            fn = for_file(path, problem.function, framework).fn   # called as the child calls it
             key = f"{pid}/{path.name}"
             row = results[key] = {"framework": framework, "false_fail_seeds": [], "thin_seeds": [],
                                   "cases": 0, "first": None}

@@ -169,12 +169,27 @@ def judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
 
 
 def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | None:
-    """The failure of one case, or None when the output is right.
+    """The failure of one case, or None when the output is right (:func:`assess`'s failure).
 
     Args:
         case: the case (its inputs in their dtypes).
         outcome: what the submission's process returned (``grader.runner.CallOutcome``).
         expected: the reference's exact values, scale, ``n``, tolerance model and dtype rule.
+    """
+    return assess(case, outcome, expected)[0]
+
+
+def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failure | None, float | None]:
+    """The failure of one case (None when the output is right) and its **margin**: the worst
+    ``|got - expected| / allowance`` over the output at the full allowance (``allowance_share``
+    ignored), from the same errors and allowance the verdict uses. Below 1 is within the
+    tolerance; ``inf`` where an element is off and nothing is allowed, an output is NaN or
+    infinite where the expected value is finite, or an infinite or NaN expected element is not
+    matched (``-1e9`` for ``-inf``: no tolerance passes it). None where no tolerance applies or
+    nothing is comparable: a result that is not an array (or a Python number where one is due),
+    a shape that differs, a checker, an exact case or integer output, no finite expected element.
+
+    Args: as for :func:`compare`.
     """
     want_dtype = expected.out_dtype or case.dtype
     python_number = outcome.status == "ok" and outcome.result_type in PYTHON_NUMBERS
@@ -183,7 +198,7 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
     if outcome.status == "type":
         hint = _safe(diagnose.for_type, expected.hints, outcome.message, want_dtype)
         return _hinted(Failure("type", f"the function returned {outcome.message}, not an array",
-                               data={"returned": outcome.message}), hint)
+                               data={"returned": outcome.message}), hint), None
     got = outcome.result
     assert got is not None
     ref = expected.ref
@@ -199,8 +214,9 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
             "dtype", f"dtype {got.dtype.name} != expected {want_dtype} ({expected.dtype_rule[0]})",
             data={"got": got.dtype.name, "expected": want_dtype}),
             _safe(diagnose.for_dtype, expected.hints, case, got, want_dtype, expected.dtype_rule)))
+    margin = None
     if not problems or problems[0].kind == "dtype":
-        value_failure = _compare_values(case, got, expected)
+        value_failure, margin = _compare_values(case, got, expected)
         if value_failure is not None:
             problems.append(value_failure)
     if outcome.mutated:
@@ -210,7 +226,7 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
             data={"mutated": list(outcome.mutated)}),
             diagnose.mutation_hint()))
     if not problems:
-        return None
+        return None, margin
     first = problems[0]
     for extra in problems[1:]:
         first.details.append(f"also {extra.kind}: {extra.message}")
@@ -220,19 +236,20 @@ def compare(case: Case, outcome: CallOutcome, expected: Expected) -> Failure | N
                 if key in extra.data:
                     first.data[key] = extra.data[key]
         first.data.setdefault("also", []).append({"kind": extra.kind, "message": extra.message})
-    return first
+    return first, margin
 
 
-def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure | None:
+def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Failure | None, float | None]:
+    """The value failure of an output of the expected shape, and its margin (:func:`assess`)."""
     ref = expected.ref
     if got.dtype.kind not in "fiub" and got.dtype.name != "bfloat16":
-        return None  # complex or other: the dtype failure says it all
+        return None, None  # complex or other: the dtype failure says it all
     if expected.checker is not None:
         from .checkers import run as run_checker
         message = run_checker(expected.checker, case.inputs, got, ref, case.dtype)  # CheckerError: a spec fault
         if message is None:
-            return None
-        return Failure("tolerance", message, data={"checker": str(expected.checker.get("module"))})
+            return None, None
+        return Failure("tolerance", message, data={"checker": str(expected.checker.get("module"))}), None
     g = np.asarray(got, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     finite_ref = np.isfinite(ref)
@@ -240,70 +257,41 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> Failure 
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         n_bad = int(bad.sum())
+        exact_case = case.compare == "exact" or expected.model == "exact"
         return _hinted(Failure(
             "non_finite",
             f"{n_bad} / {g.size} elements are NaN or infinite where the expected values are finite",
             details=[f"first at index {idx}: got {g[idx]}, expected {_fmt(ref[idx])}"],
             data={"count": n_bad, "total": int(g.size), "index": list(idx)}),
-            _safe(diagnose.for_non_finite, expected.hints, case, g, ref))
+            _safe(diagnose.for_non_finite, expected.hints, case, g, ref)), \
+            None if exact_case or dtype_of(expected.out_dtype or case.dtype).kind in "biu" else math.inf
     out_dtype = expected.out_dtype or case.dtype
     integral = dtype_of(out_dtype).kind in "biu"
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where both are inf: nan, judged below
+    margin = None
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # inf - inf where both are inf: nan, judged below
+        # an infinite or NaN expected element must come out as the same value (NaN for NaN)
+        same = (g == ref) | (np.isnan(g) & np.isnan(ref))
         if case.compare == "exact" or expected.model == "exact" or integral:
             allowed = np.zeros_like(ref)
             rounded = ref.astype(dtype_of(out_dtype)).astype(np.float64)
             err = np.abs(g - rounded)
             mask = ~(g == rounded)
         else:
-            allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
-            allowed = allowed * expected.allowance_share
+            full = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
+            allowed = full * expected.allowance_share
             err = np.abs(g - ref)
             mask = ~(err <= allowed)
-        # an infinite or NaN expected element must come out as the same value (NaN for NaN)
-        same = (g == ref) | (np.isnan(g) & np.isnan(ref))
+            if np.any(~finite_ref & ~same):
+                margin = math.inf
+            elif finite_ref.any():
+                full = np.broadcast_to(np.asarray(full, dtype=np.float64), ref.shape)[finite_ref]
+                e = err[finite_ref]
+                ratio = np.where(full > 0, e / np.where(full > 0, full, 1.0), np.where(e > 0, np.inf, 0.0))
+                margin = float(np.max(np.where(np.isnan(ratio), np.inf, ratio)))
         mask &= ~(same & ~finite_ref)
     if not mask.any():
-        return None
-    return _tolerance_failure(case, g, ref, err, allowed, mask, expected)
-
-
-def margin(case: Case, outcome: CallOutcome, expected: Expected) -> float | None:
-    """The worst ``|got - expected| / allowance`` over the elements of an ``ok`` outcome, at the
-    full allowance (``allowance_share`` ignored): how much of the tolerance the output used (a
-    correct file's margin is ``1 / margin``; a wrong one fails by ``margin`` times).
-
-    None where no tolerance applies or nothing is comparable: a shape or dtype kind that differs,
-    a checker, an exact case or integer output, no finite expected element, or a Python number
-    where an array is due. ``inf`` where an element is off and nothing is allowed (or NaN), or
-    an infinite or NaN expected element is not matched (``-1e9`` for ``-inf``: no tolerance
-    passes it, so validate's margin is not the finite elements' ``0.08``).
-    """
-    if outcome.status != "ok" or outcome.result is None or expected.checker is not None:
-        return None
-    if outcome.result_type in PYTHON_NUMBERS and not expected.python_scalar:
-        return None
-    got, ref = outcome.result, expected.ref
-    out_dtype = expected.out_dtype or case.dtype
-    if tuple(got.shape) != tuple(ref.shape) or case.compare == "exact" or expected.model == "exact":
-        return None
-    if dtype_of(out_dtype).kind in "biu" or (got.dtype.kind not in "fiub" and got.dtype.name != "bfloat16"):
-        return None
-    g = np.asarray(got, dtype=np.float64)
-    r = np.asarray(ref, dtype=np.float64)
-    finite = np.isfinite(r)
-    with np.errstate(invalid="ignore"):
-        # an infinite or NaN expected element is matched exactly or missed by infinitely much
-        if np.any(~finite & ~((g == r) | (np.isnan(g) & np.isnan(r)))):
-            return math.inf
-    if not finite.any():
-        return None
-    with np.errstate(all="ignore"):
-        allowed = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
-        allowed = np.broadcast_to(np.asarray(allowed, dtype=np.float64), r.shape)
-        err = np.abs(g - r)
-        ratio = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0), np.where(err > 0, np.inf, 0.0))
-        ratio = np.where(np.isnan(ratio), np.inf, ratio)
-    return float(np.max(ratio[finite]))
+        return None, margin
+    return _tolerance_failure(case, g, ref, err, allowed, mask, expected), margin
 
 
 GRID_BLOCKS = 16  # at most this many blocks a side in a tolerance failure's data["grid"] (about 1 KB)

@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import frameworks
-from .compare import compare, judge_raises, margin, with_exception_hint
+from .compare import assess, judge_raises, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
 from .run import empty_output
 from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, GroupScore, Report,
@@ -46,9 +46,8 @@ def judge(case: Any, outcome: CallOutcome, expected: "Expected") -> Verdict:
         failure = judge_raises(case, outcome)
         return Verdict(status="passed" if failure is None else "failed", failure=failure)
     if outcome.status in ("ok", "type"):
-        failure = compare(case, outcome, expected)
-        return Verdict(status="passed" if failure is None else "failed", failure=failure,
-                       margin=margin(case, outcome, expected))
+        failure, margin = assess(case, outcome, expected)
+        return Verdict(status="passed" if failure is None else "failed", failure=failure, margin=margin)
     status, failure = run_failure(outcome)
     with_exception_hint(failure, expected.hints, case)
     return Verdict(status=status, failure=failure)

@@ -192,18 +192,16 @@ def build_source(fn: Callable[..., Any]) -> str:
             raise ValueError(f"{what} uses variables of the function it was defined in ({free}); "
                              "define it at the top level of a cell")
         glb = f.__globals__
-        if source is None:   # no source kept (a console): the globals its code looks up, in its order
-            names = [n for n in dict.fromkeys(f.__code__.co_names) if n in _code_names(f.__code__)]
-            names += [n for n in sorted(_code_names(f.__code__)) if n not in names]
+        compiled = source is None
+        if compiled:   # no source kept (a console): the names its code looks up, globals and attributes alike
+            names = list(dict.fromkeys([*f.__code__.co_names, *sorted(_code_names(f.__code__))]))
             source = _compiled_definition(f, what)
         else:
             names = _global_names(f, source)
         for name in names:
             if name not in glb:
-                if hasattr(builtins, name) or name == f.__name__:
-                    continue
-                if source.startswith(f"def {f.__name__}") and "# Python kept no source" in source:
-                    continue   # an attribute name of its code (np.asarray's asarray): no global
+                if hasattr(builtins, name) or name == f.__name__ or compiled:
+                    continue   # (compiled: an attribute name, np.asarray's asarray, is no global)
                 raise ValueError(f"{what} uses the name {name!r}, which is not defined in the notebook; "
                                  "run the cell that defines it first")
             value = glb[name]

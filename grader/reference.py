@@ -202,7 +202,7 @@ def evaluate(problem: Problem, inputs: dict[str, np.ndarray], dtype: str | None 
         if name == "derived" and ref.dtype.kind == "f" and problem.checker is None:
             from .derived import allowance
             scale = allowance(call, problem, inputs, ref, dtype or "float64", out_dtype or dtype or "float64", key,
-                              length=longest_sum(problem, inputs))
+                              length=_longest_sum(load_reference(problem), args, kwargs))
         elif model(name).uses_scale:
             fn = load_reference(problem)
             absolute = [np.abs(a) if isinstance(a, np.ndarray) and a.dtype == np.float64 else a for a in args]
@@ -263,9 +263,13 @@ def longest_sum(problem: Problem, inputs: dict[str, Any]) -> int:
     The derived tolerance allows a correct implementation the rounding of a sum of ``L`` terms
     in another order (``grader.derived``).
     """
-    jax = _jax()
-    fn = load_reference(problem)
     args, kwargs, _ = _args(problem, inputs)
+    return _longest_sum(load_reference(problem), args, kwargs)
+
+
+def _longest_sum(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> int:
+    """:func:`longest_sum` of the reference ``fn`` on the arguments :func:`_args` made."""
+    jax = _jax()
     arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
 
     def traced(*xs: Any) -> Any:

@@ -45,10 +45,10 @@ STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 SECRET_REPLAY_NOTE = "this case comes from the instructor's secret seed; run the whole check again"
 
 
-def _finite_or_str(x: float) -> float | str:
-    """A float for JSON: finite ones rounded to 4 significant digits, ``"inf"`` otherwise
-    (strict JSON has no infinity; ``float("inf")`` reads it back)."""
-    return float(f"{x:.4g}") if x == x and abs(x) != float("inf") else ("inf" if x > 0 else str(x))
+def json_ratio(x: float, digits: int = 4) -> float | str:
+    """An error / allowance ratio for JSON: finite ones to ``digits`` significant digits,
+    ``"inf"`` (or ``"nan"``) otherwise (strict JSON has no infinity; ``float("inf")`` reads it back)."""
+    return float(f"{x:.{digits}g}") if x == x and abs(x) != float("inf") else ("inf" if x > 0 else str(x))
 
 @dataclass
 class Failure:
@@ -128,7 +128,7 @@ class CaseResult:
             instructor's secret seed too large for a ``--replay`` literal).
         shrunk: True when this case is the smallest failing input found by shrinking.
         margin: the worst ``|got - expected| / allowance`` of the output at the full allowance
-            (``grader.compare.margin``): below 1 within the tolerance; None where no tolerance
+            (``grader.compare.assess``): below 1 within the tolerance; None where no tolerance
             applies (exact, integer, checked or not comparable outputs, calls that raised).
     """
 
@@ -157,7 +157,7 @@ class CaseResult:
             "seconds": round(self.seconds, 6),
             "values": self.values, "replay": self.replay, "shrunk": self.shrunk,
             **({"replay_note": self.replay_note} if self.replay_note else {}),
-            **({"margin": _finite_or_str(self.margin)} if self.margin is not None else {}),
+            **({"margin": json_ratio(self.margin)} if self.margin is not None else {}),
         }
 
     @classmethod
@@ -331,7 +331,7 @@ class Verdict:
             compared and is wrong, or a case that must raise did not), ``error`` (the call
             raised, crashed or ran out of memory) or ``timeout``.
         failure: why it did not pass (None exactly when ``status`` is ``passed``).
-        margin: the output's worst error / allowance (``grader.compare.margin``), or None.
+        margin: the output's worst error / allowance (``grader.compare.assess``), or None.
     """
 
     status: str

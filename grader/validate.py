@@ -58,6 +58,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import GraderError, SpecError
+from .results import json_ratio
 
 ERROR, WARNING = "error", "warning"
 #: statuses of a case that did not pass and was run (a ``skipped`` case was never called)
@@ -137,8 +138,8 @@ class MistakeResult:
 
 
 def _rounded(x: float) -> float | str:
-    """A margin for JSON: 3 significant digits, ``"inf"`` for an infinite one."""
-    return float(f"{x:.3g}") if math.isfinite(x) else "inf"
+    """A margin for validate's JSON: 3 significant digits (``grader.results.json_ratio``)."""
+    return json_ratio(x, 3)
 
 
 def group_margins(cases: list[Any]) -> dict[str, float]:
@@ -924,10 +925,9 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             v.timings["mistakes"] = time.monotonic() - t_m
             t_a = time.monotonic()
             try:
-                # one at a time: parallel checks parsed ASTs concurrently (gh-106905: SystemError)
-                with ThreadPoolExecutor(1, thread_name_prefix="alternative") as pool:
-                    v.alternatives = list(pool.map(lambda f: grade_alternative(f, problem, share, sandbox, executor_for),
-                                                   alternatives))
+                # one at a time, after the mistakes, in this thread: parallel checks parsed ASTs
+                # concurrently (gh-106905: SystemError)
+                v.alternatives = [grade_alternative(f, problem, share, sandbox, executor_for) for f in alternatives]
             except BaseException as exc:  # noqa: BLE001
                 mistakes_error.append(exc)
             v.timings["alternatives"] = time.monotonic() - t_a

@@ -113,33 +113,24 @@ def grade_function_in_process(path: str | Path, *args: str) -> tuple[int, dict] 
     """``grader check PATH ARGS --format json`` with the function run in this process: the CLI's
     parser and options and the same plan, judge and report (``grader.grading.grade``), but
     ``grader.run.inprocess.InProcessExecutor`` instead of the sandboxed child. For the verdicts
-    of trusted files (the project's own corpus of plain NumPy functions): what the child adds
-    (isolation, limits, the framework's conversion) is tested by the subprocess tests.
+    of trusted files (the project's own corpus of NumPy and JAX functions, converted as the child
+    converts them: ``grader.run.inprocess.for_file``): what the child adds (isolation, limits) is
+    tested by the subprocess tests.
 
     Returns None when the file cannot be imported here or lacks the function (the caller grades
     it through the child instead, as such a file's failure is the child's to report). The
     report's ``environment.sandbox`` is ``"none"``.
     """
-    import importlib.util
-
     from grader.check import grade_plan
     from grader.plan import make_plan
-    from grader.run.inprocess import InProcessExecutor
+    from grader.run.inprocess import for_file
 
     parsed, problem, opts = _as_cli_parses("check", str(path), *args)
-    spec = importlib.util.spec_from_file_location(f"corpus_{abs(hash(str(path)))}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception:  # noqa: BLE001 - graded through the child instead
-        return None
-    fn = getattr(module, problem.function, None)
-    if not callable(fn):
-        return None
-    from grader.run.inprocess import framework_call
-
     plan = make_plan(parsed.submission, problem, opts, lambda request: ("none", None))
-    return _as_cli_reports(grade_plan(plan, InProcessExecutor(framework_call(fn, plan.framework))), parsed)
+    executor = for_file(path, problem.function, plan.framework)
+    if executor.fn is None:   # it does not import here or lacks the function: graded through the child
+        return None
+    return _as_cli_reports(grade_plan(plan, executor), parsed)
 
 
 #: tests spread one by one across the xdist workers (``--dist loadgroup``): each validates a whole

@@ -272,11 +272,12 @@ def test_a_missed_infinite_expected_value_is_an_infinite_margin():
     """-1e9 where -inf is expected passes no tolerance: the margin is inf, not the finite
     elements' (an instructor's validate warned "caught by only 0.08x")."""
     from grader.cases import Case
-    from grader.compare import Expected, margin
+    from grader.compare import Expected, assess
     from grader.results import CallOutcome
 
     ref = np.array([[-np.inf, -1.0, -2.0]])
     case = Case(name="c", group="g", dtype="float64", inputs={"x": ref.copy()}, sizes={})
     exp = Expected(ref, np.full(ref.shape, 1e-12), 3, model="derived")
-    assert margin(case, CallOutcome("ok", result=np.array([[-1e9, -1.0, -2.0]])), exp) == float("inf")
-    assert margin(case, CallOutcome("ok", result=ref.copy()), exp) == 0.0
+    failure, margin = assess(case, CallOutcome("ok", result=np.array([[-1e9, -1.0, -2.0]])), exp)
+    assert failure.kind == "tolerance" and margin == float("inf")
+    assert assess(case, CallOutcome("ok", result=ref.copy()), exp) == (None, 0.0)

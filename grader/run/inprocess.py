@@ -172,6 +172,8 @@ def for_file(path: Any, function: str, framework: str) -> InProcessExecutor:
             code = compile(f.read(), str(path), "exec", dont_inherit=True)
         exec(code, module.__dict__)  # noqa: S102 - a trusted file, see above
         fn = getattr(module, function)
+        if not callable(fn):
+            raise TypeError(f"{function} is a {type(fn).__name__}, not a function")
     except Exception as exc:  # noqa: BLE001 - the file's fault is an import outcome
         return InProcessExecutor(None, import_outcome=ImportOutcome(
             "import_error", message=f"{type(exc).__name__}: {exc}"[:2000]))

@@ -76,12 +76,31 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     Returns:
         At most :data:`MAX_SHRINKS` extra results, possibly none.
     """
+    if not _targets(cases, results):
+        return []   # nothing to search for: hypothesis is not even imported (about 0.25 s of a check)
     from .isolation import hypothesis_storage
 
     # hypothesis keeps its storage (constants cache, database) in ./.hypothesis unless told
     # otherwise: the working folder may be a class folder or a learner's repository
     with hypothesis_storage():
         return _shrink(problem, cases, results, executor, judge, dtypes, seed, call_timeout, replay, deadline)
+
+
+def _targets(cases: list[Case], results: list[CaseResult]) -> list[tuple[Case, CaseResult]]:
+    """The failing generated cases to shrink: the first of each (failure kind, dtype), at most
+    :data:`MAX_SHRINKS`, with their results."""
+    targets: list[tuple[Case, CaseResult]] = []
+    seen: set[tuple[str, str]] = set()
+    for case, res in zip(cases, results):
+        if case.origin != "generated" or res.failure is None or res.failure.kind not in SHRINKABLE:
+            continue
+        if (res.failure.kind, case.dtype) in seen:
+            continue
+        seen.add((res.failure.kind, case.dtype))
+        targets.append((case, res))
+        if len(targets) >= MAX_SHRINKS:
+            break
+    return targets
 
 
 def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor: Any, judge: Callable[..., Any],
@@ -96,18 +115,7 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
     for case, res in zip(cases, results):
         if case.origin == "generated":
             verdicts[_key(case)] = res.failure.kind if res.failure else None
-    targets: list[tuple[Case, CaseResult]] = []
-    seen: set[tuple[str, str]] = set()
-    for case, res in zip(cases, results):
-        if case.origin != "generated" or res.failure is None or res.failure.kind not in SHRINKABLE:
-            continue
-        if (res.failure.kind, case.dtype) in seen:
-            continue
-        seen.add((res.failure.kind, case.dtype))
-        targets.append((case, res))
-        if len(targets) >= MAX_SHRINKS:
-            break
-
+    targets = _targets(cases, results)
     out: list[CaseResult] = []
     for original, original_res in targets:
         kind = original_res.failure.kind

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .version import __version__
+from .cachedir import cache_root  # noqa: F401 - re-exported: grader.cache.cache_root
 from .cases import Case
 from .dtypes import dtype_of
 from .spec import Problem, problem_digest
@@ -50,16 +51,6 @@ JAX_EXPORT_BYTES = 64 << 20      # most bytes taken back from one process
 JAX_STORE_FILES = 4096           # most entries kept for one source
 #: a JAX cache entry's name (``jit_f-<sha256>-cache``, ``...-atime``): no dots first, no slashes
 JAX_ENTRY_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}-(cache|atime)\Z")
-
-
-def cache_root() -> Path | None:
-    """The cache folder, or None when caching is off (``GRADER_NO_CACHE`` set)."""
-    if os.environ.get("GRADER_NO_CACHE"):
-        return None
-    if os.environ.get("GRADER_CACHE_DIR"):
-        return Path(os.environ["GRADER_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "grader"
 
 
 def _version(dist: str) -> str:

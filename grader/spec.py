@@ -26,7 +26,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-import jsonschema
 import yaml
 
 from .errors import GraderError, SpecError
@@ -338,11 +337,31 @@ def find_problem(problem_id: str, problems_dir: str | os.PathLike[str] | None = 
 
 
 @lru_cache(maxsize=1)
-def _validator() -> jsonschema.protocols.Validator:
+def _validator() -> Any:
     """The validator of problem specs. The bundled schema is not itself checked against its
     meta-schema here (that took about 0.1 s of every check); tests/test_problems.py does it."""
+    import jsonschema
+
     schema = json.loads(SCHEMA_PATH.read_text())
     return jsonschema.validators.validator_for(schema)(schema)
+
+
+#: sub-folder of the cache folder holding one empty file per spec text found valid
+VALID_SPECS = "specs-valid"
+
+
+def _known_valid(text: str) -> Path | None:
+    """The marker file of ``text`` having fit the schema (``<cache>/specs-valid/<sha256 of schema
+    and text>``), or None when caching is off. A warm check of an unchanged spec then needs
+    neither jsonschema (about 0.2 s to import) nor the validation: the digest covers every byte
+    of the schema and of the spec, so an edited spec or schema is validated again."""
+    from .cachedir import cache_root
+
+    root = cache_root()
+    if root is None:
+        return None
+    digest = hashlib.sha256(SCHEMA_PATH.read_bytes() + b"\0" + text.encode("utf-8")).hexdigest()
+    return root / VALID_SPECS / digest
 
 
 #: PyYAML's safe loader, in C (libyaml) where the wheel has it: parsing the bundled specs in pure
@@ -385,7 +404,7 @@ def _dotted(path: list[Any]) -> str:
     return out or "(top level)"
 
 
-def _schema_message(error: jsonschema.ValidationError) -> str:
+def _schema_message(error: Any) -> str:
     """A one-line message for a schema error, with a 'did you mean' for misspelled keys/values."""
     msg = error.message
     if error.validator == "additionalProperties":
@@ -458,8 +477,12 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
     if not isinstance(data, dict):
         raise SpecError(shown, "the spec must be a YAML mapping (id: ..., title: ..., ...)")
 
-    errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.path), list(map(str, e.path))))
+    marker = _known_valid(text)
+    errors = [] if marker is not None and marker.is_file() else \
+        sorted(_validator().iter_errors(data), key=lambda e: (len(e.path), list(map(str, e.path))))
     if errors:
+        import jsonschema
+
         best = jsonschema.exceptions.best_match(errors)
         where = list(best.absolute_path)
         line_path = where
@@ -468,6 +491,12 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             line_path = where + extra[:1]  # point at the unknown key itself
         raise SpecError(shown, f"{_dotted(where)}: {_schema_message(best)}",
                         line=_line_of(_compose(text), line_path), field=_dotted(where))
+    if marker is not None and not marker.is_file():
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass    # a read-only cache: the spec is validated again next time
 
     def fail(where: list[Any], message: str) -> SpecError:
         return SpecError(shown, f"{_dotted(where)}: {message}", line=_line_of(_compose(text), where),

@@ -63,3 +63,44 @@ def test_warm_run_reports_the_same_as_cold(tmp_path):
     strip = lambda r: [(c["name"], c["status"], c["failure"]["message"] if c["failure"] else None)  # noqa: E731
                        for c in r["cases"]]
     assert strip(cold.json()) == strip(warm.json())
+
+
+WARM_IMPORTS = """
+import json, sys
+from grader import cli
+code = cli.main(sys.argv[1:])
+heavy = sorted(m for m in ("hypothesis", "jsonschema", "jax", "ml_dtypes") if m in sys.modules)
+print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+def test_a_warm_passing_check_imports_no_hypothesis_jsonschema_or_jax(tmp_path):
+    """Issue 20: what the run does not need is not imported. The cold run computes the reference
+    values (JAX) and validates the spec (jsonschema); the warm one reads both from the cache, and
+    nothing failed, so nothing is shrunk (hypothesis). Edited, the spec is validated again."""
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "GRADER_CACHE_DIR": str(tmp_path / "c")}
+    problems = tmp_path / "problems"                 # a copy of the bundled problem, to edit below
+    problems.mkdir()
+    shutil.copy(ROOT / "problems" / "tied_lm_head.yaml", problems)
+    shutil.copytree(ROOT / "reference", problems / "reference")
+    args = ["check", str(SUBMISSIONS / "correct_numpy.py"), "--problems-dir", str(problems), "--problem",
+            "tied_lm_head", "--format", "json", "--output", str(tmp_path / "r.json")]
+
+    def run() -> dict:
+        proc = subprocess.run([sys.executable, "-I", "-c", WARM_IMPORTS, *args], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL)
+        return __import__("json").loads(proc.stderr.strip().splitlines()[-1])
+
+    cold = run()
+    assert cold["code"] == 0 and {"jax", "jsonschema"} <= set(cold["heavy"]), cold
+    assert list((tmp_path / "c" / "specs-valid").iterdir()), "the cold run records the valid spec"
+    assert run() == {"code": 0, "heavy": []}
+
+    spec = problems / "tied_lm_head.yaml"
+    spec.write_text(spec.read_text().replace("title:", "titel:", 1))   # no longer fits the schema
+    bad = subprocess.run([sys.executable, "-I", "-m", "grader", *args], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL)
+    assert bad.returncode == 2 and "titel" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr

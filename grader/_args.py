@@ -47,6 +47,9 @@ def add_check_options(p: argparse.ArgumentParser, *, audience: str = "learner",
     ``problem_help`` is the help text of ``--problem``.
     """
     p.add_argument("--problem", metavar="ID", help=problem_help)
+    p.add_argument("--assignment", metavar="A",
+                   help="grade every problem of an assignment (a YAML file, or a name in the problems folders' "
+                        "assignments/): a column per problem in the gradebook; not with --problem")
     p.add_argument("--problems-dir", metavar="DIR",
                    help="a folder of problem specs added to the bundled ones (a problem of the same id there wins)")
     p.add_argument("--seed", type=_nonneg_int, default=None,

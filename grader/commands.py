@@ -30,7 +30,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         from .reports.fault import report_input_fault
         report_input_fault(args, str(exc), write_output)
         raise
-    problem = resolve_problem(args, tree, source, syntax_error)
+    assignment = None
+    if getattr(args, "assignment", None):
+        from .assignment import load_assignment
+        if args.problem:
+            raise GraderError("give --problem or --assignment, not both")
+        if args.cases or args.replay:
+            raise GraderError("--case and --replay run one problem's cases: give --problem with them, "
+                              "not --assignment")
+        assignment = load_assignment(args.assignment, args.problems_dir)
+    else:
+        problem = resolve_problem(args, tree, source, syntax_error)
     opts.only_cases = args.cases
     opts.submission_shown = shown
     if args.replay:
@@ -42,7 +52,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise GraderError("--replay must be a JSON object like {\"dtype\": \"float32\", ...}")
     harden_grader_process()
     try:
-        report = check_submission(args.submission, problem, opts)
+        if assignment is not None:
+            from .assignment import check_assignment
+            report = check_assignment(args.submission, assignment, opts)
+        else:
+            report = check_submission(args.submission, problem, opts)
     finally:
         reap_orphans()
     module = reporter(args.format)

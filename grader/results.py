@@ -38,6 +38,9 @@ CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "
 RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 KINDS = CASE_KINDS + RUN_KINDS
 
+#: the name of a shrunk case is this and the name of the case it was shrunk from (grader.shrink)
+SHRUNK_PREFIX = "shrunk:"
+
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 #: a learner's case from the instructor's secret seed too large for a ``--replay`` literal gets

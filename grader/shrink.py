@@ -31,7 +31,7 @@ import numpy as np
 
 
 from .cases import Case, case_strategy
-from .results import ArrayInfo, CaseResult
+from .results import SHRUNK_PREFIX, ArrayInfo, CaseResult
 
 MAX_SHRINKS = 2
 SHRINK_BUDGET = 8.0  # CPU seconds per search (the grader's thread and the submission's calls): not wall-clock
@@ -178,7 +178,7 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
         if case.size > original.size:
             continue  # shapes shrink toward the spec's pool order, not always toward fewer elements
         case.origin = "shrunk"
-        case.name = f"shrunk:{original.name}"
+        case.name = f"{SHRUNK_PREFIX}{original.name}"
         info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
         res = CaseResult(name=case.name, group="shrunk", status=verdict.status, dtype=dt, rank=case.rank,
                          inputs=info, visibility=original.visibility, failure=failure, seconds=outcome.seconds,

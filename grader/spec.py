@@ -226,6 +226,12 @@ class Problem:
         return {p.name: p for p in self.parameters}
 
     @property
+    def functions(self) -> list[str]:
+        """The function names a submission defines for this problem: ``[function]`` (an
+        assignment, :class:`grader.assignment.Assignment`, has one per problem)."""
+        return [self.function]
+
+    @property
     def max_score(self) -> float:
         """Sum of the points of every group (the report's ``max_score``)."""
         return float(sum(g.points for g in self.groups.values()))
@@ -451,6 +457,42 @@ def _reference_file(spec_path: Path, module: str, problem_id: str, fail: Callabl
     if beside.is_file():
         return beside
     raise fail(["reference", "module"], f"no reference solution {module}.py: looked at {inside} and {beside}")
+
+
+def read_yaml(path: Path, what: str = "spec") -> tuple[str, Any]:
+    """The text of the YAML file ``path`` and what it parses to, with the safe loader; ``what``
+    names the file in messages (``"spec"``, ``"assignment"``).
+
+    Raises:
+        SpecError: the file cannot be read, or is not YAML (with the line where YAML gives one).
+    """
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(shown, f"cannot read the {what}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return text, yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (SafeLoader or its libyaml twin)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(shown, f"not valid YAML: {problem}", line=mark.line + 1 if mark else None) from None
+
+
+def field_error(shown: str, text: str, where: list[Any], message: str) -> SpecError:
+    """A :class:`SpecError` of the YAML ``text`` of file ``shown`` at the field ``where`` (keys
+    and indices): ``file:line: dotted.field: message``."""
+    return SpecError(shown, f"{_dotted(where)}: {message}", line=_line_of(_compose(text), where), field=_dotted(where))
+
+
+def schema_error(shown: str, text: str, errors: list[Any]) -> SpecError:
+    """The :class:`SpecError` of the most relevant of jsonschema's ``errors`` (``best_match``),
+    naming the field, its line and a close match of a misspelled key or value."""
+    import jsonschema
+
+    best = jsonschema.exceptions.best_match(errors)
+    where = list(best.absolute_path)
+    return field_error(shown, text, where, _schema_message(best))
 
 
 def load_problem(path: str | os.PathLike[str]) -> Problem:

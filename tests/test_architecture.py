@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.shrink",),
     ("grader.grading",),
     ("grader.check",),
+    ("grader.assignment",),
     # rendering a report
     ("grader.reports", "grader.reports.*"),
     # commands built on a check

@@ -56,9 +56,13 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 def pattern_of(v: view.ReportView, case: Any) -> tuple[str, str | None, str]:
     """The failure pattern of ``case``: its kind, its hint (its own, its shrunk case's, else the
     one found for its kind's pattern: ``ReportView.hints_for``) and the shape of its message
-    (every number as ``#``). Cases of one pattern are one annotation."""
+    (every number as ``#``), after its problem in an assignment's report (two problems failing
+    alike are two annotations, each at its own function). Cases of one pattern are one annotation."""
     message = case.failure.message if case.failure else case.status
-    return common.kind(case), next(iter(v.hints_for([case])), None), _NUMBER.sub("#", message)
+    shape = _NUMBER.sub("#", message)
+    if problem := v.problem_of(case):
+        shape = f"{problem}: {shape}"
+    return common.kind(case), next(iter(v.hints_for([case])), None), shape
 
 
 def _annotations(v: view.ReportView) -> list[tuple[str, str, int]]:

@@ -181,6 +181,27 @@ def _sibling_lines(siblings: object) -> _Lines:
     return lines
 
 
+def _assignment_lines(assignment: object) -> _Lines:
+    """An assignment's problems, one line each: verdict, problem, points, and a part's own
+    failure (``grader.assignment.combine``'s ``environment.assignment``)."""
+    lines = _Lines()
+    if not isinstance(assignment, dict) or not isinstance(assignment.get("problems"), list):
+        return lines
+    lines.blank()
+    lines.add("Problems:", "heading")
+    for part in assignment["problems"]:
+        if not isinstance(part, dict):
+            continue
+        verdict = "PASS" if part.get("passed") else "FAIL"
+        text = f"  {verdict} {part.get('problem')}: {part.get('score', 0):g} / {part.get('points', 0):g}"
+        if part.get("failure") and part.get("message"):
+            text += f"  {part['failure']}: {part['message']}"
+        lines.add(text, "pass" if part.get("passed") else "fail", True)
+        if part.get("hint"):
+            lines.add(f"    hint: {part['hint']}", "hint", True)
+    return lines
+
+
 def _quiet(v: view.ReportView) -> _Lines:
     """``-q``: the verdict line, the run's failure if any, the failing cases' names (one entry per
     case, its failing dtypes in brackets) and the hidden groups' counts."""
@@ -222,6 +243,7 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
     if env.get("discovery_note"):  # grader grade: which of the learner's files was graded, and why
         lines.add(f"note: {env['discovery_note']}", "note", True)
     lines += _sibling_lines(env.get("siblings"))
+    lines += _assignment_lines(env.get("assignment"))
 
     if report.failure is not None:
         f = report.failure

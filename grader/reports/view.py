@@ -21,9 +21,7 @@ from typing import Mapping
 from typing import Any
 
 from grader.reports import common
-from grader.results import CaseResult, Failure, Report
-
-SHRUNK_PREFIX = "shrunk:"
+from grader.results import SHRUNK_PREFIX, CaseResult, Failure, Report  # SHRUNK_PREFIX: re-exported
 
 
 @dataclass
@@ -113,7 +111,23 @@ class ReportView:
         raised (its failure carries the traceback, as the JSON report's ``failure.details``
         does), the line of the deepest frame in the submission's file, the line that raised or
         called into what raised; else :attr:`line`, the graded function's ``def``."""
-        return raising_line(case, self.report.submission) or self.line
+        return raising_line(case, self.report.submission) or self.part_line(case) or self.line
+
+    def problem_of(self, case: CaseResult) -> str:
+        """The problem of ``case`` in an assignment's report (``environment.assignment``), else
+        ``""``: the part of its name before ``/``."""
+        if not isinstance(self.environment.get("assignment"), dict):
+            return ""
+        return case.name.removeprefix(SHRUNK_PREFIX).split("/", 1)[0]
+
+    def part_line(self, case: CaseResult) -> int | None:
+        """In an assignment's report, the ``def`` line of the function of ``case``'s problem
+        (each part's ``function_line``), else None."""
+        pid = self.problem_of(case)
+        for part in (self.environment.get("assignment") or {}).get("problems") or [] if pid else []:
+            if isinstance(part, dict) and part.get("problem") == pid and isinstance(part.get("function_line"), int):
+                return part["function_line"]
+        return None
 
     def one_line_message(self, case: CaseResult) -> str:
         """The case's message and its hint on one line, ``"3 / 10 elements are outside the
@@ -229,7 +243,10 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
             shrunk_of.setdefault(original, s)
     groups = common.group_views(_without_shrunk(report), audience)
     statuses = Counter(c.status for c in graded)
-    if concealed and report.summary:
+    if concealed and report.summary and report.environment.get("assignment"):
+        from grader.assignment import summarise_parts  # problem by problem
+        summary = summarise_parts(shown + shrunk, tuple(report.environment.get("dtypes", ())))
+    elif concealed and report.summary:
         from grader.summary import summarise  # the pattern of the cases the audience may see
         summary = summarise(shown + shrunk, tuple(report.environment.get("dtypes", ())))
     else:

@@ -26,7 +26,7 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -55,15 +55,18 @@ class Row:
     kinds: list[str]
     seconds: float
     message: str = ""
+    problems: dict[str, float] = field(default_factory=dict)
 
-    def cells(self) -> list[str]:
-        """The CSV cells, in :data:`COLUMNS` order. The learner and submission cells go through
+    def cells(self, problems: Iterable[str] = ()) -> list[str]:
+        """The CSV cells, in :data:`COLUMNS` order, then the points of each of ``problems`` (an
+        assignment's problem ids: the gradebook's per-problem columns; empty where the row has
+        none). The learner and submission cells go through
         :func:`grader.reports.common.csv_cell` (no control characters; a leading ``'`` where a
         spreadsheet would read a formula), which :meth:`from_cells` undoes."""
         from ..reports.common import csv_cell, points
         return [csv_cell(self.learner), csv_cell(self.submission), "true" if self.passed else "false",
                 points(self.score), points(self.max_score), ";".join(self.kinds), f"{self.seconds:.2f}",
-                csv_cell(self.message)]
+                csv_cell(self.message)] + [points(self.problems[p]) if p in self.problems else "" for p in problems]
 
     @classmethod
     def from_cells(cls, cells: list[str]) -> "Row":
@@ -93,8 +96,39 @@ class Row:
             message = printable(f"{message}; note: {note}", one_line=True)
             if len(message) > MESSAGE_LIMIT:
                 message = message[:MESSAGE_LIMIT - 3] + "..."
-        return cls(learner, report.submission, report.passed, report.score, report.max_score,
-                   report.failure_kinds, seconds, message)
+        return cls(learner=learner, submission=report.submission, passed=report.passed, score=report.score,
+                   max_score=report.max_score, kinds=report.failure_kinds, seconds=seconds, message=message,
+                   problems=problem_points(report))
+
+
+def problem_points(report: Report) -> dict[str, float]:
+    """Problem id -> points earned, for an assignment's report (``environment.assignment``,
+    :func:`grader.assignment.combine`); empty for one problem's."""
+    assignment = report.environment.get("assignment")
+    parts = assignment.get("problems") if isinstance(assignment, dict) else None
+    out: dict[str, float] = {}
+    for part in parts if isinstance(parts, list) else []:
+        if isinstance(part, dict) and isinstance(part.get("problem"), str):
+            try:
+                out[part["problem"]] = float(part.get("score") or 0.0)
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def problem_columns(header: Iterable[str], problems: Iterable[str]) -> list[str]:
+    """The gradebook's per-problem column names: each problem id, or ``problem:<id>`` where the
+    id is a column of :data:`COLUMNS` already."""
+    taken = set(header)
+    return [f"problem:{p}" if p in taken else p for p in problems]
+
+
+def columns_of(rows: Iterable[Row]) -> list[str]:
+    """The problem ids of ``rows``' per-problem points, in first-seen order."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        seen.update(dict.fromkeys(row.problems))
+    return list(seen)
 
 
 def read_gradebook(path: Path) -> list[Row]:
@@ -110,42 +144,59 @@ def read_gradebook(path: Path) -> list[Row]:
     lines = list(csv.reader(io.StringIO(text)))
     if not lines:
         return []
-    if tuple(lines[0]) not in (COLUMNS, OLD_COLUMNS):
+    header = tuple(lines[0])
+    if header != OLD_COLUMNS and header[:len(COLUMNS)] != COLUMNS:
         raise GraderError(f"{str(path)!r} is not a gradebook (its header is not {','.join(COLUMNS)})")
+    extra = [name.removeprefix("problem:") for name in header[len(COLUMNS):]]  # an assignment's problems
+    width = len(COLUMNS) if extra else None
     rows = []
     for cells in lines[1:]:
         try:
-            rows.append(Row.from_cells(cells))
+            if extra and len(cells) != len(header):
+                raise ValueError("torn row")
+            row = Row.from_cells(cells[:width] if width else cells)
+            row.problems = {p: float(c) for p, c in zip(extra, cells[len(COLUMNS):]) if c != ""}
+            rows.append(row)
         except ValueError:
             continue
     return rows
 
 
-def write_gradebook(path: Path, rows: Iterable[Row]) -> None:
-    """Write ``rows`` (sorted by learner) to ``path`` atomically, header first.
+def write_gradebook(path: Path, rows: Iterable[Row], problems: Iterable[str] | None = None) -> None:
+    """Write ``rows`` (sorted by learner) to ``path`` atomically, header first, with a column per
+    problem of ``problems`` (an assignment's; default: those the rows have points of).
 
     Raises:
         GraderError: the file cannot be written.
     """
     from .._io import write_output
-    write_output(csv_line(COLUMNS) + "".join(csv_line(r.cells()) for r in sorted(rows, key=lambda r: r.learner)),
-                 str(path))
+    rows = sorted(rows, key=lambda r: r.learner)
+    problems = columns_of(rows) if problems is None else list(problems)
+    write_output(csv_line(header(problems)) + "".join(csv_line(r.cells(problems)) for r in rows), str(path))
+
+
+def header(problems: Iterable[str] = ()) -> list[str]:
+    """The gradebook's header: :data:`COLUMNS`, then one column per problem of an assignment
+    (:func:`problem_columns`), holding the points earned in it; the ``score`` column is the total."""
+    return [*COLUMNS, *problem_columns(COLUMNS, problems)]
 
 
 class Appender:
-    """Appends rows to a gradebook, flushing each one, so that a killed batch keeps them."""
+    """Appends rows to a gradebook, flushing each one, so that a killed batch keeps them.
+    ``problems``: the per-problem columns of an assignment's gradebook (:func:`header`)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, problems: Iterable[str] = ()) -> None:
+        self.problems = list(problems)
         new = not path.exists() or path.stat().st_size == 0
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self.fh = open(fd, "a", encoding="utf-8", newline="")
         if new:
-            self.fh.write(csv_line(COLUMNS))
+            self.fh.write(csv_line(header(self.problems)))
             self.fh.flush()
 
     def append(self, row: Row) -> None:
         """Append ``row`` and flush it."""
-        self.fh.write(csv_line(row.cells()))
+        self.fh.write(csv_line(row.cells(self.problems)))
         self.fh.flush()
 
     def close(self) -> None:
@@ -174,6 +225,11 @@ def feedback_name(learner: str) -> str:
     (``"alice"`` -> ``alice-2bd806c97f0e00af.txt``): no separator, never hidden nor starting
     with ``-``, at most 61 characters, distinct for distinct ids."""
     return report_name(learner).removesuffix(".json") + ".txt"
+
+
+def feedback_html_name(learner: str) -> str:
+    """The file name of a learner's HTML feedback page: :func:`report_name` with ``.html``."""
+    return report_name(learner).removesuffix(".json") + ".html"
 
 
 def report_path(out: Path, learner: str) -> Path:
@@ -216,14 +272,19 @@ def load_report(path: Path) -> Report:
 def placeholder_report(problem: Any, submission: str, failure: Failure, seconds: float) -> Report:
     """A report with no case for a submission that could not be checked (``failure`` says why).
 
-    Its groups are the problem's, each with 0 points earned, so scores still add up.
+    Its groups are the problem's, each with 0 points earned, so scores still add up; for an
+    assignment (:class:`grader.assignment.Assignment`) ``environment.assignment`` lists its
+    problems, so the gradebook's per-problem columns read 0.
     """
     from ..version import __version__
     groups = [GroupScore(group=name, points=g.points, earned=0.0, passed=0, total=0, visibility=g.visibility)
               for name, g in problem.groups.items()]
+    environment: dict[str, Any] = {"grader": __version__, "graded_by": "grader grade"}
+    if callable(getattr(problem, "environment", None)):  # an assignment: its problems, with no points
+        environment["assignment"] = problem.environment()
     return Report(problem=problem.id, title=problem.title, submission=submission, passed=False, score=0.0,
                   max_score=problem.max_score, failure=failure, cases=[], groups=groups, summary=[],
-                  environment={"grader": __version__, "graded_by": "grader grade"},
+                  environment=environment,
                   output={"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False},
                   seconds=seconds)
 

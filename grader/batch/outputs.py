@@ -26,8 +26,8 @@ from pathlib import Path
 from .._io import csv_line
 from ..errors import GraderError
 from ..results import Report
-from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Row, feedback_name, load_report,
-                        report_path, write_gradebook)
+from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Row, feedback_html_name, feedback_name,
+                        load_report, report_path, write_gradebook)
 
 
 def _load_reports(out: Path, rows: list[Row]) -> dict[str, Report]:
@@ -64,7 +64,9 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report
 def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
     """Write the learners' feedback files ``feedback/<name>.txt`` (:func:`feedback_name`): each
     learner's text report in the learner audience (hidden cases as counts only), to hand back,
-    and ``feedback/index.csv`` (learner, file); then ``summary.html``
+    the same as a page, ``feedback/<name>.html`` (:func:`feedback_html_name`,
+    :func:`grader.reports.notebook_html.feedback_page`), and ``feedback/index.csv`` (learner,
+    file, page); then ``summary.html``
     (:func:`grader.reports.classview.render`).
 
     The class view costs only itself: when it cannot be made (matplotlib, the ``instructor``
@@ -79,11 +81,14 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
     from ..reports import text
     from ..reports.common import LEARNER, csv_cell, printable
 
-    index = [csv_line(("learner", "file"))]
+    from ..reports.notebook_html import feedback_page
+
+    index = [csv_line(("learner", "file", "page"))]
     for r in sorted(rows, key=lambda r: r.learner):
-        name = feedback_name(r.learner)
+        name, page = feedback_name(r.learner), feedback_html_name(r.learner)
         write_output(text.render(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / name))
-        index.append(csv_line((csv_cell(r.learner), name)))
+        write_output(feedback_page(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / page))
+        index.append(csv_line((csv_cell(r.learner), name, page)))
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
 
     why = None

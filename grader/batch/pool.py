@@ -99,19 +99,21 @@ def _refuse_links(out: Path) -> None:
                               "writes no output through one: give another --out")
 
 
-def check_flags(args: argparse.Namespace, problem_id: str) -> list[str]:
+def check_flags(args: argparse.Namespace, problem_id: str, assignment: str | None = None) -> list[str]:
     """The ``grader check`` flags that carry the check options of parsed ``grade`` ``args``.
 
     The options are read from :func:`grader._args.add_check_options` itself, so an option added
     there is forwarded without a change here. Only values that differ from ``check``'s defaults
-    are written, and ``--problem`` is always ``problem_id``.
+    are written, and ``--problem`` is always ``problem_id``, or ``--assignment`` the file
+    ``assignment`` (an absolute path) when it is given.
     """
     probe = argparse.ArgumentParser(add_help=False)
     add_check_options(probe)
-    flags = ["--problem", problem_id]
+    flags = ["--assignment", assignment] if assignment else ["--problem", problem_id]
     for action in probe._actions:  # argparse has no public list of a parser's options
         value = getattr(args, action.dest, action.default)
-        if action.dest == "problem" or not action.option_strings or value is None or value == action.default:
+        if action.dest in ("problem", "assignment") or not action.option_strings or value is None \
+                or value == action.default:
             continue
         flag = max(action.option_strings, key=len)
         if action.nargs == 0:  # store_true and the like
@@ -217,7 +219,8 @@ class _Grader:
             forwarded.problems_dir = absolute_path(forwarded.problems_dir)
         if getattr(forwarded, "seed_secret", None):
             forwarded.seed_secret = absolute_path(forwarded.seed_secret)
-        self.flags = check_flags(forwarded, problem.id)
+        path = getattr(problem, "path", None) if hasattr(problem, "parts") else None
+        self.flags = check_flags(forwarded, problem.id, absolute_path(path) if path is not None else None)
         self.hard_timeout = hard_timeout
         self.preexec = _die_with_parent()
         self.cwd = neutral_folder()
@@ -276,7 +279,7 @@ class _Grader:
     def no_file(self, sub: Submission) -> Row:
         """The row (and report) of a learner's folder with no identifiable submission."""
         failure = Failure("import", sub.note or "no submission found",
-                          hint=f"submit one .py file that defines {self.problem.function}")
+                          hint=f"submit one .py file that defines {' and '.join(self.problem.functions)}")
         report = placeholder_report(self.problem, sub.shown, failure, 0.0)
         write_report(report_path(self.out, sub.learner), report, self.args.audience)
         return Row.of_report(sub.learner, report, 0.0)
@@ -320,7 +323,7 @@ class _Grader:
                 while pending and len(running) < jobs:
                     sub = pending.pop()
                     try:
-                        sub = choose(sub, [self.problem.function])
+                        sub = choose(sub, self.problem.functions)
                         if keep is not None and keep(sub):
                             continue
                         if sub.path is None:
@@ -433,6 +436,11 @@ def _problem(args: argparse.Namespace) -> Any:
     """
     from ..spec import available_problems, find_problem, load_all, load_problem
 
+    if getattr(args, "assignment", None):
+        from ..assignment import load_assignment
+        if args.problem:
+            raise GraderError("give --problem or --assignment, not both")
+        return load_assignment(args.assignment, args.problems_dir)
     if args.problem:
         return load_problem(find_problem(args.problem, args.problems_dir))
     known = available_problems(args.problems_dir)
@@ -546,7 +554,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if book.exists() and not args.resume:
         raise GraderError(f"--out {args.out!r} already holds a gradebook; pass --resume to finish it, "
                           "or give another --out")
-    hard = args.hard_timeout or args.total_timeout + HARD_TIMEOUT_MARGIN
+    parts = len(getattr(problem, "parts", ())) or 1   # an assignment: one check per problem, each with its limit
+    hard = args.hard_timeout or args.total_timeout * parts + HARD_TIMEOUT_MARGIN
     settings = grade_settings(args, problem, secret is not None, hard)
     # checked before anything is written: a refused resume leaves the folder as it was
     old_rows = [row for row in read_gradebook(book) if report_path(out, row.learner).is_file()] \
@@ -570,10 +579,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise GraderError(f"cannot create --out {args.out!r}: {exc.strerror or exc}") from None
     write_settings(out, settings)
 
+    columns = [p.problem.id for p in getattr(problem, "parts", ())]  # an assignment's per-problem columns
     kept: dict[str, Row] = {}
     if args.resume and book.exists():
         kept = {row.learner: row for row in old_rows}
-        write_gradebook(book, kept.values())  # drops torn lines and rows whose report is gone
+        write_gradebook(book, kept.values(), columns)  # drops torn lines and rows whose report is gone
     todo = [s for s in subs if s.learner not in kept]
     jobs = args.jobs or cores()
     # a kept row stands only while the learner's files are the ones it graded: checked at their turn
@@ -585,7 +595,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                      + (f"; seeds derived from the secret ({secret_source})" if secret_source else "") + "\n")
     harden_grader_process()  # adopt what a killed check leaves behind, so it can be reaped
     rows = dict(kept)
-    appender = Appender(book)
+    appender = Appender(book, columns)
     progress = _Progress(len(todo))
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
 

@@ -46,11 +46,15 @@ def grade_settings(args: argparse.Namespace, problem: Any, secret: bool, hard_ti
     """
     from ..version import __version__
     from ..spec import problem_digest
+    if hasattr(problem, "parts"):  # an assignment: its file and every problem's spec and reference
+        spec, count = problem.digest(), {p.problem.id: (p.problem.generated or {}).get("count", 0)
+                                         for p in problem.parts}
+    else:
+        spec, count = problem_digest(problem), (problem.generated or {}).get("count", 0)
     return {
-        "problem": problem.id, "spec": problem_digest(problem), "grader": __version__,
+        "problem": problem.id, "spec": spec, "grader": __version__,
         "seed": None if secret else (args.seed or 0), "seed_secret": secret,
-        "max_examples": args.max_examples if args.max_examples is not None
-        else (problem.generated or {}).get("count", 0),
+        "max_examples": args.max_examples if args.max_examples is not None else count,
         "framework": args.framework, "timeout": args.timeout, "total_timeout": args.total_timeout,
         "hard_timeout": hard_timeout, "memory_mb": args.memory_mb, "sandbox": args.sandbox,
         "audience": args.audience, "siblings": not getattr(args, "no_siblings", False),

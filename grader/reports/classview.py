@@ -1,7 +1,9 @@
 """The instructor's class view: ``summary.html``, written by ``grader grade`` beside summary.md.
 
-One self-contained HTML file (no JavaScript, no external resource; a Content-Security-Policy
-that allows only inline styles and ``data:`` images): the totals, the score histogram, the
+One self-contained HTML file (no external resource; a Content-Security-Policy that allows only
+inline styles, ``data:`` images and the one sorting script by its SHA-256): the totals, a
+sortable table of every learner (score, each problem's points for an assignment, verdict,
+seconds, links to their feedback page and JSON report), the score histogram, the
 failure rates per case group and per case, the commonest hints with an example learner each,
 the submissions that could not be graded and the slowest submissions. Each chart is a static
 matplotlib PNG (Agg backend) embedded as a ``data:`` URI, with a table of the same numbers
@@ -24,6 +26,7 @@ matplotlib is the ``instructor`` extra (``pip install 'grader[instructor]'``); w
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import io
 import statistics
@@ -41,7 +44,18 @@ MAX_HINTS = 10      # hints listed
 SLOWEST = 10        # submissions in the slowest chart
 DPI = 80
 
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+#: sorts the per-learner table when a heading is clicked (numbers as numbers); the page's only
+#: script, allowed by its SHA-256 in the Content-Security-Policy (no other script can run)
+_SORT_SCRIPT = ("document.querySelectorAll('table.sortable th').forEach(function(th,i){"
+                "th.style.cursor='pointer';th.title='sort';th.addEventListener('click',function(){"
+                "var t=th.closest('table'),rows=Array.from(t.querySelectorAll('tr')).slice(1),"
+                "up=th.dataset.dir!=='up';th.dataset.dir=up?'up':'down';"
+                "rows.sort(function(a,b){var x=a.children[i].dataset.v||a.children[i].textContent,"
+                "y=b.children[i].dataset.v||b.children[i].textContent,p=parseFloat(x),q=parseFloat(y),"
+                "c=(isNaN(p)||isNaN(q))?x.localeCompare(y):p-q;return up?c:-c;});"
+                "rows.forEach(function(r){t.appendChild(r);});});});")
+_SORT_HASH = base64.b64encode(hashlib.sha256(_SORT_SCRIPT.encode()).digest()).decode()
+_CSP = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{_SORT_HASH}'"
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:60em;color:#1f2328}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #d0d7de;padding:2px 8px;text-align:left}
 td.n{text-align:right}img{max-width:100%;display:block;margin:0.5em 0}.muted{color:#57606a}"""
@@ -53,8 +67,36 @@ def _e(text: Any) -> str:
 
 
 def _link(learner: str, reports_dir: str) -> str:
+    """A link to the learner's HTML feedback (``feedback/<name>.html``, beside ``reports_dir``'s
+    JSON report), named by the learner id."""
+    from grader.batch.gradebook import FEEDBACK, feedback_html_name
+    return f'<a href="{_e(FEEDBACK + "/" + feedback_html_name(learner))}">{_e(learner)}</a>'
+
+
+def _json_link(learner: str, reports_dir: str) -> str:
     from grader.batch.gradebook import report_name
-    return f'<a href="{_e(reports_dir + "/" + report_name(learner))}">{_e(learner)}</a>'
+    return f'<a href="{_e(reports_dir + "/" + report_name(learner))}">json</a>'
+
+
+def learner_table(rows: list["Row"], reports_dir: str) -> str:
+    """The per-learner table of summary.html: learner (linked to their HTML feedback), score,
+    the points of each problem of an assignment (the gradebook's per-problem columns), verdict
+    and failure kinds, seconds, and the JSON report; sortable by any column."""
+    from grader.batch.gradebook import columns_of
+    from .common import points
+
+    problems = columns_of(rows)
+    head = ["Learner", "Score", *[_e(p) for p in problems], "Verdict", "Seconds", "Report"]
+    out = ['<table class="sortable" id="learners"><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    for r in rows:
+        cells = [f"<td>{_link(r.learner, reports_dir)}</td>",
+                 f'<td class="n" data-v="{r.score:.6g}">{points(r.score)} / {points(r.max_score)}</td>']
+        cells += [f'<td class="n" data-v="{r.problems.get(p, 0):.6g}">{points(r.problems[p])}</td>'
+                  if p in r.problems else '<td class="n" data-v="0"></td>' for p in problems]
+        cells += [f"<td>{_e('passed' if r.passed else 'failed: ' + ', '.join(r.kinds))}</td>",
+                  f'<td class="n">{r.seconds:.1f}</td>', f"<td>{_json_link(r.learner, reports_dir)}</td>"]
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "\n".join(out + ["</table>"])
 
 
 def _png(fig: Any) -> str:
@@ -176,6 +218,8 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
                f"Score: mean {statistics.fmean(scores):.2f}, median {statistics.median(scores):.2f} "
                f"of {points(max(r.max_score for r in rows))} points.</p>")
 
+    out += ["<h2>Learners</h2>", '<p class="muted">Click a heading to sort; a learner links to their '
+            "feedback page.</p>", learner_table(rows, reports_dir)]
     out += ["<h2>Score distribution</h2>", _img(_histogram(rows), "score histogram")]
 
     groups, cases = failure_rates(rows, reports)
@@ -232,5 +276,5 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -
     out.append(_table(["Learner", "Seconds", "Verdict"],
                       [[_link(r.learner, reports_dir), f"{r.seconds:.1f}",
                         _e("passed" if r.passed else "failed: " + ", ".join(r.kinds))] for r in slow], (1,)))
-    out += ["</body></html>", ""]
+    out += [f"<script>{_SORT_SCRIPT}</script>", "</body></html>", ""]
     return "\n".join(out)

@@ -239,3 +239,36 @@ def _numel(shape: list[int]) -> int:
     for s in shape:
         n *= int(s)
     return n
+
+
+#: a feedback page runs nothing and loads nothing: inline styles and data: images only
+PAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+
+def feedback_page(report: Any, *, audience: str = "learner") -> str:
+    """A learner's feedback as one self-contained HTML document (``grader grade`` writes it to
+    ``feedback/<name>.html``): :func:`render_html` of the JSON report for ``audience`` (hidden
+    cases as counts for learners), with the text report folded away, under a
+    Content-Security-Policy that lets nothing run or load. The heat map is drawn only where
+    matplotlib is installed, read with no configuration of the working folder
+    (:func:`grader.isolation.import_matplotlib`).
+
+    Raises:
+        ValueError: unknown ``audience``.
+    """
+    from . import json_report, text
+
+    data = json_report.to_dict(report, audience=audience)
+    body_text = text.render(report, audience=audience)
+    try:
+        from grader.isolation import import_matplotlib, matplotlib_defaults
+        matplotlib = import_matplotlib()
+        matplotlib.use("Agg", force=False)
+        with matplotlib_defaults(matplotlib):
+            body = render_html(data, body_text)
+    except ImportError:
+        body = render_html(data, body_text)
+    title = f"{'PASS' if report.passed else 'FAIL'} {report.problem}: {report.submission}"
+    return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+                      f'<meta http-equiv="Content-Security-Policy" content="{PAGE_CSP}">',
+                      f"<title>{_e(title)}</title></head><body>", body, "</body></html>", ""])

@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_BARS = 20       # bars in the per-case failure-rate chart and rows in its table
 MAX_HINTS = 10      # hints listed
 SLOWEST = 10        # submissions in the slowest chart
-DPI = 80
+DPI = 84            # with FIG_WIDTH inches: about 60em, the page's width, so a chart shows at 1:1
+FIG_WIDTH = 11.5
 
 #: sorts the per-learner table when a heading is clicked (numbers as numbers); the page's only
 #: script, allowed by its SHA-256 in the Content-Security-Policy (no other script can run)
@@ -58,7 +59,7 @@ _SORT_HASH = base64.b64encode(hashlib.sha256(_SORT_SCRIPT.encode()).digest()).de
 _CSP = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{_SORT_HASH}'"
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:60em;color:#1f2328}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #d0d7de;padding:2px 8px;text-align:left}
-td.n{text-align:right}img{max-width:100%;display:block;margin:0.5em 0}.muted{color:#57606a}"""
+td.n{text-align:right}img{width:100%;height:auto;display:block;margin:0.5em 0}.muted{color:#57606a}"""
 
 
 def _e(text: Any) -> str:
@@ -110,7 +111,7 @@ def _img(fig: Any, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{_png(fig)}">'
 
 
-def _label(text: str, width: int = 40) -> str:
+def _label(text: str, width: int = 60) -> str:
     """A chart label: printable on one line, at most ``width`` characters."""
     text = common.printable(text, one_line=True)
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -120,14 +121,15 @@ def _barh(names: list[str], values: list[float], xlabel: str, title: str, colour
           xmax: float | None = None, counts: bool = False) -> Any:
     """A horizontal bar chart, first name on top; ``counts``: whole-number ticks (learners)."""
     from matplotlib.figure import Figure
-    fig = Figure(figsize=(7.5, 0.8 + 0.28 * max(len(names), 2)), layout="constrained")
+    fig = Figure(figsize=(FIG_WIDTH, 1.0 + 0.36 * max(len(names), 2)), layout="constrained")
     ax = fig.subplots()
     pos = list(range(len(names)))
     ax.barh(pos, values, color=colour)
-    ax.set_yticks(pos, [_label(n) for n in names], fontsize=8)
+    ax.set_yticks(pos, [_label(n) for n in names], fontsize=11)
     ax.invert_yaxis()
-    ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel, fontsize=11)
+    ax.tick_params(axis="x", labelsize=10)
+    ax.set_title(title, fontsize=13)
     if xmax is not None:
         ax.set_xlim(0, xmax)
     if counts:
@@ -144,12 +146,12 @@ def _histogram(rows: list["Row"]) -> Any:
         frac = r.score / r.max_score if r.max_score else 0.0
         bins[10 if frac >= 1 else min(9, int(frac * 10))] += 1
     labels = [f"{10 * b}-{10 * b + 10}%" for b in range(10)] + ["100%"]
-    fig = Figure(figsize=(7.5, 3.0), layout="constrained")
+    fig = Figure(figsize=(FIG_WIDTH, 3.6), layout="constrained")
     ax = fig.subplots()
     ax.bar(range(11), [bins[b] for b in range(11)], color=["#cf222e"] * 10 + ["#1a7f37"])
-    ax.set_xticks(range(11), labels, fontsize=7, rotation=30)
-    ax.set_ylabel("learners")
-    ax.set_title("Score distribution (share of the maximum score)", fontsize=10)
+    ax.set_xticks(range(11), labels, fontsize=10)
+    ax.set_ylabel("learners", fontsize=11)
+    ax.set_title("Score distribution (share of the maximum score)", fontsize=13)
     from matplotlib.ticker import MaxNLocator
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     return fig

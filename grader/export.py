@@ -1,16 +1,44 @@
-"""``grader export``: a gradebook (``grader grade``'s gradebook.csv) in a form an LMS imports.
+"""``grader export``: a gradebook (``grader grade``'s gradebook.csv) in a form an LMS imports
+(Canvas, Moodle, Blackboard Learn, or a generic CSV).
 
 ``grader export canvas GRADEBOOK.csv --roster ROSTER.csv --assignment NAME [--assignment-id ID]``
     Canvas's gradebook import CSV: the columns ``Student``, ``ID``, ``SIS User ID``,
     ``SIS Login ID``, ``Section`` (the identity columns of a Canvas gradebook export, which Canvas
     matches students by), then one assignment column headed ``NAME (ID)`` (an existing
-    assignment; ``NAME`` alone makes Canvas create one). A ``Points Possible`` row comes first,
+    assignment; ``NAME`` alone: one titled exactly that, else Canvas creates one). A ``Points Possible`` row comes first,
     as in Canvas's own export; then one row per roster student who has a row in the gradebook,
     in roster order, with the learner's score in points. Students without a row are left out
     (so an import never blanks a grade given some other way) and counted in a note on stderr.
     Canvas's import reads a student name or ID or SIS User ID, the SIS Login ID, the Section,
     and assignment columns (a new name creates an assignment; an existing grade is overwritten):
     https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
+    Canvas's importer (``GradebookImporter#parse_assignments``) takes the assignment by the id in
+    ``NAME (ID)``, else by a title equal to the whole header, else creates one; and it sets the
+    assignment's points possible from the ``Points Possible`` row (``process_pp``). So the column
+    is given the id of the roster's column of that title when ``--assignment-id`` is not given
+    (two such columns: bad input), and the scores are scaled to the points the roster's
+    ``Points Possible`` row gives that column, or to ``--points N``; when both are known and differ,
+    a warning says the import would change the assignment's points possible.
+
+``grader export moodle GRADEBOOK.csv [--roster ROSTER.csv] --assignment NAME``
+    A CSV for Moodle's "Import grades from CSV file" (Grades > Import > CSV file), whose form maps
+    one column to a user field ("Identify user by": email address, username, ID number) and each
+    other column to a grade item or its feedback: the roster's identity columns as Moodle's own
+    "Export to plain text file" heads them (``First name``, ``Last name``, ``ID number``,
+    ``Email address``, those the roster has; without a roster, ``Username`` = the learner id),
+    then ``NAME`` (the score in points) and ``Feedback`` (the gradebook's one-line message).
+    https://docs.moodle.org/en/Grade_import
+
+``grader export blackboard GRADEBOOK.csv [--roster ROSTER.csv] --assignment NAME [--assignment-id ID]``
+    Blackboard Learn's Grade Center upload (Work Offline > Upload), comma-delimited with every
+    cell quoted as its upload requires: ``Last Name``, ``First Name``, ``Username`` (the key
+    Blackboard matches students by), ``Student ID``, then ``NAME [Total Pts: N Score] |ID`` for an
+    existing column (its Column ID, from a Grade Center download) or ``NAME`` for a new one (which
+    Blackboard creates as a text column of 0 points possible).
+    http://library.blackboard.com/ref/3ea64795-6ecc-4abd-b595-0a9a8dfdec94/Content/_instructor_grade_center/grade_center_upload_download.htm
+
+Scores are in points out of the gradebook's ``max_score``, or scaled to ``--points N``
+(``score / max_score * N``, 4 decimals) for an LMS assignment worth N points.
 
 ``grader export csv GRADEBOOK.csv [--roster ROSTER.csv]``
     A generic LMS CSV (``id``, ``name``, ``score``, ``max_score``, ``percent``, ``passed``,
@@ -37,6 +65,8 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import math
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +75,13 @@ from typing import Any
 from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
 
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
-KEYS = {"login": "SIS Login ID", "sis": "SIS User ID", "id": "ID", "name": "Student"}
+KEYS = {"login": "SIS Login ID", "sis": "SIS User ID", "id": "ID", "name": "Student",
+        "email": "Email address", "idnumber": "ID number", "username": "Username"}
+#: the default --key of each target: the column its LMS matches students by
+DEFAULT_KEY = {"canvas": "login", "csv": "login", "moodle": "email", "blackboard": "username"}
+MOODLE_COLUMNS = ("First name", "Last name", "ID number", "Email address")
+BLACKBOARD_COLUMNS = ("Last Name", "First Name", "Username", "Student ID")
+_TITLE_AND_ID = re.compile(r"^(.*?)\s*\((\d+)\)\s*$")  # Canvas's "NAME (ID)" header
 GENERIC_COLUMNS = ("id", "name", "score", "max_score", "percent", "passed", "feedback")
 POINTS_POSSIBLE = "Points Possible"
 
@@ -63,17 +99,44 @@ def add_parser(sub: Any) -> None:
                                             "Section, and the assignment column 'NAME (ID)'.")
     generic = targets.add_parser("csv", help="a generic LMS CSV: id, name, score, max_score, percent, passed, "
                                              "feedback")
-    for p in (canvas, generic):
+    moodle = targets.add_parser("moodle", help="Moodle's grade import CSV (identity columns, the grade, Feedback)",
+                                description="A CSV for Moodle's Import grades from CSV file: the roster's First "
+                                            "name, Last name, ID number, Email address (or Username without a "
+                                            "roster), the grade column NAME and Feedback.")
+    blackboard = targets.add_parser("blackboard", help="Blackboard Learn's Grade Center upload CSV",
+                                    description="Blackboard's Grade Center upload: Last Name, First Name, "
+                                                "Username, Student ID and 'NAME [Total Pts: N Score] |ID'.")
+    for p in (canvas, generic, moodle, blackboard):
         p.add_argument("gradebook", metavar="GRADEBOOK.csv", help="the gradebook.csv written by grader grade")
         p.add_argument("--roster", required=p is canvas, metavar="ROSTER.csv",
                        help="the class list, e.g. Canvas's gradebook export (a CSV with a header row)")
-        p.add_argument("--key", default="login", metavar="COLUMN",
+        target = {canvas: "canvas", generic: "csv", moodle: "moodle", blackboard: "blackboard"}[p]
+        p.add_argument("--key", default=DEFAULT_KEY[target], metavar="COLUMN",
                        help="the roster column holding the learner id (a folder or file name): login (SIS Login "
-                            "ID, the default), sis (SIS User ID), id (ID), name (Student), or a column's name")
+                            "ID), sis (SIS User ID), id (ID), name (Student), email (Email address), idnumber "
+                            f"(ID number), username (Username), or a column's name; default: {DEFAULT_KEY[target]}")
         p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
-    canvas.add_argument("--assignment", required=True, metavar="NAME", help="the Canvas assignment's name")
+        p.add_argument("--points", type=_positive, metavar="N",
+                       help="scale each score to N points (score / max_score * N), for an LMS assignment worth N")
+    for p in (canvas, moodle, blackboard):
+        p.add_argument("--assignment", required=True, metavar="NAME", help="the LMS assignment's (grade item's) name")
     canvas.add_argument("--assignment-id", metavar="ID",
-                        help="the Canvas assignment's id (in its URL); without it Canvas creates a new assignment")
+                        help="the Canvas assignment's id (in its URL); without it, the id of the roster's column "
+                             "titled NAME, else Canvas matches an assignment titled NAME or creates one")
+    blackboard.add_argument("--assignment-id", metavar="ID",
+                            help="the Grade Center column's id (after '|' in a download's header); without it "
+                                 "Blackboard creates a new column")
+
+
+def _positive(text: str) -> float:
+    """argparse type of ``--points``: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of points above 0")
+    return value
 
 
 @dataclass
@@ -83,6 +146,7 @@ class Roster:
     columns: list[str]
     rows: list[dict[str, str]]
     key: str
+    points_possible: dict[str, str] | None = None  # Canvas's "Points Possible" row, by column
 
     def match(self, learner: str) -> dict[str, str] | None:
         """The roster row of ``learner``, or None."""
@@ -124,13 +188,49 @@ def read_roster(path: str, key: str) -> Roster:
     if column not in columns:
         raise GraderError(f"--roster {path!r} has no column {column!r} (its columns: {', '.join(columns[:8])}); "
                           "pass --key with one of them")
-    rows = []
+    rows, possible = [], None
     for cells in lines[1:]:
         row = dict(zip(columns, (c.strip() for c in cells)))
-        if not row.get(column) or row.get("Student", "").strip() == POINTS_POSSIBLE:
+        if row.get("Student", "").strip() == POINTS_POSSIBLE:
+            possible = possible or row
             continue
-        rows.append(row)
-    return Roster(columns, rows, column)
+        if row.get(column):
+            rows.append(row)
+    return Roster(columns, rows, column, possible)
+
+
+def canvas_column(roster: Roster, name: str, ident: str | None) -> tuple[str | None, float | None]:
+    """The id and points possible of the roster's assignment column for ``name`` (or of id
+    ``ident``): the column headed ``NAME (ID)`` of that id, else the one whose title is ``name``
+    (compared as Canvas does, exactly, and also ignoring case and spaces). (None, None) when the
+    roster has no such column; points None when its Points Possible cell is not a number.
+
+    Raises:
+        GraderError: two columns have that title and no ``ident`` says which.
+    """
+    found = []
+    for col in roster.columns:
+        m = _TITLE_AND_ID.match(col)
+        if m and ((ident is not None and m[2] == ident) or (ident is None and _norm(m[1]) == _norm(name))):
+            found.append((col, m[2]))
+    if len(found) > 1:
+        raise GraderError(f"the roster has {len(found)} assignments titled {name!r} "
+                          f"({', '.join(c for c, _ in found)}); say which with --assignment-id")
+    if not found:
+        return None, None
+    col, number = found[0]
+    try:
+        points = float((roster.points_possible or {}).get(col, ""))
+    except ValueError:
+        points = None
+    return number, points if points is not None and math.isfinite(points) and points > 0 else None
+
+
+def scaled(score: float, max_score: float, points: float | None) -> float:
+    """``score`` out of ``max_score`` as points out of ``points`` (None: unscaled), 4 decimals."""
+    if points is None:
+        return score
+    return round(score / max_score * points, 4) if max_score else 0.0
 
 
 def _rows(path: str) -> list[Any]:
@@ -154,10 +254,13 @@ def _unmatched(learners: list[str], roster: Roster) -> None:
                                    f"{roster.key!r}); left out of the export", one_line=True) + "\n")
 
 
-def canvas_csv(rows: list[Any], roster: Roster, assignment: str) -> tuple[str, list[str]]:
-    """Canvas's gradebook import CSV of gradebook ``rows`` for the ``roster``; the assignment
-    column is headed ``assignment``. Returns the text and the learners not on the roster."""
-    from .reports.common import csv_cell, points
+def _matched(rows: list[Any], roster: Roster) -> tuple[dict[int, Any], list[str]]:
+    """Each roster student's gradebook row (by ``id`` of the roster row) and the learners not on
+    the roster.
+
+    Raises:
+        GraderError: two learners match one student.
+    """
     by_student: dict[int, Any] = {}
     unmatched = []
     for r in rows:
@@ -169,18 +272,77 @@ def canvas_csv(rows: list[Any], roster: Roster, assignment: str) -> tuple[str, l
                               f"roster's {student[roster.key]!r} ({roster.key}); rename one or fix the roster")
         else:
             by_student[id(student)] = r
-    top = max((r.max_score for r in rows), default=0.0)
+    return by_student, unmatched
+
+
+def canvas_csv(rows: list[Any], roster: Roster, assignment: str,
+               points: float | None = None) -> tuple[str, list[str]]:
+    """Canvas's gradebook import CSV of gradebook ``rows`` for the ``roster``; the assignment
+    column is headed ``assignment``, scores scaled to ``points`` (None: the gradebook's points).
+    Returns the text and the learners not on the roster."""
+    from .reports.common import csv_cell, points as fmt
+    by_student, unmatched = _matched(rows, roster)
+    top = points if points is not None else max((r.max_score for r in rows), default=0.0)
     out = [_line([*CANVAS_COLUMNS, csv_cell(assignment)]),
-           _line(["    " + POINTS_POSSIBLE, "", "", "", "", points(top)])]
+           _line(["    " + POINTS_POSSIBLE, "", "", "", "", fmt(top)])]
     for student in roster.rows:
         if (r := by_student.get(id(student))) is not None:
-            out.append(_line([csv_cell(student.get(c, "")) for c in CANVAS_COLUMNS] + [points(r.score)]))
+            out.append(_line([csv_cell(student.get(c, "")) for c in CANVAS_COLUMNS]
+                             + [fmt(scaled(r.score, r.max_score, points))]))
     return "".join(out), unmatched
 
 
-def generic_csv(rows: list[Any], roster: Roster | None) -> tuple[str, list[str]]:
+def _identity(rows: list[Any], roster: Roster | None, columns: tuple[str, ...],
+              bare: str) -> tuple[list[str], list[tuple[list[str], Any]], list[str]]:
+    """The identity columns an LMS matches by (those of ``columns`` the roster has, else one
+    column ``bare`` holding the learner id) and, per learner in roster order (learner order
+    without a roster), its identity cells and gradebook row; and the learners not on the roster."""
+    from .reports.common import csv_cell
+    if roster is None:
+        return [bare], [([csv_cell(r.learner)], r) for r in sorted(rows, key=lambda r: r.learner)], []
+    by_student, unmatched = _matched(rows, roster)
+    head = [c for c in columns if c in roster.columns] or [roster.key]
+    return head, [([csv_cell(s.get(c, "")) for c in head], by_student[id(s)])
+                  for s in roster.rows if id(s) in by_student], unmatched
+
+
+def moodle_csv(rows: list[Any], roster: Roster | None, assignment: str,
+               points: float | None = None) -> tuple[str, list[str]]:
+    """Moodle's grade import CSV of gradebook ``rows``: identity columns (:data:`MOODLE_COLUMNS`
+    the roster has, else ``Username``), the grade column ``assignment`` (scores scaled to
+    ``points``) and ``Feedback``. Returns the text and the learners not on the roster."""
+    from .reports.common import csv_cell, points as fmt
+    head, learners, unmatched = _identity(rows, roster, MOODLE_COLUMNS, "Username")
+    out = [_line([*head, csv_cell(assignment), "Feedback"])]
+    out += [_line([*cells, fmt(scaled(r.score, r.max_score, points)), csv_cell(r.message)]) for cells, r in learners]
+    return "".join(out), unmatched
+
+
+def blackboard_csv(rows: list[Any], roster: Roster | None, assignment: str, column_id: str | None,
+                   points: float | None = None) -> tuple[str, list[str]]:
+    """Blackboard's Grade Center upload CSV of gradebook ``rows`` (every cell quoted): identity
+    columns (:data:`BLACKBOARD_COLUMNS` the roster has, else ``Username``) and the grade column,
+    ``NAME [Total Pts: N Score] |ID`` for an existing column ``column_id``, else ``NAME``.
+    Returns the text and the learners not on the roster."""
+    from .reports.common import csv_cell, points as fmt
+    head, learners, unmatched = _identity(rows, roster, BLACKBOARD_COLUMNS, "Username")
+    if roster is not None and "Username" not in head:
+        raise GraderError("Blackboard matches students by Username: give a roster with a Username column "
+                          "(a Grade Center download) or none (the learner ids are then the usernames)")
+    top = points if points is not None else max((r.max_score for r in rows), default=0.0)
+    title = f"{assignment} [Total Pts: {fmt(top)} Score] |{column_id}" if column_id else assignment
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
+    w.writerow([*head, csv_cell(title)])
+    for cells, r in learners:
+        w.writerow([*cells, fmt(scaled(r.score, r.max_score, points))])
+    return buf.getvalue(), unmatched
+
+
+def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = None) -> tuple[str, list[str]]:
     """The generic LMS CSV (:data:`GENERIC_COLUMNS`) of gradebook ``rows``, with ids from the
-    ``roster`` when given. Returns the text and the learners not on the roster."""
+    ``roster`` when given, scores scaled to ``scale`` points. Returns the text and the learners not on
+    the roster."""
     from .reports.common import csv_cell, points
     out = [_line(list(GENERIC_COLUMNS))]
     unmatched = []
@@ -193,39 +355,86 @@ def generic_csv(rows: list[Any], roster: Roster | None) -> tuple[str, list[str]]
                 continue
             ident, name = student[roster.key], student.get("Student", "")
         percent = 100 * r.score / r.max_score if r.max_score else 0.0
-        out.append(_line([csv_cell(ident), csv_cell(name), points(r.score), points(r.max_score), f"{percent:.1f}",
+        out.append(_line([csv_cell(ident), csv_cell(name), points(scaled(r.score, r.max_score, scale)),
+                          points(scale if scale is not None else r.max_score), f"{percent:.1f}",
                           "true" if r.passed else "false", csv_cell(r.message)]))
     return "".join(out), unmatched
 
 
+def _name(args: argparse.Namespace) -> str:
+    from .reports.common import printable
+    name = printable(args.assignment, one_line=True).strip()
+    if not name:
+        raise GraderError("--assignment is empty; give the assignment's name in the LMS")
+    return name
+
+
+def _canvas(args: argparse.Namespace, rows: list[Any], roster: Roster,
+            notes: list[str]) -> tuple[str, list[str]]:
+    """Canvas's export for ``args``: the column's id and points from the roster where it has
+    them; what was chosen for the instructor is appended to ``notes``."""
+    name = _name(args)
+    _note = notes.append
+    ident = args.assignment_id.strip() if args.assignment_id else None
+    number, possible = canvas_column(roster, name, ident)
+    if ident is None and number is not None:
+        ident = number
+        _note(f"note: the roster's column {name} ({number}) is the assignment; its scores are exported to it")
+    elif ident is None:
+        _note(f"note: the roster has no assignment titled {name!r}: Canvas gives the scores to an assignment "
+              "titled exactly that, or creates one (give --assignment-id to choose one)")
+    top = max((r.max_score for r in rows), default=0.0)
+    points = args.points
+    if points is None and possible is not None and possible != top:
+        points = possible
+        _note(f"note: scores scaled to {common_points(possible)} points, the roster's Points Possible of {name} "
+              f"(the gradebook's are out of {common_points(top)}; --points N to choose)")
+    elif points is not None and possible is not None and possible != points:
+        _note(f"warning: the roster says {name} is worth {common_points(possible)} points; importing this file "
+              f"changes its Points Possible to {common_points(points)} (Canvas reads the Points Possible row)")
+    return canvas_csv(rows, roster, f"{name} ({ident})" if ident else name, points)
+
+
+def common_points(value: float) -> str:
+    """A number of points as the reports write it (``7.5``, ``10``)."""
+    from .reports.common import points
+    return points(value)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
-    """``grader export canvas|csv``: write the export; 0 if every learner matched, else 1.
+    """``grader export canvas|csv|moodle|blackboard``: write the export; 0 if every learner
+    matched, else 1.
 
     Raises:
         GraderError: bad input (see the module docstring).
     """
     from ._io import write_output
+
     from .reports.common import printable
 
     rows = _rows(args.gradebook)
     roster = read_roster(args.roster, args.key) if args.roster else None
+    notes: list[str] = []
     if args.target == "canvas":
         assert roster is not None  # argparse requires --roster
-        name = printable(args.assignment, one_line=True).strip()
-        if not name:
-            raise GraderError("--assignment is empty; give the Canvas assignment's name")
-        header = f"{name} ({args.assignment_id.strip()})" if args.assignment_id else name
-        text, unmatched = canvas_csv(rows, roster, header)
+        text, unmatched = _canvas(args, rows, roster, notes)
+    elif args.target == "moodle":
+        text, unmatched = moodle_csv(rows, roster, _name(args), args.points)
+    elif args.target == "blackboard":
+        column = args.assignment_id.strip() if args.assignment_id else None
+        text, unmatched = blackboard_csv(rows, roster, _name(args), column or None, args.points)
     else:
-        text, unmatched = generic_csv(rows, roster)
+        text, unmatched = generic_csv(rows, roster, args.points)
     write_output(text, args.out)
+    for note in notes:
+        sys.stderr.write(printable(f"grader: {note}", one_line=True) + "\n")
     if roster is not None:
         _unmatched(unmatched, roster)
         missing = len(roster.rows) - (len(rows) - len(unmatched))
-        if missing > 0 and args.target == "canvas":
+        if missing > 0 and args.target != "csv":
             who = f"{missing} roster student{'s have' if missing != 1 else ' has'}"
             sys.stderr.write(f"grader: note: {who} no row in the gradebook "
-                             "(left out of the export, so their grades in Canvas stay as they are)\n")
+                             "(left out of the export, so their grades in the LMS stay as they are)\n")
     return EXIT_FAILED if unmatched else EXIT_PASSED
 
 

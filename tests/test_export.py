@@ -116,6 +116,14 @@ BAD = [
     (["export", "csv", "{book}", "--roster", "{binary}"], "cannot read --roster"),
     (["export", "canvas", "{book}", "--roster", "{roster}", "--assignment", " "], "--assignment is empty"),
     (["export", "pdf", "{book}"], "invalid choice: 'pdf'"),
+    (["export", "canvas", "{book}", "--roster", "{roster}", "--assignment", "x", "--points", "0"],
+     "'0' is not a number of points above 0"),
+    (["export", "csv", "{book}", "--points", "nan"], "'nan' is not a number of points above 0"),
+    (["export", "moodle", "{book}"], "the following arguments are required: --assignment"),
+    (["export", "canvas", "{book}", "--roster", "{twice}", "--assignment", "HW 3"],
+     "has 2 assignments titled 'HW 3'"),
+    (["export", "blackboard", "{book}", "--roster", "{roster}", "--key", "login", "--assignment", "x"],
+     "Blackboard matches students by Username"),
 ]
 
 
@@ -124,8 +132,9 @@ def test_bad_input_exits_2_with_one_error_line(argv, message, files, capsys):
     book, roster, tmp = files
     (tmp / "dup.csv").write_text("Student,SIS Login ID\nA,alice\nB,ALICE \n")
     (tmp / "binary.csv").write_bytes(b"\xff\xfe\x00bad")
+    (tmp / "twice.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,HW 3 (1),HW 3 (2)\nA,1,2,alice,S,,\n")
     code, out, err = run([a.format(book=book, roster=roster, tmp=tmp, dup=tmp / "dup.csv",
-                                   binary=tmp / "binary.csv") for a in argv], capsys)
+                                   binary=tmp / "binary.csv", twice=tmp / "twice.csv") for a in argv], capsys)
     errors = [line for line in err.splitlines() if line.startswith("grader: error: ")]
     assert code == 2 and len(errors) == 1 and message in errors[0] and err.endswith(errors[0] + "\n"), err
     assert "Traceback" not in err
@@ -138,3 +147,70 @@ def test_two_learners_matching_one_student_is_bad_input(tmp_path, capsys):
     (tmp_path / "r.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section\nA,1,2,alice,S\n")
     code, _, err = run(["export", "canvas", book, "--roster", tmp_path / "r.csv", "--assignment", "x"], capsys)
     assert code == 2 and "both match the roster's 'alice'" in err and err.count("\n") == 1
+
+
+CANVAS_EXPORT = ("Student,ID,SIS User ID,SIS Login ID,Section,Tied LM head (4521),Quiz 1 (4522)\n"
+                 "    Points Possible,,,,,100.00,5.00\n"
+                 "Alice Liddell,101,S-001,alice,Lab A,,4\n"
+                 "Bob Builder,102,S-002,bob,Lab B,,5\n")
+
+
+def test_canvas_takes_the_rosters_column_id_and_scales_to_its_points_possible(files, capsys):
+    """Canvas's export of an existing 100-point assignment: the bare name gets the column's id
+    (Canvas would otherwise match by title or create one) and 7.5 of 10 points is 75 of 100."""
+    book, _, tmp = files
+    (tmp / "canvas.csv").write_text(CANVAS_EXPORT)
+    code, out, err = run(["export", "canvas", book, "--roster", tmp / "canvas.csv", "--assignment", "tied lm head"],
+                         capsys)
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0][-1] == "tied lm head (4521)" and table[1][-1] == "100"
+    assert [row[-1] for row in table[2:]] == ["100", "75"]
+    assert "the roster's column tied lm head (4521) is the assignment" in err
+    assert "scaled to 100 points, the roster's Points Possible" in err and code == 1  # mallory
+
+
+def test_canvas_points_override_the_roster_with_a_warning(files, capsys):
+    book, _, tmp = files
+    (tmp / "canvas.csv").write_text(CANVAS_EXPORT)
+    code, out, err = run(["export", "canvas", book, "--roster", tmp / "canvas.csv", "--assignment", "Tied LM head",
+                          "--assignment-id", "4521", "--points", "20"], capsys)
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[1][-1] == "20" and [row[-1] for row in table[2:]] == ["20", "15"]
+    assert "warning: the roster says Tied LM head is worth 100 points; importing this file changes its Points " \
+           "Possible to 20" in err
+
+
+def test_moodle_export_has_moodles_identity_columns_the_grade_and_feedback(files, capsys):
+    book, _, tmp = files
+    (tmp / "moodle.csv").write_text(
+        "First name,Last name,ID number,Institution,Department,Email address,Last downloaded from this course\n"
+        "Alice,Liddell,S-001,U,CS,alice@example.edu,1700000000\n"
+        "Bob,Builder,S-002,U,CS,bob@example.edu,1700000000\n")
+    book.write_text(book.read_text().replace("alice,", "alice@example.edu,").replace("bob,", "Bob@example.edu,"))
+    code, out, err = run(["export", "moodle", book, "--roster", tmp / "moodle.csv", "--assignment", "Lesson 1",
+                          "--points", "100"], capsys)
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0] == ["First name", "Last name", "ID number", "Email address", "Lesson 1", "Feedback"]
+    assert table[1] == ["Alice", "Liddell", "S-001", "alice@example.edu", "100", "passed all 93 cases"]
+    assert table[2][:5] == ["Bob", "Builder", "S-002", "bob@example.edu", "75"]
+    assert table[2][5].startswith("'=1+1")  # never a formula
+    assert code == 1 and "'mallory' is not on the roster (column 'Email address')" in err
+    code, out, _ = run(["export", "moodle", book, "--assignment", "Lesson 1"], capsys)
+    assert list(csv.reader(io.StringIO(out)))[0] == ["Username", "Lesson 1", "Feedback"] and code == 0
+
+
+def test_blackboard_export_quotes_every_cell_and_heads_an_existing_column_by_id(files, capsys):
+    book, _, tmp = files
+    code, out, err = run(["export", "blackboard", book, "--assignment", "Tied LM head", "--assignment-id", "98765"],
+                         capsys)
+    lines = out.splitlines()
+    assert lines[0] == '"Username","Tied LM head [Total Pts: 10 Score] |98765"'
+    assert lines[1:] == ['"alice","10"', '"bob","7.5"', '"mallory","0"'] and code == 0
+    (tmp / "bb.csv").write_text('"Last Name","First Name","Username","Student ID","Last Access","Availability"\n'
+                                '"Liddell","Alice","alice","S-001","",Yes\n')
+    code, out, err = run(["export", "blackboard", book, "--roster", tmp / "bb.csv", "--assignment", "HW",
+                          "--points", "20"], capsys)
+    table = list(csv.reader(io.StringIO(out)))
+    assert table == [["Last Name", "First Name", "Username", "Student ID", "HW"], ["Liddell", "Alice", "alice",
+                                                                                    "S-001", "20"]]
+    assert code == 1  # bob and mallory are not on that roster

@@ -654,3 +654,71 @@ def test_workflows_run_python_isolated(workflow):
     flow = yaml.safe_load(workflow.read_text())
     runs = [s["run"] for job in flow["jobs"].values() for s in job["steps"] if "python" in s.get("run", "")]
     assert runs and all(_isolated(run) for run in runs), runs
+
+
+# ---------------------------------------------------------------- PrairieLearn
+
+PRAIRIELEARN = ROOT / "templates" / "prairielearn"
+PL_SCHEMA = json.loads((ROOT / "grader" / "schemas" / "prairielearn_results.schema.json").read_text())
+
+
+def run_prairielearn(root: Path, files: dict[str, str], **env: str) -> dict:
+    """run.sh as PrairieLearn runs it: the student's files in root/student, results.json read
+    from root/results (which run.sh must create)."""
+    (root / "student").mkdir(parents=True)
+    for name, text in files.items():
+        (root / "student" / name).write_text(text)
+    result = subprocess.run(["bash", str(PRAIRIELEARN / "run.sh")], capture_output=True, text=True, timeout=180,
+                            env={**os.environ, "PL_GRADE_ROOT": str(root), "GRADER_BIN": GRADER,
+                                 "GRADER_ARGS": FAST, **env})
+    assert result.returncode == 0, result.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, PL_SCHEMA)
+    return results
+
+
+def test_prairielearn_run_sh_grades_right_and_wrong(tmp_path):
+    right = run_prairielearn(tmp_path / "a", {"solution.py": CORRECT})
+    assert right["gradable"] is True and right["score"] == 1.0 and right["message"].startswith("PASS")
+    wrong = run_prairielearn(tmp_path / "b", {"solution.py": WRONG})
+    assert wrong["gradable"] is True and 0 <= wrong["score"] < 1 and wrong["message"].startswith("FAIL")
+    assert any(t["points"] < t["max_points"] for t in wrong["tests"])
+    assert "solution.py" in wrong["output"] and str(tmp_path) not in wrong["output"]  # named as submitted
+
+
+@pytest.mark.parametrize("files,env,says", [
+    ({"solution.py": "def tied_lm_head(h, E)\n    return h\n"}, {}, "import: "),
+    ({}, {}, "No .py file or .ipynb notebook was submitted"),
+    ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, {}, "Several files were submitted"),
+    ({"solution.py": "x = 1\n"}, {"GRADER_SUBMISSION_FILE": "answer.py"}, "The file answer.py was not submitted"),
+    ({"solution.py": "x = 1\n"}, {"GRADER_ARGS": "--no-such-flag"}, "The autograder could not grade this submission"),
+])
+def test_prairielearn_what_cannot_be_graded_costs_no_attempt(tmp_path, files, env, says):
+    results = run_prairielearn(tmp_path, files, **env)
+    assert results["gradable"] is False and "score" not in results
+    assert says in results["format_errors"][0], results
+
+
+def test_prairielearn_refuses_a_link(tmp_path):
+    (tmp_path / "student").mkdir()
+    (tmp_path / "student" / "solution.py").symlink_to("/etc/passwd")
+    result = subprocess.run(["bash", str(PRAIRIELEARN / "run.sh")], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PL_GRADE_ROOT": str(tmp_path), "GRADER_BIN": GRADER})
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert result.returncode == 0 and results["gradable"] is False and "symbolic link" in results["message"]
+    assert "root:" not in json.dumps(results)
+
+
+def test_prairielearn_grades_an_assignment_from_one_file(tmp_path):
+    lookup = (SUBMISSIONS / "embedding_lookup" / "correct_numpy.py").read_text()
+    results = run_prairielearn(tmp_path, {"solution.py": lookup}, GRADER_ASSIGNMENT="lesson1")
+    names = {t["name"].split("/")[0] for t in results["tests"]}
+    assert {"embedding_lookup", "masked_mean_pool", "tied_lm_head"} <= names
+    lookup_points = sum(t["points"] for t in results["tests"] if t["name"].startswith("embedding_lookup/"))
+    assert lookup_points == pytest.approx(3) and results["score"] == pytest.approx(0.3)
+
+
+def test_prairielearn_scripts_are_valid_bash_and_json():
+    assert subprocess.run(["bash", "-n", str(PRAIRIELEARN / "run.sh")]).returncode == 0
+    info = json.loads((PRAIRIELEARN / "info.json").read_text())
+    assert info["externalGradingOptions"]["entrypoint"] == "/grade/serverFilesCourse/grader/run.sh"

@@ -14,6 +14,7 @@ FORMATS = {
     "junit": "grader.reports.junit",
     "gradescope": "grader.reports.gradescope",
     "github": "grader.reports.github",
+    "prairielearn": "grader.reports.prairielearn",
 }
 
 

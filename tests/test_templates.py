@@ -722,3 +722,28 @@ def test_prairielearn_scripts_are_valid_bash_and_json():
     assert subprocess.run(["bash", "-n", str(PRAIRIELEARN / "run.sh")]).returncode == 0
     info = json.loads((PRAIRIELEARN / "info.json").read_text())
     assert info["externalGradingOptions"]["entrypoint"] == "/grade/serverFilesCourse/grader/run.sh"
+
+
+def _nested(root: Path, files: dict[str, str]) -> dict:
+    for name, text in files.items():
+        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / name).write_text(text)
+    result = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_BIN": GRADER,
+                                              "GRADER_ARGS": FAST})
+    assert result.returncode == 0, result.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, GS_SCHEMA)
+    return results
+
+
+def test_gradescope_grades_a_zip_of_a_folder_and_a_repository(tmp_path):
+    """A zip of submission/src/ or a GitHub repository (files below a folder, a .git folder
+    beside them) once got 0 points with "No .py file"."""
+    zipped = _nested(tmp_path / "zip", {"src/solution.py": CORRECT})
+    assert zipped["score"] == pytest.approx(10) and zipped["tests"]
+    repo = _nested(tmp_path / "repo", {".git/hooks/x.py": "import os\n", "README.md": "hi\n",
+                                       "hw/solution.py": CORRECT, "hw/deep/er/other.py": "x = 1\n"})
+    assert repo["score"] == pytest.approx(10)
+    two = _nested(tmp_path / "two", {"a/solution.py": CORRECT, "b/solution.py": CORRECT})
+    assert two["score"] == 0 and "several folders hold some" in two["output"]

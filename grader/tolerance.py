@@ -155,7 +155,7 @@ def derived_allowed(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: in
 def _describe_derived(dtype: str, n: int | np.ndarray, scale: float, names: tuple[str, ...]) -> str:
     return (f"tolerance: derived from the reference in {dtype} (unit roundoff {unit_roundoff(dtype):.3g}): "
             f"4 x (the effect of rounding each input by one unit in the last place, plus the rounding of the "
-            f"reference computed in {dtype}, plus the final rounding) there (docs/tolerance.md, 'Derived')")
+            f"reference computed in {dtype}, plus the final rounding) there")
 
 
 def _describe_exact(dtype: str, n: int | np.ndarray, scale: float, names: tuple[str, ...]) -> str | None:
@@ -165,17 +165,16 @@ def _describe_exact(dtype: str, n: int | np.ndarray, scale: float, names: tuple[
 def _describe_sum_of_products(dtype: str, n: int | np.ndarray, scale: float, names: tuple[str, ...]) -> str:
     return (f"tolerance: {dtype} (unit roundoff {unit_roundoff(dtype):.3g}), "
             f"d = {int(np.max(n)) if np.ndim(n) else int(n)} terms per element, scaled by S = {_fmt(scale)} there "
-            f"(the same computation on |{'|, |'.join(names)}|; docs/tolerance.md)")
+            f"(the same computation on |{'|, |'.join(names)}|)")
 
 
 def _describe_masked_mean(dtype: str, n: int | np.ndarray, scale: float, names: tuple[str, ...]) -> str:
     c = int(n)
     if c == 0:
         return (f"tolerance: none there: a row with no valid entry must give exactly 0 "
-                f"(-0.0 counts as 0; docs/tolerance.md)")
+                f"(-0.0 counts as 0)")
     return (f"tolerance: {dtype} (unit roundoff {unit_roundoff(dtype):.3g}), a mean of c = {c} valid "
-            f"terms there, scaled by S = {_fmt(scale)} (the mean of |{names[0] if names else 'x'}| over them; "
-            f"docs/tolerance.md)")
+            f"terms there, scaled by S = {_fmt(scale)} (the mean of |{names[0] if names else 'x'}| over them)")
 
 
 @dataclass(frozen=True)

@@ -248,6 +248,11 @@ def test_each_learner_has_a_feedback_page_and_summary_html_a_learner_table(grade
     page = (graded_class / "feedback" / feedback_html_name("bob")).read_text()
     assert "defines no function &#x27;tied_lm_head&#x27;" in page and "<script" not in page
     assert "Content-Security-Policy" in page
+    # the feedback names dan's notebook as dan has it, not by the instructor's class folder
+    from grader.batch.gradebook import feedback_name
+    dan = (graded_class / "feedback" / feedback_name("dan")).read_text()
+    assert "grader check lesson1.ipynb --problem masked_mean_pool" in dan and "/dan/" not in dan
+    assert "docs/" not in dan and "--format json" not in dan   # nothing the learner does not have
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("headless Chromium is not installed (.ci/run installs it)")

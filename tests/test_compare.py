@@ -212,7 +212,7 @@ def test_tolerance_failure_message_and_data():
     assert f.details[0] == (f"worst at index (1, 2): got 4.75, expected 4.5, error 0.25, allowed "
                             f"{float(allowed):.6g} ({0.25 / float(allowed):.3g}x the allowance)")
     assert f.details[1] == ("tolerance: float32 (unit roundoff 5.96e-08), d = 2 terms per element, scaled by "
-                            "S = 4.5 there (the same computation on |hidden|, |embedding_matrix|; docs/tolerance.md)")
+                            "S = 4.5 there (the same computation on |hidden|, |embedding_matrix|)")
     assert f.data["allowed"] == pytest.approx(float(allowed))
     assert f.data["error"] == 0.25 and f.data["scale"] == 4.5 and f.data["worst_index"] == [1, 2]
 

@@ -95,4 +95,4 @@ def test_the_failing_cases_heading_says_what_each_count_counts():
     runs.append(case("single", ((1, 8), (12, 8))))
     heading = next(line for line in text.render(report(runs)).splitlines() if line.startswith("Failing cases"))
     assert heading == ("Failing cases (smallest first; 2 of 2 shown, each once for all the dtypes it fails in; "
-                       "the 4 failing runs, one per case and dtype, in --format json):")
+                       "4 failing runs in all, one per case and dtype):")

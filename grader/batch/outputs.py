@@ -82,12 +82,14 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
     from ..reports.common import LEARNER, csv_cell, printable
 
     from ..reports.notebook_html import feedback_page
+    from ..reports.view import as_the_learner_has_it
 
     index = [csv_line(("learner", "file", "page"))]
     for r in sorted(rows, key=lambda r: r.learner):
         name, page = feedback_name(r.learner), feedback_html_name(r.learner)
-        write_output(text.render(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / name))
-        write_output(feedback_page(reports[r.learner], audience=LEARNER), str(out / FEEDBACK / page))
+        theirs = as_the_learner_has_it(reports[r.learner])  # bob.py, not the instructor's class/bob.py
+        write_output(text.render(theirs, audience=LEARNER), str(out / FEEDBACK / name))
+        write_output(feedback_page(theirs, audience=LEARNER), str(out / FEEDBACK / page))
         index.append(csv_line((csv_cell(r.learner), name, page)))
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
 

@@ -276,8 +276,8 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         lines.blank()
         runs = "run" if len(failing) == 1 else "runs"
         lines.add(f"Failing cases (smallest first; {min(len(distinct), most)} of {len(distinct)} shown, each once "
-                  f"for all the dtypes it fails in; the {len(failing)} failing {runs}, one per case and dtype, "
-                  f"in --format json):", "heading", True)
+                  f"for all the dtypes it fails in; {len(failing)} failing {runs} in all, one per case and dtype):",
+                  "heading", True)
         seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
         for same in list(distinct.values())[:most]:
             lines += _case_lines(same[0], seen, verbosity)

@@ -284,6 +284,36 @@ def feedback_line(report: Report, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def as_the_learner_has_it(report: Report) -> Report:
+    """``report`` naming the submission as its learner has it: by its file name (the learner
+    does not have the instructor's ``class/bob/`` folder). The path as shown and its absolute
+    form (as a traceback or a warning of the submission's run names it) become the file name in
+    ``report.submission``, the replay commands, the failures' messages and details and the
+    captured output; for feedback handed back from ``grader grade`` (run in the grading
+    process, whose working folder the shown path is relative to)."""
+    import dataclasses
+
+    name = os.path.basename(report.submission) or report.submission
+    if name == report.submission:
+        return report
+    paths = sorted({report.submission, os.path.abspath(report.submission)}, key=len, reverse=True)
+
+    def swap(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
+        for path in paths:
+            text = text.replace(path, name)
+        return text
+
+    def failure(f: Failure | None) -> Failure | None:
+        return None if f is None else dataclasses.replace(
+            f, message=swap(f.message), hint=swap(f.hint), details=[swap(d) for d in f.details])
+
+    cases = [dataclasses.replace(c, replay=swap(c.replay), failure=failure(c.failure)) for c in report.cases]
+    output = {k: swap(v) for k, v in report.output.items()} if isinstance(report.output, dict) else report.output
+    return dataclasses.replace(report, submission=name, cases=cases, failure=failure(report.failure), output=output)
+
+
 def _without_shrunk(report: Report) -> Report:
     import dataclasses
     return dataclasses.replace(report, cases=[c for c in report.cases if not c.shrunk])

@@ -17,6 +17,7 @@ line in that cell), and :meth:`Notebook.locate` rewrites Python's ``File "...", 
 """
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -44,12 +45,22 @@ class Notebook:
             None for the ``# cell N`` lines.
         left_out: one entry per line or cell left out: ``"cell N, line M: %magic ..."``.
         code_cells: how many code cells there are.
+        file_lines: for each line of ``source``, the line of the ``.ipynb`` file (its JSON text)
+            that holds it (:func:`source_file_lines`), or None where that is not known.
     """
 
     source: str
     lines: list[tuple[int, int] | None] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     code_cells: int = 0
+    file_lines: list[int | None] = field(default_factory=list)
+
+    def file_line(self, line: int | None) -> int | None:
+        """The line of the ``.ipynb`` file that holds line ``line`` of the converted source (what
+        a GitHub annotation or a JUnit ``line=`` of the notebook must name), or None."""
+        if line is None or not 1 <= line <= len(self.file_lines):
+            return None
+        return self.file_lines[line - 1]
 
     def where(self, line: int | None) -> str | None:
         """"cell N, line M" for line ``line`` of the converted source, or None."""
@@ -157,7 +168,54 @@ def convert(data: bytes) -> Notebook:
                 line = f"{indent}pass" if indent else ""
             out.append(line)
             lines.append((number, i))
-    return Notebook("\n".join(out) + "\n", lines, left_out, code_cells)
+    try:  # the cells as written (nbformat joins a source's lines into one string on reading)
+        raw = json.loads(text).get("cells")
+    except (ValueError, AttributeError):
+        raw = None
+    where = source_file_lines(text, raw) if isinstance(raw, list) else {}
+    file_lines = [None if at is None else where.get(at) for at in lines]
+    return Notebook("\n".join(out) + "\n", lines, left_out, code_cells, file_lines)
+
+
+_SOURCE_KEY = re.compile(r'(?:^|(?<=[{,]))([ \t]*)"source"\s*:', re.MULTILINE)
+
+
+def source_file_lines(text: str, cells: list) -> dict[tuple[int, int], int]:
+    """``(cell, line in cell) -> line of the file`` for the notebook JSON ``text`` whose
+    ``cells`` are given as ``json.loads`` reads them (cells counted from 1, every cell).
+
+    Jupyter and nbformat write a cell's ``source`` as a list of its lines, one JSON string per
+    line of the file after the ``"source": [`` line; that layout is checked line by line (each
+    file line must hold its source line as a JSON string), and where it does not hold (a source
+    written as one string, a minified notebook) every line of the cell maps to the line of its
+    ``"source"`` key. Where the text has more ``"source"`` keys than cells (one in metadata),
+    the cells' are those at the start of a line with the least indentation; if their count is
+    still not the number of cells, the map is empty (callers then say line 1).
+    """
+    found = [(m.start(), m.group(1), m.start() == 0 or text[m.start() - 1] == "\n")
+             for m in _SOURCE_KEY.finditer(text)]
+    starts = [pos for pos, _, _ in found]
+    if len(starts) != len(cells):  # keys named "source" elsewhere: the cells' are the outermost
+        at_start = [(pos, indent) for pos, indent, first in found if first]
+        depth = min((len(indent) for _, indent in at_start), default=0)
+        starts = [pos for pos, indent in at_start if len(indent) == depth]
+    if len(starts) != len(cells):
+        return {}
+    file_lines = text.split("\n")
+    out: dict[tuple[int, int], int] = {}
+    for number, (pos, cell) in enumerate(zip(starts, cells), start=1):
+        key_line = text.count("\n", 0, pos) + 1
+        src = cell.get("source", "") if isinstance(cell, dict) else ""
+        parts = src if isinstance(src, list) else str(src).splitlines(keepends=True)
+        listed = isinstance(src, list) and file_lines[key_line - 1].rstrip().endswith("[")
+        for i, part in enumerate(parts, start=1):
+            at = key_line + i
+            ok = listed and at <= len(file_lines) and any(
+                json.dumps(part, ensure_ascii=ascii) in file_lines[at - 1] for ascii in (False, True))
+            out[(number, i)] = at if ok else key_line
+        if not parts or str(parts[-1]).endswith("\n"):  # the empty line after a final newline
+            out[(number, len(parts) + 1)] = out.get((number, len(parts)), key_line)
+    return out
 
 
 __all__ = ["Notebook", "NotebookError", "SUFFIX", "convert"]

@@ -241,10 +241,13 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
     if secret:  # where the seed came from, never the secret (nor, for learners, the seed)
         env["seed_source"] = "secret"
         env["seed_secret_from"] = opts.seed_secret_source or "CheckOptions.seed_secret"
-    if line := function_line(tree, problem.function):  # where annotations and JUnit testcases point
-        env["function_line"] = line
+    # where annotations and JUnit testcases point: a line of the file as it is on disk (for a
+    # notebook, of its JSON text, not of the converted module; 1 where that is not known)
+    in_file = (lambda n: loaded.notebook.file_line(n) or 1) if loaded.notebook is not None else (lambda n: n)
+    if line := function_line(tree, problem.function):
+        env["function_line"] = in_file(line)
     elif syntax_error is not None and syntax_error.lineno:
-        env["syntax_error_line"] = syntax_error.lineno
+        env["syntax_error_line"] = in_file(syntax_error.lineno)
     return env
 
 

@@ -158,3 +158,40 @@ def test_an_erroring_cell_is_reported_by_cell_and_line():
     assert failure["message"].startswith("ValueError: matmul") and failure["message"].endswith("(cell 3, line 2)")
     assert "cell 3, line 4, in <module>" in failure["details"][0]
     assert "cell 3, line 2, in tied_lm_head" in failure["details"][0]
+
+
+def test_lines_map_to_the_ipynb_files_own_lines():
+    """A GitHub annotation or JUnit ``line=`` of a notebook names a line of the .ipynb file: the
+    ``def`` on line 5 of the converted module sits at line 20-odd of the JSON text (issue 19)."""
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title\ntext"),
+                nbformat.v4.new_code_cell("import numpy as np\n\n\ndef f(x):\n    return x"),
+                nbformat.v4.new_code_cell("%%time\ny = f(1)\n")]
+    text = nbformat.writes(nb)
+    converted = convert(text.encode())
+    raw = text.split("\n")
+    for line, (module_line, file_line) in enumerate(zip(converted.source.split("\n"), converted.file_lines), 1):
+        if module_line.strip() and not module_line.startswith("# cell"):
+            assert module_line.strip() in json.loads(raw[file_line - 1].strip().rstrip(","))
+    assert raw[converted.file_line(5) - 1].strip() == '"def f(x):\\n",'
+    # a source written as one string, or a minified file: the line of the cell's "source" key
+    one = _nb(("code", "import numpy as np\ndef f(x):\n    return x"))
+    assert convert(one).file_line(3) == 1
+    pretty = json.dumps(json.loads(one), indent=1).encode()
+    key = next(i for i, l in enumerate(pretty.decode().split("\n"), 1) if '"source"' in l)
+    assert convert(pretty).file_line(3) == key
+
+
+def test_a_notebooks_annotations_point_into_the_ipynb(tmp_path):
+    import nbformat
+    source = (ROOT / "submissions" / "wrong_tolerance_softmax.py").read_text()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Lesson\n\nWrite the head below.\n"), nbformat.v4.new_code_cell(source)]
+    path = tmp_path / "lesson.ipynb"
+    nbformat.write(nb, str(path))
+    run = subprocess.run([sys.executable, "-I", "-m", "grader", "check", str(path), "--format", "github", *FAST],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    lines = [int(l.split("line=")[1].split(",")[0].split("::")[0]) for l in run.stdout.splitlines() if "line=" in l]
+    raw = path.read_text().split("\n")
+    assert lines and all("def tied_lm_head" in raw[n - 1] for n in lines), (lines, run.stdout[:500])

@@ -95,4 +95,16 @@ def test_the_failing_cases_heading_says_what_each_count_counts():
     runs.append(case("single", ((1, 8), (12, 8))))
     heading = next(line for line in text.render(report(runs)).splitlines() if line.startswith("Failing cases"))
     assert heading == ("Failing cases (smallest first; 2 of 2 shown, each once for all the dtypes it fails in; "
-                       "4 failing runs in all, one per case and dtype):")
+                       "4 failing graded runs in all, one per case and dtype):")
+
+
+def test_the_heading_counts_graded_runs_only_never_a_shrunk_case():
+    """"0 of 3 cases passed" and "4 failing runs" once sat on one screen: the shrunk case,
+    extra feedback, was counted as a failing run."""
+    import dataclasses
+    runs = [case("batch", ((4, 8), (12, 8)), dtype=dt) for dt in ("float16", "float32", "float64")]
+    small = dataclasses.replace(case("small", ((1, 2), (3, 2))), name="shrunk:batch[float16]", group="shrunk",
+                                shrunk=True)
+    out = text.render(report(runs + [small]))
+    heading = next(line for line in out.splitlines() if line.startswith("Failing cases"))
+    assert "3 failing graded runs in all" in heading and "0 of 3 cases passed" in out

@@ -274,9 +274,10 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
     if distinct:
         most = len(distinct) if verbosity >= VERBOSE else MAX_CASES
         lines.blank()
-        runs = "run" if len(failing) == 1 else "runs"
+        graded = len(v.failing)  # the graded runs: a shrunk case is extra feedback, never counted
+        runs = "run" if graded == 1 else "runs"
         lines.add(f"Failing cases (smallest first; {min(len(distinct), most)} of {len(distinct)} shown, each once "
-                  f"for all the dtypes it fails in; {len(failing)} failing {runs} in all, one per case and dtype):",
+                  f"for all the dtypes it fails in; {graded} failing graded {runs} in all, one per case and dtype):",
                   "heading", True)
         seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
         for same in list(distinct.values())[:most]:

@@ -98,3 +98,19 @@ def test_case_names_in_heat_maps_are_not_mathtext():
     f = failing()
     case = {"name": "$\\nosuchcommand{x}$ and $y^$", "failure": {"kind": "tolerance", "data": f.data}}
     assert heat_map_png(case)  # as mathtext, this name raises ValueError when drawn
+
+
+def test_the_page_lists_cases_in_the_text_reports_order_degenerate_ones_last():
+    """The notebook's HTML once led with an all-zero shrunk case, which the text report
+    deliberately pushes down: the page now orders cases as the text report does."""
+    def case(name, shape, values=None, shrunk=False):
+        return {"name": name, "status": "failed", "group": "shrunk" if shrunk else "g", "visibility": "visible",
+                "shrunk": shrunk, "inputs": {"hidden": {"shape": shape, "dtype": "float32"}}, "values": values,
+                "failure": {"kind": "tolerance", "message": f"{name} is off", "details": [], "data": {}}}
+    zero = case("shrunk:gen3[float32]", [2, 2], {"hidden": [[0.0, 0.0], [0.0, 0.0]]}, shrunk=True)
+    real = case("batch[float32]", [4, 8])
+    one = case("d_model_1[float32]", [3, 1])
+    page = render_html({"passed": False, "problem": "tied_lm_head", "score": 0, "max_score": 1,
+                        "cases": [zero, one, real]})
+    order = re.findall(r"<code>([^<]+)</code> \(", page)
+    assert order[0] == "batch[float32]" and set(order[1:]) == {"shrunk:gen3[float32]", "d_model_1[float32]"}

@@ -61,8 +61,7 @@ def heat_map_png(case: dict[str, Any]) -> str | None:
 
 def _png_of(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
+    fig.savefig(buf, format="png")  # the figures are laid out "constrained": titles and labels fit
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -74,8 +73,8 @@ def _heat_map_of_values(case: dict[str, Any], np: Any, Figure: Any) -> str | Non
         return None
     err = np.abs(got - want)
     grid = err.reshape(-1, err.shape[-1])
-    fig = Figure(figsize=(min(max(3.5, 1.5 + 0.4 * grid.shape[1]), 7.0),
-                          min(max(2.2, 1.2 + 0.4 * grid.shape[0]), 5.0)), dpi=90)
+    fig = Figure(figsize=(min(max(4.5, 1.5 + 0.4 * grid.shape[1]), 7.0),
+                          min(max(2.6, 1.5 + 0.4 * grid.shape[0]), 5.0)), dpi=90, layout="constrained")
     ax = fig.subplots()
     im = ax.imshow(grid, cmap="Reds", aspect="auto", interpolation="nearest", vmin=0)
     fig.colorbar(im, ax=ax, label="|got - expected|")
@@ -89,8 +88,8 @@ def _heat_map_of_values(case: dict[str, Any], np: Any, Figure: Any) -> str | Non
         ax.add_patch(Rectangle((worst[-1] - 0.5, flat - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
     ax.set_xlabel("index on the last axis")
     ax.set_ylabel("row" if got.ndim > 1 else "")
-    ax.set_title(f"{case.get('name')}: output {tuple(got.shape)}; framed: worst for its tolerance", fontsize=9,
-                 parse_math=False)
+    ax.set_title(f"{case.get('name')}\noutput {tuple(got.shape)}; framed: worst for its tolerance", fontsize=9,
+                 parse_math=False)  # two lines: a long case name is never clipped
     return _png_of(fig)
 
 
@@ -109,7 +108,7 @@ def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figur
     top = max(float(finite.max()) if finite.size else 1.0, 10.0)
     low = min(float(finite.min()) if finite.size else 0.1, 0.1)
     shown = np.where(np.isfinite(ratio), np.clip(ratio, low, None), top * 10)  # no allowance: off the scale
-    fig = Figure(figsize=(6.5, 4.2), dpi=90)
+    fig = Figure(figsize=(6.5, 4.4), dpi=90, layout="constrained")
     ax = fig.subplots()
     # block i covers rows i * rows // nr up to (i + 1) * rows // nr: draw the blocks at their extents
     nr, nc = ratio.shape
@@ -128,8 +127,8 @@ def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figur
                                    linewidth=2))
     ax.set_xlabel("index on the last axis")
     ax.set_ylabel("row (leading axes flattened)")
-    ax.set_title(f"{case.get('name')}: output {rows} x {cols} in {nr} x {nc} blocks; framed: the worst",
-                 fontsize=8, parse_math=False)
+    ax.set_title(f"{case.get('name')}\noutput {rows} x {cols} in {nr} x {nc} blocks; framed: the worst",
+                 fontsize=9, parse_math=False)
     return _png_of(fig)
 
 
@@ -172,7 +171,10 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
         out.append("</ul>")
     failing = [c for c in report.get("cases") or [] if c.get("status") not in ("passed", "skipped")
                and c.get("visibility") != "hidden" and c.get("failure")]
-    failing.sort(key=lambda c: (not c.get("shrunk"), sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values())))
+    # the text report's order: a degenerate case (a size-0 or size-1 axis, all-zero inputs) after
+    # the others, then smallest first, a shrunk case before the case of its size it came from
+    failing.sort(key=lambda c: (_degenerate(c), sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
+                                not c.get("shrunk"), c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
     distinct: dict[tuple[str, str], dict[str, Any]] = {}
     for c in failing:  # one entry per case and kind; one per message for errors of the run
@@ -224,6 +226,21 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                    f'{_e(numbered)}</pre></details>')
     out.append("</div>")
     return "\n".join(out)
+
+
+def _degenerate(case: dict[str, Any]) -> bool:
+    """A case of a JSON report that says little as a first example (as
+    ``grader.reports.text._degenerate``): an input with an axis of size 0 or 1, or all-zero inputs."""
+    inputs = case.get("inputs") or {}
+    if any(_numel(i.get("shape", [])) <= 1 or 0 in i.get("shape", []) or 1 in i.get("shape", [])
+           for i in inputs.values()):
+        return True
+    values = case.get("values") or {}
+    arrays = [values.get(name) for name in inputs]
+
+    def flat(v: Any) -> list[Any]:
+        return [x for item in v for x in flat(item)] if isinstance(v, list) else [v]
+    return bool(arrays) and all(a is not None for a in arrays) and all(not any(flat(a)) for a in arrays)
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:

@@ -114,3 +114,12 @@ def test_the_page_lists_cases_in_the_text_reports_order_degenerate_ones_last():
                         "cases": [zero, one, real]})
     order = re.findall(r"<code>([^<]+)</code> \(", page)
     assert order[0] == "batch[float32]" and set(order[1:]) == {"shrunk:gen3[float32]", "d_model_1[float32]"}
+
+
+def test_a_long_case_name_is_broken_to_the_figures_width():
+    from matplotlib.figure import Figure
+    from grader.reports.notebook_html import _fit_title
+    name = "long_case_name_with_many_words_basis_times_minus_half_and_more_words[bfloat16]"
+    lines = _fit_title(name, Figure(figsize=(4.5, 3))).split("\n")
+    assert len(lines) == 2 and "".join(lines) == name and max(map(len, lines)) <= 4.5 * 72 / (0.62 * 9)
+    assert _fit_title("batch[float32]", Figure(figsize=(4.5, 3))) == "batch[float32]"

@@ -59,6 +59,14 @@ def heat_map_png(case: dict[str, Any]) -> str | None:
     return _heat_map_of_grid(case, grid, np, Figure)
 
 
+def _fit_title(name: Any, fig: Any, points: float = 9) -> str:
+    """A case name broken into lines that fit the figure's width at ``points`` (about 0.62 em a
+    character in matplotlib's default sans-serif), so a long name is never clipped."""
+    import textwrap
+    width = max(20, int(fig.get_figwidth() * 72 / (0.62 * points)) - 4)
+    return "\n".join(textwrap.wrap(str(name), width, break_long_words=True, break_on_hyphens=False)) or str(name)
+
+
 def _png_of(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")  # the figures are laid out "constrained": titles and labels fit
@@ -88,8 +96,8 @@ def _heat_map_of_values(case: dict[str, Any], np: Any, Figure: Any) -> str | Non
         ax.add_patch(Rectangle((worst[-1] - 0.5, flat - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
     ax.set_xlabel("index on the last axis")
     ax.set_ylabel("row" if got.ndim > 1 else "")
-    ax.set_title(f"{case.get('name')}\noutput {tuple(got.shape)}; framed: worst for its tolerance", fontsize=9,
-                 parse_math=False)  # two lines: a long case name is never clipped
+    ax.set_title(f"{_fit_title(case.get('name'), fig)}\noutput {tuple(got.shape)}; framed: worst for its tolerance",
+                 fontsize=9, parse_math=False)
     return _png_of(fig)
 
 
@@ -127,8 +135,8 @@ def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figur
                                    linewidth=2))
     ax.set_xlabel("index on the last axis")
     ax.set_ylabel("row (leading axes flattened)")
-    ax.set_title(f"{case.get('name')}\noutput {rows} x {cols} in {nr} x {nc} blocks; framed: the worst",
-                 fontsize=9, parse_math=False)
+    ax.set_title(f"{_fit_title(case.get('name'), fig)}\noutput {rows} x {cols} in {nr} x {nc} blocks; framed: "
+                 "the worst", fontsize=9, parse_math=False)
     return _png_of(fig)
 
 

@@ -332,5 +332,14 @@ def check_assignment(submission: str | Path, assignment: Assignment, opts: Any) 
 
     from .check import check_submission
 
-    reports = [check_submission(submission, part.problem, copy.deepcopy(opts)) for part in assignment.parts]
+    reports = []
+    for part in assignment.parts:
+        part_opts = copy.deepcopy(opts)
+        if part.visibility == "hidden":
+            # its cases are concealed only in combine(), after the run: so that its child hands
+            # back no JAX compilation (which can carry the inputs it saw, and which a later run
+            # could read), it keeps none, as a run that saw a hidden case keeps none
+            # (docs/security.md, class 7)
+            part_opts.jax_cache = ""
+        reports.append(check_submission(submission, part.problem, part_opts))
     return combine(assignment, opts.submission_shown or str(submission), reports)

@@ -144,6 +144,26 @@ def test_a_hidden_problem_is_concealed_from_learners_and_shrunk_cases_keep_their
     assert "secret_case" in json.dumps(json_report.to_dict(r, audience="instructor"))
 
 
+def test_a_hidden_problems_run_keeps_no_jax_compilation(monkeypatch):
+    """A hidden part's cases are concealed in combine(), after its run: the run itself must keep
+    no JAX compilation, which can carry the inputs it saw and which a later run can read (an
+    attack read the secret-seeded hidden inputs back at import, from the shared cache)."""
+    import grader.check
+    from grader.assignment import check_assignment
+    from grader.options import CheckOptions
+    seen = {}
+
+    def fake(submission, problem, opts):
+        seen[problem.id] = opts.jax_cache
+        return _report(problem.id, [_case("c", "g")], [("g", 1, 1, 1)])
+
+    monkeypatch.setattr(grader.check, "check_submission", fake)
+    a = _assignment(("softmax", 3, "visible"), ("gelu", 7, "hidden"))
+    opts = CheckOptions(jax_cache=None)
+    check_assignment("hw.py", a, opts)
+    assert seen == {"softmax": None, "gelu": ""} and opts.jax_cache is None  # the caller's options untouched
+
+
 def test_every_format_groups_the_tests_by_problem():
     a = _assignment(("softmax", 3, "visible"), ("gelu", 7, "visible"))
     soft = _report("softmax", [_case("a", "basic", ok=False)], [("basic", 3, 0, 1)], line=4)

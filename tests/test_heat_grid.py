@@ -123,3 +123,19 @@ def test_a_long_case_name_is_broken_to_the_figures_width():
     lines = _fit_title(name, Figure(figsize=(4.5, 3))).split("\n")
     assert len(lines) == 2 and "".join(lines) == name and max(map(len, lines)) <= 4.5 * 72 / (0.62 * 9)
     assert _fit_title("batch[float32]", Figure(figsize=(4.5, 3))) == "batch[float32]"
+
+
+def test_a_feedback_page_shows_unsafe_characters_as_escapes():
+    """A learner's file name that is not UTF-8 (``caf\\xe9.py``) stopped grader grade from writing
+    every learner's pages: the page must encode, with the byte, an ESC and a bidi override shown
+    as visible escapes."""
+    from grader.reports.notebook_html import feedback_page
+    from grader.results import Failure, GroupScore, Report
+    r = Report(problem="tied_lm_head", title="T", submission="caf\udce9\u202e.py", passed=False, score=0.0,
+               max_score=1.0, failure=Failure("import", "ValueError: \x1b[31mred"), cases=[],
+               groups=[GroupScore("g", 1, 0, 0, 0)], summary=[], environment={}, output={"stdout": "", "stderr": ""},
+               seconds=0.1)
+    page = feedback_page(r)
+    page.encode("utf-8")
+    assert "\\xe9" in page and "\\u202e" in page and "\\x1b[31m" in page
+    assert "\x1b" not in page and "\u202e" not in page

@@ -89,7 +89,14 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
         name, page = feedback_name(r.learner), feedback_html_name(r.learner)
         theirs = as_the_learner_has_it(reports[r.learner])  # bob.py, not the instructor's class/bob.py
         write_output(text.render(theirs, audience=LEARNER), str(out / FEEDBACK / name))
-        write_output(feedback_page(theirs, audience=LEARNER), str(out / FEEDBACK / page))
+        try:  # one learner's page must never cost the others' feedback, the index or summary.html
+            write_output(feedback_page(theirs, audience=LEARNER), str(out / FEEDBACK / page))
+        except GraderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - said, and the batch goes on
+            sys.stderr.write(printable(f"grader: note: the feedback page of {r.learner!r} could not be made "
+                                       f"({type(exc).__name__}: {exc}); its .txt is there", one_line=True) + "\n")
+            page = ""
         index.append(csv_line((csv_cell(r.learner), name, page)))
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
 

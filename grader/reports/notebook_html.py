@@ -28,7 +28,11 @@ MAX_CASES = 5
 
 
 def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    """``text`` for the page: control, escape and bidi characters and lone surrogates (a file
+    name that is not UTF-8) as visible escapes (:func:`grader.reports.common.printable`), then
+    HTML-escaped."""
+    from grader.reports.common import printable
+    return html.escape(printable(str(text)), quote=True)
 
 
 def heat_map_png(case: dict[str, Any]) -> str | None:

@@ -52,6 +52,7 @@ from typing import Any, Callable
 
 from .reports.notebook_html import heat_map_png, render_html  # noqa: F401 - heat_map_png: this module's API
 from .siblings import parse as parse_python  # one parse at a time (CPython 3.11, gh-106905)
+from .warm import WARM_ENV, WarmGrader
 
 #: value types sent as ``NAME = repr(value)`` (exact types: a NumPy scalar's repr needs NumPy)
 CONSTANT_TYPES = (int, float, complex, str, bytes, bool, type(None))
@@ -343,7 +344,8 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
             argv += ["--max-examples", str(int(max_examples))]
         if timeout is not None:
             argv += ["--timeout", str(float(timeout))]
-        out, err, code = _run(argv, folder)
+        answer = _warm().run(argv[4:], INTERRUPT_GRACE) if os.environ.get(WARM_ENV, "1") != "0" else None
+        out, err, code = answer if answer is not None else _run(argv, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if code not in (0, 1):
@@ -374,6 +376,20 @@ def take_siblings(source: str, main_name: str, folder: str | None = None) -> lis
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return find_siblings(folder if folder is not None else os.getcwd(), tree, main_name).files
+
+
+_WARM: WarmGrader | None = None
+
+
+def _warm() -> WarmGrader:
+    """The kernel's warm grader (:mod:`grader.warm`), made on the first ``check(fn)`` and
+    stopped when the kernel's Python exits."""
+    global _WARM
+    if _WARM is None:
+        import atexit
+        _WARM = WarmGrader()
+        atexit.register(_WARM.stop)
+    return _WARM
 
 
 def _run(argv: list[str], cwd: str) -> tuple[str, str, int]:

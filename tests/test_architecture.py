@@ -39,9 +39,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.reports", "grader.reports.*"),
     # commands built on a check
     ("grader._args", "grader._io", "grader.flags", "grader.commands", "grader.batch", "grader.batch.*",
-     "grader.validate", "grader.notebook_check", "grader.export"),
+     "grader.validate", "grader.warm", "grader.notebook_check", "grader.export"),
     # the command line and the package facade
-    ("grader.cli", "grader.__main__", "grader"),
+    ("grader.cli", "grader.__main__", "grader", "grader._warm_server"),
 ]
 #: upward imports allowed (issue 17: at most 3)
 MAX_UPWARD = 3

@@ -1,0 +1,60 @@
+"""The warm grader's process (``python -I -m grader._warm_server``): see :mod:`grader.warm`,
+which starts it and holds the protocol's description. Runs no learner code: each request is a
+``grader check`` (:func:`grader.cli.main`), whose submission runs in a fresh sandboxed child."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+from typing import IO
+
+
+def serve(requests: IO[str], responses: IO[str]) -> int:
+    """Answer requests until end of input or an interrupt (see the module docstring); 0."""
+    from . import cli
+
+    for line in requests:
+        try:
+            argv = json.loads(line)["argv"]
+            if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+                raise ValueError("argv must be a list of strings")
+        except (ValueError, KeyError, TypeError) as exc:
+            responses.write(json.dumps({"code": 2, "stdout": "", "stderr": f"grader: error: bad request: {exc}\n"})
+                            + "\n")
+            responses.flush()
+            continue
+        out, err = io.StringIO(), io.StringIO()
+        interrupted = False
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(argv)
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 2
+            except KeyboardInterrupt:
+                code, interrupted = 130, True
+        interrupted = interrupted or code == 130
+        responses.write(json.dumps({"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}) + "\n")
+        responses.flush()
+        if interrupted:
+            return 0
+    return 0
+
+
+def main() -> int:
+    """``python -I -m grader.warm``: serve on stdin and the stdout file descriptor."""
+    responses = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    try:
+        return serve(sys.stdin, responses)
+    except KeyboardInterrupt:
+        return 0
+
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())

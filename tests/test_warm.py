@@ -1,0 +1,113 @@
+"""The warm grader of ``check(fn)`` (grader/warm.py, grader/_warm_server.py): the protocol in
+process with a fake CLI, then the real process: the same report as a grader started per call,
+one process for many checks, a fresh sandboxed child for each (never reused), and a fallback
+when the warm process is gone."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sys
+
+import pytest
+
+from grader import _warm_server
+from grader.warm import WarmGrader
+
+from .conftest import SUBMISSIONS
+
+FAST = ["--max-examples", "2", "--no-shrink"]
+
+
+def _serve(lines, fake, monkeypatch):
+    import grader.cli
+    monkeypatch.setattr(grader.cli, "main", fake)
+    out = io.StringIO()
+    code = _warm_server.serve(io.StringIO("".join(l + "\n" for l in lines)), out)
+    return code, [json.loads(l) for l in out.getvalue().splitlines()]
+
+
+def test_each_request_is_one_cli_run_and_one_answer(monkeypatch):
+    calls = []
+
+    def fake(argv):
+        calls.append(argv)
+        print("report of", argv[1])
+        sys.stderr.write("grader: note: x\n")
+        return 1
+
+    code, answers = _serve([json.dumps({"argv": ["check", "a.py"]}), json.dumps({"argv": ["check", "b.py"]})],
+                           fake, monkeypatch)
+    assert code == 0 and calls == [["check", "a.py"], ["check", "b.py"]]
+    assert answers == [{"code": 1, "stdout": "report of a.py\n", "stderr": "grader: note: x\n"},
+                       {"code": 1, "stdout": "report of b.py\n", "stderr": "grader: note: x\n"}]
+
+
+def test_a_bad_request_is_answered_and_the_next_one_runs(monkeypatch):
+    code, answers = _serve(["not json", json.dumps({"argv": "check"}), json.dumps({"argv": ["check"]})],
+                           lambda argv: 0, monkeypatch)
+    assert [a["code"] for a in answers] == [2, 2, 0] and "bad request" in answers[0]["stderr"]
+
+
+def test_a_usage_error_and_an_interrupt_end_as_the_cli_ends(monkeypatch):
+    def usage(argv):
+        raise SystemExit(2)
+    _, answers = _serve([json.dumps({"argv": ["check", "--nope"]})], usage, monkeypatch)
+    assert answers[0]["code"] == 2
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+    code, answers = _serve([json.dumps({"argv": ["check", "a.py"]}), json.dumps({"argv": ["check", "b.py"]})],
+                           interrupted, monkeypatch)
+    assert code == 0 and [a["code"] for a in answers] == [130]  # answered, then the process ends
+
+
+def _argv(path, out):
+    return ["check", str(path), "--problem", "tied_lm_head", "--format", "json", "--audience", "learner", *FAST]
+
+
+def test_the_warm_process_grades_like_a_grader_per_call_and_stays(tmp_path):
+    import subprocess
+    path = SUBMISSIONS / "wrong_tolerance_softmax.py"
+    once = subprocess.run([sys.executable, "-I", "-m", "grader", *_argv(path, tmp_path)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300)
+    warm = WarmGrader()
+    try:
+        first = warm.run(_argv(path, tmp_path), grace=5)
+        pid = warm.proc.pid
+        second = warm.run(_argv(SUBMISSIONS / "correct_numpy.py", tmp_path), grace=5)
+        assert warm.proc.pid == pid  # one process for both checks
+        assert first is not None and second is not None
+        out, err, code = first
+        assert code == once.returncode == 1
+
+        def verdicts(text):
+            r = json.loads(text)
+            return r["score"], [(c["name"], c["status"]) for c in r["cases"]]
+        assert verdicts(out) == verdicts(once.stdout)
+        assert second[2] == 0 and json.loads(second[0])["passed"]
+        # each check ran its own sandboxed child: the warm process has no child left
+        kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+        assert kids == []
+        # the process is gone (killed): no answer, and the next run starts a new one
+        os.kill(pid, signal.SIGKILL)
+        warm.proc.wait()
+        third = warm.run(_argv(SUBMISSIONS / "correct_numpy.py", tmp_path), grace=5)
+        assert third is not None and third[2] == 0 and warm.proc.pid != pid
+    finally:
+        warm.stop()
+    assert warm.proc is None
+
+
+def test_check_fn_uses_a_grader_per_call_when_warm_is_off(monkeypatch):
+    import grader.notebook_check as nc
+    seen = []
+    monkeypatch.setenv("GRADER_WARM", "0")
+    monkeypatch.setattr(nc, "_run", lambda argv, cwd: (seen.append(argv) or ('{"passed": true, "cases": []}', "", 0)))
+    monkeypatch.setattr(nc, "_warm", lambda: pytest.fail("the warm grader was used"))
+
+    def tied_lm_head(hidden, embedding_matrix):
+        return hidden @ embedding_matrix.T
+    nc.check(tied_lm_head)
+    assert seen and seen[0][1:4] == ["-I", "-m", "grader"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,8 @@ class Assignment:
             factor = _factor(part.points, part.problem.max_score)
             for name, g in part.problem.groups.items():
                 full = f"{part.problem.id}{SEPARATOR}{name}"
-                out[full] = Group(name=full, points=g.points * factor, visibility=_stricter(g.visibility, part.visibility),
+                out[full] = Group(name=full, points=round(g.points * factor, 10),
+                                  visibility=_stricter(g.visibility, part.visibility),
                                   description=g.description)
         return out
 
@@ -174,8 +176,12 @@ def load_assignment(ref: str, problems_dir: str | os.PathLike[str] | None = None
             raise
         except GraderError as exc:
             raise field_error(shown, text, where, str(exc)) from None
-        parts.append(Part(problem=problem, points=float(entry["points"]),
-                          visibility=entry.get("visibility", "visible")))
+        points = float(entry["points"])
+        if not math.isfinite(points):  # YAML's .nan and .inf are numbers the schema lets through
+            raise field_error(shown, text, ["problems", i, "points"], f"points must be a finite number, not {points}")
+        parts.append(Part(problem=problem, points=points, visibility=entry.get("visibility", "visible")))
+    if not sum(p.points for p in parts) > 0:
+        raise SpecError(shown, "problems: every problem is worth 0 points; give at least one problem points")
     functions = [p.problem.function for p in parts]
     twice = sorted({f for f in functions if functions.count(f) > 1})
     if twice:
@@ -198,7 +204,9 @@ def _part_report(part: Part, report: Report) -> tuple[list[GroupScore], list[Cas
                             visibility=part.visibility)], [case], [0.0])
     groups, exact = [], []
     for g in report.groups:
-        groups.append(GroupScore(group=f"{pid}{SEPARATOR}{g.group}", points=g.points * factor, earned=0.0,
+        # rounded to 10 decimals: 0.3 x 4 was 1.2000000000000002 points, of which 1.2 earned
+        # read as a lost point (Gradescope showed a full group as failed)
+        groups.append(GroupScore(group=f"{pid}{SEPARATOR}{g.group}", points=round(g.points * factor, 10), earned=0.0,
                                  passed=g.passed, total=g.total, visibility=_stricter(g.visibility, part.visibility)))
         exact.append(g.points * factor * g.passed / g.total if g.total and g.earned else 0.0)
     cases = [_renamed(c, pid, part.visibility) for c in report.cases]

@@ -72,6 +72,9 @@ def test_the_bundled_assignment_loads_its_three_problems():
     ("id: hw\ntitle: T\nproblems:\n  - {problem: softmax, points: 3}\n  - {problem: softmax, points: 1}\n",
      "named twice"),
     ("id: hw\ntitle: T\nproblems: []\n", "problems"),
+    ("id: hw\ntitle: T\nproblems:\n  - {problem: softmax, points: .nan}\n", "points must be a finite number"),
+    ("id: hw\ntitle: T\nproblems:\n  - {problem: softmax, points: .inf}\n", "points must be a finite number"),
+    ("id: hw\ntitle: T\nproblems:\n  - {problem: softmax, points: 0}\n", "every problem is worth 0 points"),
 ])
 def test_a_bad_assignment_names_the_field_and_line(tmp_path, body, says):
     path = tmp_path / "hw.yaml"
@@ -84,6 +87,21 @@ def test_a_bad_assignment_names_the_field_and_line(tmp_path, body, says):
 def test_an_unknown_assignment_lists_the_known_ones():
     with pytest.raises(GraderError, match="lesson1"):
         load_assignment("lesson2")
+
+
+def test_a_full_group_of_scaled_points_passes_in_gradescope():
+    """0.3 x 4 points was 1.2000000000000002, of which 1.2 earned: Gradescope showed the full
+    group as failed."""
+    a = _assignment(("softmax", 4, "visible"), ("gelu", 6, "visible"))
+    assert 3 * (4 / 10) == 1.2000000000000002
+    soft = _report("softmax", [_case(f"c{i}", "values") for i in range(12)] + [_case("o", "other")],
+                   [("values", 3, 12, 12), ("other", 7, 1, 1)])
+    r = combine(a, "hw.py", [soft, _report("gelu", [_case("g", "g")], [("g", 1, 1, 1)])])
+    tests = {t["name"]: t for t in gradescope.results(r)["tests"]}
+    assert tests["softmax/values"]["status"] == "passed"
+    from grader.reports.common import GroupView
+    assert GroupView(group="g", points=1.2000000000000002, earned=1.2, passed=3, total=3, hidden=False,
+                     failing=[], tallies=[]).ok
 
 
 def test_combine_scales_each_problem_to_its_points_and_rounds_once():
@@ -186,6 +204,33 @@ def test_every_format_groups_the_tests_by_problem():
 
     lines = text.render(r)
     assert "softmax/basic 0/3" in lines and "gelu/g 0/7" in lines
+    # titles name the problem; the properties are JSON a tool can parse
+    assert {e.split("title=")[1].split("::")[0].replace("%3A", ":") for e in errors} == {"softmax: tolerance: 1 case failed",
+                                                                    "gelu: tolerance: 1 case failed"}
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert [x["problem"] for x in json.loads(props["assignment.problems"])] == ["softmax", "gelu"]
+
+
+def test_a_hidden_problems_counts_and_an_import_failure_point_at_their_own_lines():
+    """The learner's annotation of a hidden problem's counts once sat on the first problem's
+    ``def``; an import failure on a ``def`` instead of the import that raised."""
+    a = _assignment(("softmax", 3, "visible"), ("gelu", 7, "hidden"))
+    soft = _report("softmax", [_case("a", "basic")], [("basic", 3, 1, 1)], line=4)
+    gelu = _report("gelu", [_case("a", "g", ok=False, hidden=True)], [("g", 7, 0, 1)], line=9)
+    r = combine(a, "hw.py", [soft, gelu])
+    hidden = [l for l in github.render(r, audience="learner").splitlines() if "hidden cases failed" in l]
+    assert hidden and all("line=9," in l for l in hidden)
+    tally = next(tc for tc in ET.fromstring(junit.render(r, audience="learner")).iter("testcase")
+                 if tc.get("classname") == "gelu/g")
+    assert tally.get("line") == "9"
+    tb = 'Traceback (most recent call last):\n  File "hw.py", line 2, in <module>\n    import nump\n' \
+         "ModuleNotFoundError: No module named 'nump'"
+    broken = Failure(kind="import", message="ModuleNotFoundError: No module named 'nump'", details=[tb])
+    both = combine(a, "hw.py", [_report("softmax", [], [("basic", 3, 0, 0)], failure=broken, line=4),
+                                _report("gelu", [], [("g", 7, 0, 0)], failure=broken, line=9)])
+    assert both.failure is not None
+    first = next(l for l in github.render(both).splitlines() if l.startswith("::error"))
+    assert "line=2," in first
 
 
 def test_the_gradebook_has_a_column_per_problem_and_reads_back(tmp_path):

@@ -139,3 +139,11 @@ def test_a_feedback_page_shows_unsafe_characters_as_escapes():
     page.encode("utf-8")
     assert "\\xe9" in page and "\\u202e" in page and "\\x1b[31m" in page
     assert "\x1b" not in page and "\u202e" not in page
+
+
+def test_the_pages_hidden_count_leaves_out_shrunk_cases():
+    hidden = [{"name": f"h{i}", "status": "passed" if i else "failed", "group": "g", "visibility": "hidden"}
+              for i in range(3)]
+    shrunk = {"name": "shrunk:h0", "status": "failed", "group": "shrunk", "visibility": "hidden", "shrunk": True}
+    page = render_html({"passed": False, "problem": "p", "score": 0, "max_score": 1, "cases": hidden + [shrunk]})
+    assert "hidden cases: 2 of 3 passed" in page

@@ -71,7 +71,8 @@ def _annotations(v: view.ReportView) -> list[tuple[str, str, int]]:
     cases, the commonest first, then the hidden groups with failures."""
     out = []
     if f := v.failure:
-        out.append((f"{f.kind}: the submission could not be graded", "\n".join(common.failure_lines(f, 10)), v.line))
+        out.append((f"{f.kind}: the submission could not be graded", "\n".join(common.failure_lines(f, 10)),
+                    v.failure_line()))
     by_pattern: dict[tuple[str, str | None, str], list] = {}
     for case in v.failing:
         by_pattern.setdefault(pattern_of(v, case), []).append(case)
@@ -91,9 +92,11 @@ def _annotations(v: view.ReportView) -> list[tuple[str, str, int]]:
             more = len(cases) - 1 - MAX_NAMES
             lines.append(f"(and {len(cases) - 1} more case{'s' if len(cases) > 2 else ''} like it: "
                          f"{names}{', ...' if more > 0 else ''})")
-        out.append((f"{kind}: {len(cases)} case{'s' if len(cases) > 1 else ''} failed", "\n".join(lines),
-                    v.line_of(first)))
-    out += [(f"{t.group}: hidden cases failed", t.text, v.line) for t in v.tallies if t.status in ("failed", "error")]
+        problem = v.problem_of(first)  # an assignment's: the title says which problem
+        out.append((f"{problem + ': ' if problem else ''}{kind}: {len(cases)} case{'s' if len(cases) > 1 else ''} "
+                    "failed", "\n".join(lines), v.line_of(first)))
+    out += [(f"{t.group}: hidden cases failed", t.text, v.group_line(t.group))
+            for t in v.tallies if t.status in ("failed", "error")]
     return out
 
 

@@ -23,6 +23,8 @@ told in the text of the case it was shrunk from (``grader.reports.view``).
 """
 from __future__ import annotations
 
+import json
+
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -71,12 +73,21 @@ def _case(suite: ET.Element, v: view.ReportView, case: CaseResult, classname: st
 def _properties(suite: ET.Element, v: view.ReportView, extra: dict[str, Any], prefix: str = "") -> None:
     report = v.report
     props = _el(suite, "properties")
+    def scalar(value: Any) -> Any:
+        """A list of scalars joined with ``,``; anything nested (an assignment's problems) as
+        compact JSON, which tools can parse (a Python repr they cannot); a scalar as it is."""
+        if isinstance(value, (list, tuple)) and all(x is None or isinstance(x, (str, int, float, bool)) for x in value):
+            return ",".join(map(str, value))
+        if isinstance(value, (list, tuple, dict)):
+            return json.dumps(value, separators=(",", ":"), default=str)
+        return value
+
     flat: dict[str, Any] = {}
     for key, value in {**extra, **report.environment}.items():
         if isinstance(value, dict):
-            flat.update({f"{key}.{k}": v for k, v in value.items()})
+            flat.update({f"{key}.{k}": scalar(v) for k, v in value.items()})
         else:
-            flat[key] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+            flat[key] = scalar(value)
     flat.update(score=common.points(report.score), max_score=common.points(report.max_score),
                 cases_passed=v.passed, cases_total=v.total)  # graded cases, hidden ones included
     for name, value in flat.items():
@@ -92,14 +103,14 @@ def _suite(report: Report, name: str, audience: str, timestamp: str | None,
     if report.failure:
         f = report.failure
         tc = _el(suite, "testcase", classname=classprefix + "submission", name=f.kind, time=f"{report.seconds:.6f}",
-                 file=v.file, line=v.line)
+                 file=v.file, line=v.failure_line())
         message = f.message + (f" — hint: {f.hint}" if f.hint else "")
         _outcome(tc, "error", f.kind, common.printable(message, one_line=True), "\n".join(common.failure_lines(f, 40)))
     for case in v.shown:
         _case(suite, v, case, classprefix + case.group)
     for tally in v.tallies:
         tc = _el(suite, "testcase", classname=classprefix + tally.group, name=tally.text, time=f"{tally.seconds:.6f}",
-                 file=v.file, line=v.line)
+                 file=v.file, line=v.group_line(tally.group))
         _outcome(tc, tally.status, "hidden", tally.text, None)
     cases = suite.findall("testcase")
     show = v.show_output

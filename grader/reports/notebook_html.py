@@ -226,7 +226,8 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                 "the largest |got - expected| / allowed per block of the output; over 1 is outside the tolerance"
             out.append(f'<p>Where the output is off, in {_e(c["name"])} ({_e(over)}{_e(what)}):<br>'
                        f'<img alt="error per output element of {_e(c["name"])}" src="data:image/png;base64,{png}"></p>')
-    hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden"]
+    # the graded hidden cases: a shrunk case is extra feedback, counted nowhere
+    hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden" and not c.get("shrunk")]
     if hidden:
         ok = sum(c.get("status") == "passed" for c in hidden)
         out.append(f"<p>hidden cases: {ok} of {len(hidden)} passed</p>")

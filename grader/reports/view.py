@@ -129,6 +129,27 @@ class ReportView:
                 return part["function_line"]
         return None
 
+    def group_line(self, group: str) -> int:
+        """The line an annotation or JUnit testcase of a whole ``group`` (a hidden group's counts)
+        points at: in an assignment's report, the ``def`` of that group's problem (``<problem>/
+        <group>``), else :attr:`line`."""
+        if isinstance(self.environment.get("assignment"), dict) and "/" in group:
+            pid = group.split("/", 1)[0]
+            for part in self.environment["assignment"].get("problems") or []:
+                if isinstance(part, dict) and part.get("problem") == pid and isinstance(part.get("function_line"), int):
+                    return part["function_line"]
+        return self.line
+
+    def failure_line(self) -> int:
+        """The line of the whole-submission failure: the deepest frame of the submission's file in
+        its traceback (the ``import`` that raised, not the ``def`` after it), else :attr:`line`."""
+        f = self.failure
+        if f is None:
+            return self.line
+        probe = CaseResult(name="", group="", status="error", dtype="", rank=0, inputs={}, visibility="visible",
+                           failure=f)
+        return raising_line(probe, self.report.submission) or self.line
+
     def one_line_message(self, case: CaseResult) -> str:
         """The case's message and its hint on one line, ``"3 / 10 elements are outside the
         tolerance — hint: ..."``: what CI test reporters show as a failure's title (they show

@@ -217,7 +217,7 @@ def test_killed_batch_resumes_without_regrading(tmp_path):
 
     result = grade(str(klass), "--jobs", "2", "--out", str(out), "--resume", *FAST)
     assert result.code == 1, result.stderr
-    assert f"({len(before)} already graded)" in result.stderr
+    assert f"({len(before)} graded before: kept unless their files changed" in result.stderr
     lines = (out / "gradebook.csv").read_text().splitlines()
     after = rows_of(out)
     assert len(lines) == 5 and [r["learner"] for r in after] == ["a_ok", "b_syntax", "c_list", "d_ok"]

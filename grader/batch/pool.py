@@ -591,7 +591,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                            and os.environ.get("GRADER_SIBLINGS", "1") != "0")
     sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} "
                      f"with {jobs} job{'s' if jobs != 1 else ''} into {out}"
-                     + (f" ({len(subs) - len(todo)} already graded)" if len(subs) > len(todo) else "")
+                     + (f" ({len(subs) - len(todo)} graded before: kept unless their files changed, which is "
+                        "checked at their turn)" if len(subs) > len(todo) else "")
                      + (f"; seeds derived from the secret ({secret_source})" if secret_source else "") + "\n")
     harden_grader_process()  # adopt what a killed check leaves behind, so it can be reaped
     rows = dict(kept)

@@ -295,6 +295,13 @@ def feedback_line(report: Report, limit: int = 300) -> str:
         parts = [f"passed all {v.total} cases"]
     else:
         parts = [v.counts_text]
+        # an assignment: each problem that lost points, with why when it could not be graded
+        # (a missing function is the learner's own fact, never a hidden case's)
+        for part in (v.environment.get("assignment") or {}).get("problems") or []:
+            if isinstance(part, dict) and not part.get("passed"):
+                why = f": {part['failure']}: {part.get('message') or ''}".rstrip(": ") if part.get("failure") else ""
+                parts.append(f"{part.get('problem')} {common.points(part.get('score') or 0)}/"
+                             f"{common.points(part.get('points') or 0)}{why}")
         if v.summary:
             parts.append(v.summary[0]["text"])
         elif v.failing:

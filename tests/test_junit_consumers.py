@@ -185,3 +185,20 @@ def test_an_exception_points_at_the_line_that_raised():
     assert [x.split(",title=")[0].rsplit("line=", 1)[1] for x in errors] == ["9", "3"]
     r.submission = "other.py"  # the traceback's frames are in no file of this name: the def line
     assert {tc.get("line") for tc in _testcases(junit.render(r, timestamp=STAMP))} == {"3"}
+
+
+def test_the_failure_body_carries_the_hint_its_message_has():
+    """A reader that shows the body (raw output: mikepenz's raw_details, EnricoMi's) lacked the
+    hint of 13 of 90 failures: the pattern's hint was in ``message=`` only."""
+    r = REPORTS["failing"]()
+    # the summary found a hint for the tolerance pattern that empty_row itself does not carry
+    r.summary = [{"kind": "tolerance", "text": "tolerance: 2 cases", "hint": {"text": "accumulate in float32",
+                                                                          "count": 2, "of": 2}}]
+    checked = 0
+    for tc in ET.fromstring(junit.render(r, timestamp=STAMP)).iter("testcase"):
+        el = tc.find("failure")
+        if el is not None and " — hint: " in el.get("message"):
+            hint = el.get("message").split(" — hint: ", 1)[1]
+            assert f"hint: {hint}" in (el.text or ""), tc.get("name")
+            checked += 1
+    assert checked == 2  # worked_example[bfloat16] (its own hint) and empty_row (the pattern's)

@@ -41,9 +41,10 @@ Scores are in points out of the gradebook's ``max_score``, or scaled to ``--poin
 (``score / max_score * N``, 4 decimals) for an LMS assignment worth N points.
 
 ``grader export csv GRADEBOOK.csv [--roster ROSTER.csv]``
-    A generic LMS CSV (``id``, ``name``, ``score``, ``max_score``, ``percent``, ``passed``,
-    ``feedback``), one row per learner: ``id`` is the roster's key value (the learner id
-    without a roster), ``feedback`` the gradebook's one-line message.
+    A generic LMS CSV (``id``, ``name``, ``score``, ``max_score``, ``percent``, ``passed``, then
+    for an assignment's gradebook each problem's points, then ``feedback``), one row per learner:
+    ``id`` is the roster's key value (the learner id without a roster), ``feedback`` the
+    gradebook's one-line message.
 
 The roster is a CSV with a header row, e.g. Canvas's gradebook export (``Gradebook > Export``);
 its ``Points Possible`` row and rows without the key are skipped. A learner (the gradebook's
@@ -343,8 +344,12 @@ def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = No
     """The generic LMS CSV (:data:`GENERIC_COLUMNS`) of gradebook ``rows``, with ids from the
     ``roster`` when given, scores scaled to ``scale`` points. Returns the text and the learners not on
     the roster."""
+    from .batch.gradebook import columns_of
     from .reports.common import csv_cell, points
-    out = [_line(list(GENERIC_COLUMNS))]
+    problems = columns_of(rows)  # an assignment's per-problem points, before feedback (as scaled)
+    head = [*GENERIC_COLUMNS[:-1], *(csv_cell(p) if p not in GENERIC_COLUMNS else f"problem:{p}" for p in problems),
+            GENERIC_COLUMNS[-1]]
+    out = [_line(head)]
     unmatched = []
     for r in sorted(rows, key=lambda r: r.learner):
         ident, name = r.learner, ""
@@ -357,7 +362,10 @@ def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = No
         percent = 100 * r.score / r.max_score if r.max_score else 0.0
         out.append(_line([csv_cell(ident), csv_cell(name), points(scaled(r.score, r.max_score, scale)),
                           points(scale if scale is not None else r.max_score), f"{percent:.1f}",
-                          "true" if r.passed else "false", csv_cell(r.message)]))
+                          "true" if r.passed else "false",
+                          *(points(scaled(r.problems[p], r.max_score, scale)) if p in r.problems else ""
+                            for p in problems),
+                          csv_cell(r.message)]))
     return "".join(out), unmatched
 
 

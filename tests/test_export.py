@@ -214,3 +214,14 @@ def test_blackboard_export_quotes_every_cell_and_heads_an_existing_column_by_id(
     assert table == [["Last Name", "First Name", "Username", "Student ID", "HW"], ["Liddell", "Alice", "alice",
                                                                                     "S-001", "20"]]
     assert code == 1  # bob and mallory are not on that roster
+
+
+def test_generic_csv_keeps_an_assignments_per_problem_points(tmp_path, capsys):
+    rows = [gradebook.Row("alice", "a.py", False, 7, 10, ["import"], 1.0, "tied_lm_head 0/4: import",
+                          problems={"embedding_lookup": 3, "masked_mean_pool": 3, "tied_lm_head": 0})]
+    book = tmp_path / "gradebook.csv"
+    gradebook.write_gradebook(book, rows, ["embedding_lookup", "masked_mean_pool", "tied_lm_head"])
+    code, out, _ = run(["export", "csv", book, "--points", "100"], capsys)
+    table = list(csv.DictReader(io.StringIO(out)))
+    assert list(table[0])[-4:] == ["embedding_lookup", "masked_mean_pool", "tied_lm_head", "feedback"]
+    assert (table[0]["score"], table[0]["embedding_lookup"], table[0]["tied_lm_head"]) == ("70", "30", "0")

@@ -97,7 +97,8 @@ def _read_no_follow(real: str, path: str | None = None) -> tuple[bytes | None, s
     if data is not None:
         return data, None
     if kind == "directory":
-        raise GraderError(f"submission {path!r} is a directory; give a .py file")
+        raise GraderError(f"submission {path!r} is a directory; give a .py file or an .ipynb notebook "
+                          "(grader grade takes a learner's folder)")
     if kind == "symlink" and detail:
         return None, f"the submission {path}: {detail}; the grader does not follow links"
     if kind == "symlink":

@@ -27,7 +27,7 @@ SETTINGS_FORMAT = 1
 #: the settings of a run that decide its grades (:func:`grade_settings`), in the order a refusal
 #: names them, each with the name it is given there
 SETTING_NAMES = {
-    "problem": "--problem", "spec": "the problem's spec and reference (SHA-256)", "grader": "grader version",
+    "problem": "--problem", "spec": "the problem's (or assignment's) spec and reference (SHA-256)", "grader": "grader version",
     "seed": "--seed", "seed_secret": "seed secret used", "max_examples": "--max-examples",
     "framework": "--framework", "timeout": "--timeout", "total_timeout": "--total-timeout",
     "hard_timeout": "--hard-timeout", "memory_mb": "--memory-mb", "sandbox": "--sandbox",

@@ -41,6 +41,7 @@ class WarmGrader:
     def __init__(self) -> None:
         self.proc: subprocess.Popen[str] | None = None
         self.folder: str | None = None
+        self.environ: dict[str, str] = {}  # the environment it was started with
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -48,6 +49,7 @@ class WarmGrader:
     def start(self) -> None:
         """Start ``python -I -m grader._warm_server`` from an empty folder of its own."""
         self.folder = tempfile.mkdtemp(prefix="grader-warm-")
+        self.environ = dict(os.environ)
         self.proc = subprocess.Popen([sys.executable, "-I", "-m", "grader._warm_server"], cwd=self.folder,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, encoding="utf-8", start_new_session=True, bufsize=1)
@@ -76,7 +78,9 @@ class WarmGrader:
         """
         import signal
 
-        if not self.alive():
+        if not self.alive() or self.environ != dict(os.environ):
+            # a kernel that changed its environment (GRADER_PROBLEMS_DIR, GRADER_CACHE_DIR...)
+            # gets a grader that reads the new one, as a grader per call would
             self.stop()
             try:
                 self.start()
@@ -93,13 +97,18 @@ class WarmGrader:
         try:
             line = proc.stdout.readline()
         except KeyboardInterrupt:
-            with contextlib.suppress(OSError):
-                proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            self.stop()
+            try:  # a second interrupt while it ends must not keep the process (and its stale answer)
+                with contextlib.suppress(OSError):
+                    proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            finally:
+                if self.proc is proc:
+                    with contextlib.suppress(OSError):
+                        proc.kill()
+                    self.stop()
             raise
         try:
             answer: dict[str, Any] = json.loads(line)

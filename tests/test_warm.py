@@ -111,3 +111,45 @@ def test_check_fn_uses_a_grader_per_call_when_warm_is_off(monkeypatch):
         return hidden @ embedding_matrix.T
     nc.check(tied_lm_head)
     assert seen and seen[0][1:4] == ["-I", "-m", "grader"]
+
+
+def test_a_changed_environment_gets_a_new_warm_grader(tmp_path, monkeypatch):
+    """GRADER_PROBLEMS_DIR set after the first check was ignored by the warm process: warm and
+    per-call checks disagreed. A changed environment now starts a new one."""
+    warm = WarmGrader()
+    path = SUBMISSIONS / "correct_numpy.py"
+    try:
+        assert warm.run(_argv(path, tmp_path), grace=5)[2] == 0
+        pid = warm.proc.pid
+        assert warm.run(_argv(path, tmp_path), grace=5)[2] == 0 and warm.proc.pid == pid
+        monkeypatch.setenv("GRADER_SOMETHING_NEW", "1")
+        assert warm.run(_argv(path, tmp_path), grace=5)[2] == 0 and warm.proc.pid != pid
+    finally:
+        warm.stop()
+
+
+def test_an_interrupt_while_it_ends_leaves_no_process_behind(monkeypatch):
+    """A second interrupt (stop pressed twice) escaped the wait and kept the process, whose
+    stale answer the next check then read."""
+    import subprocess as sp
+    warm = WarmGrader()
+    warm.proc = sp.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdin=sp.PIPE, stdout=sp.PIPE,
+                         text=True)
+    warm.environ = dict(os.environ)
+    calls = {"n": 0}
+
+    def readline():
+        raise KeyboardInterrupt
+
+    def wait(timeout=None):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyboardInterrupt  # the second press, while it ends
+        return original_wait(timeout=timeout)
+    original_wait = warm.proc.wait
+    monkeypatch.setattr(warm.proc.stdout, "readline", readline)
+    monkeypatch.setattr(warm.proc, "wait", wait)
+    proc = warm.proc
+    with pytest.raises(KeyboardInterrupt):
+        warm.run(["check", "x.py"], grace=1)
+    assert warm.proc is None and proc.poll() is not None

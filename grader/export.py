@@ -185,6 +185,9 @@ def read_roster(path: str, key: str) -> Roster:
     if not lines:
         raise GraderError(f"--roster {path!r} is empty; give a CSV with a header row (e.g. Canvas's gradebook export)")
     columns = [c.strip() for c in lines[0]]
+    twice = sorted({c for c in columns if c and columns.count(c) > 1})
+    if twice:  # which of two "Username" columns is the student's? refuse to guess
+        raise GraderError(f"--roster {path!r} has the column {twice[0]!r} twice; keep one")
     column = KEYS.get(key, key)
     if column not in columns:
         raise GraderError(f"--roster {path!r} has no column {column!r} (its columns: {', '.join(columns[:8])}); "
@@ -291,6 +294,17 @@ def canvas_csv(rows: list[Any], roster: Roster, assignment: str,
             out.append(_line([csv_cell(student.get(c, "")) for c in CANVAS_COLUMNS]
                              + [fmt(scaled(r.score, r.max_score, points))]))
     return "".join(out), unmatched
+
+
+def escaped_keys(text: str, roster: Roster | None) -> list[str]:
+    """The roster key values the export had to write with a leading ``'`` (they start like a
+    spreadsheet formula: ``=``, ``+``, ``-``, ``@``): the LMS will not match those students, so
+    the instructor is told (:func:`cmd_export`)."""
+    from .reports.common import csv_cell
+    if roster is None:
+        return []
+    return [row[roster.key] for row in roster.rows if csv_cell(row[roster.key]) != row[roster.key]
+            and csv_cell(row[roster.key]) in text]
 
 
 def _identity(rows: list[Any], roster: Roster | None, columns: tuple[str, ...],
@@ -434,6 +448,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         text, unmatched = generic_csv(rows, roster, args.points)
     write_output(text, args.out)
+    for value in escaped_keys(text, roster):
+        notes.append(f"warning: the roster's {roster.key} {value!r} starts like a spreadsheet formula, so it "  # type: ignore[union-attr]
+                     f"is written as {chr(39) + value!r}: the LMS will not match that student; enter the grade "
+                     "by hand, or edit that cell of the file")
     for note in notes:
         sys.stderr.write(printable(f"grader: {note}", one_line=True) + "\n")
     if roster is not None:

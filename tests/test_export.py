@@ -124,6 +124,7 @@ BAD = [
      "has 2 assignments titled 'HW 3'"),
     (["export", "blackboard", "{book}", "--roster", "{roster}", "--key", "login", "--assignment", "x"],
      "Blackboard matches students by Username"),
+    (["export", "csv", "{book}", "--roster", "{twocols}"], "has the column 'Username' twice"),
 ]
 
 
@@ -132,9 +133,11 @@ def test_bad_input_exits_2_with_one_error_line(argv, message, files, capsys):
     book, roster, tmp = files
     (tmp / "dup.csv").write_text("Student,SIS Login ID\nA,alice\nB,ALICE \n")
     (tmp / "binary.csv").write_bytes(b"\xff\xfe\x00bad")
+    (tmp / "twocols.csv").write_text("Username,Student ID,Username\nalice,1,dup\n")
     (tmp / "twice.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,HW 3 (1),HW 3 (2)\nA,1,2,alice,S,,\n")
     code, out, err = run([a.format(book=book, roster=roster, tmp=tmp, dup=tmp / "dup.csv",
-                                   binary=tmp / "binary.csv", twice=tmp / "twice.csv") for a in argv], capsys)
+                                   binary=tmp / "binary.csv", twice=tmp / "twice.csv", twocols=tmp / "twocols.csv")
+                          for a in argv], capsys)
     errors = [line for line in err.splitlines() if line.startswith("grader: error: ")]
     assert code == 2 and len(errors) == 1 and message in errors[0] and err.endswith(errors[0] + "\n"), err
     assert "Traceback" not in err
@@ -225,3 +228,14 @@ def test_generic_csv_keeps_an_assignments_per_problem_points(tmp_path, capsys):
     table = list(csv.DictReader(io.StringIO(out)))
     assert list(table[0])[-4:] == ["embedding_lookup", "masked_mean_pool", "tied_lm_head", "feedback"]
     assert (table[0]["score"], table[0]["embedding_lookup"], table[0]["tied_lm_head"]) == ("70", "30", "0")
+
+
+def test_a_key_that_had_to_be_escaped_is_named_since_the_lms_will_not_match_it(tmp_path, capsys):
+    """A login '-jdoe' is written as "'-jdoe" (never a formula), which Blackboard cannot match:
+    the instructor is told which student to enter by hand."""
+    book = tmp_path / "gradebook.csv"
+    gradebook.write_gradebook(book, [gradebook.Row("-jdoe", "x.py", True, 1, 1, [], 1)])
+    (tmp_path / "bb.csv").write_text("Last Name,First Name,Username,Student ID\nDoe,J,-jdoe,7\n")
+    code, out, err = run(["export", "blackboard", book, "--roster", tmp_path / "bb.csv", "--assignment", "HW"], capsys)
+    assert code == 0 and "\"'-jdoe\"" in out
+    assert "the roster's Username '-jdoe' starts like a spreadsheet formula" in err and "by hand" in err

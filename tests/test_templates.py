@@ -681,6 +681,7 @@ def run_prairielearn(root: Path, files: dict[str, str], **env: str) -> dict:
 
 def test_prairielearn_run_sh_grades_right_and_wrong(tmp_path):
     right = run_prairielearn(tmp_path / "a", {"solution.py": CORRECT})
+    assert (tmp_path / "a" / "results" / "results.json").stat().st_mode & 0o777 == 0o644
     assert right["gradable"] is True and right["score"] == 1.0 and right["message"].startswith("PASS")
     wrong = run_prairielearn(tmp_path / "b", {"solution.py": WRONG})
     assert wrong["gradable"] is True and 0 <= wrong["score"] < 1 and wrong["message"].startswith("FAIL")

@@ -98,6 +98,7 @@ cat "$errors" >&2
 # 0 passed, 1 failed: results.json is written; 2 with results.json: the file could not be read
 # and results.json says why. Anything else: the grader itself could not run.
 if [ $status -le 1 ] && [ -s "$RESULTS" ] || { [ $status -eq 2 ] && [ -s "$RESULTS" ]; }; then
+  chmod 644 "$RESULTS"  # the grader writes its files private (0600); this one is for PrairieLearn to read
   exit 0
 fi
 why="$(grep '^grader' "$errors" | tail -n 1)"

@@ -137,8 +137,20 @@ def _global_names(fn: types.FunctionType, source: str) -> list[str]:
         if definition.returns is not None:
             evaluated.append(definition.returns)
         outer = {n.id for node in evaluated for n in ast.walk(node) if isinstance(n, ast.Name)}
+    # a name the function binds itself (``from math import erf`` inside it: ``erf`` is in
+    # co_names for the import, yet a local) is no global, unless a decorator or default uses it
+    local = _local_names(fn.__code__)
     ordered = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
-    return list(dict.fromkeys(n for n in ordered if n in looked_up or n in outer))
+    return list(dict.fromkeys(n for n in ordered if (n in looked_up and n not in local) or n in outer))
+
+
+def _local_names(code: types.CodeType) -> set[str]:
+    """The local variables of a code object and of the code nested in it."""
+    names = set(code.co_varnames) | set(code.co_cellvars)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _local_names(const)
+    return names
 
 
 def _import_line(name: str, value: Any) -> str | None:

@@ -85,6 +85,19 @@ def test_from_imports_and_tuple_constants():
     assert _run_source(source, "uses_constants")(1) == (1, "logits", (2, (3, None)), 1.0)
 
 
+def imports_inside(x):
+    from math import erf
+    import math as m
+    return erf(x) + m.pi
+
+
+def test_a_name_the_function_imports_itself_is_no_global():
+    """``from math import erf`` inside the function was refused ("uses the name 'erf', which
+    is not defined in the notebook"), though the error for a global ufunc advises exactly that."""
+    source = build_source(imports_inside)
+    assert _run_source(source, "imports_inside")(0.0) == math.pi
+
+
 def test_a_decorated_function_is_sent_with_its_decorator():
     source = build_source(decorated)
     assert "import functools" in source and "def _traced(f):" in source and "@_traced" in source

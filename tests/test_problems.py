@@ -33,16 +33,24 @@ POOL = load_problem(ROOT / "problems" / "masked_mean_pool.yaml")
 TIED = load_problem(ROOT / "problems" / "tied_lm_head.yaml")
 NUMPY = ("float16", "float32", "float64")
 JAX = ("bfloat16", "float16", "float32", "float64")
-#: tied_lm_head's NumPy case set with seed 0 before issue 10 (grader check submissions/correct_numpy.py
-#: --format json, environment.cases_digest): the spec format grew, its cases must not move
-TIED_DIGEST_NUMPY = "28bd866e729d2a8193a28697e970d12b708feceadf8a530a09f0fb70fa1e63bc"
-TIED_DIGEST_JAX = "e7bca563aa4ac1de25abee83361d9946045106de46b6e59e36b951144cdbed63"
+#: tied_lm_head's case sets with seed 0 (grader check submissions/correct_numpy.py --format json,
+#: environment.cases_digest): the spec format grows, its cases must not move. Issue 20 moved one
+#: case on purpose, real_size (64 rows -> 16: NumPy has no float16 BLAS); every other case is
+#: bit-identical to the set before issue 10 (the digests without real_size were the same before
+#: and after that change: 043c42a5... and 4c91848d... measured on both specs)
+TIED_DIGEST_NUMPY = "b5aad9aa708e26360341b05674164b7765062760d06ca4d856915ae029be7734"
+TIED_DIGEST_JAX = "f378d1756bfbaab4a0cb917463d607ef7b43fa497e2c0fc57916deea7b44ffa1"
+TIED_DIGEST_NUMPY_BUT_REAL_SIZE = "043c42a5c7a24e6b1e4fc73513072528e3f1967a9df15d558ed9c8db9b4820ff"
+TIED_DIGEST_JAX_BUT_REAL_SIZE = "4c91848d619bb339b47968488c6dc128ebd0512ab927b2f0a9e446f84d53539e"
 
 
 # -- cases by parameter kind -------------------------------------------------------------------------
 def test_tied_lm_head_cases_are_bit_identical_to_before():
-    assert cases_digest(fixed_cases(TIED, NUMPY, 0) + generated_cases(TIED, NUMPY, 0, 36)) == TIED_DIGEST_NUMPY
-    assert cases_digest(fixed_cases(TIED, JAX, 0) + generated_cases(TIED, JAX, 0, 36)) == TIED_DIGEST_JAX
+    for dtypes, whole, but_real in ((NUMPY, TIED_DIGEST_NUMPY, TIED_DIGEST_NUMPY_BUT_REAL_SIZE),
+                                    (JAX, TIED_DIGEST_JAX, TIED_DIGEST_JAX_BUT_REAL_SIZE)):
+        cases = fixed_cases(TIED, dtypes, 0) + generated_cases(TIED, dtypes, 0, 36)
+        assert cases_digest(cases) == whole
+        assert cases_digest([c for c in cases if not c.name.startswith("real_size")]) == but_real
 
 
 def test_integer_ids_are_never_cast_and_stay_in_their_domain():

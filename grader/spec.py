@@ -505,17 +505,7 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
     """
     path = Path(path)
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(shown, f"cannot read the spec: {exc.strerror or exc}") from None
-    try:
-        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (SafeLoader or its libyaml twin)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(shown, f"not valid YAML: {problem}",
-                        line=mark.line + 1 if mark else None) from None
+    text, data = read_yaml(path, "spec")
     if not isinstance(data, dict):
         raise SpecError(shown, "the spec must be a YAML mapping (id: ..., title: ..., ...)")
 

@@ -68,7 +68,7 @@ def _case(suite: ET.Element, v: view.ReportView, case: CaseResult, classname: st
              file=v.file, line=v.line_of(case))  # the line that raised, for an exception
     if case.status != "passed":  # message and hint in one line: the consumers' titles show only it
         body = v.case_text(case)
-        hint = v.hint_of(case) or next(iter(v.hints_for([case])), None)
+        hint = v.best_hint(case)
         if hint and f"hint: {hint}" not in body:  # the pattern's hint: in the body too (raw output)
             body = f"hint: {hint}\n{body}"
         _outcome(tc, case.status, common.kind(case), v.one_line_message(case), body)

@@ -123,7 +123,10 @@ class ReportView:
     def part_line(self, case: CaseResult) -> int | None:
         """In an assignment's report, the ``def`` line of the function of ``case``'s problem
         (each part's ``function_line``), else None."""
-        pid = self.problem_of(case)
+        return self._def_line(self.problem_of(case))
+
+    def _def_line(self, pid: str) -> int | None:
+        """The ``function_line`` of problem ``pid``'s part in ``environment.assignment``, or None."""
         for part in (self.environment.get("assignment") or {}).get("problems") or [] if pid else []:
             if isinstance(part, dict) and part.get("problem") == pid and isinstance(part.get("function_line"), int):
                 return part["function_line"]
@@ -134,10 +137,7 @@ class ReportView:
         points at: in an assignment's report, the ``def`` of that group's problem (``<problem>/
         <group>``), else :attr:`line`."""
         if isinstance(self.environment.get("assignment"), dict) and "/" in group:
-            pid = group.split("/", 1)[0]
-            for part in self.environment["assignment"].get("problems") or []:
-                if isinstance(part, dict) and part.get("problem") == pid and isinstance(part.get("function_line"), int):
-                    return part["function_line"]
+            return self._def_line(group.split("/", 1)[0]) or self.line
         return self.line
 
     def failure_line(self) -> int:
@@ -156,8 +156,12 @@ class ReportView:
         only JUnit's ``message`` attribute). The hint is the case's own, its shrunk case's, or
         the one found for its failure pattern (:meth:`hints_for`)."""
         message = case.failure.message if case.failure else case.status
-        hint = self.hint_of(case) or next(iter(self.hints_for([case])), None)
+        hint = self.best_hint(case)
         return common.printable(message + (f" — hint: {hint}" if hint else ""), one_line=True)
+
+    def best_hint(self, case: CaseResult) -> str | None:
+        """The hint shown with ``case``: its own, its shrunk case's, else its failure pattern's."""
+        return self.hint_of(case) or next(iter(self.hints_for([case])), None)
 
     def case_text(self, case: CaseResult, max_details: int | None = 20) -> str:
         """``common.case_text`` of ``case``, followed by its shrunk case (when one was found)."""

@@ -55,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -314,16 +315,25 @@ def _lock_folder() -> str:
 
 
 def _processes_by_uid() -> dict[int, list[int]]:
-    """The pids of every process by uid, each listed under its real, effective, saved and
-    file-system uids (one pass over /proc)."""
+    """The pids of every live process by uid, each listed under its real, effective, saved and
+    file-system uids (one pass over /proc). Zombies are left out: they run nothing and hold no
+    memory, and their parent (the grader, as a subreaper) reaps them."""
     found: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
+        state, uids = "", []
         try:
             with open(f"/proc/{entry}/status") as fh:
-                uids = next(line.split()[1:] for line in fh if line.startswith("Uid:"))
-        except (OSError, StopIteration):
+                for line in fh:
+                    if line.startswith("State:"):
+                        state = (line.split() + [""])[1]
+                    elif line.startswith("Uid:"):
+                        uids = line.split()[1:]
+                        break
+        except OSError:
+            continue
+        if state == "Z" or not uids:
             continue
         for uid in {int(u) for u in uids if u.isdigit()}:
             found.setdefault(uid, []).append(int(entry))
@@ -331,21 +341,38 @@ def _processes_by_uid() -> dict[int, list[int]]:
 
 
 def processes_of(uid: int) -> list[int]:
-    """The pids of the processes whose real, effective, saved or file-system uid is ``uid``."""
+    """The pids of the live (not zombie) processes whose real, effective, saved or file-system
+    uid is ``uid``."""
     return _processes_by_uid().get(uid, [])
 
 
-def _kill_user(uid: int) -> None:
-    """SIGKILL every process of ``uid`` (a sandbox user's leftovers), a few rounds."""
-    for _ in range(5):
+#: how long :func:`_kill_user` waits for a sandbox user's processes to be gone, in seconds
+KILL_WAIT = 10.0
+
+
+def _kill_user(uid: int, wait: float = KILL_WAIT) -> bool:
+    """SIGKILL every process of ``uid`` (a sandbox user's leftovers) until none is left; whether
+    none is.
+
+    SIGKILL is only pending until the process runs again: on a busy machine a niced sandbox
+    process can take a while to exit, and its descendants are re-parented only when it has. The
+    grader waits for that (polling every 10 ms, at most ``wait`` seconds) so that it never exits,
+    or gives the uid to the next check, while a sandbox process is still alive. Each round kills
+    what is listed, so a fork bomb ends: a process with SIGKILL pending cannot fork.
+    """
+    deadline = time.monotonic() + wait
+    while True:
         pids = processes_of(uid)
         if not pids:
-            return
+            return True
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
 
 
 def _hold(folder: str, uid: int) -> int | None:

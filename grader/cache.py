@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from . import parsing
 from .version import __version__
 from .cachedir import cache_root  # noqa: F401 - re-exported: grader.cache.cache_root
 from .cases import Case
@@ -204,7 +205,23 @@ def case_key(problem: Problem, seed: int, count: int, dtypes: tuple[str, ...]) -
 
 
 def load_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | None:
-    """The cached cases with their exact outputs and scales, or None on a miss or a bad file."""
+    """The cached cases with their exact outputs and scales, or None on a miss or a bad file.
+
+    NumPy parses each array's ``.npy`` header with ``ast.literal_eval``, so the read holds
+    :data:`grader.parsing.AST_LOCK` and is tried again on CPython 3.11's interleaving error
+    (gh-106905: threads of ``grader validate`` read the cache at once).
+    """
+    for attempt in range(parsing.RETRIES + 1):
+        try:
+            with parsing.AST_LOCK:
+                return _read_cases(key)
+        except SystemError as exc:
+            if not parsing.is_interleaving_error(exc) or attempt == parsing.RETRIES:
+                raise
+    return None
+
+
+def _read_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | None:
     root = cache_root()
     if root is None:
         return None

@@ -35,8 +35,9 @@ import os
 import re
 import stat
 import sys
-import threading
 from dataclasses import dataclass, field
+
+from . import parsing
 
 MAX_FILES = 32                 # siblings taken along at most
 MAX_FILE_BYTES = 1 << 20       # largest sibling (the main file's own cap)
@@ -238,24 +239,15 @@ def _read(dir_fd: int, name: str) -> tuple[bytes | None, str]:
                   "too_large": f"larger than {MAX_FILE_BYTES >> 20} MiB"}.get(kind, "not a regular file")
 
 
-#: one ``ast.parse`` at a time in this process (:func:`parse`)
-_PARSE_LOCK = threading.Lock()
-
-
 def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse(source, filename)``, one call at a time in the process.
-
-    CPython 3.11 keeps the AST converter's recursion count per interpreter, not per thread: two
-    threads parsing at once (``grader validate`` grades its mistakes in a thread pool) could
-    interleave and fail a valid file with ``SystemError: AST constructor recursion depth
-    mismatch`` (CPython gh-106905; seen in CI). Every parse of learner or mistake source in the
-    grader goes through here.
+    """``ast.parse(source, filename)``, one conversion at a time in the process
+    (:func:`grader.parsing.parse`: CPython 3.11's gh-106905). Every parse of learner or mistake
+    source in the grader goes through here.
 
     Raises:
         SyntaxError, ValueError, RecursionError, MemoryError: as ``ast.parse``.
     """
-    with _PARSE_LOCK:
-        return ast.parse(source, filename)
+    return parsing.parse(source, filename)
 
 
 def _parse(data: bytes) -> ast.AST | None:

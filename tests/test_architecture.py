@@ -19,7 +19,7 @@ PACKAGE = ROOT / "grader"
 #: new module is placed on purpose.
 LAYERS: list[tuple[str, ...]] = [
     # records and leaves: what every stage may read
-    ("grader.version", "grader.errors", "grader.cachedir", "grader.dtypes", "grader.results", "grader.protocol", "grader.cleanup",
+    ("grader.version", "grader.parsing", "grader.errors", "grader.cachedir", "grader.dtypes", "grader.results", "grader.protocol", "grader.cleanup",
      "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child",
      "grader.frameworks", "grader.frameworks.*"),
     # the problem: spec, parameter kinds, cases, tolerance models, hint ideas

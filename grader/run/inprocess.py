@@ -11,11 +11,11 @@ shrinking, hints and reports, and for outcomes scripted by a test (a function ma
 from __future__ import annotations
 
 import time
-import traceback
 from typing import Any, Callable
 
 import numpy as np
 
+from .. import parsing
 from ..cases import Case
 from ..protocol import DTYPE_WHITELIST
 from ..results import CallOutcome, ImportOutcome
@@ -78,10 +78,10 @@ class InProcessExecutor:
             result = self.fn(*args, **kwargs)  # type: ignore[misc]
         except MemoryError as exc:
             return CallOutcome("memory", message="MemoryError: the submission ran out of memory",
-                               traceback="".join(traceback.format_exception(exc)), seconds=time.perf_counter() - t0)
+                               traceback=parsing.format_exception(exc), seconds=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - the function's exception is data
             return CallOutcome("exception", message=f"{type(exc).__name__}: {exc}"[:2000],
-                               traceback="".join(traceback.format_exception(exc)),
+                               traceback=parsing.format_exception(exc),
                                error_types=[c.__name__ for c in type(exc).__mro__][:32],
                                seconds=time.perf_counter() - t0)
         seconds = time.perf_counter() - t0

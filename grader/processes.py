@@ -19,6 +19,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Callable
 
 #: the script the submission's process runs (``python -I CHILD_SCRIPT ...``)
 CHILD_SCRIPT = Path(__file__).with_name("_child.py")
@@ -62,6 +63,18 @@ def all_pids() -> list[int]:
         return [int(e) for e in os.listdir("/proc") if e.isdigit()]
     except OSError:
         return []
+
+
+def is_alive(pid: int, state: str) -> bool:
+    """Whether the process ``pid`` (its /proc ``state`` letter) still runs anything: not a
+    zombie, or a zombie thread-group leader some of whose threads have not exited yet (the
+    leader of a killed multi-threaded process, JAX's or NumPy's, exits before its threads)."""
+    if state != "Z":
+        return True
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
 
 
 def descendants(root: int) -> list[int]:
@@ -197,30 +210,71 @@ class ProcessRegistry:
             prctl(PR_SET_DUMPABLE, 1)
             self.whole_process = False
 
-    def reap_orphans(self, keep: set[int] | None = None) -> int:
-        """SIGKILL and reap the grader's leftover child processes not in ``keep``; how many.
+    def reap_orphans(self, keep: set[int] | None = None, wait: float | None = None) -> int:
+        """SIGKILL the grader's leftover child processes not in ``keep`` and everything below
+        them, and reap them, until none is alive; how many signals were sent.
 
         With the subreaper flag set, a submission's double-forked or setsid'd descendants become
         this process's children once their parents die, so this finds them too. Tracked
-        children are kept. Only processes the grader started are killed
-        (:meth:`started_by_grader`), or every child after :meth:`harden`.
+        children (and what runs below them) are kept. Only processes the grader started are
+        killed (:meth:`started_by_grader`), or every child after :meth:`harden`.
+
+        SIGKILL is only pending until a process runs again: on a busy machine a dying niced
+        sandbox process, or a sandbox being started when the check ended, can take a while, and
+        its descendants become this process's children only once it is gone. So this is a
+        barrier: it polls every 10 ms until no such process is alive (zombies are reaped), for
+        at most ``wait`` seconds (:data:`ORPHAN_WAIT`), and the CLI calls it before it exits:
+        nothing a check started outlives it (CI at load 7 found a sandbox process re-parented to
+        the caller after the grader had exited).
         """
         with self._lock:
             keep = set(keep or ()) | set(self._tracked)
-        me, killed = os.getpid(), 0
-        for _ in range(20):
-            found = []
-            for pid in all_pids():
-                if pid in keep:
-                    continue
-                fields = proc_stat(pid)
-                if fields is not None and int(fields[1]) == me and (self.whole_process
-                                                                    or self.started_by_grader(pid, fields)):
-                    found.append(pid)
-            if not found:
-                break
-            killed += kill_and_reap(found)
-        return killed
+        return kill_orphan_trees(lambda pid, fields: pid not in keep and (
+            self.whole_process or self.started_by_grader(pid, fields)), ORPHAN_WAIT if wait is None else wait)
+
+
+def kill_orphan_trees(select: Callable[[int, list[str]], bool], wait: float) -> int:
+    """SIGKILL this process's children that ``select(pid, stat_fields)`` picks, and every process
+    below them, polling every 10 ms until none of them is alive (zombie children are reaped) or
+    ``wait`` seconds have passed; how many signals were sent. The barrier of
+    :meth:`ProcessRegistry.reap_orphans` and ``Worker.kill``."""
+    import time
+
+    me, killed = os.getpid(), 0
+    deadline = time.monotonic() + wait
+    while True:
+        table: dict[int, list[str]] = {}
+        children: dict[int, list[int]] = {}
+        for pid in all_pids():
+            fields = proc_stat(pid)
+            if fields is not None:
+                table[pid] = fields
+                children.setdefault(int(fields[1]), []).append(pid)
+        mine = [pid for pid in children.get(me, ()) if select(pid, table[pid])]
+        below, todo = [], list(mine)
+        while todo:
+            for kid in children.get(todo.pop(), ()):
+                below.append(kid)
+                todo.append(kid)
+        live = [pid for pid in mine + below if is_alive(pid, table[pid][0])]
+        for pid in live:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        for pid in mine:                 # only these pids: never another child's exit status
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except (ChildProcessError, OSError):
+                pass
+        if (not live and not mine) or time.monotonic() > deadline:
+            return killed
+        time.sleep(0.01)
+
+
+#: how long :meth:`ProcessRegistry.reap_orphans` waits for the grader's leftovers to be gone (s)
+ORPHAN_WAIT = 10.0
 
 
 #: this process's registry (signals and the subreaper flag are per process, so it is too)

@@ -50,9 +50,9 @@ from . import protocol
 from .options import Limits  # noqa: F401 - re-exported
 from .results import CallOutcome, ImportOutcome  # noqa: F401 - the executor's records, re-exported
 
-from .processes import (CHILD_SCRIPT, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REGISTRY,  # noqa: F401 - re-exported
+from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REGISTRY,  # noqa: F401 - re-exported
                         ProcessRegistry, all_pids, child_environment, cpu_seconds, descendants, environ_has,
-                        harden_grader_process, is_subreaper, kill_and_reap, prctl, proc_stat, reap_orphans, track_child,
+                        harden_grader_process, is_subreaper, kill_and_reap, kill_orphan_trees, prctl, proc_stat, reap_orphans, track_child,
                         track_marker, untrack_child)
 
 
@@ -615,21 +615,16 @@ class Worker:
             self._workdir = None
 
     def _sweep_orphans(self, pid: int) -> None:
-        """Kill and reap the grader's children that are orphans of this run (subreaper only)."""
+        """Kill and reap the grader's children that are orphans of this run, and everything below
+        them, until none is alive (subreaper only; ``grader.processes.kill_orphan_trees``)."""
         if not is_subreaper():
             return
-        me, marker = os.getpid(), f"GRADER_RUN={self.token}".encode()
-        for _ in range(5):
-            found = []
-            for other in all_pids():
-                fields = proc_stat(other)
-                if fields is None or int(fields[1]) != me or REGISTRY.is_tracked(other):
-                    continue
-                if int(fields[2]) == pid or int(fields[3]) == pid or environ_has(other, marker):
-                    found.append(other)
-            if not found:
-                return
-            kill_and_reap(found)
+        marker = f"GRADER_RUN={self.token}".encode()
+
+        def ours(other: int, fields: list[str]) -> bool:
+            return not REGISTRY.is_tracked(other) and (
+                int(fields[2]) == pid or int(fields[3]) == pid or environ_has(other, marker))
+        kill_orphan_trees(ours, ORPHAN_WAIT)
 
     def _export_jax_cache(self) -> int:
         """Take the child's JAX cache entries back into :attr:`jax_store`; how many were stored.

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import GraderError
+from .processes import is_alive
 
 TIERS = ("bwrap", "unshare", "rlimits", "none")
 NAMESPACE_TIERS = ("bwrap", "unshare")
@@ -316,8 +317,9 @@ def _lock_folder() -> str:
 
 def _processes_by_uid() -> dict[int, list[int]]:
     """The pids of every live process by uid, each listed under its real, effective, saved and
-    file-system uids (one pass over /proc). Zombies are left out: they run nothing and hold no
-    memory, and their parent (the grader, as a subreaper) reaps them."""
+    file-system uids (one pass over /proc). Zombies are left out (they run nothing and hold no
+    memory, and their parent, the grader as a subreaper, reaps them), unless some of their
+    threads still run (``grader.processes.is_alive``)."""
     found: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -333,7 +335,7 @@ def _processes_by_uid() -> dict[int, list[int]]:
                         break
         except OSError:
             continue
-        if state == "Z" or not uids:
+        if not uids or not is_alive(int(entry), state):
             continue
         for uid in {int(u) for u in uids if u.isdigit()}:
             found.setdefault(uid, []).append(int(entry))

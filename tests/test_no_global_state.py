@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -107,6 +108,33 @@ def test_reap_orphans_kills_what_a_run_of_the_grader_left():
         for p in (left, other):
             p.kill()
             p.wait()
+
+
+def test_reap_orphans_kills_what_runs_below_a_leftover_and_waits_until_it_is_gone():
+    """A leftover's own children die with it, even ones that carry no marker (they would be
+    re-parented away once it is gone), and the sweep returns only when none is alive."""
+    runner.track_marker("test-run-below")
+    spawn = ("import os, subprocess, sys, time\n"
+             "env = {k: v for k, v in os.environ.items() if k != 'GRADER_RUN'}\n"
+             "kid = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], env=env)\n"
+             "print(kid.pid, flush=True)\n"
+             "time.sleep(60)\n")
+    left = subprocess.Popen([sys.executable, "-c", spawn], env=dict(os.environ, GRADER_RUN="test-run-below"),
+                            stdout=subprocess.PIPE, start_new_session=True)
+    grandchild = int(left.stdout.readline())
+    try:
+        assert runner.reap_orphans() >= 2
+        assert left.poll() is not None
+        state = (Path(f"/proc/{grandchild}/stat").read_text().rsplit(")", 1)[1].split() or ["?"])[0] \
+            if Path(f"/proc/{grandchild}").exists() else "gone"
+        assert state in ("gone", "Z"), f"the leftover's child is still {state}"
+    finally:
+        left.kill()
+        left.wait()
+        try:
+            os.kill(grandchild, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def test_no_module_imports_another_modules_private_names():

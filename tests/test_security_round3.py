@@ -191,6 +191,40 @@ def test_a_fork_tree_of_the_sandbox_user_is_gone_when_its_uid_is_released():
         proc.wait(timeout=30)
 
 
+@ROOT_ONLY
+def test_a_sandbox_process_whose_main_thread_exited_is_still_killed_before_its_uid_is_released():
+    """A process's main thread can exit on its own (raw ``SYS_exit``) while another thread keeps
+    running: /proc then shows the leader as a zombie. Counting zombies as gone let such a thread
+    outlive ``release()`` and share its uid with the next learner."""
+    import subprocess
+    user = sandbox.SandboxUser.take()
+    code = ("import ctypes, sys, threading, time\n"
+            "threading.Thread(target=lambda: time.sleep(60)).start()\n"
+            "print('ready', flush=True)\n"
+            "ctypes.CDLL(None).syscall(60, 0)\n")          # SYS_exit of the main thread alone (x86-64)
+    python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+    if python is None:
+        user.release()
+        pytest.skip("no system Python the sandbox user may run (the venv's lives under /root)")
+    proc = subprocess.Popen([python, "-I", "-c", code], user=user.uid, group=user.uid, extra_groups=[],
+                            stdout=subprocess.PIPE, text=True, cwd="/")
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 30
+        while (Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+               and time.monotonic() < deadline):
+            time.sleep(0.01)
+        assert len(os.listdir(f"/proc/{proc.pid}/task")) == 2, "the main thread did not exit alone"
+        assert sandbox.processes_of(user.uid) == [proc.pid]
+        user.release()
+        assert sandbox.processes_of(user.uid) == []
+        assert proc.wait(timeout=30) == -9
+    finally:
+        user.release()
+        proc.kill()
+        proc.wait(timeout=30)
+
+
 # -- class 2: an unconfined process inside the sandbox -----------------------------------------------
 EVERY_PROCESS = """
 import os

@@ -145,6 +145,28 @@ def sweep_stale(folder: str | None = None) -> int:
     return removed
 
 
+def remove_own_folders(folder: str | None = None) -> int:
+    """Remove the submission folders (:data:`STALE_PREFIXES`) this process made in ``folder``
+    (the temp folder) that are still there; how many were removed.
+
+    For the end of a CLI command, after every process it started is gone
+    (``grader.processes.ProcessRegistry.reap_orphans``): each worker removes its own folder when
+    it is killed, and this is the barrier behind that, so that no working folder of a check (what
+    a submission wrote) outlives the command even when a removal met a process still dying.
+    Never call it while a check of this process still runs (a notebook kernel's)."""
+    folder = folder or tempfile.gettempdir()
+    mine = tuple(f"{prefix}{os.getpid()}-" for prefix in STALE_PREFIXES)
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if name.startswith(mine) and remove_tree(os.path.join(folder, name)):
+            removed += 1
+    return removed
+
+
 class PrivateFolder:
     """A new folder only this process's user may enter (``tempfile.mkdtemp``), removed with
     :func:`remove_tree` by :meth:`cleanup`: a stand-in for ``tempfile.TemporaryDirectory`` for
@@ -169,4 +191,4 @@ class PrivateFolder:
         self.cleanup()
 
 
-__all__ = ["PrivateFolder", "remove_tree", "sweep_stale"]
+__all__ = ["PrivateFolder", "remove_own_folders", "remove_tree", "sweep_stale"]

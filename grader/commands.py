@@ -19,6 +19,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``grader check``: grade one file, write the report, return 0/1."""
     from .check import SEED_SECRET_ENV, check_submission, read_submission
     from .reports import reporter
+    from .cleanup import remove_own_folders
     from .runner import harden_grader_process, reap_orphans
 
     opts = options_from_args(args)  # a bad seed secret is bad input: exit 2 before anything runs
@@ -59,6 +60,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             report = check_submission(args.submission, problem, opts)
     finally:
         reap_orphans()
+        remove_own_folders()
     module = reporter(args.format)
     if args.format == "text":  # for a person: colour and width of the terminal, if it is one
         stream = None if args.output else sys.stdout
@@ -98,6 +100,7 @@ def cmd_problems(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``grader validate``: check a problem (``grader.validate``); 0 valid, 1 invalid."""
+    from .cleanup import remove_own_folders
     from .runner import harden_grader_process, reap_orphans
     from .validate import render_json, render_text, resolve_spec, validate_problem
 
@@ -107,5 +110,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
         result = validate_problem(path, jobs=args.jobs, sandbox=args.sandbox)
     finally:
         reap_orphans()
+        remove_own_folders()
     write_output((render_json if args.format == "json" else render_text)(result), None)
     return EXIT_PASSED if result.valid else EXIT_FAILED

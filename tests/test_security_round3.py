@@ -399,6 +399,21 @@ def test_a_deep_tree_in_the_working_folder_is_removed(tmp_path, tier):
     assert not os.path.exists(workdir)
 
 
+def test_a_command_removes_every_working_folder_of_its_own_that_is_left(tmp_path):
+    """The barrier behind each worker's own removal: at the end of a command, every submission
+    folder named with this process's pid goes (whatever it holds); other processes' stay."""
+    from grader import cleanup
+    me, other = os.getpid(), os.getpid() + 1
+    for name in (f"grader-run-{me}-a", f"grader-sub-{me}-b", f"grader-run-{other}-c", "grader-run-x", "keep"):
+        (tmp_path / name).mkdir()
+    (tmp_path / f"grader-run-{me}-a" / "jit_big-0-cache").write_bytes(b"\0" * 1024)
+    (tmp_path / f"grader-run-{me}-a" / "deep" / "er").mkdir(parents=True)
+    os.symlink("/etc/passwd", tmp_path / f"grader-run-{me}-a" / "jit_link-0-cache")
+    assert cleanup.remove_own_folders(str(tmp_path)) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"grader-run-{other}-c", "grader-run-x", "keep"])
+    assert Path("/etc/passwd").exists()
+
+
 def test_remove_tree_handles_depth_links_and_locked_folders(tmp_path):
     from grader.cleanup import remove_tree
     top = tmp_path / "top"

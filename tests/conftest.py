@@ -1,8 +1,10 @@
 """Shared fixtures: paths, and a helper that runs the grader CLI as a learner or CI would."""
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,7 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # One cache folder for the whole session (never the user's ~/.cache): cases, expected values
 # and JAX compilations made by one test are reused by the next, as on a learner's machine.
-os.environ.setdefault("GRADER_CACHE_DIR", tempfile.mkdtemp(prefix="grader-test-cache-"))
+# Made by the process that imports this first (pytest's controller; its xdist workers inherit
+# the variable) and removed when that process exits: each run used to leave one in /tmp per
+# worker, tens of MB each.
+if "GRADER_CACHE_DIR" not in os.environ:
+    os.environ["GRADER_CACHE_DIR"] = tempfile.mkdtemp(prefix="grader-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GRADER_CACHE_DIR"], True)
 SUBMISSIONS = ROOT / "submissions"
 PROBLEMS = ROOT / "problems"
 

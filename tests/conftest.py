@@ -148,17 +148,32 @@ SHARES_A_VALIDATION = {"test_tied_lm_head_has_an_oracle_and_ten_mistakes_each_ca
                        "test_a_pack_problem_validates_the_same_through_the_cli": "softmax"}
 
 
-def pytest_collection_modifyitems(config, items):
-    """Each test file runs on one worker (its module and session fixtures are built once), as
-    ``--dist loadfile`` did, except :data:`SPREAD`: one group per parameter, so that the bundled
-    problems' validations run on both workers."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        if item.originalname in SPREAD:
-            group = f"validate-{item.callspec.params['problem_id']}"
-        elif item.originalname in SHARES_A_VALIDATION:
-            group = f"validate-{SHARES_A_VALIDATION[item.originalname]}"
-        else:
-            group = item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test: its file (its module and session fixtures are built once,
+    on one worker), except :data:`SPREAD`, one unit per parameter (the bundled problems'
+    validations run on both workers), which :data:`SHARES_A_VALIDATION` joins."""
+    path, _, rest = nodeid.partition("::")
+    name, _, param = rest.partition("[")
+    if name in SPREAD:
+        return f"validate-{param.rstrip(']')}"
+    if name in SHARES_A_VALIDATION:
+        return f"validate-{SHARES_A_VALIDATION[name]}"
+    return path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (.ci/run) schedules by :func:`work_unit`.
+
+    It used to mark each test with an ``xdist_group``, which xdist 3.8 turns into a node id
+    suffix through ``item._nodeid``; pytest 9 reads node ids from elsewhere, so the marks were
+    silently ignored and every file's tests were spread over both workers, each building the
+    module's fixtures again (the adversarial batch of test_security.py, 100 s, ran twice).
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+    return ByWorkUnit(config, log)

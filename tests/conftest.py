@@ -161,6 +161,24 @@ def work_unit(nodeid: str) -> str:
     return path
 
 
+#: the work units that take longest (``--durations`` of .ci/run), handed out first so that no worker
+#: starts one of them when the other is nearly done: the rest follow in collection order
+LONGEST_FIRST = ("tests/test_security.py", "tests/test_corpus_verdicts.py", "tests/test_slurm.py",
+                 "validate-", "tests/test_templates.py", "tests/test_multifile.py",
+                 "tests/test_security_round3.py", "tests/test_problems.py", "tests/test_batch.py")
+
+
+def _priority(unit: str) -> int:
+    return next((i for i, u in enumerate(LONGEST_FIRST) if unit.startswith(u)), len(LONGEST_FIRST))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Order the tests by :data:`LONGEST_FIRST` of their work unit (stable: a file's own order is
+    kept), the order in which ``--dist loadgroup`` hands the units out."""
+    if config.getvalue("dist") == "loadgroup" or os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: _priority(work_unit(item.nodeid)))
+
+
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` (.ci/run) schedules by :func:`work_unit`.
 
@@ -172,6 +190,8 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False      # the collection's order (LONGEST_FIRST), not unit sizes
 
     class ByWorkUnit(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:

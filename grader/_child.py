@@ -151,8 +151,9 @@ _NR = {
     "socketpair": (53, 199), "fcntl": (72, 25), "ioctl": (16, 29), "openat2": (437, 437),
     "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
     "open": (2, None), "openat": (257, 56), "creat": (85, None), "mkdir": (83, None), "mkdirat": (258, 34),
+    "prctl": (157, 167),
 }
-_SPECIAL = ("clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+_SPECIAL = ("prctl", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "chmod", "fchmod", "fchmodat", "fchmodat2", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
             "sched_setscheduler", "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
@@ -168,6 +169,9 @@ SOCK_STREAM, SOCK_SEQPACKET = 1, 5
 S_ISUID_ISGID = 0o6000
 F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETPIPE_SZ = 8, 10, 15, 1031
 FIOSETOWN, SIOCSPGRP, TIOCSTI = 0x8901, 0x8902, 0x5412
+#: prctl options the submission may not use: its parent-death signal (clearing it let the child
+#: outlive a grader killed with SIGKILL), its dumpability and who may ptrace it
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER = 1, 4, 0x59616D61
 # which argument holds the mode of the file-creating and mode-changing calls
 _MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1,
              "mkdir": 1, "mkdirat": 2}
@@ -196,7 +200,9 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     and ``ioprio_set`` unless they name this process by pid): without a PID namespace (the
     ``rlimits`` tier) they reach every process of the same user, and neither Landlock nor the
     rest of this filter stops them (a ``prlimit64`` of RLIMIT_CPU killed the grader).
-    ``clone3`` and ``openat2`` give ENOSYS so that libc falls back to ``clone`` and ``openat``,
+    ``prctl`` ``PR_SET_PDEATHSIG``, ``PR_SET_DUMPABLE`` and ``PR_SET_PTRACER`` (a child that
+    cleared its parent-death signal and hid the grader's end from its watch thread outlived a
+    grader killed with SIGKILL, in every tier). ``clone3`` and ``openat2`` give ENOSYS so that libc falls back to ``clone`` and ``openat``,
     whose arguments a filter can see. Another architecture's syscalls (and x32) are denied.
 
     Raises:
@@ -240,6 +246,7 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
                              (0x06, 0, 0, errno(EAFNOSUPPORT))])
     prog += block("socketpair", [ld_arg(1), (0x54, 0, 0, 0xF), (0x15, 2, 0, SOCK_STREAM),
                                  (0x15, 1, 0, SOCK_SEQPACKET), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
+    prog += block("prctl", deny_if_in(0, (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER), EPERM))
     prog += block("fcntl", deny_if_in(1, (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ), EPERM))
     prog += block("ioctl", deny_if_in(1, (FIOSETOWN, SIOCSPGRP, TIOCSTI), EPERM))
     for name, arg in _MODE_ARG.items():

@@ -110,19 +110,23 @@ def remove_tree(path: str) -> bool:
 
 #: the temporary folders the grader makes for submissions: their names carry the maker's pid
 STALE_PREFIXES = ("grader-run-", "grader-sub-")
-_swept = False
+_swept: set[tuple[str | None, tuple[int, int] | None]] = set()
 
 
-def sweep_stale(folder: str | None = None) -> int:
+def sweep_stale(folder: str | None = None, sandbox_uids: tuple[int, int] | None = None) -> int:
     """Remove the submission folders (:data:`STALE_PREFIXES` + ``<pid>-``) in ``folder`` (the
     temp folder) whose grader is gone (killed with SIGKILL, so it never cleaned up: a private
     copy of a learner's source, a working folder with what the submission wrote); once per
-    process. Only folders of this process's user are touched. Returns how many were removed."""
-    global _swept
-    if _swept:
+    process and range. Only folders of this process's user are touched, and, for a root grader
+    that gives ``sandbox_uids`` (start, count: ``grader.sandbox``'s range), folders owned by one
+    of those uids (a working folder is chowned to its check's sandbox user, so a root grader's
+    sweep used to leave every one of them). Returns how many were removed."""
+    key = (folder, sandbox_uids)
+    if key in _swept:
         return 0
-    _swept = True
+    _swept.add(key)
     folder = folder or tempfile.gettempdir()
+    me = os.geteuid()
     removed = 0
     try:
         names = os.listdir(folder)
@@ -140,7 +144,9 @@ def sweep_stale(folder: str | None = None) -> int:
             st = os.lstat(path)
         except OSError:
             continue
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and remove_tree(path):
+        owned = st.st_uid == me or (me == 0 and sandbox_uids is not None
+                                    and sandbox_uids[0] <= st.st_uid < sandbox_uids[0] + sandbox_uids[1])
+        if stat.S_ISDIR(st.st_mode) and owned and remove_tree(path):
             removed += 1
     return removed
 
@@ -176,8 +182,8 @@ class PrivateFolder:
         name: the folder's absolute path.
     """
 
-    def __init__(self, prefix: str) -> None:
-        sweep_stale()
+    def __init__(self, prefix: str, sandbox_uids: tuple[int, int] | None = None) -> None:
+        sweep_stale(sandbox_uids=sandbox_uids)
         self.name = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
 
     def cleanup(self) -> bool:

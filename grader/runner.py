@@ -84,6 +84,78 @@ class _CpuExceeded(Exception):
     """The child used more CPU time than the step allowed (raised by :meth:`Worker._watch_cpu`)."""
 
 
+#: folders a path relative to a held descriptor goes down at most (255-byte names: below PATH_MAX)
+_ANCHOR_LEVELS = 15
+#: descriptors :func:`folder_usage` holds at most before it calls the folder too big to measure
+_MAX_ANCHORS = 256
+
+
+def folder_usage(folder: str, max_entries: int) -> tuple[int, int]:
+    """(bytes allocated, entries) under ``folder``, breadth first, links never followed; the
+    count stops once it passes ``max_entries``.
+
+    No path it uses is longer than :data:`_ANCHOR_LEVELS` names below a held folder descriptor:
+    a walk by full paths could not open anything past PATH_MAX (4096 bytes), so a submission
+    that wrote 960 MiB in 20,000 files below 17 folders of 255-character names went unseen by
+    the fallback tier's disk watch and passed. A tree that would need more than
+    :data:`_MAX_ANCHORS` descriptors at once counts as over ``max_entries``.
+    """
+    import collections
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        top = os.open(folder, flags)
+    except OSError:
+        return 0, 0
+    refs = {top: 1}                      # held descriptor -> queued folders below it
+
+    def release(fd: int) -> None:
+        refs[fd] -= 1
+        if not refs[fd]:
+            del refs[fd]
+            os.close(fd)
+
+    queue = collections.deque([(top, ".", 0)])
+    used = count = 0
+    try:
+        while queue:
+            anchor, rel, levels = queue.popleft()
+            try:
+                here = os.open(rel, flags, dir_fd=anchor)
+            except OSError:
+                release(anchor)
+                continue
+            if levels >= _ANCHOR_LEVELS:             # deep enough: paths start again from here
+                release(anchor)
+                anchor, rel, levels = os.dup(here), ".", 0
+                refs[anchor] = 1
+                if len(refs) > _MAX_ANCHORS:
+                    os.close(here)
+                    return used, max_entries + 1
+            try:
+                with os.scandir(here) as it:
+                    for entry in it:
+                        count += 1
+                        try:
+                            used += entry.stat(follow_symlinks=False).st_blocks * 512
+                            is_dir = entry.is_dir(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        if is_dir:
+                            refs[anchor] += 1
+                            queue.append((anchor, os.path.join(rel, entry.name), levels + 1))
+                        if count > max_entries:
+                            return used, count
+            except OSError:
+                pass
+            finally:
+                os.close(here)
+            release(anchor)
+    finally:
+        for fd in refs:
+            os.close(fd)
+    return used, count
+
+
 class _DiskWatch(threading.Thread):
     """Measures a host working folder every :attr:`POLL` seconds and SIGKILLs the child's process
     group once it holds more than ``max_bytes`` (allocated blocks) or ``max_files`` entries.
@@ -101,19 +173,11 @@ class _DiskWatch(threading.Thread):
         self._stop_flag = threading.Event()
 
     def usage(self) -> tuple[int, int]:
-        """(bytes allocated, entries) under the folder; links are not followed."""
-        from .siblings import walk_tree  # os.walk recursed: a deep enough tree killed this thread
-
-        used, count = 0, 0
-        for top, dirs, files in walk_tree(self.folder):
-            for name in dirs + files:
-                count += 1
-                try:
-                    used += os.lstat(os.path.join(top, name)).st_blocks * 512
-                except OSError:
-                    pass
-                if count > self.max_files:
-                    return used, count
+        """(bytes allocated, entries) under the folder (:func:`folder_usage`), plus what the
+        child's unlinked open files hold."""
+        used, count = folder_usage(self.folder, self.max_files)
+        if count > self.max_files:
+            return used, count
         return used + self.unlinked(), count
 
     def unlinked(self) -> int:
@@ -282,17 +346,19 @@ class Worker:
         Returns None once started, or an ``ImportOutcome("crash")`` if the process could not start.
         """
         from .cleanup import PrivateFolder
-        from .sandbox import SandboxUser, needs_user
+        from .sandbox import SandboxUser, needs_user, uid_range
 
         prctl(PR_SET_DUMPABLE, 0)  # whoever uses the runner: the child must not read this process
         self._started = time.monotonic()
-        self._workdir = PrivateFolder("grader-run-")
+        sandboxed = self.wrap is not None and hasattr(self.wrap, "policy")
+        wants_user = sandboxed and needs_user(self.wrap.tier)
+        # a killed root grader's working folders belong to their sandbox users: its sweep needs the range
+        self._workdir = PrivateFolder("grader-run-", sandbox_uids=uid_range() if wants_user else None)
         workdir = self._workdir.name
         inside = workdir
         policy: dict[str, Any] = {"tier": "none"}
         seed = self.jax_store if self.jax_store and os.path.isdir(self.jax_store) else None
-        sandboxed = self.wrap is not None and hasattr(self.wrap, "policy")
-        if sandboxed and needs_user(self.wrap.tier):
+        if wants_user:
             self.user = SandboxUser.take()    # GraderError when none is free: the machine's fault
             os.chown(workdir, self.user.uid, self.user.gid)   # the rlimits tier works there
             for folder in self.shared:

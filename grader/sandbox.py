@@ -281,7 +281,12 @@ ENV_UIDS = "GRADER_SANDBOX_UIDS"
 UID_START, UID_COUNT = 0x7A000000, 4096
 
 
-def _uid_range() -> tuple[int, int]:
+def uid_range() -> tuple[int, int]:
+    """The sandbox users' host uids: (first, how many), from :data:`ENV_UIDS` or the default.
+
+    Raises:
+        GraderError: :data:`ENV_UIDS` is malformed or out of range.
+    """
     raw = os.environ.get(ENV_UIDS, "").strip()
     if not raw:
         return UID_START, UID_COUNT
@@ -437,7 +442,7 @@ class SandboxUser:
         """Hold a free uid of the range (see the class docstring)."""
         import pwd
         import secrets as _secrets
-        start, count = _uid_range()
+        start, count = uid_range()
         folder = _lock_folder()
         _sweep_unheld(folder, start, count)          # every unheld uid's leftovers, this one's too
         first = _secrets.randbelow(count)

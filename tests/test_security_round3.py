@@ -225,6 +225,33 @@ def test_a_sandbox_process_whose_main_thread_exited_is_still_killed_before_its_u
         proc.wait(timeout=30)
 
 
+PDEATHSIG = """
+import ctypes
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    libc = ctypes.CDLL(None, use_errno=True)
+    out = []
+    for option, arg in ((1, 0), (4, 1), (0x59616D61, -1)):   # PDEATHSIG 0, DUMPABLE 1, PTRACER any
+        rc = libc.prctl(option, arg, 0, 0, 0)
+        out += [rc, ctypes.get_errno() if rc != 0 else 0]
+    return np.array(out, dtype=np.int64)
+"""
+
+
+@pytest.mark.parametrize("tier", ["rlimits", *NAMESPACE_OK])
+def test_the_submission_cannot_clear_its_parent_death_signal(tmp_path, tier):
+    """A child that cleared its parent-death signal (and hid the grader's end from its watch
+    thread) outlived a grader killed with SIGKILL in every tier; the filter refuses it, and
+    re-enabling dumpability or naming a ptracer."""
+    sub = write_submission(tmp_path, PDEATHSIG)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    assert [int(x) for x in out.result] == [-1, 1] * 3, f"{tier}: (rc, errno) per option: {out.result}"
+
+
 # -- class 2: an unconfined process inside the sandbox -----------------------------------------------
 EVERY_PROCESS = """
 import os
@@ -412,6 +439,34 @@ def test_a_command_removes_every_working_folder_of_its_own_that_is_left(tmp_path
     assert cleanup.remove_own_folders(str(tmp_path)) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"grader-run-{other}-c", "grader-run-x", "keep"])
     assert Path("/etc/passwd").exists()
+
+
+def test_the_disk_watch_sees_what_lies_past_path_max(tmp_path):
+    """Below 17 folders of 255-character names every full path is past PATH_MAX: the fallback
+    tier's disk watch, which walked full paths, saw nothing there, and a submission wrote 960 MiB
+    in 20,000 files and passed."""
+    from grader.runner import folder_usage
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i in range(17):
+            name = chr(ord("a") + i) * 255
+            os.mkdir(name, dir_fd=fd)
+            deeper = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+        for j in range(40):
+            out = os.open(f"hidden{j}", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
+            os.write(out, b"x" * 65536)
+            os.close(out)
+    finally:
+        os.close(fd)
+    used, entries = folder_usage(str(tmp_path), 10_000)
+    assert entries == 17 + 40
+    assert used >= 40 * 65536
+    assert folder_usage(str(tmp_path), 20) == (folder_usage(str(tmp_path), 20)[0], 21)   # stops past the cap
+    before = len(os.listdir("/proc/self/fd"))
+    folder_usage(str(tmp_path), 10_000)
+    assert len(os.listdir("/proc/self/fd")) == before                                  # no descriptor kept
 
 
 def test_remove_tree_handles_depth_links_and_locked_folders(tmp_path):
@@ -653,7 +708,7 @@ def test_no_capability_is_left_in_any_set(tmp_path, tier):
 
 def test_folders_a_killed_grader_left_are_swept(tmp_path, monkeypatch):
     from grader import cleanup
-    monkeypatch.setattr(cleanup, "_swept", False)
+    monkeypatch.setattr(cleanup, "_swept", set())
     dead = tmp_path / "grader-sub-999999999-abc"
     (dead / "tmp" / "class").mkdir(parents=True)
     (dead / "tmp" / "class" / "bob.py").write_text("secret")
@@ -664,6 +719,26 @@ def test_folders_a_killed_grader_left_are_swept(tmp_path, monkeypatch):
     assert cleanup.sweep_stale(str(tmp_path)) == 1
     assert not dead.exists() and alive.exists() and other.exists()
     assert cleanup.sweep_stale(str(tmp_path)) == 0          # once per process
+
+
+@ROOT_ONLY
+def test_a_killed_root_graders_working_folder_owned_by_its_sandbox_user_is_swept(tmp_path, monkeypatch):
+    """A root grader chowns each working folder to the check's sandbox user; one killed with
+    SIGKILL left them all, since the sweep took only folders of its own user."""
+    from grader import cleanup
+    monkeypatch.setattr(cleanup, "_swept", set())
+    start, count = sandbox.uid_range()
+    left = tmp_path / "grader-run-999999999-abc"
+    (left / "deep").mkdir(parents=True)
+    (left / "deep" / "jit_big-0-cache").write_bytes(b"\0" * 4096)
+    for path in (left, left / "deep", left / "deep" / "jit_big-0-cache"):
+        os.chown(path, start + 7, start + 7)
+    stranger = tmp_path / "grader-run-999999998-def"
+    stranger.mkdir()
+    os.chown(stranger, start - 1, start - 1)               # not a sandbox user's: never touched
+    assert cleanup.sweep_stale(str(tmp_path)) == 0 and left.exists()     # without the range: as before
+    assert cleanup.sweep_stale(str(tmp_path), sandbox_uids=(start, count)) == 1
+    assert not left.exists() and stranger.exists()
 
 
 def test_a_dtype_left_out_by_a_stopped_run_is_not_said_to_pass():

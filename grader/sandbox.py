@@ -382,6 +382,43 @@ def _kill_user(uid: int, wait: float = KILL_WAIT) -> bool:
         time.sleep(0.01)
 
 
+#: the watchdog of one sandbox user (:meth:`SandboxUser._start_watchdog`): ``python -I -S -c``
+#: with the uid as its argument; waits for end of input, then SIGKILLs every process of that uid
+#: until none is alive (10 s at most), then exits (releasing the uid's lock it inherited)
+_WATCHDOG = """
+import os, signal, sys, time
+uid = sys.argv[1]
+while os.read(0, 4096):
+    pass
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/" + entry + "/status") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                continue
+            state = next((l.split()[1] for l in lines if l.startswith("State:")), "Z")
+            uids = next((l.split()[1:] for l in lines if l.startswith("Uid:")), [])
+            try:
+                alive = state != "Z" or len(os.listdir("/proc/" + entry + "/task")) > 1
+            except OSError:
+                alive = False
+            if uid in uids and alive:
+                found.append(int(entry))
+    if not found:
+        break
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    time.sleep(0.01)
+"""
+
+
 def _hold(folder: str, uid: int) -> int | None:
     """An exclusive ``flock`` on ``uid``'s lock file in ``folder``: its descriptor, or None when
     another check holds it (or the file cannot be opened)."""
@@ -436,6 +473,38 @@ class SandboxUser:
     def __init__(self, uid: int, fd: int) -> None:
         self.uid = self.gid = uid
         self._fd: int | None = fd
+        self._watchdog: subprocess.Popen | None = None
+        self._watchdog_pipe: int | None = None
+        self._start_watchdog()
+
+    def _start_watchdog(self) -> None:
+        """A root process outside the sandbox that kills this uid's processes once the grader is
+        gone (the end of a pipe only the grader holds), holding the uid's lock until it has.
+
+        A parent-death signal does not cross uids: the kernel checks the sender's right to kill,
+        and bubblewrap's outer process (root, its capabilities dropped) may not signal the
+        sandbox user, so a child in the bwrap tier outlived a grader killed with SIGKILL (only
+        the next check's sweep ended it). The watchdog keeps the lock file's description open,
+        so no other check can take the uid until it is done. Where it cannot start, the sweep of
+        the next check (:func:`_sweep_unheld`) remains.
+        """
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return
+        try:
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(self.uid)], stdin=read_end,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(self._fd,),
+                start_new_session=True, cwd="/", env={})
+        except OSError:
+            os.close(write_end)
+            return
+        finally:
+            os.close(read_end)
+        self._watchdog_pipe = write_end
+        from .processes import track_child
+        track_child(self._watchdog.pid)
 
     @classmethod
     def take(cls) -> "SandboxUser":
@@ -467,6 +536,18 @@ class SandboxUser:
         if self._fd is None:
             return
         _kill_user(self.uid)
+        if self._watchdog_pipe is not None:     # the watchdog finds nothing left and lets go of the lock
+            os.close(self._watchdog_pipe)
+            self._watchdog_pipe = None
+        if self._watchdog is not None:
+            from .processes import untrack_child
+            try:
+                self._watchdog.wait(timeout=KILL_WAIT + 5)
+            except subprocess.TimeoutExpired:
+                self._watchdog.kill()
+                self._watchdog.wait()
+            untrack_child(self._watchdog.pid)
+            self._watchdog = None
         os.close(self._fd)
         self._fd = None
 

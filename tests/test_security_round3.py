@@ -252,6 +252,75 @@ def test_the_submission_cannot_clear_its_parent_death_signal(tmp_path, tier):
     assert [int(x) for x in out.result] == [-1, 1] * 3, f"{tier}: (rc, errno) per option: {out.result}"
 
 
+OUTLIVES = """
+import os, sys, time
+import numpy as np
+r, w = os.pipe()
+os.dup2(r, int(sys.argv[1]))          # the child's watch thread now waits on a pipe nobody closes
+while True:
+    time.sleep(0.2)
+
+def tied_lm_head(hidden, embedding_matrix):
+    return hidden @ embedding_matrix.T
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("tier", ["rlimits", *NAMESPACE_OK])
+def test_a_child_does_not_outlive_a_grader_killed_with_sigkill(tmp_path, tier):
+    """The parent-death signal does not cross uids (bubblewrap's outer process, capabilities
+    dropped, may not signal the sandbox user): a bwrap-tier child that blinded its watch thread
+    outlived a grader killed with SIGKILL until another check's sweep. Each sandbox user now has
+    a watchdog outside the sandbox that kills its processes once the grader is gone."""
+    import signal
+    import subprocess
+    import sys
+    sub = write_submission(tmp_path, OUTLIVES)
+    grader = subprocess.Popen([sys.executable, "-m", "grader", "check", str(sub), "--problem", "tied_lm_head",
+                               "--format", "json", "--output", str(tmp_path / "r.json"), "--no-shrink",
+                               "--timeout", "60", "--total-timeout", "120"],
+                              env={**os.environ, "GRADER_SANDBOX_TIER": tier}, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def children() -> list[int]:
+        mark = f"grader-sub-{grader.pid}-".encode()
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and mark in Path(f"/proc/{entry}/cmdline").read_bytes() \
+                        and b"_child.py" in Path(f"/proc/{entry}/cmdline").read_bytes() \
+                        and int(entry) != grader.pid and min(_uids(int(entry))) > 0:
+                    found.append(int(entry))
+            except OSError:
+                pass
+        return found
+    try:
+        deadline = time.monotonic() + 120
+        while not children() and time.monotonic() < deadline and grader.poll() is None:
+            time.sleep(0.05)
+        left = children()
+        assert left, "the submission's process never started as its sandbox user"
+        time.sleep(1)   # past its import: the watch thread has started and been blinded
+        os.kill(grader.pid, signal.SIGKILL)     # the grader alone, as an outer time limit or the OOM killer would
+        grader.wait()
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{p}").exists() and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                  != "Z" for p in left if Path(f"/proc/{p}").exists()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        alive = [p for p in left if Path(f"/proc/{p}").exists()
+                 and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+        assert not alive, f"{tier}: the child outlived its grader by 30 s"
+    finally:
+        for p in children():
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        if grader.poll() is None:
+            grader.kill()
+            grader.wait()
+
+
 # -- class 2: an unconfined process inside the sandbox -----------------------------------------------
 EVERY_PROCESS = """
 import os

@@ -235,6 +235,9 @@ def tied_lm_head(hidden, embedding_matrix):
     for option, arg in ((1, 0), (4, 1), (0x59616D61, -1)):   # PDEATHSIG 0, DUMPABLE 1, PTRACER any
         rc = libc.prctl(option, arg, 0, 0, 0)
         out += [rc, ctypes.get_errno() if rc != 0 else 0]
+    with open("big", "wb") as fh:                        # in the working folder
+        rc = libc.fallocate(fh.fileno(), 0, ctypes.c_long(0), ctypes.c_long(1 << 20))
+        out += [rc, ctypes.get_errno() if rc != 0 else 0]
     return np.array(out, dtype=np.int64)
 """
 
@@ -243,13 +246,14 @@ def tied_lm_head(hidden, embedding_matrix):
 def test_the_submission_cannot_clear_its_parent_death_signal(tmp_path, tier):
     """A child that cleared its parent-death signal (and hid the grader's end from its watch
     thread) outlived a grader killed with SIGKILL in every tier; the filter refuses it, and
-    re-enabling dumpability or naming a ptracer."""
+    re-enabling dumpability or naming a ptracer; and ``fallocate`` (instant allocation got ahead
+    of the fallback tier's disk watch by 1,152 MiB in 28 ms)."""
     sub = write_submission(tmp_path, PDEATHSIG)
     with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
         assert w.start().status == "ok"
         out = w.call(INPUTS)
     assert out.status == "ok", out.message
-    assert [int(x) for x in out.result] == [-1, 1] * 3, f"{tier}: (rc, errno) per option: {out.result}"
+    assert [int(x) for x in out.result] == [-1, 1] * 3 + [-1, 95], f"{tier}: (rc, errno) per call: {out.result}"
 
 
 OUTLIVES = """

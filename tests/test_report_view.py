@@ -244,3 +244,22 @@ def test_csv_cell_leaves_plain_names_alone(name):
 def test_markdown_escapes_dollar_so_github_math_cannot_restyle_a_name():
     from grader.reports.github import md
     assert md("$\\color{green}{PASS}$") == "\\$\\\\color{green}{PASS}\\$"
+
+
+def test_feedback_handed_back_names_no_instructor_path():
+    """``grader grade --problems-dir /home/ta/course/problems`` wrote that path into every replay
+    command of the learners' feedback (an instructor's exercise); the learner gets the file and
+    the problems folder by name only."""
+    import dataclasses
+    from tests.test_report_formats import REPORTS
+    r = REPORTS["failing"]()
+    r.submission = "class/bob.py"
+    r.cases = [dataclasses.replace(c, replay="grader check class/bob.py --problem softmax --problems-dir "
+                                             "'/home/ta/my course/problems/' --case x")
+               for c in r.cases]
+    theirs = view.as_the_learner_has_it(r)
+    assert theirs.submission == "bob.py"
+    assert all(c.replay == "grader check bob.py --problem softmax --problems-dir problems --case x"
+               for c in theirs.cases), [c.replay for c in theirs.cases]
+    r.submission = "bob.py"                       # already a bare name: the folder is still hidden
+    assert all("/home/ta" not in (c.replay or "") for c in view.as_the_learner_has_it(r).cases)

@@ -326,9 +326,8 @@ def as_the_learner_has_it(report: Report) -> Report:
     import dataclasses
 
     name = os.path.basename(report.submission) or report.submission
-    if name == report.submission:
-        return report
-    paths = sorted({report.submission, os.path.abspath(report.submission)}, key=len, reverse=True)
+    paths = sorted({report.submission, os.path.abspath(report.submission)}, key=len, reverse=True) \
+        if name != report.submission else []
 
     def swap(text: Any) -> Any:
         if not isinstance(text, str):
@@ -341,9 +340,30 @@ def as_the_learner_has_it(report: Report) -> Report:
         return None if f is None else dataclasses.replace(
             f, message=swap(f.message), hint=swap(f.hint), details=[swap(d) for d in f.details])
 
-    cases = [dataclasses.replace(c, replay=swap(c.replay), failure=failure(c.failure)) for c in report.cases]
+    cases = [dataclasses.replace(c, replay=_problems_dir_by_name(swap(c.replay)), failure=failure(c.failure))
+             for c in report.cases]
+    if not paths and all(c.replay == r.replay for c, r in zip(cases, report.cases)):
+        return report
     output = {k: swap(v) for k, v in report.output.items()} if isinstance(report.output, dict) else report.output
     return dataclasses.replace(report, submission=name, cases=cases, failure=failure(report.failure), output=output)
+
+
+def _problems_dir_by_name(replay: str | None) -> str | None:
+    """A replay command with its ``--problems-dir`` folder named by its last part: the learner
+    does not have the instructor's path (``/home/ta/course/problems``), and feedback handed back
+    must not show it; a course that hands out its problems gives the folder that name."""
+    import shlex
+
+    if not replay or "--problems-dir" not in replay:
+        return replay
+    try:
+        words = shlex.split(replay)
+    except ValueError:
+        return replay
+    for i, word in enumerate(words[:-1]):
+        if word == "--problems-dir":
+            words[i + 1] = os.path.basename(os.path.normpath(words[i + 1])) or words[i + 1]
+    return shlex.join(words)
 
 
 def _without_shrunk(report: Report) -> Report:

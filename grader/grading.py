@@ -249,6 +249,10 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
         for stream in ("stdout", "stderr"):
             if isinstance(report.output.get(stream), str):
                 report.output[stream] = executor.unprivate(report.output[stream])
+    if loaded.notebook is not None:   # a warning's "nb.ipynb:11:" as the cell and line the learner sees
+        for stream in ("stdout", "stderr"):
+            if isinstance(report.output.get(stream), str):
+                report.output[stream] = loaded.notebook.locate(report.output[stream], shown) or ""
     if plan.secret and plan.options.audience != "instructor":
         for res in report.cases:  # no replay command without the secret seed: say why instead
             if res.status not in ("passed", "skipped") and res.replay is None:

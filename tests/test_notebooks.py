@@ -195,3 +195,19 @@ def test_a_notebooks_annotations_point_into_the_ipynb(tmp_path):
     lines = [int(l.split("line=")[1].split(",")[0].split("::")[0]) for l in run.stdout.splitlines() if "line=" in l]
     raw = path.read_text().split("\n")
     assert lines and all("def tied_lm_head" in raw[n - 1] for n in lines), (lines, run.stdout[:500])
+
+
+def test_a_warning_in_the_captured_output_names_the_cell_and_line(tmp_path):
+    """Python prints a warning as ``nb.ipynb:11: RuntimeWarning``, a line of the converted
+    module that the learner's notebook does not have; the report gives the cell and line."""
+    from tests.conftest import check_like_cli
+    nb = tmp_path / "warns.ipynb"
+    nb.write_bytes(_nb(("markdown", "# lm head"),
+                       ("code", "import numpy as np\nimport warnings"),
+                       ("code", ["def tied_lm_head(hidden, embedding_matrix):\n",
+                                 "    warnings.warn('careful here', RuntimeWarning)\n",
+                                 "    return hidden @ embedding_matrix.T"])))
+    code, report = check_like_cli(str(nb), "--problem", "tied_lm_head", "--audience", "instructor", *FAST)
+    stderr = report["output"]["stderr"]
+    assert code == 0 and "careful here" in stderr, stderr[-500:]
+    assert "warns.ipynb, cell 3, line 2: RuntimeWarning" in stderr, stderr[-500:]   # cells counted as Jupyter shows them

@@ -77,19 +77,31 @@ def is_alive(pid: int, state: str) -> bool:
         return False
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root`` (children, grandchildren, ...), found through /proc."""
+def _process_table() -> tuple[dict[int, list[str]], dict[int, list[int]]]:
+    """One pass over /proc: each pid's stat fields, and each pid's children."""
+    table: dict[int, list[str]] = {}
     children: dict[int, list[int]] = {}
     for pid in all_pids():
         fields = proc_stat(pid)
         if fields is not None:
+            table[pid] = fields
             children.setdefault(int(fields[1]), []).append(pid)
-    out, todo = [], [root]
+    return table, children
+
+
+def _below(children: dict[int, list[int]], roots: list[int]) -> list[int]:
+    """Every process below ``roots`` in the ``children`` map (children, grandchildren, ...)."""
+    out, todo = [], list(roots)
     while todo:
-        for kid in children.get(todo.pop(), []):
+        for kid in children.get(todo.pop(), ()):
             out.append(kid)
             todo.append(kid)
     return out
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (children, grandchildren, ...), found through /proc."""
+    return _below(_process_table()[1], [root])
 
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -117,24 +129,6 @@ def environ_has(pid: int, marker: bytes) -> bool:
         return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
         return False
-
-
-def kill_and_reap(pids: list[int]) -> int:
-    """SIGKILL every process in ``pids`` (children of the grader), then reap them; how many were
-    signalled."""
-    killed = 0
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed += 1
-        except OSError:
-            pass
-    for pid in pids:
-        try:
-            os.waitpid(pid, 0)
-        except (ChildProcessError, OSError):
-            pass
-    return killed
 
 
 class ProcessRegistry:
@@ -243,20 +237,9 @@ def kill_orphan_trees(select: Callable[[int, list[str]], bool], wait: float) -> 
     me, killed = os.getpid(), 0
     deadline = time.monotonic() + wait
     while True:
-        table: dict[int, list[str]] = {}
-        children: dict[int, list[int]] = {}
-        for pid in all_pids():
-            fields = proc_stat(pid)
-            if fields is not None:
-                table[pid] = fields
-                children.setdefault(int(fields[1]), []).append(pid)
+        table, children = _process_table()
         mine = [pid for pid in children.get(me, ()) if select(pid, table[pid])]
-        below, todo = [], list(mine)
-        while todo:
-            for kid in children.get(todo.pop(), ()):
-                below.append(kid)
-                todo.append(kid)
-        live = [pid for pid in mine + below if is_alive(pid, table[pid][0])]
+        live = [pid for pid in mine + _below(children, mine) if is_alive(pid, table[pid][0])]
         for pid in live:
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -52,7 +52,7 @@ from .results import CallOutcome, ImportOutcome  # noqa: F401 - the executor's r
 
 from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REGISTRY,  # noqa: F401 - re-exported
                         ProcessRegistry, all_pids, child_environment, cpu_seconds, descendants, environ_has,
-                        harden_grader_process, is_subreaper, kill_and_reap, kill_orphan_trees, prctl, proc_stat, reap_orphans, track_child,
+                        harden_grader_process, is_subreaper, kill_orphan_trees, prctl, proc_stat, reap_orphans, track_child,
                         track_marker, untrack_child)
 
 

@@ -384,7 +384,9 @@ def _kill_user(uid: int, wait: float = KILL_WAIT) -> bool:
 
 #: the watchdog of one sandbox user (:meth:`SandboxUser._start_watchdog`): ``python -I -S -c``
 #: with the uid as its argument; waits for end of input, then SIGKILLs every process of that uid
-#: until none is alive (10 s at most), then exits (releasing the uid's lock it inherited)
+#: until none is alive (10 s at most), then exits (releasing the uid's lock it inherited). It is
+#: :func:`_kill_user` written out with no import of the grader (``-S``: no site-packages), so that it
+#: starts in ~10 ms and does not depend on the install it guards
 _WATCHDOG = """
 import os, signal, sys, time
 uid = sys.argv[1]

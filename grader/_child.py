@@ -151,9 +151,17 @@ _NR = {
     "socketpair": (53, 199), "fcntl": (72, 25), "ioctl": (16, 29), "openat2": (437, 437),
     "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
     "open": (2, None), "openat": (257, 56), "creat": (85, None), "mkdir": (83, None), "mkdirat": (258, 34),
-    "prctl": (157, 167), "fallocate": (285, 47),
+    "prctl": (157, 167), "fallocate": (285, 47), "mmap": (9, 222),
+    # native AIO: every context is charged to one counter for the whole kernel (fs.aio-nr, capped
+    # by fs.aio-max-nr), so one submission holding them failed every io_setup on the host
+    "io_setup": (206, 0), "io_destroy": (207, 1), "io_submit": (209, 2), "io_cancel": (210, 3),
+    "io_getevents": (208, 4), "io_pgetevents": (333, 292),
 }
-_SPECIAL = ("prctl", "fallocate", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+#: calls refused with ENOSYS, as if the kernel lacked them, so that libraries fall back (libc to
+#: ``clone`` and ``openat``, whose arguments a filter can see; libaio users to synchronous I/O)
+_NOSYS = ("clone3", "openat2", "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
+          "io_pgetevents")
+_SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "chmod", "fchmod", "fchmodat", "fchmodat2", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
             "sched_setscheduler", "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
@@ -177,6 +185,8 @@ _MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, 
              "mkdir": 1, "mkdirat": 2}
 _FLAGS_ARG = {"open": 1, "openat": 2}
 O_TMPFILE_BIT = 0o20000000                          # __O_TMPFILE (x86_64 and the generic table)
+#: huge pages come from the host's one pool (vm.nr_hugepages), shared by every user and container
+MAP_HUGETLB = 0x40000                               # x86_64 and the generic table
 
 
 def seccomp_program(machine: str, mypid: int) -> bytes:
@@ -205,7 +215,10 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     grader killed with SIGKILL, in every tier). ``fallocate`` gives EOPNOTSUPP (glibc's
     ``posix_fallocate`` then writes the blocks: 1,152 MiB allocated in 28 ms got past the
     fallback tier's disk watch, which polls every 0.2 s). ``clone3`` and ``openat2`` give ENOSYS so that libc falls back to ``clone`` and ``openat``,
-    whose arguments a filter can see. Another architecture's syscalls (and x32) are denied.
+    whose arguments a filter can see; so do the native AIO calls (``io_setup`` and the rest:
+    their contexts count against one host-wide quota, ``fs.aio-max-nr``, which one submission
+    exhausted for every process on the host). ``mmap`` with ``MAP_HUGETLB`` (the host's one pool
+    of huge pages) gets EPERM. Another architecture's syscalls (and x32) are denied.
 
     Raises:
         KeyError: no table for ``machine``.
@@ -239,7 +252,7 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
         if nr is None or name in _SPECIAL:
             continue
         prog += [(0x15, 0, 1, nr), (0x06, 0, 0, errno(EPERM))]
-    for name in ("clone3", "openat2"):
+    for name in _NOSYS:
         prog += [(0x15, 0, 1, _NR[name][col]), (0x06, 0, 0, errno(ENOSYS))]
     # no instant allocation: glibc's posix_fallocate then writes the blocks, at the disk's pace
     prog += [(0x15, 0, 1, _NR["fallocate"][col]), (0x06, 0, 0, errno(EOPNOTSUPP))]
@@ -250,6 +263,7 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
                              (0x06, 0, 0, errno(EAFNOSUPPORT))])
     prog += block("socketpair", [ld_arg(1), (0x54, 0, 0, 0xF), (0x15, 2, 0, SOCK_STREAM),
                                  (0x15, 1, 0, SOCK_SEQPACKET), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
+    prog += block("mmap", [ld_arg(3), (0x45, 0, 1, MAP_HUGETLB), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
     prog += block("prctl", deny_if_in(0, (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER), EPERM))
     prog += block("fcntl", deny_if_in(1, (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ), EPERM))
     prog += block("ioctl", deny_if_in(1, (FIOSETOWN, SIOCSPGRP, TIOCSTI), EPERM))

@@ -255,7 +255,15 @@ def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] =
             if as_root:
                 argv += ["--ro-bind", "/proc/sys", m.path + "/sys"]
         elif m.kind == "dev":
-            argv += ["--dev", m.path]
+            # not ``--dev``: that mounts a devpts instance and /dev/ptmx, and every pseudo-terminal
+            # counts against the host's one pool (kernel.pty.max; one check opened 251 of 3,072).
+            # A tmpfs with the few devices the child needs, as the unshare tier builds it
+            argv += (["--size", str(64 << 10)] if sized else []) + ["--tmpfs", m.path]
+            for name in DEVICES:
+                argv += ["--dev-bind", f"/dev/{name}", f"{m.path}/{name}"]
+            for name, dest in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                               ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+                argv += ["--symlink", dest, f"{m.path}/{name}"]
         elif m.kind == "tmpfs":
             argv += (["--size", str(m.size)] if m.size and sized else []) + ["--tmpfs", m.path]
         elif m.kind == "dir":

@@ -171,7 +171,7 @@ def _run(plan: Any, executor: "Executor") -> tuple[Failure | None, list[CaseResu
         case = cases[i]
         info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
         base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
-                    visibility=case.visibility)
+                    visibility=case.visibility, seeded=case.name in plan.seeded)
         if stop_reason:
             slots[i] = CaseResult(status="skipped", failure=None, **base)
             continue

@@ -12,6 +12,7 @@ a plan. Nothing here starts a process; the reference runs in a thread of this pr
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import platform
 import shlex
@@ -115,6 +116,8 @@ class Plan:
         cache_key: the case-cache key ("" for a replay).
         started: ``time.monotonic()`` when the check began (its seconds count from here).
         deadline: ``started + options.total_timeout``.
+        seeded: under a secret seed, the names of the cases whose inputs the seed chooses
+            (:func:`seed_dependent`); empty otherwise.
     """
 
     problem: Problem
@@ -134,6 +137,7 @@ class Plan:
     cache_key: str = ""
     started: float = 0.0
     deadline: float = 0.0
+    seeded: frozenset[str] = frozenset()
 
     def replay_command(self, case: Case) -> str | None:
         """The shell command that re-runs exactly ``case`` (:func:`replay_command`)."""
@@ -184,14 +188,16 @@ def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,
     shown = opts.submission_shown or str(submission)
     loaded = load_submission(submission, shown)  # read once, links not followed: what the child imports
     secret = opts.seed_secret is not None
-    if secret:
-        if opts.seed:
-            raise GraderError("--seed cannot be used with a seed secret: the seed is derived from the secret "
-                              "and the submission")
-        # the seed of these exact bytes; the secret itself goes no further than this line
-        opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", loaded.data),
-                                   seed_secret=None, seed_source="secret")
+    if secret and opts.seed:
+        raise GraderError("--seed cannot be used with a seed secret: the seed is derived from the secret "
+                          "and the submission")
     siblings = siblings_of(submission, loaded, opts.siblings)  # the modules beside it that it imports
+    if secret:
+        # the seed of everything the submission is, the main file and each module taken along
+        # (a helper that was a table of one run's answers kept the main file's seed: round
+        # four, class 2); the secret itself goes no further than this line
+        opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", seed_material(loaded, siblings)),
+                                   seed_secret=None, seed_source="secret")
     framework = opts.framework or frameworks.detect(loaded.tree)
     if framework not in problem.frameworks:
         raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
@@ -211,7 +217,29 @@ def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
     plan.cases, plan.expected, plan.cache_key = cases, References(problem, cases, known), key
+    if secret:
+        plan.seeded = seed_dependent(problem, cases, dtypes)
     return plan
+
+
+def seed_dependent(problem: Problem, cases: list[Case], dtypes: tuple[str, ...]) -> frozenset[str]:
+    """The names of those of ``cases`` whose inputs the seed chooses: every generated case, and
+    each fixed case whose inputs differ between two seeds (random values, an optional array or a
+    scalar drawn). A learner of a secret run is not shown their expected values (round four,
+    class 2: one run's report was a table of answers that a helper file replayed)."""
+    fixed = [c for c in cases if c.origin == "fixed"]
+    if not fixed:
+        return frozenset(c.name for c in cases)
+    other = {c.name: c for c in fixed_cases(problem, dtypes, 1)}
+    again = {c.name: c for c in fixed_cases(problem, dtypes, 2)}
+
+    def same(a: Case, b: Case | None) -> bool:
+        return b is not None and a.inputs.keys() == b.inputs.keys() and all(
+            a.inputs[k].dtype == b.inputs[k].dtype and np.array_equal(a.inputs[k], b.inputs[k], equal_nan=True)
+            for k in a.inputs)
+
+    return frozenset(c.name for c in cases
+                     if c.origin != "fixed" or not (same(c, other.get(c.name)) and same(c, again.get(c.name))))
 
 
 def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission, siblings: Siblings,
@@ -249,6 +277,20 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
     elif syntax_error is not None and syntax_error.lineno:
         env["syntax_error_line"] = in_file(syntax_error.lineno)
     return env
+
+
+def seed_material(loaded: LoadedSubmission, siblings: Siblings) -> bytes:
+    """The bytes a secret seed is derived from (:func:`grader.options.derive_seed`): the main
+    file as the child imports it (``loaded.data``; a notebook's converted Python), then, when
+    modules are taken along, a NUL (which no Python source contains) and each one's name and
+    SHA-256 in name order. A single file keeps the seed it always had; the same main file with
+    another helper gets unrelated cases."""
+    if not siblings.files:
+        return loaded.data
+    parts = [loaded.data, b"\0siblings\0"]
+    for name, data in sorted(siblings.files):
+        parts += [name.encode("utf-8", "surrogateescape"), b"\0", hashlib.sha256(data).digest()]
+    return b"".join(parts)
 
 
 def cannot_run(loaded: LoadedSubmission, framework: str, shown: str) -> Failure | None:

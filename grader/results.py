@@ -133,6 +133,8 @@ class CaseResult:
         margin: the worst ``|got - expected| / allowance`` of the output at the full allowance
             (``grader.compare.assess``): below 1 within the tolerance; None where no tolerance
             applies (exact, integer, checked or not comparable outputs, calls that raised).
+        seeded: the case's inputs come from a secret seed (``grader.plan.seed_dependent``): a
+            learner is shown its inputs and what the submission returned, not the expected values.
     """
 
     name: str
@@ -149,6 +151,7 @@ class CaseResult:
     shrunk: bool = False
     replay_note: str | None = None
     margin: float | None = None
+    seeded: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +164,7 @@ class CaseResult:
             "values": self.values, "replay": self.replay, "shrunk": self.shrunk,
             **({"replay_note": self.replay_note} if self.replay_note else {}),
             **({"margin": json_ratio(self.margin)} if self.margin is not None else {}),
+            **({"seeded": True} if self.seeded else {}),
         }
 
     @classmethod
@@ -177,7 +181,8 @@ class CaseResult:
                    visibility=c.get("visibility", "visible"), failure=Failure.from_json(c.get("failure")),
                    seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
                    shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"),
-                   margin=float(c["margin"]) if c.get("margin") is not None else None)
+                   margin=float(c["margin"]) if c.get("margin") is not None else None,
+                   seeded=bool(c.get("seeded", False)))
 
 
 @dataclass
@@ -269,10 +274,23 @@ class Report:
         return cls(problem=data["problem"], title=data["title"], submission=data["submission"],
                    passed=bool(data["passed"]), score=float(data["score"]), max_score=float(data["max_score"]),
                    failure=Failure.from_json(data.get("failure")),
-                   cases=[CaseResult.from_json(c) for c in data["cases"]],
+                   cases=[CaseResult.from_json(c) for c in data["cases"]] + _hidden_placeholders(data.get("hidden")),
                    groups=[GroupScore.from_json(g) for g in data["groups"]],
                    summary=list(data.get("summary") or []), environment=dict(data.get("environment") or {}),
                    output=dict(data.get("output") or {}), seconds=float(data.get("seconds", 0.0)))
+
+
+def _hidden_placeholders(tallies: Any) -> list[CaseResult]:
+    """Stand-ins for the hidden cases of a learner's JSON report (its ``hidden`` list: per
+    group, ``passed`` of ``total``): that many passed and failed cases of the group, so that a
+    report read back counts and renders as the learner's did. They hold nothing else."""
+    out: list[CaseResult] = []
+    for t in tallies or []:
+        passed, total = int(t["passed"]), int(t["total"])
+        out += [CaseResult(name=f"{t['group']}-hidden-{k}", group=str(t["group"]),
+                           status="passed" if k < passed else "failed", dtype="", rank=0, inputs={},
+                           visibility="hidden") for k in range(total)]
+    return out
 
 
 @dataclass

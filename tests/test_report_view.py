@@ -58,7 +58,7 @@ def test_view_counts_exclude_shrunk_cases():
     assert [c.name for c in v.shrunk] == ["shrunk:gen002[float32]"]
     assert v.shrunk_of["gen002[float32]"].name == "shrunk:gen002[float32]"
     assert v.hints == [HINT] and v.line == 4
-    assert [t.text for t in v.tallies] == ["hidden cases: 3 of 4 passed (1 failed)"]
+    assert [t.text for t in v.tallies] == ["hidden cases: 3 of 4 passed"]
     assert all(SECRET not in c.name for c in v.shown)
     assert view.build(one_report(), "instructor").tallies == []
 
@@ -140,7 +140,7 @@ def test_feedback_line_is_one_line_for_the_learner():
     with_summary = one_report()
     with_summary.summary = summarise(with_summary.cases, ("float32",))
     assert view.feedback_line(with_summary).startswith(f"{COUNT}; tolerance: 2 cases, in float32;")
-    assert "hidden cases: 3 of 4 passed (1 failed)" in line and SECRET not in line and "\n" not in line
+    assert "hidden cases: 3 of 4 passed" in line and SECRET not in line and "\n" not in line
     passing = one_report()
     passing.passed, passing.cases = True, [c for c in passing.cases if c.status == "passed"]
     assert view.feedback_line(passing) == "passed all 6 cases"

@@ -73,3 +73,125 @@ def test_the_bwrap_view_has_no_devpts():
     binds = [argv[i + 2] for i, a in enumerate(argv) if a == "--dev-bind"]
     assert sorted(binds) == sorted(f"/dev/{d}" for d in sandbox.DEVICES)
     assert not any("pts" in a or "ptmx" in a for a in argv)
+
+
+# -- class 2: a table of one run's answers replayed through a helper file ----------------------------
+MAIN = "from helper import tied_lm_head\n"
+
+
+def _secret_plan(tmp_path, helper: str, secret: bytes = b"course secret"):
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.spec import find_problem, load_problem
+    folder = tmp_path / helper.replace(" ", "_")[:20]
+    folder.mkdir(exist_ok=True)
+    (folder / "main.py").write_text(MAIN)
+    (folder / "helper.py").write_text(helper)
+    opts = CheckOptions(max_examples=4, shrink=False, sandbox="none", seed_secret=secret)
+    return make_plan(folder / "main.py", load_problem(find_problem("tied_lm_head")), opts,
+                     lambda request: ("none", None))
+
+
+def test_the_secret_seed_covers_every_file_taken_along(tmp_path):
+    """Class 2: with a secret the seed was derived from the main file's bytes only, so the same
+    main file with a helper that returned zeros (whose report showed the expected outputs) and
+    then a helper that was a table of those answers got the same cases: 0 -> 3.5/10 on gelu with
+    no arithmetic. The seed now covers each module taken along, by name and bytes."""
+    zeros = "import numpy as np\ndef tied_lm_head(h, e):\n    return np.zeros(h.shape[:-1] + e.shape[:1], h.dtype)\n"
+    table = "import numpy as np\nTABLE = {}\ndef tied_lm_head(h, e):\n    return TABLE[h.tobytes()]\n"
+    a, b = _secret_plan(tmp_path, zeros), _secret_plan(tmp_path, table)
+    assert a.siblings.names() == b.siblings.names() == ["helper.py"]
+    assert a.options.seed != b.options.seed
+    gen = lambda plan: [c.inputs["hidden"].tobytes() for c in plan.cases if c.origin == "generated"]  # noqa: E731
+    assert gen(a) and not set(gen(a)) & set(gen(b))
+    # a single file keeps the seed the documented derivation gives (regrades of old runs hold)
+    from grader.options import derive_seed
+    from grader.plan import seed_material
+    from grader.siblings import Siblings
+    assert seed_material(a.loaded, Siblings()) == a.loaded.data
+    assert a.options.seed == derive_seed(b"course secret", seed_material(a.loaded, a.siblings))
+
+
+def test_a_learner_is_not_shown_expected_values_of_seeded_cases(tmp_path):
+    """Class 2: under a secret the learner's report shows the inputs and what the submission
+    returned, and the expected values only for cases whose inputs are literal in the spec."""
+    import json
+
+    from grader.check import grade_plan
+    from grader.reports import reporter
+    from grader.run.inprocess import InProcessExecutor
+    import numpy as np
+    plan = _secret_plan(tmp_path, "def tied_lm_head(h, e):\n    return h @ e.T\n")
+    assert plan.seeded and any(c.origin == "generated" for c in plan.cases)
+    literal = [c.name for c in plan.cases if c.name not in plan.seeded]
+    assert any(n.startswith("worked_example") for n in literal), literal   # the spec's literal example
+    report = grade_plan(plan, InProcessExecutor(lambda h, e: np.zeros(h.shape[:-1] + e.shape[:1], h.dtype)))
+    learner = json.loads(reporter("json").render(report, audience="learner"))
+    teacher = json.loads(reporter("json").render(report, audience="instructor"))
+    by_name = {c["name"]: c for c in learner["cases"]}
+    seeded = [by_name[n] for n in plan.seeded if n in by_name and by_name[n]["status"] == "failed"]
+    assert seeded
+    for case in seeded:
+        assert "expected" not in (case.get("values") or {})
+        assert not {"expected", "error", "ratio", "grid"} & set(case["failure"]["data"])
+        assert not any("expected" in d for d in case["failure"]["details"][1:]) and "margin" not in case
+    assert any("expected" in (by_name[n].get("values") or {}) for n in literal if by_name[n]["status"] == "failed")
+    t = {c["name"]: c for c in teacher["cases"]}
+    assert all("expected" in t[c["name"]]["failure"]["data"] for c in seeded
+               if t[c["name"]]["failure"]["kind"] == "tolerance")
+    text = reporter("text").render(report, audience="learner")
+    assert "withheld" in text
+
+
+# -- class 3: hidden inputs read from per-case outcomes ------------------------------------------------
+def test_hidden_cases_are_a_passed_count_per_group_and_nothing_else(tmp_path):
+    """Class 3: the learner JSON kept one entry per hidden case, in order, with its status and
+    failure kind: picking one of eight outcomes per hidden call, two submissions recovered a
+    hidden literal input exactly. Now every learner format says of hidden cases only how many
+    passed per group; ``cases_digest`` (a hash of the hidden inputs) is an instructor's field."""
+    import json
+
+    from grader.check import grade_plan
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.reports import FORMATS, reporter
+    from grader.results import Report
+    from grader.run.inprocess import InProcessExecutor
+    from grader.spec import find_problem, load_problem
+    import numpy as np
+    sub = tmp_path / "sub.py"
+    sub.write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
+    plan = make_plan(sub, load_problem(find_problem("tied_lm_head")),
+                     CheckOptions(max_examples=6, shrink=False, sandbox="none"), lambda request: ("none", None))
+    for case in plan.cases[-6:]:
+        case.visibility = "hidden"
+
+    def signalling(h, e):   # one outcome per hidden call, chosen by its input: what the attacker did
+        out = h @ e.T
+        pick = int(abs(float(h.reshape(-1)[0])) * 1000) % 4
+        return [out, out.astype(np.float32) if out.dtype != np.float32 else out.astype(np.float64),
+                out[..., :1], "not an array"][pick] if h.size > 40 else out
+
+    report = grade_plan(plan, InProcessExecutor(signalling))
+    hidden = [c for c in report.cases if c.visibility == "hidden"]
+    assert len({c.failure.kind for c in hidden if c.failure}) >= 2, "the attack needs distinct outcomes"
+    learner = json.loads(reporter("json").render(report, audience="learner"))
+    assert learner["hidden"] == [{"group": hidden[0].group, "passed": sum(c.status == "passed" for c in hidden),
+                                  "total": len(hidden)}]
+    assert all(c["visibility"] != "hidden" for c in learner["cases"])
+    assert "cases_digest" not in learner["environment"]
+    assert "cases_digest" in json.loads(reporter("json").render(report, audience="instructor"))["environment"]
+    shown_errors = sum(c["status"] in ("error", "timeout") for c in learner["cases"])
+    assert learner["counts"]["errors"] == shown_errors    # a hidden call's error is no error count
+    kinds = {"type", "shape", "dtype", "exception", "tolerance"}
+    for fmt in FORMATS:
+        out = reporter(fmt).render(report, audience="learner")
+        for c in hidden:
+            assert c.name not in out, f"{fmt} names hidden case {c.name}"
+        if fmt in ("json", "text"):
+            continue
+        assert not any(f"{k}: " in out and k not in json.dumps(learner["cases"]) for k in kinds), fmt
+    # read back, a learner's JSON counts and renders as the learner's report did
+    again = Report.from_json(learner)
+    assert sum(c.visibility == "hidden" for c in again.cases) == len(hidden)
+    assert reporter("text").render(again, audience="learner").count("hidden cases:") >= 1

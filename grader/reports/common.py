@@ -113,20 +113,56 @@ def _names_seed(replay: str) -> bool:
 
 
 def for_audience(report: Report, audience: str) -> Report:
-    """``report`` as ``audience`` may see its seed (docs/security.md, class 6).
+    """``report`` as ``audience`` may see it (docs/security.md, round two class 6 and round four
+    classes 2 and 3). An instructor sees everything. A learner:
 
-    A learner never sees a seed derived from the instructor's secret: ``grader check`` leaves
-    it out of a learner's report already; an instructor's report (``environment.seed_source``
-    ``"secret"`` with the number) shown to a learner gets ``seed: "secret"``, and each replay
-    command naming ``--seed`` is replaced by :data:`SECRET_REPLAY_NOTE`. Any other report is
-    returned as it is.
+    - never sees a seed derived from the instructor's secret: ``grader check`` leaves it out of a
+      learner's report already; an instructor's report (``environment.seed_source`` ``"secret"``
+      with the number) shown to a learner gets ``seed: "secret"``, and each replay command naming
+      ``--seed`` is replaced by :data:`SECRET_REPLAY_NOTE`;
+    - is not shown the expected values of a case whose inputs came from the secret seed
+      (``CaseResult.seeded``): :func:`without_expected` (one run's report was a table of answers
+      a helper file replayed in the next);
+    - gets no ``environment.cases_digest``, a hash of every case's inputs, the hidden ones
+      included (an offline oracle for guesses at hidden inputs).
     """
     env = report.environment
-    if check_audience(audience) == INSTRUCTOR or env.get("seed_source") != "secret" or env.get("seed") == "secret":
+    if check_audience(audience) == INSTRUCTOR:
         return report
-    cases = [dataclasses.replace(c, replay=None, replay_note=SECRET_REPLAY_NOTE)
-             if c.replay and _names_seed(c.replay) else c for c in report.cases]
-    return dataclasses.replace(report, cases=cases, environment={**env, "seed": "secret"})
+    secret = env.get("seed_source") == "secret"
+    renamed = secret and env.get("seed") != "secret"
+    if not secret and "cases_digest" not in env:
+        return report
+    cases = []
+    for c in report.cases:
+        if renamed and c.replay and _names_seed(c.replay):
+            c = dataclasses.replace(c, replay=None, replay_note=SECRET_REPLAY_NOTE)
+        cases.append(without_expected(c) if secret and c.seeded else c)
+    env = {k: v for k, v in env.items() if k != "cases_digest"}
+    return dataclasses.replace(report, cases=cases, environment={**env, "seed": "secret"} if renamed else env)
+
+
+#: what a failure's ``data`` holds of the expected output: itself, or what gives it back with the
+#: submission's own value (the error, its ratio to the known allowance, the per-block ratios)
+_EXPECTED_DATA = ("expected", "error", "ratio", "grid", "values")
+#: the line that stands for the detail lines left out of a seeded case
+WITHHELD_EXPECTED = ("expected values are withheld: this case's inputs come from the instructor's secret seed "
+                     "(fixed cases show theirs)")
+
+
+def without_expected(case: CaseResult) -> CaseResult:
+    """``case`` without its expected values: ``values["expected"]``, the failure's detail lines
+    that name an expected value, the expected-derived ``data`` fields (:data:`_EXPECTED_DATA`) and
+    the ``margin``. Inputs, the submission's output, the kind, the message and the hint stay."""
+    values = {k: v for k, v in case.values.items() if k != "expected"} if case.values else case.values
+    failure = case.failure
+    if failure is not None:
+        details = [d for d in failure.details if "expected" not in d.lower()]
+        if len(details) < len(failure.details):
+            details.insert(0, WITHHELD_EXPECTED)
+        failure = dataclasses.replace(failure, details=details,
+                                      data={k: v for k, v in failure.data.items() if k not in _EXPECTED_DATA})
+    return dataclasses.replace(case, values=values, failure=failure, margin=None)
 
 
 def conceals(case: CaseResult, audience: str) -> bool:
@@ -142,28 +178,32 @@ def split_cases(cases: list[CaseResult], audience: str) -> tuple[list[CaseResult
 
 @dataclass
 class HiddenTally:
-    """Counts of the concealed cases of one group: ``passed`` of ``total``, and ``statuses`` counts."""
+    """What a learner may know of the concealed cases of one group: ``passed`` of ``total``.
+
+    Nothing else (security round four, class 3): a submission that picks one of eight outcomes
+    per hidden call (pass, tolerance, shape, dtype, type, non-finite, exception, memory) read 3
+    bits of a hidden input per call from per-case statuses and kinds; a count of passes per group
+    carries only what the score already says. No status breakdown, no timing, no order.
+    """
 
     group: str
     total: int = 0
     passed: int = 0
-    statuses: Counter = field(default_factory=Counter)
-    seconds: float = 0.0
 
     @property
     def text(self) -> str:
-        """One line, e.g. ``"hidden cases: 12 of 14 passed (2 failed)"``; names no case."""
-        rest = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()) if s != "passed")
-        return f"hidden cases: {self.passed} of {self.total} passed" + (f" ({rest})" if rest else "")
+        """One line, e.g. ``"hidden cases: 12 of 14 passed"``; names no case."""
+        return f"hidden cases: {self.passed} of {self.total} passed"
 
     @property
     def status(self) -> str:
-        """The worst status among the cases: ``failed`` > ``error`` (error or timeout) > ``skipped`` > ``passed``."""
-        if self.statuses["failed"]:
-            return "failed"
-        if self.statuses["error"] or self.statuses["timeout"]:
-            return "error"
-        return "skipped" if self.statuses["skipped"] else "passed"
+        """``passed`` when every concealed case passed, else ``failed`` (never which way)."""
+        return "passed" if self.passed == self.total else "failed"
+
+    @property
+    def seconds(self) -> float:
+        """Always 0.0: the time of hidden calls is a channel a submission controls."""
+        return 0.0
 
 
 def hidden_tallies(concealed: list[CaseResult]) -> list[HiddenTally]:
@@ -173,8 +213,6 @@ def hidden_tallies(concealed: list[CaseResult]) -> list[HiddenTally]:
         t = tallies.setdefault(case.group, HiddenTally(case.group))
         t.total += 1
         t.passed += case.status == "passed"
-        t.statuses[case.status] += 1
-        t.seconds += case.seconds
     return list(tallies.values())
 
 

@@ -41,7 +41,8 @@ class ReportView:
         groups: one ``common.GroupView`` per graded group (no ``"shrunk"`` group).
         passed, failed, errors, skipped, total: counts of the graded cases (hidden included):
             ``failed`` the wrong outputs (status ``failed``), ``errors`` the calls that raised,
-            crashed or timed out (status ``error`` / ``timeout``).
+            crashed or timed out (status ``error`` / ``timeout``); a concealed case that did not
+            pass counts as ``failed`` whatever its status.
         summary: the failure pattern by kind, dtype and rank, of the cases the audience may see.
         hints: distinct hints, most useful first: the whole-submission failure's, then those the
             summary found shared by failing cases, then those of the failing shown cases.
@@ -267,7 +268,11 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
         if original in names:
             shrunk_of.setdefault(original, s)
     groups = common.group_views(_without_shrunk(report), audience)
-    statuses = Counter(c.status for c in graded)
+    # concealed cases count as passed or not, never which way they failed (common.HiddenTally)
+    tallies = common.hidden_tallies(concealed)
+    statuses = Counter(c.status for c in shown)
+    statuses["passed"] += sum(t.passed for t in tallies)
+    statuses["failed"] += sum(t.total - t.passed for t in tallies)
     if concealed and report.summary and report.environment.get("assignment"):
         from grader.assignment import summarise_parts  # problem by problem
         summary = summarise_parts(shown + shrunk, tuple(report.environment.get("dtypes", ())))
@@ -281,7 +286,7 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
     line = env.get("function_line") or env.get("syntax_error_line") or 1
     return ReportView(
         report=report, audience=audience, graded=graded, shown=shown, failing=failing, shrunk=shrunk,
-        shrunk_of=shrunk_of, tallies=common.hidden_tallies(concealed), groups=groups,
+        shrunk_of=shrunk_of, tallies=tallies, groups=groups,
         passed=statuses["passed"], failed=statuses["failed"], errors=statuses["error"] + statuses["timeout"],
         skipped=statuses["skipped"], total=len(graded), summary=summary,
         hints=_hints(report, summary, failing, shrunk), show_output=common.may_show_output(report, audience),

@@ -112,6 +112,8 @@ def graded(tmp_path_factory, hidden_spec):
 def test_batch_rows_verdicts_and_exit_code(graded):
     result, out, klass, _ = graded
     assert result.code == 1, result.stderr
+    # no seed secret: said once, plainly (round four, class 7: learners can tabulate the cases)
+    assert result.stderr.count("no seed secret") == 1 and "can tabulate them" in result.stderr
     rows = rows_of(out)
     by = {r["learner"]: r for r in rows}
     assert [r["learner"] for r in rows] == sorted(by) == ["alice", "alice-2", "bob", "carol", "dave", "eve",

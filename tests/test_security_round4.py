@@ -195,3 +195,24 @@ def test_hidden_cases_are_a_passed_count_per_group_and_nothing_else(tmp_path):
     again = Report.from_json(learner)
     assert sum(c.visibility == "hidden" for c in again.cases) == len(hidden)
     assert reporter("text").render(again, audience="learner").count("hidden cases:") >= 1
+
+
+# -- class 7: earlier rounds broken again ------------------------------------------------------------
+def test_a_wheel_install_s_package_is_not_granted_through_a_link(tmp_path):
+    """Class 7: in a wheel install the fallback tier grants the venv entry by entry around the
+    grader's package; the venv's ``lib64 -> lib`` link was one entry, and Landlock follows a
+    link to what it names, so the child read the 44 bundled specs and references again."""
+    venv = tmp_path / "venv"
+    pkg = venv / "lib" / "python3.11" / "site-packages" / "grader"
+    pkg.mkdir(parents=True)
+    (pkg.parent / "numpy").mkdir()
+    (venv / "bin").mkdir()
+    (venv / "lib64").symlink_to("lib")
+    (venv / "lib" / "python3.11" / "os.py").write_text("")
+    granted = sandbox._cover_without(str(venv), str(pkg))
+    assert str(venv / "lib64") not in granted
+    assert str(venv / "bin") in granted and str(pkg.parent / "numpy") in granted
+    assert str(venv / "lib" / "python3.11" / "os.py") in granted
+    for path in granted:
+        real = os.path.realpath(path)
+        assert not (str(pkg) + "/").startswith(real.rstrip("/") + "/"), path

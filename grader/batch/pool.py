@@ -522,6 +522,12 @@ class _Unchanged:
         return False
 
 
+#: what ``grader grade`` says, once, when no seed secret is given (round four, class 7)
+NO_SECRET_NOTE = ("grader: note: no seed secret: the cases come from a seed printed in every report, so a learner "
+                  "who runs the grader once can tabulate them and their answers; for a graded run give "
+                  "--seed-secret FILE or GRADER_SEED_SECRET (docs/security.md)\n")
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     """``grader grade``: grade every submission under ``args.paths`` into ``args.out``.
 
@@ -541,6 +547,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     secret, secret_source = seed_secret_of(args)
     if args.seed_secret is not None:
         args.seed_secret = os.path.abspath(args.seed_secret)
+    if secret is None:
+        sys.stderr.write(NO_SECRET_NOTE)
     problem = _problem(args)
     out = Path(args.out)
     # names only: each learner's file is chosen at their turn; the output folder is no learner

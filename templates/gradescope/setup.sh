@@ -21,7 +21,12 @@
 #                        compile cache are warm for the first learner; each must get full marks
 #   GRADER_RUN_USER      (unset)                      a user other than root who runs run_autograder:
 #                        the caches are chowned to them
-#   GRADER_SETUP_STEPS   "python install warm"        the steps to run (tests run them one by one)
+#   GRADER_SETUP_STEPS   "python install secret warm" the steps to run (tests run them one by one)
+#
+# The seed secret: without a seed_secret in the zip, the "secret" step makes one
+# ($AUTOGRADER_ROOT/seed_secret, root's alone, outside the submission's sandbox view), which
+# run_autograder then uses: a graded run never uses the published seed, whose cases and answers
+# any learner can tabulate with one local run. Regrades on this image reproduce the cases.
 #
 # Every Python runs in isolated mode (-I): nothing is imported from the working directory.
 set -euo pipefail
@@ -29,7 +34,7 @@ set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SOURCE="${GRADER_SOURCE_DIR:-$ROOT/source}"
 VENV="$ROOT/venv"
-STEPS=" ${GRADER_SETUP_STEPS:-python install warm} "
+STEPS=" ${GRADER_SETUP_STEPS:-python install secret warm} "
 FRAMEWORKS="${GRADER_FRAMEWORKS:-numpy jax}"
 export GRADER_CACHE_DIR="${GRADER_CACHE_DIR:-$ROOT/cache}"
 # Pin a tag or commit, so that every submission is graded by the same grader.
@@ -104,6 +109,12 @@ if [[ "$STEPS" == *" install "* ]]; then
   "$VENV/bin/python" -I -m pip install "$SPEC"
   # fail the image build now, not at the first submission, if the install is broken
   "$VENV/bin/python" -I -m grader problems
+fi
+
+# -- step "secret": a seed secret when the zip brings none ---------------------------------------
+if [[ "$STEPS" == *" secret "* ]] && [ ! -e "$SOURCE/seed_secret" ] && [ ! -e "$ROOT/seed_secret" ]; then
+  (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$ROOT/seed_secret")
+  say "made a seed secret in $ROOT/seed_secret (the zip has none): learners cannot know the cases beforehand"
 fi
 
 # -- step "warm": grade each solution once, exactly as run_autograder grades a learner ------------

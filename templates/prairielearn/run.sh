@@ -17,8 +17,9 @@
 #                                              .ipynb file submitted (the pl-file-editor's file-name)
 #   GRADER_BIN              "$GRADER_PYTHON -I -m grader" (a command with arguments; keep the -I)
 #   GRADER_PYTHON           python3            also writes results.json when the grader cannot
-#   GRADER_ARGS             (unset)            more `grader check` flags, e.g. "--seed 7"
-#   GRADER_SEED_SECRET_FILE $PL_GRADE_ROOT/serverFilesCourse/grader/seed_secret  used when it exists
+#   GRADER_ARGS             (unset)            more `grader check` flags, e.g. "--timeout 20"
+#   GRADER_SEED_SECRET_FILE $PL_GRADE_ROOT/serverFilesCourse/grader/seed_secret  used when it exists;
+#                                              else the image's /opt/grader-seed-secret (Dockerfile)
 #
 # Every Python started here runs isolated (-I), from an empty folder of its own, never from the
 # folder of the student's files; a submitted symbolic link or special file is refused, never
@@ -40,6 +41,8 @@ else
 fi
 read -r -a EXTRA <<< "${GRADER_ARGS:-}"
 SECRET_FILE="${GRADER_SEED_SECRET_FILE:-$ROOT/serverFilesCourse/grader/seed_secret}"
+# none in the course: the image's own, made when it was built (Dockerfile), never the published seed
+[ -n "${GRADER_SEED_SECRET_FILE:-}" ] || [ -e "$SECRET_FILE" ] || SECRET_FILE=/opt/grader-seed-secret
 SECRET=()
 [ -e "$SECRET_FILE" ] && SECRET=(--seed-secret "$SECRET_FILE")
 if [ -n "$ASSIGNMENT" ]; then

@@ -557,7 +557,11 @@ def check_oracle(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], di
         try:
             with np.errstate(all="ignore"):
                 out = np.asarray(run(entry.case.inputs))
-                got = out.astype(np.float64) if out.dtype.kind in "fiub" else np.asarray(out, dtype=np.float64)
+                # compared in the result's own kind: integers and booleans exactly as returned (an
+                # int64 oracle made float64 failed every case of an index problem on its dtype)
+                integral = out.dtype.kind in "iub" and entry.ref is not None and entry.ref.dtype.kind in "iub"
+                got = out if integral else out.astype(np.float64) if out.dtype.kind in "fiub" \
+                    else np.asarray(out, dtype=np.float64)
         except Exception as exc:  # noqa: BLE001 - the oracle is the author's code; its failure is a finding
             findings.append(Finding(ERROR, "oracle", f"the oracle raised on case {entry.label}: "
                                                      f"{type(exc).__name__}: {exc}",

@@ -443,3 +443,25 @@ def test_an_oracle_gets_the_default_of_an_optional_parameter_a_case_leaves_out(t
             e = np.exp(x - x.max(axis=axis, keepdims=True))
             np.testing.assert_allclose(np.asarray(run(case.inputs), dtype=np.float64),
                                        e / e.sum(axis=axis, keepdims=True), rtol=1e-12)
+
+
+def test_an_integer_oracle_is_compared_in_its_own_dtype(tmp_path):
+    """Issue 35, item 4: validate made a NumPy oracle's output float64, so every case of an int64
+    problem (top_k_indices) failed with "dtype float64 != expected int64", a dtype the oracle
+    never returned. Integer and boolean outputs are now compared as returned."""
+    import shutil
+    spec = tmp_path / "top_k_indices.yaml"
+    text = (PROBLEMS / "top_k_indices.yaml").read_text()
+    text = text[:text.index("\nmistakes:")] + "\n"
+    spec.write_text(text + "oracle:\n  numpy: \"np.argsort(-scores.astype(np.float64), axis=-1, "
+                           "kind='stable')[..., :k].astype(np.int64)\"\n")
+    shutil.copytree(PROBLEMS.parent / "reference", tmp_path / "reference")
+    problem = load_problem(spec)
+    entries = validate.plan_cases(problem).entries
+    entries = [e for e in entries if e.case.dtype == "float32"][:8]
+    findings, info = validate.check_oracle(problem, entries)
+    assert findings == [] and info["cases"] == len([e for e in entries if not e.case.raises]) > 0
+    wrong = spec.read_text().replace("[..., :k]", "[..., 1:k+1]")
+    spec.write_text(wrong)
+    findings, _ = validate.check_oracle(load_problem(spec), entries)
+    assert findings and not any("dtype float64" in f.message for f in findings)

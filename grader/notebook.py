@@ -10,6 +10,12 @@ and shell escapes (``!pip install ...``, ``files = !ls``); a line left
 out inside a block becomes ``pass`` at its indentation, so the rest still parses. Markdown and
 raw cells, outputs and execution counts are ignored.
 
+The work is linear in the file and bounded: the JSON is read once before nbformat sees it and a
+notebook of more than :data:`MAX_CELLS` cells (of any kind) is refused, a fault of the
+submission; cells are mapped to the file's lines with one index of the line starts
+(:func:`source_file_lines`), never one scan of the file per cell (a 1 MiB notebook of 22,303
+empty raw cells took 5.4 CPU-s to convert, security issue round 4, class 4).
+
 Positions in the converted source map back to the notebook: :meth:`Notebook.where` gives
 "cell N, line M" (N counts every cell from 1, as the notebook shows them top to bottom; M is the
 line in that cell), and :meth:`Notebook.locate` rewrites Python's ``File "...", line L`` and
@@ -17,6 +23,7 @@ line in that cell), and :meth:`Notebook.locate` rewrites Python's ``File "...", 
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import warnings
@@ -28,6 +35,14 @@ SUFFIX = ".ipynb"
 #: ``%%timeit`` runs it in a scope of its own and ``%%python`` / ``%%script`` in another
 #: process, so what they define never reaches the namespace: their cells are left out.
 KEPT_CELL_MAGICS = frozenset({"time", "capture", "prun"})
+#: the most cells a notebook may have, every kind counted (code, markdown, raw); a notebook with
+#: more is refused before nbformat reads it (a course notebook has tens to hundreds)
+MAX_CELLS = 2000
+#: characters a ``source`` line of the file may hold beside the JSON string of its cell line
+#: (indentation: Jupyter writes 4 spaces, a writer with indent 4 16; the comma; a CR): a longer
+#: file line is not taken as that cell line's, so matching a cell line costs at most its own
+#: length plus this, never the length of the file line
+_LINE_SLACK = 32
 _SHELL_ASSIGN = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*[!%]")
 
 
@@ -116,11 +131,26 @@ def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def cell_count(nb: object) -> int:
+    """How many cells the notebook ``nb`` (its JSON as ``json.loads`` reads it) may have, every
+    kind counted: its ``cells`` (nbformat 4) and the cells of its ``worksheets`` (nbformat 2 and
+    3) together, whichever nbformat's version field makes it read; 0 for anything else (nbformat
+    then says what is wrong with it)."""
+    if not isinstance(nb, dict):
+        return 0
+    count = len(nb["cells"]) if isinstance(nb.get("cells"), list) else 0
+    sheets = nb.get("worksheets")
+    if isinstance(sheets, list):
+        count += sum(len(ws["cells"]) for ws in sheets if isinstance(ws, dict) and isinstance(ws.get("cells"), list))
+    return count
+
+
 def convert(data: bytes) -> Notebook:
-    """The Python source of the notebook ``data`` (its bytes).
+    """The Python source of the notebook ``data`` (its bytes), in time linear in their length.
 
     Raises:
-        NotebookError: not JSON, not a notebook, or a version nbformat cannot read.
+        NotebookError: not JSON, not a notebook, a version nbformat cannot read, or more than
+            :data:`MAX_CELLS` cells.
     """
     import nbformat
 
@@ -128,6 +158,14 @@ def convert(data: bytes) -> Notebook:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise NotebookError("it is not UTF-8 text (a notebook is JSON)") from None
+    try:  # the cells as written (nbformat joins a source's lines into one string on reading)
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        raw = None   # nbformat says why below
+    count = cell_count(raw)
+    if count > MAX_CELLS:
+        raise NotebookError(f"it has {count:,} cells; at most {MAX_CELLS:,} are graded: delete the empty and "
+                            "unused cells, merge the others, or submit the code as a .py file")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -139,6 +177,8 @@ def convert(data: bytes) -> Notebook:
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise NotebookError("it has no list of cells")
+    if len(cells) > MAX_CELLS:  # (cell_count counts every layout nbformat reads: not reached)
+        raise NotebookError(f"it has {len(cells):,} cells; at most {MAX_CELLS:,} are graded")
     out: list[str] = []
     lines: list[tuple[int, int] | None] = []
     left_out: list[str] = []
@@ -168,16 +208,38 @@ def convert(data: bytes) -> Notebook:
                 line = f"{indent}pass" if indent else ""
             out.append(line)
             lines.append((number, i))
-    try:  # the cells as written (nbformat joins a source's lines into one string on reading)
-        raw = json.loads(text).get("cells")
-    except (ValueError, AttributeError):
-        raw = None
-    where = source_file_lines(text, raw) if isinstance(raw, list) else {}
+    written = raw.get("cells") if isinstance(raw, dict) else None
+    where = source_file_lines(text, written) if isinstance(written, list) else {}
     file_lines = [None if at is None else where.get(at) for at in lines]
     return Notebook("\n".join(out) + "\n", lines, left_out, code_cells, file_lines)
 
 
 _SOURCE_KEY = re.compile(r'(?:^|(?<=[{,]))([ \t]*)"source"\s*:', re.MULTILINE)
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset in ``text`` at which each of its lines starts (one pass over ``text``): the
+    line holding offset ``pos`` is ``bisect.bisect_right(starts, pos)`` (from 1)."""
+    starts = [0]
+    find, at = text.find, text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = find("\n", at + 1)
+    return starts
+
+
+def _holds(file_line: str, part: object) -> bool:
+    """Whether the line ``file_line`` of the notebook's JSON text holds the cell line ``part``
+    as a JSON string (as written by Jupyter, or with non-ASCII escaped), looking at no file line
+    longer than the string plus :data:`_LINE_SLACK`: the work is bounded by the cell line's
+    own length however long the file line is."""
+    tried = None
+    for ascii in (False, True):
+        encoded = json.dumps(part, ensure_ascii=ascii)
+        if encoded != tried and len(file_line) <= len(encoded) + _LINE_SLACK and encoded in file_line:
+            return True
+        tried = encoded
+    return False
 
 
 def source_file_lines(text: str, cells: list) -> dict[tuple[int, int], int]:
@@ -191,6 +253,10 @@ def source_file_lines(text: str, cells: list) -> dict[tuple[int, int], int]:
     ``"source"`` key. Where the text has more ``"source"`` keys than cells (one in metadata),
     the cells' are those at the start of a line with the least indentation; if their count is
     still not the number of cells, the map is empty (callers then say line 1).
+
+    Linear in ``text`` and the cells: the file's lines are indexed once (:func:`line_starts`)
+    and each cell line is compared with one file line, at a cost bounded by its own length
+    (:func:`_holds`).
     """
     found = [(m.start(), m.group(1), m.start() == 0 or text[m.start() - 1] == "\n")
              for m in _SOURCE_KEY.finditer(text)]
@@ -202,20 +268,21 @@ def source_file_lines(text: str, cells: list) -> dict[tuple[int, int], int]:
     if len(starts) != len(cells):
         return {}
     file_lines = text.split("\n")
+    index = line_starts(text)
     out: dict[tuple[int, int], int] = {}
     for number, (pos, cell) in enumerate(zip(starts, cells), start=1):
-        key_line = text.count("\n", 0, pos) + 1
+        key_line = bisect.bisect_right(index, pos)
         src = cell.get("source", "") if isinstance(cell, dict) else ""
         parts = src if isinstance(src, list) else str(src).splitlines(keepends=True)
         listed = isinstance(src, list) and file_lines[key_line - 1].rstrip().endswith("[")
         for i, part in enumerate(parts, start=1):
             at = key_line + i
-            ok = listed and at <= len(file_lines) and any(
-                json.dumps(part, ensure_ascii=ascii) in file_lines[at - 1] for ascii in (False, True))
+            ok = listed and at <= len(file_lines) and _holds(file_lines[at - 1], part)
             out[(number, i)] = at if ok else key_line
         if not parts or str(parts[-1]).endswith("\n"):  # the empty line after a final newline
             out[(number, len(parts) + 1)] = out.get((number, len(parts)), key_line)
     return out
 
 
-__all__ = ["Notebook", "NotebookError", "SUFFIX", "convert"]
+__all__ = ["MAX_CELLS", "Notebook", "NotebookError", "SUFFIX", "cell_count", "convert", "line_starts",
+           "source_file_lines"]

@@ -187,6 +187,7 @@ def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,
     started = time.monotonic()
     shown = opts.submission_shown or str(submission)
     loaded = load_submission(submission, shown)  # read once, links not followed: what the child imports
+    started = min(started, loaded.read_at or started)  # the clock runs from the file's first read (load_submission)
     secret = opts.seed_secret is not None
     if secret and opts.seed:
         raise GraderError("--seed cannot be used with a seed secret: the seed is derived from the secret "

@@ -7,15 +7,26 @@ along, ``grader.siblings``) into a folder of the grader's for the child to impor
 helpers (:func:`functions_of`, :func:`function_line`, :func:`detect_framework`) answer what the
 file defines and imports. This is the first stage of a check (docs/architecture.md); nothing
 here runs submission code.
+
+Everything the grader does with a submission's bytes is on the check's clock: the loaded record
+carries when the file was first read (``read_at``), and :func:`read_submission` (which ``grader
+check`` calls before it plans) hands its record on to the next :func:`load_submission` of the
+same file in the same thread, which, when the bytes read again are the same, reuses its
+conversion and parse and keeps its ``read_at``: a notebook is converted once per check, and
+``--total-timeout`` runs from the first read (``grader.plan.make_plan``; security issue round 4,
+class 4).
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import io
 import os
 import re
 import tempfile
+import threading
+import time
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +40,11 @@ from .siblings import parse as parse_python
 
 #: the largest submission file read (bytes); a larger one is a fault of the submission
 MAX_SUBMISSION_BYTES = 1 << 20
+#: seconds for which :func:`read_submission`'s record is handed on to the next load of the same
+#: file: far more than reading, converting and parsing take (a 1 MiB notebook: well under a
+#: second), so a record left behind by a check that stopped early never moves a later check's
+#: clock by more than this
+HANDOFF_SECONDS = 30.0
 
 
 @dataclass
@@ -53,6 +69,9 @@ class LoadedSubmission:
             not its conversion); "" when nothing was read.
         parsed: whether the source was given to the parser (``load_submission``'s ``parse_if``
             can leave out a file that names nothing wanted).
+        read_at: ``time.monotonic()`` when the file was first read for this check (before the
+            read that gave this record when :func:`read_submission` handed one on): the start of
+            ``--total-timeout``; 0.0 when not known.
     """
 
     path: str
@@ -65,6 +84,7 @@ class LoadedSubmission:
     read: int = 0
     sha256: str = ""
     parsed: bool = True
+    read_at: float = 0.0
 
 
 def names_in(source: str, names: "frozenset[str] | set[str]") -> bool:
@@ -130,16 +150,33 @@ def load_submission(path: str | Path, shown: str | None = None, *,
     """
     real = str(path)
     shown = real if shown is None else shown
+    earlier = _take_handoff()
+    read_at = time.monotonic()
     data, fault = _read_no_follow(real, shown)
     if data is None:
-        return LoadedSubmission(real, fault=fault)
+        return LoadedSubmission(real, fault=fault, read_at=read_at)
     read, sha256 = len(data), hashlib.sha256(data).hexdigest()
+    if (earlier is not None and parse_if is None and earlier[0] == (real, shown, sha256)
+            and 0 <= read_at - earlier[1].read_at <= HANDOFF_SECONDS):
+        # the very bytes read_submission read for this check: its conversion, parse and clock
+        return dataclasses.replace(earlier[1])
     if real.lower().endswith(".ipynb"):
         loaded = _load_notebook(real, data, shown, parse_if)
     else:
         loaded = _load_python(real, data, shown, parse_if)
-    loaded.read, loaded.sha256 = read, sha256
+    loaded.read, loaded.sha256, loaded.read_at = read, sha256, read_at
     return loaded
+
+
+_HANDOFF = threading.local()
+
+
+def _take_handoff() -> "tuple[tuple[str, str, str], LoadedSubmission] | None":
+    """The record :func:`read_submission` left for this thread, taken (every load takes it, so it
+    reaches the next load only), or None."""
+    earlier = getattr(_HANDOFF, "loaded", None)
+    _HANDOFF.loaded = None
+    return earlier
 
 
 def _load_python(real: str, data: bytes, shown: str, parse_if: Callable[[str], bool] | None) -> LoadedSubmission:
@@ -206,12 +243,17 @@ def _load_notebook(real: str, data: bytes, shown: str, parse_if: Callable[[str],
 def read_submission(path: str | Path, shown: str | None = None) -> tuple[str, ast.Module | None, SyntaxError | None]:
     """The submission's source, its AST (None on a syntax error or a fault) and the SyntaxError
     if any: :func:`load_submission` (``shown``: the name messages give it) for callers that need
-    no more.
+    no more. The record is handed on to the next :func:`load_submission` of the same file in
+    this thread (within :data:`HANDOFF_SECONDS`): when it reads the same bytes, it reuses the
+    conversion and parse, and the check's clock starts at this read.
 
     Raises:
         GraderError: the file is missing, a directory or unreadable.
     """
-    loaded = load_submission(path, shown)
+    real = str(path)
+    loaded = load_submission(real, shown)
+    if loaded.sha256:  # handed on to the next load of these bytes in this thread (the check's plan)
+        _HANDOFF.loaded = ((real, real if shown is None else shown, loaded.sha256), loaded)
     return loaded.source, loaded.tree, loaded.syntax_error
 
 

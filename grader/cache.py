@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from . import parsing
+from . import memo, parsing
 from .version import __version__
 from .cachedir import cache_root  # noqa: F401 - re-exported: grader.cache.cache_root
 from .cases import Case
@@ -211,10 +211,12 @@ def load_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | N
     :data:`grader.parsing.AST_LOCK` and is tried again on CPython 3.11's interleaving error
     (gh-106905: threads of ``grader validate`` read the cache at once).
     """
+    root = cache_root()
+    mark = memo.stamp(root / f"cases-{key}.npz") if root is not None and memo.ENABLED else None
     for attempt in range(parsing.RETRIES + 1):
         try:
             with parsing.AST_LOCK:
-                return _read_cases(key)
+                return memo.remembered("cases", key, mark, lambda: _read_cases(key))
         except SystemError as exc:
             if not parsing.is_interleaving_error(exc) or attempt == parsing.RETRIES:
                 raise

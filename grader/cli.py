@@ -1,5 +1,5 @@
 """The command line: ``grader check``, ``grader grade``, ``grader merge``, ``grader problems``,
-``grader validate``.
+``grader validate``, ``grader serve``.
 
 Exit codes (every command):
 
@@ -87,6 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--sandbox", choices=("auto", "strict", "none"), default="auto",
                           help="isolation of the mistakes' runs (as for check)")
 
+    serve = sub.add_parser(
+        "serve", help="keep a warm grader for this user's checks: grader check answers in a fraction of its time",
+        description="Run until interrupted: a fork server with the grader imported, the problem specs and case sets "
+                    "in memory and the sandbox probed once, listening on a Unix socket only this user can open. "
+                    "grader check (and check(fn) in a notebook) then forks a fresh grader from it for each check "
+                    "instead of starting one: the same check, the same sandbox, the same report "
+                    "(environment.served: pool). GRADER_SERVE=0 makes a check ignore it.")
+    serve.add_argument("--socket", metavar="PATH",
+                       help="where to listen (default $GRADER_SERVE_SOCKET, else grader/serve.sock in "
+                            "$XDG_RUNTIME_DIR, else /tmp/grader-UID/serve.sock); its folder must be this user's, mode 0700")
+    serve.add_argument("--problem", metavar="ID", help="warm this problem's specs and case sets (default: every problem)")
+    serve.add_argument("--problems-dir", metavar="DIR", help="a folder of problem specs to warm, as check's")
+
     try:
         from .batch import merge, pool
     except ImportError:  # pragma: no cover - batch grading not installed in this build
@@ -108,14 +121,26 @@ def _one_line(exc: BaseException) -> str:
     return printable(str(exc), one_line=True)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (see the module docstring)."""
+def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
+    """Run the CLI; returns the exit code (see the module docstring).
+
+    ``grader check`` is first offered to this user's ``grader serve``, if one is running
+    (:func:`grader.forkserver.run_served`): it forks the same check from a warm grader, with
+    this process's streams, folder and environment. When none answers, or ``serve`` is false,
+    the check runs here."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if serve and argv[:1] == ["check"]:
+        from . import forkserver
+        served = forkserver.run_served(argv)
+        if served is not None:
+            return served
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    handlers = {"check": cmd_check, "problems": cmd_problems}
+    from .forkserver import cmd_serve
+    handlers = {"check": cmd_check, "problems": cmd_problems, "serve": cmd_serve}
     handlers["validate"] = cmd_validate
     from .export import HANDLERS as export_handlers
     handlers.update(export_handlers)

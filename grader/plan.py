@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import cache
+from . import cache, forkserver
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from .compare import SMALL, Expected
 from .errors import GraderError
@@ -258,6 +258,7 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
         "python": platform.python_version(), "numpy": np.__version__, "jax": None,
         **({"torch": None} if framework == "torch" else {}),
         "grader": __version__, "sandbox": tier, "x64": framework == "jax" or None,
+        "served": "pool" if forkserver.IN_SERVER else "cold",
         "max_examples": opts.max_examples if opts.max_examples is not None else
         (problem.generated or {}).get("count", 0),
     }
@@ -320,6 +321,17 @@ def cannot_run(loaded: LoadedSubmission, framework: str, shown: str) -> Failure 
     return None
 
 
+def generated_count(problem: Problem, opts: CheckOptions) -> int:
+    """How many generated cases a check makes per dtype: ``--max-examples``, else the spec's count."""
+    return opts.max_examples if opts.max_examples is not None else (problem.generated or {}).get("count", 0)
+
+
+def case_set_key(problem: Problem, opts: CheckOptions, dtypes: tuple[str, ...]) -> str:
+    """The case-cache key (:func:`grader.cache.case_key`) of a check of ``problem`` in ``dtypes``
+    with ``opts`` (its seed and generated count)."""
+    return cache.case_key(problem, opts.seed, generated_count(problem, opts), dtypes)
+
+
 def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tuple[str, ...],
                 secret: bool) -> tuple[list[Case], dict[str, tuple[np.ndarray, np.ndarray | None]] | None, str]:
     """The cases to run (a replay literal, else the fixed and generated cases from the case
@@ -341,8 +353,8 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
             raise GraderError(f"--replay: dtype {cases[0].dtype} is not graded for {framework} "
                               f"(graded: {', '.join(dtypes)})")
         return cases, known, key
-    count = opts.max_examples if opts.max_examples is not None else (problem.generated or {}).get("count", 0)
-    key = cache.case_key(problem, opts.seed, count, dtypes)
+    count = generated_count(problem, opts)
+    key = case_set_key(problem, opts, dtypes)
     # a secret seed's cases are never cached: the cache is readable by whoever runs the
     # grader, and they are the answers (docs/security.md, class 6)
     cached = None if secret else cache.load_cases(key)

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import yaml
 
+from . import memo
 from .errors import GraderError, SpecError
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "problem.schema.json"
@@ -504,6 +505,11 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             inconsistent (an unknown group or size symbol, a missing reference module).
     """
     path = Path(path)
+    return memo.remembered("problem", str(path), memo.stamp(path) if memo.ENABLED else None,
+                           lambda: _load_problem(path))
+
+
+def _load_problem(path: Path) -> Problem:
     shown = str(path)
     text, data = read_yaml(path, "spec")
     if not isinstance(data, dict):

@@ -31,7 +31,7 @@ def _serve(lines, fake, monkeypatch):
 def test_each_request_is_one_cli_run_and_one_answer(monkeypatch):
     calls = []
 
-    def fake(argv):
+    def fake(argv, **_):
         calls.append(argv)
         print("report of", argv[1])
         sys.stderr.write("grader: note: x\n")
@@ -46,17 +46,17 @@ def test_each_request_is_one_cli_run_and_one_answer(monkeypatch):
 
 def test_a_bad_request_is_answered_and_the_next_one_runs(monkeypatch):
     code, answers = _serve(["not json", json.dumps({"argv": "check"}), json.dumps({"argv": ["check"]})],
-                           lambda argv: 0, monkeypatch)
+                           lambda argv, **_: 0, monkeypatch)
     assert [a["code"] for a in answers] == [2, 2, 0] and "bad request" in answers[0]["stderr"]
 
 
 def test_a_usage_error_and_an_interrupt_end_as_the_cli_ends(monkeypatch):
-    def usage(argv):
+    def usage(argv, **_):
         raise SystemExit(2)
     _, answers = _serve([json.dumps({"argv": ["check", "--nope"]})], usage, monkeypatch)
     assert answers[0]["code"] == 2
 
-    def interrupted(argv):
+    def interrupted(argv, **_):
         raise KeyboardInterrupt
     code, answers = _serve([json.dumps({"argv": ["check", "a.py"]}), json.dumps({"argv": ["check", "b.py"]})],
                            interrupted, monkeypatch)

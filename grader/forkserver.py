@@ -1,0 +1,617 @@
+"""A fork server: one grader process, imported and warmed once, that forks a fresh grader per check.
+
+A cold ``grader check`` of a correct NumPy file spends most of its grader-side CPU before the
+submission runs: Python and the grader's imports, parsing the problem specs' YAML, reading the
+case set, probing the sandbox, building the argument parser (docs/performance.md). The fork
+server (the "zygote") does all of that once: it imports what a check uses, turns on the
+in-memory memos (:mod:`grader.memo`), loads the specs and the case sets it is told of, runs
+the sandbox probe, and then forks one grader process per request. The forked process is a
+whole ``grader check`` (:func:`grader.cli.main`) in a session of its own, with the request's
+arguments, environment, working folder and standard streams; when it ends its exit status
+goes back to whoever asked. It is never reused: the next check is another fork of the zygote,
+so nothing one check did (its memory, its caches, its state) reaches another.
+
+Security is that of ``grader check``: the zygote is the grader, runs no learner code and reads
+no learner file (the forked check reads its own submission, as a cold check does), and every
+submission still runs in a fresh sandboxed child started by the forked check. The zygote is
+not dumpable (``PR_SET_DUMPABLE=0``: no same-user process reads its memory), holds no seed
+secret (a secret-seeded check's cases are made in the forked process and die with it), and
+forks only while it has one thread. Who may ask: ``grader grade`` talks to its own zygote over
+a socket pair nobody else holds; ``grader serve`` listens on a Unix socket in a folder only its
+user can enter (mode 0700, checked), and answers only connections whose peer has its user id
+(``SO_PEERCRED``), since a request is a grader run with the asker's environment: whoever can
+ask can run code as the server's user. A change to the grader's source makes the zygote stale:
+it refuses the request (the client then runs the check itself) rather than grade with old code.
+
+Wire protocol (Unix stream sockets; one connection per check):
+
+- client -> server: one byte ``R`` sent with three file descriptors (``SCM_RIGHTS``: the
+  check's stdin, stdout and stderr), then one JSON line ``{"argv": [...], "env": {...},
+  "cwd": "..."}`` (``argv`` without the program name). Later, a line ``{"signal": "INT"}`` or
+  ``{"signal": "KILL"}`` is sent to the check's process group; closing the connection kills it.
+- server -> client: ``{"pid": N}`` once the check is forked (its process group id), then
+  ``{"code": C}`` when it ended (C as ``subprocess`` gives it: negative for a signal); or
+  ``{"refused": "why"}`` instead of both when it will not run the check (stale code, a bad request).
+- ``grade``'s control socket: the zygote is started with one end of a socket pair (``--control
+  FD``); each check's connection is one end of a new socket pair, sent over it as one byte
+  ``C`` with the descriptor. The zygote writes ``ready`` on it once warmed, and exits (killing
+  the checks it still runs) when it is closed.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+#: ``GRADER_FORKSERVER=0``: ``grader grade`` starts a cold ``grader check`` per learner, as before
+FORKSERVER_ENV = "GRADER_FORKSERVER"
+#: ``GRADER_SERVE=0``: ``grader check`` never asks a running ``grader serve``
+SERVE_ENV = "GRADER_SERVE"
+#: where ``grader serve`` listens and ``grader check`` looks (default: :func:`default_socket`)
+SOCKET_ENV = "GRADER_SERVE_SOCKET"
+MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+#: set in the zygote and every check forked from it: a forked ``grader check`` never forwards
+IN_SERVER = False
+#: modules a check uses, imported by the zygote before it forks (their import is the cost it saves)
+PRELOAD = ("numpy", "yaml", "ml_dtypes", "grader.cli", "grader.commands", "grader.check", "grader.plan",
+           "grader.grading", "grader.runner", "grader.sandbox", "grader.run.sandboxed", "grader.compare",
+           "grader.tolerance", "grader.diagnose", "grader.shrink", "grader.hints", "grader.reports",
+           "grader.reports.text", "grader.reports.json_report", "grader.reports.junit", "grader.reports.gradescope",
+           "grader.reports.github", "grader.reports.fault", "grader.reports.prairielearn", "grader.hints.generic",
+           "grader.hints.tied_lm_head", "grader.assignment", "grader.notebook",
+           "grader.cleanup", "hypothesis")
+
+
+# -- the code the zygote runs ------------------------------------------------------------------------
+
+def code_stamp() -> tuple[tuple[str, int, int], ...]:
+    """(path, size, mtime in ns) of every source file of the grader package: what the zygote
+    imported. A request that finds it changed is refused (the zygote's code is stale)."""
+    package = Path(__file__).resolve().parent
+    out = []
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".json", ".yaml") and "__pycache__" not in path.parts:
+            with contextlib.suppress(OSError):
+                st = path.stat()
+                out.append((str(path), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def threads() -> int:
+    """Threads of this process (Linux /proc); 1 where that cannot be read."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def preload(warm: list[str] | None) -> None:
+    """Import what a check uses, turn the memos on, and load the specs, case sets and sandbox
+    probe a check of ``warm`` (``grader check`` flags, e.g. ``["--problem", "softmax"]``; None:
+    every problem known) would read. Best effort: a failure here only costs the check its time."""
+    import importlib
+
+    from . import memo
+    memo.ENABLED = True
+    for name in PRELOAD:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    with contextlib.suppress(Exception):
+        warm_for(warm or [])
+
+
+def warm_for(flags: list[str]) -> None:
+    """Load into the memos what ``grader check FILE <flags>`` reads before the submission runs:
+    the problem specs, the case sets already in the on-disk cache (never made here: making
+    one runs the reference, and the zygote must not import JAX, which starts threads), and the
+    sandbox probe. A seed secret's case sets are never cached, so nothing is loaded for them."""
+    from . import cache, cli, plan, sandbox, spec
+    from .flags import options_from_args
+
+    args = cli.build_parser().parse_args(["check", os.devnull, *flags])
+    secret = bool(getattr(args, "seed_secret", None) or os.environ.get("GRADER_SEED_SECRET"))
+    problems = []
+    if getattr(args, "assignment", None):
+        from .assignment import load_assignment
+        problems = [part.problem for part in load_assignment(args.assignment, args.problems_dir).parts]
+    elif args.problem:
+        problems = [spec.load_problem(spec.find_problem(args.problem, args.problems_dir))]
+    else:
+        problems = list(spec.load_all(args.problems_dir)[0].values())
+    if not secret:
+        opts = options_from_args(args)
+        for problem in problems:
+            for framework, dtypes in problem.frameworks.items():
+                if opts.framework in (None, framework):
+                    cache.load_cases(plan.case_set_key(problem, opts, dtypes))
+        sandbox.choose_tier(opts.sandbox)
+    else:
+        sandbox.choose_tier(getattr(args, "sandbox", "auto") or "auto")
+
+
+def _prctl(option: int, arg: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
+
+
+def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.socket]) -> None:
+    """In the forked process: become ``grader check`` with the request's streams, folder,
+    environment and arguments, and exit with its code. Never returns."""
+    code = 2
+    try:
+        os.setsid()
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote killed: its checks die with it
+        if os.getppid() == 1:
+            os._exit(2)
+        for sock in close:
+            with contextlib.suppress(OSError):
+                sock.close()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in set(fds):
+            if fd > 2:
+                os.close(fd)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        from . import cli
+        argv = list(request["argv"])
+        sys.argv = ["grader", *argv]
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:  # argparse's usage errors, --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        except KeyboardInterrupt:
+            code = 130
+    except BaseException as exc:  # noqa: BLE001 - one line on the check's stderr, then its exit code
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"grader: internal error in the fork server's check: {type(exc).__name__}: {exc}\n")
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
+
+
+class _Connection:
+    """One check's connection in the zygote: its request, as it arrives, then its process."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.fds: list[int] | None = None
+        self.buffer = b""
+        self.pid: int | None = None
+        self.pidfd: int | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.sendall(json.dumps(message).encode() + b"\n")
+
+    def close(self) -> None:
+        for fd in self.fds or ():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = None
+        if self.pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.pidfd)
+            self.pidfd = None
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class Zygote:
+    """The fork server's loop (:meth:`serve`): requests in, forked checks out."""
+
+    def __init__(self, control: socket.socket | None = None, listener: socket.socket | None = None) -> None:
+        self.control, self.listener = control, listener
+        self.selector = selectors.DefaultSelector()
+        self.connections: dict[int, _Connection] = {}   # by socket fd
+        self.stamp = code_stamp()
+        self.stopping = False
+
+    # the zygote's sockets, closed in each forked check
+    def _own_sockets(self) -> list[socket.socket]:
+        return [s for s in (self.control, self.listener) if s is not None] + \
+            [c.sock for c in self.connections.values()]
+
+    def _add(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        conn = _Connection(sock)
+        self.connections[sock.fileno()] = conn
+        self.selector.register(sock, selectors.EVENT_READ, ("conn", conn))
+
+    def _drop(self, conn: _Connection, kill: bool = False) -> None:
+        if kill and conn.pid is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(conn.pid, signal.SIGKILL)
+        if conn.pidfd is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(conn.pidfd)
+            if conn.pid is not None:  # reap it (it was killed, or had ended)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(conn.pid, 0)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(conn.sock)
+        self.connections.pop(conn.sock.fileno(), None)
+        conn.close()
+
+    def serve(self) -> int:
+        """Answer until the control socket is closed (``grade``) or SIGTERM/SIGINT (``serve``)."""
+        if self.control is not None:
+            self.control.setblocking(True)
+            self.control.sendall(b"ready\n")
+            self.selector.register(self.control, selectors.EVENT_READ, ("control", None))
+        if self.listener is not None:
+            self.listener.setblocking(False)
+            self.selector.register(self.listener, selectors.EVENT_READ, ("listen", None))
+        try:
+            while not self.stopping:
+                for key, _ in self.selector.select(timeout=1.0):
+                    kind, conn = key.data
+                    if kind == "control":
+                        self._on_control()
+                    elif kind == "listen":
+                        self._on_accept()
+                    elif kind == "conn":
+                        self._on_message(conn)
+                    elif kind == "exit":
+                        self._on_exit(conn)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            for conn in list(self.connections.values()):
+                self._drop(conn, kill=True)
+        return 0
+
+    def _on_control(self) -> None:
+        assert self.control is not None
+        try:
+            data, fds, _, _ = socket.recv_fds(self.control, 1, 1)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the batch closed it (or died): stop
+            for fd in fds:
+                os.close(fd)
+            self.stopping = True
+            return
+        for fd in fds:
+            self._add(socket.socket(fileno=fd))
+
+    def _on_accept(self) -> None:
+        assert self.listener is not None
+        try:
+            sock, _ = self.listener.accept()
+        except OSError:
+            return
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+        _, uid, _ = (int.from_bytes(creds[i:i + 4], sys.byteorder) for i in (0, 4, 8))
+        if uid != os.geteuid():  # a request is a grader run as this user: only this user asks
+            sock.close()
+            return
+        self._add(sock)
+
+    def _on_message(self, conn: _Connection) -> None:
+        try:
+            if conn.fds is None:  # the request's first bytes carry its three streams
+                data, fds, _, _ = socket.recv_fds(conn.sock, 1 << 16, 3)
+                conn.fds = list(fds)
+                if data and (not data.startswith(b"R") or len(fds) != 3):
+                    conn.send({"refused": "a request starts with R and three file descriptors"})
+                    self._drop(conn)
+                    return
+                data = data[1:] if data else data
+                eof = not data and not fds
+            else:
+                data = conn.sock.recv(1 << 16)
+                eof = not data
+        except BlockingIOError:
+            return
+        except OSError:
+            data, eof = b"", True
+        if eof:  # the client is gone: so is its check
+            self._drop(conn, kill=True)
+            return
+        conn.buffer += data
+        if len(conn.buffer) > MAX_REQUEST:
+            conn.send({"refused": "request too long"})
+            self._drop(conn, kill=True)
+            return
+        while b"\n" in conn.buffer:
+            line, conn.buffer = conn.buffer.split(b"\n", 1)
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if conn.pid is None:
+                self._start(conn, message)
+                if conn.pid is None:
+                    return
+            elif isinstance(message, dict) and message.get("signal") in ("INT", "KILL"):
+                with contextlib.suppress(OSError):
+                    os.killpg(conn.pid, signal.SIGINT if message["signal"] == "INT" else signal.SIGKILL)
+
+    def _start(self, conn: _Connection, request: Any) -> None:
+        ok = isinstance(request, dict) and isinstance(request.get("argv"), list) \
+            and all(isinstance(a, str) for a in request["argv"]) and isinstance(request.get("env"), dict) \
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in request["env"].items()) \
+            and isinstance(request.get("cwd"), str)
+        if not ok:
+            conn.send({"refused": "a request is {\"argv\": [str], \"env\": {str: str}, \"cwd\": str}"})
+            self._drop(conn)
+            return
+        if code_stamp() != self.stamp:
+            conn.send({"refused": "the grader's source changed since this fork server started"})
+            self._drop(conn)
+            if self.listener is not None:
+                self.stopping = True   # a server of stale code stops; the next check runs cold
+            return
+        if threads() != 1:  # fork() of a threaded process can deadlock the child
+            conn.send({"refused": "the fork server has more than one thread"})
+            self._drop(conn)
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the forked check (measured through its exit status)
+            _forked_check(request, conn.fds or [], self._own_sockets())
+        for fd in conn.fds or ():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        conn.fds = []
+        conn.pid = pid
+        conn.pidfd = os.pidfd_open(pid)
+        self.selector.register(conn.pidfd, selectors.EVENT_READ, ("exit", conn))
+        conn.send({"pid": pid})
+
+    def _on_exit(self, conn: _Connection) -> None:
+        assert conn.pid is not None
+        try:
+            _, status = os.waitpid(conn.pid, 0)
+            code = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:
+            code = -signal.SIGKILL
+        conn.pid = None  # reaped
+        conn.send({"code": code})
+        self._drop(conn)
+
+
+def main(argv: list[str]) -> int:
+    """``python -I -c BOOT ROOT --control FD [--warm JSON]`` or ``--listen PATH [--warm JSON]``."""
+    global IN_SERVER
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="grader-forkserver")
+    parser.add_argument("--control", type=int)
+    parser.add_argument("--listen")
+    parser.add_argument("--warm", default="null", help="grader check flags to warm for, as a JSON list")
+    args = parser.parse_args(argv)
+    IN_SERVER = True
+    # no BLAS thread pool in the zygote: it must have one thread when it forks
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    os.environ.pop("GRADER_SEED_SECRET", None)  # each request brings its own environment
+    _prctl(PR_SET_DUMPABLE, 0)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    control = socket.socket(fileno=args.control) if args.control is not None else None
+    listener = None
+    if args.listen:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(args.listen)
+        os.chmod(args.listen, 0o600)
+        listener.listen(16)
+    preload(json.loads(args.warm))
+    if threads() != 1:
+        sys.stderr.write(f"grader: error: the fork server has {threads()} threads after its imports; "
+                         "it forks only with one\n")
+        return 2
+    try:
+        return Zygote(control, listener).serve()
+    finally:
+        if args.listen:
+            with contextlib.suppress(OSError):
+                os.unlink(args.listen)
+
+
+def cmd_serve(args: Any) -> int:
+    """``grader serve``: run the fork server on this user's socket until interrupted (exit 0).
+
+    Raises:
+        GraderError: the socket's folder is not this user's private folder, or a server already
+            answers there.
+    """
+    from .errors import GraderError
+    path = Path(args.socket).absolute() if args.socket else default_socket()
+    private_folder(path.parent, create=True)
+    live = _connect(path)
+    if live is not None:
+        live.close()
+        raise GraderError(f"a grader serve is already running at {path}")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+            raise GraderError(f"{path} exists and is not a socket of this user's; remove it or give --socket")
+        os.unlink(path)   # a stale socket: its server is gone
+    warm = (["--problem", args.problem] if args.problem else []) + \
+        (["--problems-dir", os.path.abspath(args.problems_dir)] if args.problems_dir else [])
+    sys.stdout.write(f"grader serve: listening on {path} (Ctrl-C stops it); grader check uses it\n")
+    sys.stdout.flush()
+    os.chdir("/")   # a neutral folder: each check works in its client's
+    return main(["--listen", str(path), "--warm", json.dumps(warm)])
+
+
+# -- the client side ---------------------------------------------------------------------------------
+
+#: run by ``python -I -c``: the grader's own folder (argv[1]) on sys.path, then the fork server
+BOOT = ("import sys; root = sys.argv.pop(1); "
+        "root in sys.path or sys.path.insert(0, root); "
+        "from grader.forkserver import main; sys.exit(main(sys.argv[1:]))")
+
+
+def command() -> list[str]:
+    """The argv prefix that starts a fork server of this grader (isolated mode, as every
+    process the grader starts)."""
+    root = str(Path(__file__).resolve().parents[1])
+    return [sys.executable, "-I", "-c", BOOT, root]
+
+
+def default_socket() -> Path:
+    """Where ``grader serve`` listens: ``$GRADER_SERVE_SOCKET``, else ``grader/serve.sock`` in
+    ``$XDG_RUNTIME_DIR`` (the user's private runtime folder), else in ``/tmp/grader-<uid>``."""
+    if os.environ.get(SOCKET_ENV):
+        return Path(os.environ[SOCKET_ENV])
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "grader" if runtime else Path(f"/tmp/grader-{os.geteuid()}")
+    return base / "serve.sock"
+
+
+def private_folder(folder: Path, create: bool) -> bool:
+    """Whether ``folder`` is a real folder (not a link) owned by this user that nobody else can
+    enter (no group or other permission bits); with ``create``, made so if it is missing.
+
+    Raises:
+        GraderError: ``create`` and the folder exists but is not private (someone else's, a link,
+            or open to others): a socket there could be swapped or read.
+    """
+    from .errors import GraderError
+    if create:
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700, parents=True)
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    ok = stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
+    if create and not ok:
+        raise GraderError(f"{folder} is not a private folder of this user (a link, someone else's, or open to "
+                          f"others); give --socket in one (mode 0700)")
+    return ok
+
+
+def _connect(path: Path) -> socket.socket | None:
+    """A connection to the server at ``path`` if it is this user's (folder, socket and peer),
+    else None."""
+    if not private_folder(path.parent, create=False):
+        return None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    except OSError:
+        sock.close()
+        return None
+    if int.from_bytes(creds[4:8], sys.byteorder) != os.geteuid():
+        sock.close()
+        return None
+    return sock
+
+
+def send_request(sock: socket.socket, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
+    """Send one check request (module docstring) on ``sock``."""
+    socket.send_fds(sock, [b"R"], fds)
+    sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd}).encode() + b"\n")
+
+
+class Reader:
+    """The server's answer lines on one connection, read as they come."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.buffer, self.closed = sock, b"", False
+
+    def poll(self) -> list[dict[str, Any]]:
+        """The messages that have arrived (without waiting when the socket is non-blocking);
+        sets :attr:`closed` at end of input."""
+        out = []
+        while not self.closed:
+            try:
+                data = self.sock.recv(1 << 16)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                data = b""
+            if not data:
+                self.closed = True
+                break
+            self.buffer += data
+            if self.sock.gettimeout() != 0.0:
+                break
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                if isinstance(message, dict):
+                    out.append(message)
+        return out
+
+
+def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2)) -> int | None:
+    """``grader check ARGV`` run by the user's ``grader serve``, with this process's folder and
+    environment and the streams ``fds`` (stdin, stdout, stderr; default this process's): its exit code, or None when there is no server to ask (none running,
+    not this user's, stale, or it went away before the check started): the caller runs the check
+    itself. An interrupt is passed on (SIGINT to the check, which ends as ``grader check`` does;
+    a second one kills it)."""
+    if os.environ.get(SERVE_ENV, "1") == "0" or IN_SERVER:
+        return None
+    try:
+        path = default_socket()
+    except (OSError, RuntimeError):
+        return None
+    sock = _connect(path)
+    if sock is None:
+        return None
+    try:
+        try:
+            send_request(sock, argv, dict(os.environ), os.getcwd(), list(fds))
+        except OSError:
+            return None
+        reader = Reader(sock)
+        started = False
+        interrupts = 0
+        while True:
+            try:
+                messages = reader.poll()
+            except KeyboardInterrupt:
+                interrupts += 1
+                if not started:
+                    return 130
+                with contextlib.suppress(OSError):
+                    sock.sendall(json.dumps({"signal": "INT" if interrupts == 1 else "KILL"}).encode() + b"\n")
+                continue
+            for message in messages:
+                if "refused" in message:
+                    return None
+                if "pid" in message:
+                    started = True
+                if "code" in message:
+                    code = int(message["code"])
+                    return code if code >= 0 else 128 - code
+            if reader.closed:
+                if not started:
+                    return None
+                sys.stderr.write("grader: error: the grader serve process ended during the check\n")
+                return 2
+    finally:
+        sock.close()

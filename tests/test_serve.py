@@ -1,0 +1,180 @@
+"""``grader serve`` (issue 33): a fork server that ``grader check`` asks first.
+
+One server is started for the module (a real ``grader serve`` process on a socket in a private
+temporary folder); the checks through it must give the reports a cold check gives, apart from
+timings and ``environment.served``, and fall back to the cold path whenever the server cannot be
+trusted or reached (no server, a stale socket, a folder others may enter, ``GRADER_SERVE=0``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import forkserver
+
+from .conftest import SUBMISSIONS
+
+FAST = ["--max-examples", "4", "--no-shrink", "--timeout", "10"]
+GRADER = [sys.executable, "-m", "grader"]
+
+
+def _check(sock: Path, *args: str, serve: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, forkserver.SOCKET_ENV: str(sock), forkserver.SERVE_ENV: "1" if serve else "0"}
+    return subprocess.run([*GRADER, "check", *args], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("serve") / "private"
+    folder.mkdir(mode=0o700)
+    sock = folder / "serve.sock"
+    proc = subprocess.Popen([*GRADER, "serve", "--socket", str(sock), "--problem", "tied_lm_head"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    deadline = time.monotonic() + 60
+    while not sock.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert sock.exists(), (first, proc.stderr.read() if proc.poll() is not None else "")
+    yield sock, first
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _comparable(report: dict) -> dict:
+    """A report without what differs between two runs of the same check: timings and the path."""
+    env = {k: v for k, v in report["environment"].items() if k not in ("served", "memory_limit", "sandbox_layers")}
+    cases = [{k: v for k, v in c.items() if k != "seconds"} for c in report["cases"]]
+    return {**report, "environment": env, "cases": cases, "seconds": None}
+
+
+def test_a_served_check_reports_what_a_cold_one_does(server, tmp_path):
+    sock, first = server
+    assert first.startswith("grader serve: listening on ") and str(sock) in first
+    for name in ("correct_numpy.py", "wrong_tolerance_softmax.py"):
+        served = _check(sock, str(SUBMISSIONS / name), "--format", "json", *FAST)
+        cold = _check(sock, str(SUBMISSIONS / name), "--format", "json", *FAST, serve=False)
+        assert served.returncode == cold.returncode == (0 if name.startswith("correct") else 1), served.stderr
+        a, b = json.loads(served.stdout), json.loads(cold.stdout)
+        assert a["environment"]["served"] == "pool" and b["environment"]["served"] == "cold"
+        assert _comparable(a) == _comparable(b)
+
+
+def test_a_served_check_has_the_clients_folder_streams_and_exit_codes(server, tmp_path):
+    sock, _ = server
+    (tmp_path / "mine.py").write_text((SUBMISSIONS / "correct_numpy.py").read_text())
+    out = _check(sock, "mine.py", "--problem", "tied_lm_head", "--output", "r.json", "--format", "json", *FAST,
+                 cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout == "", out.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["environment"]["served"] == "pool"
+    bad = _check(sock, "missing.py", "--problem", "tied_lm_head", cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "missing.py" in bad.stderr
+    usage = _check(sock, "mine.py", "--no-such-flag", cwd=tmp_path)
+    assert usage.returncode == 2 and "grader: error:" in usage.stderr
+
+
+def test_a_second_server_on_the_same_socket_is_refused(server):
+    sock, _ = server
+    out = subprocess.run([*GRADER, "serve", "--socket", str(sock)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "already running" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_no_server_a_stale_socket_or_an_open_folder_means_a_cold_check(tmp_path):
+    private = tmp_path / "p"
+    private.mkdir(mode=0o700)
+    assert forkserver._connect(private / "none.sock") is None
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(private / "stale.sock"))
+    stale.close()                                   # a socket file nobody listens on
+    assert forkserver._connect(private / "stale.sock") is None
+    open_folder = tmp_path / "o"
+    open_folder.mkdir(mode=0o755)
+    os.chmod(open_folder, 0o755)
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listening.bind(str(open_folder / "s.sock"))
+    listening.listen(1)
+    try:   # someone else could have put it there, or swap it: never asked
+        assert forkserver._connect(open_folder / "s.sock") is None
+    finally:
+        listening.close()
+    with pytest.raises(Exception, match="not a private folder"):
+        forkserver.private_folder(open_folder, create=True)
+    out = _check(private / "stale.sock", str(SUBMISSIONS / "correct_numpy.py"), "--format", "json", *FAST)
+    assert out.returncode == 0 and json.loads(out.stdout)["environment"]["served"] == "cold"
+
+
+def test_the_servers_socket_is_this_users_alone(server):
+    sock, _ = server
+    st = os.lstat(sock)
+    assert st.st_mode & 0o777 == 0o600 and os.lstat(sock.parent).st_mode & 0o777 == 0o700
+    assert st.st_uid == os.geteuid()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
+def test_another_user_gets_nothing():
+    """A connection whose peer is another uid (SO_PEERCRED) is closed before a byte is read: a
+    request is a grader run as the server's user, so only that user may ask. The socket is
+    opened to everyone here only to reach that check."""
+    import shutil
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="grader-serve-test-")
+    try:
+        os.chmod(folder, 0o711)
+        path = os.path.join(folder, "s.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        os.chmod(path, 0o666)
+        listener.listen(4)
+        zygote = forkserver.Zygote(listener=listener)
+        code = ("import socket, sys\n"
+                "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                "s.connect(sys.argv[1])\n"
+                "s.settimeout(20)\n"
+                "print(repr(s.recv(100)))\n")
+        client = subprocess.Popen(["/usr/bin/python3", "-I", "-c", code, path], user=65534, group=65534,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/")
+        listener.settimeout(20)
+        zygote._on_accept()
+        assert zygote.connections == {}
+        out, err = client.communicate(timeout=30)
+        assert out.strip() == "b''", err            # closed without a word
+        listener.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_notebook_warm_grader_forwards_to_the_server(server, monkeypatch):
+    """``check(fn)``'s warm grader (``grader._warm_server``) asks the user's server first, with
+    the check's output caught for the notebook, and runs the check itself when none answers."""
+    from grader import _warm_server
+    sock, _ = server
+    argv = ["check", str(SUBMISSIONS / "correct_numpy.py"), "--format", "json", *FAST]
+    monkeypatch.setenv(forkserver.SOCKET_ENV, str(sock))
+    code, out, err = _warm_server._served(argv)
+    assert code == 0 and json.loads(out)["environment"]["served"] == "pool", err
+    monkeypatch.setenv(forkserver.SERVE_ENV, "0")
+    assert _warm_server._served(argv) is None
+
+
+def test_memos_stand_while_the_file_is_unchanged(tmp_path, monkeypatch):
+    """The server's in-memory specs and case sets (``grader.memo``) are read again once their
+    file changes: an instructor's edit reaches the next served check."""
+    from grader import memo
+    monkeypatch.setattr(memo, "ENABLED", True)
+    memo.clear()
+    f = tmp_path / "spec.yaml"
+    f.write_text("a")
+    made = []
+    read = lambda: made.append(f.read_text()) or f.read_text()  # noqa: E731
+    assert memo.remembered("t", str(f), memo.stamp(f), read) == "a"
+    assert memo.remembered("t", str(f), memo.stamp(f), read) == "a" and len(made) == 1
+    f.write_text("bb")
+    assert memo.remembered("t", str(f), memo.stamp(f), read) == "bb" and len(made) == 2
+    memo.clear()

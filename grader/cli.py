@@ -140,7 +140,8 @@ def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     from .forkserver import cmd_serve
-    handlers = {"check": cmd_check, "problems": cmd_problems, "serve": cmd_serve}
+    handlers = {"check": cmd_check, "problems": cmd_problems,
+                "serve": lambda a: cmd_serve(a, main, build_parser)}
     handlers["validate"] = cmd_validate
     from .export import HANDLERS as export_handlers
     handlers.update(export_handlers)

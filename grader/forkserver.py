@@ -95,6 +95,11 @@ def threads() -> int:
         return 1
 
 
+#: the CLI's entry point and parser builder (``grader.cli.main``, ``grader.cli.build_parser``),
+#: handed over by :func:`cmd_serve` (this module sits below the CLI and does not import it)
+_CLI: dict[str, Any] = {}
+
+
 def preload(warm: list[str] | None) -> None:
     """Import what a check uses, turn the memos on, and load the specs, case sets and sandbox
     probe a check of ``warm`` (``grader check`` flags, e.g. ``["--problem", "softmax"]``; None:
@@ -115,10 +120,10 @@ def warm_for(flags: list[str]) -> None:
     the problem specs, the case sets already in the on-disk cache (never made here: making
     one runs the reference, and the zygote must not import JAX, which starts threads), and the
     sandbox probe. A seed secret's case sets are never cached, so nothing is loaded for them."""
-    from . import cache, cli, plan, sandbox, spec
+    from . import cache, plan, sandbox, spec
     from .flags import options_from_args
 
-    args = cli.build_parser().parse_args(["check", os.devnull, *flags])
+    args = _CLI["build_parser"]().parse_args(["check", os.devnull, *flags])
     secret = bool(getattr(args, "seed_secret", None) or os.environ.get("GRADER_SEED_SECRET"))
     problems = []
     if getattr(args, "assignment", None):
@@ -167,11 +172,10 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        from . import cli
         argv = list(request["argv"])
         sys.argv = ["grader", *argv]
         try:
-            code = cli.main(argv)
+            code = _CLI["main"](argv)
         except SystemExit as exc:  # argparse's usage errors, --help
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         except KeyboardInterrupt:
@@ -427,8 +431,9 @@ def main(argv: list[str]) -> int:
                 os.unlink(args.listen)
 
 
-def cmd_serve(args: Any) -> int:
+def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     """``grader serve``: run the fork server on this user's socket until interrupted (exit 0).
+    ``main_fn`` and ``build_parser`` are the CLI's (what each forked check runs).
 
     Raises:
         GraderError: the socket's folder is not this user's private folder, or a server already
@@ -454,6 +459,7 @@ def cmd_serve(args: Any) -> int:
     sys.stdout.write(f"grader serve: listening on {path} (Ctrl-C stops it); grader check uses it\n")
     sys.stdout.flush()
     os.chdir("/")   # a neutral folder: each check works in its client's
+    _CLI.update(main=main_fn, build_parser=build_parser)
     return main(["--listen", str(path), "--warm", json.dumps(warm)])
 
 

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import cache, forkserver
+from . import cache, memo
 from .cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from .compare import SMALL, Expected
 from .errors import GraderError
@@ -258,7 +258,7 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
         "python": platform.python_version(), "numpy": np.__version__, "jax": None,
         **({"torch": None} if framework == "torch" else {}),
         "grader": __version__, "sandbox": tier, "x64": framework == "jax" or None,
-        "served": "pool" if forkserver.IN_SERVER else "cold",
+        "served": "pool" if memo.ENABLED else "cold",   # on only in grader serve's fork server
         "max_examples": opts.max_examples if opts.max_examples is not None else
         (problem.generated or {}).get("count", 0),
     }

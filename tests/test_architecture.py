@@ -19,7 +19,7 @@ PACKAGE = ROOT / "grader"
 #: new module is placed on purpose.
 LAYERS: list[tuple[str, ...]] = [
     # records and leaves: what every stage may read
-    ("grader.version", "grader.parsing", "grader.errors", "grader.cachedir", "grader.dtypes", "grader.results", "grader.protocol", "grader.cleanup",
+    ("grader.version", "grader.memo", "grader.parsing", "grader.errors", "grader.cachedir", "grader.dtypes", "grader.results", "grader.protocol", "grader.cleanup",
      "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child",
      "grader.frameworks", "grader.frameworks.*"),
     # the problem: spec, parameter kinds, cases, tolerance models, hint ideas
@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.reports", "grader.reports.*"),
     # commands built on a check
     ("grader._args", "grader._io", "grader.flags", "grader.commands", "grader.batch", "grader.batch.*",
-     "grader.validate", "grader.warm", "grader.notebook_check", "grader.export"),
+     "grader.validate", "grader.warm", "grader.notebook_check", "grader.export", "grader.forkserver"),
     # the command line and the package facade
     ("grader.cli", "grader.__main__", "grader", "grader._warm_server"),
 ]

@@ -9,9 +9,11 @@ longer than two names and no descriptor is held for more than one level.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import stat
 import tempfile
+import threading
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -110,7 +112,98 @@ def remove_tree(path: str) -> bool:
 
 #: the temporary folders the grader makes for submissions: their names carry the maker's pid
 STALE_PREFIXES = ("grader-run-", "grader-sub-")
+#: ``grader-live-<pid>`` in the temp folder: a file on which the grader process ``pid`` holds a
+#: shared ``flock`` for as long as it lives (:func:`_announce`)
+LIVE_PREFIX = "grader-live-"
 _swept: set[tuple[str | None, tuple[int, int] | None]] = set()
+_live: dict[str, tuple[int, int]] = {}       # temp folder -> (this process's pid, its live file's descriptor)
+_live_lock = threading.Lock()
+
+
+def _announce(folder: str) -> None:
+    """Hold a shared ``flock`` on ``folder``/``grader-live-<pid>`` for the rest of this process's
+    life (once per process and folder; again in a forked child, whose pid differs).
+
+    A folder's name carries its maker's pid, and :func:`sweep_stale` took "no /proc/<pid>" for
+    "its grader is gone". A grader in another PID namespace sharing the temp folder (two CI
+    containers with one /tmp) has pids this one's /proc does not show: its live folders were
+    removed under its checks (the working folders made 0700 first, so its learners' imports
+    failed with PermissionError). A lock is seen by every process that opens the same file,
+    whatever its PID namespace, and the kernel drops it when the holder dies, even by SIGKILL.
+    Never raises: without the file (a temp folder that refuses it, a file another user made),
+    only the /proc test guards this process's folders, as before.
+    """
+    import fcntl
+    pid = os.getpid()
+    with _live_lock:
+        held = _live.get(folder)
+        if held is not None and held[0] == pid:
+            return
+        if held is not None:                    # inherited through fork: the parent's, not ours
+            try:
+                os.close(held[1])
+            except OSError:
+                pass
+            del _live[folder]
+        path = os.path.join(folder, f"{LIVE_PREFIX}{pid}")
+        for _ in range(3):
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except OSError:
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                st, now = os.fstat(fd), os.stat(path, follow_symlinks=False)
+                if (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino):
+                    if not _live:
+                        atexit.register(_withdraw)
+                    _live[folder] = (pid, fd)
+                    return
+            except OSError:
+                pass                            # removed by a sweep meanwhile, or held exclusively
+            os.close(fd)
+
+
+def _withdraw() -> None:
+    """At exit: remove this process's live files (:func:`_announce`); a process killed with
+    SIGKILL leaves its own, which the next sweep removes."""
+    pid = os.getpid()
+    with _live_lock:
+        for folder, (holder, fd) in list(_live.items()):
+            if holder == pid:
+                try:
+                    os.unlink(os.path.join(folder, f"{LIVE_PREFIX}{pid}"))
+                except OSError:
+                    pass
+                os.close(fd)
+                del _live[folder]
+
+
+def _lives(folder: str, pid: str) -> bool:
+    """Whether the grader process ``pid`` of ``folder``'s live file (:func:`_announce`) still
+    holds it, in whatever PID namespace; a stale live file of this user's is removed."""
+    import fcntl
+    path = os.path.join(folder, f"{LIVE_PREFIX}{pid}")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True                              # cannot tell: keep its folders
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        st = os.fstat(fd)
+        if st.st_uid == os.geteuid():
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        return False
+    finally:
+        os.close(fd)
 
 
 def sweep_stale(folder: str | None = None, sandbox_uids: tuple[int, int] | None = None) -> int:
@@ -121,6 +214,7 @@ def sweep_stale(folder: str | None = None, sandbox_uids: tuple[int, int] | None 
     that gives ``sandbox_uids`` (start, count: ``grader.sandbox``'s range), folders owned by one
     of those uids (a working folder is chowned to its check's sandbox user, so a root grader's
     sweep used to leave every one of them). Returns how many were removed."""
+    _announce(folder or tempfile.gettempdir())
     key = (folder, sandbox_uids)
     if key in _swept:
         return 0
@@ -133,11 +227,16 @@ def sweep_stale(folder: str | None = None, sandbox_uids: tuple[int, int] | None 
     except OSError:
         return 0
     for name in names:
+        if name.startswith(LIVE_PREFIX):            # a dead grader's live file (one killed with SIGKILL)
+            pid = name[len(LIVE_PREFIX):]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                _lives(folder, pid)
+            continue
         prefix = next((p for p in STALE_PREFIXES if name.startswith(p)), None)
         if prefix is None:
             continue
         pid = name[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+        if not pid.isdigit() or os.path.exists(f"/proc/{pid}") or _lives(folder, pid):
             continue
         path = os.path.join(folder, name)
         try:

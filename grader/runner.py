@@ -19,7 +19,8 @@ Limits applied to the child in every tier (see docs/security.md for the threat m
   that outlives them (the CLI uses its main thread);
 - a wall-clock deadline per call (``call_timeout``) and for the import (``import_timeout``);
 - a scrubbed environment, a temporary working directory, stdin from /dev/null, stdout and
-  stderr drained by threads and capped at ``output_cap`` bytes each (the head is kept); the
+  stderr unbuffered (``python -I -u``: a print before a timeout or crash is kept), drained by
+  threads and capped at ``output_cap`` bytes each (the head is kept); the
   drains are stoppable, so a leftover holder of the pipes cannot stall the grader;
 - the grader marks itself non-dumpable (``PR_SET_DUMPABLE``) so the child cannot read its memory;
 - every reply must carry the request's sequence number and the run's random token, and stay
@@ -380,7 +381,9 @@ class Worker:
                   "jax_cache": jax_cache}
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        argv = [sys.executable, "-I", "-X", "faulthandler", str(CHILD_SCRIPT), str(req_r), str(rep_w),
+        # -u: unbuffered stdout and stderr (-I ignores PYTHONUNBUFFERED), so what the submission
+        # printed before a timeout, a crash or a kill is in the pipes, not lost in a buffer
+        argv = [sys.executable, "-I", "-u", "-X", "faulthandler", str(CHILD_SCRIPT), str(req_r), str(rep_w),
                 self.submission, self.function, self.framework, json.dumps(config)]
         if self.wrap is not None:
             argv = self.wrap(argv, self.submission, workdir, seed, memory, folder=self.folder) if sandboxed else \

@@ -321,6 +321,15 @@ def _identity(rows: list[Any], roster: Roster | None, columns: tuple[str, ...],
                   for s in roster.rows if id(s) in by_student], unmatched
 
 
+def _feedback(row: Any) -> str:
+    """A gradebook row's message as an LMS hands it to the learner: files named relative to
+    their folder and no path of the grading machine (``grader.reports.view.learner_paths``;
+    a gradebook written by an older grader, or merged from Slurm shards, may name the class
+    folder)."""
+    from .reports.view import learner_paths
+    return learner_paths(row.message, row.submission, by_name=True)
+
+
 def moodle_csv(rows: list[Any], roster: Roster | None, assignment: str,
                points: float | None = None) -> tuple[str, list[str]]:
     """Moodle's grade import CSV of gradebook ``rows``: identity columns (:data:`MOODLE_COLUMNS`
@@ -329,7 +338,7 @@ def moodle_csv(rows: list[Any], roster: Roster | None, assignment: str,
     from .reports.common import csv_cell, points as fmt
     head, learners, unmatched = _identity(rows, roster, MOODLE_COLUMNS, "Username")
     out = [_line([*head, csv_cell(assignment), "Feedback"])]
-    out += [_line([*cells, fmt(scaled(r.score, r.max_score, points)), csv_cell(r.message)]) for cells, r in learners]
+    out += [_line([*cells, fmt(scaled(r.score, r.max_score, points)), csv_cell(_feedback(r))]) for cells, r in learners]
     return "".join(out), unmatched
 
 
@@ -379,7 +388,7 @@ def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = No
                           "true" if r.passed else "false",
                           *(points(scaled(r.problems[p], r.max_score, scale)) if p in r.problems else ""
                             for p in problems),
-                          csv_cell(r.message)]))
+                          csv_cell(_feedback(r))]))
     return "".join(out), unmatched
 
 

@@ -142,7 +142,8 @@ def test_failure_message_carries_the_hint_on_one_line():
 def test_file_is_relative_to_the_repository_root_under_actions(tmp_path, monkeypatch):
     """Under GitHub Actions (``GITHUB_WORKSPACE`` set) ``file=`` names the submission from the
     repository root, whatever folder the grader ran in or path it was given; a file outside the
-    workspace, or a run outside Actions, keeps the path as given."""
+    workspace, or a run outside Actions, keeps the path as given, but for the learner an absolute
+    one is the file's name (round 4: no path of the grading machine in a learner's report)."""
     (tmp_path / "repo" / "hw" / "sub").mkdir(parents=True)
     r = REPORTS["failing"]()
 
@@ -152,13 +153,15 @@ def test_file_is_relative_to_the_repository_root_under_actions(tmp_path, monkeyp
 
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     absolute = str(tmp_path / "repo" / "hw" / "softmax.py")
-    assert files(absolute) == {absolute}
+    assert files(absolute) == {"softmax.py"}
+    r.submission = absolute
+    assert {tc.get("file") for tc in _testcases(junit.render(r, audience="instructor", timestamp=STAMP))} == {absolute}
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "repo"))
     assert files(absolute) == {"hw/softmax.py"}
     monkeypatch.chdir(tmp_path / "repo" / "hw")
     assert files("softmax.py") == {"hw/softmax.py"}
     outside = str(tmp_path / "elsewhere" / "softmax.py")
-    assert files(outside) == {outside}
+    assert files(outside) == {"softmax.py"}
 
 
 def test_an_exception_points_at_the_line_that_raised():

@@ -430,7 +430,7 @@ def test_inside_the_sandbox_only_the_taken_siblings_are_there(tmp_path):
 
 def test_tracebacks_name_the_learners_files_not_the_private_copy(tmp_path):
     """A traceback through the main file and a sibling names both as the learner knows them (the
-    path given to the grader; the sibling's real path), never the grader's /tmp/grader-sub-...
+    path given to the grader; the sibling in the folder that path names), never the grader's /tmp/grader-sub-...
     copy, which does not exist after the check and tells a learner where the instructor works."""
     (tmp_path / "helper.py").write_text("def boom(x):\n    raise ValueError('from the helper')\n")
     main = tmp_path / "solution.py"
@@ -439,7 +439,7 @@ def test_tracebacks_name_the_learners_files_not_the_private_copy(tmp_path):
     report = check_submission(main, PROBLEM, CheckOptions(max_examples=1, shrink=False, submission_shown="solution.py"))
     details = "\n".join(d for c in report.cases if c.failure for d in c.failure.details)
     assert 'File "solution.py", line 6, in tied_lm_head' in details
-    assert f'File "{tmp_path / "helper.py"}", line 2, in boom' in details
+    assert 'File "helper.py", line 2, in boom' in details   # round 4: not the machine's folder
     assert "grader-sub-" not in json.dumps(report.to_json())
     assert "printed from solution.py" in report.output["stdout"]
 

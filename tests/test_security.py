@@ -842,7 +842,8 @@ def test_killing_the_grader_kills_the_submission(tmp_path, tier_name):
                     state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
                 except OSError:
                     continue
-                if str(sub).encode() in cmdline and b"_child.py" in cmdline and state != "Z":
+                # the child imports the grader's private copy (grader-sub-<grader pid>-*/submission/)
+                if f"grader-sub-{proc.pid}-".encode() in cmdline and b"_child.py" in cmdline and state != "Z":
                     found.append(int(entry))
         return found
 

@@ -17,8 +17,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping
-from typing import Any
+from typing import Any, Mapping, TypeVar
 
 from grader.reports import common
 from grader.results import SHRUNK_PREFIX, CaseResult, Failure, Report  # SHRUNK_PREFIX: re-exported
@@ -252,12 +251,18 @@ def workspace_path(path: str, environ: Mapping[str, str] | None = None) -> str:
 
 
 def build(report: Report, audience: str = common.LEARNER) -> ReportView:
-    """The :class:`ReportView` of ``report`` for ``audience``.
+    """The :class:`ReportView` of ``report`` for ``audience``; for a learner, with no path of
+    the grading machine in it (:func:`learner_paths`).
 
     Raises:
         ValueError: unknown ``audience``.
     """
+    file = workspace_path(report.submission)
     report = common.for_audience(report, common.check_audience(audience))
+    if audience == common.LEARNER:  # no path of the grading machine, in any format
+        report = learner_paths(report, report.submission)
+        if os.path.isabs(file):  # outside a CI workspace: as the learner has it
+            file = report.submission
     graded = [c for c in report.cases if not c.shrunk]
     shown, concealed = common.split_cases(graded, audience)
     shrunk = [c for c in report.cases if c.shrunk and not common.conceals(c, audience)]
@@ -290,7 +295,7 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
         passed=statuses["passed"], failed=statuses["failed"], errors=statuses["error"] + statuses["timeout"],
         skipped=statuses["skipped"], total=len(graded), summary=summary,
         hints=_hints(report, summary, failing, shrunk), show_output=common.may_show_output(report, audience),
-        line=int(line) if isinstance(line, int) and line > 0 else 1, file=workspace_path(report.submission))
+        line=int(line) if isinstance(line, int) and line > 0 else 1, file=file)
 
 
 def feedback_line(report: Report, limit: int = 300) -> str:
@@ -322,53 +327,136 @@ def feedback_line(report: Report, limit: int = 300) -> str:
 
 
 def as_the_learner_has_it(report: Report) -> Report:
-    """``report`` naming the submission as its learner has it: by its file name (the learner
-    does not have the instructor's ``class/bob/`` folder). The path as shown and its absolute
-    form (as a traceback or a warning of the submission's run names it) become the file name in
-    ``report.submission``, the replay commands, the failures' messages and details and the
-    captured output; for feedback handed back from ``grader grade`` (run in the grading
-    process, whose working folder the shown path is relative to)."""
+    """``report`` naming the submission as its learner has it, by its file name (the learner
+    does not have the instructor's ``class/bob/`` folder), and its siblings relative to it: the
+    report for feedback handed back from ``grader grade`` (run in the grading process, whose
+    working folder the shown path is relative to). :func:`learner_paths` with ``by_name``."""
+    return learner_paths(report, report.submission, by_name=True)
+
+
+#: paths that name nothing of one machine: never rewritten
+_SYSTEM_PATHS = frozenset({"/", "/usr", "/usr/local"})
+_T = TypeVar("_T")
+
+
+def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
+    """``value`` (a string, a record such as a :class:`Report`, or lists, tuples and dicts of
+    them) with every path of the grading machine in its strings written as a learner may see it.
+    Applied to every learner-audience text and to nothing an instructor reads, whose reports
+    keep full paths: :func:`build` for the learner audience (so every format, the gradebook's
+    message through :func:`feedback_line`), :func:`as_the_learner_has_it`, ``grader export``.
+
+    What the learner's code printed, raised and crashed with comes back naming what its process
+    could see (the executor's ``unprivate`` has already written the private copy as the
+    submission's path): its folder, the Python install in a traceback, ``sys.path``, the mount
+    table, faulthandler's frames in the grader's ``_child.py``. Rewritten, longest first, whole
+    path components only, in each form given, absolute and real:
+
+    - the submission's folder (the folder of ``submission``): files in it are named relative
+      to it (``helper.py``) and the folder itself is ``.``. A relative ``submission`` keeps its
+      folder as given (the learner named it so, from their working folder), unless ``by_name``
+      (feedback of ``grader grade``, where ``class/bob/`` is the instructor's layout);
+    - a ``--problems-dir`` folder named in a replay command (and ``$GRADER_PROBLEMS_DIR``): by
+      its last part (a course that hands out its problems gives the folder that name);
+    - the grader's package folder (``<grader>``), the checkout holding it (an editable
+      install, ``<grader-source>``), the site-packages folders (``<site-packages>``), the
+      virtual environment (``<venv>``) and the Python install (``<python>``), the home folder
+      (``~``) and this process's working folder (``.``).
+
+    ``/``, ``/usr`` and ``/usr/local`` are left alone: they name nothing of this machine.
+    Idempotent. A path the grader cannot know (a folder above the learner's that a submission
+    in the ``rlimits`` or ``none`` tier reads from ``/proc``) is not rewritten.
+    """
     import dataclasses
-
-    name = os.path.basename(report.submission) or report.submission
-    paths = sorted({report.submission, os.path.abspath(report.submission)}, key=len, reverse=True) \
-        if name != report.submission else []
-
-    def swap(text: Any) -> Any:
-        if not isinstance(text, str):
-            return text
-        for path in paths:
-            text = text.replace(path, name)
-        return text
-
-    def failure(f: Failure | None) -> Failure | None:
-        return None if f is None else dataclasses.replace(
-            f, message=swap(f.message), hint=swap(f.hint), details=[swap(d) for d in f.details])
-
-    cases = [dataclasses.replace(c, replay=_problems_dir_by_name(swap(c.replay)), failure=failure(c.failure))
-             for c in report.cases]
-    if not paths and all(c.replay == r.replay for c, r in zip(cases, report.cases)):
-        return report
-    output = {k: swap(v) for k, v in report.output.items()} if isinstance(report.output, dict) else report.output
-    return dataclasses.replace(report, submission=name, cases=cases, failure=failure(report.failure), output=output)
-
-
-def _problems_dir_by_name(replay: str | None) -> str | None:
-    """A replay command with its ``--problems-dir`` folder named by its last part: the learner
-    does not have the instructor's path (``/home/ta/course/problems``), and feedback handed back
-    must not show it; a course that hands out its problems gives the folder that name."""
     import shlex
+    import site
+    import sys
 
-    if not replay or "--problems-dir" not in replay:
-        return replay
+    def strings(v: Any) -> Any:
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, dict):
+            for x in v.values():
+                yield from strings(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                yield from strings(x)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for f in dataclasses.fields(v):
+                yield from strings(getattr(v, f.name))
+
+    problems = [os.environ.get("GRADER_PROBLEMS_DIR") or ""]
+    for text in strings(value):
+        if "--problems-dir" in text:
+            try:
+                words = shlex.split(text)
+            except ValueError:
+                continue
+            problems += [b for a, b in zip(words, words[1:]) if a == "--problems-dir"]
+    swaps: dict[str, str] = {}        # the text of a path (a folder, or a folder and "/") -> its neutral name
+
+    def add(path: str, name: str, sub: str | None = None) -> None:
+        """``path`` (absolute forms only; ``sub``: what ``path/`` becomes, else ``name/``)."""
+        if not path or not os.path.isabs(path):
+            return
+        for form in dict.fromkeys((os.path.normpath(path), os.path.realpath(path))):
+            if form not in _SYSTEM_PATHS and form not in swaps:
+                swaps[form] = name
+                swaps[form + os.sep] = name + os.sep if sub is None else sub
+
+    given = os.path.dirname(submission)
+    mine = "" if by_name or os.path.isabs(submission) else given     # the folder as the learner names it
+    add(given if os.path.isabs(given) else os.path.abspath(given), mine or os.curdir, mine + os.sep if mine else "")
+    if by_name and not os.path.isabs(given) and os.path.normpath(given) not in (os.curdir, os.pardir):
+        swaps.setdefault(os.path.normpath(given) + os.sep, "")   # the instructor's class/bob/ as found
+    for folder in problems:
+        if folder:
+            add(os.path.abspath(folder), os.path.basename(os.path.normpath(folder)) or folder)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    add(package, "<grader>")
+    prefixes = {os.path.normpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)}
+    for folder in [*site.getsitepackages(), site.getusersitepackages()]:
+        add(folder, "<site-packages>")
+    if os.path.basename(os.path.dirname(package)) not in ("site-packages", "dist-packages"):
+        add(os.path.dirname(package), "<grader-source>")
+    add(sys.prefix, "<venv>" if os.path.normpath(sys.prefix) != os.path.normpath(sys.base_prefix) else "<python>")
+    for prefix in sorted(prefixes):
+        add(prefix, "<python>")
+    add(os.path.expanduser("~"), "~")
     try:
-        words = shlex.split(replay)
-    except ValueError:
-        return replay
-    for i, word in enumerate(words[:-1]):
-        if word == "--problems-dir":
-            words[i + 1] = os.path.basename(os.path.normpath(words[i + 1])) or words[i + 1]
-    return shlex.join(words)
+        add(os.getcwd(), os.curdir, "")
+    except OSError:   # the working folder was removed
+        pass
+    if not swaps:
+        return value
+    # a folder ends where a path component ends: never inside /work/main2 or /work/main.bak
+    pattern = re.compile(r"(?<![\w.~/-])(?:" + "|".join(
+        re.escape(k) + ("" if k.endswith(os.sep) else r"(?![\w-]|\.[\w-])")
+        for k in sorted(swaps, key=len, reverse=True)) + ")")
+
+    def command(text: str) -> str:
+        """A replay command as ``shlex.join`` writes it once its folders are rewritten."""
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return text
+        return shlex.join([os.path.normpath(w) if a == "--problems-dir" else w for a, w in zip(["", *words], words)])
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            out = pattern.sub(lambda m: swaps[m.group(0)], v) if os.sep in v else v
+            return command(out) if out != v and out.startswith("grader ") and "--problems-dir" in out else out
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            items = [walk(x) for x in v]
+            return type(v)(*items) if hasattr(v, "_fields") else type(v)(items)
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return dataclasses.replace(v, **{f.name: walk(getattr(v, f.name)) for f in dataclasses.fields(v)
+                                             if f.init})
+        return v
+
+    return walk(value)
 
 
 def _without_shrunk(report: Report) -> Report:

@@ -6,6 +6,8 @@ rule of the run: a process that has run a hidden case never runs a visible one (
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,9 @@ from ..runner import Worker
 from ..siblings import Siblings
 from ..submission import LoadedSubmission, PrivateCopy
 from . import MAX_RESTARTS, empty_output
+
+#: the folder of the private copy holding the main file and its siblings (``grader-sub-*/submission``)
+PRIVATE_FOLDER = "submission"
 
 
 class _Session:
@@ -127,7 +132,11 @@ class SubprocessExecutor:
 
     def __init__(self, loaded: LoadedSubmission, siblings: Siblings, function: str, framework: str,
                  options: CheckOptions, tier: str, wrap: Any, shown: str, deadline: float) -> None:
-        self.copy = PrivateCopy(loaded, siblings.files)  # the checked bytes, where nothing else can swap them
+        # the checked bytes, where nothing else can swap them, in a folder named like no folder of
+        # the host (grader-sub-*/submission/): the child's __file__, sys.path and mount table name
+        # no class, home or learner folder; unprivate() writes them back as the report names the file
+        neutral = dataclasses.replace(loaded, path=os.path.join(os.sep, PRIVATE_FOLDER, os.path.basename(loaded.path)))
+        self.copy = PrivateCopy(neutral, siblings.files)
         self.options, self.tier, self.wrap, self.shown, self.framework = options, tier, wrap, shown, framework
         self.session = _Session(Path(self.copy.path), function, framework, options, wrap, siblings.files,
                                 self.copy.folder, shared=(self.copy.root,), deadline=deadline)
@@ -186,5 +195,14 @@ class SubprocessExecutor:
             self.copy.close()
 
     def unprivate(self, text: str | None) -> str | None:
-        """``text`` with the private copy's paths as the learner knows them."""
-        return self.copy.unprivate(text, self.shown)
+        """``text`` with the private copy's paths as the report names the submission: the copy
+        itself as :attr:`shown`, a sibling as the file beside it (``class/bob/helper.py`` for
+        ``class/bob/solution.py``; ``helper.py`` for ``solution.py``), the private folder alone
+        as the shown file's folder (``.`` when it has none). Learner reports then name them
+        relative to the learner's folder (``grader.reports.view.learner_paths``)."""
+        if not text:
+            return text
+        folder = os.path.dirname(self.shown)
+        text = text.replace(self.copy.path, self.shown)
+        text = text.replace(self.copy.folder + os.sep, folder + os.sep if folder else "")
+        return text.replace(self.copy.folder, folder or os.curdir)

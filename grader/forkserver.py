@@ -394,11 +394,14 @@ class Zygote:
         self._drop(conn)
 
 
-def main(argv: list[str]) -> int:
-    """``python -I -c BOOT ROOT --control FD [--warm JSON]`` or ``--listen PATH [--warm JSON]``."""
+def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
+    """``python -I -c BOOT ROOT --control FD [--warm JSON]`` or ``--listen PATH [--warm JSON]``;
+    ``main_fn`` and ``build_parser`` are the CLI's (:data:`BOOT` and :func:`cmd_serve` give them)."""
     global IN_SERVER
     import argparse
 
+    if main_fn is not None:
+        _CLI.update(main=main_fn, build_parser=build_parser)
     parser = argparse.ArgumentParser(prog="grader-forkserver")
     parser.add_argument("--control", type=int)
     parser.add_argument("--listen")
@@ -459,8 +462,7 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     sys.stdout.write(f"grader serve: listening on {path} (Ctrl-C stops it); grader check uses it\n")
     sys.stdout.flush()
     os.chdir("/")   # a neutral folder: each check works in its client's
-    _CLI.update(main=main_fn, build_parser=build_parser)
-    return main(["--listen", str(path), "--warm", json.dumps(warm)])
+    return main(["--listen", str(path), "--warm", json.dumps(warm)], main_fn, build_parser)
 
 
 # -- the client side ---------------------------------------------------------------------------------
@@ -468,7 +470,8 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
 #: run by ``python -I -c``: the grader's own folder (argv[1]) on sys.path, then the fork server
 BOOT = ("import sys; root = sys.argv.pop(1); "
         "root in sys.path or sys.path.insert(0, root); "
-        "from grader.forkserver import main; sys.exit(main(sys.argv[1:]))")
+        "from grader.cli import main as check, build_parser; from grader.forkserver import main; "
+        "sys.exit(main(sys.argv[1:], check, build_parser))")
 
 
 def command() -> list[str]:
@@ -621,3 +624,143 @@ def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2)) -> int | 
                 return 2
     finally:
         sock.close()
+
+
+# -- grader grade's own fork server --------------------------------------------------------------------
+
+#: how long ``grader grade`` waits for its fork server to be ready, in seconds
+READY_WAIT = 120.0
+
+
+class ForkedCheck:
+    """One check forked by a :class:`BatchServer`, with the part of :class:`subprocess.Popen`'s
+    interface the batch uses: :attr:`pid` (the check's process and process group), :meth:`poll`,
+    :meth:`wait`, :attr:`returncode` (negative for a signal) and :meth:`kill_group`.
+
+    Raises:
+        OSError: (constructor) the server refused the request or went away before the check
+            started: the caller starts the check itself.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.reader = Reader(sock)
+        self.returncode: int | None = None
+        self.pid = 0
+        sock.settimeout(READY_WAIT)
+        while not self.pid:
+            messages = self.reader.poll()
+            for message in messages:
+                if "refused" in message:
+                    sock.close()
+                    raise OSError(f"the fork server refused the check: {message['refused']}")
+                if "pid" in message:
+                    self.pid = int(message["pid"])
+            if self.reader.closed and not self.pid:
+                sock.close()
+                raise OSError("the fork server went away before the check started")
+        sock.setblocking(False)
+
+    def _read(self) -> None:
+        for message in self.reader.poll():
+            if "code" in message:
+                self.returncode = int(message["code"])
+        if self.reader.closed and self.returncode is None:
+            self.returncode = -signal.SIGKILL     # the server ended (and killed its checks)
+
+    def poll(self) -> int | None:
+        """The exit code once the check has ended, else None (never waits)."""
+        if self.returncode is None:
+            self._read()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the check to end; its exit code.
+
+        Raises:
+            subprocess.TimeoutExpired: ``timeout`` seconds passed first.
+        """
+        import select
+        import subprocess
+        import time
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(f"forked check {self.pid}", timeout or 0)
+            select.select([self.sock], [], [], 0.5 if left is None else min(left, 0.5))
+        self.sock.close()
+        return self.returncode  # type: ignore[return-value]
+
+    def kill_group(self) -> None:
+        """SIGKILL the check's process group (through the server, which also reaps it)."""
+        with contextlib.suppress(OSError):
+            self.sock.setblocking(True)
+            self.sock.sendall(json.dumps({"signal": "KILL"}).encode() + b"\n")
+            self.sock.setblocking(False)
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+class BatchServer:
+    """``grader grade``'s fork server: started once for the batch, warmed for its check flags,
+    forking one ``grader check`` per learner (:meth:`start`). It dies with the batch (its
+    control socket closes; ``preexec`` gives it the batch's parent-death signal), killing the
+    checks it still runs.
+
+    Raises:
+        OSError: (constructor) it could not be started or was not ready within
+            :data:`READY_WAIT` seconds: the batch starts each check as a process of its own.
+    """
+
+    def __init__(self, warm: list[str], cwd: str, env: dict[str, str], preexec: Any = None) -> None:
+        import subprocess
+        from .processes import track_child
+        self.control, theirs = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen([*command(), "--control", str(theirs.fileno()), "--warm", json.dumps(warm)],
+                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env,
+                                         start_new_session=True, preexec_fn=preexec)
+        finally:
+            theirs.close()
+        track_child(self.proc.pid)    # the batch's sweeps keep it and the checks below it
+        self.control.settimeout(READY_WAIT)
+        try:
+            ready = self.control.recv(16)
+        except OSError:
+            ready = b""
+        if ready != b"ready\n":
+            self.close()
+            raise OSError("the fork server did not start")
+        self.control.settimeout(None)
+
+    def start(self, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> ForkedCheck:
+        """Fork ``grader <argv>`` with ``env``, working folder ``cwd`` and streams ``fds``.
+
+        Raises:
+            OSError: the server refused or is gone (start the check as a process instead).
+        """
+        mine, theirs = socket.socketpair()
+        try:
+            socket.send_fds(self.control, [b"C"], [theirs.fileno()])
+        except OSError:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        send_request(mine, argv, env, cwd, fds)
+        return ForkedCheck(mine)
+
+    def close(self) -> None:
+        """Stop the server (it kills the checks it still runs) and reap it."""
+        import subprocess
+        from .processes import untrack_child
+        with contextlib.suppress(OSError):
+            self.control.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        untrack_child(self.proc.pid)

@@ -230,19 +230,61 @@ def test_killed_batch_resumes_without_regrading(tmp_path):
                                                           "c_list": "false", "d_ok": "true"}
 
 
-def test_sigterm_stops_the_batch_and_its_checks(tmp_path):
+def _tree_of(root: int) -> dict[int, str]:
+    """``root``'s descendants (pid -> start time), from /proc."""
+    children: dict[int, list[int]] = {}
+    started: dict[int, str] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        started[int(entry)] = fields[19]
+    out, todo = {}, list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        out[pid] = started.get(pid, "")
+        todo += children.get(pid, [])
+    return out
+
+
+def _alive(pid: int, start: str) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[19] == start and fields[0] != "Z"
+
+
+@pytest.mark.parametrize("forkserver", ["1", "0"], ids=["forked", "processes"])
+def test_sigterm_stops_the_batch_and_its_checks(tmp_path, forkserver):
     klass = tmp_path / "class"
     write(klass / "loop.py", LOOP)
     proc = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(klass), "--out", str(tmp_path / "out"),
-                             "--timeout", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             "--timeout", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "GRADER_FORKSERVER": forkserver})
     deadline = time.monotonic() + 30
-    while not [c for c in leftovers(str(klass), wait=0) if " check " in c]:
-        assert time.monotonic() < deadline
+    # the check's sandboxed child is running: three levels below the batch when forked (server,
+    # check, child), two otherwise (check, child)
+    while True:
+        tree = _tree_of(proc.pid)
+        depth_ok = any(_tree_of(p) for p in tree) and (forkserver == "0" or
+                                                      any(_tree_of(q) for p in tree for q in _tree_of(p)))
+        if depth_ok:
+            break
+        assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
     time.sleep(0.5)
+    tree = _tree_of(proc.pid)
+    tree.update({q: t for p in list(tree) for q, t in _tree_of(p).items()})
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 130
     assert "interrupted" in proc.stderr.read()
+    end = time.monotonic() + 10
+    while any(_alive(p, t) for p, t in tree.items()) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not [p for p, t in tree.items() if _alive(p, t)]
     assert not leftovers(str(klass))
 
 

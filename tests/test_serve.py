@@ -178,3 +178,26 @@ def test_memos_stand_while_the_file_is_unchanged(tmp_path, monkeypatch):
     f.write_text("bb")
     assert memo.remembered("t", str(f), memo.stamp(f), read) == "bb" and len(made) == 2
     memo.clear()
+
+
+def test_grade_forks_its_checks_from_its_own_server_with_the_same_rows(tmp_path):
+    """``grader grade`` starts one fork server for the batch and forks each learner's check from
+    it (``environment.served: pool``); ``GRADER_FORKSERVER=0`` starts a process per learner.
+    The rows are the same either way, a timeout included."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("correct_numpy.py", "wrong_tolerance_softmax.py", "wrong_timeout_loop.py"):
+        (klass / name).write_text((SUBMISSIONS / name).read_text())
+    rows = {}
+    for mode in ("1", "0"):
+        out = tmp_path / f"out{mode}"
+        run = subprocess.run([*GRADER, "grade", str(klass), "--problem", "tied_lm_head", "--jobs", "2", "--out",
+                              str(out), "--timeout", "2", *FAST[:3]], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, forkserver.FORKSERVER_ENV: mode})
+        assert run.returncode == 1, run.stderr
+        served = {json.loads(p.read_text())["environment"].get("served") for p in (out / "reports").glob("*.json")}
+        assert served == ({"pool"} if mode == "1" else {"cold"})
+        with open(out / "gradebook.csv", newline="") as fh:
+            import csv
+            rows[mode] = sorted((r["learner"], r["passed"], r["score"], r["kinds"]) for r in csv.DictReader(fh))
+    assert rows["1"] == rows["0"] and len(rows["1"]) == 3

@@ -191,10 +191,13 @@ class _Job:
 
 def _kill(job: _Job) -> None:
     """SIGKILL the job's process group (its session) and reap it."""
-    try:
-        os.killpg(job.proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
+    if hasattr(job.proc, "kill_group"):     # forked by the batch's fork server, which reaps it
+        job.proc.kill_group()
+    else:
+        try:
+            os.killpg(job.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
     job.proc.wait()
 
 
@@ -224,6 +227,19 @@ class _Grader:
         self.hard_timeout = hard_timeout
         self.preexec = _die_with_parent()
         self.cwd = neutral_folder()
+        self.server: Any = None
+
+    def _start_server(self) -> None:
+        """The batch's fork server (``grader.forkserver.BatchServer``), warmed for its checks'
+        flags; none with ``GRADER_FORKSERVER=0`` or when it cannot start (each check is then a
+        process of its own, as before)."""
+        from ..forkserver import FORKSERVER_ENV, BatchServer
+        if os.environ.get(FORKSERVER_ENV, "1") == "0":
+            return
+        try:
+            self.server = BatchServer(self.flags, self.cwd, check_environment(), self.preexec)
+        except OSError:
+            self.server = None
 
     def start(self, sub: Submission) -> _Job:
         """Start the check of ``sub`` (which has a file) in a neutral working folder (an empty
@@ -242,8 +258,17 @@ class _Grader:
         now = time.monotonic()
         # the file's real path must be the anchored one: no folder on the way swapped for a link
         env = {**check_environment(sub.siblings), "GRADER_STRICT_PATHS": "1"}
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec, env=env)
+        proc: Any = None
+        if self.server is not None:   # a fork of the warm grader: the same check, without its start-up
+            try:
+                with open(os.devnull, "r+b") as null:
+                    proc = self.server.start(argv[len(grader_command()):], env, self.cwd,
+                                             [null.fileno(), null.fileno(), err.fileno()])
+            except OSError:
+                proc = None
+        if proc is None:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                    cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec, env=env)
         return _Job(sub, proc, now, now + self.hard_timeout, err)
 
     def finish(self, job: _Job) -> Row:
@@ -318,6 +343,8 @@ class _Grader:
 
         pending = list(reversed(todo))
         running: list[_Job] = []
+        if todo:
+            self._start_server()
         try:
             while pending or running:
                 while pending and len(running) < jobs:
@@ -359,6 +386,9 @@ class _Grader:
             for job in running:
                 _kill(job)
                 job.stderr.close()
+            if self.server is not None:
+                self.server.close()
+                self.server = None
             reap_orphans()
 
 
@@ -547,8 +577,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
     secret, secret_source = seed_secret_of(args)
     if args.seed_secret is not None:
         args.seed_secret = os.path.abspath(args.seed_secret)
-    if secret is None:
-        sys.stderr.write(NO_SECRET_NOTE)
     problem = _problem(args)
     out = Path(args.out)
     # names only: each learner's file is chosen at their turn; the output folder is no learner
@@ -586,6 +614,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise GraderError(f"cannot create --out {args.out!r}: {exc.strerror or exc}") from None
     write_settings(out, settings)
+    if secret is None:   # said once, when grading begins (bad input before it is one line alone)
+        sys.stderr.write(NO_SECRET_NOTE)
 
     columns = [p.problem.id for p in getattr(problem, "parts", ())]  # an assignment's per-problem columns
     kept: dict[str, Row] = {}

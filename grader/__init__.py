@@ -22,10 +22,10 @@ from .version import __version__
 class _CallableModule(_types.ModuleType):
     """The module ``grader.check``, callable as :func:`grader.notebook_check.check`."""
 
-    def __call__(self, fn, problem=None, *, seed=0, max_examples=None, timeout=None):
+    def __call__(self, fn, problem=None, *, seed=0, max_examples=None, timeout=None, framework=None):
         """Grade the function ``fn`` in a separate process: :func:`grader.notebook_check.check`."""
         from .notebook_check import check
-        return check(fn, problem, seed=seed, max_examples=max_examples, timeout=timeout)
+        return check(fn, problem, seed=seed, max_examples=max_examples, timeout=timeout, framework=framework)
 
 
 class _Package(_types.ModuleType):

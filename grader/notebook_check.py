@@ -316,14 +316,34 @@ class CheckResult:
         return render_html(self.report, self.text(), self.source)
 
 
+def framework_of(fn: Callable[..., Any], source: str) -> str | None:
+    """The framework ``fn`` is graded in when the caller names none: None when its source (with
+    the imports :func:`build_source` wrote) imports JAX or PyTorch, which the CLI detects; else
+    the one of ``torch`` and ``jax`` bound in the function's globals (the notebook's), or, when
+    neither or both are, the one of them the kernel has imported; else None (NumPy). A correct
+    PyTorch function that never names ``torch`` (``hidden.matmul(embedding_matrix.t())``) was
+    graded as NumPy and got 0/10."""
+    if re.search(r"^\s*(import|from)\s+(torch|jax)\b", source, re.M):
+        return None
+    bound = {name for name in ("torch", "jax")
+             if any(isinstance(v, types.ModuleType) and (v.__name__ or "").split(".")[0] == name
+                    for v in getattr(fn, "__globals__", {}).values())}
+    if len(bound) != 1:
+        bound = {name for name in ("torch", "jax") if name in sys.modules}
+    return bound.pop() if len(bound) == 1 else None
+
+
 def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
-          max_examples: int | None = None, timeout: float | None = None) -> CheckResult:
+          max_examples: int | None = None, timeout: float | None = None,
+          framework: str | None = None) -> CheckResult:
     """Grade the function ``fn`` (just defined in a notebook) and return a :class:`CheckResult`.
 
     The problem is the one whose function is named like ``fn`` unless ``problem`` (an id) is
     given. The grading runs in a separate process (``python -I -m grader check``, sandboxed)
     on the source of ``fn`` and of what it uses (:func:`build_source`); nothing of the kernel is
-    changed. ``seed``, ``max_examples`` and ``timeout`` (seconds per call) are the CLI's flags.
+    changed. ``seed``, ``max_examples`` and ``timeout`` (seconds per call) are the CLI's flags,
+    and so is ``framework`` (``"numpy"``, ``"jax"`` or ``"torch"``; by default
+    :func:`framework_of`).
 
     Raises:
         ValueError: ``fn`` cannot be sent as source (the message says why), or no problem fits.
@@ -356,6 +376,9 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
             argv += ["--max-examples", str(int(max_examples))]
         if timeout is not None:
             argv += ["--timeout", str(float(timeout))]
+        chosen = framework or framework_of(fn, source)
+        if chosen:
+            argv += ["--framework", chosen]
         answer = _warm().run(argv[4:], INTERRUPT_GRACE) if os.environ.get(WARM_ENV, "1") != "0" else None
         out, err, code = answer if answer is not None else _run(argv, folder)
     finally:

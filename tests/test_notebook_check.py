@@ -264,3 +264,39 @@ def test_a_function_whose_source_python_did_not_keep_is_sent_as_its_code():
     h, e = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(4, 3)
     np.testing.assert_array_equal(fresh["tied_lm_head"](h, e), h @ e.T)
     assert fresh["tied_lm_head"].__kwdefaults__ == {"scale": 1.0}
+
+
+def test_a_function_is_graded_in_the_framework_its_notebook_uses(monkeypatch):
+    """Issue 33: check(fn) decided the framework from names in the function's body, so a correct
+    PyTorch function that never names torch was graded as NumPy and got 0/10. The notebook's
+    globals decide now (then the kernel's imports), and ``framework=`` overrides."""
+    import types
+
+    from grader import notebook_check as nc
+    torch_like = types.ModuleType("torch")
+    scope = {"torch": torch_like}
+    exec("def tied_lm_head(hidden, embedding_matrix):\n    return hidden.matmul(embedding_matrix.t())\n", scope)
+    fn = scope["tied_lm_head"]
+    assert nc.framework_of(fn, "def tied_lm_head(h, e): ...") == "torch"
+    assert nc.framework_of(fn, "import jax.numpy as jnp\ndef tied_lm_head(h, e): ...") is None   # the CLI's
+    both = {"torch": torch_like, "jax": types.ModuleType("jax")}
+    exec("def f(h, e):\n    return h\n", both)
+    monkeypatch.setitem(sys.modules, "jax", both["jax"])    # both bound: the kernel's imports decide
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert nc.framework_of(both["f"], "def f(h, e): ...") == "jax"
+    monkeypatch.setitem(sys.modules, "torch", torch_like)
+    assert nc.framework_of(both["f"], "def f(h, e): ...") is None    # both imported too: NumPy, as the CLI
+
+
+def test_check_grades_a_torch_function_that_never_names_torch():
+    torch = pytest.importorskip("torch")
+    scope = {"torch": torch}
+    exec("def tied_lm_head(hidden, embedding_matrix):\n    return hidden.matmul(embedding_matrix.t())\n", scope)
+    import linecache
+    source = "def tied_lm_head(hidden, embedding_matrix):\n    return hidden.matmul(embedding_matrix.t())\n"
+    scope["tied_lm_head"].__code__ = compile(source, "<nb-cell-torch>", "exec").co_consts[0]
+    linecache.cache["<nb-cell-torch>"] = (len(source), None, source.splitlines(True), "<nb-cell-torch>")
+    from grader import check
+    result = check(scope["tied_lm_head"], max_examples=2)
+    assert result.passed, result.report.get("failure") or [c["failure"] for c in result.report["cases"] if c["failure"]][:2]
+    assert result.report["environment"]["framework"] == "torch"

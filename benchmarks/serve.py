@@ -1,0 +1,65 @@
+"""``grader check`` cold and through ``grader serve``, interleaved with the two floors.
+
+Each round runs, as fresh processes from /tmp: ``import numpy``; the JAX floor (``import jax``
+and one op); a cold ``grader check`` (``GRADER_SERVE=0``) and a served one of the correct NumPy
+and JAX files of tied_lm_head (the default run: every case, shrinking on). A ``grader serve``
+on a private socket is started once before the rounds (warmed for tied_lm_head) and stopped
+after. Prints the median wall time of each, its ratio to its floor, and the load average.
+
+    .venv/bin/python benchmarks/serve.py [ROUNDS]
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+PY = sys.executable
+FLOORS = {"numpy_floor": [PY, "-c", "import numpy"],
+          "jax_floor": [PY, "-c", "import jax, jax.numpy as jnp; jnp.ones(3).block_until_ready()"]}
+
+
+def wall(argv: list[str], env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(argv, capture_output=True, env=env, cwd="/tmp")
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    folder = Path(tempfile.mkdtemp(prefix="grader-bench-serve-"))
+    os.chmod(folder, 0o700)
+    sock = folder / "serve.sock"
+    env = {**os.environ, "GRADER_SERVE_SOCKET": str(sock)}
+    server = subprocess.Popen([PY, "-m", "grader", "serve", "--socket", str(sock), "--problem", "tied_lm_head"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd="/tmp")
+    while not sock.exists():
+        time.sleep(0.05)
+    times: dict[str, list[float]] = {}
+    try:
+        for _ in range(ROUNDS):
+            for name, argv in FLOORS.items():
+                times.setdefault(name, []).append(wall(argv, env))
+            for fw in ("numpy", "jax"):
+                check = [PY, "-m", "grader", "check", str(ROOT / "submissions" / f"correct_{fw}.py"), "-q"]
+                times.setdefault(f"{fw}_cold", []).append(wall(check, {**env, "GRADER_SERVE": "0"}))
+                times.setdefault(f"{fw}_served", []).append(wall(check, env))
+    finally:
+        server.terminate()
+        server.wait()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for name, value in med.items():
+        floor = med["jax_floor"] if name.startswith("jax") else med["numpy_floor"]
+        print(f"{name:14s} {value:6.2f} s  {value / floor:5.1f}x its floor   runs: "
+              + " ".join(f"{x:.2f}" for x in times[name]))
+    print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -89,7 +89,7 @@ def test_exact_messages():
     assert hint_for(h64, e.astype(np.float64), lambda h, e, r: (h.astype(np.float32) @ e.astype(np.float32).T),
                     "float64").text == (
         "every value is a float32 number and the errors are float32's: the float64 inputs were computed in "
-        "float32 precision (a cast to float32, or JAX without jax_enable_x64); compute in the inputs' dtype")
+        "float32 precision (a cast to float32?); compute in the inputs' dtype")
 
 
 def test_factor_does_not_fire_for_softmax_even_with_one_logit_per_row():
@@ -653,3 +653,15 @@ def test_no_normalisation_is_named_with_one_feature():
     cosine = IDEAS["cosine"]
     assert hint_for(h, e, cosine, exact=True) is None
     assert hint_for(h, e, IDEAS["normalised_table"], exact=True) is None
+
+
+def test_a_lower_precision_hint_names_only_the_learners_framework():
+    """Issue 34: the float32-in-float64 hint said "or JAX without jax_enable_x64" to every learner
+    (a torch PHRASES entry matched only tied_lm_head's wording, so a torch learner got it too)."""
+    from grader import frameworks
+    generic = "every value is a float32 number ...: f computed in float32 precision (a cast of x to float32?); compute in float64"
+    lesson = "... were computed in float32 precision (a cast to float32?); compute in the inputs' dtype"
+    for text in (generic, lesson):
+        assert "jax" not in frameworks.speak(text, "numpy").lower()
+        assert "jax" not in frameworks.speak(text, "torch").lower() and ".float()" in frameworks.speak(text, "torch")
+        assert "JAX without jax_enable_x64" in frameworks.speak(text, "jax")

@@ -12,7 +12,10 @@ RESULT = "a jax.Array or a numpy.ndarray"
 #: address space (MiB) the submission's process needs to import it (JAX alone maps about 1.5 GB)
 ADDRESS_SPACE_MIB = 1536
 #: NumPy code phrases in hints and their JAX words (none: jnp mirrors NumPy's names)
-PHRASES: tuple = ()
+#: where a float64 result came out in float32, JAX's own cause: x64 left off
+PHRASES: tuple = (
+    (" to float32?)", " to float32, or JAX without jax_enable_x64?)"),
+)
 
 _jax = None
 

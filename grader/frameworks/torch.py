@@ -31,7 +31,7 @@ PHRASES = (
     ("graded as a NumPy submission (the file imports no jax)",
      "graded as a PyTorch submission (the file imports torch)"),
     ("or import jax.numpy at the top to be graded as JAX", "or pass --framework jax to be graded as JAX"),
-    ("(a cast to float32, or JAX without jax_enable_x64)", "(a cast to float32, .float()?)"),
+    (" to float32?)", " to float32, a .float()?)"),
 )
 
 _torch = None

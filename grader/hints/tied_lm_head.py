@@ -451,8 +451,7 @@ def _lower_precision(x: _Ctx) -> Hint | None:
     low = fitting[0][1]
     if x.dt == "float64" and low == "float32":
         text = ("every value is a float32 number and the errors are float32's: the float64 inputs "
-                "were computed in float32 precision (a cast to float32, or JAX without "
-                "jax_enable_x64); compute in the inputs' dtype")
+                "were computed in float32 precision (a cast to float32?); compute in the inputs' dtype")
     else:
         text = (f"every value is a {low} number and the errors are {low}'s: the {x.dt} inputs were "
                 f"computed in {low} precision (a cast to {low}?); compute in the inputs' dtype")

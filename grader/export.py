@@ -83,6 +83,8 @@ DEFAULT_KEY = {"canvas": "login", "csv": "login", "moodle": "email", "blackboard
 MOODLE_COLUMNS = ("First name", "Last name", "ID number", "Email address")
 BLACKBOARD_COLUMNS = ("Last Name", "First Name", "Username", "Student ID")
 _TITLE_AND_ID = re.compile(r"^(.*?)\s*\((\d+)\)\s*$")  # Canvas's "NAME (ID)" header
+#: Blackboard's Grade Center column header: "NAME [Total Pts: N KIND] |ID"
+_BB_COLUMN = re.compile(r"^(.*?)\s*\[Total Pts:\s*([0-9.]+)[^\]]*\]\s*\|\s*(\d+)\s*$")
 GENERIC_COLUMNS = ("id", "name", "score", "max_score", "percent", "passed", "feedback")
 POINTS_POSSIBLE = "Points Possible"
 
@@ -228,6 +230,32 @@ def canvas_column(roster: Roster, name: str, ident: str | None) -> tuple[str | N
     except ValueError:
         points = None
     return number, points if points is not None and math.isfinite(points) and points > 0 else None
+
+
+def blackboard_column(roster: Roster | None, name: str, ident: str | None) -> tuple[str | None, float | None]:
+    """The id and points possible of the Grade Center download's column for ``name`` (or of id
+    ``ident``): the column headed ``NAME [Total Pts: N Score] |ID``. (None, None) when there is
+    no roster or no such column.
+
+    Raises:
+        GraderError: two columns have that title and no ``ident`` says which.
+    """
+    found = []
+    for col in (roster.columns if roster is not None else ()):
+        m = _BB_COLUMN.match(col)
+        if m and ((ident is not None and m[3] == ident) or (ident is None and _norm(m[1]) == _norm(name))):
+            found.append((m[3], m[2]))
+    if len(found) > 1:
+        raise GraderError(f"the roster has {len(found)} Grade Center columns titled {name!r} (ids "
+                          f"{', '.join(i for i, _ in found)}); say which with --assignment-id")
+    if not found:
+        return None, None
+    number, points = found[0]
+    try:
+        possible = float(points)
+    except ValueError:
+        possible = None
+    return number, possible if possible is not None and math.isfinite(possible) and possible > 0 else None
 
 
 def scaled(score: float, max_score: float, points: float | None) -> float:
@@ -450,10 +478,33 @@ def cmd_export(args: argparse.Namespace) -> int:
         assert roster is not None  # argparse requires --roster
         text, unmatched = _canvas(args, rows, roster, notes)
     elif args.target == "moodle":
+        top = max((r.max_score for r in rows), default=0.0)
+        if args.points is None:
+            notes.append(f"note: grades are points out of {common_points(top)} (the gradebook's); Moodle does not "
+                         "scale on import: give --points N for a grade item worth another maximum")
+        if roster is None:
+            notes.append("note: no --roster: every learner id is taken for a Moodle username, and one that Moodle "
+                         "does not know stops its whole import; give the course's participants export as --roster")
         text, unmatched = moodle_csv(rows, roster, _name(args), args.points)
     elif args.target == "blackboard":
-        column = args.assignment_id.strip() if args.assignment_id else None
-        text, unmatched = blackboard_csv(rows, roster, _name(args), column or None, args.points)
+        name = _name(args)
+        column = (args.assignment_id.strip() if args.assignment_id else None) or None
+        found, possible = blackboard_column(roster, name, column)
+        points = args.points
+        top = max((r.max_score for r in rows), default=0.0)
+        if found is not None and column is None:
+            column = found
+            notes.append(f"note: the roster's Grade Center column {name} (id {found}) is the assignment; its scores "
+                         "are exported to it")
+        elif column is None:
+            notes.append(f"warning: no Grade Center column titled {name!r} in the roster: Blackboard makes a new text "
+                         "column of 0 points possible for these scores; give --assignment-id (or a roster downloaded "
+                         "after making the column)")
+        if points is None and possible is not None and possible != top:
+            points = possible
+            notes.append(f"note: scores scaled to {common_points(possible)} points, the column's Total Pts (the "
+                         f"gradebook's are out of {common_points(top)}; --points N to choose)")
+        text, unmatched = blackboard_csv(rows, roster, name, column, points)
     else:
         text, unmatched = generic_csv(rows, roster, args.points)
     write_output(text, args.out)

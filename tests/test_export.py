@@ -239,3 +239,29 @@ def test_a_key_that_had_to_be_escaped_is_named_since_the_lms_will_not_match_it(t
     code, out, err = run(["export", "blackboard", book, "--roster", tmp_path / "bb.csv", "--assignment", "HW"], capsys)
     assert code == 0 and "\"'-jdoe\"" in out
     assert "the roster's Username '-jdoe' starts like a spreadsheet formula" in err and "by hand" in err
+
+
+def test_blackboard_uses_the_grade_center_column_of_the_roster_and_its_points(files, capsys):
+    """Issue 37: the export ignored the download's "NAME [Total Pts: 100 Score] |ID" header and
+    wrote a bare name (Blackboard then made a new 0-point text column, scores out of 10)."""
+    book, _, tmp = files
+    (tmp / "bb.csv").write_text('"Last Name","First Name","Username","Student ID","Last Access","Availability",'
+                                '"Tied LM head [Total Pts: 100 Score] |4412","Quiz [Total Pts: 5 Score] |4413"\n'
+                                '"Liddell","Alice","alice","S-001","",Yes,"",""\n'
+                                '"Builder","Bob","bob","S-002","",Yes,"",""\n')
+    code, out, err = run(["export", "blackboard", book, "--roster", tmp / "bb.csv", "--assignment", "tied lm head"],
+                         capsys)
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0][-1] == "tied lm head [Total Pts: 100 Score] |4412"
+    assert [r[-1] for r in table[1:]] == ["100", "75"]
+    assert "column tied lm head (id 4412)" in err and "scaled to 100 points" in err
+    code, out, err = run(["export", "blackboard", book, "--roster", tmp / "bb.csv", "--assignment", "HW 9"], capsys)
+    assert "Blackboard makes a new text column" in err
+
+
+def test_moodle_says_what_the_grades_are_out_of_and_why_a_roster_matters(files, capsys):
+    book, _, _ = files
+    code, out, err = run(["export", "moodle", book, "--assignment", "Lesson 1"], capsys)
+    assert "points out of 10" in err and "--points N" in err and "stops its whole import" in err
+    code, out, err = run(["export", "moodle", book, "--assignment", "Lesson 1", "--points", "100"], capsys)
+    assert "points out of" not in err

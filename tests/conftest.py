@@ -25,6 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # Made by the process that imports this first (pytest's controller; its xdist workers inherit
 # the variable) and removed when that process exits: each run used to leave one in /tmp per
 # worker, tens of MB each.
+# a grader serve the developer left running must not answer the suite's checks: only
+# tests/test_serve.py asks one, its own, with GRADER_SERVE=1 and its own socket
+os.environ["GRADER_SERVE"] = "0"
+
 if "GRADER_CACHE_DIR" not in os.environ:
     os.environ["GRADER_CACHE_DIR"] = tempfile.mkdtemp(prefix="grader-test-cache-")
     atexit.register(shutil.rmtree, os.environ["GRADER_CACHE_DIR"], True)

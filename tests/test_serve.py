@@ -157,6 +157,7 @@ def test_the_notebook_warm_grader_forwards_to_the_server(server, monkeypatch):
     sock, _ = server
     argv = ["check", str(SUBMISSIONS / "correct_numpy.py"), "--format", "json", *FAST]
     monkeypatch.setenv(forkserver.SOCKET_ENV, str(sock))
+    monkeypatch.setenv(forkserver.SERVE_ENV, "1")
     code, out, err = _warm_server._served(argv)
     assert code == 0 and json.loads(out)["environment"]["served"] == "pool", err
     monkeypatch.setenv(forkserver.SERVE_ENV, "0")

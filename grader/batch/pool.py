@@ -75,6 +75,14 @@ def add_parser(sub: Any) -> None:
     grade.add_argument("--hard-timeout", type=positive_float, metavar="SECONDS",
                        help="wall-clock limit of one submission's whole check, after which its processes "
                             f"are killed and its row says crash (default: --total-timeout + {HARD_TIMEOUT_MARGIN:g})")
+    grade.add_argument("--roster", metavar="FILE",
+                       help="the class list (a CSV from the LMS: Canvas, Moodle, Blackboard, or one with an id "
+                            "column): every learner on it gets a row, 'no submission' and 0 points where nothing "
+                            "was found; a submission of someone not on it is graded and named in a warning")
+    grade.add_argument("--key", metavar="COLUMN",
+                       help="the roster's column that holds the learner ids (file or folder names): login, sis, "
+                            "id, email, idnumber, username or a column's name (default: the first of SIS Login "
+                            "ID, Username, Email address, ID number, ID, id, learner the roster has)")
 
 
 def _refuse_links(out: Path) -> None:
@@ -552,6 +560,54 @@ class _Unchanged:
         return False
 
 
+#: the roster columns that hold learner ids, in the order ``--key`` is guessed
+ROSTER_KEYS = ("SIS Login ID", "Username", "Email address", "ID number", "ID", "id", "learner")
+#: the note of a learner on the roster of whom nothing was found
+NO_SUBMISSION = "no submission: nothing was found for this learner on the roster"
+
+
+def with_roster(subs: list[Submission], path: str, key: str | None) -> list[Submission]:
+    """``subs`` with a row for every learner of the roster at ``path``: each roster learner
+    nothing was found for is added (no file, :data:`NO_SUBMISSION`); each submission of a learner
+    not on the roster is kept and named in one warning line on stderr (issue 37: a learner who
+    submitted nothing vanished from the gradebook and every export).
+
+    Raises:
+        GraderError: the roster cannot be read, or has no id column (``key``, else one of
+            :data:`ROSTER_KEYS`).
+    """
+    import csv as _csv
+    from ..export import read_roster
+    from ..reports.common import printable
+    if key is None:
+        try:
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                header = [c.strip() for c in next(_csv.reader(fh), [])]
+        except (OSError, UnicodeDecodeError, _csv.Error) as exc:
+            raise GraderError(f"cannot read --roster {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        key = next((c for c in ROSTER_KEYS if c in header), None)
+        if key is None:
+            raise GraderError(f"--roster {path!r} has none of the id columns {', '.join(ROSTER_KEYS)} (its columns: "
+                              f"{', '.join(header[:8])}); pass --key with the one that holds the learner ids")
+    roster = read_roster(path, key)
+    found = {}
+    strangers = []
+    for sub in subs:
+        row = roster.match(sub.learner)
+        if row is None:
+            strangers.append(sub.learner)
+        else:
+            found[id(row)] = sub
+    if strangers:
+        shown = ", ".join(strangers[:10]) + (f" and {len(strangers) - 10} more" if len(strangers) > 10 else "")
+        sys.stderr.write(printable(f"grader: warning: {len(strangers)} submission{'s are' if len(strangers) != 1 else ' is'} "
+                                   f"of learners not on the roster (column {roster.key!r}), graded all the same: "
+                                   f"{shown}", one_line=True) + "\n")
+    missing = [Submission(learner=row[roster.key], path=None, note=NO_SUBMISSION)
+               for row in roster.rows if id(row) not in found]
+    return subs + missing
+
+
 #: what ``grader grade`` says, once, when no seed secret is given (round four, class 7)
 NO_SECRET_NOTE = ("grader: note: no seed secret: the cases come from a seed printed in every report, so a learner "
                   "who runs the grader once can tabulate them and their answers; for a graded run give "
@@ -581,6 +637,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     out = Path(args.out)
     # names only: each learner's file is chosen at their turn; the output folder is no learner
     subs = enumerate_learners(args.paths, exclude=[str(out)])
+    if getattr(args, "roster", None):
+        subs = with_roster(subs, args.roster, args.key)
     if args.shard:
         subs = [s for s in subs if in_shard(s.learner, *args.shard)]
     book = out / GRADEBOOK

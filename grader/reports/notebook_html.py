@@ -165,8 +165,9 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
            + (f' ({counts.get("passed", 0)} of {counts.get("total", 0)} cases passed)' if counts else "")
            + "</div>"]
     env = report.get("environment") or {}
-    out.append(f'<div style="color:#57606a">{_e(env.get("framework"))} submission, graded in '
-               f'{_e(", ".join(env.get("dtypes") or []))}; sandbox {_e(env.get("sandbox"))}</div>')
+    if env.get("framework"):   # not for the placeholder of a learner with nothing to run
+        out.append(f'<div style="color:#57606a">{_e(env.get("framework"))} submission, graded in '
+                   f'{_e(", ".join(env.get("dtypes") or []))}; sandbox {_e(env.get("sandbox"))}</div>')
     if f := report.get("failure"):
         out.append(f'<p><b>{_e(f.get("kind"))}</b>: {_e(f.get("message"))}</p>')
         if f.get("hint"):

@@ -234,10 +234,11 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         seed = "seed: secret (set by your instructor)"
     else:
         seed = f"seed {env.get('seed')}" + (" (from the instructor's secret)" if env.get("seed_source") == "secret" else "")
-    ran = f"{env.get('framework')} submission, graded in {dtypes}; {seed}; sandbox {env.get('sandbox')}"
-    if env.get("framework") == "jax":
-        ran += "; jax_enable_x64 on"
-    lines.add(ran, "", True)
+    if env.get("framework"):   # a report of a run (not the placeholder of a learner with nothing to run)
+        ran = f"{env.get('framework')} submission, graded in {dtypes}; {seed}; sandbox {env.get('sandbox')}"
+        if env.get("framework") == "jax":
+            ran += "; jax_enable_x64 on"
+        lines.add(ran, "", True)
     if env.get("framework_note"):
         lines.add(f"note: {env['framework_note']}", "note", True)
     if env.get("discovery_note"):  # grader grade: which of the learner's files was graded, and why

@@ -1,0 +1,52 @@
+"""``grader grade --roster`` (issue 37): every learner on the class list gets a row; a learner
+who submitted nothing is "no submission" with 0 points instead of vanishing from the gradebook
+and every export; a submission of someone not on the list is graded and named in a warning."""
+from __future__ import annotations
+
+import csv
+
+from .conftest import SUBMISSIONS, run_grader
+
+FAST = ["--max-examples", "2", "--no-shrink", "--problem", "tied_lm_head"]
+CANVAS = ("Student,ID,SIS User ID,SIS Login ID,Section\n"
+          "    Points Possible,,,,\n"
+          "Alice L,1,S1,alice,A\n"
+          "Bob B,2,S2,Bob,A\n"
+          "Carol C,3,S3,carol,A\n")
+
+
+def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "alice.py").write_text((SUBMISSIONS / "correct_numpy.py").read_text())
+    (klass / "bob.py").write_text((SUBMISSIONS / "wrong_tolerance_softmax.py").read_text())
+    (klass / "zed.py").write_text((SUBMISSIONS / "correct_numpy.py").read_text())
+    (tmp_path / "roster.csv").write_text(CANVAS)
+    out = tmp_path / "out"
+    run = run_grader("grade", str(klass), "--roster", str(tmp_path / "roster.csv"), "--out", str(out), *FAST)
+    assert run.code == 1, run.stderr
+    with open(out / "gradebook.csv", newline="") as fh:
+        rows = {r["learner"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"alice", "bob", "carol", "zed"}
+    assert rows["carol"]["score"] == "0" and rows["carol"]["passed"] == "false" and rows["carol"]["submission"] == ""
+    assert "no submission" in rows["carol"]["message"]
+    assert rows["alice"]["passed"] == "true" and rows["zed"]["passed"] == "true"
+    warning = [line for line in run.stderr.splitlines() if "not on the roster" in line]
+    assert len(warning) == 1 and "zed" in warning[0] and "alice" not in warning[0]
+    feedback = next((out / "feedback").glob("carol-*.txt")).read_text()
+    assert "None" not in feedback and "no submission" in feedback
+
+
+def test_a_roster_without_an_id_column_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "alice.py").write_text("x = 1\n")
+    (tmp_path / "class" / "bob.py").write_text("x = 2\n")
+    (tmp_path / "roster.csv").write_text("Name,Section\nAlice,A\n")
+    run = run_grader("grade", str(tmp_path / "class"), "--roster", str(tmp_path / "roster.csv"),
+                     "--out", str(tmp_path / "out"), *FAST)
+    assert run.code == 2 and run.stderr.count("\n") == 1 and "--key" in run.stderr
+    plain = tmp_path / "plain.csv"
+    plain.write_text("Name,Section\nalice,A\nbob,B\n")
+    run = run_grader("grade", str(tmp_path / "class"), "--roster", str(plain), "--key", "Name",
+                     "--out", str(tmp_path / "out2"), *FAST)
+    assert run.code == 1 and "not on the roster" not in run.stderr, run.stderr

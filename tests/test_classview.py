@@ -333,3 +333,30 @@ def test_failure_rates_say_whom_they_count(tmp_path):
     assert md.count(summary_md.RATE_NOTE) == 2 and "reached the group or case" in summary_md.RATE_NOTE
     page = (tmp_path / "summary.html").read_text()
     assert page.count(html.escape(summary_md.RATE_NOTE)) == 2
+
+
+def test_one_mistake_is_one_row_of_common_hints_whatever_its_numbers():
+    """Issue 37: "Commonest hints" made a row per number in a hint's sentence (six rows for one
+    bias: 0.0098, 0.009901, 0.01...), counting a learner several times and pushing other hints
+    out. Hints are grouped by the idea that found them (``failure.data.hint_id``)."""
+    from grader.reports.classview import common_hints
+
+    def biased(learner, values):
+        cases = []
+        for k, v in enumerate(values):
+            f = wrong(f"looks like a constant offset of {v} was added to every logit (a bias?)")
+            f.data["hint_id"] = "constant_offset"
+            cases.append(case(f"c{k}", "examples", "failed", f))
+        other = wrong("looks like softmax was applied to the logits")
+        other.data["hint_id"] = "softmax"
+        cases.append(case("s", "examples", "failed", other))
+        return Report("tied_lm_head", "Tied LM head", f"{learner}.py", False, 0.0, 8.0, None, cases,
+                      [GroupScore("examples", 8, 0, 0, len(cases))], [], {}, {}, 0.0)
+
+    reports = {"ann": biased("ann", [0.0098, 0.009901]), "ben": biased("ben", [0.01]),
+               "cat": biased("cat", [0.0098])}
+    rows = [gradebook.Row(n, f"{n}.py", False, 0, 8, ["tolerance"], 1.0, "") for n in reports]
+    found = common_hints(rows, reports)
+    assert [learners for _, learners in found] == [["ann", "ben", "cat"], ["ann", "ben", "cat"]]
+    texts = [t for t, _ in found]
+    assert sum("constant offset" in t for t in texts) == 1 and any("softmax" in t for t in texts)

@@ -163,8 +163,11 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
     A learner's hints are those of the instructor's view of their report
     (:func:`grader.reports.view.build`: the whole submission's, the shared ones, the failing
     cases'), each counted once per learner."""
+    from collections import Counter
+
     from .view import build
     who: dict[str, list[str]] = {}
+    texts: dict[str, Counter] = {}
     for r in sorted(rows, key=lambda r: r.learner):
         rep = reports.get(r.learner)
         if rep is None or rep.passed:
@@ -173,9 +176,17 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
             hints = build(rep, common.INSTRUCTOR).hints
         except Exception:  # noqa: BLE001 - one odd report must not cost the class view
             continue
+        # one mistake is one row whatever numbers its sentence holds ("offset of 0.0098",
+        # "offset of 0.009901"...): hints are grouped by the idea that found them (hint_id)
+        idea = {c.failure.hint: c.failure.data.get("hint_id") for c in rep.cases
+                if c.failure is not None and c.failure.hint and c.failure.data.get("hint_id")}
         for h in dict.fromkeys(hints):
-            who.setdefault(h, []).append(r.learner)
-    return sorted(who.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            key = f"id:{idea[h]}" if h in idea else h
+            if r.learner not in who.setdefault(key, []):
+                who[key].append(r.learner)
+            texts.setdefault(key, Counter())[h] += 1
+    out = [(texts[k].most_common(1)[0][0], learners) for k, learners in who.items()]
+    return sorted(out, key=lambda kv: (-len(kv[1]), kv[0]))
 
 
 def _table(head: Iterable[str], body: list[list[str]], numeric: Iterable[int] = ()) -> str:

@@ -624,10 +624,26 @@ class Worker:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
+            if name in ("SIGSEGV", "SIGILL", "SIGTRAP") and self._aborted():
+                # the child is its PID namespace's init in the namespace tiers: the kernel does not
+                # deliver SIGABRT to it, so abort() ends in glibc's fallback fault instead
+                name = "SIGABRT"
             extra = {"SIGSEGV": " (segmentation fault)", "SIGKILL": " (killed; out of memory or CPU time?)",
                      "SIGXCPU": " (CPU time limit)", "SIGABRT": " (aborted)", "SIGXFSZ": " (file size limit)"}
             return f"the submission's process died {when}: {name}{extra.get(name, '')}"
         return f"the submission's process exited with code {code} {when}"
+
+    def _aborted(self) -> bool:
+        """Whether the child's stderr says it called ``abort()`` (faulthandler's "Fatal Python
+        error: Aborted"), read for up to 0.5 s more after its death."""
+        mark = b"Fatal Python error: Aborted"
+        if mark in self._stderr:   # kill() has moved what the drains read here
+            return True
+        if len(self._drains) < 2:
+            return False
+        drain = self._drains[1]
+        drain.join(timeout=0.5)
+        return mark in bytes(drain.head)
 
     def kill(self) -> None:
         """SIGKILL the child, its process group, every descendant and its orphans; reap; clean up.

@@ -216,3 +216,15 @@ def test_a_wheel_install_s_package_is_not_granted_through_a_link(tmp_path):
     for path in granted:
         real = os.path.realpath(path)
         assert not (str(pkg) + "/").startswith(real.rstrip("/") + "/"), path
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_abort_is_reported_as_an_abort_in_every_tier(tmp_path, tier):
+    """Issue 37: ``os.abort()`` was reported as a segmentation fault in the namespace tiers (the
+    child is its PID namespace's init, to which the kernel does not deliver SIGABRT, so glibc's
+    abort() ends in a fault)."""
+    sub = write_submission(tmp_path, "import os\n\ndef tied_lm_head(hidden, embedding_matrix):\n    os.abort()\n")
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "crash" and "SIGABRT (aborted)" in out.message, f"{tier}: {out.message}"

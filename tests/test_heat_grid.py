@@ -147,3 +147,21 @@ def test_the_pages_hidden_count_leaves_out_shrunk_cases():
     shrunk = {"name": "shrunk:h0", "status": "failed", "group": "shrunk", "visibility": "hidden", "shrunk": True}
     page = render_html({"passed": False, "problem": "p", "score": 0, "max_score": 1, "cases": hidden + [shrunk]})
     assert "hidden cases: 2 of 3 passed" in page
+
+
+def test_the_colour_bar_of_a_grid_has_plain_number_labels(monkeypatch):
+    """Issue 37: the log colour bar's labels were mathtext ($\\mathdefault{10^{2}}$), shown raw
+    where math text is off; they are plain numbers now."""
+    from grader.reports import notebook_html
+    seen = []
+    monkeypatch.setattr(notebook_html, "_png_of", lambda fig: seen.append(fig) or "")
+    case = {"name": "gen000[float16]", "failure": {"kind": "tolerance", "data": {"grid": {
+        "shape": [60, 76], "blocks": [2, 2], "max_ratio": ["1.7e+02 3.8e+02", "2.6e+02 0.5"], "worst": [0, 40]}}}}
+    notebook_html.heat_map_png(case)
+    (fig,) = seen
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    FigureCanvasAgg(fig).draw()      # tick labels are made when the figure is drawn
+    bar = fig.axes[-1]
+    labels = [t.get_text() for t in bar.get_yticklabels() if t.get_text()]
+    assert labels and not any("$" in t or "mathdefault" in t for t in labels)
+    assert "100" in labels and "1" in labels

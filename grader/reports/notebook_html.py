@@ -129,7 +129,12 @@ def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figur
     mesh = ax.pcolormesh(x, y, shown, cmap="Reds", norm=LogNorm(vmin=low, vmax=top * 10))
     ax.set_xlim(0, cols)
     ax.set_ylim(rows, 0)
-    fig.colorbar(mesh, ax=ax, label="largest |got - expected| / allowed in the block")
+    bar = fig.colorbar(mesh, ax=ax, label="largest |got - expected| / allowed in the block")
+    # plain numbers (0.1, 1, 10, 100): the default labels are mathtext ($\mathdefault{10^{2}}$), shown
+    # raw wherever math text is off (a kernel's rcParams, an SVG viewer)
+    from matplotlib.ticker import FuncFormatter
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     worst = grid.get("worst")  # [row, column] of the worst element, leading axes flattened
     if isinstance(worst, list) and len(worst) == 2:
         i = next((k for k in range(nr) if y[k] <= worst[0] < y[k + 1]), None)

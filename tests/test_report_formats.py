@@ -485,3 +485,15 @@ def test_a_case_name_that_carries_its_dtype_is_not_followed_by_it_again():
     text = "\n".join(t["message"] or "" for t in result["tests"])
     assert "- worked_example[bfloat16]\n" in text + "\n" and "[bfloat16] [bfloat16]" not in text
     assert "- empty_row [float32]" in text  # a name without its dtype still gets it
+
+
+def test_a_github_annotation_of_a_raise_names_the_exception_not_the_traceback_header():
+    """Issue 37: the ::error detail line of a case that raised was the bare "Traceback (most
+    recent call last):"; it is the exception raised now."""
+    from grader.reports import github
+    f = Failure("exception", "the submission raised ValueError: k out of range", details=[
+        "Traceback (most recent call last):\n  File \"softmax.py\", line 4, in softmax\n    raise ValueError('k')\n"
+        "ValueError: k out of range"])
+    rep = report([case("worked_example", "examples", "failed", f)], [GroupScore("examples", 2, 0, 0, 1)])
+    out = github.render(rep, audience="learner")
+    assert "ValueError: k out of range" in out and "Traceback (most recent call last):" not in out

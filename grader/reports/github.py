@@ -65,6 +65,17 @@ def pattern_of(v: view.ReportView, case: Any) -> tuple[str, str | None, str]:
     return common.kind(case), next(iter(v.hints_for([case])), None), shape
 
 
+
+
+def _detail_line(detail: str) -> str:
+    """The one line of a failure's first detail worth a line of its own: its first line, or for
+    a traceback (whose first line is a bare "Traceback (most recent call last):") its last, the
+    exception raised. At most 300 characters."""
+    lines = [line for line in detail.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return (lines[-1] if lines[0].startswith("Traceback (most recent call last)") else lines[0]).strip()[:300]
+
 def _annotations(v: view.ReportView) -> list[tuple[str, str, int]]:
     """(title, message, line) of each error annotation, most important first: the
     whole-submission failure, then one per failure pattern (:func:`pattern_of`) of the shown
@@ -82,7 +93,7 @@ def _annotations(v: view.ReportView) -> list[tuple[str, str, int]]:
         hint = v.hint_of(first) or next(iter(v.hints_for(cases)), None)  # or the pattern's
         lines = [common.one_line(first)] + ([f"hint: {hint}"] if hint else [])
         if first.failure and first.failure.details:  # e.g. the worst element: got, expected, allowed
-            lines.append(first.failure.details[0].strip().splitlines()[0][:300])
+            lines.append(_detail_line(first.failure.details[0]))
         if small := v.shrunk_of.get(first.name):
             lines.append(f"smaller failing input: {common.one_line(small)}")
         if first.replay:
@@ -167,7 +178,7 @@ def step_summary(report: Report, *, audience: str = "learner") -> str:
         for c in failing[:MAX_ROWS]:
             msg = c.failure.message if c.failure else c.status
             hint = f" (hint: {c.failure.hint})" if c.failure and c.failure.hint else ""
-            worst = f"; {c.failure.details[0].strip().splitlines()[0][:300]}" if c.failure and c.failure.details else ""
+            worst = f"; {_detail_line(c.failure.details[0])}" if c.failure and c.failure.details else ""
             out.append(f"| {md(c.name)} | {md(c.group)} | {md(c.dtype)} | {md(common.kind(c))} "
                        f"| {md(msg + worst + hint)} |")
         if len(failing) > MAX_ROWS:

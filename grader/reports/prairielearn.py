@@ -59,7 +59,8 @@ def results(report: Report, *, audience: str = "learner") -> dict[str, Any]:
     report = v.report
     full = text.render(report, audience=audience, width=100)
     if (f := v.failure) is not None and f.kind in NOT_GRADABLE:
-        errors = [f"{f.kind}: {f.message}"] + ([f"hint: {f.hint}"] if f.hint else [])
+        # one entry: PrairieLearn shows each as a red "Error" of its own, and a hint is none
+        errors = [f"{f.kind}: {f.message}" + (f"\nhint: {f.hint}" if f.hint else "")]
         return common.printable_tree({"gradable": False, "format_errors": errors,
                                       "message": f"The submission could not be graded: {f.message}",
                                       "output": full})

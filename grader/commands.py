@@ -44,6 +44,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         problem = resolve_problem(args, tree, source, syntax_error)
     opts.only_cases = args.cases
     opts.submission_shown = shown
+    opts.submission_named = bool(args.shown)
     if args.replay:
         try:
             opts.replay = json.loads(args.replay)

@@ -318,18 +318,16 @@ class CheckResult:
 
 def framework_of(fn: Callable[..., Any], source: str) -> str | None:
     """The framework ``fn`` is graded in when the caller names none: None when its source (with
-    the imports :func:`build_source` wrote) imports JAX or PyTorch, which the CLI detects; else
-    the one of ``torch`` and ``jax`` bound in the function's globals (the notebook's), or, when
-    neither or both are, the one of them the kernel has imported; else None (NumPy). A correct
-    PyTorch function that never names ``torch`` (``hidden.matmul(embedding_matrix.t())``) was
-    graded as NumPy and got 0/10."""
-    if re.search(r"^\s*(import|from)\s+(torch|jax)\b", source, re.M):
-        return None
+    the imports :func:`build_source` wrote for the names it uses) imports NumPy, JAX or PyTorch,
+    which the CLI detects; else the one of ``torch`` and ``jax`` bound in the function's globals
+    (the notebook's), when exactly one is; else None (NumPy). A correct PyTorch function that
+    never names ``torch`` (``hidden.matmul(embedding_matrix.t())``) was graded as NumPy and got
+    0/10."""
+    if re.search(r"^\s*(import|from)\s+(torch|jax|numpy)\b", source, re.M):
+        return None     # it names its framework: the CLI's detection decides, as for a file
     bound = {name for name in ("torch", "jax")
              if any(isinstance(v, types.ModuleType) and (v.__name__ or "").split(".")[0] == name
                     for v in getattr(fn, "__globals__", {}).values())}
-    if len(bound) != 1:
-        bound = {name for name in ("torch", "jax") if name in sys.modules}
     return bound.pop() if len(bound) == 1 else None
 
 

@@ -89,6 +89,9 @@ class CheckOptions:
         shrink: shrink failing generated cases to the smallest failing input.
         sandbox: the sandbox tier request, ``"auto"``, ``"strict"`` or ``"none"``.
         submission_shown: how the submission path appears in replay commands.
+        submission_named: the caller named the submission (``--shown``: ``grader grade``, the
+            platform templates): a learner's report names its files by their names and its
+            folder as ``.`` (``reports.view.learner_paths``), whatever path the check read.
         problems_dir: the ``--problems-dir`` given, repeated in replay commands.
         progress: called with (cases done, cases total) while running, or None.
         seed_secret: the instructor's secret (bytes), or None. When set, the cases come from
@@ -124,6 +127,7 @@ class CheckOptions:
     shrink: bool = True
     sandbox: str = "auto"
     submission_shown: str | None = None
+    submission_named: bool = False
     problems_dir: str | None = None
     progress: Callable[[int, int], None] | None = None
     seed_secret: bytes | None = field(default=None, repr=False)

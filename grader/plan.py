@@ -262,6 +262,8 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
         "max_examples": opts.max_examples if opts.max_examples is not None else
         (problem.generated or {}).get("count", 0),
     }
+    if opts.submission_named:   # learners' reports name its files by name (reports.view.learner_paths)
+        env["named_by"] = "--shown"
     if siblings.files or siblings.skipped:
         env["siblings"] = siblings.report()
     env["submission_sha256"] = submission_digest(loaded, siblings)  # what was graded (grade --resume)

@@ -142,8 +142,9 @@ def test_failure_message_carries_the_hint_on_one_line():
 def test_file_is_relative_to_the_repository_root_under_actions(tmp_path, monkeypatch):
     """Under GitHub Actions (``GITHUB_WORKSPACE`` set) ``file=`` names the submission from the
     repository root, whatever folder the grader ran in or path it was given; a file outside the
-    workspace, or a run outside Actions, keeps the path as given, but for the learner an absolute
-    one is the file's name (round 4: no path of the grading machine in a learner's report)."""
+    workspace, or a run outside Actions, keeps the path as given to grader check (whoever ran it
+    typed it); a report whose caller named the file (``--shown``: grader grade, the platform
+    templates) gives the learner its name (round 4: no path of the grading machine)."""
     (tmp_path / "repo" / "hw" / "sub").mkdir(parents=True)
     r = REPORTS["failing"]()
 
@@ -153,7 +154,10 @@ def test_file_is_relative_to_the_repository_root_under_actions(tmp_path, monkeyp
 
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     absolute = str(tmp_path / "repo" / "hw" / "softmax.py")
+    assert files(absolute) == {absolute}
+    r.environment = {**r.environment, "named_by": "--shown"}
     assert files(absolute) == {"softmax.py"}
+    r.environment = {k: v for k, v in r.environment.items() if k != "named_by"}
     r.submission = absolute
     assert {tc.get("file") for tc in _testcases(junit.render(r, audience="instructor", timestamp=STAMP))} == {absolute}
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "repo"))
@@ -161,7 +165,7 @@ def test_file_is_relative_to_the_repository_root_under_actions(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path / "repo" / "hw")
     assert files("softmax.py") == {"hw/softmax.py"}
     outside = str(tmp_path / "elsewhere" / "softmax.py")
-    assert files(outside) == {"softmax.py"}
+    assert files(outside) == {outside}
 
 
 def test_an_exception_points_at_the_line_that_raised():

@@ -266,7 +266,7 @@ def test_a_function_whose_source_python_did_not_keep_is_sent_as_its_code():
     assert fresh["tied_lm_head"].__kwdefaults__ == {"scale": 1.0}
 
 
-def test_a_function_is_graded_in_the_framework_its_notebook_uses(monkeypatch):
+def test_a_function_is_graded_in_the_framework_its_notebook_uses():
     """Issue 33: check(fn) decided the framework from names in the function's body, so a correct
     PyTorch function that never names torch was graded as NumPy and got 0/10. The notebook's
     globals decide now (then the kernel's imports), and ``framework=`` overrides."""
@@ -281,11 +281,9 @@ def test_a_function_is_graded_in_the_framework_its_notebook_uses(monkeypatch):
     assert nc.framework_of(fn, "import jax.numpy as jnp\ndef tied_lm_head(h, e): ...") is None   # the CLI's
     both = {"torch": torch_like, "jax": types.ModuleType("jax")}
     exec("def f(h, e):\n    return h\n", both)
-    monkeypatch.setitem(sys.modules, "jax", both["jax"])    # both bound: the kernel's imports decide
-    monkeypatch.delitem(sys.modules, "torch", raising=False)
-    assert nc.framework_of(both["f"], "def f(h, e): ...") == "jax"
-    monkeypatch.setitem(sys.modules, "torch", torch_like)
-    assert nc.framework_of(both["f"], "def f(h, e): ...") is None    # both imported too: NumPy, as the CLI
+    assert nc.framework_of(both["f"], "def f(h, e): ...") is None    # both bound: NumPy, as the CLI
+    # a NumPy function in a notebook that imported JAX for something else stays NumPy
+    assert nc.framework_of(both["f"], "import numpy as np\ndef f(h, e): ...") is None
 
 
 def test_check_grades_a_torch_function_that_never_names_torch():

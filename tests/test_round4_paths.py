@@ -203,10 +203,13 @@ def test_a_check_in_the_fallback_tier_with_an_absolute_problems_dir(tmp_path, mo
     (folder / "solution.py").write_text(textwrap.dedent(MAIN))
     problems = ROOT / "problems"
     monkeypatch.setenv("GRADER_SANDBOX_TIER", "rlimits")
+    # as the platform templates run it: the file's absolute path, and --shown naming it as submitted
     args = cli.build_parser().parse_args(["check", str(folder / "solution.py"), "--problem", "tied_lm_head",
-                                          "--problems-dir", str(problems), "--max-examples", "1", "--no-shrink"])
-    report = check_submission(args.submission, load_problem(find_problem(args.problem, args.problems_dir)),
-                              flags.options_from_args(args))
+                                          "--problems-dir", str(problems), "--max-examples", "1", "--no-shrink",
+                                          "--shown", "solution.py"])
+    opts = flags.options_from_args(args)
+    opts.submission_shown, opts.submission_named = args.shown, True      # what cmd_check makes of --shown
+    report = check_submission(args.submission, load_problem(find_problem(args.problem, args.problems_dir)), opts)
     assert report.environment["sandbox"] == "rlimits"
     paths = machine_paths(folder.parent, problems)
     data = json.loads(reporter("json").render(report, audience="learner"))

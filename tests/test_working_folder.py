@@ -227,6 +227,7 @@ def test_grade_starts_each_check_in_a_neutral_folder_and_shows_paths_as_found(tm
     write(tmp_path / "class" / "dave" / "helper.py", "def f():\n    return 1\n")
     (tmp_path / "class" / "matplotlibrc").write_text(HOSTILE_RC)  # not a learner: no .py
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRADER_FORKSERVER", "0")   # a process per check (tests/test_serve.py: the forked path)
     started = []
     real = subprocess.Popen
 

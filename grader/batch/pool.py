@@ -672,7 +672,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise GraderError(f"cannot create --out {args.out!r}: {exc.strerror or exc}") from None
     write_settings(out, settings)
-    if secret is None:   # said once, when grading begins (bad input before it is one line alone)
+    if secret is None and getattr(args, "verbosity", 0) >= 0:   # once, when grading begins; not with -q
         sys.stderr.write(NO_SECRET_NOTE)
 
     columns = [p.problem.id for p in getattr(problem, "parts", ())]  # an assignment's per-problem columns

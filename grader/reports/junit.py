@@ -102,7 +102,7 @@ def _suite(report: Report, name: str, audience: str, timestamp: str | None,
            classprefix: str = "", extra: dict[str, Any] | None = None, propprefix: str = "") -> ET.Element:
     v = view.build(report, audience)  # a learner never sees a secret seed nor a hidden case
     if v.audience == "learner":  # the name holds the submission's path: as the learner has it
-        name = view.learner_paths(name, report.submission)
+        name = view.learner_paths(name, report.submission, by_name=view.named_by_caller(report))
     report = v.report
     suite = ET.Element("testsuite")
     _properties(suite, v, extra or {}, propprefix)

@@ -260,7 +260,7 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
     file = workspace_path(report.submission)
     report = common.for_audience(report, common.check_audience(audience))
     if audience == common.LEARNER:  # no path of the grading machine, in any format
-        report = learner_paths(report, report.submission)
+        report = learner_paths(report, report.submission, by_name=named_by_caller(report))
         if os.path.isabs(file):  # outside a CI workspace: as the learner has it
             file = report.submission
     graded = [c for c in report.cases if not c.shrunk]
@@ -339,6 +339,14 @@ _SYSTEM_PATHS = frozenset({"/", "/usr", "/usr/local"})
 _T = TypeVar("_T")
 
 
+def named_by_caller(report: Report) -> bool:
+    """Whether the check's caller named the submission (``--shown``: ``grader grade``, the
+    platform templates; or a placeholder of ``grader grade``): learners then get its files by
+    their names (:func:`learner_paths` ``by_name``), else the path as given to ``grader check``."""
+    env = report.environment
+    return bool(env.get("named_by")) or env.get("graded_by") == "grader grade"
+
+
 def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
     """``value`` (a string, a record such as a :class:`Report`, or lists, tuples and dicts of
     them) with every path of the grading machine in its strings written as a learner may see it.
@@ -352,12 +360,13 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
     table, faulthandler's frames in the grader's ``_child.py``. Rewritten, longest first, whole
     path components only, in each form given, absolute and real:
 
-    - the submission's folder (the folder of ``submission``): files in it are named relative
-      to it (``helper.py``) and the folder itself is ``.``. A relative ``submission`` keeps its
-      folder as given (the learner named it so, from their working folder), unless ``by_name``
-      (feedback of ``grader grade``, where ``class/bob/`` is the instructor's layout);
-    - a ``--problems-dir`` folder named in a replay command (and ``$GRADER_PROBLEMS_DIR``): by
-      its last part (a course that hands out its problems gives the folder that name);
+    - the submission's folder (the folder of ``submission``): kept as given (whoever ran
+      ``grader check`` typed it; the platform templates give ``--shown``, the name submitted),
+      unless ``by_name`` (feedback of ``grader grade``, where ``class/bob/`` is the instructor's
+      layout): then files in it are named relative to it (``helper.py``) and the folder is ``.``;
+    - with ``by_name``, a ``--problems-dir`` folder named in a replay command (and
+      ``$GRADER_PROBLEMS_DIR``): by its last part (a course that hands out its problems gives
+      the folder that name);
     - the grader's package folder (``<grader>``), the checkout holding it (an editable
       install, ``<grader-source>``), the site-packages folders (``<site-packages>``), the
       virtual environment (``<venv>``) and the Python install (``<python>``), the home folder
@@ -405,11 +414,14 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
                 swaps[form + os.sep] = name + os.sep if sub is None else sub
 
     given = os.path.dirname(submission)
-    mine = "" if by_name or os.path.isabs(submission) else given     # the folder as the learner names it
+    # the folder as the learner names it: as given to grader check (whoever typed the path has
+    # it; the platform templates give --shown, the name submitted), by name in grader grade's
+    # feedback (class/bob/ is the instructor's layout)
+    mine = "" if by_name else given
     add(given if os.path.isabs(given) else os.path.abspath(given), mine or os.curdir, mine + os.sep if mine else "")
     if by_name and not os.path.isabs(given) and os.path.normpath(given) not in (os.curdir, os.pardir):
         swaps.setdefault(os.path.normpath(given) + os.sep, "")   # the instructor's class/bob/ as found
-    for folder in problems:
+    for folder in problems if by_name else ():   # grader check's own caller typed it: kept as given
         if folder:
             add(os.path.abspath(folder), os.path.basename(os.path.normpath(folder)) or folder)
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

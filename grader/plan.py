@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import platform
 import shlex
 import time
@@ -285,15 +286,17 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
 
 def seed_material(loaded: LoadedSubmission, siblings: Siblings) -> bytes:
     """The bytes a secret seed is derived from (:func:`grader.options.derive_seed`): the main
-    file as the child imports it (``loaded.data``; a notebook's converted Python), then, when
-    modules are taken along, a NUL (which no Python source contains) and each one's name and
-    SHA-256 in name order. A single file keeps the seed it always had; the same main file with
-    another helper gets unrelated cases."""
-    if not siblings.files:
-        return loaded.data
-    parts = [loaded.data, b"\0siblings\0"]
-    for name, data in sorted(siblings.files):
-        parts += [name.encode("utf-8", "surrogateescape"), b"\0", hashlib.sha256(data).digest()]
+    file as the child imports it (``loaded.data``; a notebook's converted Python), a NUL (which
+    no Python source contains), ``name``, NUL and the main file's name (the child sees it in
+    ``__file__``: the same bytes under another name carried a table of one run's answers in
+    that name, round four), then, when modules are taken along, ``siblings``, NUL and each
+    one's name and SHA-256 in name order. Anything that differs gets unrelated cases."""
+    name = os.path.basename(loaded.path).encode("utf-8", "surrogateescape")
+    parts = [loaded.data, b"\0name\0", name]
+    if siblings.files:
+        parts.append(b"\0siblings\0")
+        for sib, data in sorted(siblings.files):
+            parts += [sib.encode("utf-8", "surrogateescape"), b"\0", hashlib.sha256(data).digest()]
     return b"".join(parts)
 
 

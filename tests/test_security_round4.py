@@ -104,12 +104,19 @@ def test_the_secret_seed_covers_every_file_taken_along(tmp_path):
     assert a.options.seed != b.options.seed
     gen = lambda plan: [c.inputs["hidden"].tobytes() for c in plan.cases if c.origin == "generated"]  # noqa: E731
     assert gen(a) and not set(gen(a)) & set(gen(b))
-    # a single file keeps the seed the documented derivation gives (regrades of old runs hold)
+    # the main file's name is in the seed too: the same bytes under another name (a name the
+    # child reads in __file__, which carried a table of answers) get other cases
     from grader.options import derive_seed
     from grader.plan import seed_material
     from grader.siblings import Siblings
-    assert seed_material(a.loaded, Siblings()) == a.loaded.data
+    assert seed_material(a.loaded, Siblings()) == a.loaded.data + b"\0name\0main.py"
     assert a.options.seed == derive_seed(b"course secret", seed_material(a.loaded, a.siblings))
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    (renamed / "main2.py").write_bytes((a.loaded.path and open(a.loaded.path, "rb").read()))
+    from grader.submission import load_submission
+    other = load_submission(renamed / "main2.py")
+    assert other.data == a.loaded.data and seed_material(other, Siblings()) != seed_material(a.loaded, Siblings())
 
 
 def test_a_learner_is_not_shown_expected_values_of_seeded_cases(tmp_path):
@@ -163,8 +170,9 @@ def test_hidden_cases_are_a_passed_count_per_group_and_nothing_else(tmp_path):
     sub.write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
     plan = make_plan(sub, load_problem(find_problem("tied_lm_head")),
                      CheckOptions(max_examples=6, shrink=False, sandbox="none"), lambda request: ("none", None))
-    for case in plan.cases[-6:]:
-        case.visibility = "hidden"
+    import dataclasses    # new records: the plan's cases are shared with other tests of this process
+    plan.cases = [dataclasses.replace(c, visibility="hidden") if i >= len(plan.cases) - 6 else c
+                  for i, c in enumerate(plan.cases)]
 
     def signalling(h, e):   # one outcome per hidden call, chosen by its input: what the attacker did
         out = h @ e.T
@@ -228,3 +236,58 @@ def test_abort_is_reported_as_an_abort_in_every_tier(tmp_path, tier):
         assert w.start().status == "ok"
         out = w.call(INPUTS)
     assert out.status == "crash" and "SIGABRT (aborted)" in out.message, f"{tier}: {out.message}"
+
+
+def test_a_seeded_cases_hint_does_not_name_a_value_of_the_expected_output(tmp_path):
+    """Class 2, again (an attacker's second try): "looks like the whole result was multiplied by
+    a constant factor of 0.1491" on a function that returns 1.0 gives the expected value back. A
+    seeded case's hint whose parameters hold a value is withheld from learners; a hint of a
+    fixed literal case keeps its numbers."""
+    import json
+
+    from grader.check import grade_plan
+    from grader.reports import reporter
+    from grader.run.inprocess import InProcessExecutor
+    plan = _secret_plan(tmp_path, "def tied_lm_head(h, e):\n    return h @ e.T\n")
+    report = grade_plan(plan, InProcessExecutor(lambda h, e: (h @ e.T) * (h.dtype.type(3.0))))
+    teacher = json.loads(reporter("json").render(report, audience="instructor"))
+    factored = [c for c in teacher["cases"] if c["failure"] and "factor" in (c["failure"]["hint"] or "")]
+    assert factored, "the factor idea should fire"
+    learner = json.loads(reporter("json").render(report, audience="learner"))
+    text = json.dumps(learner)
+    for c in learner["cases"]:
+        if c["name"] in plan.seeded and c["failure"]:
+            assert "factor of 3" not in (c["failure"]["hint"] or "") and "hint_params" not in c["failure"]["data"]
+    literal = [c for c in learner["cases"] if c["name"] not in plan.seeded and c["failure"]]
+    assert literal and all("factor of" in (c["failure"]["hint"] or "") for c in literal)   # kept
+    assert "withheld" in text
+
+
+def test_no_learner_format_times_the_hidden_calls(tmp_path):
+    """Class 3, again: Gradescope's execution_time and JUnit's suite time covered the hidden
+    calls, which run last, so a passing submission that slept on a hidden input told it (1 vs 7
+    s). Every learner format takes the shown cases' time."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    from grader.check import grade_plan
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.reports import reporter
+    from grader.run.inprocess import InProcessExecutor
+    from grader.spec import find_problem, load_problem
+    sub = tmp_path / "sub.py"
+    sub.write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
+    plan = make_plan(sub, load_problem(find_problem("tied_lm_head")),
+                     CheckOptions(max_examples=2, shrink=False, sandbox="none"), lambda request: ("none", None))
+    import dataclasses    # new records: the plan's cases are shared with other tests of this process
+    plan.cases = [dataclasses.replace(c, visibility="hidden") if i >= len(plan.cases) - 3 else c
+                  for i, c in enumerate(plan.cases)]
+    report = grade_plan(plan, InProcessExecutor(lambda h, e: h @ e.T))
+    hidden = {c.name for c in report.cases if c.visibility == "hidden"}
+    report = dataclasses.replace(report, seconds=report.seconds + 42.0, cases=[
+        dataclasses.replace(c, seconds=c.seconds + 14.0) if c.name in hidden else c for c in report.cases])
+    assert json.loads(reporter("gradescope").render(report, audience="learner"))["execution_time"] < 30
+    suite = ET.fromstring(reporter("junit").render(report, audience="learner").encode())
+    assert float(suite.get("time")) < 30 and all(float(tc.get("time")) < 30 for tc in suite.iter("testcase"))
+    assert json.loads(reporter("gradescope").render(report, audience="instructor"))["execution_time"] >= 42

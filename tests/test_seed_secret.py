@@ -43,6 +43,13 @@ def derive_seed(secret: bytes, data: bytes) -> int:
     digest = hmac.new(secret, b"grader-seed-v1\0" + hashlib.sha256(data).digest(), "sha256").digest()
     return int.from_bytes(digest[:8], "big")
 
+
+def file_seed(secret: bytes, path) -> int:
+    """The seed of a single file (no module taken along): its bytes, NUL, ``name``, NUL and its
+    name (docs/security.md, round four class 2: the name is in the seed, as the child sees it)."""
+    path = Path(path)
+    return derive_seed(secret, path.read_bytes() + b"\0name\0" + path.name.encode())
+
 FAST = ["--max-examples", "4", "--timeout", "5", "--no-shrink"]
 
 # wrong by a bias in every case (so every case fails and has a replay or a note), and it prints
@@ -168,7 +175,7 @@ def learner_run(tmp_path_factory):
     sub = tmp / "solution.py"
     sub.write_text(BIASED_ENV_PRINTER)
     n = 0  # a seed that needs all 64 bits, shrinking on: hypothesis takes a seed made from it
-    while derive_seed(b"learner-run-%d" % n, sub.read_bytes()) < 1 << 63:
+    while file_seed(b"learner-run-%d" % n, sub) < 1 << 63:
         n += 1
     secret = "learner-run-%d" % n
     cache_dir = tmp / "cache"
@@ -180,7 +187,7 @@ def learner_run(tmp_path_factory):
 def test_learner_report_hides_the_seed_and_replays_without_it(learner_run):
     sub, secret, cache_dir, run = learner_run
     assert run.code == 1, run.stderr
-    seed = derive_seed(secret.encode(), sub.read_bytes())
+    seed = file_seed(secret.encode(), sub)
     report = run.json()
     env = report["environment"]
     assert env["seed"] == "secret" and env["seed_source"] == "secret"
@@ -309,7 +316,7 @@ def graded(tmp_path_factory, small_problem):
                           env={"GRADER_CACHE_DIR": str(practice_cache)})
     # a secret whose seed for alice needs all 64 bits (the end-to-end check of a large seed)
     n = 0
-    while derive_seed(b"file-secret-%d" % n, alice.read_bytes()) < 1 << 63:
+    while file_seed(b"file-secret-%d" % n, alice) < 1 << 63:
         n += 1
     secret = "file-secret-%d" % n
     (tmp / "seed_secret").write_text(secret + "\n")
@@ -343,7 +350,7 @@ def test_a_lookup_table_of_the_published_seed_fails_with_a_secret(graded):
 def test_the_instructor_report_records_the_seed_and_its_replay_reproduces_the_case(graded):
     alice = _report(graded["out"], "alice")
     env = alice["environment"]
-    seed = derive_seed(graded["secret"].encode(), graded["alice"].read_bytes())  # the flag won
+    seed = file_seed(graded["secret"].encode(), graded["alice"])  # the flag won
     assert env["seed"] == seed >= 1 << 63
     assert env["seed_source"] == "secret" and env["seed_secret_from"] == "--seed-secret"
     case = next(c for c in alice["cases"] if c["group"] == "generated" and c["status"] == "failed")
@@ -413,6 +420,6 @@ def test_gradescope_grades_with_the_secret_shipped_in_the_bundle(tmp_path):
     results = json.loads(text)
     assert results["extra_data"]["seed"] == "secret"
     assert results["extra_data"]["environment"]["seed_secret_from"] == "--seed-secret"
-    seed = derive_seed(secret.encode(), BIASED_ENV_PRINTER.encode())
+    seed = file_seed(secret.encode(), root / "submission" / "solution.py")
     assert str(seed) not in text and secret not in text and "--seed " not in text
     assert results["score"] < 10

@@ -150,18 +150,41 @@ WITHHELD_EXPECTED = ("expected values are withheld: this case's inputs come from
                      "(fixed cases show theirs)")
 
 
+#: what a seeded case's hint says instead when the hint names a value of the output
+WITHHELD_HINT = ("a hint naming values of the expected output is withheld: this case's inputs come from the "
+                 "instructor's secret seed (the fixed cases' hints name theirs)")
+
+
+def _names_values(params: Any) -> bool:
+    """Whether a hint's parameters hold a float (a factor, an offset: with the submission's own
+    output it gives the expected one back); sizes, dtypes and names do not."""
+    if isinstance(params, float):
+        return True
+    if isinstance(params, dict):
+        return any(_names_values(v) for v in params.values())
+    if isinstance(params, (list, tuple)):
+        return any(_names_values(v) for v in params)
+    return False
+
+
 def without_expected(case: CaseResult) -> CaseResult:
     """``case`` without its expected values: ``values["expected"]``, the failure's detail lines
-    that name an expected value, the expected-derived ``data`` fields (:data:`_EXPECTED_DATA`) and
-    the ``margin``. Inputs, the submission's output, the kind, the message and the hint stay."""
+    that name an expected value, the expected-derived ``data`` fields (:data:`_EXPECTED_DATA`),
+    the ``margin``, and a hint whose parameters hold a value (a factor of 0.1491 applied to a
+    returned 1.0 names the expected 6.707: :data:`WITHHELD_HINT`). Inputs, the submission's
+    output, the kind, the message and the other hints stay."""
     values = {k: v for k, v in case.values.items() if k != "expected"} if case.values else case.values
     failure = case.failure
     if failure is not None:
         details = [d for d in failure.details if "expected" not in d.lower()]
         if len(details) < len(failure.details):
             details.insert(0, WITHHELD_EXPECTED)
-        failure = dataclasses.replace(failure, details=details,
-                                      data={k: v for k, v in failure.data.items() if k not in _EXPECTED_DATA})
+        data = {k: v for k, v in failure.data.items() if k not in _EXPECTED_DATA}
+        hint = failure.hint
+        if hint and _names_values(failure.data.get("hint_params")):
+            hint = WITHHELD_HINT
+            data.pop("hint_params", None)
+        failure = dataclasses.replace(failure, details=details, data=data, hint=hint)
     return dataclasses.replace(case, values=values, failure=failure, margin=None)
 
 

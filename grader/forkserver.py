@@ -27,7 +27,8 @@ Wire protocol (Unix stream sockets; one connection per check):
 
 - client -> server: one byte ``R`` sent with three file descriptors (``SCM_RIGHTS``: the
   check's stdin, stdout and stderr), then one JSON line ``{"argv": [...], "env": {...},
-  "cwd": "..."}`` (``argv`` without the program name). Later, a line ``{"signal": "INT"}`` or
+  "cwd": "...", "grader": IDENTITY}`` (``argv`` without the program name; ``grader``: the
+  client's :func:`identity`, which must be the server's). Later, a line ``{"signal": "INT"}`` or
   ``{"signal": "KILL"}`` is sent to the check's process group; closing the connection kills it.
 - server -> client: ``{"pid": N}`` once the check is forked (its process group id), then
   ``{"code": C}`` when it ended (C as ``subprocess`` gives it: negative for a signal); or
@@ -85,6 +86,14 @@ def code_stamp() -> tuple[tuple[str, int, int], ...]:
                 st = path.stat()
                 out.append((str(path), st.st_size, st.st_mtime_ns))
     return tuple(out)
+
+
+def identity(stamp: tuple[tuple[str, int, int], ...] | None = None) -> str:
+    """Which grader this is: SHA-256 of :func:`code_stamp` (its package's path and every source
+    file's size and time). A client sends its own; a server of another install, or of other
+    code, refuses the check (the client then runs it itself)."""
+    import hashlib
+    return hashlib.sha256(repr(code_stamp() if stamp is None else stamp).encode()).hexdigest()
 
 
 def threads() -> int:
@@ -272,7 +281,10 @@ class Zygote:
                     elif kind == "listen":
                         self._on_accept()
                     elif kind == "conn":
-                        self._on_message(conn)
+                        try:
+                            self._on_message(conn)
+                        except Exception:  # noqa: BLE001 - one bad request costs its connection, never the server
+                            self._drop(conn, kill=True)
                     elif kind == "exit":
                         self._on_exit(conn)
         except KeyboardInterrupt:
@@ -339,7 +351,7 @@ class Zygote:
             line, conn.buffer = conn.buffer.split(b"\n", 1)
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):   # a line nested 200,000 deep stopped the server
                 message = None
             if conn.pid is None:
                 self._start(conn, message)
@@ -358,11 +370,20 @@ class Zygote:
             conn.send({"refused": "a request is {\"argv\": [str], \"env\": {str: str}, \"cwd\": str}"})
             self._drop(conn)
             return
+        if request.get("grader") != identity(self.stamp):
+            # another install's client (a stale copy, another checkout, someone's test tree on the
+            # same default socket): its check is not this grader's to run
+            conn.send({"refused": "this fork server runs another grader install"})
+            self._drop(conn)
+            return
         if code_stamp() != self.stamp:
             conn.send({"refused": "the grader's source changed since this fork server started"})
             self._drop(conn)
             if self.listener is not None:
                 self.stopping = True   # a server of stale code stops; the next check runs cold
+                sys.stdout.write("grader serve: stopped: the grader's source changed since it started; "
+                                 "start it again\n")
+                sys.stdout.flush()
             return
         if threads() != 1:  # fork() of a threaded process can deadlock the child
             conn.send({"refused": "the fork server has more than one thread"})
@@ -539,9 +560,9 @@ def _connect(path: Path) -> socket.socket | None:
 
 
 def send_request(sock: socket.socket, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
-    """Send one check request (module docstring) on ``sock``."""
+    """Send one check request (module docstring) on ``sock``, with this grader's :func:`identity`."""
     socket.send_fds(sock, [b"R"], fds)
-    sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd}).encode() + b"\n")
+    sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "grader": identity()}).encode() + b"\n")
 
 
 class Reader:
@@ -569,7 +590,7 @@ class Reader:
                 break
         while b"\n" in self.buffer:
             line, self.buffer = self.buffer.split(b"\n", 1)
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 message = json.loads(line)
                 if isinstance(message, dict):
                     out.append(message)

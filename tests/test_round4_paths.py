@@ -220,3 +220,16 @@ def test_a_check_in_the_fallback_tier_with_an_absolute_problems_dir(tmp_path, mo
     assert replays and all(" --problems-dir problems " in r and r.startswith("grader check solution.py ")
                            for r in replays), replays
     assert "HELPER_FILE helper.py\n" in data["output"]["stdout"]
+
+
+def test_the_graders_temporary_folder_is_named_neutrally(monkeypatch, tmp_path):
+    """An attacker's finding: with TMPDIR=/srv/SECRETCLASS_2026_tmp the rlimits tier's working
+    folders (the child's cwd, HOME and TMPDIR) came back in feedback 14 times."""
+    import tempfile
+    from grader.reports.view import learner_paths
+    secret = tmp_path / "SECRETCLASS_2026_tmp"
+    secret.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(secret))
+    text = f"cwd: {secret}/grader-run-1234-abcd\nHOME={secret}/grader-run-1234-abcd"
+    out = learner_paths(text, "class/alice/solution.py", by_name=True)
+    assert "SECRETCLASS" not in out and "<tmp>/grader-run-1234-abcd" in out

@@ -202,3 +202,35 @@ def test_grade_forks_its_checks_from_its_own_server_with_the_same_rows(tmp_path)
             import csv
             rows[mode] = sorted((r["learner"], r["passed"], r["score"], r["kinds"]) for r in csv.DictReader(fh))
     assert rows["1"] == rows["0"] and len(rows["1"]) == 3
+
+
+def _raw(sock_path: Path, line: bytes) -> list[dict]:
+    """Send one request line (with this process's three standard streams) and read the answers."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(sock_path))
+    with open(os.devnull, "r+b") as null:
+        socket.send_fds(s, [b"R"], [null.fileno()] * 3)
+    s.sendall(line)
+    s.settimeout(30)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return [json.loads(x) for x in data.splitlines() if x.strip()]
+
+
+def test_a_check_of_another_install_is_refused_and_a_bad_line_costs_only_its_connection(server, tmp_path):
+    """An attacker's copy of the grader (another install, other code) on the default socket
+    answered this install's checks with its own verdicts; the server now runs only its own
+    install's checks (the client sends ``forkserver.identity``). And a request line nested
+    200,000 deep raised RecursionError and stopped the server with every check in flight."""
+    sock, _ = server
+    request = {"argv": ["check", str(SUBMISSIONS / "correct_numpy.py")], "env": dict(os.environ), "cwd": "/"}
+    answers = _raw(sock, json.dumps({**request, "grader": "0" * 64}).encode() + b"\n")
+    assert answers and "another grader install" in answers[0].get("refused", "")
+    assert _raw(sock, b"[" * 200000 + b"\n")[0].get("refused")
+    served = _check(sock, str(SUBMISSIONS / "correct_numpy.py"), "--format", "json", *FAST)
+    assert served.returncode == 0 and json.loads(served.stdout)["environment"]["served"] == "pool"

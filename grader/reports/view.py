@@ -377,7 +377,8 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
     - the grader's package folder (``<grader>``), the checkout holding it (an editable
       install, ``<grader-source>``), the site-packages folders (``<site-packages>``), the
       virtual environment (``<venv>``) and the Python install (``<python>``), the home folder
-      (``~``) and this process's working folder (``.``).
+      (``~``), a temporary folder other than ``/tmp`` (``$TMPDIR``: ``<tmp>``) and this
+      process's working folder (``.``).
 
     ``/``, ``/usr`` and ``/usr/local`` are left alone: they name nothing of this machine.
     Idempotent. A path the grader cannot know (a folder above the learner's that a submission
@@ -442,6 +443,10 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
     for prefix in sorted(prefixes):
         add(prefix, "<python>")
     add(os.path.expanduser("~"), "~")
+    import tempfile
+    tmp = tempfile.gettempdir()     # the grader's temporary folder ($TMPDIR: the rlimits tier's
+    if os.path.normpath(tmp) not in ("/tmp", "/var/tmp"):   # working folders lie in it)
+        add(tmp, "<tmp>")
     try:
         add(os.getcwd(), os.curdir, "")
     except OSError:   # the working folder was removed

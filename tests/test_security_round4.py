@@ -79,7 +79,7 @@ def test_the_bwrap_view_has_no_devpts():
 MAIN = "from helper import tied_lm_head\n"
 
 
-def _secret_plan(tmp_path, helper: str, secret: bytes = b"course secret"):
+def _secret_plan(tmp_path, helper: str, secret: bytes = b"course secret", audience: str = "learner"):
     from grader.options import CheckOptions
     from grader.plan import make_plan
     from grader.spec import find_problem, load_problem
@@ -87,7 +87,7 @@ def _secret_plan(tmp_path, helper: str, secret: bytes = b"course secret"):
     folder.mkdir(exist_ok=True)
     (folder / "main.py").write_text(MAIN)
     (folder / "helper.py").write_text(helper)
-    opts = CheckOptions(max_examples=4, shrink=False, sandbox="none", seed_secret=secret)
+    opts = CheckOptions(max_examples=4, shrink=False, sandbox="none", seed_secret=secret, audience=audience)
     return make_plan(folder / "main.py", load_problem(find_problem("tied_lm_head")), opts,
                      lambda request: ("none", None))
 
@@ -291,3 +291,23 @@ def test_no_learner_format_times_the_hidden_calls(tmp_path):
     suite = ET.fromstring(reporter("junit").render(report, audience="learner").encode())
     assert float(suite.get("time")) < 30 and all(float(tc.get("time")) < 30 for tc in suite.iter("testcase"))
     assert json.loads(reporter("gradescope").render(report, audience="instructor"))["execution_time"] >= 42
+
+
+def test_a_literal_case_of_a_secret_run_keeps_a_replay_for_the_learner(tmp_path):
+    """A newcomer's finding: under a secret seed every case of grade's feedback said "replay:
+    none (this case comes from the instructor's secret seed)", the spec's worked example too.
+    A case whose inputs the seed does not choose is the same case under any seed: its replay
+    command loses --seed and stays; a seeded case keeps the note."""
+    from grader.check import grade_plan
+    from grader.reports.common import SECRET_REPLAY_NOTE, for_audience
+    from grader.run.inprocess import InProcessExecutor
+    import numpy as np
+    plan = _secret_plan(tmp_path, "def tied_lm_head(h, e):\n    return h @ e.T\n", audience="instructor")  # as grade
+    report = grade_plan(plan, InProcessExecutor(lambda h, e: np.zeros(h.shape[:-1] + e.shape[:1], h.dtype)))
+    learner = {c.name: c for c in for_audience(report, "learner").cases}
+    literal = [n for n, c in learner.items() if not c.seeded and c.status == "failed"]
+    seeded = [n for n, c in learner.items() if c.seeded and c.status == "failed" and not c.shrunk]
+    assert literal and seeded
+    for name in literal:
+        assert learner[name].replay and "--seed" not in learner[name].replay and "--case" in learner[name].replay
+    assert all(learner[n].replay is None and learner[n].replay_note == SECRET_REPLAY_NOTE for n in seeded)

@@ -665,3 +665,11 @@ def test_a_lower_precision_hint_names_only_the_learners_framework():
         assert "jax" not in frameworks.speak(text, "numpy").lower()
         assert "jax" not in frameworks.speak(text, "torch").lower() and ".float()" in frameworks.speak(text, "torch")
         assert "JAX without jax_enable_x64" in frameworks.speak(text, "jax")
+
+
+def test_a_torch_learner_hears_of_tensors_and_in_place_ops():
+    """A newcomer's finding: an in-place mul_ was told to 'use operations that return new arrays'."""
+    from grader import diagnose, frameworks
+    text = diagnose.mutation_hint().text
+    assert "new arrays" in frameworks.speak(text, "numpy")
+    assert "new tensors" in frameworks.speak(text, "torch") and "mul_" in frameworks.speak(text, "torch")

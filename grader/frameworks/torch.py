@@ -32,6 +32,8 @@ PHRASES = (
      "graded as a PyTorch submission (the file imports torch)"),
     ("or import jax.numpy at the top to be graded as JAX", "or pass --framework jax to be graded as JAX"),
     (" to float32?)", " to float32, a .float()?)"),
+    ("use operations that return new arrays", "use operations that return new tensors, not in-place ones "
+                                              "such as mul_ or +="),
 )
 
 _torch = None

@@ -181,6 +181,8 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        import tempfile
+        tempfile.tempdir = None   # the client's $TMPDIR, not the one the server's imports cached
         argv = list(request["argv"])
         sys.argv = ["grader", *argv]
         try:

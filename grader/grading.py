@@ -121,9 +121,10 @@ def grade(plan: Any, executor: "Executor | None") -> Report:
     A plan whose submission cannot run at all (``plan.cannot_run``) needs no executor (None):
     its report says why.
 
-    Visible cases run first and hidden ones after them, so that one switch to a fresh process
-    (the sandboxed executor's rule) keeps everything a process learnt from hidden inputs away
-    from what learners see; the results keep the cases' order. A timeout stops the run (the
+    Visible cases run first, then the shrink searches of their failures, and hidden ones last,
+    so that one switch to a fresh process (the sandboxed executor's rule) keeps everything a
+    process learnt from hidden inputs away from what learners see, and nothing a learner sees is
+    made after a hidden call; the results keep the cases' order. A timeout stops the run (the
     rest are ``skipped``), as do too many crashes and the run's ``--total-timeout``.
 
     Raises:
@@ -165,45 +166,61 @@ def _run(plan: Any, executor: "Executor") -> tuple[Failure | None, list[CaseResu
 
     slots: list[CaseResult | None] = [None] * len(cases)
     stop_reason = ""
-    order = [i for i, c in enumerate(cases) if c.visibility != "hidden"] + \
-        [i for i, c in enumerate(cases) if c.visibility == "hidden"]
-    for done, i in enumerate(order):
-        case = cases[i]
-        info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
-        base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
-                    visibility=case.visibility, seeded=case.name in plan.seeded)
-        if stop_reason:
-            slots[i] = CaseResult(status="skipped", failure=None, **base)
-            continue
-        if plan.deadline - time.monotonic() <= 0:
-            stop_reason = f"the whole run passed its {opts.total_timeout:g} s limit"
-            slots[i] = CaseResult(status="timeout", failure=Failure(kind="timeout", message=stop_reason), **base)
-            continue
-        outcome = executor.call(case, timeout=opts.limits.call_timeout)   # CPU s; the run's end is the executor's
-        exp = expected[i]
-        if opts.allowance_share != 1.0:
-            exp = dataclasses.replace(exp, allowance_share=opts.allowance_share)
-        verdict = judge(case, outcome, exp)
-        if outcome.status == "timeout":
-            stop_reason = ("not run: the whole run passed its time limit" if outcome.limit == "total"
-                           else "not run: an earlier case timed out")
-        elif outcome.status == "crash" and executor.restarts >= executor.max_restarts:
-            stop_reason = f"not run: the submission crashed {executor.max_restarts + 1} times"
-        failure = verdict.failure
-        res = CaseResult(status=verdict.status, failure=failure, seconds=outcome.seconds, margin=verdict.margin,
-                         values=values_of(case, exp, outcome.result) if failure else None, **base)
-        if failure is not None:
-            res.replay = plan.replay_command(case)
-        slots[i] = res
-        if opts.progress:
-            opts.progress(done + 1, len(cases))
-    results: list[CaseResult] = [r for r in slots if r is not None]
+    visible = [i for i, c in enumerate(cases) if c.visibility != "hidden"]
+    hidden = [i for i, c in enumerate(cases) if c.visibility == "hidden"]
+    done = 0
 
+    def run(indices: list[int]) -> None:
+        nonlocal stop_reason, done
+        for i in indices:
+            case = cases[i]
+            info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
+            base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
+                        visibility=case.visibility, seeded=case.name in plan.seeded)
+            done += 1
+            if stop_reason:
+                slots[i] = CaseResult(status="skipped", failure=None, **base)
+                continue
+            if plan.deadline - time.monotonic() <= 0:
+                stop_reason = f"the whole run passed its {opts.total_timeout:g} s limit"
+                slots[i] = CaseResult(status="timeout", failure=Failure(kind="timeout", message=stop_reason), **base)
+                continue
+            outcome = executor.call(case, timeout=opts.limits.call_timeout)   # CPU s; the run's end is the executor's
+            exp = expected[i]
+            if opts.allowance_share != 1.0:
+                exp = dataclasses.replace(exp, allowance_share=opts.allowance_share)
+            verdict = judge(case, outcome, exp)
+            if outcome.status == "timeout":
+                stop_reason = ("not run: the whole run passed its time limit" if outcome.limit == "total"
+                               else "not run: an earlier case timed out")
+            elif outcome.status == "crash" and executor.restarts >= executor.max_restarts:
+                stop_reason = f"not run: the submission crashed {executor.max_restarts + 1} times"
+            failure = verdict.failure
+            res = CaseResult(status=verdict.status, failure=failure, seconds=outcome.seconds, margin=verdict.margin,
+                             values=values_of(case, exp, outcome.result) if failure else None, **base)
+            if failure is not None:
+                res.replay = plan.replay_command(case)
+            slots[i] = res
+            if opts.progress:
+                opts.progress(done, len(cases))
+
+    began = time.monotonic()
+    run(visible)
+    shrunk: list[CaseResult] = []
     if opts.shrink and opts.replay is None and not opts.only_cases:
+        # before any hidden call: what a learner sees is made before the hidden phase, so no
+        # shrunk case (its message, values, or whether the search had time) can time the hidden
+        # calls (round four: a shrunk case's exception carried the clock after a hidden sleep).
+        # The hidden cases keep twice the visible ones' pace of the run's time, and 2 s
         from .shrink import shrink_failures
-        results.extend(shrink_failures(plan.problem, cases, results, executor, judge, dtypes=plan.dtypes,
-                                       seed=opts.seed, call_timeout=opts.limits.call_timeout,
-                                       replay=plan.replay_command, deadline=plan.deadline))
+        pace = (time.monotonic() - began) / max(1, len(visible))
+        reserve = (2 * pace * len(hidden) + 2.0) if hidden else 0.0
+        shown = [i for i in visible if slots[i] is not None]
+        shrunk = shrink_failures(plan.problem, [cases[i] for i in shown], [slots[i] for i in shown], executor,
+                                 judge, dtypes=plan.dtypes, seed=opts.seed, call_timeout=opts.limits.call_timeout,
+                                 replay=plan.replay_command, deadline=plan.deadline - reserve)
+    run(hidden)
+    results: list[CaseResult] = [r for r in slots if r is not None] + shrunk
     return None, results
 
 

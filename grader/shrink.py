@@ -181,7 +181,8 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
         case.name = f"{SHRUNK_PREFIX}{original.name}"
         info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
         res = CaseResult(name=case.name, group="shrunk", status=verdict.status, dtype=dt, rank=case.rank,
-                         inputs=info, visibility=original.visibility, failure=failure, seconds=outcome.seconds,
+                         inputs=info, visibility=original.visibility, seeded=original_res.seeded,
+                         failure=failure, seconds=outcome.seconds,
                          values=values_of(case, exp, outcome.result), replay=replay(case) if replay else None,
                          shrunk=True)
         failure.details.insert(0, f"a smaller input that fails like {original.name} ({kind}), "

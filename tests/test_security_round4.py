@@ -311,3 +311,34 @@ def test_a_literal_case_of_a_secret_run_keeps_a_replay_for_the_learner(tmp_path)
     for name in literal:
         assert learner[name].replay and "--seed" not in learner[name].replay and "--case" in learner[name].replay
     assert all(learner[n].replay is None and learner[n].replay_note == SECRET_REPLAY_NOTE for n in seeded)
+
+
+def test_nothing_a_learner_sees_is_made_after_a_hidden_call(tmp_path):
+    """Class 3, a second attacker's pass: shrinking ran after the hidden cases, so a shrunk case's
+    exception carried a clock reading that timed the hidden calls (0.31 s vs 7.36 s by a hidden
+    input's sign), and whether the search had time left told it too. The shrink searches now run
+    before any hidden call; a shrunk case of a secret run is seeded (no expected values)."""
+    import dataclasses
+
+    from grader.check import grade_plan
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.run.inprocess import InProcessExecutor
+    from grader.spec import find_problem, load_problem
+    sub = tmp_path / "sub.py"
+    sub.write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
+    plan = make_plan(sub, load_problem(find_problem("tied_lm_head")),
+                     CheckOptions(max_examples=4, shrink=True, sandbox="none"), lambda request: ("none", None))
+    plan.cases = [dataclasses.replace(c, visibility="hidden") if c.group == "values" else c for c in plan.cases]
+    assert any(c.visibility == "hidden" for c in plan.cases)
+    executor = InProcessExecutor(lambda h, e: (h @ e.T) + h.dtype.type(0.5))
+    report = grade_plan(plan, executor)
+    assert any(c.shrunk for c in report.cases), "the shrink search should find something"
+    seen = [c.visibility for c in executor.calls]
+    first_hidden = seen.index("hidden")
+    assert all(v == "hidden" for v in seen[first_hidden:]), "a call after the hidden phase began"
+    secret = _secret_plan(tmp_path, "def tied_lm_head(h, e):\n    return h @ e.T\n")
+    secret.options = dataclasses.replace(secret.options, shrink=True)
+    rep = grade_plan(secret, InProcessExecutor(lambda h, e: (h @ e.T) + h.dtype.type(0.5)))
+    small = [c for c in rep.cases if c.shrunk]
+    assert small and all(c.seeded for c in small if c.name.split(":", 1)[1] in secret.seeded)

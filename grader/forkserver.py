@@ -679,6 +679,8 @@ class ForkedCheck:
                     raise OSError(f"the fork server refused the check: {message['refused']}")
                 if "pid" in message:
                     self.pid = int(message["pid"])
+                if "code" in message:      # a quick check's end can come in the same read as its start
+                    self.returncode = int(message["code"])
             if self.reader.closed and not self.pid:
                 sock.close()
                 raise OSError("the fork server went away before the check started")

@@ -234,3 +234,14 @@ def test_a_check_of_another_install_is_refused_and_a_bad_line_costs_only_its_con
     assert _raw(sock, b"[" * 200000 + b"\n")[0].get("refused")
     served = _check(sock, str(SUBMISSIONS / "correct_numpy.py"), "--format", "json", *FAST)
     assert served.returncode == 0 and json.loads(served.stdout)["environment"]["served"] == "pool"
+
+
+def test_a_quick_checks_end_read_with_its_start_is_its_exit_code():
+    """grade's fork server: a check that ends at once (a syntax error) can send its start and its
+    end in one read; its exit code was dropped and the row read 'killed by signal SIGKILL and
+    wrote no report' (seen once in the suite, under load)."""
+    mine, theirs = socket.socketpair()
+    theirs.sendall(b'{"pid": 4242}\n{"code": 1}\n')
+    theirs.close()
+    check = forkserver.ForkedCheck(mine)
+    assert check.pid == 4242 and check.poll() == 1 and check.wait(timeout=5) == 1

@@ -340,8 +340,20 @@ def check_assignment(submission: str | Path, assignment: Assignment, opts: Any) 
 
     from .check import check_submission
 
-    reports = []
-    for part in assignment.parts:
+    def hiding(part: Any) -> int:
+        """0: nothing of the part is hidden; 1: a group of its problem is; 2: the whole part."""
+        if part.visibility == "hidden":
+            return 2
+        return int(any(g.visibility == "hidden" for g in part.problem.groups.values()))
+
+    # parts with nothing hidden run first and hidden parts last: a visible case checked after
+    # a hidden call could carry the time the hidden calls took (round four, class 3; a third
+    # attacker's pass read 20-23 s of hidden sleeps between two visible parts). Within a part,
+    # hidden cases run last already. The report keeps the assignment's order.
+    order = sorted(range(len(assignment.parts)), key=lambda i: hiding(assignment.parts[i]))
+    reports: list[Any] = [None] * len(assignment.parts)
+    for i in order:
+        part = assignment.parts[i]
         part_opts = copy.deepcopy(opts)
         if part.visibility == "hidden":
             # its cases are concealed only in combine(), after the run: so that its child hands
@@ -349,5 +361,5 @@ def check_assignment(submission: str | Path, assignment: Assignment, opts: Any) 
             # could read), it keeps none, as a run that saw a hidden case keeps none
             # (docs/security.md, class 7)
             part_opts.jax_cache = ""
-        reports.append(check_submission(submission, part.problem, part_opts))
+        reports[i] = check_submission(submission, part.problem, part_opts)
     return combine(assignment, opts.submission_shown or str(submission), reports)

@@ -342,3 +342,40 @@ def test_a_class_reports_group_by_problem(graded_class):
     suites = ET.parse(graded_class / "junit.xml").getroot()
     classnames = {tc.get("classname") for tc in suites.iter("testcase")}
     assert {"bob.tied_lm_head", "bob.embedding_lookup/examples", "alice.masked_mean_pool/masks"} <= classnames
+
+
+def test_parts_with_hidden_cases_run_last_and_learners_get_no_part_digest(monkeypatch):
+    """Round four, class 3 (a third attacker's pass): an assignment checked its parts in order, so
+    a visible part after a hidden one timed the hidden calls (20-23 s of sleeps between two
+    visible parts' timestamps); parts with nothing hidden run first and hidden parts last, the
+    report in the assignment's order. And each part's cases_digest (a hidden part's hashes its
+    inputs) was in the learner's environment.assignment.problems."""
+    from grader import assignment as amod
+    from grader import check as cmod
+    ran = []
+
+    def fake(submission, problem, opts):
+        ran.append(problem.id)
+        return _report(problem.id, [_case(f"{problem.id}/c", "examples")], [("examples", 1, 1, 1)])
+
+    monkeypatch.setattr(cmod, "check_submission", fake)
+    a = _assignment(("embedding_lookup", 3, "visible"), ("tied_lm_head", 4, "hidden"), ("masked_mean_pool", 3, "visible"))
+    from grader.options import CheckOptions
+    report = amod.check_assignment("hw.py", a, CheckOptions())
+    assert ran == ["embedding_lookup", "masked_mean_pool", "tied_lm_head"]
+    parts = report.environment["assignment"]["problems"]
+    assert [p["problem"] for p in parts] == ["embedding_lookup", "tied_lm_head", "masked_mean_pool"]
+    assert all(p.get("cases_digest") for p in parts)                          # the instructor's
+    learner = json.loads(json_report.render(report, audience="learner"))
+    assert not any("cases_digest" in p for p in learner["environment"]["assignment"]["problems"])
+    assert "cases_digest" not in json.dumps(learner)
+
+
+def test_the_classroom_result_does_not_time_a_hidden_group():
+    """A third attacker's pass: GitHub Classroom's per-test execution_time summed a hidden group's
+    calls (a submission that slept |x0| s told the hidden inputs' sizes)."""
+    cases = [_case("a", "examples"), _case("h1", "secret", hidden=True), _case("h2", "secret", hidden=True)]
+    cases[1].seconds = cases[2].seconds = 7.5
+    rep = _report("tied_lm_head", cases, [("examples", 1, 1, 1), ("secret", 1, 2, 2)])
+    out = github.classroom_result(rep, audience="learner")
+    assert "15" not in json.dumps(out) and "7.5" not in json.dumps(out)

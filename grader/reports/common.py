@@ -150,7 +150,7 @@ def for_audience(report: Report, audience: str) -> Report:
         return report
     secret = env.get("seed_source") == "secret"
     renamed = secret and env.get("seed") != "secret"
-    if not secret and "cases_digest" not in env:
+    if not secret and "cases_digest" not in env and not isinstance(env.get("assignment"), dict):
         return report
     cases = []
     for c in report.cases:
@@ -161,6 +161,10 @@ def for_audience(report: Report, audience: str) -> Report:
             c = dataclasses.replace(c, replay=again, replay_note=None if again else SECRET_REPLAY_NOTE)
         cases.append(without_expected(c) if secret and c.seeded else c)
     env = {k: v for k, v in env.items() if k != "cases_digest"}
+    parts = (env.get("assignment") or {}).get("problems") if isinstance(env.get("assignment"), dict) else None
+    if isinstance(parts, list):     # an assignment's parts carry theirs too (a hidden part's hashes its inputs)
+        env["assignment"] = {**env["assignment"], "problems": [
+            {k: v for k, v in p.items() if k != "cases_digest"} if isinstance(p, dict) else p for p in parts]}
     return dataclasses.replace(report, cases=cases, environment={**env, "seed": "secret"} if renamed else env)
 
 

@@ -342,3 +342,24 @@ def test_nothing_a_learner_sees_is_made_after_a_hidden_call(tmp_path):
     rep = grade_plan(secret, InProcessExecutor(lambda h, e: (h @ e.T) + h.dtype.type(0.5)))
     small = [c for c in rep.cases if c.shrunk]
     assert small and all(c.seeded for c in small if c.name.split(":", 1)[1] in secret.seeded)
+
+
+def test_a_learners_junit_timestamp_does_not_time_the_hidden_calls():
+    """A fourth attacker's pass: the JUnit suite's timestamp was the time of rendering, after the
+    hidden calls; with a clock read in a visible case's message it timed them (11.85 s vs -0.42 s
+    by a guess at a hidden input). A learner's report with hidden cases gives the day only."""
+    import xml.etree.ElementTree as ET
+
+    from grader.reports import reporter
+    from grader.results import ArrayInfo, CaseResult, GroupScore, Report
+    cases = [CaseResult(name=n, group=g, status="passed", dtype="float32", rank=1,
+                        inputs={"x": ArrayInfo((2,), "float32")}, visibility=v)
+             for n, g, v in (("a", "examples", "visible"), ("h", "secret", "hidden"))]
+    rep = Report(problem="gelu", title="gelu", submission="g.py", passed=True, score=2.0, max_score=2.0,
+                 failure=None, cases=cases, groups=[GroupScore("examples", 1, 1, 1, 1),
+                                                    GroupScore("secret", 1, 1, 1, 1, visibility="hidden")],
+                 summary=[], environment={}, output={}, seconds=1.0)
+    learner = ET.fromstring(reporter("junit").render(rep, audience="learner").encode())
+    assert learner.get("timestamp").endswith("T00:00:00")
+    teacher = ET.fromstring(reporter("junit").render(rep, audience="instructor").encode())
+    assert len(teacher.get("timestamp")) == 19

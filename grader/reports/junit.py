@@ -128,7 +128,11 @@ def _suite(report: Report, name: str, audience: str, timestamp: str | None,
         errors=str(sum(tc.find("error") is not None for tc in cases)),
         skipped=str(sum(tc.find("skipped") is not None for tc in cases)),
         time=f"{report.seconds:.3f}",
-        timestamp=timestamp or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"),
+        # made after the hidden calls: a learner who reads a clock in a visible case's message
+        # would time them (round four, a fourth attacker's pass: 11.85 s vs -0.42 s by a guess at
+        # a hidden input), so a learner's report with hidden cases gives the day only
+        timestamp=timestamp or datetime.now(timezone.utc).strftime(
+            "%Y-%m-%dT00:00:00" if v.audience == "learner" and v.tallies else "%Y-%m-%dT%H:%M:%S"),
         hostname="localhost")
     return suite
 

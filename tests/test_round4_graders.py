@@ -16,6 +16,7 @@ them. The last test runs two real graders in mount namespaces of their own (a tm
 from __future__ import annotations
 
 import os
+import shlex
 import secrets
 import shutil
 import subprocess
@@ -267,7 +268,15 @@ def _graders(names: str, rounds: int, at_once: int, start: int) -> dict[str, lis
     at once: ``rounds`` times ``at_once`` checks of the correct file. Their verdict lines by name."""
     check = (f"{GRADER} check submissions/correct_numpy.py --problem tied_lm_head --max-examples 4 -q "
              "--sandbox auto")
-    script = ("mount -t tmpfs none /run && mount -t tmpfs none /tmp || exit 3\n"
+    # what the grader runs from and lies under /tmp (a CI clone, a venv there) is bound back over
+    # the fresh /tmp, at the same path, through a holding place in the fresh /run
+    keep = sorted({os.path.realpath(p) for p in (str(ROOT), sys.prefix, sys.base_prefix)
+                   if os.path.realpath(p).startswith("/tmp/")})
+    hold = "".join(f"mkdir -p /run/keep{n} && mount --bind {shlex.quote(k)} /run/keep{n} || exit 3\n"
+                   for n, k in enumerate(keep))
+    back = "".join(f"mkdir -p {shlex.quote(k)} && mount --bind /run/keep{n} {shlex.quote(k)} || exit 3\n"
+                   for n, k in enumerate(keep))
+    script = ("mount -t tmpfs none /run || exit 3\n" + hold + "mount -t tmpfs none /tmp || exit 3\n" + back +
               f"i=0; while [ $i -lt {rounds} ]; do\n"
               f"  j=0; while [ $j -lt {at_once} ]; do {check} 2>&1 & j=$((j+1)); done; wait\n"
               "  i=$((i+1))\n"

@@ -214,22 +214,40 @@ def canvas_column(roster: Roster, name: str, ident: str | None) -> tuple[str | N
     Raises:
         GraderError: two columns have that title and no ``ident`` says which.
     """
-    found = []
-    for col in roster.columns:
-        m = _TITLE_AND_ID.match(col)
-        if m and ((ident is not None and m[2] == ident) or (ident is None and _norm(m[1]) == _norm(name))):
-            found.append((col, m[2]))
-    if len(found) > 1:
-        raise GraderError(f"the roster has {len(found)} assignments titled {name!r} "
-                          f"({', '.join(c for c, _ in found)}); say which with --assignment-id")
+    found = _columns(roster, _TITLE_AND_ID, name, ident, "assignments")
     if not found:
         return None, None
-    col, number = found[0]
+    col, m = found[0]
+    return m[2], _possible((roster.points_possible or {}).get(col, ""))
+
+
+def _columns(roster: Roster | None, pattern: re.Pattern[str], name: str, ident: str | None,
+             what: str) -> list[tuple[str, re.Match[str]]]:
+    """The roster's columns whose header ``pattern`` matches with title ``name`` (its group 1,
+    compared as the LMSs do, ignoring case and spaces) or, given ``ident``, with that id (its
+    last group): ``(header, match)``, at most one.
+
+    Raises:
+        GraderError: two columns match and no ``ident`` says which.
+    """
+    found = []
+    for col in (roster.columns if roster is not None else ()):
+        m = pattern.match(col)
+        if m and ((ident is not None and m[m.re.groups] == ident) or (ident is None and _norm(m[1]) == _norm(name))):
+            found.append((col, m))
+    if len(found) > 1:
+        raise GraderError(f"the roster has {len(found)} {what} titled {name!r} "
+                          f"({', '.join(c for c, _ in found)}); say which with --assignment-id")
+    return found
+
+
+def _possible(text: str) -> float | None:
+    """A points-possible cell as a positive finite number, else None."""
     try:
-        points = float((roster.points_possible or {}).get(col, ""))
+        value = float(text)
     except ValueError:
-        points = None
-    return number, points if points is not None and math.isfinite(points) and points > 0 else None
+        return None
+    return value if math.isfinite(value) and value > 0 else None
 
 
 def blackboard_column(roster: Roster | None, name: str, ident: str | None) -> tuple[str | None, float | None]:
@@ -240,22 +258,11 @@ def blackboard_column(roster: Roster | None, name: str, ident: str | None) -> tu
     Raises:
         GraderError: two columns have that title and no ``ident`` says which.
     """
-    found = []
-    for col in (roster.columns if roster is not None else ()):
-        m = _BB_COLUMN.match(col)
-        if m and ((ident is not None and m[3] == ident) or (ident is None and _norm(m[1]) == _norm(name))):
-            found.append((m[3], m[2]))
-    if len(found) > 1:
-        raise GraderError(f"the roster has {len(found)} Grade Center columns titled {name!r} (ids "
-                          f"{', '.join(i for i, _ in found)}); say which with --assignment-id")
+    found = _columns(roster, _BB_COLUMN, name, ident, "Grade Center columns")
     if not found:
         return None, None
-    number, points = found[0]
-    try:
-        possible = float(points)
-    except ValueError:
-        possible = None
-    return number, possible if possible is not None and math.isfinite(possible) and possible > 0 else None
+    _, m = found[0]
+    return m[3], _possible(m[2])
 
 
 def scaled(score: float, max_score: float, points: float | None) -> float:
@@ -442,16 +449,44 @@ def _canvas(args: argparse.Namespace, rows: list[Any], roster: Roster,
     elif ident is None:
         _note(f"note: the roster has no assignment titled {name!r}: Canvas gives the scores to an assignment "
               "titled exactly that, or creates one (give --assignment-id to choose one)")
-    top = max((r.max_score for r in rows), default=0.0)
-    points = args.points
-    if points is None and possible is not None and possible != top:
-        points = possible
-        _note(f"note: scores scaled to {common_points(possible)} points, the roster's Points Possible of {name} "
-              f"(the gradebook's are out of {common_points(top)}; --points N to choose)")
-    elif points is not None and possible is not None and possible != points:
+    points = _roster_points(args.points, possible, rows, f"the roster's Points Possible of {name}", notes)
+    if args.points is not None and possible is not None and possible != points:
         _note(f"warning: the roster says {name} is worth {common_points(possible)} points; importing this file "
               f"changes its Points Possible to {common_points(points)} (Canvas reads the Points Possible row)")
     return canvas_csv(rows, roster, f"{name} ({ident})" if ident else name, points)
+
+
+def _roster_points(points: float | None, possible: float | None, rows: list[Any], source: str,
+                   notes: list[str]) -> float | None:
+    """The points to scale scores to: ``--points`` if given, else the roster column's
+    ``possible`` (named ``source`` in the note appended to ``notes``) where it differs from the
+    gradebook's maximum, else None (unscaled)."""
+    top = max((r.max_score for r in rows), default=0.0)
+    if points is None and possible is not None and possible != top:
+        notes.append(f"note: scores scaled to {common_points(possible)} points, {source} (the gradebook's are out "
+                     f"of {common_points(top)}; --points N to choose)")
+        return possible
+    return points
+
+
+def _blackboard(args: argparse.Namespace, rows: list[Any], roster: Roster | None,
+                notes: list[str]) -> tuple[str, list[str]]:
+    """Blackboard's export for ``args``: the Grade Center column's id and points from the roster
+    where it has them (issue 37: a bare name made Blackboard add a 0-point text column); what
+    was chosen for the instructor is appended to ``notes``."""
+    name = _name(args)
+    column = (args.assignment_id.strip() if args.assignment_id else None) or None
+    found, possible = blackboard_column(roster, name, column)
+    if found is not None and column is None:
+        column = found
+        notes.append(f"note: the roster's Grade Center column {name} (id {found}) is the assignment; its scores "
+                     "are exported to it")
+    elif column is None:
+        notes.append(f"warning: no Grade Center column titled {name!r} in the roster: Blackboard makes a new text "
+                     "column of 0 points possible for these scores; give --assignment-id (or a roster downloaded "
+                     "after making the column)")
+    points = _roster_points(args.points, possible, rows, "the column's Total Pts", notes)
+    return blackboard_csv(rows, roster, name, column, points)
 
 
 def common_points(value: float) -> str:
@@ -487,24 +522,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                          "does not know stops its whole import; give the course's participants export as --roster")
         text, unmatched = moodle_csv(rows, roster, _name(args), args.points)
     elif args.target == "blackboard":
-        name = _name(args)
-        column = (args.assignment_id.strip() if args.assignment_id else None) or None
-        found, possible = blackboard_column(roster, name, column)
-        points = args.points
-        top = max((r.max_score for r in rows), default=0.0)
-        if found is not None and column is None:
-            column = found
-            notes.append(f"note: the roster's Grade Center column {name} (id {found}) is the assignment; its scores "
-                         "are exported to it")
-        elif column is None:
-            notes.append(f"warning: no Grade Center column titled {name!r} in the roster: Blackboard makes a new text "
-                         "column of 0 points possible for these scores; give --assignment-id (or a roster downloaded "
-                         "after making the column)")
-        if points is None and possible is not None and possible != top:
-            points = possible
-            notes.append(f"note: scores scaled to {common_points(possible)} points, the column's Total Pts (the "
-                         f"gradebook's are out of {common_points(top)}; --points N to choose)")
-        text, unmatched = blackboard_csv(rows, roster, name, column, points)
+        text, unmatched = _blackboard(args, rows, roster, notes)
     else:
         text, unmatched = generic_csv(rows, roster, args.points)
     write_output(text, args.out)

@@ -61,8 +61,6 @@ SOCKET_ENV = "GRADER_SERVE_SOCKET"
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
-#: set in the zygote and every check forked from it: a forked ``grader check`` never forwards
-IN_SERVER = False
 #: modules a check uses, imported by the zygote before it forks (their import is the cost it saves)
 PRELOAD = ("numpy", "yaml", "ml_dtypes", "grader.cli", "grader.commands", "grader.check", "grader.plan",
            "grader.grading", "grader.runner", "grader.sandbox", "grader.run.sandboxed", "grader.compare",
@@ -420,7 +418,6 @@ class Zygote:
 def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
     """``python -I -c BOOT ROOT --control FD [--warm JSON]`` or ``--listen PATH [--warm JSON]``;
     ``main_fn`` and ``build_parser`` are the CLI's (:data:`BOOT` and :func:`cmd_serve` give them)."""
-    global IN_SERVER
     import argparse
 
     if main_fn is not None:
@@ -430,7 +427,6 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
     parser.add_argument("--listen")
     parser.add_argument("--warm", default="null", help="grader check flags to warm for, as a JSON list")
     args = parser.parse_args(argv)
-    IN_SERVER = True
     # no BLAS thread pool in the zygote: it must have one thread when it forks
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
@@ -605,7 +601,8 @@ def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2)) -> int | 
     not this user's, stale, or it went away before the check started): the caller runs the check
     itself. An interrupt is passed on (SIGINT to the check, which ends as ``grader check`` does;
     a second one kills it)."""
-    if os.environ.get(SERVE_ENV, "1") == "0" or IN_SERVER:
+    from . import memo
+    if os.environ.get(SERVE_ENV, "1") == "0" or memo.ENABLED:   # on in a fork server and its forks only
         return None
     try:
         path = default_socket()

@@ -341,21 +341,9 @@ def _process_ids() -> dict[int, tuple[tuple[int, ...], tuple[int, ...]]]:
     for entry in entries:
         if not entry.isdigit():
             continue
-        state, uids, gids = "", (), ()
-        try:
-            with open(f"/proc/{entry}/status") as fh:
-                for line in fh:
-                    if line.startswith("State:"):
-                        state = (line.split() + [""])[1]
-                    elif line.startswith("Uid:"):
-                        uids = tuple(int(u) for u in line.split()[1:5])
-                    elif line.startswith("Gid:"):
-                        gids = tuple(int(g) for g in line.split()[1:5])
-                        break
-        except (OSError, ValueError):
-            continue
-        if uids and gids and is_alive(int(entry), state):
-            found[int(entry)] = (uids, gids)
+        read = _status(int(entry))
+        if read is not None and is_alive(int(entry), read[0]):
+            found[int(entry)] = read[1:]
     return found
 
 
@@ -521,20 +509,29 @@ def _kill_if_same(pid: int, uid: int, started: str) -> bool:
             os.close(pidfd)
 
 
-def _process_ids_of(pid: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The (uids, gids) of one process, as :func:`_process_ids` reads them; None when gone."""
-    uids, gids = (), ()
+def _status(pid: int) -> tuple[str, tuple[int, ...], tuple[int, ...]] | None:
+    """(state letter, uids, gids) of ``pid`` from ``/proc/<pid>/status`` (real, effective, saved
+    and file-system ids); None when it is gone or cannot be read."""
+    state, uids, gids = "", (), ()
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
-                if line.startswith("Uid:"):
+                if line.startswith("State:"):
+                    state = (line.split() + [""])[1]
+                elif line.startswith("Uid:"):
                     uids = tuple(int(u) for u in line.split()[1:5])
                 elif line.startswith("Gid:"):
                     gids = tuple(int(g) for g in line.split()[1:5])
                     break
     except (OSError, ValueError):
         return None
-    return (uids, gids) if uids and gids else None
+    return (state, uids, gids) if uids and gids else None
+
+
+def _process_ids_of(pid: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The (uids, gids) of one process, as :func:`_process_ids` reads them; None when gone."""
+    read = _status(pid)
+    return None if read is None else read[1:]
 
 
 def _unclaimed(table: dict[int, tuple[tuple[int, ...], tuple[int, ...]]], start: int,

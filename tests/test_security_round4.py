@@ -150,6 +150,24 @@ def test_a_learner_is_not_shown_expected_values_of_seeded_cases(tmp_path):
     assert "withheld" in text
 
 
+def _plan_with_hidden_last(tmp_path, max_examples: int, hidden: int):
+    """A plan of tied_lm_head (no sandbox, no shrinking) whose last ``hidden`` cases are hidden,
+    as new records: the plan's cases are shared with the other tests of this process."""
+    import dataclasses
+
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.spec import find_problem, load_problem
+    sub = tmp_path / "sub.py"
+    sub.write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
+    plan = make_plan(sub, load_problem(find_problem("tied_lm_head")),
+                     CheckOptions(max_examples=max_examples, shrink=False, sandbox="none"),
+                     lambda request: ("none", None))
+    plan.cases = [dataclasses.replace(c, visibility="hidden") if i >= len(plan.cases) - hidden else c
+                  for i, c in enumerate(plan.cases)]
+    return plan
+
+
 # -- class 3: hidden inputs read from per-case outcomes ------------------------------------------------
 def test_hidden_cases_are_a_passed_count_per_group_and_nothing_else(tmp_path):
     """Class 3: the learner JSON kept one entry per hidden case, in order, with its status and
@@ -159,20 +177,11 @@ def test_hidden_cases_are_a_passed_count_per_group_and_nothing_else(tmp_path):
     import json
 
     from grader.check import grade_plan
-    from grader.options import CheckOptions
-    from grader.plan import make_plan
     from grader.reports import FORMATS, reporter
     from grader.results import Report
     from grader.run.inprocess import InProcessExecutor
-    from grader.spec import find_problem, load_problem
     import numpy as np
-    sub = tmp_path / "sub.py"
-    sub.write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
-    plan = make_plan(sub, load_problem(find_problem("tied_lm_head")),
-                     CheckOptions(max_examples=6, shrink=False, sandbox="none"), lambda request: ("none", None))
-    import dataclasses    # new records: the plan's cases are shared with other tests of this process
-    plan.cases = [dataclasses.replace(c, visibility="hidden") if i >= len(plan.cases) - 6 else c
-                  for i, c in enumerate(plan.cases)]
+    plan = _plan_with_hidden_last(tmp_path, max_examples=6, hidden=6)
 
     def signalling(h, e):   # one outcome per hidden call, chosen by its input: what the attacker did
         out = h @ e.T
@@ -271,18 +280,10 @@ def test_no_learner_format_times_the_hidden_calls(tmp_path):
     import xml.etree.ElementTree as ET
 
     from grader.check import grade_plan
-    from grader.options import CheckOptions
-    from grader.plan import make_plan
     from grader.reports import reporter
     from grader.run.inprocess import InProcessExecutor
-    from grader.spec import find_problem, load_problem
-    sub = tmp_path / "sub.py"
-    sub.write_text("def tied_lm_head(h, e):\n    return h @ e.T\n")
-    plan = make_plan(sub, load_problem(find_problem("tied_lm_head")),
-                     CheckOptions(max_examples=2, shrink=False, sandbox="none"), lambda request: ("none", None))
-    import dataclasses    # new records: the plan's cases are shared with other tests of this process
-    plan.cases = [dataclasses.replace(c, visibility="hidden") if i >= len(plan.cases) - 3 else c
-                  for i, c in enumerate(plan.cases)]
+    import dataclasses
+    plan = _plan_with_hidden_last(tmp_path, max_examples=2, hidden=3)
     report = grade_plan(plan, InProcessExecutor(lambda h, e: h @ e.T))
     hidden = {c.name for c in report.cases if c.visibility == "hidden"}
     report = dataclasses.replace(report, seconds=report.seconds + 42.0, cases=[

@@ -15,7 +15,7 @@ import re
 import shlex
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from grader.results import SECRET_REPLAY_NOTE, CaseResult, Failure, Report  # noqa: F401 - the note, re-exported

@@ -29,10 +29,8 @@ def to_dict(report: Report, *, audience: str = "learner") -> dict[str, Any]:
         # a hidden case is a count per group and nothing else: no entry, status, kind, timing or
         # order (round four, class 3: eight outcomes a call carried 3 bits of a hidden input)
         data["cases"] = [case for case in data["cases"] if case["visibility"] != "hidden"]
-        if v.tallies:
+        if v.tallies:   # (its seconds are the shown cases' already: view.build)
             data["hidden"] = [{"group": t.group, "passed": t.passed, "total": t.total} for t in v.tallies]
-            # the run's time would time the hidden calls, which run last: the shown cases' only
-            data["seconds"] = round(sum(c.seconds for c in v.shown), 3)
         data["summary"] = v.summary  # the pattern of the cases a learner may see
         if not v.show_output:
             # the capture spans every case: a submission printing its arguments would reveal

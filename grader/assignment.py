@@ -330,15 +330,23 @@ def _joined_output(assignment: Assignment, reports: list[Report]) -> dict[str, A
 
 def check_assignment(submission: str | Path, assignment: Assignment, opts: Any) -> Report:
     """Check ``submission`` against every problem of ``assignment`` (one
-    :func:`grader.check.check_submission` each, with its own copy of ``opts``) and
+    :func:`grader.check.check_steps` each, with its own copy of ``opts``) and
     :func:`combine` the reports.
+
+    Every part's visible cases (and shrink searches) run before any part's hidden ones: each
+    part's check pauses before its first hidden case, and the hidden phases run after the last
+    visible one, so no visible case of any part is made after a hidden call (a visible case that
+    read a clock after another part's hidden calls could time them; round four, class 3). Each
+    part keeps its own child meanwhile; the time a part waits is not counted against its
+    ``--total-timeout``.
 
     Raises:
         GraderError: as :func:`grader.check.check_submission` (faults of the grader's inputs).
     """
     import copy
 
-    from .check import check_submission
+    from .check import check_steps
+    from .grading import drive
 
     def hiding(part: Any) -> int:
         """0: nothing of the part is hidden; 1: a group of its problem is; 2: the whole part."""
@@ -346,20 +354,36 @@ def check_assignment(submission: str | Path, assignment: Assignment, opts: Any) 
             return 2
         return int(any(g.visibility == "hidden" for g in part.problem.groups.values()))
 
-    # parts with nothing hidden run first and hidden parts last: a visible case checked after
-    # a hidden call could carry the time the hidden calls took (round four, class 3; a third
-    # attacker's pass read 20-23 s of hidden sleeps between two visible parts). Within a part,
-    # hidden cases run last already. The report keeps the assignment's order.
+    # parts with nothing hidden run first and hidden parts last, so that a part whose cases are
+    # all hidden starts no child before the last visible case has run. The report keeps the
+    # assignment's order.
     order = sorted(range(len(assignment.parts)), key=lambda i: hiding(assignment.parts[i]))
     reports: list[Any] = [None] * len(assignment.parts)
-    for i in order:
-        part = assignment.parts[i]
-        part_opts = copy.deepcopy(opts)
-        if part.visibility == "hidden":
-            # its cases are concealed only in combine(), after the run: so that its child hands
-            # back no JAX compilation (which can carry the inputs it saw, and which a later run
-            # could read), it keeps none, as a run that saw a hidden case keeps none
-            # (docs/security.md, class 7)
-            part_opts.jax_cache = ""
-        reports[i] = check_submission(submission, part.problem, part_opts)
+    paused: dict[int, Any] = {}
+    try:
+        for i in order:
+            part = assignment.parts[i]
+            part_opts = copy.deepcopy(opts)
+            if part.visibility == "hidden":
+                # its cases are concealed only in combine(), after the run: so that its child hands
+                # back no JAX compilation (which can carry the inputs it saw, and which a later run
+                # could read), it keeps none, as a run that saw a hidden case keeps none
+                # (docs/security.md, class 7)
+                part_opts.jax_cache = ""
+            steps = check_steps(submission, part.problem, part_opts)
+            if hiding(part) == 2:   # nothing visible: run it whole, after every visible phase
+                paused[i] = steps
+                continue
+            try:
+                next(steps)          # its visible phase; paused before its first hidden case
+                paused[i] = steps
+            except StopIteration as stop:
+                reports[i] = stop.value
+        for i in order:
+            if i in paused:
+                steps = paused.pop(i)
+                reports[i] = drive(steps)
+    finally:
+        for steps in paused.values():   # a fault of the grader's inputs in one part: stop the others' children
+            steps.close()
     return combine(assignment, opts.submission_shown or str(submission), reports)

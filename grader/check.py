@@ -12,6 +12,7 @@ seed secret's helpers) are re-exported from the modules that now hold them.
 """
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,16 +42,31 @@ def check_submission(submission: str | Path, problem: Problem, opts: CheckOption
         GraderError: the submission file is missing or unreadable, the framework is not graded by
             the problem, a replay case is malformed, or the reference solution fails.
     """
-    from .grading import grade
+    from .grading import drive
+
+    return drive(check_steps(submission, problem, opts))
+
+
+def check_steps(submission: str | Path, problem: Problem,
+                opts: CheckOptions | None = None) -> Generator[None, None, Report]:
+    """:func:`check_submission` as a generator that pauses once before the first hidden case
+    (``grading.grading_steps``) and returns the report; ``assignment.check_assignment`` runs
+    every part's visible cases before any part's hidden ones with it. The plan is made (and
+    the child started) when the generator is first advanced.
+
+    Raises:
+        GraderError: as :func:`check_submission`.
+    """
+    from .grading import grading_steps
     from .run.sandboxed import SubprocessExecutor
     from .sandbox import choose_tier
 
     plan = make_plan(submission, problem, opts or CheckOptions(), choose_tier)
     if plan.cannot_run is not None:
-        return grade(plan, None)
+        return (yield from grading_steps(plan, None))
     executor = SubprocessExecutor(plan.loaded, plan.siblings, problem.function, plan.framework, plan.options,
                                   plan.tier, plan.wrap, plan.shown, plan.deadline)
-    return grade_plan(plan, executor)
+    return (yield from plan_steps(plan, executor))
 
 
 def grade_plan(plan: Plan, executor: "Executor") -> Report:
@@ -61,13 +77,20 @@ def grade_plan(plan: Plan, executor: "Executor") -> Report:
     Raises:
         GraderError: the reference solution failed on a case.
     """
-    from .grading import grade
+    from .grading import drive
+
+    return drive(plan_steps(plan, executor))
+
+
+def plan_steps(plan: Plan, executor: "Executor") -> Generator[None, None, Report]:
+    """:func:`grade_plan` as a generator pausing before the hidden cases (``check_steps``)."""
+    from .grading import grading_steps
 
     if plan.expected is None:   # nothing can run (plan.cannot_run): no reference values
-        return grade(plan, executor)
+        return (yield from grading_steps(plan, executor))
     plan.expected.start()
     try:
-        report = grade(plan, executor)
+        report = yield from grading_steps(plan, executor)
     finally:
         plan.expected.close()
     if plan.options.replay is None and not plan.options.only_cases and not plan.secret:

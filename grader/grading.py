@@ -15,6 +15,7 @@ import dataclasses
 import math
 import re
 import time
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from . import frameworks
@@ -130,12 +131,36 @@ def grade(plan: Any, executor: "Executor | None") -> Report:
     Raises:
         GraderError: the reference solution failed on a case.
     """
+    return drive(grading_steps(plan, executor))
+
+
+def drive(steps: Generator[None, None, Any]) -> Any:
+    """Run the generator ``steps`` (:func:`grading_steps`, ``check.check_steps``) to its end;
+    its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
+
+
+def grading_steps(plan: Any, executor: "Executor | None") -> Generator[None, None, Report]:
+    """:func:`grade` as a generator that pauses once, after the visible cases and the shrink
+    searches and before any hidden call, and returns the report. An assignment runs every
+    part's visible phase before any part's hidden one (``assignment.check_assignment``): a
+    visible case of a later part run after a hidden call of an earlier one could time it. The
+    time spent paused is added to the run's deadlines (``Executor.postpone``). Closing the
+    generator early closes the executor.
+
+    Raises:
+        GraderError: the reference solution failed on a case.
+    """
     if plan.cannot_run is not None:
         output = executor.close() if executor is not None else empty_output()
         return finish(plan, executor, plan.cannot_run, [], output)
     assert executor is not None, "a plan that can run needs an executor"
     try:
-        failure, results = _run(plan, executor)
+        failure, results = yield from _run(plan, executor)
     except BaseException:
         executor.close()
         raise
@@ -143,9 +168,10 @@ def grade(plan: Any, executor: "Executor | None") -> Report:
     return finish(plan, executor, failure, results, output)
 
 
-def _run(plan: Any, executor: "Executor") -> tuple[Failure | None, list[CaseResult]]:
-    """Import and call the submission on every case of ``plan``; the whole-run failure (an
-    import that failed) or None, and the case results (shrunk ones appended)."""
+def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure | None, list[CaseResult]]]:
+    """Import and call the submission on every case of ``plan``, pausing (one ``yield``) between
+    the visible phase and the hidden one; the whole-run failure (an import that failed) or
+    None, and the case results (shrunk ones appended)."""
     opts, env, cases = plan.options, plan.environment, plan.cases
     expected = plan.expected
     started = executor.start()
@@ -219,6 +245,14 @@ def _run(plan: Any, executor: "Executor") -> tuple[Failure | None, list[CaseResu
         shrunk = shrink_failures(plan.problem, [cases[i] for i in shown], [slots[i] for i in shown], executor,
                                  judge, dtypes=plan.dtypes, seed=opts.seed, call_timeout=opts.limits.call_timeout,
                                  replay=plan.replay_command, deadline=plan.deadline - reserve)
+    paused = time.monotonic()
+    yield
+    waited = time.monotonic() - paused
+    if waited > 0:   # another part's visible phase ran meanwhile: its time is not this run's
+        plan.deadline += waited
+        postpone = getattr(executor, "postpone", None)
+        if postpone is not None:
+            postpone(waited)
     run(hidden)
     results: list[CaseResult] = [r for r in slots if r is not None] + shrunk
     return None, results

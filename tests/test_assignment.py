@@ -8,6 +8,7 @@ and summary.html, which is opened in headless Chromium.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -173,9 +174,10 @@ def test_a_hidden_problems_run_keeps_no_jax_compilation(monkeypatch):
 
     def fake(submission, problem, opts):
         seen[problem.id] = opts.jax_cache
+        yield
         return _report(problem.id, [_case("c", "g")], [("g", 1, 1, 1)])
 
-    monkeypatch.setattr(grader.check, "check_submission", fake)
+    monkeypatch.setattr(grader.check, "check_steps", fake)
     a = _assignment(("softmax", 3, "visible"), ("gelu", 7, "hidden"))
     opts = CheckOptions(jax_cache=None)
     check_assignment("hw.py", a, opts)
@@ -356,9 +358,10 @@ def test_parts_with_hidden_cases_run_last_and_learners_get_no_part_digest(monkey
 
     def fake(submission, problem, opts):
         ran.append(problem.id)
+        yield
         return _report(problem.id, [_case(f"{problem.id}/c", "examples")], [("examples", 1, 1, 1)])
 
-    monkeypatch.setattr(cmod, "check_submission", fake)
+    monkeypatch.setattr(cmod, "check_steps", fake)
     a = _assignment(("embedding_lookup", 3, "visible"), ("tied_lm_head", 4, "hidden"), ("masked_mean_pool", 3, "visible"))
     from grader.options import CheckOptions
     report = amod.check_assignment("hw.py", a, CheckOptions())
@@ -369,6 +372,78 @@ def test_parts_with_hidden_cases_run_last_and_learners_get_no_part_digest(monkey
     learner = json.loads(json_report.render(report, audience="learner"))
     assert not any("cases_digest" in p for p in learner["environment"]["assignment"]["problems"])
     assert "cases_digest" not in json.dumps(learner)
+
+
+def test_every_parts_visible_cases_run_before_any_hidden_case(monkeypatch):
+    """Round four, class 3 (the residual of the fourth pass): in an assignment of two visible parts
+    that each hold a hidden group, the second part's visible cases ran after the first part's
+    hidden ones, so a visible case that read a clock timed them. Every part's visible phase now
+    runs first (each check pauses before its first hidden case), a wholly hidden part after them."""
+    from grader import assignment as amod
+    from grader import check as cmod
+    from grader.options import CheckOptions
+    from grader.spec import Group
+    events = []
+
+    def fake(submission, problem, opts):
+        events.append(("visible", problem.id))
+        yield
+        events.append(("hidden", problem.id))
+        return _report(problem.id, [_case(f"{problem.id}/c", "examples")], [("examples", 1, 1, 1)])
+
+    monkeypatch.setattr(cmod, "check_steps", fake)
+    a = _assignment(("embedding_lookup", 3, "visible"), ("tied_lm_head", 4, "hidden"), ("masked_mean_pool", 3, "visible"))
+    parts = []
+    for part in a.parts:   # a hidden group in each part
+        groups = dict(part.problem.groups)
+        name = next(iter(groups))
+        groups[name] = dataclasses.replace(groups[name], visibility="hidden")
+        parts.append(dataclasses.replace(part, problem=dataclasses.replace(part.problem, groups=groups)))
+    a = dataclasses.replace(a, parts=tuple(parts))
+    assert isinstance(next(iter(a.parts[0].problem.groups.values())), Group)
+    report = amod.check_assignment("hw.py", a, CheckOptions())
+    assert events == [("visible", "embedding_lookup"), ("visible", "masked_mean_pool"),
+                      ("hidden", "embedding_lookup"), ("hidden", "masked_mean_pool"),
+                      ("visible", "tied_lm_head"), ("hidden", "tied_lm_head")]
+    assert [p["problem"] for p in report.environment["assignment"]["problems"]] == \
+        ["embedding_lookup", "tied_lm_head", "masked_mean_pool"]
+
+
+def test_a_paused_run_does_not_count_the_wait_against_its_time_limit():
+    """While a part waits for the other parts' visible phases, its --total-timeout is not running:
+    grading_steps moves the plan's and the executor's deadlines by the time it was paused."""
+    import time as _time
+
+    from grader.grading import grading_steps
+    from grader.run.inprocess import InProcessExecutor
+    from grader.plan import make_plan
+    from grader.options import CheckOptions
+
+    problem = load_problem(find_problem("softmax"))
+    postponed = []
+
+    class Executor(InProcessExecutor):
+        def postpone(self, seconds):
+            postponed.append(seconds)
+
+    import numpy as np
+
+    def softmax(logits, axis=-1):
+        e = np.exp(logits - logits.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    plan = make_plan(ROOT / "problems" / "alternatives" / "softmax" / "np_picogpt.py", problem,
+                     CheckOptions(max_examples=2, shrink=False, sandbox="none"), lambda _: ("none", None))
+    steps = grading_steps(plan, Executor(softmax))
+    next(steps)
+    before = plan.deadline
+    _time.sleep(0.2)
+    try:
+        next(steps)
+    except StopIteration as stop:
+        report = stop.value
+    assert report.passed
+    assert postponed and postponed[0] >= 0.2 and plan.deadline - before >= 0.2
 
 
 def test_the_classroom_result_does_not_time_a_hidden_group():

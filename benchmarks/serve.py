@@ -1,10 +1,13 @@
 """``grader check`` cold and through ``grader serve``, interleaved with the two floors.
 
 Each round runs, as fresh processes from /tmp: ``import numpy``; the JAX floor (``import jax``
-and one op); a cold ``grader check`` (``GRADER_SERVE=0``) and a served one of the correct NumPy
-and JAX files of tied_lm_head (the default run: every case, shrinking on). A ``grader serve``
-on a private socket is started once before the rounds (warmed for tied_lm_head) and stopped
-after. Prints the median wall time of each, its ratio to its floor, and the load average.
+and one op); a cold ``grader check`` (``GRADER_SERVE=0``), one served by a ``grader serve
+--spares none`` (a forked grader that starts its child: ``_forked``) and one served by a
+``grader serve`` with spares (the child started ahead: ``_spare``) of the correct NumPy and JAX
+files of tied_lm_head (the default run: every case, shrinking on). The two servers (private
+sockets, warmed for tied_lm_head) are started once before the rounds and stopped after; a
+spare is refilled while the other commands of the round run. Prints the median wall time of
+each, its ratio to its floor, and the load average.
 
     .venv/bin/python benchmarks/serve.py [ROUNDS]
 """
@@ -34,12 +37,16 @@ def wall(argv: list[str], env: dict[str, str]) -> float:
 def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="grader-bench-serve-"))
     os.chmod(folder, 0o700)
-    sock = folder / "serve.sock"
-    env = {**os.environ, "GRADER_SERVE_SOCKET": str(sock)}
-    server = subprocess.Popen([PY, "-m", "grader", "serve", "--socket", str(sock), "--problem", "tied_lm_head"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd="/tmp")
-    while not sock.exists():
-        time.sleep(0.05)
+    servers, envs = [], {}
+    for kind, spares in (("forked", "none"), ("spare", "numpy,jax")):
+        sock = folder / f"{kind}.sock"
+        envs[kind] = {**os.environ, "GRADER_SERVE_SOCKET": str(sock)}
+        servers.append(subprocess.Popen([PY, "-m", "grader", "serve", "--socket", str(sock), "--problem", "tied_lm_head",
+                                         "--spares", spares], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env=envs[kind], cwd="/tmp"))
+        while not sock.exists():
+            time.sleep(0.05)
+    env = envs["forked"]
     times: dict[str, list[float]] = {}
     try:
         for _ in range(ROUNDS):
@@ -48,10 +55,12 @@ def main() -> int:
             for fw in ("numpy", "jax"):
                 check = [PY, "-m", "grader", "check", str(ROOT / "submissions" / f"correct_{fw}.py"), "-q"]
                 times.setdefault(f"{fw}_cold", []).append(wall(check, {**env, "GRADER_SERVE": "0"}))
-                times.setdefault(f"{fw}_served", []).append(wall(check, env))
+                times.setdefault(f"{fw}_forked", []).append(wall(check, envs["forked"]))
+                times.setdefault(f"{fw}_spare", []).append(wall(check, envs["spare"]))
     finally:
-        server.terminate()
-        server.wait()
+        for server in servers:
+            server.terminate()
+            server.wait()
     med = {k: statistics.median(v) for k, v in times.items()}
     for name, value in med.items():
         floor = med["jax_floor"] if name.startswith("jax") else med["numpy_floor"]

@@ -867,8 +867,11 @@ def main() -> int:
     versions = {"numpy": np.__version__, "sandbox_layers": layers}
     # the framework's set-up (grader/frameworks/<name>.py), before any submission code runs
     fw = _load_framework(framework)
+    awaiting = bool(config.get("await"))   # a spare: started ahead, told its submission later
+    cache_spec = config.get("jax_cache")
     try:
-        versions.update(fw.setup({"jax_cache": _private_jax_cache(config.get("jax_cache"))
+        versions.update(fw.setup({"jax_cache": _private_jax_cache({**cache_spec, "seed": None} if awaiting
+                                                                  and isinstance(cache_spec, dict) else cache_spec)
                                   if framework == "jax" else ""}))
     except BaseException as exc:  # noqa: BLE001 - no submission code has run: this is the machine's
         if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in fw.MODULES:
@@ -881,6 +884,23 @@ def main() -> int:
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "import_error", "error": type(exc).__name__,
                                    "message": f"{why} ({type(exc).__name__}: {str(exc)[:300]})", "traceback": ""})
         return 0
+
+    if awaiting:
+        # a spare child (runner.Spare): confined, its framework imported, no submission yet. The
+        # grader writes the submission into the (read-only, empty until now) folder it was shown
+        # and names the file; one submission, then this process ends (it is never handed another)
+        proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "waiting"})
+        try:
+            header, _ = proto.read_frame(fd_in)
+        except proto.PeerClosed:
+            return 0
+        name, function = header.get("file"), header.get("function")
+        if header.get("op") != "import" or not isinstance(name, str) or not isinstance(function, str) \
+                or not name or "/" in name or "\0" in name or name in (".", ".."):
+            return 3
+        submission = os.path.join(os.path.dirname(submission), name)
+        if framework == "jax" and isinstance(cache_spec, dict):
+            _private_jax_cache(cache_spec)   # the warm entries of this submission's source, staged just now
 
     # import the submission as a module named after its file, from its own folder
     sys.path.insert(0, os.path.dirname(os.path.abspath(submission)))

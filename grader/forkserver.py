@@ -23,12 +23,23 @@ user can enter (mode 0700, checked), and answers only connections whose peer has
 ask can run code as the server's user. A change to the grader's source makes the zygote stale:
 it refuses the request (the client then runs the check itself) rather than grade with old code.
 
+Spares (``grader serve --spares``, default numpy and jax): the zygote also keeps, per framework,
+one forked process that has started a sandboxed child ahead (:mod:`grader.run.spare`: confined,
+its framework imported, shown an empty folder) and waits for a request. A request whose
+``framework`` hint names it, with the default ``--timeout``, ``--memory-mb`` and ``--sandbox``,
+is handed to that process instead of a new fork: it becomes the check, writes the submission
+into the folder and hands it to its child, which imports it and serves that check only. The
+zygote forks the next spare at once. A hint is only a guess (the client reads the file's
+imports, :func:`framework_hint`); a check that does not match its spare closes it and starts a
+child of its own, as a forked check does.
+
 Wire protocol (Unix stream sockets; one connection per check):
 
 - client -> server: one byte ``R`` sent with three file descriptors (``SCM_RIGHTS``: the
   check's stdin, stdout and stderr), then one JSON line ``{"argv": [...], "env": {...},
-  "cwd": "...", "grader": IDENTITY}`` (``argv`` without the program name; ``grader``: the
-  client's :func:`identity`, which must be the server's). Later, a line ``{"signal": "INT"}`` or
+  "cwd": "...", "grader": IDENTITY, "framework": HINT}`` (``argv`` without the program name;
+  ``grader``: the client's :func:`identity`, which must be the server's; ``framework``: which
+  spare to use, optional). Later, a line ``{"signal": "INT"}`` or
   ``{"signal": "KILL"}`` is sent to the check's process group; closing the connection kills it.
 - server -> client: ``{"pid": N}`` once the check is forked (its process group id), then
   ``{"code": C}`` when it ended (C as ``subprocess`` gives it: negative for a signal); or
@@ -44,11 +55,13 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import selectors
 import signal
 import socket
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +174,8 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
     environment and arguments, and exit with its code. Never returns."""
     code = 2
     try:
-        os.setsid()
+        if os.getsid(0) != os.getpid():   # a spare (_spare_process) is a session leader already
+            os.setsid()
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote killed: its checks die with it
         if os.getppid() == 1:
             os._exit(2)
@@ -200,6 +214,83 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
 
 
+def default_limits() -> Any:
+    """The limits of a ``grader check`` given no ``--timeout`` or ``--memory-mb`` (what a spare
+    is started with; a check with others starts its own child)."""
+    from .runner import Limits
+    args = _CLI["build_parser"]().parse_args(["check", "submission.py"])
+    return Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)
+
+
+def _spare_process(framework: str, sock: socket.socket, close: list[socket.socket]) -> None:
+    """In a process forked from the zygote: start a spare child of ``framework``
+    (:mod:`grader.run.spare`) in the default sandbox tier with the default limits, wait on
+    ``sock`` for one request (as a connection's: ``R`` with three descriptors, then the JSON
+    line), and become that request's check (:func:`_forked_check`), which adopts the spare
+    when it matches. Never returns."""
+    from .run import spare
+    try:
+        os.setsid()   # the check's process group, as a forked check's
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 1:
+            os._exit(2)
+        for other in close:
+            with contextlib.suppress(OSError):
+                other.close()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        try:
+            from .sandbox import choose_tier
+            tier, wrap = choose_tier("auto")
+            spare.prepare(framework, default_limits(), tier, wrap)
+        except Exception:  # noqa: BLE001 - no spare: the request's check starts its own child
+            spare.discard()
+        sock.setblocking(True)
+        data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+        if not data.startswith(b"R") or len(fds) != 3:
+            raise EOFError
+        buffer = data[1:]
+        while b"\n" not in buffer:
+            more = sock.recv(1 << 16)
+            if not more or len(buffer) > MAX_REQUEST:
+                raise EOFError
+            buffer += more
+        request = json.loads(buffer.split(b"\n", 1)[0])
+    except BaseException:  # noqa: BLE001 - the zygote closed it (stopping) or sent nothing usable
+        spare.discard()
+        os._exit(0)
+    _forked_check(request, list(fds), [sock])
+
+
+def _spare_for(request: dict[str, Any]) -> str | None:
+    """The framework of the spare that could run ``request`` (its ``framework`` hint), or None
+    when its check would not use one: not ``check``, or flags that change the child's limits or
+    tier (``--timeout``, ``--memory-mb``, ``--sandbox``), or arguments that do not parse."""
+    import io
+    framework = request.get("framework")
+    if not isinstance(framework, str) or "build_parser" not in _CLI:
+        return None
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            args = _CLI["build_parser"]().parse_args(request["argv"])
+    except (SystemExit, Exception):  # noqa: BLE001 - the forked check reports a usage error itself
+        return None
+    if getattr(args, "command", None) != "check" or getattr(args, "sandbox", "auto") != "auto":
+        return None
+    default = default_limits()
+    if args.timeout != default.call_timeout or args.memory_mb << 20 != default.memory_bytes:
+        return None
+    return framework
+
+
+class _Spare:
+    """A spare's process in the zygote: its pid, a pidfd and the zygote's end of its socket."""
+
+    def __init__(self, framework: str, pid: int, sock: socket.socket) -> None:
+        self.framework, self.pid, self.sock = framework, pid, sock
+        self.pidfd = os.pidfd_open(pid)
+
+
 class _Connection:
     """One check's connection in the zygote: its request, as it arrives, then its process."""
 
@@ -230,17 +321,72 @@ class _Connection:
 class Zygote:
     """The fork server's loop (:meth:`serve`): requests in, forked checks out."""
 
-    def __init__(self, control: socket.socket | None = None, listener: socket.socket | None = None) -> None:
+    def __init__(self, control: socket.socket | None = None, listener: socket.socket | None = None,
+                 spares: tuple[str, ...] = ()) -> None:
         self.control, self.listener = control, listener
         self.selector = selectors.DefaultSelector()
         self.connections: dict[int, _Connection] = {}   # by socket fd
         self.stamp = code_stamp()
         self.stopping = False
+        self.spare_frameworks = spares              # a spare kept ready for each
+        self.spares: dict[str, _Spare] = {}
+        self.spare_failures: dict[str, int] = {}    # spares that died unused, in a row
 
     # the zygote's sockets, closed in each forked check
     def _own_sockets(self) -> list[socket.socket]:
         return [s for s in (self.control, self.listener) if s is not None] + \
-            [c.sock for c in self.connections.values()]
+            [c.sock for c in self.connections.values()] + [sp.sock for sp in self.spares.values()]
+
+    def _fork_spare(self, framework: str) -> None:
+        """Fork a process that starts a spare child of ``framework`` and waits for a request."""
+        if framework in self.spares or self.stopping or self.spare_failures.get(framework, 0) >= 3 \
+                or threads() != 1:
+            return
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the spare's process (measured through the checks it runs)
+            _spare_process(framework, theirs, self._own_sockets() + [mine])
+        theirs.close()
+        sp = _Spare(framework, pid, mine)
+        self.spares[framework] = sp
+        self.selector.register(sp.pidfd, selectors.EVENT_READ, ("spare", sp))
+
+    def _on_spare_exit(self, sp: _Spare) -> None:
+        """A spare's process ended before it was used (its child failed, or it was killed):
+        reap it and start another, up to three failures in a row."""
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(sp.pidfd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(sp.pid, 0)
+        os.close(sp.pidfd)
+        sp.sock.close()
+        if self.spares.get(sp.framework) is sp:
+            del self.spares[sp.framework]
+        self.spare_failures[sp.framework] = self.spare_failures.get(sp.framework, 0) + 1
+        self._fork_spare(sp.framework)
+
+    def _stop_spares(self, wait: float = 5.0) -> None:
+        """Close every spare: each process, its socket closed, stops its child, removes its
+        folders and gives back its sandbox user; one that has not ended within ``wait``
+        seconds is killed (the next grader's sweep removes what it left)."""
+        import select
+        spares = list(self.spares.values())
+        self.spares.clear()
+        for sp in spares:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(sp.pidfd)
+            sp.sock.close()          # it discards its spare and exits
+        end = time.monotonic() + wait
+        for sp in spares:
+            ready, _, _ = select.select([sp.pidfd], [], [], max(0.0, end - time.monotonic()))
+            if not ready:
+                with contextlib.suppress(OSError):
+                    os.killpg(sp.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(sp.pid, 0)
+            os.close(sp.pidfd)
 
     def _add(self, sock: socket.socket) -> None:
         sock.setblocking(False)
@@ -272,6 +418,8 @@ class Zygote:
         if self.listener is not None:
             self.listener.setblocking(False)
             self.selector.register(self.listener, selectors.EVENT_READ, ("listen", None))
+        for framework in self.spare_frameworks:
+            self._fork_spare(framework)
         try:
             while not self.stopping:
                 for key, _ in self.selector.select(timeout=1.0):
@@ -287,9 +435,12 @@ class Zygote:
                             self._drop(conn, kill=True)
                     elif kind == "exit":
                         self._on_exit(conn)
+                    elif kind == "spare":
+                        self._on_spare_exit(conn)
         except KeyboardInterrupt:
             pass
         finally:
+            self._stop_spares()
             for conn in list(self.connections.values()):
                 self._drop(conn, kill=True)
         return 0
@@ -389,19 +540,49 @@ class Zygote:
             conn.send({"refused": "the fork server has more than one thread"})
             self._drop(conn)
             return
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the forked check (measured through its exit status)
-            _forked_check(request, conn.fds or [], self._own_sockets())
+        framework = _spare_for(request)
+        sp = self.spares.pop(framework, None) if framework else None
+        if sp is not None and not self._hand_to_spare(sp, conn, request):
+            sp = None
+        if sp is None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the forked check (measured through its exit status)
+                _forked_check(request, conn.fds or [], self._own_sockets())
+            conn.pid = pid
+            conn.pidfd = os.pidfd_open(pid)
         for fd in conn.fds or ():
             with contextlib.suppress(OSError):
                 os.close(fd)
         conn.fds = []
-        conn.pid = pid
-        conn.pidfd = os.pidfd_open(pid)
         self.selector.register(conn.pidfd, selectors.EVENT_READ, ("exit", conn))
-        conn.send({"pid": pid})
+        conn.send({"pid": conn.pid})
+        if sp is not None:
+            self.spare_failures[sp.framework] = 0
+            self._fork_spare(sp.framework)   # the next check's, started while this one runs
+
+    def _hand_to_spare(self, sp: _Spare, conn: _Connection, request: dict[str, Any]) -> bool:
+        """Send ``request`` and its streams to the spare's process ``sp``, which becomes its
+        check; whether it was sent (if not, the spare is stopped and the check forked)."""
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(sp.pidfd)
+        try:
+            sp.sock.setblocking(True)
+            sp.sock.settimeout(5.0)
+            socket.send_fds(sp.sock, [b"R"], conn.fds or [])
+            sp.sock.sendall(json.dumps(request).encode() + b"\n")
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.killpg(sp.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(sp.pid, 0)
+            os.close(sp.pidfd)
+            sp.sock.close()
+            return False
+        sp.sock.close()
+        conn.pid, conn.pidfd = sp.pid, sp.pidfd
+        return True
 
     def _on_exit(self, conn: _Connection) -> None:
         assert conn.pid is not None
@@ -426,6 +607,7 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
     parser.add_argument("--control", type=int)
     parser.add_argument("--listen")
     parser.add_argument("--warm", default="null", help="grader check flags to warm for, as a JSON list")
+    parser.add_argument("--spares", default="", help="frameworks to keep a spare child for, comma-separated")
     args = parser.parse_args(argv)
     # no BLAS thread pool in the zygote: it must have one thread when it forks
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -446,11 +628,28 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
                          "it forks only with one\n")
         return 2
     try:
-        return Zygote(control, listener).serve()
+        return Zygote(control, listener, spares=installed_frameworks(args.spares)).serve()
     finally:
         if args.listen:
             with contextlib.suppress(OSError):
                 os.unlink(args.listen)
+
+
+def installed_frameworks(names: str) -> tuple[str, ...]:
+    """The frameworks among the comma-separated ``names`` (numpy, jax, torch; ``none``: no
+    spares) whose package is installed here.
+
+    Raises:
+        GraderError: a name that is not a framework the grader runs.
+    """
+    import importlib.util
+
+    from .errors import GraderError
+    wanted = [n.strip() for n in (names or "").split(",") if n.strip() and n.strip() != "none"]
+    for name in wanted:
+        if name not in ("numpy", "jax", "torch"):
+            raise GraderError(f"--spares: {name!r} is not one of numpy, jax, torch, none")
+    return tuple(n for n in dict.fromkeys(wanted) if importlib.util.find_spec(n) is not None)
 
 
 def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
@@ -478,10 +677,11 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
         os.unlink(path)   # a stale socket: its server is gone
     warm = (["--problem", args.problem] if args.problem else []) + \
         (["--problems-dir", os.path.abspath(args.problems_dir)] if args.problems_dir else [])
+    spares = ",".join(installed_frameworks(getattr(args, "spares", "") or ""))
     sys.stdout.write(f"grader serve: listening on {path} (Ctrl-C stops it); grader check uses it\n")
     sys.stdout.flush()
     os.chdir("/")   # a neutral folder: each check works in its client's
-    return main(["--listen", str(path), "--warm", json.dumps(warm)], main_fn, build_parser)
+    return main(["--listen", str(path), "--warm", json.dumps(warm), "--spares", spares], main_fn, build_parser)
 
 
 # -- the client side ---------------------------------------------------------------------------------
@@ -557,10 +757,44 @@ def _connect(path: Path) -> socket.socket | None:
     return sock
 
 
+_IMPORT = re.compile(rb"""(?:^|["\n])[ \t]*(?:import|from)[ \t]+(jax|torch)\b""", re.MULTILINE)
+
+
+def framework_hint(argv: list[str], cwd: str) -> str:
+    """Which spare a check of ``argv`` should go to: ``--framework X``, else the first
+    ``import jax``/``import torch`` line of a ``.py``/``.ipynb`` file named in ``argv`` (read
+    without following links, 256 KiB at most), else ``numpy``. Only a guess for choosing a
+    spare: a wrong one makes the check start its own child, nothing else."""
+    for i, arg in enumerate(argv):
+        if arg == "--framework" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--framework="):
+            return arg.split("=", 1)[1]
+    for arg in argv:
+        if not arg.endswith((".py", ".ipynb")) or arg.startswith("-"):
+            continue
+        try:
+            fd = os.open(os.path.join(cwd, arg), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            found = _IMPORT.search(os.read(fd, 256 << 10))
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        return found.group(1).decode() if found else "numpy"
+    return "numpy"
+
+
 def send_request(sock: socket.socket, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
-    """Send one check request (module docstring) on ``sock``, with this grader's :func:`identity`."""
+    """Send one check request (module docstring) on ``sock``, with this grader's :func:`identity`
+    and :func:`framework_hint`."""
     socket.send_fds(sock, [b"R"], fds)
-    sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "grader": identity()}).encode() + b"\n")
+    sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "grader": identity(),
+                             "framework": framework_hint(argv, cwd)}).encode() + b"\n")
 
 
 class Reader:

@@ -182,6 +182,8 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
     env["memory_limit"] = facts.get("memory_limit")
     if facts.get("sandbox_layers"):
         env["sandbox_layers"] = list(facts["sandbox_layers"])
+    if facts.get("child"):   # "spare": the child was started ahead of the check (grader serve)
+        env["child"] = facts["child"]
     if started.status != "ok":
         kind = {"import_error": "import", "timeout": "timeout"}.get(started.status, "import")
         msg = started.message or "the submission could not be imported"

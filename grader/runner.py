@@ -273,6 +273,25 @@ def _stage_seed(store: str, target: str) -> str | None:
     return target
 
 
+def _fill_seed(store: str, target: str) -> None:
+    """Copy the regular files of the JAX store ``store`` into the existing folder ``target``
+    (mode 0644, never following links, never overwriting): a spare's seed folder."""
+    import shutil
+    import stat
+    try:
+        names = os.listdir(store)
+    except OSError:
+        return
+    for name in names:
+        src, dst = os.path.join(store, name), os.path.join(target, name)
+        try:
+            if stat.S_ISREG(os.lstat(src).st_mode) and not os.path.lexists(dst):
+                shutil.copyfile(src, dst, follow_symlinks=False)
+                os.chmod(dst, 0o644)
+        except OSError:
+            pass
+
+
 class Worker:
     """One submission process: import once, then call the function many times.
 
@@ -330,6 +349,7 @@ class Worker:
         self._drains: list[_Drain] = []
         self._watch: _DiskWatch | None = None
         self._wrapped = False
+        self._awaiting = False
         self.stdout_total = 0
         self.stderr_total = 0
         self._stdout = bytearray()
@@ -341,8 +361,12 @@ class Worker:
         failed = self.launch()
         return failed if failed is not None else self.wait_ready()
 
-    def launch(self) -> ImportOutcome | None:
+    def launch(self, awaiting: bool = False) -> ImportOutcome | None:
         """Start the process without waiting for the import (so the grader can work meanwhile).
+
+        With ``awaiting`` the process is a spare (:class:`Spare`): it confines itself and imports
+        its framework, then waits, holding no submission, until :meth:`hand_over` names the file
+        the grader has since written into :attr:`folder` (which must be given, and empty).
 
         Returns None once started, or an ``ImportOutcome("crash")`` if the process could not start.
         """
@@ -359,13 +383,18 @@ class Worker:
         inside = workdir
         policy: dict[str, Any] = {"tier": "none"}
         seed = self.jax_store if self.jax_store and os.path.isdir(self.jax_store) else None
+        if awaiting and self.framework == "jax":
+            # the warm entries are staged here at hand-over, before any submission code runs
+            seed = os.path.join(workdir, ".jax-seed")
+            os.mkdir(seed, 0o755)
+            self.jax_store = seed     # a placeholder until hand_over names the submission's store
         if wants_user:
             self.user = SandboxUser.take()    # GraderError when none is free: the machine's fault
             os.chown(workdir, self.user.uid, self.user.gid)   # the rlimits tier works there
             for folder in self.shared:
                 os.chown(folder, -1, self.user.gid)
                 os.chmod(folder, 0o750)
-            if seed:  # the store is root's (0700): a copy the sandbox user can read
+            if seed and not awaiting:  # the store is root's (0700): a copy the sandbox user can read
                 seed = _stage_seed(seed, os.path.join(workdir, ".jax-seed"))
         jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} if self.jax_store else None
         limits = asdict(self.limits)
@@ -378,7 +407,8 @@ class Worker:
                 jax_cache = self.wrap.jax_cache(workdir, seed)
             limits["memory_bytes"] = address_space_bytes(memory, self.wrap)   # the tmpfs come out of it
         config = {"limits": limits, "policy": policy, "token": self.token, "parent_pid": os.getpid(),
-                  "jax_cache": jax_cache}
+                  "jax_cache": jax_cache, "await": awaiting}
+        self._awaiting = awaiting
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         # -u: unbuffered stdout and stderr (-I ignores PYTHONUNBUFFERED), so what the submission
@@ -422,6 +452,45 @@ class Worker:
         for d in self._drains:
             d.start()
         return None
+
+    def hand_over(self, name: str, function: str, jax_store: str | None, deadline: float | None) -> bool:
+        """Give a spare (``launch(awaiting=True)``) its one submission: ``name``, a file the
+        grader has written into :attr:`folder`, and the ``function`` to call; ``jax_store``, the
+        submission's store of warm JAX compilations (staged into the spare's seed folder first);
+        ``deadline``, the run's end. Then :meth:`wait_ready` as after :meth:`launch`.
+
+        Everything here happens before any submission code runs in the child: it has been
+        waiting for this message since it confined itself and imported its framework.
+
+        Returns:
+            False when the spare is not waiting (it died or failed to set up): the caller closes
+            it and starts a process of its own.
+        """
+        if not getattr(self, "_awaiting", False) or self.proc is None or self.proc.poll() is not None:
+            return False
+        try:
+            header, _ = protocol.read_frame(self._rep, time.monotonic() + max(self.limits.import_timeout, 5.0),
+                                            max_payload=0)
+        except protocol.ProtocolError:
+            return False
+        if header.get("token") != self.token or header.get("status") != "waiting":
+            return False
+        if self.framework == "jax" and self.jax_store:
+            seed = self.jax_store          # the placeholder: the seed folder launch() made
+            self.jax_store = jax_store
+            if jax_store and os.path.isdir(jax_store):
+                _fill_seed(jax_store, seed)
+        self.submission = os.path.join(os.path.dirname(self.submission), name)
+        self.function = function
+        self.deadline = deadline
+        self._awaiting = False
+        self._started = time.monotonic()
+        try:
+            protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "import", "file": name,
+                                             "function": function}, deadline=time.monotonic() + 5.0)
+        except (protocol.PeerClosed, protocol.Timeout):
+            return False
+        return True
 
     def wait_ready(self) -> ImportOutcome:
         """Wait for the submission's import to finish (after :meth:`launch`)."""

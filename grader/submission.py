@@ -272,9 +272,12 @@ class PrivateCopy:
         folder: the folder holding the copy and its siblings.
     """
 
-    def __init__(self, loaded: LoadedSubmission, siblings: list[tuple[str, bytes]] = ()) -> None:
-        sweep_stale()   # what a grader killed with SIGKILL left behind
-        self._dir = tempfile.mkdtemp(prefix=f"grader-sub-{os.getpid()}-")
+    def __init__(self, loaded: LoadedSubmission, siblings: list[tuple[str, bytes]] = (),
+                 root: str | None = None) -> None:
+        if root is None:
+            sweep_stale()   # what a grader killed with SIGKILL left behind
+        # root: a spare's folder (grader.run.spare), made ahead and still empty
+        self._dir = root or tempfile.mkdtemp(prefix=f"grader-sub-{os.getpid()}-")
         original = os.path.abspath(loaded.path).lstrip(os.sep)
         path = os.path.join(self._dir, original)
         if len(os.fsencode(path)) > 3000:  # far from PATH_MAX with the sandbox's own prefixes

@@ -50,7 +50,8 @@ def server(tmp_path_factory):
 
 def _comparable(report: dict) -> dict:
     """A report without what differs between two runs of the same check: timings and the path."""
-    env = {k: v for k, v in report["environment"].items() if k not in ("served", "memory_limit", "sandbox_layers")}
+    env = {k: v for k, v in report["environment"].items()
+           if k not in ("served", "child", "memory_limit", "sandbox_layers")}
     cases = [{k: v for k, v in c.items() if k != "seconds"} for c in report["cases"]]
     return {**report, "environment": env, "cases": cases, "seconds": None}
 
@@ -64,6 +65,7 @@ def test_a_served_check_reports_what_a_cold_one_does(server, tmp_path):
         assert served.returncode == cold.returncode == (0 if name.startswith("correct") else 1), served.stderr
         a, b = json.loads(served.stdout), json.loads(cold.stdout)
         assert a["environment"]["served"] == "pool" and b["environment"]["served"] == "cold"
+        assert a["environment"].get("child") == "spare" and "child" not in b["environment"]   # started ahead
         assert _comparable(a) == _comparable(b)
 
 

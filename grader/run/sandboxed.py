@@ -37,7 +37,7 @@ class _Session:
 
     def __init__(self, submission: Path, function: str, framework: str, opts: CheckOptions,
                  wrap: Any, siblings: list[tuple[str, bytes]] = (), folder: str | None = None,
-                 shared: tuple[str, ...] = (), deadline: float | None = None) -> None:
+                 shared: tuple[str, ...] = (), deadline: float | None = None, spare: Any = None) -> None:
         jax_store = None
         if framework == "jax":
             try:  # the siblings' bytes are part of the key: a changed helper.py is another source
@@ -55,8 +55,16 @@ class _Session:
         self.layers: list[str] = []
         self.saw_hidden = False          # the current process has been given a hidden case
         self._launch_failure: ImportOutcome | None = None
+        self.spare = spare               # a Worker started ahead (grader.run.spare), for the first launch
+        self.adopted = False             # the first process was that spare
 
     def launch(self) -> None:
+        spare, self.spare = self.spare, None
+        if spare is not None:
+            if spare.hand_over(os.path.basename(self.submission), self.function, self.jax_store, self.deadline):
+                self.worker, self.saw_hidden, self._launch_failure, self.adopted = spare, False, None, True
+                return
+            spare.close(keep_cache=False)   # it died or never set up: a process of this check's own
         self.worker = Worker(self.submission, self.function, self.framework, self.limits, self.wrap, self.jax_store,
                              self.folder, shared=self.shared, deadline=self.deadline)
         self.saw_hidden = False
@@ -136,10 +144,20 @@ class SubprocessExecutor:
         # the host (grader-sub-*/submission/): the child's __file__, sys.path and mount table name
         # no class, home or learner folder; unprivate() writes them back as the report names the file
         neutral = dataclasses.replace(loaded, path=os.path.join(os.sep, PRIVATE_FOLDER, os.path.basename(loaded.path)))
-        self.copy = PrivateCopy(neutral, siblings.files)
+        from .spare import take
+        # a child started ahead for this framework, limits and tier (grader serve): the copy is
+        # written into the folder it was shown, then it is told the file's name
+        spare = take(framework, options.limits, tier)
+        try:
+            self.copy = PrivateCopy(neutral, siblings.files, root=spare.root if spare is not None else None)
+        except BaseException:
+            if spare is not None:
+                spare.close()
+            raise
         self.options, self.tier, self.wrap, self.shown, self.framework = options, tier, wrap, shown, framework
         self.session = _Session(Path(self.copy.path), function, framework, options, wrap, siblings.files,
-                                self.copy.folder, shared=(self.copy.root,), deadline=deadline)
+                                self.copy.folder, shared=(self.copy.root,), deadline=deadline,
+                                spare=spare.worker if spare is not None else None)
         self._launched = False
         self.launch()
 
@@ -181,6 +199,8 @@ class SubprocessExecutor:
                                                             self.options.limits.memory_bytes, self.wrap)}
         if self.session.layers:  # what the child applied to itself: the view, rlimits, its uid, Landlock, seccomp
             out["sandbox_layers"] = list(self.session.layers)
+        if self.session.adopted:  # its first process was started ahead (grader.run.spare)
+            out["child"] = "spare"
         return out
 
     def call(self, case: Case, timeout: float | None = None) -> CallOutcome:

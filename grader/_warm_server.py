@@ -12,9 +12,21 @@ from typing import IO
 
 
 def serve(requests: IO[str], responses: IO[str]) -> int:
-    """Answer requests until end of input or an interrupt (see the module docstring); 0."""
-    from . import cli
+    """Answer requests until end of input or an interrupt (see the module docstring); 0.
 
+    After each check it answered itself, it starts a spare child for the next check of the
+    same framework (:func:`_prepare_spare`), which that check adopts: the notebook's next
+    ``check(fn)`` does not wait for a child to start and import its framework."""
+    from . import cli
+    from .run import spare
+
+    try:
+        return _answer(requests, responses, cli)
+    finally:
+        spare.discard()
+
+
+def _answer(requests: IO[str], responses: IO[str], cli) -> int:
     for line in requests:
         try:
             argv = json.loads(line)["argv"]
@@ -44,7 +56,26 @@ def serve(requests: IO[str], responses: IO[str]) -> int:
         responses.flush()
         if interrupted:
             return 0
+        if served is None:
+            _prepare_spare(argv, cli)
     return 0
+
+
+def _prepare_spare(argv: list[str], cli) -> None:
+    """Start a spare child (:mod:`grader.run.spare`) of the framework ``argv``'s check used, when
+    that check would take one (a ``check`` with the default limits and tier); never raises."""
+    from . import forkserver
+    from .run import spare
+    from .sandbox import choose_tier
+
+    try:
+        forkserver._CLI.setdefault("build_parser", cli.build_parser)
+        framework = forkserver._spare_for({"argv": argv, "framework": forkserver.framework_hint(argv, os.getcwd())})
+        if framework is not None:
+            tier, wrap = choose_tier("auto")
+            spare.prepare(framework, forkserver.default_limits(), tier, wrap)
+    except Exception:  # noqa: BLE001 - a spare is an optimisation: the next check starts its own child
+        spare.discard()
 
 
 def _served(argv: list[str]) -> tuple[int, str, str] | None:

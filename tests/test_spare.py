@@ -194,3 +194,22 @@ def test_no_submission_sees_what_the_previous_one_left(spare_server, tmp_path):
 def test_a_served_check_with_its_own_limits_starts_its_own_child(spare_server):
     report = _served(spare_server, SUBMISSIONS / "correct_numpy.py", "--timeout", "7")
     assert report["passed"] and report["environment"]["served"] == "pool" and "child" not in report["environment"]
+
+
+def test_the_notebook_warm_grader_keeps_a_spare_for_the_next_check(monkeypatch, tmp_path):
+    """check(fn)'s warm grader (grader._warm_server) answers a check itself when no grader serve
+    runs, then starts a spare of that framework: the next check(fn) adopts it."""
+    import io
+
+    from grader import _warm_server
+    monkeypatch.setenv(forkserver.SERVE_ENV, "0")
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", str(SUBMISSIONS / "correct_numpy.py"), "--problem", "tied_lm_head", "--format", "json",
+            "--max-examples", "2", "--no-shrink"]
+    requests = io.StringIO("".join(json.dumps({"argv": argv}) + "\n" for _ in range(2)))
+    responses = io.StringIO()
+    assert _warm_server.serve(requests, responses) == 0
+    first, second = (json.loads(json.loads(line)["stdout"]) for line in responses.getvalue().splitlines())
+    assert first["passed"] and second["passed"]
+    assert "child" not in first["environment"] and second["environment"].get("child") == "spare"
+    assert spare._spare is None      # the spare made after the second check was closed at the end

@@ -151,7 +151,7 @@ _NR = {
     "socketpair": (53, 199), "fcntl": (72, 25), "ioctl": (16, 29), "openat2": (437, 437),
     "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
     "open": (2, None), "openat": (257, 56), "creat": (85, None), "mkdir": (83, None), "mkdirat": (258, 34),
-    "prctl": (157, 167), "fallocate": (285, 47), "mmap": (9, 222),
+    "prctl": (157, 167), "fallocate": (285, 47), "mmap": (9, 222), "flock": (73, 32),
     # native AIO: every context is charged to one counter for the whole kernel (fs.aio-nr, capped
     # by fs.aio-max-nr), so one submission holding them failed every io_setup on the host
     "io_setup": (206, 0), "io_destroy": (207, 1), "io_submit": (209, 2), "io_cancel": (210, 3),
@@ -161,7 +161,7 @@ _NR = {
 #: ``clone`` and ``openat``, whose arguments a filter can see; libaio users to synchronous I/O)
 _NOSYS = ("clone3", "openat2", "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
           "io_pgetevents")
-_SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+_SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "flock", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "chmod", "fchmod", "fchmodat", "fchmodat2", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
             "sched_setscheduler", "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
@@ -170,12 +170,16 @@ _SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "clone", "clone3", "socket", 
 _SELF_PID_ARG0 = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
                   "migrate_pages", "move_pages", "get_robust_list")
 PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
-EPERM, ENOSYS, EOPNOTSUPP, EAFNOSUPPORT = 1, 38, 95, 97
+EPERM, ENOLCK, ENOSYS, EOPNOTSUPP, EAFNOSUPPORT = 1, 37, 38, 95, 97
 CLONE_THREAD = 0x00010000
 AF_UNIX = 1
 SOCK_STREAM, SOCK_SEQPACKET = 1, 5
 S_ISUID_ISGID = 0o6000
 F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETPIPE_SZ = 8, 10, 15, 1031
+#: record locks (POSIX and open-file-description): a lock on a file every sandbox is shown (a
+#: library, /etc/ld.so.cache) is seen by every process on the host through F_GETLK, its offset
+#: a 63-bit message: one learner's hidden input reached another's report in every tier
+F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36, 37, 38
 FIOSETOWN, SIOCSPGRP, TIOCSTI = 0x8901, 0x8902, 0x5412
 #: prctl options the submission may not use: its parent-death signal (clearing it let the child
 #: outlive a grader killed with SIGKILL), its dumpability and who may ptrace it
@@ -256,6 +260,8 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
         prog += [(0x15, 0, 1, _NR[name][col]), (0x06, 0, 0, errno(ENOSYS))]
     # no instant allocation: glibc's posix_fallocate then writes the blocks, at the disk's pace
     prog += [(0x15, 0, 1, _NR["fallocate"][col]), (0x06, 0, 0, errno(EOPNOTSUPP))]
+    # no file locks: flock() on a file shown to every sandbox is a channel between them (ENOLCK)
+    prog += [(0x15, 0, 1, _NR["flock"][col]), (0x06, 0, 0, errno(ENOLCK))]
     # each block: if nr matches, load an argument and return; else skip the block (A still holds nr)
     prog += block("clone", [ld_arg(0), (0x45, 1, 0, CLONE_THREAD), (0x06, 0, 0, errno(EPERM)),
                             (0x06, 0, 0, allow)])
@@ -265,7 +271,12 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
                                  (0x15, 1, 0, SOCK_SEQPACKET), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
     prog += block("mmap", [ld_arg(3), (0x45, 0, 1, MAP_HUGETLB), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
     prog += block("prctl", deny_if_in(0, (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER), EPERM))
-    prog += block("fcntl", deny_if_in(1, (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ), EPERM))
+    locks = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
+    owners = (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ)
+    # after the argument: the lock commands jump to ENOLCK, the owner ones to EPERM, past "allow"
+    prog += block("fcntl", [ld_arg(1)] + [(0x15, len(locks) + len(owners) - i, 0, v) for i, v in enumerate(locks)]
+                  + [(0x15, len(owners) + 1 - i, 0, v) for i, v in enumerate(owners)]
+                  + [(0x06, 0, 0, allow), (0x06, 0, 0, errno(ENOLCK)), (0x06, 0, 0, errno(EPERM))])
     prog += block("ioctl", deny_if_in(1, (FIOSETOWN, SIOCSPGRP, TIOCSTI), EPERM))
     for name, arg in _MODE_ARG.items():
         tmpfile = []

@@ -70,6 +70,11 @@ ENV_SECCOMP = "GRADER_SECCOMP"
 ENV_JAX_CACHE = "GRADER_JAX_CACHE"
 
 TMP_BYTES = 256 << 20        # largest private /tmp (the child's working folder lives there)
+#: what Landlock shows of /proc in the rlimits tier (no PID namespace there): the child's own
+#: entry (``self`` and ``thread-self`` resolve to it when the child restricts itself) and files
+#: that describe the machine, which NumPy, JAX and PyTorch read
+PROC_SHOWN = ("/proc/self", "/proc/thread-self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg",
+              "/proc/uptime", "/proc/version", "/proc/filesystems", "/proc/sys", "/proc/pressure")
 JAX_SEED = ".jax-seed"       # in the working folder: the read-only seed of the child's JAX cache
 JAX_CACHE = ".jax-cache"     # in the working folder: the child's own JAX cache
 SHM_BYTES = 64 << 20         # largest private /dev/shm
@@ -878,7 +883,11 @@ class Sandbox:
                     ro += _cover_without(m.source, pkg)
                 else:
                     ro.append(m.source)
-            ro += [d for d in ("/proc",) if os.path.isdir(d)]
+            # of /proc, the child's own entry and host-wide facts only: not the other processes'
+            # entries, whose command lines (and names) any process may read, and which a
+            # submission can write its own into: a hidden input published in the child's argv
+            # was read by another learner's child beside it (round five)
+            ro += [d for d in PROC_SHOWN if os.path.exists(d)]
             rw = [m.source for m in steps if m.kind == "rw"] + [workdir]
             pol["landlock"] = {"ro": ro, "rw": rw, "dev": [f"/dev/{d}" for d in DEVICES]}
             if user is not None:   # what the sandbox user must be able to reach, Landlock or not

@@ -689,6 +689,23 @@ def test_prairielearn_run_sh_grades_right_and_wrong(tmp_path):
     assert "solution.py" in wrong["output"] and str(tmp_path) not in wrong["output"]  # named as submitted
 
 
+def test_prairielearn_without_a_course_secret_makes_one_for_the_run(tmp_path):
+    """Round five: the image carried one secret, mode 0644, made when it was built; an image in
+    a registry publishes it, and a sandbox user could read it. Without a course secret run.sh
+    now makes one for the run alone (0600) and removes it."""
+    wrapper = tmp_path / "grader.sh"
+    wrapper.write_text(f'#!/bin/bash\nprev=""\nfor a in "$@"; do [ "$prev" = --seed-secret ] && '
+                       f'stat -c %a "$a" > {tmp_path}/mode; prev="$a"; done\nexec {GRADER} "$@"\n')
+    wrapper.chmod(0o755)
+    (tmp_path / "tmp").mkdir()
+    results = run_prairielearn(tmp_path / "a", {"solution.py": CORRECT}, GRADER_BIN=str(wrapper),
+                               TMPDIR=str(tmp_path / "tmp"))
+    assert results["score"] == 1.0
+    assert (tmp_path / "mode").read_text().strip() == "600"
+    assert not list((tmp_path / "tmp").glob("grader-seed-secret*"))
+    assert "grader-seed-secret" not in (PRAIRIELEARN / "Dockerfile").read_text()
+
+
 @pytest.mark.parametrize("files,env,says", [
     ({"solution.py": "def tied_lm_head(h, E)\n    return h\n"}, {}, "import: "),
     ({}, {}, "No .py file or .ipynb notebook was submitted"),

@@ -19,7 +19,7 @@
 #   GRADER_PYTHON           python3            also writes results.json when the grader cannot
 #   GRADER_ARGS             (unset)            more `grader check` flags, e.g. "--timeout 20"
 #   GRADER_SEED_SECRET_FILE $PL_GRADE_ROOT/serverFilesCourse/grader/seed_secret  used when it exists;
-#                                              else the image's /opt/grader-seed-secret (Dockerfile)
+#                                              else a secret made for this run alone (mode 0600)
 #
 # Every Python started here runs isolated (-I), from an empty folder of its own, never from the
 # folder of the student's files; a submitted symbolic link or special file is refused, never
@@ -41,8 +41,14 @@ else
 fi
 read -r -a EXTRA <<< "${GRADER_ARGS:-}"
 SECRET_FILE="${GRADER_SEED_SECRET_FILE:-$ROOT/serverFilesCourse/grader/seed_secret}"
-# none in the course: the image's own, made when it was built (Dockerfile), never the published seed
-[ -n "${GRADER_SEED_SECRET_FILE:-}" ] || [ -e "$SECRET_FILE" ] || SECRET_FILE=/opt/grader-seed-secret
+# none in the course: one made for this run (0600, readable by the grader's user only), never the
+# published seed, whose cases and answers a learner can tabulate with one local run, and never
+# one baked into the image (an image in a registry publishes it; round five)
+if [ -z "${GRADER_SEED_SECRET_FILE:-}" ] && [ ! -e "$SECRET_FILE" ]; then
+  SECRET_FILE="$(umask 077 && mktemp "${TMPDIR:-/tmp}/grader-seed-secret.XXXXXX")"
+  "$PY" -I -c "import secrets; print(secrets.token_hex(32))" > "$SECRET_FILE"
+  trap 'rm -f "$SECRET_FILE"' EXIT
+fi
 SECRET=()
 [ -e "$SECRET_FILE" ] && SECRET=(--seed-secret "$SECRET_FILE")
 if [ -n "$ASSIGNMENT" ]; then

@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "$XDG_RUNTIME_DIR, else /tmp/grader-UID/serve.sock); its folder must be this user's, mode 0700")
     serve.add_argument("--problem", metavar="ID", help="warm this problem's specs and case sets (default: every problem)")
     serve.add_argument("--problems-dir", metavar="DIR", help="a folder of problem specs to warm, as check's")
+    from .web.launch import add_arguments as add_web_arguments   # --port, --open, --no-web (issue 36)
+    add_web_arguments(serve)
 
     try:
         from .batch import merge, pool

@@ -478,6 +478,8 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
         os.unlink(path)   # a stale socket: its server is gone
     warm = (["--problem", args.problem] if args.problem else []) + \
         (["--problems-dir", os.path.abspath(args.problems_dir)] if args.problems_dir else [])
+    from .web.launch import start as start_web   # the exercise page (issue 36): its URL is the first line
+    start_web(args, path)
     sys.stdout.write(f"grader serve: listening on {path} (Ctrl-C stops it); grader check uses it\n")
     sys.stdout.flush()
     os.chdir("/")   # a neutral folder: each check works in its client's

@@ -205,3 +205,36 @@ def test_two_runs_at_once_never_both_run(tmp_path):
     first, second, third, other = asyncio.run(scenario())
     assert [first.status_code, second.status_code, third.status_code, other.status_code] == [409, 409, 200, 200]
     assert checker.peak == {"a": 1, "b": 1}
+
+
+def test_port_and_open_and_a_taken_port(served, tmp_path):
+    """--port N serves there and --open hands the URL to the default browser ($BROWSER here);
+    a port already taken is one clear line and exit 2, not a traceback."""
+    import socket as socketlib
+    with socketlib.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    opened = tmp_path / "opened.txt"
+    browser = f"{sys.executable} -c \"import sys; open({str(opened)!r}, 'w').write(sys.argv[1])\" %s"
+    os.environ["BROWSER"], saved = browser, os.environ.get("BROWSER")
+    try:
+        (tmp_path / "one").mkdir()
+        with grader_serve(tmp_path / "one", "--port", str(port), "--open") as s:
+            assert s.base == f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 30
+            while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert opened.read_text() == s.url
+    finally:
+        if saved is None:
+            os.environ.pop("BROWSER")
+        else:
+            os.environ["BROWSER"] = saved
+    folder = tmp_path / "two"
+    folder.mkdir(mode=0o700)
+    taken = served.base.rsplit(":", 1)[1]
+    out = subprocess.run([sys.executable, "-m", "grader", "serve", "--socket", str(folder / "s.sock"), "--port", taken],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith(f"grader: error: the exercise page cannot listen on 127.0.0.1:{taken}")
+    assert out.stderr.count("\n") == 1

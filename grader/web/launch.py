@@ -69,7 +69,9 @@ def start(args: Any, socket_path: Path) -> subprocess.Popen[bytes] | None:
     if not line.startswith(b"http://"):
         proc.kill()
         proc.wait()
-        raise GraderError("the exercise page did not start (see above); --no-web serves without it")
+        said = line.decode("utf-8", "replace").strip()
+        raise GraderError(said[len("error: "):] if said.startswith("error: ") else
+                          "the exercise page did not start (see above); --no-web serves without it")
     sys.stdout.write(line.decode())
     sys.stdout.flush()
     return proc

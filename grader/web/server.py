@@ -12,7 +12,8 @@ from .launch import TOKEN_ENV
 
 
 def main(argv: list[str]) -> int:
-    """``--port N --socket PATH [--problems-dir DIR] [--open]``; the token is in ``$GRADER_WEB_TOKEN``."""
+    """``--port N --socket PATH [--problems-dir DIR] [--open]``; the token is in ``$GRADER_WEB_TOKEN``.
+    Its first stdout line is the URL, or ``error: ...`` when it cannot listen (exit 2)."""
     parser = argparse.ArgumentParser(prog="grader-web")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--socket", help="the fork server's socket the checks ask")
@@ -32,7 +33,9 @@ def main(argv: list[str]) -> int:
     try:
         sock.bind(("127.0.0.1", args.port))
     except OSError as exc:
-        sys.stderr.write(f"grader: error: the exercise page cannot listen on 127.0.0.1:{args.port}: {exc.strerror}\n")
+        # on stdout, the one line grader serve reads: it says it as its own error
+        sys.stdout.write(f"error: the exercise page cannot listen on 127.0.0.1:{args.port}: {exc.strerror}"
+                         " (--port another, or none for a free one)\n")
         return 2
     sock.listen(64)
     app = create_app(token, checker=Checker(socket=args.socket, problems_dir=args.problems_dir),

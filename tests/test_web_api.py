@@ -115,6 +115,7 @@ def test_a_check_is_the_learner_report_of_grader_check_of_that_file(client, serv
     report = response.json()
     assert report["passed"] is True and report["score"] == report["max_score"]
     assert report["environment"]["served"] == "pool"     # forked by this serve's warm grader
+    assert response.headers["X-Grader-Path"] == "forked"  # asked by the page's server itself
     (tmp_path / "submission.py").write_text(GOOD)
     cold = subprocess.run([sys.executable, "-m", "grader", "check", "submission.py", "--problem", "tied_lm_head",
                            "--framework", "numpy", "--format", "json", "--audience", "learner"],
@@ -187,7 +188,7 @@ def test_two_runs_at_once_never_both_run(tmp_path):
         def command(self, problem, framework):
             return [sys.executable, "-c", "import time, json; time.sleep(1.5); print(json.dumps({'passed': True}))"]
 
-    checker = Stand()
+    checker = Stand(direct=False)
     app = create_app("t" * 48, checker=checker, history=History(tmp_path / "h.sqlite3"))
 
     async def scenario():

@@ -85,7 +85,13 @@ def _run(page, verdict: str, *, key: bool = True) -> float:
 def test_tied_lm_head_in_numpy_and_jax_pass_and_fail_with_the_shape_hint(served, browser):
     page = browser.new_page()
     page.goto(served.url)
+    page.get_by_label("Problem", exact=True).select_option("embedding_lookup")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Open").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Embedding lookup")
     page.get_by_label("Problem", exact=True).select_option("tied_lm_head")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Open").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Tied LM head")
     page.get_by_role("radio", name="NumPy").check()
     expect(page.get_by_role("textbox", name="Code editor")).to_contain_text("raise NotImplementedError")  # the stub
@@ -138,6 +144,8 @@ def test_the_page_at_375_and_1920_px_and_by_keyboard(served, browser):
     expect(page.get_by_role("link", name="Skip to the editor")).to_be_focused()
     page.keyboard.press("Tab")
     expect(page.get_by_label("Problem", exact=True)).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Open")).to_be_focused()
     page.keyboard.press("Tab")
     expect(page.get_by_role("radio", name="NumPy")).to_be_focused()
     page.keyboard.press("Tab")

@@ -187,7 +187,8 @@ class Site:
         attempt = await asyncio.to_thread(self.history.add, problem_id, framework, source, result.report,
                                           result.seconds)
         return JSONResponse(result.report, headers={"X-Grader-Attempt": str(attempt),
-                                                    "X-Grader-Seconds": f"{result.seconds:.3f}"})
+                                                    "X-Grader-Seconds": f"{result.seconds:.3f}",
+                                                    "X-Grader-Path": self.checker.last_path})
 
     async def api_history(self, request: Request) -> Response:
         """``GET /api/history[?problem=ID]``: the newest attempts, newest first."""

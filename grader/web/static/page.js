@@ -55,10 +55,16 @@
   }
   $("reset").addEventListener("click", () => { editor.set(config.stubs[framework] || ""); saveDraft(); editor.focus(); });
   $("run").addEventListener("click", run);
-  $("problem-select").addEventListener("change", (event) => {
+  // a problem opens on the Open button or Enter, not on each change: arrow keys move through
+  // the list without leaving the page (WCAG 3.2.2)
+  function openProblem() {
+    const id = $("problem-select").value;
+    if (id === config.problem) return;
     saveDraft();
-    location.href = "/problems/" + encodeURIComponent(event.target.value) + "?token=" + encodeURIComponent(config.token);
-  });
+    location.href = "/problems/" + encodeURIComponent(id) + "?token=" + encodeURIComponent(config.token);
+  }
+  $("open-problem").addEventListener("click", openProblem);
+  $("problem-select").addEventListener("keydown", (event) => { if (event.key === "Enter") openProblem(); });
 
   // -- Run ----------------------------------------------------------------------------------------
   async function run() {

@@ -83,6 +83,15 @@ class Catalog:
         return {"id": problem.id, "title": problem.title, "function": problem.function,
                 "frameworks": self.frameworks_of(problem), "lesson": problem.id in LESSON}
 
+    @staticmethod
+    def returns_dtype(problem: Problem) -> str:
+        """The result's dtype in words: the inputs', a parameter's, or a fixed one."""
+        if problem.returns_dtype == "same_as_inputs":
+            return "the inputs' dtype"
+        if any(p.name == problem.returns_dtype for p in problem.parameters):
+            return f"the dtype of {problem.returns_dtype}"
+        return dtype_text(problem.returns_dtype)
+
     def detail(self, problem: Problem) -> dict[str, Any]:
         """One problem as the page shows it: statement (Markdown and HTML), signature, shapes,
         dtypes per framework and a stub per installed framework."""
@@ -95,8 +104,7 @@ class Catalog:
             "parameters": [{"name": p.name, "shape": "scalar" if p.scalar else shape_text(p.shape),
                             "dtype": f"a Python {p.scalar}" if p.scalar else dtype_text(p.dtype)}
                            for p in problem.parameters],
-            "returns": {"shape": shape_text(problem.returns_shape), "dtype": dtype_text(problem.returns_dtype)
-                        if problem.returns_dtype != "same_as_inputs" else "the inputs' dtype"},
+            "returns": {"shape": shape_text(problem.returns_shape), "dtype": self.returns_dtype(problem)},
             "dtypes": {f: list(problem.frameworks[f]) for f in self.frameworks_of(problem)},
             "notes": {f: problem.framework_notes.get(f, "") for f in self.frameworks_of(problem)},
             "framework_names": {f: FRAMEWORKS[f][0] for f in self.frameworks_of(problem)},

@@ -211,7 +211,6 @@
       img.addEventListener("error", () => img.remove());
       box.append(img);
     }
-    if (c.replay) box.append(el("p", { class: "muted" }, "In a terminal: ", el("code", { text: c.replay })));
     return box;
   }
 

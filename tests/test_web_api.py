@@ -239,3 +239,18 @@ def test_port_and_open_and_a_taken_port(served, tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith(f"grader: error: the exercise page cannot listen on 127.0.0.1:{taken}")
     assert out.stderr.count("\n") == 1
+
+
+def test_the_history_is_kept_across_restarts_in_the_data_folder(tmp_path, monkeypatch):
+    from grader.web.history import History, data_folder
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert data_folder() == tmp_path / "xdg" / "grader"
+    first = History()
+    attempt = first.add("tied_lm_head", "jax", GOOD, {"passed": True, "score": 10.0, "max_score": 10.0}, 1.25)
+    again = History()      # a new server's
+    assert again.path == tmp_path / "xdg" / "grader" / "history.sqlite3"
+    assert [row["id"] for row in again.list("tied_lm_head")] == [attempt] and again.list("softmax") == []
+    assert again.get(attempt)["source"] == GOOD and again.get(attempt)["report"]["passed"] is True
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert data_folder() == tmp_path / "home" / ".local" / "share" / "grader"

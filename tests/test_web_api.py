@@ -254,3 +254,21 @@ def test_the_history_is_kept_across_restarts_in_the_data_folder(tmp_path, monkey
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert data_folder() == tmp_path / "home" / ".local" / "share" / "grader"
+
+
+@pytest.mark.parametrize("problem, frameworks", [("embedding_lookup", ("numpy",)),
+                                                 ("masked_mean_pool", ("numpy", "torch"))])
+def test_the_other_lesson_problems_pass_through_the_page(client, problem, frameworks):
+    """The lesson's other two problems: a correct file (submissions/<problem>/) sent as the page
+    sends it passes (PyTorch once: its checks are the slowest); the stub fails with a report,
+    not an error."""
+    from .conftest import SUBMISSIONS
+    detail = client.get(f"/api/problems/{problem}").json()
+    assert "<code>" in detail["statement_html"] and "Example" in detail["statement"]
+    for framework in frameworks:
+        source = (SUBMISSIONS / problem / f"correct_{framework}.py").read_text()
+        response = client.post("/api/check", json={"problem": problem, "framework": framework, "source": source})
+        assert response.status_code == 200, response.text
+        assert response.json()["passed"] is True, (framework, response.json()["hints"])
+    stub = client.post("/api/check", json={"problem": problem, "framework": "numpy", "source": detail["stubs"]["numpy"]})
+    assert stub.status_code == 200 and stub.json()["passed"] is False

@@ -129,6 +129,7 @@ def test_tied_lm_head_in_numpy_and_jax_pass_and_fail_with_the_shape_hint(served,
     _type(page, JAX_TRANSPOSE)
     jax_fail = _run(page, "FAIL")
     expect(page.locator("#result-body")).to_contain_text("the shapes do not line up")
+    expect(page.locator("img.heatmap").first).to_be_visible(timeout=60_000)
     _shot(page, "05-jax-transpose-fail")
     print(f"Run -> verdict in JAX: PASS {jax_first:.2f} s, FAIL {jax_fail:.2f} s")
 

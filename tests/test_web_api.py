@@ -63,6 +63,8 @@ def test_the_first_line_is_the_url_and_every_url_needs_the_token(served):
     assert page.status_code == 200 and page.url.path == "/problems/tied_lm_head"
     assert "Tied LM head" in page.text and "<strong>tied embeddings</strong>" in page.text   # the Markdown, rendered
     assert "https://" not in page.text.split("<body>")[1]      # offline: no CDN
+    assert "script-src" not in page.headers["content-security-policy"]   # default-src 'self': no inline script
+    assert "default-src 'self'" in page.headers["content-security-policy"]
     assert httpx.get(served.base + "/static/editor.js", params={"token": served.token}).status_code == 200
     assert httpx.get(served.base + "/api/problems", headers={"Authorization": f"token {served.token}"}).status_code == 200
 

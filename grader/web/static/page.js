@@ -71,7 +71,15 @@
     saveDraft();
     const mine = ++runNumber;
     const started = performance.now();
-    $("status").textContent = "Running " + (names[framework] || framework) + " check…";
+    const what = "Running the " + (names[framework] || framework) + " check… ";
+    $("status").textContent = what;
+    // a first JAX check compiles for tens of seconds: show that it is alive (every 5 s, so a
+    // screen reader is not flooded)
+    const ticker = setInterval(() => {
+      if (mine !== runNumber || !document.body.classList.contains("running")) { clearInterval(ticker); return; }
+      const s = Math.round((performance.now() - started) / 1000);
+      $("status").textContent = what + s + " s" + (framework === "jax" && s >= 10 ? " (a first JAX check compiles)" : "");
+    }, 5000);
     $("run").setAttribute("aria-busy", "true");
     document.body.classList.add("running");
     let response, body;

@@ -93,7 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "in memory and the sandbox probed once, listening on a Unix socket only this user can open. "
                     "grader check (and check(fn) in a notebook) then forks a fresh grader from it for each check "
                     "instead of starting one: the same check, the same sandbox, the same report "
-                    "(environment.served: pool). GRADER_SERVE=0 makes a check ignore it.")
+                    "(environment.served: pool). GRADER_SERVE=0 makes a check ignore it. It also serves the exercise "
+                    "page (write and run a problem's function in a browser) on 127.0.0.1; its URL, with its "
+                    "token, is the first line printed.")
     serve.add_argument("--socket", metavar="PATH",
                        help="where to listen (default $GRADER_SERVE_SOCKET, else grader/serve.sock in "
                             "$XDG_RUNTIME_DIR, else /tmp/grader-UID/serve.sock); its folder must be this user's, mode 0700")
@@ -103,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="frameworks to keep a sandboxed child started ahead for, with the framework imported, "
                             "each used by one check only (comma-separated among numpy, jax, torch; those not installed "
                             "are left out; 'none': no spares; default numpy,jax)")
+    from .web.launch import add_arguments as add_web_arguments   # --port, --open, --no-web (issue 36)
+    add_web_arguments(serve)
 
     try:
         from .batch import merge, pool

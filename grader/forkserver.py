@@ -678,6 +678,8 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     warm = (["--problem", args.problem] if args.problem else []) + \
         (["--problems-dir", os.path.abspath(args.problems_dir)] if args.problems_dir else [])
     spares = ",".join(installed_frameworks(getattr(args, "spares", "") or ""))
+    from .web.launch import start as start_web   # the exercise page (issue 36): its URL is the first line
+    start_web(args, path)
     sys.stdout.write(f"grader serve: listening on {path} (Ctrl-C stops it); grader check uses it\n")
     sys.stdout.flush()
     os.chdir("/")   # a neutral folder: each check works in its client's

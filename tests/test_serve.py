@@ -36,7 +36,8 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serve") / "private"
     folder.mkdir(mode=0o700)
     sock = folder / "serve.sock"
-    proc = subprocess.Popen([*GRADER, "serve", "--socket", str(sock), "--problem", "tied_lm_head"],
+    # --no-web: the fork server alone (the exercise page's URL would be the first line; tests/test_web_api.py)
+    proc = subprocess.Popen([*GRADER, "serve", "--socket", str(sock), "--problem", "tied_lm_head", "--no-web"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = proc.stdout.readline()
     deadline = time.monotonic() + 60

@@ -1,0 +1,85 @@
+"""The learner's attempts on the exercise page, kept across restarts in SQLite.
+
+One file, ``$XDG_DATA_HOME/grader/history.sqlite3`` (default ``~/.local/share/grader``), one
+row per Run: when, which problem and framework, the source, the verdict and score, and the
+learner JSON report (so an attempt's result and heat maps can be shown again).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    time REAL NOT NULL,
+    problem TEXT NOT NULL,
+    framework TEXT NOT NULL,
+    source TEXT NOT NULL,
+    passed INTEGER NOT NULL,
+    score REAL,
+    max_score REAL,
+    seconds REAL,
+    report TEXT NOT NULL
+)
+"""
+#: attempts listed per problem (the newest)
+LIST_LIMIT = 50
+
+
+def data_folder() -> Path:
+    """The user's grader data folder: ``$XDG_DATA_HOME/grader``, else ``~/.local/share/grader``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "grader"
+
+
+class History:
+    """The attempts database at ``path`` (default :func:`data_folder`/history.sqlite3), created
+    on first use (folder mode 0700: the sources are the learner's)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_folder() / "history.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self._connect() as db:
+            db.execute(SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=10)
+        db.row_factory = sqlite3.Row
+        return db
+
+    def add(self, problem: str, framework: str, source: str, report: dict[str, Any], seconds: float) -> int:
+        """Store one attempt; its id."""
+        with self._connect() as db:
+            cur = db.execute(
+                "INSERT INTO attempts (time, problem, framework, source, passed, score, max_score, seconds, report)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (time.time(), problem, framework, source, int(bool(report.get("passed"))), report.get("score"),
+                 report.get("max_score"), seconds, json.dumps(report)))
+            return int(cur.lastrowid)
+
+    def list(self, problem: str | None = None) -> list[dict[str, Any]]:
+        """The newest attempts (of ``problem``, or all), newest first, without source and report."""
+        query = "SELECT id, time, problem, framework, passed, score, max_score, seconds FROM attempts"
+        params: tuple[Any, ...] = ()
+        if problem:
+            query += " WHERE problem = ?"
+            params = (problem,)
+        with self._connect() as db:
+            rows = db.execute(query + " ORDER BY id DESC LIMIT ?", (*params, LIST_LIMIT)).fetchall()
+        return [{**dict(row), "passed": bool(row["passed"])} for row in rows]
+
+    def get(self, attempt: int) -> dict[str, Any] | None:
+        """One attempt with its source and report, or None."""
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM attempts WHERE id = ?", (attempt,)).fetchone()
+        if row is None:
+            return None
+        out = dict(row)
+        out["passed"] = bool(out["passed"])
+        out["report"] = json.loads(out["report"])
+        return out

@@ -1,0 +1,54 @@
+"""The exercise page's server process (started by :func:`grader.web.launch.start`): binds
+127.0.0.1, prints the page's URL (with its token) as its one stdout line, then serves the app
+with uvicorn until SIGTERM or SIGINT."""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+
+from .launch import TOKEN_ENV
+
+
+def main(argv: list[str]) -> int:
+    """``--port N --socket PATH [--problems-dir DIR] [--open]``; the token is in ``$GRADER_WEB_TOKEN``.
+    Its first stdout line is the URL, or ``error: ...`` when it cannot listen (exit 2)."""
+    parser = argparse.ArgumentParser(prog="grader-web")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--socket", help="the fork server's socket the checks ask")
+    parser.add_argument("--problems-dir")
+    parser.add_argument("--open", action="store_true")
+    args = parser.parse_args(argv)
+    token = os.environ.pop(TOKEN_ENV, "")
+    if len(token) < 32:
+        sys.stderr.write("grader: error: the exercise page needs its token in $GRADER_WEB_TOKEN\n")
+        return 2
+    import uvicorn
+
+    from .app import create_app
+    from .checks import Checker
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", args.port))
+    except OSError as exc:
+        # on stdout, the one line grader serve reads: it says it as its own error
+        sys.stdout.write(f"error: the exercise page cannot listen on 127.0.0.1:{args.port}: {exc.strerror}"
+                         " (--port another, or none for a free one)\n")
+        return 2
+    sock.listen(64)
+    app = create_app(token, checker=Checker(socket=args.socket, problems_dir=args.problems_dir),
+                     problems_dir=args.problems_dir)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={token}"
+    sys.stdout.write(url + "\n")
+    sys.stdout.flush()
+    os.dup2(2, 1)   # the one line is said: stdout's pipe is closed by grader serve
+    if args.open:
+        import threading
+        import webbrowser
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3,
+                            lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0

@@ -1,0 +1,255 @@
+// The exercise page's behaviour: the editor, the framework choice, Run (button or
+// Ctrl/Cmd-Enter), the result and the history. Everything the report says is put in the page
+// as text (textContent), never as HTML.
+(function () {
+  "use strict";
+  const config = JSON.parse(document.getElementById("config").textContent);
+  const session = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Math.random()).slice(2);
+  const $ = (id) => document.getElementById(id);
+  const names = config.names;
+  let framework = config.frameworks[0] || "numpy";
+  let runNumber = 0;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v; else if (k === "text") node.textContent = v; else node.setAttribute(k, v);
+    }
+    for (const child of children) if (child != null) node.append(child);
+    return node;
+  }
+
+  function api(path, options) {
+    const opts = Object.assign({}, options || {});
+    opts.headers = Object.assign({ "Authorization": "token " + config.token, "X-Grader-Session": session },
+                                 opts.headers || {});
+    return fetch(path, opts);
+  }
+
+  // -- drafts: one per problem and framework, kept in the browser ---------------------------------
+  const draftKey = (fw) => "grader:draft:" + config.problem + ":" + fw;
+  function loadDraft(fw) {
+    try { return localStorage.getItem(draftKey(fw)) || config.stubs[fw] || ""; } catch (e) { return config.stubs[fw] || ""; }
+  }
+  function saveDraft() {
+    try { localStorage.setItem(draftKey(framework), editor.get()); } catch (e) { /* private mode */ }
+  }
+
+  const editor = window.GraderEditor.createEditor($("editor"), loadDraft(framework), run,
+    "Code editor: your " + config.function + " function in " + (names[framework] || framework));
+  function relabel() {
+    editor.view.contentDOM.setAttribute("aria-label",
+      "Code editor: your " + config.function + " function in " + (names[framework] || framework));
+  }
+  let saveTimer = null;
+  editor.view.dom.addEventListener("keyup", () => { clearTimeout(saveTimer); saveTimer = setTimeout(saveDraft, 500); });
+
+  for (const radio of document.querySelectorAll('input[name="framework"]')) {
+    radio.addEventListener("change", () => {
+      if (!radio.checked) return;
+      saveDraft();
+      framework = radio.value;
+      editor.set(loadDraft(framework));
+      relabel();
+    });
+  }
+  $("reset").addEventListener("click", () => { editor.set(config.stubs[framework] || ""); saveDraft(); editor.focus(); });
+  $("run").addEventListener("click", run);
+  // a problem opens on the Open button or Enter, not on each change: arrow keys move through
+  // the list without leaving the page (WCAG 3.2.2)
+  function openProblem() {
+    const id = $("problem-select").value;
+    if (id === config.problem) return;
+    saveDraft();
+    location.href = "/problems/" + encodeURIComponent(id) + "?token=" + encodeURIComponent(config.token);
+  }
+  $("open-problem").addEventListener("click", openProblem);
+  $("problem-select").addEventListener("keydown", (event) => { if (event.key === "Enter") openProblem(); });
+
+  // -- Run ----------------------------------------------------------------------------------------
+  async function run() {
+    saveDraft();
+    const mine = ++runNumber;
+    const started = performance.now();
+    const what = "Running the " + (names[framework] || framework) + " check… ";
+    $("status").textContent = what;
+    // a first JAX check compiles for tens of seconds: show that it is alive (every 5 s, so a
+    // screen reader is not flooded)
+    const ticker = setInterval(() => {
+      if (mine !== runNumber || !document.body.classList.contains("running")) { clearInterval(ticker); return; }
+      const s = Math.round((performance.now() - started) / 1000);
+      $("status").textContent = what + s + " s" + (framework === "jax" && s >= 10 ? " (a first JAX check compiles)" : "");
+    }, 5000);
+    $("run").setAttribute("aria-busy", "true");
+    document.body.classList.add("running");
+    let response, body;
+    try {
+      response = await api("/api/check", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ problem: config.problem, framework: framework, source: editor.get() }),
+      });
+      body = await response.json();
+    } catch (e) {
+      if (mine !== runNumber) return;
+      finish();
+      showError("The grader did not answer (" + e.message + "). Is grader serve still running?");
+      return;
+    }
+    if (mine !== runNumber) return;          // a newer Run replaced this one
+    finish();
+    const seconds = ((performance.now() - started) / 1000).toFixed(2);
+    if (!response.ok) { showError(body.error || ("HTTP " + response.status)); return; }
+    renderReport(body, response.headers.get("X-Grader-Attempt"), seconds);
+    loadHistory();
+  }
+  function finish() {
+    $("run").removeAttribute("aria-busy");
+    document.body.classList.remove("running");
+  }
+
+  function showError(message) {
+    $("status").textContent = "Not checked: " + message;
+    const body = $("result-body");
+    body.replaceChildren(el("p", { class: "verdict verdict-error", id: "verdict", text: "NOT CHECKED" }),
+                         el("p", { class: "error-line", text: message }));
+    $("result").hidden = false;
+  }
+
+  // -- the result ---------------------------------------------------------------------------------
+  const numel = (shape) => (shape || []).reduce((a, b) => a * b, 1);
+  const caseSize = (c) => Object.values(c.inputs || {}).reduce((s, i) => s + numel(i && i.shape), 0);
+  const fmt = (v) => (typeof v === "number" ? (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)))) : JSON.stringify(v));
+  // an array of the report as NumPy prints one: 6 significant digits, one row per line
+  function fmtArray(v, indent) {
+    indent = indent || "";
+    if (!Array.isArray(v)) return fmt(v);
+    if (!v.some(Array.isArray)) return "[" + v.map(fmt).join(", ") + "]";
+    return "[" + v.map((row, i) => (i ? indent + " " : "") + fmtArray(row, indent + " ")).join(",\n") + "]";
+  }
+
+  function renderReport(report, attempt, seconds) {
+    const body = $("result-body");
+    const parts = [];
+    const verdict = report.failure ? "ERROR" : (report.passed ? "PASS" : "FAIL");
+    parts.push(el("p", { class: "verdict verdict-" + verdict.toLowerCase(), id: "verdict", text: verdict }));
+    const counts = report.counts || {};
+    const summary = el("p", { class: "score" },
+      el("strong", { text: "Score " + fmt(report.score) + " / " + fmt(report.max_score) }),
+      " · " + (counts.passed || 0) + " of " + (counts.total || 0) + " shown cases passed");
+    if (seconds) summary.append(" · " + seconds + " s");
+    parts.push(summary);
+    for (const h of report.hidden || []) {
+      parts.push(el("p", { class: "muted", text: "Hidden group " + h.group + ": " + h.passed + " of " + h.total + " passed" }));
+    }
+    if (report.failure) {
+      parts.push(el("p", { class: "error-line", text: report.failure.message || report.failure.kind }));
+      if (report.failure.hint) parts.push(el("p", { class: "hint", text: "Hint: " + report.failure.hint }));
+      for (const d of report.failure.details || []) parts.push(el("pre", { class: "details", text: d }));
+    }
+    if ((report.hints || []).length) {
+      const list = el("ul", { class: "hints" });
+      for (const h of report.hints) list.append(el("li", { text: h }));
+      parts.push(el("h3", { text: "What to fix" }), list);
+    }
+    const failing = (report.cases || []).filter((c) => c.status === "failed" || c.status === "error")
+      .sort((a, b) => caseSize(a) - caseSize(b) || a.name.localeCompare(b.name));
+    if (failing.length) {
+      parts.push(el("h3", { text: "Failing cases, smallest first (" + failing.length + ")" }));
+      // the three smallest, and the smallest of each other kind of failure (a tolerance
+      // failure's heat map among them), in size order; the rest folded
+      // (one dtype of each: basis[float16] and basis[float32] fail alike)
+      const base = (c) => c.name.replace(/\[[^\]]*\]$/, "");
+      const kinds = new Set(), bases = new Set();
+      const first = failing.filter((c) => {
+        const kind = (c.failure || {}).kind;
+        if (bases.has(base(c)) || (bases.size >= 3 && kinds.has(kind))) return false;
+        kinds.add(kind);
+        bases.add(base(c));
+        return true;
+      });
+      const rest = failing.filter((c) => !first.includes(c));
+      for (const c of first) parts.push(renderCase(c, attempt));
+      if (rest.length) {
+        const more = el("details", { class: "more" }, el("summary", { text: "The other " + rest.length + " failing cases" }));
+        for (const c of rest.slice(0, 50)) more.append(renderCase(c, attempt));
+        parts.push(more);
+      }
+    }
+    const out = report.output || {};
+    if (out.withheld) parts.push(el("h3", { text: "Your printed output" }), el("p", { class: "muted", text: "Withheld: " + out.withheld }));
+    else if (out.stdout || out.stderr) {
+      parts.push(el("h3", { text: "Your printed output" }));
+      if (out.stdout) parts.push(el("pre", { class: "output", "aria-label": "standard output", text: out.stdout }));
+      if (out.stderr) parts.push(el("pre", { class: "output", "aria-label": "standard error", text: out.stderr }));
+      if (out.truncated) parts.push(el("p", { class: "muted", text: "(cut: only the start is kept)" }));
+    }
+    body.replaceChildren(...parts);
+    $("result").hidden = false;
+    $("status").textContent = verdict + ": score " + fmt(report.score) + " of " + fmt(report.max_score);
+  }
+
+  function shapes(c) {
+    return Object.entries(c.inputs || {}).map(([k, v]) => k + " " + (v && v.shape ? "(" + v.shape.join(", ") + ")" : "") + " " + ((v && v.dtype) || "")).join(", ");
+  }
+
+  function renderCase(c, attempt) {
+    const f = c.failure || {};
+    const box = el("article", { class: "case" });
+    box.append(el("h4", { text: c.name }),
+               el("p", { class: "muted", text: "group " + c.group + (c.dtype ? " · " + c.dtype : "") + " · inputs: " + shapes(c) }),
+               el("p", { class: "kind" }, el("strong", { text: f.kind + ": " }), f.message || ""));
+    if (f.hint) box.append(el("p", { class: "hint", text: "Hint: " + f.hint }));
+    const d = f.data || {};
+    const rows = [];
+    const v = c.values || {};
+    if ("expected" in v) rows.push(["expected", fmtArray(v.expected)]);
+    if ("got" in v) rows.push(["got", fmtArray(v.got)]);
+    if ("expected" in d && !("expected" in v)) rows.push(["expected", fmt(d.expected) + (d.worst_index ? " at " + JSON.stringify(d.worst_index) : "")]);
+    if ("got" in d && !("got" in v)) rows.push(["got", fmt(d.got)]);
+    if ("allowed" in d) rows.push(["tolerance", "error " + fmt(d.error) + ", allowed " + fmt(d.allowed) + (d.ratio ? " (" + fmt(d.ratio) + "× the allowance)" : "")]);
+    if (rows.length) {
+      const dl = el("dl", { class: "values" });
+      for (const [k, text] of rows) dl.append(el("dt", { text: k }), el("dd", {}, el("pre", { text: text })));
+      box.append(dl);
+    }
+    for (const line of f.details || []) box.append(el("pre", { class: "details", text: line }));
+    if (f.kind === "tolerance" && attempt) {
+      const img = el("img", { class: "heatmap", alt: "Heat map of where " + c.name + " is off: |got - expected| over the output",
+                              src: "/api/attempts/" + attempt + "/heatmap?case=" + encodeURIComponent(c.name) + "&token=" + encodeURIComponent(config.token) });
+      img.addEventListener("error", () => img.remove());
+      box.append(img);
+    }
+    return box;
+  }
+
+  // -- history ------------------------------------------------------------------------------------
+  async function loadHistory() {
+    let rows = [];
+    try { rows = await (await api("/api/history?problem=" + encodeURIComponent(config.problem))).json(); } catch (e) { return; }
+    const list = $("history");
+    list.replaceChildren();
+    $("history-empty").hidden = rows.length > 0;
+    for (const row of rows) {
+      const when = new Date(row.time * 1000).toLocaleString();
+      const label = (row.passed ? "PASS" : "FAIL") + " · " + (names[row.framework] || row.framework) + " · " +
+                    fmt(row.score) + "/" + fmt(row.max_score) + " · " + when;
+      const button = el("button", { type: "button", class: "link", text: label,
+                                    "aria-label": "Show attempt " + row.id + ": " + label });
+      button.addEventListener("click", () => showAttempt(row.id));
+      list.append(el("li", { class: row.passed ? "pass" : "fail" }, button));
+    }
+  }
+
+  async function showAttempt(id) {
+    const attempt = await (await api("/api/attempts/" + id)).json();
+    if (attempt.framework !== framework) {
+      const radio = document.querySelector('input[name="framework"][value="' + attempt.framework + '"]');
+      if (radio) { saveDraft(); radio.checked = true; framework = attempt.framework; relabel(); }
+    }
+    editor.set(attempt.source);
+    renderReport(attempt.report, attempt.id, attempt.seconds ? attempt.seconds.toFixed(2) : "");
+    $("result").focus();
+  }
+
+  loadHistory();
+})();

@@ -46,7 +46,7 @@ def _one_line_error(response: httpx.Response, status: int) -> str:
 
 def _comparable(report: dict) -> dict:
     """A report without what differs between two runs of one check: timings, how it was served."""
-    env = {k: v for k, v in report["environment"].items() if k not in ("served", "memory_limit", "sandbox_layers")}
+    env = {k: v for k, v in report["environment"].items() if k not in ("served", "child", "memory_limit", "sandbox_layers")}
     cases = [{k: v for k, v in c.items() if k != "seconds"} for c in report["cases"]]
     return {**report, "environment": env, "cases": cases, "seconds": None}
 

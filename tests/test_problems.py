@@ -195,8 +195,10 @@ def test_empty_rows_must_be_exactly_zero_and_negative_zero_counts():
 
 
 def test_generic_hints_use_the_problems_own_names_and_never_tied_lm_heads_ideas():
-    c = _case(POOL, "batch[float32]")
-    exp = _expected(POOL, c)
+    import dataclasses
+    generic_only = dataclasses.replace(POOL, hints=None)   # masked_mean_pool without its own ideas
+    c = _case(generic_only, "batch[float32]")
+    exp = _expected(generic_only, c)
     assert exp.hints is None
     f = compare(c, CallOutcome("ok", result=exp.ref.astype(np.float64)), exp)
     assert f.kind == "dtype" and "embeddings.dtype" in f.hint and "logits" not in f.hint and "hidden" not in f.hint
@@ -205,6 +207,28 @@ def test_generic_hints_use_the_problems_own_names_and_never_tied_lm_heads_ideas(
     assert f.kind == "tolerance" and f.hint == "looks like the whole result was multiplied by a constant factor of 3"
     f = compare(c, CallOutcome("type", message="array of dtype <U3"), exp)
     assert "logits" not in f.hint
+
+
+def test_masked_mean_pool_names_its_own_mistakes():
+    """A newcomer dividing by seq_len was told of "a constant factor" of 0.5, 0.6666, 0.5716...
+    (seven numbers for one mistake); a half-precision running sum got no hint. The problem's own
+    ideas (grader/hints/masked_mean_pool.py) name both."""
+    c = _case(POOL, "batch[float32]")
+    exp = _expected(POOL, c)
+    emb = c.inputs["embeddings"].astype(np.float64)
+    mask = c.inputs["mask"].astype(bool)
+    by_seq_len = (emb * mask[..., None]).sum(-2) / emb.shape[-2]
+    f = compare(c, CallOutcome("ok", result=by_seq_len.astype(np.float32)), exp)
+    assert f.kind == "tolerance" and "divided by seq_len" in f.hint and "constant factor" not in f.hint
+    ignored = emb.mean(-2)
+    f = compare(c, CallOutcome("ok", result=ignored.astype(np.float32)), exp)
+    assert f.kind == "tolerance" and "mask was ignored" in f.hint
+    from grader.hints import masked_mean_pool as own
+    big = next(x for x in fixed_cases(POOL, NUMPY, 0) if x.dtype == "float16" and x.inputs["embeddings"].shape[-2] >= 4096)
+    got = np.full(_expected(POOL, big).ref.shape, np.inf)
+    ref = _expected(POOL, big).ref
+    hint = own.diagnose_non_finite(big, got, ref)
+    assert hint is not None and hint.id == "half_sum_overflow" and "65504" in hint.text
 
 
 # -- cases that must raise -------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""Hint ideas of ``masked_mean_pool(embeddings, mask)``: the mean of a padded sequence's valid
+token vectors, ``(..., seq_len, d_model)`` and a bool ``(..., seq_len)`` mask to ``(..., d_model)``.
+
+Each idea predicts the output of one mistake seen in learners' code, and is named only when
+that prediction reproduces the output (``grader.hints.generic.judge``):
+
+* ``divide_by_seq_len``: the masked sum divided by ``seq_len`` (every position) instead of the
+  number of valid tokens, ``mask.sum(-1)``: the output is the right mean times count / seq_len,
+  a factor that differs per sequence (the generic "constant factor" idea named one number per
+  case, seven different ones in one report);
+* ``mask_ignored``: the mean over every position, padding included;
+* ``half_running_sum``: the running sum kept in float16 or bfloat16 (the statement says to sum
+  in float32): its rounding error grows with seq_len, and past 65504 float16 overflows, which
+  :func:`diagnose_non_finite` names.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import Hint, Idea, Names, generic
+
+HALF = ("float16", "bfloat16")
+
+
+def _count(mask: np.ndarray) -> np.ndarray:
+    """Valid tokens per sequence, ``(..., 1)`` float64."""
+    return np.asarray(mask, dtype=bool).sum(axis=-1, keepdims=True).astype(np.float64)
+
+
+def _half_running_sum(embeddings: np.ndarray, mask: np.ndarray, dtype: str) -> np.ndarray:
+    """The masked sum over seq_len accumulated in ``dtype`` one position at a time (float64)."""
+    from ..dtypes import dtype_of
+    low = dtype_of(dtype)
+    e = embeddings.astype(low)
+    m = np.asarray(mask, dtype=bool)[..., None].astype(low)
+    total = np.zeros(e.shape[:-2] + e.shape[-1:], dtype=low)
+    with np.errstate(all="ignore"):
+        for t in range(e.shape[-2]):
+            total = (total + e[..., t, :] * m[..., t, :]).astype(low)
+    return total.astype(np.float64)
+
+
+def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, names: Names) -> list[Idea]:
+    """The mistakes above as predictions of the output (``expected``: the exact output, float64;
+    ``inputs`` float64 for floating inputs; ``names.dtype``: the case's dtype)."""
+    emb, mask = inputs.get("embeddings"), inputs.get("mask")
+    if emb is None or mask is None or emb.ndim < 2 or emb.shape[-2] == 0:
+        return []
+    seq_len = emb.shape[-2]
+    count = _count(mask)
+    out = [Idea("divide_by_seq_len",
+                "looks like the masked sum was divided by seq_len (every position, padding included) instead of the "
+                "number of valid tokens of each sequence (the mask's True count)",
+                expected * count / seq_len, {"seq_len": int(seq_len)}),
+           Idea("mask_ignored",
+                "looks like the mask was ignored: the mean is over every position, padding included",
+                emb.mean(axis=-2))]
+    if names.dtype in HALF:
+        with np.errstate(all="ignore"):
+            mean = _half_running_sum(emb, mask, names.dtype) / np.maximum(count, 1)
+        if np.all(np.isfinite(mean)):
+            out.append(Idea("half_running_sum",
+                            f"looks like the sum over seq_len was kept in {names.dtype}: its rounding error grows "
+                            "with the sequence; sum in float32, divide, and round to the input dtype once at the "
+                            "end, as the statement says", np.where(count > 0, mean, 0.0), {"computed_in": names.dtype}))
+    return out
+
+
+def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """Infinity where the mean is finite, in a half dtype, where the masked sum passes the dtype's
+    largest number: the sum was kept in that dtype; else the generic idea (a 0/0)."""
+    emb, mask = case.inputs.get("embeddings"), case.inputs.get("mask")
+    if case.dtype in HALF and emb is not None and mask is not None and got.shape == ref.shape:
+        from ..dtypes import dtype_of
+        largest = float(np.finfo(dtype_of(case.dtype)).max) if case.dtype == "float16" else 3.3895e38
+        with np.errstate(all="ignore"):
+            e = np.asarray(emb, dtype=np.float64)
+            total = np.abs((e * np.asarray(mask, dtype=bool)[..., None]).sum(axis=-2))
+        inf = np.isinf(got) & np.isfinite(ref)
+        if inf.any() and np.all(total[inf] > largest):
+            return Hint("half_sum_overflow",
+                        f"the sum over seq_len passed {case.dtype}'s largest number ({largest:g}) and overflowed to "
+                        "infinity, although the mean is small: sum in float32, divide, and round to the input "
+                        "dtype once at the end, as the statement says", {"computed_in": case.dtype})
+    return generic.non_finite_hint(got, ref)

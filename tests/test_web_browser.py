@@ -118,6 +118,8 @@ def test_tied_lm_head_in_numpy_and_jax_pass_and_fail_with_the_shape_hint(served,
     result = page.locator("#result-body")
     expect(result).to_contain_text("the shapes do not line up: the table needs a transpose")
     expect(result).to_contain_text("expected")
+    # the failing input's own values, not only its shape (a newcomer could not see which input failed)
+    expect(result.locator("dl.values dt", has_text="embedding_matrix").first).to_be_visible()
     expect(page.locator("img.heatmap").first).to_be_visible(timeout=60_000)   # the tolerance case's heat map
     _shot(page, "03-numpy-transpose-fail")
 

@@ -168,10 +168,11 @@
         return true;
       });
       const rest = failing.filter((c) => !first.includes(c));
+      // heat maps for the cases shown first only: each is a picture the server draws
       for (const c of first) parts.push(renderCase(c, attempt));
       if (rest.length) {
         const more = el("details", { class: "more" }, el("summary", { text: "The other " + rest.length + " failing cases" }));
-        for (const c of rest.slice(0, 50)) more.append(renderCase(c, attempt));
+        for (const c of rest.slice(0, 50)) more.append(renderCase(c, null));
         parts.push(more);
       }
     }
@@ -202,6 +203,9 @@
     const d = f.data || {};
     const rows = [];
     const v = c.values || {};
+    // the failing input itself, when the report has its values (small cases; a newcomer could
+    // not tell which IDs or which mask a case was called with)
+    for (const name of Object.keys(c.inputs || {})) if (name in v) rows.push([name, fmtArray(v[name])]);
     if ("expected" in v) rows.push(["expected", fmtArray(v.expected)]);
     if ("got" in v) rows.push(["got", fmtArray(v.got)]);
     if ("expected" in d && !("expected" in v)) rows.push(["expected", fmt(d.expected) + (d.worst_index ? " at " + JSON.stringify(d.worst_index) : "")]);

@@ -135,7 +135,8 @@
     const counts = report.counts || {};
     const summary = el("p", { class: "score" },
       el("strong", { text: "Score " + fmt(report.score) + " / " + fmt(report.max_score) }),
-      " · " + (counts.passed || 0) + " of " + (counts.total || 0) + " shown cases passed");
+      " · " + (counts.passed || 0) + " of " + (counts.total || 0) +
+      ((report.hidden || []).length ? " shown" : "") + " cases passed");
     if (seconds) summary.append(" · " + seconds + " s");
     parts.push(summary);
     for (const h of report.hidden || []) {
@@ -154,7 +155,10 @@
     const failing = (report.cases || []).filter((c) => c.status === "failed" || c.status === "error")
       .sort((a, b) => caseSize(a) - caseSize(b) || a.name.localeCompare(b.name));
     if (failing.length) {
-      parts.push(el("h3", { text: "Failing cases, smallest first (" + failing.length + ")" }));
+      // the count of graded cases, as the score line's; inputs hypothesis found are counted apart
+      const found = failing.filter((c) => c.shrunk).length;
+      parts.push(el("h3", { text: "Failing cases, smallest first (" + (failing.length - found) +
+        (found ? ", and " + found + " smaller input" + (found > 1 ? "s" : "") + " found by hypothesis" : "") + ")" }));
       // the three smallest, and the smallest of each other kind of failure (a tolerance
       // failure's heat map among them), in size order; the rest folded
       // (one dtype of each: basis[float16] and basis[float32] fail alike)

@@ -173,6 +173,22 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     if env.get("framework"):   # not for the placeholder of a learner with nothing to run
         out.append(f'<div style="color:#57606a">{_e(env.get("framework"))} submission, graded in '
                    f'{_e(", ".join(env.get("dtypes") or []))}; sandbox {_e(env.get("sandbox"))}</div>')
+    if counts.get("skipped"):  # as the text report says it
+        out.append(f'<p><b>{counts["skipped"]} case{"s were" if counts["skipped"] != 1 else " was"} not run</b> '
+                   "(after a timeout or repeated crashes)</p>")
+    groups = [g for g in report.get("groups") or [] if isinstance(g, dict)]
+    if len(groups) > 1 or (groups and not passed):
+        # the class view's grid links each cell here (grader.reports.classview.anchor)
+        from .classview_anchor import anchor
+        out.append('<table style="border-collapse:collapse;margin:0.4em 0"><tr><th style="text-align:left;'
+                   'padding:1px 8px">group</th><th style="padding:1px 8px">cases passed</th>'
+                   '<th style="padding:1px 8px">points</th></tr>')
+        for g in groups:
+            out.append(f'<tr id="{_e(anchor(str(g.get("group"))))}"><td style="padding:1px 8px">{_e(g.get("group"))}'
+                       f'</td><td style="padding:1px 8px;text-align:right">{_e(g.get("passed"))} of '
+                       f'{_e(g.get("total"))}</td><td style="padding:1px 8px;text-align:right">'
+                       f'{float(g.get("earned") or 0):g} / {float(g.get("points") or 0):g}</td></tr>')
+        out.append("</table>")
     if f := report.get("failure"):
         out.append(f'<p><b>{_e(f.get("kind"))}</b>: {_e(f.get("message"))}</p>')
         if f.get("hint"):

@@ -1,0 +1,150 @@
+"""When each learner submitted, and how late (issue 37): ``submitted.json`` in the output folder.
+
+A learner's submission time is, first found first:
+
+* ``created_at`` of Gradescope's ``submission_metadata.json`` in the learner's folder or the
+  folder above it (Gradescope's autograder layout: ``/autograder/submission`` beside
+  ``/autograder/submission_metadata.json``; source: Gradescope's "Submission Metadata" page of
+  its autograder documentation);
+* the commit time of ``HEAD`` when the learner's folder is a Git repository (a GitHub Classroom
+  clone), read with dulwich, which parses the repository and runs nothing of it (``git log``
+  would read the learner's ``.git/config``, whose ``gpg.program`` or ``core.pager`` it may run);
+* the file's modification time.
+
+``--deadline`` (ISO 8601; without an offset, UTC) makes each time on time or late by a
+duration. :func:`record` writes ``submitted.json`` when ``grader grade`` ends; the class view
+(:mod:`grader.reports.classview`) reads it back with :func:`read`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import GraderError
+
+TIMES = "submitted.json"
+METADATA = "submission_metadata.json"
+
+
+@dataclass
+class Submitted:
+    """A learner's submission time: ``at`` (ISO 8601, UTC), ``source`` (``gradescope``, ``git``
+    or ``mtime``) and ``late_seconds`` (seconds after the deadline; 0 or less is on time; None
+    without a deadline)."""
+
+    at: str
+    source: str
+    late_seconds: float | None = None
+
+
+def parse_deadline(text: str) -> datetime:
+    """The ``--deadline`` ``text`` (ISO 8601, e.g. ``2026-12-05T23:59``; without an offset, UTC).
+
+    Raises:
+        GraderError: it is not an ISO 8601 date and time.
+    """
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise GraderError(f"--deadline {text!r} is not an ISO 8601 date and time (e.g. 2026-12-05T23:59 "
+                          "or 2026-12-05T23:59-05:00)") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _gradescope_time(folder: Path) -> datetime | None:
+    for place in (folder / METADATA, folder.parent / METADATA):
+        try:
+            data = json.loads(place.read_text(encoding="utf-8"))
+            return datetime.fromisoformat(str(data["created_at"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
+def _git_time(folder: Path) -> datetime | None:
+    if not (folder / ".git").exists():
+        return None
+    try:
+        from dulwich.repo import Repo
+        with Repo(str(folder)) as repo:
+            commit = repo[repo.head()]
+            return datetime.fromtimestamp(commit.commit_time, tz=timezone.utc)
+    except Exception:  # noqa: BLE001 - no readable HEAD (an empty or broken repository): the file's time
+        return None
+
+
+def submission_time(path: Path | None, folder: Path | None) -> tuple[datetime, str] | None:
+    """The submission time of a learner whose file is ``path`` in their own ``folder`` (None for
+    a file among other learners' files), and where it comes from; None when neither a platform's
+    record nor a file tells it."""
+    if folder is not None:
+        for source, reader in (("gradescope", _gradescope_time), ("git", _git_time)):
+            if (when := reader(folder)) is not None:
+                return when, source
+    if path is None:  # nothing submitted: a folder's time is no submission's
+        return None
+    try:
+        return datetime.fromtimestamp(os.stat(path).st_mtime, tz=timezone.utc), "mtime"
+    except OSError:
+        return None
+
+
+def learner_folder(sub: Any) -> Path | None:
+    """The learner's own folder of a chosen submission (:class:`grader.batch.discovery.Submission`):
+    the folder of its file when the file's siblings are the learner's, the folder found when no
+    file was; None for a file among other learners' files."""
+    if sub.path is not None:
+        return Path(sub.path).parent if sub.siblings else None
+    return Path(sub.folder) if sub.folder else None
+
+
+def record(out: Path, subs: Iterable[Any], deadline: datetime | None) -> dict[str, Submitted]:
+    """Write ``submitted.json`` into ``out``: the submission time of each chosen submission of
+    ``subs`` (learners with nothing to read a time from are left out) and, with ``deadline``,
+    how late. Returns what it wrote, by learner.
+
+    Raises:
+        GraderError: the file cannot be written.
+    """
+    from .._io import write_output
+    times: dict[str, Submitted] = {}
+    for sub in subs:
+        found = submission_time(sub.path, learner_folder(sub))
+        if found is None:
+            continue
+        when, source = found
+        late = (when - deadline).total_seconds() if deadline is not None else None
+        times[sub.learner] = Submitted(at=when.astimezone(timezone.utc).isoformat(timespec="seconds"),
+                                       source=source, late_seconds=late)
+    record_ = {"deadline": deadline.isoformat() if deadline else None,
+               "learners": {k: asdict(v) for k, v in sorted(times.items())}}
+    write_output(json.dumps(record_, indent=2) + "\n", str(out / TIMES))
+    return times
+
+
+def read(out: Path) -> tuple[str | None, dict[str, Submitted]]:
+    """The deadline and the submission times recorded in ``out`` (:func:`record`); nothing when
+    there is no readable record (a folder merged from shards, an older grader's)."""
+    try:
+        data = json.loads((out / TIMES).read_text(encoding="utf-8"))
+        return data.get("deadline"), {str(k): Submitted(**v) for k, v in data["learners"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, {}
+
+
+def lateness(seconds: float | None) -> str:
+    """``seconds`` after the deadline in words: ``on time``, ``2 h 5 min late``, ``3 d 4 h late``;
+    empty without a deadline."""
+    if seconds is None:
+        return ""
+    if seconds <= 0:
+        return "on time"
+    minutes = int(seconds // 60)
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days} d {hours} h late"
+    return f"{hours} h {mins} min late" if hours else f"{max(mins, 1)} min late"

@@ -16,6 +16,7 @@ from grader.batch import gradebook, history, times
 from grader.batch.discovery import Submission
 from grader.errors import GraderError
 from grader.reports import json_report
+from grader.reports.classview import lateness
 from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 
 
@@ -24,9 +25,9 @@ def test_deadline_parses_iso_8601_and_bad_input_is_one_clear_error():
     assert times.parse_deadline("2026-12-05T23:59-05:00").utcoffset().total_seconds() == -5 * 3600
     with pytest.raises(GraderError, match="not an ISO 8601"):
         times.parse_deadline("next friday")
-    assert times.lateness(None) == "" and times.lateness(-5) == "on time" and times.lateness(0) == "on time"
-    assert times.lateness(30) == "1 min late" and times.lateness(2 * 3600 + 5 * 60) == "2 h 5 min late"
-    assert times.lateness(3 * 86400 + 4 * 3600) == "3 d 4 h late"
+    assert lateness(None) == "" and lateness(-5) == "on time" and lateness(0) == "on time"
+    assert lateness(30) == "1 min late" and lateness(2 * 3600 + 5 * 60) == "2 h 5 min late"
+    assert lateness(3 * 86400 + 4 * 3600) == "3 d 4 h late"
 
 
 def test_submission_time_from_gradescope_git_or_the_file(tmp_path):
@@ -61,8 +62,8 @@ def test_submission_time_from_gradescope_git_or_the_file(tmp_path):
     assert recorded["gs"].source == "gradescope" and recorded["gs"].at == "2026-01-09T21:22:32+00:00"
     assert recorded["gs"].late_seconds < 0
     assert recorded["git"].source == "git" and recorded["git"].at == "2026-01-11T08:00:00+00:00"
-    assert times.lateness(recorded["git"].late_seconds) == "1 d 8 h late"
-    assert recorded["plain"].source == "mtime" and times.lateness(recorded["plain"].late_seconds) == "on time"
+    assert lateness(recorded["git"].late_seconds) == "1 d 8 h late"
+    assert recorded["plain"].source == "mtime" and lateness(recorded["plain"].late_seconds) == "on time"
     assert "empty" not in recorded
     deadline_read, read_back = times.read(out)
     assert deadline_read == "2026-01-10T00:00:00+00:00" and read_back == recorded

@@ -134,17 +134,3 @@ def read(out: Path) -> tuple[str | None, dict[str, Submitted]]:
         return data.get("deadline"), {str(k): Submitted(**v) for k, v in data["learners"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None, {}
-
-
-def lateness(seconds: float | None) -> str:
-    """``seconds`` after the deadline in words: ``on time``, ``2 h 5 min late``, ``3 d 4 h late``;
-    empty without a deadline."""
-    if seconds is None:
-        return ""
-    if seconds <= 0:
-        return "on time"
-    minutes = int(seconds // 60)
-    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
-    if days:
-        return f"{days} d {hours} h late"
-    return f"{hours} h {mins} min late" if hours else f"{max(mins, 1)} min late"

@@ -50,8 +50,6 @@ from .templating import script
 
 if TYPE_CHECKING:  # pragma: no cover
     from grader.batch.gradebook import Row
-    from grader.batch.history import Change
-    from grader.batch.times import Submitted
     from grader.results import Report
 
 MAX_HINTS = 10      # hints listed
@@ -167,12 +165,11 @@ def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
 
 
 def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "reports",
-         times: dict[str, "Submitted"] | None = None, changes: list["Change"] | None = None) -> Grid:
+         times: dict[str, Any] | None = None, changes: list[Any] | None = None) -> Grid:
     """The class grid of ``rows`` (see the module's docstring): learner x case group, or learner x
     problem for an assignment (its cells the problem's points, coloured by the share of the
     problem's cases passed)."""
     from grader.batch.gradebook import columns_of
-    from grader.batch.times import lateness
     from .common import points
 
     times = times or {}
@@ -217,6 +214,20 @@ def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "re
             late_seconds=when.late_seconds if when else None, seconds=r.seconds,
             changed=f"{change.delta:+g}" if change else ""))
     return out
+
+
+def lateness(seconds: float | None) -> str:
+    """``seconds`` after the deadline in words: ``on time``, ``2 h 5 min late``, ``3 d 4 h late``;
+    empty without a deadline."""
+    if seconds is None:
+        return ""
+    if seconds <= 0:
+        return "on time"
+    minutes = int(seconds // 60)
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days} d {hours} h late"
+    return f"{hours} h {mins} min late" if hours else f"{max(mins, 1)} min late"
 
 
 def cell_colour(share: float | None) -> str:
@@ -320,8 +331,8 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
 
 
 def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str = "reports",
-           times: dict[str, "Submitted"] | None = None, deadline: str | None = None,
-           changes: list["Change"] | None = None, previous: str | None = None,
+           times: dict[str, Any] | None = None, deadline: str | None = None,
+           changes: list[Any] | None = None, previous: str | None = None,
            similarity: str | None = None) -> str:
     """summary.html of a graded class: ``rows`` (the gradebook) and their ``reports`` by learner;
     ``times`` (learner -> submission time) and the ``deadline`` they were measured against;
@@ -339,8 +350,8 @@ def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str 
                        changes or [], previous, similarity)
 
 
-def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str, times: dict[str, "Submitted"],
-            deadline: str | None, changes: list["Change"], previous: str | None, similarity: str | None) -> str:
+def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str, times: dict[str, Any],
+            deadline: str | None, changes: list[Any], previous: str | None, similarity: str | None) -> str:
     from grader.batch.gradebook import could_not_be_graded
     from .common import points
     from .summary_md import RATE_NOTE, failure_rates

@@ -209,3 +209,21 @@ def test_one_mistake_is_one_hint_row_whatever_its_numbers():
     found = classview.common_hints(rows, reports)
     assert [len(who) for _, who in found] == [2, 1]
     assert "float16" in found[1][0]  # a number inside a word is not a value
+
+
+def test_a_feedback_page_agrees_with_its_full_report_and_names_the_cases_not_run():
+    """Issue 37: a feedback page's counts disagreed with its own full report and did not say
+    that cases were not run after a crash."""
+    import html
+    import re
+
+    from grader.reports.notebook_html import feedback_page
+    crashed = Report("p", "P", "c.py", False, 0.0, 4.0, None,
+                     [_case("a", "passed"), _case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2
+                     + [_case("b", "skipped")] * 2,
+                     [GroupScore("a", 2, 0.5, 1, 4), GroupScore("b", 2, 0, 0, 2)], [], {}, {}, 1.0)
+    page = html.unescape(feedback_page(crashed))
+    counts = re.findall(r"(\d+ of \d+) cases passed", page)
+    assert len(counts) >= 2 and set(counts) == {"1 of 6"}, counts   # the header and the full report
+    assert "4 cases were not run" in page.split("full report")[0]    # said above the fold too
+    assert 'id="group-a"' in page and 'id="group-b"' in page         # the grid's links land

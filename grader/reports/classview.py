@@ -158,7 +158,8 @@ def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
             hints = []
         if hints:
             text += f"; hint: {hints[0]}"
-    if not_run and status != "no submission":
+    if not_run and status != "no submission" and not (rep.failure is not None and rep.failure.kind == "import"):
+        # (a file that could not be imported ran nothing, plainly; a crash or a timeout is worth the count)
         text += ("; " if text else "") + f"{not_run} case{'s were' if not_run != 1 else ' was'} not run"
     text = common.printable(text, one_line=True)
     return status, (text if len(text) <= 300 else text[:297] + "...")
@@ -209,7 +210,7 @@ def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "re
         out.lines.append(LearnerLine(
             learner=r.learner, page=page, report=_json(r.learner, reports_dir), status=status, score=r.score,
             score_text=f"{points(r.score)} / {points(r.max_score)}", cells=cells, reason=reason, not_run=not_run,
-            submitted=when.at.replace("T", " ").replace("+00:00", " UTC") if when else "",
+            submitted=when.at[:16].replace("T", " ") + " UTC" if when else "",
             source=when.source if when else "", late=lateness(when.late_seconds) if when else "",
             late_seconds=when.late_seconds if when else None, seconds=r.seconds,
             changed=f"{change.delta:+g}" if change else ""))

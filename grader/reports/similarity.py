@@ -69,8 +69,9 @@ def _fingerprint(code: str, boilerplate: Iterable[int] = ()):  # noqa: ANN202 - 
                            fp=io.StringIO(code))
 
 
-def _marked(code: str, slices) -> list[tuple[str, bool]]:  # noqa: ANN001 - copydetect's 2xN array
-    """The lines of ``code``, each with whether a matched slice (character offsets) covers part of it."""
+def _marked(code: str, slices, handed_out: frozenset[str] = frozenset()) -> list[tuple[str, bool]]:  # noqa: ANN001
+    """The lines of ``code``, each with whether a matched slice (copydetect's 2xN character
+    offsets) covers part of it; a line of the starter code (``handed_out``, stripped) never is."""
     lines = code.splitlines(keepends=True)
     starts, pos = [], 0
     for line in lines:
@@ -81,7 +82,7 @@ def _marked(code: str, slices) -> list[tuple[str, bool]]:  # noqa: ANN001 - copy
     for s, e in zip(*slices) if len(slices) == 2 else []:
         first, last = bisect.bisect_right(starts, int(s)) - 1, bisect.bisect_right(starts, max(int(e) - 1, int(s))) - 1
         for i in range(max(first, 0), min(last, len(lines) - 1) + 1):
-            if lines[i].strip():
+            if lines[i].strip() and lines[i].strip() not in handed_out:
                 hit[i] = True
     return [(line.rstrip("\n"), h) for line, h in zip(lines, hit)]
 
@@ -97,6 +98,7 @@ def similar_pairs(sources: dict[str, str], starters: Iterable[str] = (), thresho
         filtered, _ = filter_code(text, "starter.py", "python")
         hashes, _ = get_document_fingerprints(filtered, NOISE, 1)  # every k-gram of it, as copydetect does
         boiler |= {int(h) for h in hashes}
+    handed_out = frozenset(line.strip() for text in starters for line in text.splitlines() if line.strip())
     prints = {}
     for learner, code in sorted(sources.items()):
         try:
@@ -113,8 +115,8 @@ def similar_pairs(sources: dict[str, str], starters: Iterable[str] = (), thresho
             share = max(float(sa), float(sb))
             if overlap >= MIN_OVERLAP and share >= threshold:
                 pairs.append(Pair(a=a, b=b, share=share, shares=(float(sa), float(sb)),
-                                  lines_a=_marked(prints[a].raw_code, slices_a),
-                                  lines_b=_marked(prints[b].raw_code, slices_b)))
+                                  lines_a=_marked(prints[a].raw_code, slices_a, handed_out),
+                                  lines_b=_marked(prints[b].raw_code, slices_b, handed_out)))
     return sorted(pairs, key=lambda p: (-p.share, p.a, p.b))
 
 

@@ -227,3 +227,41 @@ def test_a_feedback_page_agrees_with_its_full_report_and_names_the_cases_not_run
     assert len(counts) >= 2 and set(counts) == {"1 of 6"}, counts   # the header and the full report
     assert "4 cases were not run" in page.split("full report")[0]    # said above the fold too
     assert 'id="group-a"' in page and 'id="group-b"' in page         # the grid's links land
+
+
+def test_an_assignments_missing_function_is_not_graded_rather_than_one_failing_case():
+    """Issue 37: in an assignment a missing function was a group "100 % failing" and a learner
+    missing a 3-point problem read "171 of 172 cases passed"."""
+    import html
+
+    from grader.reports import classview, common, summary_md, view
+    from grader.reports.notebook_html import feedback_page
+
+    missing = Failure("import", "the submission defines no function 'pool'")
+    stand_in = CaseResult(name="pool", group="pool", status="error", dtype="", rank=0, inputs={}, failure=missing)
+    good = [dataclasses_replace(_case("a", "passed"), name=f"head/a{i}[float32]", group="head/a") for i in range(3)]
+    env = {"assignment": {"id": "lesson", "problems": [
+        {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
+        {"problem": "pool", "points": 3, "score": 0.0, "passed": False, "failure": "import"}]}}
+    ann = Report("lesson", "L", "a.py", False, 1.0, 4.0, None, good + [stand_in],
+                 [GroupScore("head/a", 1, 1, 3, 3), GroupScore("pool", 3, 0, 0, 1)], [], env, {}, 1.0)
+    pool_cases = [dataclasses_replace(_case("b", "passed"), name=f"pool/b{i}[float32]", group="pool/b") for i in range(5)]
+    env_bob = {"assignment": {"id": "lesson", "problems": [
+        {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
+        {"problem": "pool", "points": 3, "score": 3.0, "passed": True, "failure": None}]}}
+    bob = Report("lesson", "L", "b.py", True, 4.0, 4.0, None, good + pool_cases,
+                 [GroupScore("head/a", 1, 1, 3, 3), GroupScore("pool/b", 3, 3, 5, 5)], [], env_bob, {}, 1.0)
+    assert view.build(ann, common.INSTRUCTOR).counts_text == "3 of 4 cases passed; not graded: pool (import)"
+    assert "3 of 4 cases passed; not graded: pool (import)" in html.unescape(feedback_page(ann))
+    reports = {"ann": ann, "bob": bob}
+    rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
+    groups, _ = summary_md.failure_rates(rows, reports)
+    assert [g for g, _, _ in groups] == ["head/a", "pool/b"]    # no "pool" group 100 % failing
+    line = next(line for line in classview.grid(rows, reports).lines if line.learner == "ann")
+    assert line.reason.startswith("pool not graded (import: the submission defines no function 'pool')")
+    assert "5 cases were not run" in line.reason and "in 1 case" not in line.reason
+
+
+def dataclasses_replace(obj, **changes):
+    import dataclasses
+    return dataclasses.replace(obj, **changes)

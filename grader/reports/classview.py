@@ -116,23 +116,32 @@ def _json(learner: str, reports_dir: str) -> str:
     return reports_dir + "/" + report_name(learner)
 
 
+def _graded(rep: "Report") -> list[Any]:
+    from .summary_md import part_not_graded
+    return [c for c in rep.cases if not c.shrunk and not part_not_graded(c)]
+
+
 def expected_cases(reports: dict[str, "Report"]) -> dict[str, int]:
     """Group -> the number of graded cases the class's fullest report ran in it: how many a
-    learner whose check stopped early (a crash, a timeout, an import failure) did not run."""
+    learner whose check stopped early (a crash, a timeout, an import failure, an assignment's
+    missing function) did not run. An assignment's part that could not be graded is no group."""
     out: dict[str, int] = {}
     for rep in reports.values():
-        counts = Counter(c.group for c in rep.cases if not c.shrunk)
+        from .summary_md import part_not_graded
+        counts = Counter(c.group for c in _graded(rep))
+        stand_ins = {c.group for c in rep.cases if part_not_graded(c)}
         for g in rep.groups:
-            out[g.group] = max(out.get(g.group, 0), counts.get(g.group, 0), g.total)
+            if g.group not in stand_ins:
+                out[g.group] = max(out.get(g.group, 0), counts.get(g.group, 0), g.total)
     return out
 
 
 def _ran(rep: "Report") -> Counter:
-    return Counter(c.group for c in rep.cases if not c.shrunk and c.status != "skipped")
+    return Counter(c.group for c in _graded(rep) if c.status != "skipped")
 
 
 def _passed(rep: "Report") -> Counter:
-    return Counter(c.group for c in rep.cases if not c.shrunk and c.status == "passed")
+    return Counter(c.group for c in _graded(rep) if c.status == "passed")
 
 
 def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
@@ -148,10 +157,14 @@ def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
     elif rep.passed:
         status, text = "passed", ""
     else:
+        from .summary_md import part_not_graded
         status = "failed"
-        kinds = Counter(c.failure.kind for c in rep.cases if c.failure is not None and not c.shrunk)
-        kind, n = kinds.most_common(1)[0] if kinds else ("failed", 0)
-        text = f"{kind} in {n} case{'s' if n != 1 else ''}"
+        # an assignment's part that could not be graded is said as such, not as "1 case"
+        parts = [f"{c.name} not graded ({c.failure.kind}: {c.failure.message})" for c in rep.cases
+                 if part_not_graded(c) and c.failure is not None]
+        kinds = Counter(c.failure.kind for c in _graded(rep) if c.failure is not None)
+        kind, n = kinds.most_common(1)[0] if kinds else ("", 0)
+        text = "; ".join(parts + ([f"{kind} in {n} case{'s' if n != 1 else ''}"] if n else []))
         try:
             hints = build(rep, common.INSTRUCTOR).hints
         except Exception:  # noqa: BLE001 - one odd report must not cost the class view

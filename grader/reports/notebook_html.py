@@ -149,6 +149,18 @@ def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figur
     return _png_of(fig)
 
 
+def _not_graded(report: dict[str, Any]) -> str:
+    """``"; not graded: P (kind)"`` for an assignment's problems that could not be graded (as the
+    text report's count line says it: ``grader.reports.view.ReportView.counts_text``); empty
+    otherwise, and when the whole file could not be."""
+    assignment = (report.get("environment") or {}).get("assignment")
+    parts = assignment.get("problems") if isinstance(assignment, dict) else None
+    if not isinstance(parts, list) or report.get("failure"):
+        return ""
+    missing = [f"{p.get('problem')} ({p.get('failure')})" for p in parts if isinstance(p, dict) and p.get("failure")]
+    return _e(f"; not graded: {', '.join(missing)}") if missing else ""
+
+
 def _worst(failure: dict[str, Any]) -> str:
     return next((d for d in failure.get("details") or [] if d.startswith(("worst at", "first at"))), "")
 
@@ -167,7 +179,8 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     out = [f'<div class="grader-report" style="font-family:sans-serif;line-height:1.4">',
            f'<div style="font-size:1.2em"><b style="color:{colour}">{verdict}</b> {_e(report.get("problem"))}: '
            f'score {report.get("score", 0):g} / {report.get("max_score", 0):g}'
-           + (f' ({counts.get("passed", 0)} of {counts.get("total", 0)} cases passed)' if counts else "")
+           + (f' ({counts.get("passed", 0)} of {counts.get("total", 0)} cases passed{_not_graded(report)})'
+              if counts else "")
            + "</div>"]
     env = report.get("environment") or {}
     if env.get("framework"):   # not for the placeholder of a learner with nothing to run

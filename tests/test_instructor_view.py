@@ -265,3 +265,23 @@ def test_an_assignments_missing_function_is_not_graded_rather_than_one_failing_c
 def dataclasses_replace(obj, **changes):
     import dataclasses
     return dataclasses.replace(obj, **changes)
+
+
+def test_merge_joins_the_shards_submission_times(tmp_path):
+    """grader merge's summary.html keeps the times and the deadline its shards recorded."""
+    from datetime import timezone as tz
+    a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "m"
+    for folder, name, when in ((a, "ann", 1_700_000_000), (b, "bob", 1_700_090_000)):
+        folder.mkdir()
+        (folder / f"{name}.py").write_text("x = 1\n")
+        os.utime(folder / f"{name}.py", (when, when))
+        times.record(folder, [Submission(name, folder / f"{name}.py")], datetime(2023, 11, 15, tzinfo=tz.utc))
+    out.mkdir()
+    times.merge(out, [a, b])
+    deadline, merged = times.read(out)
+    assert deadline == "2023-11-15T00:00:00+00:00" and sorted(merged) == ["ann", "bob"]
+    assert merged["bob"].late_seconds > merged["ann"].late_seconds
+    empty = tmp_path / "e"
+    empty.mkdir()
+    times.merge(empty, [tmp_path / "nowhere"])
+    assert not (empty / times.TIMES).exists()

@@ -134,3 +134,23 @@ def read(out: Path) -> tuple[str | None, dict[str, Submitted]]:
         return data.get("deadline"), {str(k): Submitted(**v) for k, v in data["learners"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None, {}
+
+
+def merge(out: Path, folders: Iterable[Path]) -> None:
+    """Write into ``out`` the union of the submission times recorded in ``folders`` (the shards
+    ``grader merge`` joins), with the first deadline one of them names; nothing when none
+    recorded times.
+
+    Raises:
+        GraderError: the file cannot be written.
+    """
+    from .._io import write_output
+    deadline, learners = None, {}
+    for folder in folders:
+        told, times = read(folder)
+        deadline = deadline or told
+        learners.update({k: asdict(v) for k, v in times.items()})
+    if deadline is None and not learners:
+        return
+    write_output(json.dumps({"deadline": deadline, "learners": dict(sorted(learners.items()))}, indent=2) + "\n",
+                 str(out / TIMES))

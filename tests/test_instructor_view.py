@@ -285,3 +285,12 @@ def test_merge_joins_the_shards_submission_times(tmp_path):
     empty.mkdir()
     times.merge(empty, [tmp_path / "nowhere"])
     assert not (empty / times.TIMES).exists()
+
+
+def test_the_similarity_page_shows_at_most_max_pairs_and_counts_the_rest():
+    from grader.reports import similarity
+    sources = {f"l{i:03d}": RENAMED.replace("scores", f"s{i}") for i in range(16)}   # 120 pairs, all alike
+    pairs = similarity.similar_pairs(sources, [STARTER], threshold=0.5)
+    assert len(pairs) == 120
+    page = similarity.render(pairs, learners=16, threshold=0.5, starters=[], title="t", links={})
+    assert page.count("<details") == similarity.MAX_PAIRS and "20 more pairs" in page

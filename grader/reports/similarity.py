@@ -29,6 +29,7 @@ WINDOW = GUARANTEE - NOISE + 1
 MIN_OVERLAP = 60
 MAX_BYTES = 1 << 20  # a file larger than this is left out (no one hands in a megabyte of code)
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
+MAX_PAIRS = 100     # pairs listed, with their lines side by side; the page says how many more there are
 
 
 @dataclass
@@ -123,7 +124,9 @@ def similar_pairs(sources: dict[str, str], starters: Iterable[str] = (), thresho
 def render(pairs: list[Pair], *, learners: int, threshold: float, starters: list[str], title: str,
            links: dict[str, str]) -> str:
     """similarity.html: ``pairs`` among ``learners`` compared, at ``threshold``, the starter
-    files named by ``starters`` left out; ``links`` maps a learner to their feedback page."""
+    files named by ``starters`` left out; ``links`` maps a learner to their feedback page. The
+    :data:`MAX_PAIRS` most similar pairs are shown; the page counts the others."""
     from .templating import render as render_template
-    return render_template("similarity.html.j2", pairs=pairs, learners=learners, threshold=threshold,
-                           starters=starters, title=title, links=links, csp=CSP, noise=NOISE)
+    return render_template("similarity.html.j2", pairs=pairs[:MAX_PAIRS], more=max(0, len(pairs) - MAX_PAIRS),
+                           learners=learners, threshold=threshold, starters=starters, title=title, links=links,
+                           csp=CSP, noise=NOISE)

@@ -456,6 +456,7 @@ BAD_CALLS = [
     (["grade", "{tmp}/a.py", "--problem", "tied_lm_heda"], "unknown problem 'tied_lm_heda'"),
     (["grade", "{tmp}/a.py", "--deadline", "friday"], "--deadline 'friday' is not an ISO 8601 date and time"),
     (["grade", "{tmp}/a.py", "--starter", "{tmp}/nowhere.py"], "is not a file"),
+    (["grade", "{tmp}/a.py", "--similarity", "nan"], "argument --similarity: 'nan' is not a share of 0 or more"),
     (["grade", "{tmp}/a.py", "--out", "{tmp}/notes.txt"], "is a file"),
     (["merge", "{tmp}"], "the following arguments are required: --out"),
     (["merge", "{tmp}/nowhere", "--out", "{tmp}/m"], "holds no gradebook.csv"),

@@ -91,9 +91,25 @@ def add_parser(sub: Any) -> None:
                             "submission metadata, the Git commit of a learner's repository, else the file's)")
     grade.add_argument("--starter", metavar="FILE", action="append", default=[],
                        help="the starter code handed out (repeatable): left out of the similarity report")
-    grade.add_argument("--similarity", type=float, default=0.5, metavar="SHARE",
+    grade.add_argument("--similarity", type=_share, default=0.5, metavar="SHARE",
                        help="the share of a submission's code found in another's from which similarity.html "
                             "lists the pair (default 0.5; 0 lists every pair, above 1 none)")
+
+
+def _share(text: str) -> float:
+    """``--similarity``: a finite number of 0 or more (a share; above 1 lists no pair).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share of 0 or more (e.g. 0.5)")
+    return value
 
 
 def _refuse_links(out: Path) -> None:

@@ -215,6 +215,34 @@ def test_summary_html_in_chromium_shows_grid_reasons_times_missing_and_changes(b
         assert any(all(abs(a - b) <= 2 for a, b in zip(p, want)) for p in pixels), (share, want)
 
 
+PROBE = """<script>
+var box = document.querySelector('input.filter');
+box.value = 'late'; box.dispatchEvent(new Event('input'));
+var rows = Array.from(document.querySelectorAll('#learners tr')).slice(1);
+var shown = rows.filter(function(r){return r.style.display !== 'none';}).map(function(r){return r.children[0].textContent.trim();});
+box.value = ''; box.dispatchEvent(new Event('input'));
+document.querySelectorAll('#learners th')[1].click();
+var order = Array.from(document.querySelectorAll('#learners tr')).slice(1).map(function(r){return r.children[0].textContent.trim();});
+document.body.insertAdjacentHTML('beforeend', '<pre id="probe">' + shown.join(',') + '|' + order.join(',') + '</pre>');
+</script>"""
+
+
+def test_the_grid_filters_and_sorts_in_chromium(browser):
+    """The page's own script, run by Chromium: typing "late" leaves the late learners; a click on
+    Score sorts by the number. (A copy of the page without its CSP carries the probe script.)"""
+    tmp, out, *_ = browser
+    page = (out / "summary.html").read_text()
+    probe = out / "probe.html"
+    probe.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+                     .replace("</body>", PROBE + "</body>"))
+    dom = chromium(probe.as_uri(), tmp, "--dump-dom")
+    shown, order = re.findall(r'<pre id="probe">([^<]*)</pre>', dom)[-1].split("|")   # not the script's text
+    assert {"fay", "gus"} <= set(shown.split(",")) and "ann" not in shown.split(",")
+    order = order.split(",")
+    assert sorted(order) == ROSTER and set(order[:4]) == {"dan", "eve", "kim", "lee"}   # 0 points first
+    assert set(order[-4:]) == {"ann", "bob", "cat", "ivy"}                              # 12 of 12 last
+
+
 def test_the_similarity_page_shows_the_copied_pair_and_only_it(browser):
     tmp, out, *_ = browser
     dom = html.unescape(chromium((out / "similarity.html").as_uri(), tmp, "--dump-dom"))

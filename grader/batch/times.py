@@ -120,9 +120,9 @@ def record(out: Path, subs: Iterable[Any], deadline: datetime | None) -> dict[st
         late = (when - deadline).total_seconds() if deadline is not None else None
         times[sub.learner] = Submitted(at=when.astimezone(timezone.utc).isoformat(timespec="seconds"),
                                        source=source, late_seconds=late)
-    record_ = {"deadline": deadline.isoformat() if deadline else None,
+    kept = {"deadline": deadline.isoformat() if deadline else None,
                "learners": {k: asdict(v) for k, v in sorted(times.items())}}
-    write_output(json.dumps(record_, indent=2) + "\n", str(out / TIMES))
+    write_output(json.dumps(kept, indent=2) + "\n", str(out / TIMES))
     return times
 
 

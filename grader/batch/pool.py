@@ -67,7 +67,9 @@ def add_parser(sub: Any) -> None:
                       problem_help="problem id (default: the only problem known; a batch grades one problem)")
     grade.add_argument("--jobs", type=int_at_least(1), default=None, metavar="N",
                        help="submissions graded at once (default: the number of cores)")
-    grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
+    grade.add_argument("--out", default="grades", metavar="DIR",
+                       help="output folder (default ./grades); a run already there is moved to DIR/history/<time>/ "
+                            "and summary.html says whose score changed since, and why")
     grade.add_argument("--resume", action="store_true",
                        help="keep the rows already in DIR/gradebook.csv whose report is there and whose "
                             "learner's files are still those it graded (a digest in the report), grade the rest "

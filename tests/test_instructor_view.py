@@ -294,3 +294,24 @@ def test_the_similarity_page_shows_at_most_max_pairs_and_counts_the_rest():
     assert len(pairs) == 120
     page = similarity.render(pairs, learners=16, threshold=0.5, starters=[], title="t", links={})
     assert page.count("<details") == similarity.MAX_PAIRS and "20 more pairs" in page
+
+
+def test_nothing_of_a_link_fifo_or_hard_link_is_read_for_similarity_or_times(tmp_path):
+    """The hostile class of tests/test_hostile_inputs.py holds a FIFO and a link to a secret: the
+    similarity check must neither wait on the one nor show the other (it reads as the check does,
+    grader.siblings.read_no_follow), nor may a learner's .git or Gradescope metadata be a FIFO."""
+    from grader.reports.similarity import code_of
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET = 1\n")
+    (tmp_path / "link.py").symlink_to(secret)
+    os.mkfifo(tmp_path / "pipe.py")
+    os.link(secret, tmp_path / "hard.py")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    assert [code_of(tmp_path / n) for n in ("link.py", "pipe.py", "hard.py", "ok.py")] == [None, None, None, "x = 1\n"]
+    learner = tmp_path / "learner"
+    (learner / ".git").mkdir(parents=True)
+    os.mkfifo(learner / ".git" / "HEAD")
+    os.mkfifo(learner / times.METADATA)
+    (learner / "a.py").write_text("x = 1\n")
+    when, source = times.submission_time(learner / "a.py", learner)   # returns: no hang
+    assert source == "mtime"

@@ -55,18 +55,49 @@ def parse_deadline(text: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
+GIT_ENTRIES = 20_000  # files and folders of a learner's .git looked at before dulwich reads it
+
+
 def _gradescope_time(folder: Path) -> datetime | None:
+    from ..siblings import read_no_follow
     for place in (folder / METADATA, folder.parent / METADATA):
-        try:
-            data = json.loads(place.read_text(encoding="utf-8"))
-            return datetime.fromisoformat(str(data["created_at"]))
-        except (OSError, ValueError, KeyError, TypeError):
+        try:  # no link followed, no FIFO waited on (the learner's folder may hold either)
+            data, _, _ = read_no_follow(str(place), 1 << 20)
+            if data is None:
+                continue
+            return datetime.fromisoformat(str(json.loads(data.decode("utf-8"))["created_at"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
     return None
 
 
+def _plain_git_folder(git: Path) -> bool:
+    """Whether ``git`` is a folder of folders and regular files only, at most
+    :data:`GIT_ENTRIES` of them: dulwich opens what HEAD and the refs name, and a FIFO there
+    would block the batch, a link would lead out of the learner's folder."""
+    import stat
+    todo, seen = [str(git)], 0
+    while todo:
+        here = todo.pop()
+        try:
+            st = os.lstat(here)
+        except OSError:
+            return False
+        seen += 1
+        if seen > GIT_ENTRIES:
+            return False
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                todo += [os.path.join(here, name) for name in os.listdir(here)]
+            except OSError:
+                return False
+        elif not stat.S_ISREG(st.st_mode):
+            return False
+    return True
+
+
 def _git_time(folder: Path) -> datetime | None:
-    if not (folder / ".git").exists():
+    if not _plain_git_folder(folder / ".git"):  # none, a file naming another folder, a link, a FIFO...
         return None
     try:
         from dulwich.repo import Repo
@@ -87,8 +118,8 @@ def submission_time(path: Path | None, folder: Path | None) -> tuple[datetime, s
                 return when, source
     if path is None:  # nothing submitted: a folder's time is no submission's
         return None
-    try:
-        return datetime.fromtimestamp(os.stat(path).st_mtime, tz=timezone.utc), "mtime"
+    try:  # a link's own time: nothing is followed
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, tz=timezone.utc), "mtime"
     except OSError:
         return None
 

@@ -48,12 +48,14 @@ class Pair:
 
 def code_of(path: Path) -> str | None:
     """The Python source of a submission file (a notebook's code cells), or None when it cannot
-    be read as one."""
-    try:
-        data = path.read_bytes()[:MAX_BYTES + 1]
+    be read as one: a link, a FIFO or another special file, a hard link, over :data:`MAX_BYTES`
+    (:func:`grader.siblings.read_no_follow`, as the check reads it)."""
+    from ..siblings import read_no_follow
+    try:  # the one reader of learner files: no link followed, no FIFO waited on, no hard link
+        data, _, _ = read_no_follow(str(path), MAX_BYTES)
     except OSError:
         return None
-    if len(data) > MAX_BYTES:
+    if data is None:
         return None
     if path.suffix == ".ipynb":
         from ..notebook import NotebookError, convert

@@ -325,7 +325,7 @@ def test_each_learner_has_a_feedback_page_and_summary_html_a_learner_table(grade
         pytest.skip("headless Chromium is not installed (.ci/run installs it)")
     dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
                           (graded_class / "summary.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
-    table = ET.fromstring(dom[dom.index('<table class="sortable"'):dom.index("</table>", dom.index('id="learners"')) + 8])
+    table = ET.fromstring(dom[dom.index('<table class="sortable grid" id="learners"'):dom.index("</table>", dom.index('id="learners"')) + 8])
     head = [th.text for th in table.iter("th")]
     assert head[:5] == ["Learner", "Score", "embedding_lookup", "masked_mean_pool", "tied_lm_head"]
     assert all(th.get("title") == "sort" for th in table.iter("th"))   # its script ran: the CSP allows it by hash
@@ -334,7 +334,11 @@ def test_each_learner_has_a_feedback_page_and_summary_html_a_learner_table(grade
     assert body[1][1:5] == ["6 / 10", "3", "3", "0"]
     links = [a.get("href") for a in table.iter("a")]
     assert f"feedback/{feedback_html_name('bob')}" in links
-    assert all((graded_class / href).is_file() for href in links)
+    assert all((graded_class / href.partition("#")[0]).is_file() for href in links)
+    # a problem's cell links to that problem's first group in the learner's feedback page
+    cell = next(h for h in links if h.startswith(f"feedback/{feedback_html_name('bob')}#"))
+    assert f'id="{cell.partition("#")[2]}"' in (graded_class / cell.partition("#")[0]).read_text()
+    assert "group-embedding_lookup-" in cell
 
 
 def test_a_class_reports_group_by_problem(graded_class):

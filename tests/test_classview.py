@@ -121,19 +121,24 @@ def test_summary_html_has_charts_tables_and_escapes_learner_text(graded_class):
     assert html.escape("<script>alert(1)</script>") in text
     assert page.tags.count("b") == 1 and "i" not in page.tags  # a hint's and a crash message's, escaped
     assert "&lt;b&gt;" in text and "&lt;i&gt;" in text
+    # no per-case chart (issue 37: its rows repeated their group's rate)
     assert [img["alt"] for img in page.images] == ["score histogram", "failure rate per case group",
-                                                   "failure rate per case", "learners per hint",
-                                                   "slowest submissions"]
+                                                   "learners per hint", "slowest submissions"]
     assert all(img["src"].startswith("data:image/png;base64,") for img in page.images)
     words = " ".join(page.text)
-    assert "30 submissions:" in words and "(1 could not be graded)" in words
-    for heading in ("Score distribution", "Failure rates per case group", "Failure rates per case",
+    assert "30 learners:" in words and "(1 could not be graded)" in words
+    for heading in ("Learners by group", "Score distribution", "Failure rates per case group",
                     "Commonest hints", "Could not be graded", "Slowest submissions"):
         assert heading in words
-    assert HINT_T in words and SECRET in words  # the instructor's view: hidden cases by name
+    assert HINT_T in words  # the instructor's view: the hidden group is a column of the grid
+    assert re.search(r"<th>Score</th><th>examples</th><th>random</th><th>secret</th><th>Reason</th>", text)
     # every learner link points at that learner's report
     links = re.findall(r'href="([^"]+)"', text)
-    assert links and all((out / html.unescape(h)).is_file() for h in links)
+    assert links and all((out / html.unescape(h).partition("#")[0]).is_file() for h in links)
+    # a grid cell links to its group's row of the learner's feedback page
+    for h in {html.unescape(h) for h in links if "#" in h}:
+        page_path, _, anchor = h.partition("#")
+        assert f'id="{anchor}"' in (out / page_path).read_text(), h
     assert "Content-Security-Policy" in text and "default-src 'none'" in text
 
 
@@ -260,7 +265,7 @@ def test_summary_html_charts_render_in_headless_chromium(graded_class, tmp_path)
     found = re.search(r'<pre id="probe">([^<]*)</pre>', dom)
     assert found, dom[-2000:]
     sizes = found.group(1).split()
-    assert len(sizes) == n == 5
+    assert len(sizes) == n == 4
     for s in sizes:
         complete, _, wh = s.partition(":")
         w, h = (int(v) for v in wh.split("x"))
@@ -332,7 +337,7 @@ def test_failure_rates_say_whom_they_count(tmp_path):
     assert "of 2 |" in rates and "of 1 |" in rates  # "random" was reached by ok only, "examples" by both
     assert md.count(summary_md.RATE_NOTE) == 2 and "reached the group or case" in summary_md.RATE_NOTE
     page = (tmp_path / "summary.html").read_text()
-    assert page.count(html.escape(summary_md.RATE_NOTE)) == 2
+    assert page.count(html.escape(summary_md.RATE_NOTE)) == 1  # the group table's; no per-case table
 
 
 def test_one_mistake_is_one_row_of_common_hints_whatever_its_numbers():

@@ -239,6 +239,7 @@ def test_slurm_submit_refuses_an_out_of_another_shard_count(tmp_path):
     script = Path(__file__).resolve().parent.parent / "templates" / "slurm" / "submit.sh"
     bin_dir, log = tmp_path / "bin", tmp_path / "sbatch.log"
     write(bin_dir / "sbatch", f'#!/bin/sh\necho "$@" >> {log}\necho 4242\n').chmod(0o755)
+    write(bin_dir / "sinfo", '#!/bin/sh\necho 8\n').chmod(0o755)  # nodes of 8 CPUs: a task's 4 fit (a real cluster may have fewer)
     (tmp_path / "class").mkdir()
     write(tmp_path / "out" / "shard-1" / SETTINGS,
           json.dumps({"settings": {"shard": "1/2"}}, indent=2))  # as grade writes it

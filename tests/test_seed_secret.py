@@ -370,12 +370,13 @@ def test_the_secret_is_in_no_report_gradebook_log_or_child(graded):
     assert f"the seed secret comes from --seed-secret; {SEED_SECRET_ENV} is ignored" in run.stderr
     files = [p for p in out.rglob("*") if p.is_file()]
     # every file the batch writes is read below: the class files, the run's settings (which say
-    # only that a secret was used), two reports, two feedback files and their pages
+    # only that a secret was used), two reports, two feedback files and their pages, the submission
+    # times and the similarity page
     assert {p.name for p in files} >= {"gradebook.csv", "junit.xml", "summary.md", "summary.html", "index.csv",
-                                       "settings.json"}
+                                       "settings.json", "submitted.json", "similarity.html"}
     assert len([p for p in files if p.parent.name == "reports"]) == 2
     assert len([p for p in files if p.parent.name == "feedback" and p.suffix == ".txt"]) == 2
-    assert len([p for p in files if p.parent.name == "feedback" and p.suffix == ".html"]) == 2 and len(files) == 12
+    assert len([p for p in files if p.parent.name == "feedback" and p.suffix == ".html"]) == 2 and len(files) == 14
     for secret in (graded["secret"], graded["env_secret"]):
         assert secret not in run.stdout + run.stderr
         for p in files:

@@ -628,6 +628,7 @@ def test_slurm_submit_chains_the_merge_after_the_array(tmp_path):
     log = tmp_path / "sbatch.log"
     _script(bin_dir / "sbatch", f'#!/bin/sh\necho "$@" >> {log}\n'
                                 f'case "$*" in *--array*) echo "4242;cluster";; *) echo 4243;; esac\n')
+    _script(bin_dir / "sinfo", '#!/bin/sh\nprintf "8\\n16\\n"\n')   # nodes of 8 and 16 CPUs: a task's 4 fit
     (tmp_path / "class").mkdir()
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GRADER_SHARDS": "3",
            "SBATCH_ARGS": "--partition=short"}
@@ -641,6 +642,28 @@ def test_slurm_submit_chains_the_merge_after_the_array(tmp_path):
     bad = subprocess.run(["bash", str(SLURM / "submit.sh"), "class"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=60, env={**env, "GRADER_SHARDS": "0"})
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "GRADER_SHARDS" in bad.stderr
+
+
+def test_slurm_submit_refuses_tasks_that_no_node_can_run(tmp_path):
+    """Issue 37: on a cluster whose nodes have 2 CPUs, --cpus-per-task=4 left the array pending
+    forever while submit.sh printed "submitted". It asks sinfo (for the partition SBATCH_ARGS
+    names) and refuses, saying what to pass; a request that fits is submitted."""
+    bin_dir = tmp_path / "bin"
+    log = tmp_path / "sbatch.log"
+    _script(bin_dir / "sbatch", f'#!/bin/sh\necho "$@" >> {log}\necho 4242\n')
+    _script(bin_dir / "sinfo", f'#!/bin/sh\necho "$@" >> {tmp_path / "sinfo.log"}\nprintf "2\\n2\\n"\n')
+    (tmp_path / "class").mkdir()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GRADER_SHARDS": "2",
+           "SBATCH_ARGS": "-p short"}
+    refused = subprocess.run(["bash", str(SLURM / "submit.sh"), "class", "out"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=60, env=env)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "asks for 4 CPUs" in refused.stderr and "partition short has more than 2" in refused.stderr
+    assert 'SBATCH_ARGS="--cpus-per-task=2"' in refused.stderr and "submitted" not in refused.stdout
+    assert not log.exists() and "--partition short" in (tmp_path / "sinfo.log").read_text()
+    fits = subprocess.run(["bash", str(SLURM / "submit.sh"), "class", "out"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env={**env, "SBATCH_ARGS": "-p short --cpus-per-task 2"})
+    assert fits.returncode == 0 and "submitted" in fits.stdout, fits.stderr
 
 
 @pytest.mark.parametrize("path", ["gradescope/setup.sh", "gradescope/run_autograder", "slurm/submit.sh",
@@ -677,6 +700,29 @@ def run_prairielearn(root: Path, files: dict[str, str], **env: str) -> dict:
     results = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(results, PL_SCHEMA)
     return results
+
+
+def test_prairielearn_memory_limit_is_the_containers(tmp_path):
+    """Issue 37: PrairieLearn's container had 2 GiB but run.sh left --memory-mb at 4096, so a
+    memory bomb was killed by the kernel (a vague SIGKILL crash). run.sh reads the cgroup's
+    memory.max and gives the submission three quarters of it: a 3 GiB allocation is a memory
+    failure the student can read. No limit ("max"): the grader's default stands."""
+    log = tmp_path / "argv.log"
+    wrapper = _script(tmp_path / "bin" / "grader-logged", f'#!/bin/sh\necho "$@" >> {log}\nexec {GRADER} "$@"\n')
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    (cgroup / "memory.max").write_text(f"{2 << 30}\n")
+    bomb = ("import numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+            "    big = np.ones(3 << 27)  # 3 GiB of float64\n    return hidden @ embedding_matrix.T + big[0] * 0\n")
+    results = run_prairielearn(tmp_path / "a", {"solution.py": bomb}, GRADER_BIN=str(wrapper),
+                               GRADER_CGROUP_DIR=str(cgroup))
+    assert "--memory-mb 1536" in log.read_text()
+    assert results["score"] == 0 and "memory" in json.dumps(results).lower(), results["message"]
+    (cgroup / "memory.max").write_text("max\n")
+    run_prairielearn(tmp_path / "b", {"solution.py": CORRECT}, GRADER_BIN=str(wrapper), GRADER_CGROUP_DIR=str(cgroup))
+    assert "--memory-mb" not in log.read_text().splitlines()[-1]
+    run_prairielearn(tmp_path / "c", {"solution.py": CORRECT}, GRADER_BIN=str(wrapper), GRADER_MEMORY_MB="900")
+    assert "--memory-mb 900" in log.read_text().splitlines()[-1]
 
 
 def test_prairielearn_run_sh_grades_right_and_wrong(tmp_path):

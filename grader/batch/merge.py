@@ -135,6 +135,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if merged_settings is not None:
         write_settings(out, merged_settings, by="grader merge")
     rows = [row for row, _ in found.values()]
+    from .times import merge as merge_times
+    merge_times(out, sources)  # the shards' submission times, for summary.html's grid
     reports = write_outputs(out, rows, args.audience)
     print(f"merged {tally(rows, reports)} from {len(sources)} folders; {out / GRADEBOOK}")
     return EXIT_PASSED if all(r.passed for r in rows) else EXIT_FAILED

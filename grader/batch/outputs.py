@@ -7,11 +7,13 @@
 ``summary.md``          score distribution, commonest failure kinds with an example learner,
                         failure rates per case group and per case, submissions that could not
                         be graded, slowest submissions (:mod:`grader.reports.summary_md`).
-``summary.html``        the same class view with charts (:mod:`grader.reports.classview`):
-                        score histogram, failure rates per group and per case, commonest
-                        hints with an example learner, slowest submissions; self-contained
-                        (PNG data URIs, no script). Needs matplotlib (the ``instructor`` extra):
-                        without it, skipped with a note on stderr.
+``summary.html``        the class view (:mod:`grader.reports.classview`): the learner x group
+                        grid with reasons, submission times and lateness, the score changes
+                        since the previous run, charts; self-contained (PNG data URIs, one
+                        inline script). Needs matplotlib (the ``instructor`` extra): without
+                        it, skipped with a note on stderr.
+``similarity.html``     the pairs of submissions that share code (:mod:`grader.reports.similarity`),
+                        the starter code left out; written by ``grade`` (which knows the files).
 ``feedback/<name>.txt`` each learner's text report for the learner audience (hidden cases as
                         counts only), to hand back; ``<name>`` is
                         :func:`grader.batch.gradebook.feedback_name` (like the report's);
@@ -22,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
+from typing import Iterable
 
 from .._io import csv_line
 from ..errors import GraderError
@@ -40,9 +43,15 @@ def _load_reports(out: Path, rows: list[Row]) -> dict[str, Report]:
     return reports
 
 
-def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report]:
+SIMILARITY_HTML = "similarity.html"
+
+
+def write_outputs(out: Path, rows: list[Row], audience: str, *, sources: dict[str, Path] | None = None,
+                  starters: Iterable[str] = (), threshold: float = 0.5) -> dict[str, Report]:
     """Rewrite ``gradebook.csv`` (sorted), ``junit.xml`` and ``summary.md`` of ``out`` from
-    ``rows`` and their reports; those reports, by learner.
+    ``rows`` and their reports; with ``sources`` (learner -> the file graded), ``similarity.html``
+    (pairs sharing ``threshold`` of their code, the ``starters`` files left out); then the
+    class view. Returns the reports, by learner.
 
     Raises:
         GraderError: a report is missing or unreadable, or a file cannot be written.
@@ -57,8 +66,41 @@ def write_outputs(out: Path, rows: list[Row], audience: str) -> dict[str, Report
     write_output(junit.render_many([(r.learner, reports[r.learner]) for r in rows], audience=audience),
                  str(out / JUNIT))
     write_output(summary_markdown(rows, reports), str(out / SUMMARY))
+    if sources is not None:
+        write_similarity(out, sources, list(starters), threshold, next(iter(reports.values())).problem
+                         if reports else "")
     write_class_view(out, rows, reports)
     return reports
+
+
+def write_similarity(out: Path, sources: dict[str, Path], starters: list[str], threshold: float,
+                     problem: str) -> None:
+    """Write ``similarity.html`` into ``out``: the pairs of ``sources`` (learner -> file) that
+    share at least ``threshold`` of their code, ``starters`` (files) left out. Like the class
+    view it costs only itself: when it cannot be made (copydetect missing, anything raised) a
+    stale page is removed and one note goes to stderr.
+    """
+    from .._io import write_output
+    from ..reports import similarity
+    from ..reports.common import printable
+    try:
+        codes = {learner: code for learner, path in sources.items()
+                 if (code := similarity.code_of(Path(path))) is not None}
+        starter_codes = [c for c in (similarity.code_of(Path(s)) for s in starters) if c is not None]
+        pairs = similarity.similar_pairs(codes, starter_codes, threshold)
+        page = similarity.render(pairs, learners=len(codes), threshold=threshold,
+                                 starters=[Path(s).name for s in starters],
+                                 title=f"Similar submissions: {problem}",
+                                 links={k: f"{FEEDBACK}/{feedback_html_name(k)}" for k in codes})
+        write_output(page, str(out / SIMILARITY_HTML))
+    except GraderError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the similarity page must never cost the grades
+        with contextlib.suppress(OSError):
+            (out / SIMILARITY_HTML).unlink(missing_ok=True)
+        name = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+        why = f" ({name} is missing; pip install copydetect)" if name else f": {type(exc).__name__}: {exc}"
+        sys.stderr.write(printable(f"grader: note: {SIMILARITY_HTML} not written{why}", one_line=True)[:500] + "\n")
 
 
 def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
@@ -103,7 +145,14 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
     why = None
     try:
         from ..reports import classview
-        write_output(classview.render(rows, reports, reports_dir=REPORTS), str(out / SUMMARY_HTML))
+        from .history import changes
+        from .times import read as read_times
+        deadline, times = read_times(out)
+        previous, changed = changes(out, rows)
+        write_output(classview.render(rows, reports, reports_dir=REPORTS, times=times, deadline=deadline,
+                                      changes=changed, previous=previous,
+                                      similarity=SIMILARITY_HTML if (out / SIMILARITY_HTML).is_file() else None),
+                     str(out / SUMMARY_HTML))
     except ImportError as exc:
         why = f" ({exc.name or 'matplotlib'} is missing; pip install 'grader[instructor]')"
     except Exception as exc:  # noqa: BLE001 - the charts must never cost the grades, reports or feedback

@@ -41,7 +41,9 @@ from .discovery import Submission, absolute_path, anchored, choose, enumerate_le
 from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Appender, Row, add_note,
                         load_report, placeholder_report, read_gradebook, report_path, write_gradebook,
                         write_report)
-from .outputs import write_outputs
+from .history import archive
+from .outputs import SIMILARITY_HTML, write_outputs
+from .times import parse_deadline, record as record_times
 from .settings import SETTINGS, grade_settings, read_settings, settings_diff, settings_of_reports, write_settings
 
 
@@ -65,7 +67,9 @@ def add_parser(sub: Any) -> None:
                       problem_help="problem id (default: the only problem known; a batch grades one problem)")
     grade.add_argument("--jobs", type=int_at_least(1), default=None, metavar="N",
                        help="submissions graded at once (default: the number of cores)")
-    grade.add_argument("--out", default="grades", metavar="DIR", help="output folder (default ./grades)")
+    grade.add_argument("--out", default="grades", metavar="DIR",
+                       help="output folder (default ./grades); a run already there is moved to DIR/history/<time>/ "
+                            "and summary.html says whose score changed since, and why")
     grade.add_argument("--resume", action="store_true",
                        help="keep the rows already in DIR/gradebook.csv whose report is there and whose "
                             "learner's files are still those it graded (a digest in the report), grade the rest "
@@ -83,6 +87,31 @@ def add_parser(sub: Any) -> None:
                        help="the roster's column that holds the learner ids (file or folder names): login, sis, "
                             "id, email, idnumber, username or a column's name (default: the first of SIS Login "
                             "ID, Username, Email address, ID number, ID, id, learner the roster has)")
+    grade.add_argument("--deadline", metavar="WHEN",
+                       help="the due time (ISO 8601, e.g. 2026-12-05T23:59 or 2026-12-05T23:59-05:00; without an "
+                            "offset, UTC): summary.html says how late each submission is (its time: Gradescope's "
+                            "submission metadata, the Git commit of a learner's repository, else the file's)")
+    grade.add_argument("--starter", metavar="FILE", action="append", default=[],
+                       help="the starter code handed out (repeatable): left out of the similarity report")
+    grade.add_argument("--similarity", type=_share, default=0.5, metavar="SHARE",
+                       help="the share of a submission's code found in another's from which similarity.html "
+                            "lists the pair (default 0.5; 0 lists every pair, above 1 none)")
+
+
+def _share(text: str) -> float:
+    """``--similarity``: a finite number of 0 or more (a share; above 1 lists no pair).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share of 0 or more (e.g. 0.5)")
+    return value
 
 
 def _refuse_links(out: Path) -> None:
@@ -94,8 +123,10 @@ def _refuse_links(out: Path) -> None:
         GraderError: one of them is a link or not a regular file (or folder).
     """
     import stat
+    from .history import HISTORY
+    from .times import TIMES
     for path in (out, out / REPORTS, out / FEEDBACK, out / GRADEBOOK, out / SETTINGS, out / JUNIT, out / SUMMARY,
-                 out / SUMMARY_HTML):
+                 out / SUMMARY_HTML, out / HISTORY, out / TIMES, out / SIMILARITY_HTML):
         try:
             st = os.lstat(path)
         except FileNotFoundError:
@@ -236,6 +267,7 @@ class _Grader:
         self.preexec = _die_with_parent()
         self.cwd = neutral_folder()
         self.server: Any = None
+        self.chosen: dict[str, Submission] = {}  # learner -> their submission, its file chosen
 
     def _start_server(self) -> None:
         """The batch's fork server (``grader.forkserver.BatchServer``), warmed for its checks'
@@ -359,6 +391,7 @@ class _Grader:
                     sub = pending.pop()
                     try:
                         sub = choose(sub, self.problem.functions)
+                        self.chosen[sub.learner] = sub
                         if keep is not None and keep(sub):
                             continue
                         if sub.path is None:
@@ -645,9 +678,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {args.out!r} is a file; give a folder")
     _refuse_links(out)
-    if book.exists() and not args.resume:
-        raise GraderError(f"--out {args.out!r} already holds a gradebook; pass --resume to finish it, "
-                          "or give another --out")
+    deadline = parse_deadline(args.deadline) if getattr(args, "deadline", None) else None
+    for starter in getattr(args, "starter", None) or []:
+        if not os.path.isfile(starter):
+            raise GraderError(f"--starter {starter!r} is not a file")
     parts = len(getattr(problem, "parts", ())) or 1   # an assignment: one check per problem, each with its limit
     hard = args.hard_timeout or args.total_timeout * parts + HARD_TIMEOUT_MARGIN
     settings = grade_settings(args, problem, secret is not None, hard)
@@ -667,6 +701,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
             sys.stderr.write(f"grader: note: --out {args.out!r} has no {SETTINGS} (an older grader's run); its "
                              "reports agree on the problem, grader version, seed and max-examples; its other "
                              "settings are taken to be this run's\n")
+    if book.exists() and not args.resume:  # a new run: the previous one is kept, to say whose score changed
+        kept_in = archive(out)
+        sys.stderr.write(f"grader: note: --out {args.out!r} held a previous run: kept in {kept_in}; everyone is "
+                         "graded again (--resume finishes a run instead)\n")
     try:
         (out / REPORTS).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -710,13 +748,18 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return False
 
     try:
-        _Grader(args, problem, out, hard).run(subs, jobs, emit, keep)  # kept learners: keep() decides
+        grader_ = _Grader(args, problem, out, hard)
+        chosen = grader_.chosen
+        grader_.run(subs, jobs, emit, keep)  # kept learners: keep() decides
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.close()
         appender.close()
     final = list(rows.values())
-    reports = write_outputs(out, final, args.audience)
+    record_times(out, [chosen.get(s.learner, s) for s in subs], deadline)
+    reports = write_outputs(out, final, args.audience, starters=getattr(args, "starter", None) or [],
+                            threshold=getattr(args, "similarity", 0.5),
+                            sources={s.learner: s.path for s in chosen.values() if s.path is not None})
     print(f"graded {tally(final, reports)}; {book}")
     return EXIT_PASSED if all(r.passed for r in final) else EXIT_FAILED
 

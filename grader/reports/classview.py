@@ -1,17 +1,28 @@
 """The instructor's class view: ``summary.html``, written by ``grader grade`` beside summary.md.
 
 One self-contained HTML file (no external resource; a Content-Security-Policy that allows only
-inline styles, ``data:`` images and the one sorting script by its SHA-256): the totals, a
-sortable table of every learner (score, each problem's points for an assignment, verdict,
-seconds, links to their feedback page and JSON report), the score histogram, the
-failure rates per case group and per case, the commonest hints with an example learner each,
-the submissions that could not be graded and the slowest submissions. Each chart is a static
-matplotlib PNG (Agg backend) embedded as a ``data:`` URI, with a table of the same numbers
-under it (readable without the picture, and where the learner links are).
+inline styles, ``data:`` images and the one table script by its SHA-256), made from the Jinja2
+template ``templates/summary.html.j2`` with autoescaping (:mod:`grader.reports.templating`):
 
-Learner ids, messages and hints are learner-controlled: every one is HTML-escaped
-(``html.escape``) after :func:`grader.reports.common.printable`, and chart text is drawn with
-``text.parse_math`` off, so a ``$...$`` in a name is shown as typed, never as mathtext.
+* the totals, and the learners whose score changed since the previous run in the same output
+  folder, by how much and why (:mod:`grader.batch.history`);
+* the class grid: one row per learner (the roster's learners with no submission too), one
+  column per case group (per problem for an assignment), each cell coloured by the share of its
+  cases passed, grey where none ran, and linking to that part of the learner's feedback page;
+  then the reason (the main failure kind, the hint, how many cases were not run), the
+  submission time and lateness against ``--deadline`` (:mod:`grader.batch.times`), the
+  seconds and the JSON report. Sortable by any heading and filterable by text (``table.js``);
+* the score histogram, the failure rate per case group, the commonest hints (one row per
+  mistake, whatever numbers its sentence holds) with an example learner each, the submissions
+  that could not be graded and the slowest; a link to ``similarity.html`` when it was written.
+
+Each chart is a static matplotlib PNG (Agg backend) embedded as a ``data:`` URI, with a table of
+the same numbers under it. The per-case chart is gone: for a class, its rows repeated their
+group's rate (issue 37).
+
+Learner ids, messages and hints are learner-controlled: the template escapes every value (after
+:func:`grader.reports.common.printable`), and chart text is drawn with ``text.parse_math`` off,
+so a ``$...$`` in a name is shown as typed, never as mathtext.
 
 No matplotlib configuration is read but its built-in defaults: ``grader grade`` runs in a folder
 that may hold learners' files, and matplotlib reads ``./matplotlibrc`` first of all (a learner's
@@ -26,78 +37,219 @@ matplotlib is the ``instructor`` extra (``pip install 'grader[instructor]'``); w
 from __future__ import annotations
 
 import base64
-import hashlib
-import html
 import io
+import re
 import statistics
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from . import common
+from .classview_anchor import anchor
+from .templating import script
 
 if TYPE_CHECKING:  # pragma: no cover
     from grader.batch.gradebook import Row
     from grader.results import Report
 
-MAX_BARS = 20       # bars in the per-case failure-rate chart and rows in its table
 MAX_HINTS = 10      # hints listed
 SLOWEST = 10        # submissions in the slowest chart
 DPI = 84            # with FIG_WIDTH inches: about 60em, the page's width, so a chart shows at 1:1
 FIG_WIDTH = 11.5
 
-#: sorts the per-learner table when a heading is clicked (numbers as numbers); the page's only
-#: script, allowed by its SHA-256 in the Content-Security-Policy (no other script can run)
-_SORT_SCRIPT = ("document.querySelectorAll('table.sortable th').forEach(function(th,i){"
-                "th.style.cursor='pointer';th.title='sort';th.addEventListener('click',function(){"
-                "var t=th.closest('table'),rows=Array.from(t.querySelectorAll('tr')).slice(1),"
-                "up=th.dataset.dir!=='up';th.dataset.dir=up?'up':'down';"
-                "rows.sort(function(a,b){var x=a.children[i].dataset.v||a.children[i].textContent,"
-                "y=b.children[i].dataset.v||b.children[i].textContent,p=parseFloat(x),q=parseFloat(y),"
-                "c=(isNaN(p)||isNaN(q))?x.localeCompare(y):p-q;return up?c:-c;});"
-                "rows.forEach(function(r){t.appendChild(r);});});});")
-_SORT_HASH = base64.b64encode(hashlib.sha256(_SORT_SCRIPT.encode()).digest()).decode()
-_CSP = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{_SORT_HASH}'"
-_STYLE = """body{font-family:sans-serif;margin:2em;max-width:60em;color:#1f2328}
-table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #d0d7de;padding:2px 8px;text-align:left}
-td.n{text-align:right}img{width:100%;height:auto;display:block;margin:0.5em 0}.muted{color:#57606a}"""
+#: sorts and filters the learner tables; the page's only script, allowed by its SHA-256 in the
+#: Content-Security-Policy (no other script can run)
+_SORT_SCRIPT, _SORT_SOURCE = script("table.js")
+_SORT_HASH = _SORT_SOURCE.removeprefix("'sha256-").removesuffix("'")
+_CSP = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {_SORT_SOURCE}"
 
 
-def _e(text: Any) -> str:
-    """``text`` safe in HTML text and attribute values: printable, then escaped (quotes too)."""
-    return html.escape(common.printable(text), quote=True)
+@dataclass
+class Cell:
+    """One cell of the class grid: ``text`` (passed/total, or a problem's points), ``share`` of
+    its cases passed (None: none ran), ``href`` into the learner's feedback page, ``title``."""
+
+    text: str
+    share: float | None
+    href: str
+    title: str
+    value: float = 0.0
 
 
-def _link(learner: str, reports_dir: str) -> str:
-    """A link to the learner's HTML feedback (``feedback/<name>.html``, beside ``reports_dir``'s
-    JSON report), named by the learner id."""
+@dataclass
+class LearnerLine:
+    """One learner's row of the class grid (see the module's docstring)."""
+
+    learner: str
+    page: str
+    report: str
+    status: str
+    score: float
+    score_text: str
+    cells: list[Cell]
+    reason: str
+    not_run: int
+    submitted: str = ""
+    source: str = ""
+    late: str = ""
+    late_seconds: float | None = None
+    seconds: float = 0.0
+    changed: str = ""
+
+
+@dataclass
+class Grid:
+    """The class grid: its ``columns`` (group or problem names) and ``lines`` (one per learner)."""
+
+    columns: list[str]
+    kind: str
+    lines: list[LearnerLine] = field(default_factory=list)
+
+
+def _feedback(learner: str) -> str:
     from grader.batch.gradebook import FEEDBACK, feedback_html_name
-    return f'<a href="{_e(FEEDBACK + "/" + feedback_html_name(learner))}">{_e(learner)}</a>'
+    return FEEDBACK + "/" + feedback_html_name(learner)
 
 
-def _json_link(learner: str, reports_dir: str) -> str:
+def _json(learner: str, reports_dir: str) -> str:
     from grader.batch.gradebook import report_name
-    return f'<a href="{_e(reports_dir + "/" + report_name(learner))}">json</a>'
+    return reports_dir + "/" + report_name(learner)
 
 
-def learner_table(rows: list["Row"], reports_dir: str) -> str:
-    """The per-learner table of summary.html: learner (linked to their HTML feedback), score,
-    the points of each problem of an assignment (the gradebook's per-problem columns), verdict
-    and failure kinds, seconds, and the JSON report; sortable by any column."""
+def _graded(rep: "Report") -> list[Any]:
+    from .summary_md import part_not_graded
+    return [c for c in rep.cases if not c.shrunk and not part_not_graded(c)]
+
+
+def expected_cases(reports: dict[str, "Report"]) -> dict[str, int]:
+    """Group -> the number of graded cases the class's fullest report ran in it: how many a
+    learner whose check stopped early (a crash, a timeout, an import failure, an assignment's
+    missing function) did not run. An assignment's part that could not be graded is no group."""
+    out: dict[str, int] = {}
+    for rep in reports.values():
+        from .summary_md import part_not_graded
+        counts = Counter(c.group for c in _graded(rep))
+        stand_ins = {c.group for c in rep.cases if part_not_graded(c)}
+        for g in rep.groups:
+            if g.group not in stand_ins:
+                out[g.group] = max(out.get(g.group, 0), counts.get(g.group, 0), g.total)
+    return out
+
+
+def _ran(rep: "Report") -> Counter:
+    return Counter(c.group for c in _graded(rep) if c.status != "skipped")
+
+
+def _passed(rep: "Report") -> Counter:
+    return Counter(c.group for c in _graded(rep) if c.status == "passed")
+
+
+def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
+    """A learner's status and reason: the whole submission's failure, or the commonest failure
+    kind of their cases with its first hint; then how many cases were not run."""
+    from .view import build
+    if rep.failure is not None:
+        f = rep.failure
+        status = "no submission" if f.message.startswith("no submission") else "could not be graded"
+        text = "no submission" if status == "no submission" else f"{f.kind}: {f.message}"
+        if f.hint and status != "no submission":
+            text += f"; hint: {f.hint}"
+    elif rep.passed:
+        status, text = "passed", ""
+    else:
+        from .summary_md import part_not_graded
+        status = "failed"
+        # an assignment's part that could not be graded is said as such, not as "1 case"
+        parts = [f"{c.name} not graded ({c.failure.kind}: {c.failure.message})" for c in rep.cases
+                 if part_not_graded(c) and c.failure is not None]
+        kinds = Counter(c.failure.kind for c in _graded(rep) if c.failure is not None)
+        kind, n = kinds.most_common(1)[0] if kinds else ("", 0)
+        text = "; ".join(parts + ([f"{kind} in {n} case{'s' if n != 1 else ''}"] if n else []))
+        try:
+            hints = build(rep, common.INSTRUCTOR).hints
+        except Exception:  # noqa: BLE001 - one odd report must not cost the class view
+            hints = []
+        if hints:
+            text += f"; hint: {hints[0]}"
+    if not_run and status != "no submission" and not (rep.failure is not None and rep.failure.kind == "import"):
+        # (a file that could not be imported ran nothing, plainly; a crash or a timeout is worth the count)
+        text += ("; " if text else "") + f"{not_run} case{'s were' if not_run != 1 else ' was'} not run"
+    text = common.printable(text, one_line=True)
+    return status, (text if len(text) <= 300 else text[:297] + "...")
+
+
+def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "reports",
+         times: dict[str, Any] | None = None, changes: list[Any] | None = None) -> Grid:
+    """The class grid of ``rows`` (see the module's docstring): learner x case group, or learner x
+    problem for an assignment (its cells the problem's points, coloured by the share of the
+    problem's cases passed)."""
     from grader.batch.gradebook import columns_of
     from .common import points
 
+    times = times or {}
+    moved = {c.learner: c for c in changes or []}
     problems = columns_of(rows)
-    head = ["Learner", "Score", *[_e(p) for p in problems], "Verdict", "Seconds", "Report"]
-    out = ['<table class="sortable" id="learners"><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    expected = expected_cases(reports)
+    if problems:
+        columns, kind = problems, "problem"
+    else:
+        columns, kind = list(expected), "group"
+    out = Grid(columns=columns, kind=kind)
     for r in rows:
-        cells = [f"<td>{_link(r.learner, reports_dir)}</td>",
-                 f'<td class="n" data-v="{r.score:.6g}">{points(r.score)} / {points(r.max_score)}</td>']
-        cells += [f'<td class="n" data-v="{r.problems.get(p, 0):.6g}">{points(r.problems[p])}</td>'
-                  if p in r.problems else '<td class="n" data-v="0"></td>' for p in problems]
-        cells += [f"<td>{_e('passed' if r.passed else 'failed: ' + ', '.join(r.kinds))}</td>",
-                  f'<td class="n">{r.seconds:.1f}</td>', f"<td>{_json_link(r.learner, reports_dir)}</td>"]
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    return "\n".join(out + ["</table>"])
+        rep = reports.get(r.learner)
+        page = _feedback(r.learner)
+        ran, ok = (_ran(rep), _passed(rep)) if rep is not None else (Counter(), Counter())
+        not_run = sum(max(0, n - ran.get(g, 0)) for g, n in expected.items())
+        cells = []
+        for col in columns:
+            groups = [g for g in expected if g.startswith(col + "/")] if kind == "problem" else [col]
+            total, passed = sum(ran.get(g, 0) for g in groups), sum(ok.get(g, 0) for g in groups)
+            share = passed / total if total else None
+            has = [g.group for g in rep.groups if g.group in groups] if rep is not None else []
+            href = f"{page}#{anchor(has[0])}" if has else page  # the group's row of their feedback page
+            if kind == "problem":
+                got = r.problems.get(col)
+                text = points(got) if got is not None else ""
+                value = got or 0.0
+            else:
+                text, value = (f"{passed}/{total}" if total else "not run"), (share if share is not None else -1)
+            title = (f"{passed} of {total} cases passed" if total else "no case ran") + \
+                (f"; {sum(expected[g] for g in groups) - total} not run" if total and
+                 sum(expected[g] for g in groups) > total else "")
+            cells.append(Cell(text=text, share=share, href=href, title=title, value=value))
+        status, reason = _reason(rep, not_run) if rep is not None else ("failed", "")
+        when = times.get(r.learner)
+        change = moved.get(r.learner)
+        out.lines.append(LearnerLine(
+            learner=r.learner, page=page, report=_json(r.learner, reports_dir), status=status, score=r.score,
+            score_text=f"{points(r.score)} / {points(r.max_score)}", cells=cells, reason=reason, not_run=not_run,
+            submitted=when.at[:16].replace("T", " ") + " UTC" if when else "",
+            source=when.source if when else "", late=lateness(when.late_seconds) if when else "",
+            late_seconds=when.late_seconds if when else None, seconds=r.seconds,
+            changed=f"{change.delta:+g}" if change else ""))
+    return out
+
+
+def lateness(seconds: float | None) -> str:
+    """``seconds`` after the deadline in words: ``on time``, ``2 h 5 min late``, ``3 d 4 h late``;
+    empty without a deadline."""
+    if seconds is None:
+        return ""
+    if seconds <= 0:
+        return "on time"
+    minutes = int(seconds // 60)
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days} d {hours} h late"
+    return f"{hours} h {mins} min late" if hours else f"{max(mins, 1)} min late"
+
+
+def cell_colour(share: float | None) -> str:
+    """A grid cell's background: red (none passed) through yellow to green (all passed); grey
+    where no case ran."""
+    if share is None:
+        return "#d0d7de"
+    return f"hsl({round(120 * share)},65%,78%)"
 
 
 def _png(fig: Any) -> str:
@@ -107,8 +259,9 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _img(fig: Any, alt: str) -> str:
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{_png(fig)}">'
+def _img(fig: Any, alt: str) -> dict[str, str]:
+    """A chart for the template: its ``alt`` text and PNG data (base64)."""
+    return {"alt": alt, "png": _png(fig)}
 
 
 def _label(text: str, width: int = 60) -> str:
@@ -181,7 +334,9 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
         idea = {c.failure.hint: c.failure.data.get("hint_id") for c in rep.cases
                 if c.failure is not None and c.failure.hint and c.failure.data.get("hint_id")}
         for h in dict.fromkeys(hints):
-            key = f"id:{idea[h]}" if h in idea else h
+            # a hint without its idea's id: its numbers do not make another mistake ("offset of 1",
+            # "offset of 0.999")
+            key = f"id:{idea[h]}" if h in idea else re.sub(r"(?<![A-Za-z_\d.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![A-Za-z_\d])", "#", h)
             if r.learner not in who.setdefault(key, []):
                 who[key].append(r.learner)
             texts.setdefault(key, Counter())[h] += 1
@@ -189,17 +344,14 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
     return sorted(out, key=lambda kv: (-len(kv[1]), kv[0]))
 
 
-def _table(head: Iterable[str], body: list[list[str]], numeric: Iterable[int] = ()) -> str:
-    nums = set(numeric)
-    out = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
-    for cells in body:
-        out.append("<tr>" + "".join(f'<td class="n">{c}</td>' if i in nums else f"<td>{c}</td>"
-                                    for i, c in enumerate(cells)) + "</tr>")
-    return "\n".join(out + ["</table>"])
-
-
-def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str = "reports") -> str:
-    """summary.html of a graded class: ``rows`` (the gradebook) and their ``reports`` by learner.
+def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str = "reports",
+           times: dict[str, Any] | None = None, deadline: str | None = None,
+           changes: list[Any] | None = None, previous: str | None = None,
+           similarity: str | None = None) -> str:
+    """summary.html of a graded class: ``rows`` (the gradebook) and their ``reports`` by learner;
+    ``times`` (learner -> submission time) and the ``deadline`` they were measured against;
+    ``changes`` since the ``previous`` run kept in the folder's history; ``similarity``: the
+    file name of the similarity report to link to, when there is one.
 
     Raises:
         ImportError: matplotlib is not installed.
@@ -208,86 +360,58 @@ def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str 
     matplotlib = import_matplotlib()  # reading no matplotlibrc of the working folder (a class folder)
     matplotlib.use("Agg", force=False)  # the Agg canvas only; pyplot is never imported
     with matplotlib_defaults(matplotlib):  # built-in defaults, mathtext and TeX off
-        return _render(sorted(rows, key=lambda r: r.learner), reports, reports_dir)
+        return _render(sorted(rows, key=lambda r: r.learner), reports, reports_dir, times or {}, deadline,
+                       changes or [], previous, similarity)
 
 
-def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str) -> str:
+def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str, times: dict[str, Any],
+            deadline: str | None, changes: list[Any], previous: str | None, similarity: str | None) -> str:
     from grader.batch.gradebook import could_not_be_graded
-    from .summary_md import RATE_NOTE, failure_rates
     from .common import points
+    from .summary_md import RATE_NOTE, failure_rates
+    from .templating import render as render_template
 
     problems = sorted({rep.problem for rep in reports.values()})
     title = "Class summary: " + (", ".join(problems) or "no submission")
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-           f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>"]
+    context: dict[str, Any] = {"title": title, "csp": _CSP, "script": _SORT_SCRIPT, "rows": rows,
+                               "similarity": similarity, "deadline": deadline, "previous": previous,
+                               "changes": changes, "rate_note": RATE_NOTE, "colour": cell_colour,
+                               "feedback": _feedback, "points": points}
     if not rows:
-        return "\n".join(out + ["<p>No submission was graded.</p></body></html>", ""])
-    passed = sum(r.passed for r in rows)
-    crashed = [r for r in rows if r.learner in reports and could_not_be_graded(reports[r.learner])]
+        return render_template("summary.html.j2", **context, empty=True)
+    the_grid = grid(rows, reports, reports_dir, times, changes)
+    statuses = Counter(line.status for line in the_grid.lines)
+    crashed = [r for r in rows if r.learner in reports and could_not_be_graded(reports[r.learner])
+               and statuses_of(the_grid, r.learner) != "no submission"]
     scores = [r.score for r in rows]
-    out.append(f"<p>{len(rows)} submissions: <b>{passed} passed</b>, {len(rows) - passed} failed"
-               + (f" ({len(crashed)} could not be graded)" if crashed else "") + ". "
-               f"Score: mean {statistics.fmean(scores):.2f}, median {statistics.median(scores):.2f} "
-               f"of {points(max(r.max_score for r in rows))} points.</p>")
+    context.update(
+        empty=False, grid=the_grid, passed=statuses["passed"], failed=len(rows) - statuses["passed"],
+        ungraded=len(crashed), missing=[line.learner for line in the_grid.lines if line.status == "no submission"],
+        late=[line for line in the_grid.lines if line.late_seconds is not None and line.late_seconds > 0],
+        mean=statistics.fmean(scores), median=statistics.median(scores),
+        max_score=points(max(r.max_score for r in rows)), histogram=_img(_histogram(rows), "score histogram"))
 
-    out += ["<h2>Learners</h2>", '<p class="muted">Click a heading to sort; a learner links to their '
-            "feedback page.</p>", learner_table(rows, reports_dir)]
-    out += ["<h2>Score distribution</h2>", _img(_histogram(rows), "score histogram")]
-
-    groups, cases = failure_rates(rows, reports)
-    if groups:
-        out.append("<h2>Failure rates per case group</h2>")
-        out.append(_img(_barh([g for g, _, _ in groups], [100 * len(w) / n for _, w, n in groups],
-                              "% of the learners who ran it failing", "Failure rate per case group",
-                              "#cf222e", 100), "failure rate per case group"))
-        out.append(_table(["Group", "Learners failing", "Rate", "Example"],
-                          [[_e(g), f"{len(w)} of {n}", f"{100 * len(w) / n:.0f}%",
-                            _link(w[0], reports_dir) if w else ""] for g, w, n in groups], (1, 2)))
-        out.append(f'<p class="muted">{_e(RATE_NOTE)}</p>')
-        out.append("<h2>Failure rates per case</h2>")
-        if cases:
-            shown = cases[:MAX_BARS]
-            out.append(_img(_barh([c for c, _, _ in shown], [100 * len(w) / n for _, w, n in shown],
-                                  "% of the learners who ran it failing",
-                                  f"Failure rate per case (the {len(shown)} most failed)", "#bc4c00", 100),
-                            "failure rate per case"))
-            out.append(_table(["Case", "Learners failing", "Rate", "Example"],
-                              [[_e(c), f"{len(w)} of {n}", f"{100 * len(w) / n:.0f}%", _link(w[0], reports_dir)]
-                               for c, w, n in shown], (1, 2)))
-            out.append(f'<p class="muted">{_e(RATE_NOTE)}</p>')
-            if len(cases) > MAX_BARS:
-                # summary.md lists as many (summary_md.MAX_RATE_ROWS): only the reports have the rest
-                out.append(f'<p class="muted">... and {len(cases) - MAX_BARS} more failing cases '
-                           "(see the reports)</p>")
-        else:
-            out.append("<p>No case failed.</p>")
-
-    out.append("<h2>Commonest hints</h2>")
+    groups, _ = failure_rates(rows, reports)
+    context["groups"] = [{"name": g, "failing": w, "ran": n} for g, w, n in groups]
+    context["group_chart"] = _img(_barh([g for g, _, _ in groups], [100 * len(w) / n for _, w, n in groups],
+                                        "% of the learners who ran it failing", "Failure rate per case group",
+                                        "#cf222e", 100), "failure rate per case group") if groups else None
     hints = common_hints(rows, reports)[:MAX_HINTS]
-    if hints:
-        out.append(_img(_barh([f"{i}. {h}" for i, (h, _) in enumerate(hints, 1)], [len(w) for _, w in hints],
-                              "learners", "Learners given each hint", "#0969da", counts=True), "learners per hint"))
-        out.append(_table(["#", "Hint", "Learners", "Example"],
-                          [[str(i), _e(h), str(len(w)), _link(w[0], reports_dir)]
-                           for i, (h, w) in enumerate(hints, 1)], (0, 2)))
-    else:
-        out.append("<p>No hint was given.</p>")
+    context["hints"] = hints
+    context["hint_chart"] = _img(_barh([f"{i}. {h}" for i, (h, _) in enumerate(hints, 1)], [len(w) for _, w in hints],
+                                       "learners", "Learners given each hint", "#0969da", counts=True),
+                                 "learners per hint") if hints else None
+    context["crashed"] = [(r.learner, reports[r.learner].failure.message if reports[r.learner].failure else "")
+                          for r in crashed]
+    graded = [r for r in rows if statuses_of(the_grid, r.learner) != "no submission"]
+    slow = sorted(graded, key=lambda r: -r.seconds)[:SLOWEST]
+    context["slow"] = [(r.learner, r.seconds, "passed" if r.passed else "failed: " + ", ".join(r.kinds)) for r in slow]
+    context["slow_chart"] = _img(_barh([r.learner for r in slow], [r.seconds for r in slow], "seconds (whole check)",
+                                       "Slowest submissions", "#8250df"), "slowest submissions") if slow else None
+    return render_template("summary.html.j2", **context)
 
-    if crashed:
-        out.append("<h2>Could not be graded</h2>")
-        body = []
-        for r in crashed:
-            f = reports[r.learner].failure
-            body.append([_link(r.learner, reports_dir), _e(f.message if f else "")])
-        out.append(_table(["Learner", "Why"], body))
 
-    slow = sorted(rows, key=lambda r: -r.seconds)[:SLOWEST]
-    out.append("<h2>Slowest submissions</h2>")
-    out.append(_img(_barh([r.learner for r in slow], [r.seconds for r in slow], "seconds (whole check)",
-                          "Slowest submissions", "#8250df"), "slowest submissions"))
-    out.append(_table(["Learner", "Seconds", "Verdict"],
-                      [[_link(r.learner, reports_dir), f"{r.seconds:.1f}",
-                        _e("passed" if r.passed else "failed: " + ", ".join(r.kinds))] for r in slow], (1,)))
-    out += [f"<script>{_SORT_SCRIPT}</script>", "</body></html>", ""]
-    return "\n".join(out)
+def statuses_of(the_grid: Grid, learner: str) -> str:
+    """The status of ``learner``'s line in ``the_grid`` (``passed``, ``failed``, ``could not be
+    graded``, ``no submission``)."""
+    return next((line.status for line in the_grid.lines if line.learner == learner), "")

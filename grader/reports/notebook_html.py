@@ -149,6 +149,18 @@ def _heat_map_of_grid(case: dict[str, Any], grid: dict[str, Any], np: Any, Figur
     return _png_of(fig)
 
 
+def _not_graded(report: dict[str, Any]) -> str:
+    """``"; not graded: P (kind)"`` for an assignment's problems that could not be graded (as the
+    text report's count line says it: ``grader.reports.view.ReportView.counts_text``); empty
+    otherwise, and when the whole file could not be."""
+    assignment = (report.get("environment") or {}).get("assignment")
+    parts = assignment.get("problems") if isinstance(assignment, dict) else None
+    if not isinstance(parts, list) or report.get("failure"):
+        return ""
+    missing = [f"{p.get('problem')} ({p.get('failure')})" for p in parts if isinstance(p, dict) and p.get("failure")]
+    return _e(f"; not graded: {', '.join(missing)}") if missing else ""
+
+
 def _worst(failure: dict[str, Any]) -> str:
     return next((d for d in failure.get("details") or [] if d.startswith(("worst at", "first at"))), "")
 
@@ -167,12 +179,29 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     out = [f'<div class="grader-report" style="font-family:sans-serif;line-height:1.4">',
            f'<div style="font-size:1.2em"><b style="color:{colour}">{verdict}</b> {_e(report.get("problem"))}: '
            f'score {report.get("score", 0):g} / {report.get("max_score", 0):g}'
-           + (f' ({counts.get("passed", 0)} of {counts.get("total", 0)} cases passed)' if counts else "")
+           + (f' ({counts.get("passed", 0)} of {counts.get("total", 0)} cases passed{_not_graded(report)})'
+              if counts else "")
            + "</div>"]
     env = report.get("environment") or {}
     if env.get("framework"):   # not for the placeholder of a learner with nothing to run
         out.append(f'<div style="color:#57606a">{_e(env.get("framework"))} submission, graded in '
                    f'{_e(", ".join(env.get("dtypes") or []))}; sandbox {_e(env.get("sandbox"))}</div>')
+    if counts.get("skipped"):  # as the text report says it
+        out.append(f'<p><b>{counts["skipped"]} case{"s were" if counts["skipped"] != 1 else " was"} not run</b> '
+                   "(after a timeout or repeated crashes)</p>")
+    groups = [g for g in report.get("groups") or [] if isinstance(g, dict)]
+    if len(groups) > 1 or (groups and not passed):
+        # the class view's grid links each cell here (grader.reports.classview.anchor)
+        from .classview_anchor import anchor
+        out.append('<table style="border-collapse:collapse;margin:0.4em 0"><tr><th style="text-align:left;'
+                   'padding:1px 8px">group</th><th style="padding:1px 8px">cases passed</th>'
+                   '<th style="padding:1px 8px">points</th></tr>')
+        for g in groups:
+            out.append(f'<tr id="{_e(anchor(str(g.get("group"))))}"><td style="padding:1px 8px">{_e(g.get("group"))}'
+                       f'</td><td style="padding:1px 8px;text-align:right">{_e(g.get("passed"))} of '
+                       f'{_e(g.get("total"))}</td><td style="padding:1px 8px;text-align:right">'
+                       f'{float(g.get("earned") or 0):g} / {float(g.get("points") or 0):g}</td></tr>')
+        out.append("</table>")
     if f := report.get("failure"):
         out.append(f'<p><b>{_e(f.get("kind"))}</b>: {_e(f.get("message"))}</p>')
         if f.get("hint"):

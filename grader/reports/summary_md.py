@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..batch.gradebook import REPORTS, could_not_be_graded, report_name
 from ..results import Report
@@ -109,6 +109,14 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
 MAX_RATE_ROWS = 20  # cases listed in summary.md's failure rates per case
 
 
+def part_not_graded(case: Any) -> bool:
+    """Whether ``case`` stands for a whole part of an assignment that could not be graded (its
+    function missing, its check failed: ``grader.assignment._part_report`` makes it one failed
+    case, group and name the problem id, no inputs). It is no graded case: the class view and the
+    failure rates leave it out (issue 37: a missing function read as a group "100% failing")."""
+    return not case.inputs and not case.dtype and case.name == case.group and "/" not in case.name
+
+
 def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tuple[str, list[str], int]],
                                                                        list[tuple[str, list[str], int]]]:
     """The failure rates of summary.md and summary.html: ``(groups, cases)``, each a list of
@@ -126,7 +134,7 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
         if rep is None:
             continue
         for c in rep.cases:
-            if c.shrunk or c.status == "skipped":
+            if c.shrunk or c.status == "skipped" or part_not_graded(c):
                 continue
             for level, key in (("group", c.group), ("case", c.name.split("[", 1)[0])):
                 ran[level].setdefault(key, set()).add(row.learner)

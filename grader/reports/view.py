@@ -92,8 +92,15 @@ class ReportView:
 
     @property
     def counts_text(self) -> str:
-        """``"P of N cases passed"``: the one count line every format states."""
-        return f"{self.passed} of {self.total} cases passed"
+        """``"P of N cases passed"``: the one count line every format states; for an assignment,
+        then the problems that could not be graded (issue 37: a learner missing a 3-point
+        problem read "171 of 172 cases passed"): ``"; not graded: masked_mean_pool (import)"``."""
+        text = f"{self.passed} of {self.total} cases passed"
+        assignment = self.report.environment.get("assignment")
+        parts = assignment.get("problems") if isinstance(assignment, dict) else None
+        missing = [f"{p.get('problem')} ({p.get('failure')})" for p in parts if isinstance(p, dict)
+                   and p.get("failure")] if isinstance(parts, list) and self.report.failure is None else []
+        return text + (f"; not graded: {', '.join(missing)}" if missing else "")
 
     @property
     def score_text(self) -> str:

@@ -18,6 +18,12 @@
 #   GRADER_BIN              "$GRADER_PYTHON -I -m grader" (a command with arguments; keep the -I)
 #   GRADER_PYTHON           python3            also writes results.json when the grader cannot
 #   GRADER_ARGS             (unset)            more `grader check` flags, e.g. "--timeout 20"
+#   GRADER_MEMORY_MB        (unset)            the submission's --memory-mb; by default three quarters of
+#                                              the container's memory limit (cgroup v2 memory.max, or v1
+#                                              memory/memory.limit_in_bytes, under GRADER_CGROUP_DIR,
+#                                              /sys/fs/cgroup), so a memory bomb is a clear "memory"
+#                                              failure before the kernel kills the container; none
+#                                              without a limit (the grader's default, 4096)
 #   GRADER_SEED_SECRET_FILE $PL_GRADE_ROOT/serverFilesCourse/grader/seed_secret  used when it exists;
 #                                              else a secret made for this run alone (mode 0600)
 #
@@ -51,6 +57,22 @@ if [ -z "${GRADER_SEED_SECRET_FILE:-}" ] && [ ! -e "$SECRET_FILE" ]; then
 fi
 SECRET=()
 [ -e "$SECRET_FILE" ] && SECRET=(--seed-secret "$SECRET_FILE")
+MEMORY=()
+if [ -n "${GRADER_MEMORY_MB:-}" ]; then
+  MEMORY=(--memory-mb "$GRADER_MEMORY_MB")
+else
+  CGROUP="${GRADER_CGROUP_DIR:-/sys/fs/cgroup}"
+  limit=""
+  for f in "$CGROUP/memory.max" "$CGROUP/memory/memory.limit_in_bytes"; do
+    if [ -r "$f" ]; then limit="$(head -c 32 -- "$f" | tr -dc '0-9')"; break; fi
+  done
+  # "max" (v2) or a huge number (v1) is no limit; the rest of the limit is the grader's own
+  if [ -n "$limit" ] && [ "${#limit}" -le 15 ]; then
+    mb=$(( limit / 1048576 * 3 / 4 ))
+    [ "$mb" -ge 256 ] || mb=256
+    MEMORY=(--memory-mb "$mb")
+  fi
+fi
 if [ -n "$ASSIGNMENT" ]; then
   WHAT=(--assignment "$ASSIGNMENT")
 else
@@ -100,7 +122,7 @@ cp -P -- "${submitted[@]}" "$WORK/submission"/
 [ -f "$WORK/submission/$target" ] || not_gradable "The file $target was not submitted. Submit it under that name."
 cd "$WORK/run" || not_gradable "cannot enter $WORK/run"
 errors="$WORK/grader-stderr"
-"${GRADER[@]}" check "${WHAT[@]}" --format prairielearn --output "$RESULTS" "${SECRET[@]}" "${EXTRA[@]}" \
+"${GRADER[@]}" check "${WHAT[@]}" --format prairielearn --output "$RESULTS" "${SECRET[@]}" "${MEMORY[@]}" "${EXTRA[@]}" \
   "--shown=$target" -- "$WORK/submission/$target" 2>"$errors"
 status=$?
 cat "$errors" >&2

@@ -40,8 +40,36 @@ for folder in "$GRADER_OUT"/shard-*; do
     exit 2
   fi
 done
-mkdir -p "$GRADER_OUT"
 read -r -a extra <<< "${SBATCH_ARGS:-}"
+# A task that asks for more CPUs than any node has is never scheduled: the array would wait
+# forever while this script said "submitted". Ask sinfo for the nodes' CPUs (of the partition
+# SBATCH_ARGS names) and refuse before anything is queued.
+want="$(sed -n 's/^#SBATCH --cpus-per-task=\([0-9][0-9]*\).*/\1/p' "$here/grade-shard.sbatch" | head -n 1)"
+part=()
+for ((i = 0; i < ${#extra[@]}; i++)); do
+  a="${extra[$i]}"; next="${extra[$((i + 1))]:-}"
+  case "$a" in
+    --cpus-per-task=*) want="${a#*=}" ;;
+    --cpus-per-task|-c) want="$next" ;;
+    -c[0-9]*) want="${a#-c}" ;;
+    --partition=*) part=(--partition "${a#*=}") ;;
+    --partition|-p) part=(--partition "$next") ;;
+    -p?*) part=(--partition "${a#-p}") ;;
+  esac
+done
+if [ -n "$want" ] && command -v sinfo >/dev/null 2>&1; then
+  if cpus="$(sinfo -h -N -o %c "${part[@]}" 2>/dev/null)" && [ -n "$cpus" ]; then
+    most="$(printf '%s\n' "$cpus" | tr -dc '0-9\n' | sort -n | tail -n 1)"
+    if [ -n "$most" ] && [ "$want" -gt "$most" ] 2>/dev/null; then
+      where="${part[1]:+partition ${part[1]}}"
+      echo "submit.sh: error: each task asks for $want CPUs (--cpus-per-task) but no node of ${where:-the cluster} has more than $most, so the array would never start; pass SBATCH_ARGS=\"--cpus-per-task=$most\" or edit grade-shard.sbatch" >&2
+      exit 2
+    fi
+  else
+    echo "submit.sh: note: sinfo did not answer; not checked that a node has the $want CPUs a task asks for" >&2
+  fi
+fi
+mkdir -p "$GRADER_OUT"
 
 # --parsable prints "jobid" or "jobid;cluster"
 array="$(sbatch --parsable --export=ALL --array="0-$((shards - 1))" --chdir="$GRADER_OUT" "${extra[@]}" \

@@ -1,0 +1,127 @@
+"""The runs before this one in an output folder, and whose score changed since the last (issue 37).
+
+A ``grader grade`` into a folder that holds a finished run's gradebook (without ``--resume``)
+moves that run's ``gradebook.csv``, ``settings.json``, ``submitted.json`` and ``reports/`` into
+``history/<UTC time>/`` (:func:`archive`) and grades everyone again. :func:`changes` compares
+this run with the newest kept one: each learner whose score moved, by how much, and why, from
+the digests the two runs recorded:
+
+* ``spec changed``: the problem's (or assignment's) spec and reference digest of ``settings.json``;
+* ``seed changed``: ``--seed``, or seeds from a secret one run and not the other;
+* ``file changed``: the digest of the learner's files each report records
+  (``environment.submission_sha256``);
+* otherwise what else of the settings differs (grader version, ``--max-examples``...), or
+  ``nothing recorded changed`` (a flaky submission: timing, randomness).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import GraderError
+from .gradebook import GRADEBOOK, REPORTS, Row, load_report, read_gradebook, report_path
+
+HISTORY = "history"
+KEPT = (GRADEBOOK, "settings.json", "submitted.json", REPORTS)
+
+
+@dataclass
+class Change:
+    """A learner whose score differs from the previous run's: ``before`` and ``after`` (points)
+    and ``why`` (what the two runs' records say changed, in words)."""
+
+    learner: str
+    before: float
+    after: float
+    why: list[str]
+
+    @property
+    def delta(self) -> float:
+        """``after - before``."""
+        return self.after - self.before
+
+
+def archive(out: Path) -> Path:
+    """Move the previous run's gradebook, settings, times and reports of ``out`` into
+    ``out/history/<UTC time>/``; that folder.
+
+    Raises:
+        GraderError: they cannot be moved.
+    """
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target, n = out / HISTORY / stamp, 1
+    while target.exists():
+        n += 1
+        target = out / HISTORY / f"{stamp}-{n}"
+    try:
+        target.mkdir(parents=True)
+        for name in KEPT:
+            if (out / name).exists():
+                os.replace(out / name, target / name)
+    except OSError as exc:
+        raise GraderError(f"cannot keep the previous run of --out {str(out)!r} in {target}: "
+                          f"{exc.strerror or exc}") from None
+    return target
+
+
+def previous(out: Path) -> Path | None:
+    """The newest run kept in ``out/history/`` that has a gradebook, or None."""
+    try:
+        runs = sorted((p for p in (out / HISTORY).iterdir() if (p / GRADEBOOK).is_file()), key=lambda p: p.name)
+    except OSError:
+        return None
+    return runs[-1] if runs else None
+
+
+def _settings(folder: Path) -> dict[str, Any]:
+    from .settings import read_settings
+    try:
+        return read_settings(folder) or {}
+    except GraderError:
+        return {}
+
+
+def _digest(folder: Path, learner: str) -> str | None:
+    try:
+        value = load_report(report_path(folder, learner)).environment.get("submission_sha256")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def changes(out: Path, rows: list[Row]) -> tuple[str | None, list[Change]]:
+    """The name of the newest kept run of ``out`` (None without one) and the learners of
+    ``rows`` whose score differs from theirs there, biggest change first."""
+    from .settings import settings_diff
+    before = previous(out)
+    if before is None:
+        return None, []
+    try:
+        old = {r.learner: r for r in read_gradebook(before / GRADEBOOK)}
+    except GraderError:
+        return before.name, []
+    then, now = _settings(before), _settings(out)
+    common: list[str] = []
+    if then.get("spec") != now.get("spec"):
+        common.append("spec changed")
+    if then.get("seed") != now.get("seed") or then.get("seed_secret") != now.get("seed_secret"):
+        common.append("seed changed")
+    other = settings_diff(then, now, skip=("spec", "seed", "seed_secret"), labels=("before", "now")) \
+        if then and now else []
+    found = []
+    for row in rows:
+        was = old.get(row.learner)
+        if was is None or abs(was.score - row.score) < 1e-9:
+            continue
+        why = list(common)
+        d_then, d_now = _digest(before, row.learner), _digest(out, row.learner)
+        if d_then != d_now:
+            why.append("file changed" if d_then and d_now else
+                       "submitted now" if d_now else "nothing graded now")
+        why += other
+        found.append(Change(learner=row.learner, before=was.score, after=row.score,
+                            why=why or ["nothing recorded changed (timing or randomness in the submission)"]))
+    return before.name, sorted(found, key=lambda c: (-abs(c.delta), c.learner))

@@ -1,0 +1,187 @@
+"""When each learner submitted, and how late (issue 37): ``submitted.json`` in the output folder.
+
+A learner's submission time is, first found first:
+
+* ``created_at`` of Gradescope's ``submission_metadata.json`` in the learner's folder or the
+  folder above it (Gradescope's autograder layout: ``/autograder/submission`` beside
+  ``/autograder/submission_metadata.json``; source: Gradescope's "Submission Metadata" page of
+  its autograder documentation);
+* the commit time of ``HEAD`` when the learner's folder is a Git repository (a GitHub Classroom
+  clone), read with dulwich, which parses the repository and runs nothing of it (``git log``
+  would read the learner's ``.git/config``, whose ``gpg.program`` or ``core.pager`` it may run);
+* the file's modification time.
+
+``--deadline`` (ISO 8601; without an offset, UTC) makes each time on time or late by a
+duration. :func:`record` writes ``submitted.json`` when ``grader grade`` ends; the class view
+(:mod:`grader.reports.classview`) reads it back with :func:`read`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import GraderError
+
+TIMES = "submitted.json"
+METADATA = "submission_metadata.json"
+
+
+@dataclass
+class Submitted:
+    """A learner's submission time: ``at`` (ISO 8601, UTC), ``source`` (``gradescope``, ``git``
+    or ``mtime``) and ``late_seconds`` (seconds after the deadline; 0 or less is on time; None
+    without a deadline)."""
+
+    at: str
+    source: str
+    late_seconds: float | None = None
+
+
+def parse_deadline(text: str) -> datetime:
+    """The ``--deadline`` ``text`` (ISO 8601, e.g. ``2026-12-05T23:59``; without an offset, UTC).
+
+    Raises:
+        GraderError: it is not an ISO 8601 date and time.
+    """
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise GraderError(f"--deadline {text!r} is not an ISO 8601 date and time (e.g. 2026-12-05T23:59 "
+                          "or 2026-12-05T23:59-05:00)") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+GIT_ENTRIES = 20_000  # files and folders of a learner's .git looked at before dulwich reads it
+
+
+def _gradescope_time(folder: Path) -> datetime | None:
+    from ..siblings import read_no_follow
+    for place in (folder / METADATA, folder.parent / METADATA):
+        try:  # no link followed, no FIFO waited on (the learner's folder may hold either)
+            data, _, _ = read_no_follow(str(place), 1 << 20)
+            if data is None:
+                continue
+            return datetime.fromisoformat(str(json.loads(data.decode("utf-8"))["created_at"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return None
+
+
+def _plain_git_folder(git: Path) -> bool:
+    """Whether ``git`` is a folder of folders and regular files only, at most
+    :data:`GIT_ENTRIES` of them: dulwich opens what HEAD and the refs name, and a FIFO there
+    would block the batch, a link would lead out of the learner's folder."""
+    import stat
+    todo, seen = [str(git)], 0
+    while todo:
+        here = todo.pop()
+        try:
+            st = os.lstat(here)
+        except OSError:
+            return False
+        seen += 1
+        if seen > GIT_ENTRIES:
+            return False
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                todo += [os.path.join(here, name) for name in os.listdir(here)]
+            except OSError:
+                return False
+        elif not stat.S_ISREG(st.st_mode):
+            return False
+    return True
+
+
+def _git_time(folder: Path) -> datetime | None:
+    if not _plain_git_folder(folder / ".git"):  # none, a file naming another folder, a link, a FIFO...
+        return None
+    try:
+        from dulwich.repo import Repo
+        with Repo(str(folder)) as repo:
+            commit = repo[repo.head()]
+            return datetime.fromtimestamp(commit.commit_time, tz=timezone.utc)
+    except Exception:  # noqa: BLE001 - no readable HEAD (an empty or broken repository): the file's time
+        return None
+
+
+def submission_time(path: Path | None, folder: Path | None) -> tuple[datetime, str] | None:
+    """The submission time of a learner whose file is ``path`` in their own ``folder`` (None for
+    a file among other learners' files), and where it comes from; None when neither a platform's
+    record nor a file tells it."""
+    if folder is not None:
+        for source, reader in (("gradescope", _gradescope_time), ("git", _git_time)):
+            if (when := reader(folder)) is not None:
+                return when, source
+    if path is None:  # nothing submitted: a folder's time is no submission's
+        return None
+    try:  # a link's own time: nothing is followed
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, tz=timezone.utc), "mtime"
+    except OSError:
+        return None
+
+
+def learner_folder(sub: Any) -> Path | None:
+    """The learner's own folder of a chosen submission (:class:`grader.batch.discovery.Submission`):
+    the folder of its file when the file's siblings are the learner's, the folder found when no
+    file was; None for a file among other learners' files."""
+    if sub.path is not None:
+        return Path(sub.path).parent if sub.siblings else None
+    return Path(sub.folder) if sub.folder else None
+
+
+def record(out: Path, subs: Iterable[Any], deadline: datetime | None) -> dict[str, Submitted]:
+    """Write ``submitted.json`` into ``out``: the submission time of each chosen submission of
+    ``subs`` (learners with nothing to read a time from are left out) and, with ``deadline``,
+    how late. Returns what it wrote, by learner.
+
+    Raises:
+        GraderError: the file cannot be written.
+    """
+    from .._io import write_output
+    times: dict[str, Submitted] = {}
+    for sub in subs:
+        found = submission_time(sub.path, learner_folder(sub))
+        if found is None:
+            continue
+        when, source = found
+        late = (when - deadline).total_seconds() if deadline is not None else None
+        times[sub.learner] = Submitted(at=when.astimezone(timezone.utc).isoformat(timespec="seconds"),
+                                       source=source, late_seconds=late)
+    kept = {"deadline": deadline.isoformat() if deadline else None,
+               "learners": {k: asdict(v) for k, v in sorted(times.items())}}
+    write_output(json.dumps(kept, indent=2) + "\n", str(out / TIMES))
+    return times
+
+
+def read(out: Path) -> tuple[str | None, dict[str, Submitted]]:
+    """The deadline and the submission times recorded in ``out`` (:func:`record`); nothing when
+    there is no readable record (a folder merged from shards, an older grader's)."""
+    try:
+        data = json.loads((out / TIMES).read_text(encoding="utf-8"))
+        return data.get("deadline"), {str(k): Submitted(**v) for k, v in data["learners"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, {}
+
+
+def merge(out: Path, folders: Iterable[Path]) -> None:
+    """Write into ``out`` the union of the submission times recorded in ``folders`` (the shards
+    ``grader merge`` joins), with the first deadline one of them names; nothing when none
+    recorded times.
+
+    Raises:
+        GraderError: the file cannot be written.
+    """
+    from .._io import write_output
+    deadline, learners = None, {}
+    for folder in folders:
+        told, times = read(folder)
+        deadline = deadline or told
+        learners.update({k: asdict(v) for k, v in times.items()})
+    if deadline is None and not learners:
+        return
+    write_output(json.dumps({"deadline": deadline, "learners": dict(sorted(learners.items()))}, indent=2) + "\n",
+                 str(out / TIMES))

@@ -1,0 +1,317 @@
+"""The instructor's view of a class (issue 37), piece by piece and in process: submission times
+(Gradescope's metadata, a Git commit read with dulwich, the file's time) and lateness; the
+changes since the previous run and why; the similarity report (copydetect's winnowing) with the
+starter code left out; the grid's reasons and cases not run; one row per mistake in the
+commonest hints whatever its numbers. tests/test_instructor_class.py grades a whole class."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from grader.batch import gradebook, history, times
+from grader.batch.discovery import Submission
+from grader.errors import GraderError
+from grader.reports import json_report
+from grader.reports.classview import lateness
+from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+
+
+def test_deadline_parses_iso_8601_and_bad_input_is_one_clear_error():
+    assert times.parse_deadline("2026-12-05T23:59") == datetime(2026, 12, 5, 23, 59, tzinfo=timezone.utc)
+    assert times.parse_deadline("2026-12-05T23:59-05:00").utcoffset().total_seconds() == -5 * 3600
+    with pytest.raises(GraderError, match="not an ISO 8601"):
+        times.parse_deadline("next friday")
+    assert lateness(None) == "" and lateness(-5) == "on time" and lateness(0) == "on time"
+    assert lateness(30) == "1 min late" and lateness(2 * 3600 + 5 * 60) == "2 h 5 min late"
+    assert lateness(3 * 86400 + 4 * 3600) == "3 d 4 h late"
+
+
+def test_submission_time_from_gradescope_git_or_the_file(tmp_path):
+    """Gradescope's created_at first, then a Git repository's HEAD commit, then the file's mtime;
+    a learner with no file has no time (an empty folder's own time is no submission's)."""
+    import subprocess
+
+    deadline = datetime(2026, 1, 10, tzinfo=timezone.utc)
+    gs = tmp_path / "gs" / "submission"
+    gs.mkdir(parents=True)
+    (gs / "a.py").write_text("x = 1\n")
+    (tmp_path / "gs" / "submission_metadata.json").write_text(json.dumps(
+        {"id": 1, "created_at": "2026-01-09T14:22:32.365935-07:00", "users": []}))  # Gradescope's documented example form
+    git = tmp_path / "gitlearner"
+    git.mkdir()
+    (git / "a.py").write_text("x = 2\n")
+    when = "2026-01-11T08:00:00+00:00"
+    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when, "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": "L", "GIT_AUTHOR_EMAIL": "l@x", "GIT_COMMITTER_NAME": "L", "GIT_COMMITTER_EMAIL": "l@x"}
+    for argv in (["init", "-q"], ["add", "a.py"], ["commit", "-q", "-m", "hand in"]):
+        subprocess.run(["git", "-C", str(git), *argv], check=True, env=env, capture_output=True)
+    plain = tmp_path / "plain.py"
+    plain.write_text("x = 3\n")
+    os.utime(plain, (deadline.timestamp() - 60, deadline.timestamp() - 60))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    subs = [Submission("gs", gs / "a.py", siblings=True), Submission("git", git / "a.py", siblings=True),
+            Submission("plain", plain), Submission("empty", None, note="no file", folder=str(empty))]
+    out = tmp_path / "out"
+    out.mkdir()
+    recorded = times.record(out, subs, deadline)
+    assert recorded["gs"].source == "gradescope" and recorded["gs"].at == "2026-01-09T21:22:32+00:00"
+    assert recorded["gs"].late_seconds < 0
+    assert recorded["git"].source == "git" and recorded["git"].at == "2026-01-11T08:00:00+00:00"
+    assert lateness(recorded["git"].late_seconds) == "1 d 8 h late"
+    assert recorded["plain"].source == "mtime" and lateness(recorded["plain"].late_seconds) == "on time"
+    assert "empty" not in recorded
+    deadline_read, read_back = times.read(out)
+    assert deadline_read == "2026-01-10T00:00:00+00:00" and read_back == recorded
+
+
+def _report(score: float, digest: str, passed: bool = False) -> Report:
+    env = {"submission_sha256": digest, "seed": 0, "framework": "numpy"}
+    return Report("p", "P", "a.py", passed, score, 10.0, None, [], [GroupScore("g", 10, score, 0, 1)], [], env,
+                  {"stdout": "", "stderr": ""}, 1.0)
+
+
+def _run(out: Path, scores: dict[str, tuple[float, str]], settings: dict) -> list[gradebook.Row]:
+    from grader.batch.settings import write_settings
+    rows = []
+    for learner, (score, digest) in scores.items():
+        rep = _report(score, digest)
+        path = gradebook.report_path(out, learner)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json_report.render(rep, audience="instructor"))
+        rows.append(gradebook.Row.of_report(learner, rep, 1.0))
+    gradebook.write_gradebook(out / gradebook.GRADEBOOK, rows)
+    write_settings(out, settings)
+    return rows
+
+
+def test_changes_since_the_previous_run_say_how_much_and_why(tmp_path):
+    out = tmp_path / "out"
+    base = {"problem": "p", "spec": "aaa", "grader": "1", "seed": 0, "seed_secret": False, "max_examples": 5}
+    _run(out, {"ann": (10, "d1"), "bob": (5, "d2"), "cat": (4, "d3")}, base)
+    kept = history.archive(out)
+    assert kept.parent.name == "history" and (kept / "gradebook.csv").is_file() and (kept / "reports").is_dir()
+    assert not (out / "gradebook.csv").exists()
+    # same spec and seed; bob changed his file; cat's score moved with nothing recorded changed
+    rows = _run(out, {"ann": (10, "d1"), "bob": (8, "d2b"), "cat": (4.5, "d3")}, base)
+    name, changed = history.changes(out, rows)
+    assert name == kept.name
+    assert [(c.learner, c.before, c.after, c.why) for c in changed] == [
+        ("bob", 5, 8, ["file changed"]),
+        ("cat", 4, 4.5, ["nothing recorded changed (timing or randomness in the submission)"])]
+    # a spec change and a seed change are said for everyone whose score moved
+    history.archive(out)
+    rows = _run(out, {"ann": (9, "d1"), "bob": (8, "d2b"), "cat": (4.5, "d3")}, {**base, "spec": "bbb", "seed": 3})
+    _, changed = history.changes(out, rows)
+    assert [(c.learner, c.delta, c.why) for c in changed] == [("ann", -1, ["spec changed", "seed changed"])]
+
+
+def test_no_history_no_changes(tmp_path):
+    assert history.changes(tmp_path, []) == (None, [])
+
+
+ORIGINAL = '''import numpy as np
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    """Logits of the tied head."""
+    hidden_states = np.asarray(hidden)
+    table = np.asarray(embedding_matrix)
+    width = hidden_states.shape[-1]
+    flat = hidden_states.reshape(-1, width)
+    logits = np.matmul(flat, table.T)
+    vocab = table.shape[0]
+    return logits.reshape(hidden_states.shape[:-1] + (vocab,))
+'''
+RENAMED = (ORIGINAL.replace("hidden_states", "hs").replace("table", "w").replace("width", "d")
+           .replace("flat", "rows").replace("logits", "scores").replace("vocab", "v")
+           .replace("Logits of the tied head.", "my own work, honest"))
+OTHER = '''import numpy as np
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    """Logits of the tied head."""
+    out = np.einsum("...d,vd->...v", hidden, embedding_matrix)
+    return out.astype(np.result_type(hidden, embedding_matrix))
+'''
+STARTER = '''import numpy as np
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    """Logits of the tied head."""
+    raise NotImplementedError
+'''
+
+
+def test_similarity_finds_a_copy_with_renamed_variables_and_leaves_out_the_starter():
+    from grader.reports.similarity import similar_pairs
+    pairs = similar_pairs({"ann": ORIGINAL, "bob": RENAMED, "cat": OTHER}, [STARTER], threshold=0.5)
+    assert [(p.a, p.b) for p in pairs] == [("ann", "bob")]
+    assert pairs[0].share >= 0.8
+    matched = [text.strip() for text, hit in pairs[0].lines_b if hit]
+    assert "rows = hs.reshape(-1, d)" in matched and "scores = np.matmul(rows, w.T)" in matched
+    # the handed-out lines alone are never a match: two learners who only filled in one line
+    one = STARTER.replace("raise NotImplementedError", "return hidden @ embedding_matrix.T")
+    assert similar_pairs({"x": one, "y": one.replace("hidden @", "(hidden) @")}, [STARTER], 0.5) == []
+
+
+def test_similarity_page_escapes_code_and_links_back(tmp_path):
+    from grader.reports import similarity
+    evil = ORIGINAL.replace("Logits of the tied head.", "</pre><script>alert(1)</script>")
+    pairs = similarity.similar_pairs({"<b>ann</b>": evil, "bob": RENAMED}, [], threshold=0.3)
+    page = similarity.render(pairs, learners=2, threshold=0.3, starters=[], title="Similar: p", links={})
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;b&gt;ann&lt;/b&gt;" in page and 'href="summary.html"' in page
+    assert "default-src 'none'" in page and "<script" not in page
+
+
+def _case(group: str, status: str, kind: str | None = None, hint: str | None = None) -> CaseResult:
+    failure = Failure(kind, "off", hint=hint) if kind else None
+    return CaseResult(name=f"{group}{status}[float32]", group=group, status=status, dtype="float32", rank=1,
+                      inputs={"x": ArrayInfo((2,), "float32")}, failure=failure)
+
+
+def test_grid_says_why_and_how_many_cases_were_not_run():
+    from grader.reports import classview
+    full = Report("p", "P", "a.py", True, 4.0, 4.0, None, [_case("a", "passed")] * 3 + [_case("b", "passed")] * 2,
+                  [GroupScore("a", 2, 2, 3, 3), GroupScore("b", 2, 2, 2, 2)], [], {}, {}, 1.0)
+    crashed = Report("p", "P", "c.py", False, 0.0, 4.0, None,
+                     [_case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2 + [_case("b", "skipped")] * 2,
+                     [GroupScore("a", 2, 0, 0, 3), GroupScore("b", 2, 0, 0, 2)], [], {}, {}, 1.0)
+    nothing = gradebook.placeholder_report(type("P", (), {"groups": {}, "id": "p", "title": "P", "max_score": 4.0})(),
+                                           "", Failure("import", "no submission: nothing was found"), 0.0)
+    reports = {"ann": full, "dan": crashed, "kim": nothing}
+    rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
+    grid = classview.grid(rows, reports)
+    assert grid.kind == "group" and grid.columns == ["a", "b"]
+    lines = {line.learner: line for line in grid.lines}
+    assert [c.text for c in lines["ann"].cells] == ["3/3", "2/2"] and lines["ann"].status == "passed"
+    assert [c.text for c in lines["dan"].cells] == ["0/1", "not run"] and lines["dan"].not_run == 4
+    assert lines["dan"].reason.startswith("crash in 1 case") and "4 cases were not run" in lines["dan"].reason
+    assert [c.share for c in lines["dan"].cells] == [0.0, None]
+    assert lines["kim"].status == "no submission" and lines["kim"].reason == "no submission"
+
+
+def test_one_mistake_is_one_hint_row_whatever_its_numbers():
+    """Issue 37: summary.html counted "offset of 1" and "offset of 0.999" as two hints."""
+    from grader.reports import classview
+
+    def rep(hint: str) -> Report:
+        return Report("p", "P", "a.py", False, 0.0, 1.0, Failure("tolerance", "off", hint=hint), [],
+                      [GroupScore("a", 1, 0, 0, 1)], [], {}, {}, 1.0)
+    reports = {"ann": rep("the output has a constant offset of 1"), "ben": rep("the output has a constant offset of 0.999"),
+               "cat": rep("work in float16 for the output")}
+    rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
+    found = classview.common_hints(rows, reports)
+    assert [len(who) for _, who in found] == [2, 1]
+    assert "float16" in found[1][0]  # a number inside a word is not a value
+
+
+def test_a_feedback_page_agrees_with_its_full_report_and_names_the_cases_not_run():
+    """Issue 37: a feedback page's counts disagreed with its own full report and did not say
+    that cases were not run after a crash."""
+    import html
+    import re
+
+    from grader.reports.notebook_html import feedback_page
+    crashed = Report("p", "P", "c.py", False, 0.0, 4.0, None,
+                     [_case("a", "passed"), _case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2
+                     + [_case("b", "skipped")] * 2,
+                     [GroupScore("a", 2, 0.5, 1, 4), GroupScore("b", 2, 0, 0, 2)], [], {}, {}, 1.0)
+    page = html.unescape(feedback_page(crashed))
+    counts = re.findall(r"(\d+ of \d+) cases passed", page)
+    assert len(counts) >= 2 and set(counts) == {"1 of 6"}, counts   # the header and the full report
+    assert "4 cases were not run" in page.split("full report")[0]    # said above the fold too
+    assert 'id="group-a"' in page and 'id="group-b"' in page         # the grid's links land
+
+
+def test_an_assignments_missing_function_is_not_graded_rather_than_one_failing_case():
+    """Issue 37: in an assignment a missing function was a group "100 % failing" and a learner
+    missing a 3-point problem read "171 of 172 cases passed"."""
+    import html
+
+    from grader.reports import classview, common, summary_md, view
+    from grader.reports.notebook_html import feedback_page
+
+    missing = Failure("import", "the submission defines no function 'pool'")
+    stand_in = CaseResult(name="pool", group="pool", status="error", dtype="", rank=0, inputs={}, failure=missing)
+    good = [dataclasses_replace(_case("a", "passed"), name=f"head/a{i}[float32]", group="head/a") for i in range(3)]
+    env = {"assignment": {"id": "lesson", "problems": [
+        {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
+        {"problem": "pool", "points": 3, "score": 0.0, "passed": False, "failure": "import"}]}}
+    ann = Report("lesson", "L", "a.py", False, 1.0, 4.0, None, good + [stand_in],
+                 [GroupScore("head/a", 1, 1, 3, 3), GroupScore("pool", 3, 0, 0, 1)], [], env, {}, 1.0)
+    pool_cases = [dataclasses_replace(_case("b", "passed"), name=f"pool/b{i}[float32]", group="pool/b") for i in range(5)]
+    env_bob = {"assignment": {"id": "lesson", "problems": [
+        {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
+        {"problem": "pool", "points": 3, "score": 3.0, "passed": True, "failure": None}]}}
+    bob = Report("lesson", "L", "b.py", True, 4.0, 4.0, None, good + pool_cases,
+                 [GroupScore("head/a", 1, 1, 3, 3), GroupScore("pool/b", 3, 3, 5, 5)], [], env_bob, {}, 1.0)
+    assert view.build(ann, common.INSTRUCTOR).counts_text == "3 of 4 cases passed; not graded: pool (import)"
+    assert "3 of 4 cases passed; not graded: pool (import)" in html.unescape(feedback_page(ann))
+    reports = {"ann": ann, "bob": bob}
+    rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
+    groups, _ = summary_md.failure_rates(rows, reports)
+    assert [g for g, _, _ in groups] == ["head/a", "pool/b"]    # no "pool" group 100 % failing
+    line = next(line for line in classview.grid(rows, reports).lines if line.learner == "ann")
+    assert line.reason.startswith("pool not graded (import: the submission defines no function 'pool')")
+    assert "5 cases were not run" in line.reason and "in 1 case" not in line.reason
+
+
+def dataclasses_replace(obj, **changes):
+    import dataclasses
+    return dataclasses.replace(obj, **changes)
+
+
+def test_merge_joins_the_shards_submission_times(tmp_path):
+    """grader merge's summary.html keeps the times and the deadline its shards recorded."""
+    from datetime import timezone as tz
+    a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "m"
+    for folder, name, when in ((a, "ann", 1_700_000_000), (b, "bob", 1_700_090_000)):
+        folder.mkdir()
+        (folder / f"{name}.py").write_text("x = 1\n")
+        os.utime(folder / f"{name}.py", (when, when))
+        times.record(folder, [Submission(name, folder / f"{name}.py")], datetime(2023, 11, 15, tzinfo=tz.utc))
+    out.mkdir()
+    times.merge(out, [a, b])
+    deadline, merged = times.read(out)
+    assert deadline == "2023-11-15T00:00:00+00:00" and sorted(merged) == ["ann", "bob"]
+    assert merged["bob"].late_seconds > merged["ann"].late_seconds
+    empty = tmp_path / "e"
+    empty.mkdir()
+    times.merge(empty, [tmp_path / "nowhere"])
+    assert not (empty / times.TIMES).exists()
+
+
+def test_the_similarity_page_shows_at_most_max_pairs_and_counts_the_rest():
+    from grader.reports import similarity
+    sources = {f"l{i:03d}": RENAMED.replace("scores", f"s{i}") for i in range(16)}   # 120 pairs, all alike
+    pairs = similarity.similar_pairs(sources, [STARTER], threshold=0.5)
+    assert len(pairs) == 120
+    page = similarity.render(pairs, learners=16, threshold=0.5, starters=[], title="t", links={})
+    assert page.count("<details") == similarity.MAX_PAIRS and "20 more pairs" in page
+
+
+def test_nothing_of_a_link_fifo_or_hard_link_is_read_for_similarity_or_times(tmp_path):
+    """The hostile class of tests/test_hostile_inputs.py holds a FIFO and a link to a secret: the
+    similarity check must neither wait on the one nor show the other (it reads as the check does,
+    grader.siblings.read_no_follow), nor may a learner's .git or Gradescope metadata be a FIFO."""
+    from grader.reports.similarity import code_of
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET = 1\n")
+    (tmp_path / "link.py").symlink_to(secret)
+    os.mkfifo(tmp_path / "pipe.py")
+    os.link(secret, tmp_path / "hard.py")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    assert [code_of(tmp_path / n) for n in ("link.py", "pipe.py", "hard.py", "ok.py")] == [None, None, None, "x = 1\n"]
+    learner = tmp_path / "learner"
+    (learner / ".git").mkdir(parents=True)
+    os.mkfifo(learner / ".git" / "HEAD")
+    os.mkfifo(learner / times.METADATA)
+    (learner / "a.py").write_text("x = 1\n")
+    when, source = times.submission_time(learner / "a.py", learner)   # returns: no hang
+    assert source == "mtime"

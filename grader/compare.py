@@ -141,14 +141,22 @@ def with_exception_hint(failure: Failure, hints: str | None, case: Case) -> Fail
     return failure
 
 
-def judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
+def judge_raises(case: Case, outcome: CallOutcome, hints: str | None = None) -> Failure | None:
     """The verdict of a case that must raise one of ``case.raises``, or None when it did.
 
     Only ``ok``, ``type`` and ``exception`` outcomes are judged here (a timeout, crash or memory
     failure keeps its own kind): returning anything, or raising a type not in the list (nor a
     subclass of one: ``outcome.error_types`` holds the type's names along its MRO), is a
-    ``raises`` failure.
+    ``raises`` failure. Its hint is the problem module's (``hints``: its ``diagnose_raises``
+    names what is wrong with these inputs) when it has one, else the statement's contract.
     """
+    failure = _judge_raises(case, outcome)
+    if failure is not None:
+        _hinted(failure, _safe(diagnose.for_raises, hints, case, list(case.raises)))
+    return failure
+
+
+def _judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
     accepted = ", ".join(case.raises)
     if outcome.status == "exception":
         names = outcome.error_types or [outcome.message.split(":", 1)[0]]

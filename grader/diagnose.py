@@ -25,7 +25,7 @@ from .cases import Case
 from .hints import BUNDLED, Hint, Idea, Names, generic, load
 
 __all__ = ["Hint", "Idea", "Names", "for_type", "for_shape", "for_dtype", "for_non_finite", "for_values", "for_exception",
-           "mutation_hint", "combine"]
+           "for_raises", "mutation_hint", "combine"]
 
 
 def _hook(hints: str | None, name: str) -> Any:
@@ -73,6 +73,14 @@ def for_exception(hints: str | None, case: Case, message: str) -> Hint | None:
         return found
     hook = _hook(hints, "diagnose_exception")
     return hook(message, {k: list(np.shape(v)) for k, v in case.inputs.items()}) if hook else None
+
+
+def for_raises(hints: str | None, case: Case, accepted: list[str]) -> Hint | None:
+    """A case that must raise one of ``accepted`` and did not: the problem module's
+    ``diagnose_raises(case, accepted)`` (what is wrong with these inputs), or None (the
+    statement's contract is the hint)."""
+    hook = _hook(hints, "diagnose_raises")
+    return hook(case, accepted) if hook else None
 
 
 def mutation_hint() -> Hint:

@@ -44,7 +44,7 @@ def judge(case: Any, outcome: CallOutcome, expected: "Expected") -> Verdict:
     exception hint where it applies.
     """
     if case.raises and outcome.status in ("ok", "type", "exception"):
-        failure = judge_raises(case, outcome)
+        failure = judge_raises(case, outcome, expected.hints)
         return Verdict(status="passed" if failure is None else "failed", failure=failure)
     if outcome.status in ("ok", "type"):
         failure, margin = assess(case, outcome, expected)

@@ -444,3 +444,20 @@ def test_the_bundled_spec_schema_is_valid_under_its_meta_schema():
     broken = dict(schema, properties={"id": {"type": "no-such-type"}})
     with pytest.raises(jsonschema.SchemaError):
         jsonschema.validators.validator_for(broken).check_schema(broken)
+
+
+def test_embedding_lookup_says_what_is_wrong_with_ids_that_must_raise():
+    """A newcomer was told "these inputs break the function's contract" for a negative ID, an ID
+    past the table, bool IDs and float IDs alike; each now gets its own reason (the problem's
+    diagnose_raises), and the accepted exception types."""
+    from grader.compare import judge_raises
+    wants = {"negative_id": ("negative_id", "-1"), "id_far_out_of_range": ("id_out_of_range", "1000"),
+             "bool_ids": ("bool_ids", "bool"), "float_ids": ("float_ids", "integer dtype")}
+    for name, (hint_id, says) in wants.items():
+        c = _case(EMB, f"{name}[float32]")
+        returned = CallOutcome("ok", result=np.zeros((3, 2), dtype=np.float32))
+        f = judge_raises(c, returned, EMB.hints)
+        assert f is not None and f.kind == "raises" and f.data["hint_id"] == hint_id and says in f.hint, (name, f.hint)
+        assert "numpy" not in f.hint.lower() and "jax" not in f.hint.lower() and "torch" not in f.hint.lower()
+    generic = judge_raises(_case(EMB, "negative_id[float32]"), CallOutcome("ok", result=np.zeros((3, 2))))
+    assert "break the function's contract" in generic.hint     # without the problem's module

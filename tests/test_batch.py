@@ -296,7 +296,7 @@ def test_a_check_past_its_hard_limit_costs_only_its_row(tmp_path):
     assert time.monotonic() - started < 15
     assert result.code == 1, result.stderr
     assert " with 1 job into " in result.stderr
-    assert "graded 1 submissions: 0 passed, 1 failed (1 could not be graded)" in result.stdout
+    assert "graded 1 submission: 0 passed, 1 failed (1 could not be graded)" in result.stdout
     [row] = rows_of(tmp_path / "out")
     assert (row["learner"], row["passed"], row["kinds"]) == ("slow", "false", "crash")
     failure = json.loads(gradebook.report_path(tmp_path / "out", "slow").read_text())["failure"]

@@ -196,6 +196,22 @@ def test_grid_says_why_and_how_many_cases_were_not_run():
     assert lines["kim"].status == "no submission" and lines["kim"].reason == "no submission"
 
 
+def test_a_learner_graded_in_fewer_dtypes_has_no_cases_not_run():
+    """An instructor read "19 cases were not run" on NumPy rows where every case ran: the class's
+    largest case set (JAX's, with bfloat16) was counted as each learner's. Only a learner's own
+    skipped cases are 'not run'."""
+    from grader.reports import classview
+    jax = Report("p", "P", "j.py", False, 2.0, 4.0, None, [_case("a", "passed")] * 3 + [_case("b", "failed")] * 2,
+                 [GroupScore("a", 2, 2, 3, 3), GroupScore("b", 2, 0, 0, 2)], [], {}, {}, 1.0)
+    numpy = Report("p", "P", "n.py", False, 2.0, 4.0, None, [_case("a", "passed")] * 2 + [_case("b", "failed")],
+                   [GroupScore("a", 2, 2, 2, 2), GroupScore("b", 2, 0, 0, 1)], [], {}, {}, 1.0)
+    reports = {"jo": jax, "nu": numpy}
+    rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
+    lines = {line.learner: line for line in classview.grid(rows, reports).lines}
+    assert lines["nu"].not_run == 0 and "not run" not in lines["nu"].reason
+    assert [c.title for c in lines["nu"].cells] == ["2 of 2 cases passed", "0 of 1 cases passed"]
+
+
 def test_one_mistake_is_one_hint_row_whatever_its_numbers():
     """Issue 37: summary.html counted "offset of 1" and "offset of 0.999" as two hints."""
     from grader.reports import classview

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import ROOT, SUBMISSIONS, run_grader
 
 FAST = ["--max-examples", "2", "--no-shrink", "--problem", "tied_lm_head"]
 CANVAS = ("Student,ID,SIS User ID,SIS Login ID,Section\n"
@@ -50,3 +50,23 @@ def test_a_roster_without_an_id_column_is_one_line_and_exit_2(tmp_path):
     run = run_grader("grade", str(tmp_path / "class"), "--roster", str(plain), "--key", "Name",
                      "--out", str(tmp_path / "out2"), *FAST)
     assert run.code == 1 and "not on the roster" not in run.stderr, run.stderr
+
+
+def test_grade_says_which_bundled_problem_a_problems_dir_replaces(tmp_path, capsys, monkeypatch):
+    """A fresh instructor graded with a spec copy in --problems-dir and was not told it replaced
+    the bundled one (check and problems say it, once, on stderr); grade now says it too."""
+    import argparse
+    import shutil
+
+    from grader import flags
+    from grader.batch import pool
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    shutil.copy(ROOT / "problems" / "tied_lm_head.yaml", mine / "tied_lm_head.yaml")
+    monkeypatch.setattr(flags, "_said_replaced", set())
+    args = argparse.Namespace(assignment=None, problem="tied_lm_head", problems_dir=str(mine), paths=[str(tmp_path)])
+    try:
+        pool._problem(args)
+    except Exception:  # noqa: BLE001 - the note comes before the spec is loaded
+        pass
+    assert "replaces the bundled one" in capsys.readouterr().err

@@ -203,9 +203,9 @@ def test_grade_quiet_and_verbose(tmp_path):
     (tmp_path / "class" / "bob.py").write_text((SUBMISSIONS / "wrong_tolerance_softmax.py").read_text())
     quiet = run_grader("grade", "class", "--problem", "tied_lm_head", "--out", "q", "-q", *FAST, cwd=tmp_path)
     assert quiet.code == 1 and quiet.stderr == "", quiet.stderr
-    assert quiet.stdout.startswith("graded 1 submissions") and len(quiet.stdout.splitlines()) == 1
+    assert quiet.stdout.startswith("graded 1 submission:") and len(quiet.stdout.splitlines()) == 1
     loud = run_grader("grade", "class", "--problem", "tied_lm_head", "--out", "v", "-v", *FAST, cwd=tmp_path)
     assert loud.code == 1 and "[1/1] class: failed tolerance" in loud.stderr  # a folder of one file is one learner
     lines = loud.stdout.splitlines()
-    assert lines[0].startswith("graded 1 submissions") and lines[1].startswith("FAIL tied_lm_head: score 0.25 / 10")
+    assert lines[0].startswith("graded 1 submission:") and lines[1].startswith("FAIL tied_lm_head: score 0.25 / 10")
     assert lines[2].startswith("failing: worked_example[") and "\x1b" not in loud.stdout

@@ -344,7 +344,7 @@ class _Grader:
     def no_file(self, sub: Submission) -> Row:
         """The row (and report) of a learner's folder with no identifiable submission."""
         failure = Failure("import", sub.note or "no submission found",
-                          hint=f"submit one .py file that defines {' and '.join(self.problem.functions)}")
+                          hint=f"submit one .py file or .ipynb notebook that defines {' and '.join(self.problem.functions)}")
         report = placeholder_report(self.problem, sub.shown, failure, 0.0)
         write_report(report_path(self.out, sub.learner), report, self.args.audience)
         return Row.of_report(sub.learner, report, 0.0)
@@ -505,8 +505,10 @@ def _problem(args: argparse.Namespace) -> Any:
         GraderError: an unknown problem, no problem at all, bad paths, or submissions that name
             no known problem's function or as many of one as of another (then ``--problem``).
     """
+    from ..flags import note_replaced
     from ..spec import available_problems, find_problem, load_all, load_problem
 
+    note_replaced(args.problems_dir)   # as check says it: a spec of --problems-dir replacing a bundled one
     if getattr(args, "assignment", None):
         from ..assignment import load_assignment
         if args.problem:
@@ -596,7 +598,9 @@ class _Unchanged:
 #: the roster columns that hold learner ids, in the order ``--key`` is guessed
 ROSTER_KEYS = ("SIS Login ID", "Username", "Email address", "ID number", "ID", "id", "learner")
 #: the note of a learner on the roster of whom nothing was found
-NO_SUBMISSION = "no submission: nothing was found for this learner on the roster"
+# (an instructor read the old wording, "nothing was found for this learner on the roster", as
+# "this learner is not on the roster"; it reaches the learner's feedback and Moodle's column)
+NO_SUBMISSION = "no submission: nothing was found in the class folder for this learner"
 
 
 def with_roster(subs: list[Submission], path: str, key: str | None) -> list[Submission]:

@@ -199,7 +199,17 @@ def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "re
         rep = reports.get(r.learner)
         page = _feedback(r.learner)
         ran, ok = (_ran(rep), _passed(rep)) if rep is not None else (Counter(), Counter())
-        not_run = sum(max(0, n - ran.get(g, 0)) for g, n in expected.items())
+        # the learner's own cases that did not run (after a timeout or repeated crashes), not the
+        # class's largest case set: a NumPy submission has no bfloat16 cases to run (an instructor
+        # read "19 cases were not run" on NumPy rows where every case ran)
+        skipped = Counter(c.group for c in _graded(rep) if c.status == "skipped") if rep is not None else Counter()
+        # and an assignment's part that could not be graded: the cases the class ran of it
+        from .summary_md import part_not_graded
+        missing = [c.name for c in rep.cases if part_not_graded(c)] if rep is not None else []
+        for g, n in expected.items():
+            if any(g.startswith(part + "/") for part in missing):
+                skipped[g] += n
+        not_run = sum(skipped.values())
         cells = []
         for col in columns:
             groups = [g for g in expected if g.startswith(col + "/")] if kind == "problem" else [col]
@@ -213,9 +223,9 @@ def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "re
                 value = got or 0.0
             else:
                 text, value = (f"{passed}/{total}" if total else "not run"), (share if share is not None else -1)
+            unrun = sum(skipped.get(g, 0) for g in groups)
             title = (f"{passed} of {total} cases passed" if total else "no case ran") + \
-                (f"; {sum(expected[g] for g in groups) - total} not run" if total and
-                 sum(expected[g] for g in groups) > total else "")
+                (f"; {unrun} not run" if total and unrun else "")
             cells.append(Cell(text=text, share=share, href=href, title=title, value=value))
         status, reason = _reason(rep, not_run) if rep is not None else ("failed", "")
         when = times.get(r.learner)

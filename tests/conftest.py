@@ -87,16 +87,24 @@ def main_in_process(*args: str, cwd: Path | None = None, env: dict | None = None
     import io
     import warnings
 
-    from grader import cleanup, cli, flags
+    from grader import checkers, cleanup, cli, flags, hints, reference
     from grader.processes import REGISTRY
 
     #: what a grader does once per process (say a spec replaces a bundled one; sweep the temp
     #: folder of dead graders' leftovers): empty for each run, as in a new grader, then put back
     once = (flags._said_replaced, cleanup._swept)
+    #: modules a grader imports once per process, by path (references and oracles, checkers, hint
+    #: modules): a test's own files (under its tmp_path, perhaps rewritten since) are imported
+    #: afresh, as a new grader would; the repository's own stay loaded (their JAX compilations too)
+    imported = (reference._loaded, checkers._LOADED, hints._LOADED)
     with _IN_PROCESS:
         saved_once = [set(s) for s in once]
         for s in once:
             s.clear()
+        saved_imported = [dict(d) for d in imported]
+        for d in imported:
+            for key in [k for k in d if not _the_repositorys(k)]:
+                del d[key]
         saved_env = dict(os.environ)
         here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
         streams = sys.stdin, sys.stdout, sys.stderr
@@ -124,7 +132,17 @@ def main_in_process(*args: str, cwd: Path | None = None, env: dict | None = None
             for s, saved in zip(once, saved_once):
                 s.clear()
                 s.update(saved)
+            for d, saved in zip(imported, saved_imported):
+                d.clear()
+                d.update(saved)
             REGISTRY.soften()
+
+
+def _the_repositorys(key) -> bool:
+    """Whether an import memo's key (a path, a (path, function) pair, or a bundled hint name) is
+    one of this repository's files, or no path at all."""
+    path = str(key[0] if isinstance(key, tuple) else key)
+    return not path.startswith("/") or path.startswith(str(ROOT) + "/")
 
 
 @pytest.fixture(autouse=True)

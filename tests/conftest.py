@@ -1,4 +1,11 @@
-"""Shared fixtures: paths, and a helper that runs the grader CLI as a learner or CI would."""
+"""Shared fixtures: paths, and a helper that runs the grader CLI as a learner or CI would.
+
+``run_grader`` (and the ``grader`` fixture) runs ``grader.cli.main`` in this process by default
+(:func:`main_in_process`); a test marked ``@pytest.mark.subprocess`` gets a real
+``python -m grader`` process instead. Mark a test so when what it checks lives in a process of
+its own: signals and exit on kill, ``-I`` and ``sys.path``, what reaches file descriptors 1 and 2
+(a child's prints), a first import (matplotlib's configuration), ``/proc/<pid>/environ``, or a
+template's command line. The submission runs in its sandboxed child either way."""
 from __future__ import annotations
 
 import atexit

@@ -1,4 +1,11 @@
-"""Shared fixtures: paths, and a helper that runs the grader CLI as a learner or CI would."""
+"""Shared fixtures: paths, and a helper that runs the grader CLI as a learner or CI would.
+
+``run_grader`` (and the ``grader`` fixture) runs ``grader.cli.main`` in this process by default
+(:func:`main_in_process`); a test marked ``@pytest.mark.subprocess`` gets a real
+``python -m grader`` process instead. Mark a test so when what it checks lives in a process of
+its own: signals and exit on kill, ``-I`` and ``sys.path``, what reaches file descriptors 1 and 2
+(a child's prints), a first import (matplotlib's configuration), ``/proc/<pid>/environ``, or a
+template's command line. The submission runs in its sandboxed child either way."""
 from __future__ import annotations
 
 import atexit
@@ -8,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,13 +56,114 @@ class Run:
         return json.loads(self.stdout)
 
 
-def run_grader(*args: str, timeout: float = 180, cwd: Path | None = None, env: dict | None = None) -> Run:
-    """Run ``python -m grader ARGS`` in a subprocess and return its :class:`Run`."""
+def run_grader(*args: str, timeout: float = 180, cwd: Path | None = None, env: dict | None = None,
+               process: bool | None = None) -> Run:
+    """Run the grader CLI with ``ARGS`` and return its :class:`Run` (exit code, stdout, stderr).
+
+    By default in this process (:func:`main_in_process`: ``grader.cli.main`` with its own
+    streams, working folder and environment, about 2 CPU-s less per call than a new grader);
+    the submission still runs in its sandboxed child. ``process=True``, or a test marked
+    ``@pytest.mark.subprocess``, runs ``python -m grader ARGS`` in a new process instead: for
+    what only a real process shows (signals, exit on kill, ``-I`` and ``sys.path``, what reaches
+    file descriptors 1 and 2, a template's command line)."""
+    if process is None:
+        process = _REAL_PROCESS[0]
+    if not process:
+        return main_in_process(*args, cwd=cwd, env=env)
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd or ROOT, env=full_env, stdin=subprocess.DEVNULL)
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+#: whether the running test is marked ``subprocess`` (set by :func:`_real_process_when_marked`)
+_REAL_PROCESS = [False]
+#: one in-process CLI run at a time: the streams, working folder and environment are the process's
+_IN_PROCESS = threading.Lock()
+
+
+def main_in_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> Run:
+    """``grader ARGS`` as ``grader.cli.main`` in this process, as a new grader would run it: the
+    working folder ``cwd`` (the repository by default), ``env`` added to the environment, stdin
+    empty, stdout and stderr captured (as text over bytes, so ``.buffer`` writes are caught too),
+    an argparse exit taken as the exit code. Everything is put back afterwards: the environment
+    (every variable, whatever the CLI set), the working folder, the streams, the warning filters,
+    and the process's registry of the grader's children (``REGISTRY.soften``). Calls from
+    several threads run one after the other."""
+    import io
+    import warnings
+
+    from grader import checkers, cleanup, cli, flags, hints, reference
+    from grader.processes import REGISTRY
+
+    #: what a grader does once per process (say a spec replaces a bundled one; sweep the temp
+    #: folder of dead graders' leftovers): empty for each run, as in a new grader, then put back
+    once = (flags._said_replaced, cleanup._swept)
+    #: modules a grader imports once per process, by path (references and oracles, checkers, hint
+    #: modules): a test's own files (under its tmp_path, perhaps rewritten since) are imported
+    #: afresh, as a new grader would; the repository's own stay loaded (their JAX compilations too)
+    imported = (reference._loaded, checkers._LOADED, hints._LOADED)
+    with _IN_PROCESS:
+        saved_once = [set(s) for s in once]
+        for s in once:
+            s.clear()
+        saved_imported = [dict(d) for d in imported]
+        for d in imported:
+            for key in [k for k in d if not _the_repositorys(k)]:
+                del d[key]
+        saved_env = dict(os.environ)
+        here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+        streams = sys.stdin, sys.stdout, sys.stderr
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+        err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+        try:
+            os.environ.update(env or {})
+            os.chdir(cwd or ROOT)
+            sys.stdin, sys.stdout, sys.stderr = io.StringIO(), out, err
+            with warnings.catch_warnings():
+                try:
+                    code = cli.main([str(a) for a in args])
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            out.flush()
+            err.flush()
+            return Run(code, out.buffer.getvalue().decode("utf-8", "replace"),
+                       err.buffer.getvalue().decode("utf-8", "replace"))
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = streams
+            os.fchdir(here)
+            os.close(here)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            for s, saved in zip(once, saved_once):
+                s.clear()
+                s.update(saved)
+            for d, saved in zip(imported, saved_imported):
+                d.clear()
+                d.update(saved)
+            REGISTRY.soften()
+
+
+def _the_repositorys(key) -> bool:
+    """Whether an import memo's key (a path, a (path, function) pair, or a bundled hint name) is
+    one of this repository's files, or no path at all."""
+    path = str(key[0] if isinstance(key, tuple) else key)
+    return not path.startswith("/") or path.startswith(str(ROOT) + "/")
+
+
+@pytest.fixture(autouse=True)
+def _real_process_when_marked(request):
+    """:func:`run_grader` starts a real grader process in tests marked ``subprocess``."""
+    _REAL_PROCESS[0] = request.node.get_closest_marker("subprocess") is not None
+    yield
+    _REAL_PROCESS[0] = False
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "subprocess: run_grader starts a real `python -m grader` process "
+                                       "(signals, exit on kill, -I, file descriptors, templates) instead "
+                                       "of grader.cli.main in this process")
 
 
 @pytest.fixture

@@ -289,11 +289,12 @@ def test_sigterm_stops_the_batch_and_its_checks(tmp_path, forkserver):
 
 
 def test_a_check_past_its_hard_limit_costs_only_its_row(tmp_path):
+    """The hung check is stopped by --hard-timeout (1 s), not by its 30 s call limit: its row says
+    so (a crash "stopped at the hard limit of 1 s", not a timeout), the batch's other outputs are
+    written and no process of it is left. (No stopwatch: that failed at load 13-17.)"""
     write(tmp_path / "class" / "slow.py", LOOP)  # its check would take 30 s: the call limit
-    started = time.monotonic()
     result = grade(str(tmp_path / "class" / "slow.py"), "--out", str(tmp_path / "out"), "--timeout", "30",
                    "--hard-timeout", "1", "--jobs", "1")
-    assert time.monotonic() - started < 15
     assert result.code == 1, result.stderr
     assert " with 1 job into " in result.stderr
     assert "graded 1 submission: 0 passed, 1 failed (1 could not be graded)" in result.stdout

@@ -75,15 +75,13 @@ def test_the_output_folder_is_no_learner_and_holds_no_link(tmp_path):
 
 
 def test_grade_refuses_an_output_folder_with_links_in_one_line(tmp_path):
-    import subprocess
-    import sys
     cls = tmp_path / "class"
     (cls / "alice").mkdir(parents=True)
     (cls / "alice" / "solution.py").write_text(CORRECT)
     out = tmp_path / "out"
     out.mkdir()
     os.symlink(tmp_path / "nowhere.csv", out / "gradebook.csv")
-    res = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--problem", "tied_lm_head",
-                          "--out", str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert res.returncode == 2 and "symbolic link" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    from .conftest import run_grader   # in process: refused before any check starts
+    res = run_grader("grade", str(cls), "--problem", "tied_lm_head", "--out", str(out), timeout=120, cwd=tmp_path)
+    assert res.code == 2 and "symbolic link" in res.stderr and "Traceback" not in res.stderr, res.stderr
     assert not (tmp_path / "nowhere.csv").exists()

@@ -159,6 +159,7 @@ def test_default_run_has_50_cases_every_dtype_and_ranks_1_to_3():
     assert "generated" in groups and "examples" in groups
 
 
+@pytest.mark.subprocess  # the child's prints against the grader's file descriptor 1
 def test_learner_prints_never_reach_stdout(tmp_path):
     noisy = tmp_path / "noisy.py"
     noisy.write_text('import numpy as np\nprint("{\\"passed\\": true}")\n\n'
@@ -170,6 +171,7 @@ def test_learner_prints_never_reach_stdout(tmp_path):
     assert "hello" not in run.stderr
 
 
+@pytest.mark.subprocess  # python -m grader
 def test_output_file_and_python_dash_m(tmp_path):
     out = tmp_path / "deep" / "report.json"
     run = run_grader("check", str(SUBMISSIONS / "wrong_dtype_float32.py"), "--format", "json",

@@ -10,8 +10,6 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -167,12 +165,12 @@ def test_a_torch_older_than_it_needs_is_the_machines_fault_not_a_failed_float16(
 def test_too_little_memory_for_torch_says_so():
     """RLIMIT_AS of 512 MiB is too little for torch: the import fails with a MemoryError or an
     ImportError (the child names the memory limit) or aborts in C++ (the grader's hint does)."""
-    proc = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "submissions" / "correct_torch.py"),
-                           "--memory-mb", "512", "--case", "worked_example[float32]", "--format", "json"],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL,
-                          env={**__import__("os").environ, "GRADER_SANDBOX_TIER": "rlimits"})
-    assert proc.returncode == 1, proc.stderr[-500:]
-    failure = json.loads(proc.stdout)["failure"]
+    from .conftest import run_grader   # in process: the limit is the sandboxed child's
+    run = run_grader("check", str(ROOT / "submissions" / "correct_torch.py"), "--memory-mb", "512",
+                     "--case", "worked_example[float32]", "--format", "json", timeout=300,
+                     env={"GRADER_SANDBOX_TIER": "rlimits"})
+    assert run.code == 1, run.stderr[-500:]
+    failure = run.json()["failure"]
     assert failure["kind"] == "import"
     said = f"{failure['message']} {failure['hint']}"
     assert ("importing PyTorch ran out of memory" in said or "importing PyTorch needs about 736 MiB" in said), said

@@ -666,11 +666,10 @@ def test_junk_on_the_reply_pipe_at_import_is_a_crash(tmp_path, wrap_tier, junk):
     def tied_lm_head(hidden, embedding_matrix):
         return hidden @ embedding_matrix.T
     """)
-    t0 = time.monotonic()
+    # the import is over, as a crash (the junk is not a frame) or at its 5 s import limit; never a hang
     with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=5, import_timeout=5), wrap=wrap_tier) as w:
         started = w.start()
     assert started.status in ("crash", "timeout"), started
-    assert time.monotonic() - t0 < 15
 
 
 def test_oversized_reply_is_a_crash(tmp_path, wrap_tier):
@@ -703,13 +702,15 @@ def test_a_leftover_holding_the_output_pipes_does_not_stall_close(tmp_path):
     w = Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=10), wrap=sandbox.Sandbox("none"))
     assert w.start().status == "ok"
     assert w.call(INPUTS).status == "ok"
-    t0 = time.monotonic()
     w.close()
-    assert time.monotonic() - t0 < 4
-    # the daemon is an orphan now (re-parented to init or a subreaper); kill it by its marker
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and processes.environ_has(int(entry), f"GRADER_RUN={w.token}".encode()):
-            os.kill(int(entry), signal.SIGKILL)
+    # close returned while the daemon still holds the pipes (it sleeps 60 s): it did not wait for
+    # their end of file. The daemon is an orphan now (re-parented to init or a subreaper); kill it
+    # by its marker
+    holders = [int(e) for e in os.listdir("/proc")
+               if e.isdigit() and processes.environ_has(int(e), f"GRADER_RUN={w.token}".encode())]
+    for pid in holders:
+        os.kill(pid, signal.SIGKILL)
+    assert holders, "close waited until the process holding the output pipes was gone"
 
 
 def test_the_child_is_sent_inputs_only(tmp_path, monkeypatch):
@@ -782,13 +783,12 @@ def test_cpu_time_limit_stops_a_busy_loop(tmp_path):
         while True:
             pass
     """)
-    t0 = time.monotonic()
     with Worker(sub, "tied_lm_head", "numpy", Limits(cpu_seconds=1, call_timeout=30),
                 wrap=sandbox.Sandbox("rlimits")) as w:
         assert w.start().status == "ok"
         out = w.call(INPUTS)
+    # the 1 s CPU rlimit's signal stopped it (a crash), not the 30 s call limit (a timeout)
     assert out.status == "crash" and ("SIGXCPU" in out.message or "SIGKILL" in out.message), out.message
-    assert time.monotonic() - t0 < 15
 
 
 def test_child_environment_is_scrubbed_and_private(tmp_path, monkeypatch, wrap_tier):

@@ -162,11 +162,12 @@ def test_releasing_a_sandbox_user_waits_until_its_processes_are_gone(monkeypatch
 
 
 def test_a_sandbox_user_whose_processes_never_die_is_reported_not_waited_for_forever(monkeypatch):
-    monkeypatch.setattr(sandbox, "processes_of", lambda uid: [4242])
+    listed = []
+    monkeypatch.setattr(sandbox, "processes_of", lambda uid: listed.append(uid) or [4242])
     monkeypatch.setattr(sandbox.os, "kill", lambda pid, sig: None)
-    t0 = time.monotonic()
+    # it returns (False: some are left) after a bounded number of looks, though they never die
     assert sandbox._kill_user(0x7A000FFF, wait=0.2) is False
-    assert time.monotonic() - t0 < 30
+    assert 1 <= len(listed) < 1000, len(listed)
 
 
 @ROOT_ONLY

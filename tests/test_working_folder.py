@@ -40,6 +40,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.subprocess  # matplotlib's first import in a grader: this process imported it long ago
 def test_summary_html_reads_no_matplotlibrc_of_the_working_folder_or_environment(tmp_path):
     """``grader merge`` (which writes summary.html as grade does) run in a class folder holding a
     ``matplotlibrc`` with ``text.usetex: True`` and a bogus backend, with ``MATPLOTLIBRC`` and

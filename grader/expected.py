@@ -41,18 +41,40 @@ def expected_for(problem: Problem, case: Case) -> Expected:
             raise GraderError(f"--replay: its \"raises\" cannot be met, the reference solution does not raise "
                               f"{' or '.join(case.raises)} on these inputs ({str(exc).split(': ', 1)[-1]})") from None
         return expected_from(problem, case, np.zeros(0), None)
-    if problem.several:   # each output as a problem of its own; the values travel packed (pack_outputs)
-        refs, scales = [], []
-        for i in range(len(problem.outputs)):
-            view = problem.output_view(i)
-            ref, scale = reference.evaluate(view, case.inputs, case.dtype, output_dtype(view, case)[0],
-                                            derived_key(case))
-            refs.append(ref)
-            scales.append(scale)
-        return expected_from(problem, case, pack_outputs(refs), pack_outputs(scales))
-    out_dtype, _ = output_dtype(problem, case)
-    ref, scale = reference.evaluate(problem, case.inputs, case.dtype, out_dtype, derived_key(case))
+    try:
+        if problem.several:   # each output as a problem of its own; the values travel packed (pack_outputs)
+            refs, scales = [], []
+            for i in range(len(problem.outputs)):
+                view = problem.output_view(i)
+                ref, scale = reference.evaluate(view, case.inputs, case.dtype, output_dtype(view, case)[0],
+                                                derived_key(case))
+                refs.append(ref)
+                scales.append(scale)
+            return expected_from(problem, case, pack_outputs(refs), pack_outputs(scales))
+        out_dtype, _ = output_dtype(problem, case)
+        ref, scale = reference.evaluate(problem, case.inputs, case.dtype, out_dtype, derived_key(case))
+    except GraderError as exc:
+        if "the reference solution raised" not in str(exc):
+            raise
+        raise GraderError(f"{exc} on case {case.name}: {describe_inputs(problem, case)}") from None
     return expected_from(problem, case, ref, scale)
+
+
+def describe_inputs(problem: Problem, case: Case, limit: int = 16) -> str:
+    """A case's inputs in one line, for a reference that failed on them: its sizes and int
+    scalars (``D=10, n_heads=4``), each array's shape and dtype, and its values when it has at
+    most ``limit`` elements; scalars with their values."""
+    parts = [", ".join(f"{k}={v}" for k, v in problem.size_env(case.sizes, case.inputs).items())]
+    for name, arr in case.inputs.items():
+        a = np.asarray(arr)
+        if name in case.scalars:
+            parts.append(f"{name}={a.item()!r}")
+        elif a.size <= limit:
+            parts.append(f"{name}={np.asarray(a, dtype=np.float64).tolist() if a.dtype.kind == 'f' else a.tolist()} "
+                         f"({a.dtype.name})")
+        else:
+            parts.append(f"{name}: {a.dtype.name} {tuple(a.shape)}")
+    return "; ".join(p for p in parts if p)
 
 
 def pack_outputs(arrays: list[np.ndarray | None]) -> np.ndarray:

@@ -158,7 +158,7 @@ def check_shape(problem: Problem, case: Case, ref: np.ndarray, label: str = "") 
     """
     want = declared_shape(problem.returns_shape, problem, case)
     if want is not None and tuple(ref.shape) != want:
-        sizes = ", ".join(f"{k}={v}" for k, v in case.sizes.items() if v != ())
+        sizes = ", ".join(f"{k}={v}" for k, v in problem.size_env(case.sizes, case.inputs).items())
         what = f"returns.outputs {label}" if label else "returns"
         raise GraderError(f"{problem.path}: case {case.name} ({sizes}): the reference's output{' ' + label if label else ''} "
                           f"has shape {tuple(ref.shape)} where {what}.shape {list(problem.returns_shape)} gives {want}; "

@@ -136,3 +136,17 @@ def test_validate_warns_of_a_mistake_caught_by_one_case_only():
     two = MistakeResult("b.py", "tolerance", kind="tolerance", caught_by=["tiny_gradients", "gen003"])
     found = single_case_findings([one, two])
     assert [f.data["file"] for f in found] == ["a.py"] and "tiny_gradients" in found[0].message
+
+
+def test_a_python_int_is_a_declared_int64_result_and_a_float_is_not():
+    from grader.cases import Case
+    from grader.compare import Expected, compare
+    from grader.results import CallOutcome
+
+    case = Case("c[float32]", "values", "float32", {"x": np.zeros(3, np.float32)}, {"n": 3})
+    want = Expected(np.asarray(3, dtype=np.int64), None, 0, "exact", out_dtype="int64", python_scalar=True)
+    assert compare(case, CallOutcome("ok", result=np.asarray(3), result_type="int"), want) is None
+    wrong_value = compare(case, CallOutcome("ok", result=np.asarray(4), result_type="int"), want)
+    assert wrong_value is not None and wrong_value.kind == "tolerance"
+    as_float = compare(case, CallOutcome("ok", result=np.asarray(3.0), result_type="float"), want)
+    assert as_float is not None and as_float.kind == "dtype"

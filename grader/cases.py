@@ -418,11 +418,19 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
                                                  spec.get("fill", {}).get(p.name), kinds[p.name], sizes)
             inputs = _with_scalars(problem, inputs, present, spec.get("args", {}), sizes,
                                    Stream(seed, "args", spec["name"], dt), number)
+            if problem.constraints and not spec.get("raises") and (broken := problem.violated(sizes, inputs)):
+                raise ValueError(f"case {spec['name']} ({_describe(sizes, inputs, problem)}) breaks the constraint "
+                                 f"{broken!r}: change its sizes, or make it a case that must raise")
             literal = np.asarray(spec["expected"], dtype=np.float64) if "expected" in spec else None
             out.append(Case(name, spec["group"], dt, inputs, sizes, spec.get("compare", "tolerance"),
                             literal, "fixed", group.visibility, raises=tuple(spec.get("raises", ())),
                             **call_layout(problem, inputs)))
     return out
+
+
+def _describe(sizes: dict[str, Any], inputs: dict[str, Any], problem: Problem) -> str:
+    """A case's sizes and int scalars as ``n=6, k=2``, for messages."""
+    return ", ".join(f"{k}={v}" for k, v in problem.size_env(sizes, inputs).items())
 
 
 def call_layout(problem: Problem, inputs: dict[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -536,25 +544,43 @@ def _distinct(sizes: dict[str, Any]) -> bool:
     return len(set(symbols)) == len(symbols) and not set(symbols) & set(sizes.get(LEAD, ()))
 
 
-def draw_sizes(stream: Stream, gen: dict[str, Any]) -> dict[str, Any]:
+def draw_sizes(stream: Stream, gen: dict[str, Any], problem: Problem | None = None) -> dict[str, Any]:
     """One size combination for generated cases, from the spec's ``generated`` ranges.
 
     A number of leading axes in ``leading_axes``, each sized in ``sizes["..."]``, and every
     other size symbol in its range. Where the ranges allow, all size symbols differ from each
     other and from the leading-axis sizes (up to 200 draws), so that no axis can be confused
-    with another: a missing transpose or swapped axes changes the shape.
+    with another: a missing transpose or swapped axes changes the shape. A size given as
+    ``{one_of: [...]}`` is drawn from that set. With ``problem``, its ``constraints`` on sizes
+    alone are met (up to 2000 draws; one with scalars is met by :func:`generated_cases`).
+
+    Raises:
+        ValueError: no draw satisfies the constraints.
     """
     rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
     lead_lo, lead_hi = gen.get("sizes", {}).get(LEAD, [1, 1])
     symbols = {k: v for k, v in gen.get("sizes", {}).items() if k != LEAD}
     sizes: dict[str, Any] = {}
-    for _ in range(200):
+    fitting: dict[str, Any] | None = None
+    for _ in range(200 if problem is None or not problem.constraints else 2000):
         rank = stream.integer(rank_lo, rank_hi)
         sizes = {LEAD: tuple(int(x) for x in stream.integers(lead_lo, lead_hi, (rank,)))}
-        for sym, (lo, hi) in symbols.items():
-            sizes[sym] = stream.integer(lo, hi)
+        for sym, bounds in symbols.items():
+            if isinstance(bounds, dict):   # one_of: a set of sizes
+                sizes[sym] = int(bounds["one_of"][stream.integer(0, len(bounds["one_of"]) - 1)])
+            else:
+                sizes[sym] = stream.integer(*bounds)
+        if problem is not None and problem.constraints and problem.violated(sizes, {}) is not None:
+            continue
+        fitting = fitting or sizes
         if _distinct(sizes):
             break
+    else:
+        if problem is not None and problem.constraints:
+            if fitting is None:
+                raise ValueError(f"no generated sizes satisfy the constraints ({'; '.join(t for t, _ in problem.constraints)}) "
+                                 f"in 2000 draws from generated.sizes")
+            sizes = fitting
     return sizes
 
 
@@ -575,7 +601,7 @@ def shape_pool(problem: Problem, seed: int) -> list[dict[str, Any]] | None:
     stream = Stream(seed, "shapes")
     pool: list[dict[str, Any]] = []
     for _ in range(50 * k):
-        sizes = draw_sizes(stream, gen)
+        sizes = draw_sizes(stream, gen, problem)
         if sizes not in pool:
             pool.append(sizes)
         if len(pool) >= k:
@@ -594,20 +620,24 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
     that shrinking moves toward small shapes and simple values (z -> 0, the mean and scale
     toward their bounds); subnormals are flushed as in graded cases.
     """
+    from hypothesis import assume
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 
     gen = problem.generated or {}
     rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
     lead_lo, lead_hi = gen.get("sizes", {}).get(LEAD, [1, 1])
-    symbols = {k: list(v) for k, v in gen.get("sizes", {}).items() if k != LEAD}
+    symbols = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in gen.get("sizes", {}).items() if k != LEAD}
     if within:
         lead = tuple(within.get(LEAD, ()))
         rank_hi = max(rank_lo, min(rank_hi, len(lead)))
         lead_hi = max(lead_lo, min([lead_hi, *lead]) if lead else lead_hi)
         for sym, bounds in symbols.items():
             if isinstance(within.get(sym), int):
-                bounds[1] = max(bounds[0], min(bounds[1], within[sym]))
+                if isinstance(bounds, dict):   # one_of: the sizes no larger than the failing case's
+                    bounds["one_of"] = [v for v in bounds["one_of"] if v <= within[sym]] or [within[sym]]
+                else:
+                    bounds[1] = max(bounds[0], min(bounds[1], within[sym]))
     values = gen.get("values", {})
     z_elems = st.floats(-Z_BOUND, Z_BOUND, allow_nan=False, allow_infinity=False,
                         allow_subnormal=False, width=32)
@@ -617,8 +647,11 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
         rank = data(st.integers(rank_lo, rank_hi))
         sizes: dict[str, Any] = {
             LEAD: tuple(data(st.lists(st.integers(lead_lo, lead_hi), min_size=rank, max_size=rank)))}
-        for sym, (lo, hi) in symbols.items():
-            sizes[sym] = data(st.integers(lo, hi))
+        for sym, bounds in symbols.items():
+            sizes[sym] = data(st.sampled_from(bounds["one_of"])) if isinstance(bounds, dict) \
+                else data(st.integers(bounds[0], bounds[1]))
+        if problem.constraints:
+            assume(problem.violated(sizes, {}) is None)   # on sizes alone, before any array is made
         inputs = {}
         for p in problem.parameters:
             if p.scalar is not None:
@@ -642,6 +675,8 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
             inputs[p.name] = _cast(arr, dtype)
         present = [p for p in problem.parameters if p.scalar is None or not p.optional]
         inputs = _with_scalars(problem, inputs, present, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
+        if problem.constraints:
+            assume(problem.violated(sizes, inputs) is None)
         group = problem.groups[gen["group"]]
         return Case("", gen["group"], dtype, inputs, sizes, "tolerance", None, "generated", group.visibility,
                     **call_layout(problem, inputs))
@@ -666,14 +701,23 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
     for dt, n in zip(dtypes, per):
         for j in range(n):
             stream = Stream(seed, "generated", dt, j)
-            sizes = dict(pool[j % len(pool)]) if pool else draw_sizes(stream, gen)
+            sizes = dict(pool[j % len(pool)]) if pool else draw_sizes(stream, gen, problem)
             optional = gen.get("optional", "alternate")
             present = [p for p in problem.parameters
                        if not p.optional or optional == "always" or (optional == "alternate" and j % 2 == 1)]
             inputs = {p.name: param_array(stream, p, resolve_shape(p, sizes), values.get(p.name),
                                           p.dtype_for(dt, j), sizes)
                       for p in present if p.scalar is None}
-            inputs = _with_scalars(problem, inputs, present, {}, sizes, Stream(seed, "args", "generated", dt, j), j)
+            arrays = inputs
+            inputs = _with_scalars(problem, arrays, present, {}, sizes, Stream(seed, "args", "generated", dt, j), j)
+            for attempt in range(1, 200 if problem.constraints else 1):   # scalars that meet the constraints
+                if problem.violated(sizes, inputs) is None:
+                    break
+                inputs = _with_scalars(problem, arrays, present, {}, sizes,
+                                       Stream(seed, "args", "generated", dt, j, attempt), j + attempt)
+            if problem.constraints and (broken := problem.violated(sizes, inputs)) is not None:
+                raise ValueError(f"generated case {len(out)} ({_describe(sizes, inputs, problem)}): no scalar values "
+                                 f"satisfy the constraint {broken!r} in 200 draws")
             out.append(Case(f"gen{len(out):03d}[{dt}]", gen["group"], dt, inputs, sizes, "tolerance", None,
                             "generated", group.visibility, **call_layout(problem, inputs)))
     return out

@@ -66,6 +66,10 @@ class Expected:
             of the tolerance; None for the tolerance.
         allowance_share: the share of the allowance the values may use (``grader validate``'s
             alternatives: 0.5).
+        parts: for a function with several outputs, ``(name, Expected)`` per output in order
+            (``ref`` and ``scale`` then hold them packed, ``grader.expected.pack_outputs``); None
+            for one output.
+        several_as: with ``parts``, ``"tuple"`` or ``"dict"``: how the outputs are returned.
     """
 
     ref: np.ndarray
@@ -79,6 +83,8 @@ class Expected:
     python_scalar: bool = False
     checker: dict[str, Any] | None = None
     allowance_share: float = 1.0
+    parts: tuple[tuple[str, "Expected"], ...] | None = None
+    several_as: str = ""
 
 
 def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int) -> np.ndarray:
@@ -199,6 +205,11 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
 
     Args: as for :func:`compare`.
     """
+    if expected.parts is not None:
+        return _assess_several(case, outcome, expected)
+    if outcome.status == "ok" and outcome.results is not None:   # a tuple, list or dict where one array is due
+        outcome = CallOutcome("type", message=outcome.result_type or "tuple", mutated=outcome.mutated,
+                              seconds=outcome.seconds)
     want_dtype = expected.out_dtype or case.dtype
     python_number = outcome.status == "ok" and outcome.result_type in PYTHON_NUMBERS
     if python_number and not (expected.python_scalar and np.ndim(outcome.result) == 0):
@@ -244,6 +255,87 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
                 if key in extra.data:
                     first.data[key] = extra.data[key]
         first.data.setdefault("also", []).append({"kind": extra.kind, "message": extra.message})
+    return first, margin
+
+
+def _several_items(outcome: CallOutcome, expected: Expected) -> tuple[dict[str, CallOutcome] | None, str]:
+    """Each declared output's part of ``outcome`` (an ``ok`` outcome for an array, ``type`` for
+    a Python number where none may be), or None and why the result is not the declared tuple or
+    dict."""
+    names = [name for name, _ in expected.parts or ()]
+    listing = ", ".join(names)
+    if expected.several_as == "dict":
+        want = f"a dict with the keys {listing}"
+    else:
+        want = f"a tuple of {len(names)} ({listing})"
+    if outcome.status == "type":
+        return None, f"the function returned {outcome.message}, not {want}"
+    if outcome.results is None:
+        shape = tuple(outcome.result.shape) if outcome.result is not None else ()
+        return None, f"the function returned one array of shape {shape}, not {want}"
+    kind = outcome.result_type
+    if expected.several_as == "dict":
+        if kind != "dict":
+            return None, f"the function returned a {kind} of {len(outcome.results)}, not {want}"
+        missing = [n for n in names if n not in outcome.results]
+        extra = [k for k in outcome.results if k not in names]
+        if missing or extra:
+            return None, (f"the function returned a dict with the keys {', '.join(outcome.results)}, not {want}"
+                          + (f" (missing: {', '.join(missing)})" if missing else ""))
+        items = [(n, outcome.results[n], outcome.result_types.get(n, "")) for n in names]
+    else:
+        if kind == "dict":
+            return None, f"the function returned a dict, not {want}"
+        if len(outcome.results) != len(names):
+            return None, f"the function returned a {kind} of {len(outcome.results)}, not {want}"
+        items = [(n, arr, outcome.result_types.get(k, ""))
+                 for n, (k, arr) in zip(names, outcome.results.items())]
+    return {n: CallOutcome("ok", result=arr, result_type=t, seconds=outcome.seconds) for n, arr, t in items}, ""
+
+
+def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failure | None, float | None]:
+    """:func:`assess` of a function with several outputs: the result must be the declared tuple
+    (a list is accepted) or dict, else a ``type`` failure; then each output is judged as one
+    array by its own :class:`Expected`. The first failing output (in declaration order) gives
+    the failure's kind and message (``"v: 3 / 10 elements are outside the tolerance"``); the
+    details say how every output fared (``param is right (0.02 of the allowance)``), and
+    ``data["outputs"]`` holds each output's ``kind`` (None when right) and ``margin``. The
+    margin is the worst output's."""
+    items, why = _several_items(outcome, expected)
+    if items is None:
+        return Failure("type", why, data={"returned": outcome.result_type or outcome.message,
+                                          "expected": [n for n, _ in expected.parts or ()]}), None
+    verdicts: list[tuple[str, Failure | None, float | None]] = []
+    for name, part in expected.parts or ():
+        failure, margin = assess(case, items[name], part)
+        verdicts.append((name, failure, margin))
+    margins = [m for _, _, m in verdicts if m is not None]
+    margin = max(margins) if margins else None
+    summary = {name: {"kind": f.kind if f else None, "margin": m} for name, f, m in verdicts}
+    lines = []
+    for name, f, m in verdicts:
+        if f is None:
+            lines.append(f"{name} is right" + (f" ({m:.2g} of the allowance)" if m is not None else ""))
+        else:
+            lines.append(f"{name} is off: {f.message}")
+    failing = [(name, f) for name, f, _ in verdicts if f is not None]
+    if outcome.mutated:
+        failing.append(("", _hinted(Failure(
+            "mutation", f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
+                        f"{', '.join(outcome.mutated)} in place", data={"mutated": list(outcome.mutated)}),
+            diagnose.mutation_hint())))
+    if not failing:
+        return None, margin
+    name, first = failing[0]
+    if name:
+        first.message = f"{name}: {first.message}"
+        first.details = ["; ".join(lines)] + first.details
+        first.data["output"] = name
+    first.data["outputs"] = summary
+    for other, extra in failing[1:]:
+        first.details.append(f"also {extra.kind}{' in ' + other if other else ''}: {extra.message}")
+        first.data.setdefault("also", []).append({"kind": extra.kind, "message": extra.message,
+                                                  **({"output": other} if other else {})})
     return first, margin
 
 

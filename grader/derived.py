@@ -150,7 +150,7 @@ def allowance(call: Callable[..., Any], problem: Problem, inputs: dict[str, Any]
     Raises:
         Exception: whatever the reference raises on a probe (the caller words it).
     """
-    factor = float(problem.tolerance.get("factor", FACTOR))
+    factor = float(problem.tolerance.get("factors", {}).get(dtype, problem.tolerance.get("factor", FACTOR)))
     ref = np.asarray(ref, dtype=np.float64)
     floats = _float_names(problem, inputs)
     stream = Stream("derived", problem.id, key, dtype)

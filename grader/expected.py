@@ -7,6 +7,7 @@ Used by the plan (the reference values of its cases), the grading loop, the shri
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from . import reference
 from .cases import Case
 from .compare import SMALL, Expected
+from .dtypes import dtype_of
 from .errors import GraderError
 from .spec import Problem
 
@@ -39,9 +41,128 @@ def expected_for(problem: Problem, case: Case) -> Expected:
             raise GraderError(f"--replay: its \"raises\" cannot be met, the reference solution does not raise "
                               f"{' or '.join(case.raises)} on these inputs ({str(exc).split(': ', 1)[-1]})") from None
         return expected_from(problem, case, np.zeros(0), None)
-    out_dtype, _ = output_dtype(problem, case)
-    ref, scale = reference.evaluate(problem, case.inputs, case.dtype, out_dtype, derived_key(case))
+    try:
+        if problem.several:   # each output as a problem of its own; the values travel packed (pack_outputs)
+            refs, scales = [], []
+            for i in range(len(problem.outputs)):
+                view = problem.output_view(i)
+                ref, scale = reference.evaluate(view, case.inputs, case.dtype, output_dtype(view, case)[0],
+                                                derived_key(case))
+                refs.append(ref)
+                scales.append(scale)
+            return expected_from(problem, case, pack_outputs(refs), pack_outputs(scales))
+        out_dtype, _ = output_dtype(problem, case)
+        ref, scale = reference.evaluate(problem, case.inputs, case.dtype, out_dtype, derived_key(case))
+    except GraderError as exc:
+        if "the reference solution raised" not in str(exc):
+            raise
+        raise GraderError(f"{exc} on case {case.name}: {describe_inputs(problem, case)}") from None
     return expected_from(problem, case, ref, scale)
+
+
+def describe_inputs(problem: Problem, case: Case, limit: int = 16) -> str:
+    """A case's inputs in one line, for a reference that failed on them: its sizes and int
+    scalars (``D=10, n_heads=4``), each array's shape and dtype, and its values when it has at
+    most ``limit`` elements; scalars with their values."""
+    parts = [", ".join(f"{k}={v}" for k, v in problem.size_env(case.sizes, case.inputs).items())]
+    for name, arr in case.inputs.items():
+        a = np.asarray(arr)
+        if name in case.scalars:
+            parts.append(f"{name}={a.item()!r}")
+        elif a.size <= limit:
+            parts.append(f"{name}={np.asarray(a, dtype=np.float64).tolist() if a.dtype.kind == 'f' else a.tolist()} "
+                         f"({a.dtype.name})")
+        else:
+            parts.append(f"{name}: {a.dtype.name} {tuple(a.shape)}")
+    return "; ".join(p for p in parts if p)
+
+
+def pack_outputs(arrays: list[np.ndarray | None]) -> np.ndarray:
+    """Several outputs' arrays (or Nones) as one float64 vector that the case cache and
+    ``grader validate`` keep as they keep one output's: ``[k, (present, ndim, *shape) per
+    output, the values raveled in order...]``. Integer values above 2**53 are not exact in it.
+    :func:`unpack_outputs` reverses it."""
+    head: list[float] = [float(len(arrays))]
+    body = []
+    for a in arrays:
+        if a is None:
+            head += [0.0, 0.0]
+            continue
+        a = np.asarray(a)
+        head += [1.0, float(a.ndim), *map(float, a.shape)]
+        body.append(np.asarray(a, dtype=np.float64).ravel())
+    return np.concatenate([np.asarray(head, dtype=np.float64), *body])
+
+
+def unpack_outputs(packed: np.ndarray | None, count: int) -> list[np.ndarray | None]:
+    """The arrays :func:`pack_outputs` packed (float64, their shapes), ``count`` Nones for None.
+
+    Raises:
+        GraderError: ``packed`` does not hold ``count`` outputs (a stale cache entry).
+    """
+    if packed is None:
+        return [None] * count
+    flat = np.asarray(packed, dtype=np.float64).ravel()
+    try:
+        if int(flat[0]) != count:
+            raise ValueError
+        pos, shapes = 1, []
+        for _ in range(count):
+            present, ndim = int(flat[pos]), int(flat[pos + 1])
+            shapes.append(tuple(int(x) for x in flat[pos + 2:pos + 2 + ndim]) if present else None)
+            pos += 2 + ndim
+        out: list[np.ndarray | None] = []
+        for shape in shapes:
+            if shape is None:
+                out.append(None)
+                continue
+            n = int(np.prod(shape, dtype=np.int64))
+            out.append(flat[pos:pos + n].reshape(shape))
+            pos += n
+        if pos != flat.size:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise GraderError(f"stored reference values do not hold {count} outputs; clear the case cache") from None
+    return out
+
+
+def declared_shape(shape: tuple[Any, ...], problem: Problem, case: Case) -> tuple[int, ...] | None:
+    """The concrete shape ``shape`` (a ``returns.shape``: symbols, ints, ``"..."``, size
+    expressions) takes in ``case``, from its sizes and int scalar parameters; None when a name
+    is not known in the case (an optional parameter it leaves out)."""
+    from .spec import LEAD, eval_size, size_expr
+
+    env = {k: int(v) for k, v in case.sizes.items() if k != LEAD and not isinstance(v, (tuple, list))}
+    for p in problem.parameters:
+        if p.scalar == "int" and p.name in case.inputs:
+            env[p.name] = int(np.asarray(case.inputs[p.name]))
+    out: list[int] = []
+    try:
+        for entry in shape:
+            if entry == LEAD:
+                out.extend(int(x) for x in case.sizes.get(LEAD, ()))
+            elif isinstance(entry, int):
+                out.append(entry)
+            else:
+                out.append(eval_size(size_expr(entry), env))
+    except (KeyError, ZeroDivisionError):
+        return None
+    return tuple(out)
+
+
+def check_shape(problem: Problem, case: Case, ref: np.ndarray, label: str = "") -> None:
+    """Check that the reference's output on ``case`` has the shape ``returns.shape`` declares.
+
+    Raises:
+        GraderError: one line naming the case, both shapes and the declaration.
+    """
+    want = declared_shape(problem.returns_shape, problem, case)
+    if want is not None and tuple(ref.shape) != want:
+        sizes = ", ".join(f"{k}={v}" for k, v in problem.size_env(case.sizes, case.inputs).items())
+        what = f"returns.outputs {label}" if label else "returns"
+        raise GraderError(f"{problem.path}: case {case.name} ({sizes}): the reference's output{' ' + label if label else ''} "
+                          f"has shape {tuple(ref.shape)} where {what}.shape {list(problem.returns_shape)} gives {want}; "
+                          f"fix the spec or the reference")
 
 
 def derived_key(case: Case) -> str:
@@ -76,6 +197,20 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
     Raises:
         GraderError: the reference disagrees with the case's literal ``expected`` values.
     """
+    if problem.several:
+        parts = []
+        refs = unpack_outputs(ref, len(problem.outputs)) if not case.raises else [np.zeros(0)] * len(problem.outputs)
+        scales = unpack_outputs(scale, len(problem.outputs)) if not case.raises else [None] * len(problem.outputs)
+        for i, o in enumerate(problem.outputs):
+            view = problem.output_view(i)
+            r = refs[i]
+            if not case.raises and view.returns_fixed_dtype is not None and dtype_of(view.returns_fixed_dtype).kind in "biu":
+                r = np.rint(r).astype(view.returns_fixed_dtype) if view.returns_fixed_dtype != "bool" else r.astype(bool)
+            parts.append((o.name, expected_from(view, case, r, scales[i])))
+        first = parts[0][1]
+        return dataclasses.replace(first, ref=ref, scale=scale, parts=tuple(parts), several_as=problem.returns_as)
+    if not case.raises:
+        check_shape(problem, case, ref, problem.select[1] if problem.select else "")
     model = problem.tolerance["model"]
     n: Any = 0
     if model == "sum_of_products":
@@ -101,6 +236,14 @@ def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[st
     integer and bool inputs as given) when every array has at most ``compare.SMALL`` elements,
     else None. ``got`` may be None (no value came back); ``expected`` is left out for a case
     that must raise."""
+    if expected.parts is not None:   # several outputs: the expected value of each, by name
+        if case.size > SMALL or any(e.ref.size > SMALL for _, e in expected.parts):
+            return None
+        out = values_of(case, expected.parts[0][1], None) or {}
+        if not case.raises:
+            out["expected"] = {name: np.asarray(e.ref, dtype=np.float64).tolist() if e.ref.dtype.kind not in "biu"
+                               else e.ref.tolist() for name, e in expected.parts}
+        return out
     if case.size > SMALL or expected.ref.size > SMALL:
         return None
     out: dict[str, Any] = {k: (v.tolist() if v.dtype.kind in "biu" or k in case.scalars

@@ -152,14 +152,35 @@ def call(problem: Problem, inputs: dict[str, Any], *, wide: bool = True) -> Any:
     if wide:
         args, kwargs, _ = _args(problem, inputs)
         with x64(jax), jax.default_device(jax.devices("cpu")[0]):
-            return fn(*args, **kwargs)
+            return pick(problem, fn(*args, **kwargs))
     from .cases import call_layout
 
     layout = call_layout(problem, inputs)
     given = {k: (np.asarray(v).item() if k in layout["scalars"] else v) for k, v in inputs.items()}
     with _x32(jax), jax.default_device(jax.devices("cpu")[0]):
-        return fn(*[v for k, v in given.items() if k not in layout["keywords"]],
-                  **{k: v for k, v in given.items() if k in layout["keywords"]})
+        return pick(problem, fn(*[v for k, v in given.items() if k not in layout["keywords"]],
+                                **{k: v for k, v in given.items() if k in layout["keywords"]}))
+
+
+def pick(problem: Problem, raw: Any) -> Any:
+    """The reference's ``raw`` result, or, for one output of several (``problem.select``, see
+    ``Problem.output_view``), that item: by name from a mapping, else by index.
+
+    Raises:
+        GraderError: the reference did not return a tuple, list or mapping with that output.
+    """
+    if problem.select is None:
+        return raw
+    index, name = problem.select
+    try:
+        if hasattr(raw, "keys"):
+            return raw[name]
+        if isinstance(raw, (tuple, list)):
+            return raw[index]
+    except (KeyError, IndexError):
+        pass
+    raise GraderError(f"{problem.reference_path}: the reference returned {type(raw).__name__}, without the output "
+                      f"{name!r} (item {index}) the spec's returns.outputs declares")
 
 
 def _x32(jax: Any) -> Any:

@@ -329,6 +329,10 @@ class CallOutcome:
     died or broke the protocol; ``message`` says how). ``mutated`` lists the inputs changed in
     place (values, shape, strides or dtype). ``seconds`` is the call's wall-clock duration in
     seconds and ``cpu_seconds`` its CPU time (None: unknown), both as measured by the grader.
+    A tuple, list or dict of arrays comes back as ``ok`` with ``result`` None, ``results`` (item
+    key, ``"0"``, ``"1"``... or the dict's keys, -> array), ``result_types`` (key -> the item's
+    type name) and ``result_type`` ``"tuple"``, ``"list"`` or ``"dict"``; a spec with one output
+    judges it a ``type`` failure, one with several outputs judges each item.
     """
 
     status: str
@@ -341,6 +345,8 @@ class CallOutcome:
     error_types: list[str] = field(default_factory=list)
     limit: str = ""
     cpu_seconds: float | None = None
+    results: dict[str, np.ndarray] | None = None
+    result_types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -65,6 +65,20 @@ def _text(value: Any, limit: int = 20_000) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
+def several_results(header: dict[str, Any], out: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The items of a reply that carried a tuple, list or dict of arrays: ``(key -> array, key ->
+    item type name)`` in the reply's order, when ``result_keys`` names exactly the arrays
+    ``result:<key>`` sent (at most 16 keys); None for any other reply (one ``result`` array, or a
+    malformed one, which the caller treats as a crash)."""
+    keys, types = header.get("result_keys"), header.get("result_types")
+    if not isinstance(keys, list) or not 0 < len(keys) <= 16 or not all(isinstance(k, str) for k in keys):
+        return None
+    if len(set(keys)) != len(keys) or set(out) != {f"result:{k}" for k in keys}:
+        return None
+    types = types if isinstance(types, list) and len(types) == len(keys) else [""] * len(keys)
+    return {k: out[f"result:{k}"] for k in keys}, {k: _text(t, 200) for k, t in zip(keys, types)}
+
+
 def _seq(value: Any) -> str:
     """A reply's sequence number as shown in a message: an int, else only its type (a forged
     nested list's repr could recurse, a string's run to megabytes)."""
@@ -651,6 +665,10 @@ class Worker:
         mutated_raw = header.get("mutated")
         mutated = [_text(m, 200) for m in mutated_raw if isinstance(m, str)][:64] if isinstance(mutated_raw, list) else []
         if status == "ok":
+            several = several_results(header, out)
+            if several is not None:   # a tuple, list or dict of arrays (grader._child._convert)
+                return CallOutcome("ok", results=several[0], result_types=several[1], mutated=mutated,
+                                   seconds=seconds, result_type=_text(header.get("result_type"), 200), cpu_seconds=cpu)
             if set(out) != {"result"}:
                 self.kill()
                 return CallOutcome("crash", message="reply without exactly one result array", seconds=seconds)

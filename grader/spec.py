@@ -16,6 +16,8 @@ layout); the one beside is then never opened (see :func:`_reference_file`).
 """
 from __future__ import annotations
 
+import ast
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -26,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import yaml
 
 from . import memo
@@ -88,6 +91,155 @@ def parse_bound(text: str) -> Bound | None:
     if m.group(4):
         return Bound("size", m.group(4), sign, offset)
     return Bound("int", "", 1, sign * int(m.group(5)) + offset)
+
+
+class SizeExprError(ValueError):
+    """A size expression uses something other than integers, names and ``+ - * // %``."""
+
+
+_SIZE_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+             ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+_SIZE_FUNCS = {"min": min, "max": max}
+
+
+def size_expr(text: str) -> ast.expr:
+    """The parsed size expression ``text`` (``"D // n_heads"``, ``"(L + 2*padding - K) // stride + 1"``):
+    integers, names (size symbols or int scalar parameters), ``+ - * // %``, unary minus,
+    parentheses and ``min(...)`` / ``max(...)``; nothing is ever evaluated by Python's ``eval``.
+
+    Raises:
+        SizeExprError: a syntax error or any other construct (one line naming it).
+    """
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise SizeExprError(f"{text!r} is not an expression of sizes") from None
+    _check_nodes(text, tree, relations=False)
+    return tree
+
+
+_RELATIONS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+              ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+              ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def relation_expr(text: str) -> ast.expr:
+    """The parsed constraint ``text`` (``"D % n_heads == 0"``, ``"d % 2 == 0"``,
+    ``"K <= L + 2 * padding"``, ``"n in (2, 4, 8)"``): size expressions (:func:`size_expr`)
+    compared with ``== != < <= > >=``, ``in`` / ``not in`` a tuple or list of integers, joined
+    by ``and`` / ``or`` / ``not``.
+
+    Raises:
+        SizeExprError: a syntax error, any other construct, or no comparison at all.
+    """
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise SizeExprError(f"{text!r} is not a constraint (a comparison of sizes)") from None
+    if not isinstance(tree, (ast.Compare, ast.BoolOp)) and not (isinstance(tree, ast.UnaryOp)
+                                                                 and isinstance(tree.op, ast.Not)):
+        raise SizeExprError(f"{text!r} is not a comparison: write e.g. 'D % n_heads == 0' or 'K <= L'")
+    _check_nodes(text, tree, relations=True)
+    return tree
+
+
+def _check_nodes(text: str, tree: ast.expr, relations: bool) -> None:
+    """Refuse every node outside the whitelist of a size expression (and, with ``relations``,
+    of a constraint)."""
+    for node in ast.walk(tree):
+        kind = type(node)
+        ok = (kind in (ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.USub) or kind in _SIZE_OPS
+              or (kind is ast.Constant and type(node.value) is int)
+              or (kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id in _SIZE_FUNCS
+                  and not node.keywords and bool(node.args)))
+        if relations:
+            ok = ok or kind in (ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.Not) or kind in _RELATIONS \
+                or (kind in (ast.Tuple, ast.List) and all(isinstance(e, ast.Constant) and type(e.value) is int
+                                                          for e in node.elts))  # type: ignore[attr-defined]
+        if kind is ast.BinOp and type(node.op) not in _SIZE_OPS:  # type: ignore[attr-defined]
+            ok = False
+        if kind is ast.UnaryOp and not (isinstance(node.op, ast.USub)  # type: ignore[attr-defined]
+                                        or (relations and isinstance(node.op, ast.Not))):  # type: ignore[attr-defined]
+            ok = False
+        if not ok:
+            what = "integers, sizes, + - * // %, parentheses, min and max" + \
+                (", comparisons, in (1, 2, ...), and, or, not" if relations else "")
+            raise SizeExprError(f"{text!r}: only {what} are allowed ({type(node).__name__} is not)")
+
+
+def holds(tree: ast.expr, env: dict[str, int]) -> bool:
+    """Whether the parsed constraint holds with ``env`` (name -> int).
+
+    Raises:
+        KeyError: a name not in ``env``; ZeroDivisionError: ``// 0`` or ``% 0``.
+    """
+    return bool(_value(tree, env))
+
+
+def _value(tree: ast.expr, env: dict[str, int]) -> Any:
+    if isinstance(tree, ast.Compare):
+        left = _value(tree.left, env)
+        for op, right_node in zip(tree.ops, tree.comparators):
+            right = _value(right_node, env)
+            if not _RELATIONS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    if isinstance(tree, ast.BoolOp):
+        results = (_value(v, env) for v in tree.values)
+        return all(results) if isinstance(tree.op, ast.And) else any(results)
+    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not):
+        return not _value(tree.operand, env)
+    if isinstance(tree, (ast.Tuple, ast.List)):
+        return tuple(int(e.value) for e in tree.elts)  # type: ignore[attr-defined]
+    return eval_size(tree, env)
+
+
+def size_names(tree: ast.expr) -> set[str]:
+    """The names a parsed size expression reads (``min``/``max`` excluded)."""
+    funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs}
+
+
+def eval_size(tree: ast.expr, env: dict[str, int]) -> int:
+    """The value of a parsed size expression with ``env`` (name -> int).
+
+    Raises:
+        KeyError: a name not in ``env``; ZeroDivisionError: ``// 0`` or ``% 0``.
+    """
+    if isinstance(tree, ast.Constant):
+        return int(tree.value)
+    if isinstance(tree, ast.Name):
+        return int(env[tree.id])
+    if isinstance(tree, ast.UnaryOp):
+        return -eval_size(tree.operand, env)
+    if isinstance(tree, ast.Call):
+        return int(_SIZE_FUNCS[tree.func.id](*(eval_size(a, env) for a in tree.args)))  # type: ignore[union-attr]
+    assert isinstance(tree, ast.BinOp)
+    return int(_SIZE_OPS[type(tree.op)](eval_size(tree.left, env), eval_size(tree.right, env)))
+
+
+def is_plain_symbol(entry: Any) -> bool:
+    """Whether a shape entry is an int, ``"..."`` or a bare name (not an expression)."""
+    return not isinstance(entry, str) or entry == LEAD or entry.isidentifier()
+
+
+@dataclass(frozen=True)
+class Output:
+    """One named output of a function with several (``returns.outputs``).
+
+    ``shape`` as ``returns.shape`` (symbols, ints, size expressions, ``"..."``); ``dtype``:
+    ``"same_as_inputs"``, a float parameter's name, or a dtype name (then also
+    ``fixed_dtype``); ``python_scalar``: a 0-d output may be a Python number; ``tolerance``: the
+    problem's ``tolerance`` mapping with this output's own keys over it.
+    """
+
+    name: str
+    shape: tuple[str | int, ...]
+    dtype: str
+    fixed_dtype: str | None
+    python_scalar: bool
+    tolerance: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -186,6 +338,12 @@ class Problem:
         checker: ``{"module": name or absolute path, "function": ..., "options": {...}}`` that
             judges the values instead of the tolerance (``grader.checkers``), or None.
         alternatives: ``{"dir": ..., "margin": ...}`` of correct implementations for ``grader validate``.
+        outputs: the named outputs of a function returning several (``returns.outputs``), in
+            order; empty for one output (then ``returns_*`` describe it).
+        returns_as: ``"tuple"`` or ``"dict"`` for several outputs, else "".
+        select: for :meth:`output_view`, the output's index and name in the reference's result.
+        constraints: ``(text, parsed)`` of each ``constraints`` entry (:func:`relation_expr`): what
+            every case's sizes and int scalars satisfy (a case that must raise may break them).
         hints: the problem's hint module: a bundled name (``"tied_lm_head"``), the absolute path of
             a ``.py`` file beside the spec (``grader.hints.resolve``), or None (generic hints only).
         frameworks: framework name -> tuple of graded dtype names.
@@ -220,6 +378,48 @@ class Problem:
     python_scalar: bool = False
     checker: dict[str, Any] | None = None
     alternatives: dict[str, Any] | None = None
+    outputs: tuple[Output, ...] = ()
+    returns_as: str = ""
+    select: tuple[int, str] | None = None
+    constraints: tuple[tuple[str, Any], ...] = ()
+
+    def size_env(self, sizes: dict[str, Any], inputs: dict[str, Any]) -> dict[str, int]:
+        """The names size expressions and constraints read in a case: every size symbol (not
+        ``"..."``) and every int scalar parameter (its value in ``inputs``, else its default)."""
+        env = {k: int(v) for k, v in sizes.items() if k != LEAD and not isinstance(v, (tuple, list))}
+        for p in self.parameters:
+            if p.scalar == "int":
+                if p.name in inputs:
+                    env[p.name] = int(np.asarray(inputs[p.name]))
+                elif p.optional and isinstance(p.default, int):
+                    env[p.name] = int(p.default)
+        return env
+
+    def violated(self, sizes: dict[str, Any], inputs: dict[str, Any]) -> str | None:
+        """The first of ``constraints`` that a case with ``sizes`` and ``inputs`` breaks (its
+        text), or None; a constraint naming something the case lacks is not judged."""
+        env = self.size_env(sizes, inputs)
+        for text, tree in self.constraints:
+            try:
+                if not holds(tree, env):
+                    return text
+            except (KeyError, ZeroDivisionError):
+                continue
+        return None
+
+    @property
+    def several(self) -> bool:
+        """Whether the function returns several named outputs (``returns.outputs``)."""
+        return bool(self.outputs)
+
+    def output_view(self, index: int) -> "Problem":
+        """This problem as if it returned only its ``index``-th output: that output's shape,
+        dtype and tolerance, and ``select`` set so that the reference's value is that item
+        (``grader.reference.call``). Everything that judges one array judges an output through it."""
+        o = self.outputs[index]
+        return dataclasses.replace(self, returns_shape=o.shape, returns_dtype=o.dtype, returns_fixed_dtype=o.fixed_dtype,
+                                   python_scalar=o.python_scalar, tolerance=o.tolerance, outputs=(), returns_as="",
+                                   select=(index, o.name))
 
     @property
     def parameter(self) -> dict[str, Parameter]:
@@ -593,22 +793,59 @@ def _load_problem(path: Path) -> Problem:
     if len(by_name) != len(params):
         raise fail(["function", "parameters"], "parameter names must differ")
     returns = data["function"]["returns"]
-    returns_dtype = returns["dtype"]
-    fixed_dtype = None
-    if isinstance(returns_dtype, dict):
-        returns_dtype = returns_dtype["same_as"]
-        if returns_dtype not in by_name:
-            raise fail(["function", "returns", "dtype", "same_as"],
-                       f"unknown parameter {returns_dtype!r}; parameters: {', '.join(by_name)}")
-        if by_name[returns_dtype].kind != "float":
-            raise fail(["function", "returns", "dtype", "same_as"], "the output dtype must be a float parameter's")
-    elif returns_dtype != "same_as_inputs":
-        fixed_dtype = returns_dtype
-    if not any(p.graded for p in params) and fixed_dtype is None:
-        raise fail(["function", "parameters"], "with no parameter of dtype 'float' (the graded dtype), the output "
-                                               "needs a fixed dtype (returns.dtype: float32, int64 or bool)")
-    if returns_dtype == "same_as_inputs" and not any(p.graded for p in params):
-        raise fail(["function", "returns", "dtype"], "same_as_inputs needs a parameter of dtype 'float'")
+    int_scalars = {q.name for q in params if q.scalar == "int"}
+
+    def one_return(r: dict[str, Any], where: list[Any]) -> tuple[tuple[Any, ...], str, str | None]:
+        """``(shape, dtype rule, fixed dtype)`` of one output mapping (``returns`` or an item of
+        ``returns.outputs``), checked against the parameters."""
+        rdtype, fixed = r["dtype"], None
+        if isinstance(rdtype, dict):
+            rdtype = rdtype["same_as"]
+            if rdtype not in by_name:
+                raise fail(where + ["dtype", "same_as"], f"unknown parameter {rdtype!r}; parameters: {', '.join(by_name)}")
+            if by_name[rdtype].kind != "float":
+                raise fail(where + ["dtype", "same_as"], "the output dtype must be a float parameter's")
+        elif rdtype != "same_as_inputs":
+            fixed = rdtype
+        if not any(q.graded for q in params) and fixed is None:
+            raise fail(["function", "parameters"], "with no parameter of dtype 'float' (the graded dtype), the output "
+                                                   "needs a fixed dtype (returns.dtype: float32, int64 or bool)")
+        if rdtype == "same_as_inputs" and not any(q.graded for q in params):
+            raise fail(where + ["dtype"], "same_as_inputs needs a parameter of dtype 'float'")
+        shape = tuple(r["shape"])
+        if shape.count(LEAD) > 1:
+            raise fail(where + ["shape"], "at most one '...' per shape")
+        for j, entry in enumerate(shape):
+            if not isinstance(entry, str) or entry == LEAD:
+                continue
+            try:
+                used = size_names(size_expr(entry))
+            except SizeExprError as exc:
+                raise fail(where + ["shape", j], str(exc)) from None
+            unknown = sorted(used - (symbols - {LEAD}) - int_scalars)
+            if unknown:
+                raise fail(where + ["shape", j], f"size {unknown[0]!r} is not in any parameter's shape "
+                                                 f"nor an int scalar parameter")
+        if r.get("python_scalar") and shape:
+            raise fail(where + ["python_scalar"], "only a 0-d result (shape: []) can be a Python scalar")
+        return shape, rdtype, fixed
+
+    outputs: list[Output] = []
+    base_tolerance = dict(data.get("tolerance") or {})
+    if "outputs" in returns:
+        for j, o in enumerate(returns["outputs"]):
+            shape, rdtype, fixed = one_return(o, ["function", "returns", "outputs", j])
+            tol = {**base_tolerance, **(o.get("tolerance") or {})}
+            tol.setdefault("model", "derived")
+            outputs.append(Output(o["name"], shape, rdtype, fixed, bool(o.get("python_scalar")), tol))
+        if len({o.name for o in outputs}) != len(outputs):
+            raise fail(["function", "returns", "outputs"], "output names must differ")
+        if data.get("checker") is not None:
+            raise fail(["checker"], "a checker judges one output; a function with several outputs is judged "
+                                    "by each output's tolerance")
+        returns_shape, returns_dtype, fixed_dtype = (), outputs[0].dtype, outputs[0].fixed_dtype
+    else:
+        returns_shape, returns_dtype, fixed_dtype = one_return(returns, ["function", "returns"])
     hints = data.get("hints")
     if hints is not None:
         from .hints import HintModuleError, resolve
@@ -616,12 +853,6 @@ def _load_problem(path: Path) -> Problem:
             hints = resolve(hints, path)  # a bundled name, or the module file's absolute path
         except HintModuleError as exc:
             raise fail(["hints"], str(exc)) from None
-    for s in returns["shape"]:
-        if isinstance(s, str) and s not in symbols and not (s in by_name and by_name[s].scalar == "int"):
-            raise fail(["function", "returns", "shape"], f"size {s!r} is not in any parameter's shape "
-                                                          f"nor an int scalar parameter")
-    if returns.get("python_scalar") and returns["shape"]:
-        raise fail(["function", "returns", "python_scalar"], "only a 0-d result (shape: []) can be a Python scalar")
     checker = data.get("checker")
     if checker is not None:
         from .checkers import CheckerError, resolve as resolve_checker
@@ -679,6 +910,9 @@ def _load_problem(path: Path) -> Problem:
             if bad:
                 raise fail(["cases", i, "inputs", pname], f"{bad[0]!r} is not a valid {kind} value "
                                                           f"(give input_dtypes: {{{pname}: float}} for other values)")
+        if outputs and "expected" in case:
+            raise fail(["cases", i, "expected"], "a literal expected value is for one output; with several "
+                                                 "outputs, the reference gives each (leave 'expected' out)")
         if "raises" in case and ("expected" in case or "compare" in case):
             raise fail(["cases", i, "raises"], "a case that must raise has no 'expected' or 'compare'")
         for pname, fill in case.get("fill", {}).items():
@@ -691,7 +925,12 @@ def _load_problem(path: Path) -> Problem:
         missing = symbols - set(gen.get("sizes", {}))
         if missing:
             raise fail(["generated", "sizes"], f"missing sizes: {', '.join(sorted(missing))}")
-        for sym, (lo, hi) in gen.get("sizes", {}).items():
+        for sym, bounds in gen.get("sizes", {}).items():
+            if isinstance(bounds, dict):
+                if sym == LEAD:
+                    raise fail(["generated", "sizes", sym], "the leading axes take a range [lo, hi]")
+                continue
+            lo, hi = bounds
             if lo > hi:
                 raise fail(["generated", "sizes", sym], f"range [{lo}, {hi}] is empty")
         for pname, fill in gen.get("values", {}).items():
@@ -702,19 +941,35 @@ def _load_problem(path: Path) -> Problem:
                 raise fail(["generated", "values", pname], "bool parameters take 'kind: mask', and only they do")
     tolerance_spec = dict(data.get("tolerance") or {})
     tolerance_spec.setdefault("model", "derived")
-    model = tolerance_spec["model"]
-    if model == "sum_of_products":
-        contraction = tolerance_spec.get("contraction")
-        if contraction not in symbols:
-            raise fail(["tolerance", "contraction"], f"{contraction!r} is not a size of the parameters")
-    if model == "masked_mean":
-        count = tolerance_spec.get("count")
-        bools = ', '.join(p.name for p in params if p.kind == 'bool') or 'none'
-        if count is None:
-            raise fail(["tolerance"], f"model masked_mean needs 'count', the bool parameter whose True entries "
-                                      f"are the terms of each mean (bool parameters: {bools})")
-        if count not in by_name or by_name[count].kind != "bool":
-            raise fail(["tolerance", "count"], f"{count!r} is not a bool parameter (bool parameters: {bools})")
+    checked = [(tolerance_spec, ["tolerance"])] + [
+        (o.tolerance, ["function", "returns", "outputs", j, "tolerance"] if "tolerance" in returns["outputs"][j]
+         else ["tolerance"]) for j, o in enumerate(outputs)]
+    for tol, where in checked:
+        model = tol["model"]
+        if model == "sum_of_products":
+            contraction = tol.get("contraction")
+            if contraction not in symbols:
+                raise fail(where + ["contraction"], f"{contraction!r} is not a size of the parameters")
+        if model == "masked_mean":
+            count = tol.get("count")
+            bools = ', '.join(p.name for p in params if p.kind == 'bool') or 'none'
+            if count is None:
+                raise fail(where, f"model masked_mean needs 'count', the bool parameter whose True entries "
+                                  f"are the terms of each mean (bool parameters: {bools})")
+            if count not in by_name or by_name[count].kind != "bool":
+                raise fail(where + ["count"], f"{count!r} is not a bool parameter (bool parameters: {bools})")
+
+    constraints: list[tuple[str, Any]] = []
+    for j, text_j in enumerate(data.get("constraints", ())):
+        try:
+            tree = relation_expr(text_j)
+        except SizeExprError as exc:
+            raise fail(["constraints", j], str(exc)) from None
+        unknown = sorted(size_names(tree) - (symbols - {LEAD}) - int_scalars)
+        if unknown:
+            raise fail(["constraints", j], f"{unknown[0]!r} is neither a size symbol nor an int scalar parameter "
+                                           f"(known: {', '.join(sorted((symbols - {LEAD}) | int_scalars)) or 'none'})")
+        constraints.append((text_j, tree))
 
     ref_module = data["reference"]["module"]
     ref_path = _reference_file(path, ref_module, str(data["id"]), fail)
@@ -722,7 +977,7 @@ def _load_problem(path: Path) -> Problem:
     return Problem(
         id=data["id"], title=data["title"], statement=data["statement"],
         function=data["function"]["name"], parameters=params,
-        returns_shape=tuple(data["function"]["returns"]["shape"]),
+        returns_shape=returns_shape,
         frameworks={k: tuple(v["dtypes"]) for k, v in data["frameworks"].items()},
         framework_notes={k: v.get("note", "") for k, v in data["frameworks"].items()},
         tolerance=tolerance_spec, groups=groups, cases=list(data["cases"]),
@@ -730,5 +985,6 @@ def _load_problem(path: Path) -> Problem:
         reference_function=data["reference"].get("function", data["function"]["name"]),
         raw=data, returns_dtype=returns_dtype, hints=hints,
         returns_fixed_dtype=fixed_dtype, python_scalar=bool(returns.get("python_scalar")), checker=checker,
-        alternatives=data.get("alternatives"),
+        alternatives=data.get("alternatives"), outputs=tuple(outputs),
+        returns_as=returns.get("as", "tuple") if outputs else "", constraints=tuple(constraints),
     )

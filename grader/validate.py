@@ -105,6 +105,8 @@ class MistakeResult:
         seconds: wall-clock seconds of its check.
         margins: case group -> the largest error / allowance of its cases (``CaseResult.margin``,
             at the full allowance): how far beyond the tolerance the mistake lands there.
+        caught_by: the distinct cases that catch it, by name without the dtype
+            (``late_step`` for ``late_step[float32]`` and ``late_step[float64]``), in report order.
     """
 
     file: str
@@ -118,6 +120,7 @@ class MistakeResult:
     error: str | None = None
     seconds: float = 0.0
     margins: dict[str, float] = field(default_factory=dict)
+    caught_by: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -129,7 +132,7 @@ class MistakeResult:
         return {"file": self.file, "expected": self.expected, "kind": self.kind, "ok": self.ok,
                 "passed": self.passed, "kinds": self.kinds, "groups": self.groups, "failed": self.failed,
                 "total": self.total, "error": self.error, "seconds": round(self.seconds, 3),
-                "margins": {g: _rounded(m) for g, m in self.margins.items()}}
+                "margins": {g: _rounded(m) for g, m in self.margins.items()}, "caught_by": self.caught_by}
 
     @property
     def margin(self) -> float | None:
@@ -317,6 +320,11 @@ def _evaluate(problem: Any, entry: _Entry) -> None:
         from .expected import derived_key, output_dtype
 
         case = entry.case
+        if problem.several:   # each output evaluated on its own, packed (expected.pack_outputs)
+            from .expected import expected_for
+            done = expected_for(problem, case)
+            entry.ref, entry.scale = done.ref, done.scale
+            return
         entry.ref, entry.scale = reference.evaluate(problem, case.inputs, case.dtype, output_dtype(problem, case)[0],
                                                     derived_key(case))
 
@@ -354,6 +362,8 @@ def _judge(problem: Any, case: Any, ref: np.ndarray, scale: np.ndarray | None, g
     from .results import CallOutcome
 
     expected = expected_from(problem, dataclasses.replace(case, expected_literal=None), ref, scale)
+    if isinstance(got, dict):   # several outputs, by name
+        return judge(case, CallOutcome(status="ok", results=got, result_type=problem.returns_as), expected).failure
     return judge(case, CallOutcome(status="ok", result=got), expected).failure
 
 
@@ -497,8 +507,9 @@ def oracle_function(problem: Any) -> tuple[Callable[[dict[str, np.ndarray]], Any
     def run_module(inputs: dict[str, np.ndarray]) -> Any:
         given = _oracle_arguments(problem, inputs)
         with reference.x64_scope():  # float64 as the reference runs (the flag is scoped, not global)
-            return np.asarray(fn(*[np.asarray(v, dtype=np.float64) if isinstance(v, np.ndarray) and _is_float(v)
-                                   else v for v in given.values()]))
+            out = fn(*[np.asarray(v, dtype=np.float64) if isinstance(v, np.ndarray) and _is_float(v)
+                       else v for v in given.values()])
+            return out if problem.several else np.asarray(out)
 
     return run_module, {"kind": "module", "text": f"{module}.{function}", "path": str(path), "precision": "float64"}
 
@@ -537,6 +548,15 @@ def _is_bare_name(text: str, name: str) -> bool:
     return False
 
 
+def _oracle_value(out: np.ndarray, integral_ref: bool) -> np.ndarray:
+    """An oracle's output as compared: in its own kind where both it and the reference's are
+    integers or booleans (exactly; an int64 oracle made float64 failed every case of an index
+    problem on its dtype), else as float64."""
+    if out.dtype.kind in "iub" and integral_ref:
+        return out
+    return out.astype(np.float64) if out.dtype.kind in "fiub" else np.asarray(out, dtype=np.float64)
+
+
 def check_oracle(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], dict[str, Any]]:
     """Check 3: the oracle agrees with the reference on every entry (module doc).
 
@@ -556,12 +576,18 @@ def check_oracle(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], di
         case64 = _as_float64_case(entry.case)
         try:
             with np.errstate(all="ignore"):
-                out = np.asarray(run(entry.case.inputs))
-                # compared in the result's own kind: integers and booleans exactly as returned (an
-                # int64 oracle made float64 failed every case of an index problem on its dtype)
-                integral = out.dtype.kind in "iub" and entry.ref is not None and entry.ref.dtype.kind in "iub"
-                got = out if integral else out.astype(np.float64) if out.dtype.kind in "fiub" \
-                    else np.asarray(out, dtype=np.float64)
+                raw = run(entry.case.inputs)
+                if problem.several:   # each output as the reference's, by name or in order
+                    names = [o.name for o in problem.outputs]
+                    pairs = [(k, raw[k]) for k in names] if hasattr(raw, "keys") else list(zip(names, raw))
+                    if len(pairs) != len(names):
+                        raise ValueError(f"the oracle gave {len(pairs)} outputs, not {len(names)} ({', '.join(names)})")
+                    got: Any = {k: _oracle_value(np.asarray(v), o.fixed_dtype is not None
+                                                 and np.dtype(o.fixed_dtype).kind in "iub")
+                                for (k, v), o in zip(pairs, problem.outputs)}
+                else:
+                    out = np.asarray(raw)
+                    got = _oracle_value(out, entry.ref is not None and entry.ref.dtype.kind in "iub")
         except Exception as exc:  # noqa: BLE001 - the oracle is the author's code; its failure is a finding
             findings.append(Finding(ERROR, "oracle", f"the oracle raised on case {entry.label}: "
                                                      f"{type(exc).__name__}: {exc}",
@@ -667,6 +693,9 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
             kinds[c.failure.kind if c.failure else c.status] += 1
             if c.group not in groups:
                 groups.append(c.group)
+            base = c.name.split("[", 1)[0]
+            if base not in result.caught_by:
+                result.caught_by.append(base)
     if report.failure is not None:
         kinds[report.failure.kind] += 1
     result.kinds = dict(kinds)
@@ -813,6 +842,19 @@ def margin_findings(results: list[MistakeResult]) -> list[Finding]:
                                     f"mistake {m.file} is caught by only {m.margin:.3g}x the allowance at most "
                                     f"(under {WIDE_MARGIN:g}x): a slightly looser tolerance would pass it",
                                     {"file": m.file, "margin": _rounded(m.margin)}))
+    return findings
+
+
+def single_case_findings(results: list[MistakeResult]) -> list[Finding]:
+    """A warning for each mistake caught (with its stated kind) by one case only, whatever its
+    dtypes: a change to that one case would let it pass."""
+    findings = []
+    for m in results:
+        if m.ok and len(m.caught_by) == 1:
+            findings.append(Finding(WARNING, "single_case",
+                                    f"mistake {m.file} is caught by one case only ({m.caught_by[0]}): a change to "
+                                    f"that case would let it pass; add another case that catches it",
+                                    {"file": m.file, "case": m.caught_by[0]}))
     return findings
 
 
@@ -965,6 +1007,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             row["worst_alternative_margin"] = _rounded(max(worst)) if worst else None
         v.findings.extend(coverage)
         v.findings.extend(margin_findings(graded))
+        v.findings.extend(single_case_findings(graded))
     return done()
 
 
@@ -1041,7 +1084,9 @@ def render_text(v: Validation) -> str:
             elif m.passed:
                 what = "PASSES: no case catches it"
             else:
-                what = f"{m.kind} ({m.kinds.get(m.kind or '', 0)} of {m.total} cases)"
+                n = len(m.caught_by)
+                what = (f"{m.kind} ({m.kinds.get(m.kind or '', 0)} of {m.total} cases; caught by {n} "
+                        f"case{'s' if n != 1 else ''})")
                 if m.kind == "tolerance" and m.margin is not None:
                     what += f", up to {_times(m.margin)} the allowance"
                 if not m.ok:

@@ -89,6 +89,8 @@ class InProcessExecutor:
             self._crashed = result.status == "crash"
             return result
         mutated = [k for k, v in arrays.items() if _layout(v) != before[k]]
+        if isinstance(result, (tuple, list, dict)):   # as the child sends one (grader._child._convert)
+            return _several(result, mutated, seconds)
         if type(result) in (bool, int, float):   # a Python number, as the child sends it
             return CallOutcome("ok", result=np.asarray(result), mutated=mutated, seconds=seconds,
                                result_type=type(result).__name__)
@@ -109,6 +111,43 @@ class InProcessExecutor:
 
     def unprivate(self, text: str | None) -> str | None:
         return text
+
+
+def _one(result: Any) -> tuple[np.ndarray | None, str]:
+    """A Python number or NumPy array as the child sends it: ``(array, type name)``; ``(None,
+    what it is)`` for anything else."""
+    if type(result) in (bool, int, float):
+        return np.asarray(result), type(result).__name__
+    if not isinstance(result, (np.ndarray, np.generic)):
+        return None, (type(result).__qualname__ if type(result).__module__ == "builtins" else
+                      f"{type(result).__module__}.{type(result).__qualname__}")
+    arr = np.asarray(result)
+    if type(arr) is not np.ndarray:
+        arr = np.array(arr, copy=True).view(np.ndarray)
+    if arr.dtype.name not in DTYPE_WHITELIST:
+        return None, f"array of dtype {arr.dtype.name}"
+    return arr.copy(order="C"), type(result).__name__
+
+
+def _several(result: Any, mutated: list[str], seconds: float) -> CallOutcome:
+    """The outcome of a returned tuple, list or dict, as the child's reply gives it: each item
+    an array (``results``), or a ``type`` outcome naming the container."""
+    kind = "dict" if isinstance(result, dict) else ("list" if isinstance(result, list) else "tuple")
+    name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
+        f"{type(result).__module__}.{type(result).__qualname__}"
+    items = list(result.items()) if kind == "dict" else list(enumerate(result))
+    arrays: dict[str, np.ndarray] = {}
+    types: dict[str, str] = {}
+    ok = 0 < len(items) <= 16 and (kind != "dict" or all(type(k) is str and k.isidentifier() for k, _ in items))
+    for key, value in items if ok else ():
+        arr, what = _one(value)
+        if arr is None:
+            ok = False
+            break
+        arrays[str(key)], types[str(key)] = arr, what
+    if not ok:
+        return CallOutcome("type", message=name, mutated=mutated, seconds=seconds)
+    return CallOutcome("ok", results=arrays, result_types=types, result_type=kind, mutated=mutated, seconds=seconds)
 
 
 def framework_call(fn: Callable[..., Any], framework: str) -> Callable[..., Any]:
@@ -144,6 +183,13 @@ def framework_call(fn: Callable[..., Any], framework: str) -> Callable[..., Any]
                 result = run(*args, **kwargs)
         else:
             result = run(*args, **kwargs)
+        if isinstance(result, dict):   # each item converted, the container kept
+            return {k: convert(v) for k, v in result.items()}
+        if type(result) in (tuple, list):
+            return type(result)(convert(v) for v in result)
+        return convert(result)
+
+    def convert(result: Any) -> Any:
         if type(result) in (bool, int, float):
             return result
         converted = fw.to_numpy(result)

@@ -1,0 +1,186 @@
+"""Functions with several named outputs, output shapes computed from sizes, and the child's
+tuples (issue 35, items 1 and 2)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.cases import fixed_cases
+from grader.errors import GraderError, SpecError
+from grader.expected import expected_for, pack_outputs, unpack_outputs
+from grader.results import CallOutcome
+from grader.grading import judge
+from grader.spec import SizeExprError, eval_size, load_problem, size_expr
+from tests.conftest import grade_function_in_process, run_grader
+
+SPEC = """\
+id: tail_and_total
+title: the last n - k + 1 entries doubled, and the row sums
+statement: |
+  Write `tail_and_total(x, k)`: `(2 * x[..., k - 1:], x.sum(-1))`.
+function:
+  name: tail_and_total
+  parameters:
+    - {{name: x, shape: ["...", n]}}
+    - {{name: k, scalar: int, domain: "[1, n]"}}
+  returns:
+    as: {kind}
+    outputs:
+      - {{name: tail, shape: ["...", "n - k + 1"], dtype: same_as_inputs, tolerance: {{model: exact}}}}
+      - {{name: total, shape: ["..."], dtype: same_as_inputs}}
+reference: {{module: tail_and_total}}
+frameworks:
+  numpy: {{dtypes: [float32, float64]}}
+groups:
+  values: {{points: 1}}
+  generated: {{points: 1}}
+cases:
+  - {{name: plain, group: values, sizes: {{"...": [3], n: 6}}, args: {{k: 2}}}}
+  - {{name: whole, group: values, sizes: {{"...": [2, 2], n: 5}}, args: {{k: 1}}}}
+generated: {{group: generated, count: 4, sizes: {{"...": [1, 4], n: [1, 9]}}}}
+"""
+
+REFERENCE = """\
+import jax.numpy as jnp
+
+def tail_and_total(x, k):
+    x = jnp.asarray(x)
+    return {ret}
+"""
+
+
+def make(tmp_path: Path, kind: str = "tuple", ret: str = "2 * x[..., k - 1:], x.sum(-1)") -> Path:
+    folder = tmp_path / "probs"
+    (folder / "reference").mkdir(parents=True)
+    (folder / "tail_and_total.yaml").write_text(SPEC.format(kind=kind))
+    (folder / "reference" / "tail_and_total.py").write_text(REFERENCE.format(ret=ret))
+    return folder
+
+
+def grade(tmp_path: Path, folder: Path, body: str) -> dict:
+    sub = tmp_path / "sub.py"
+    sub.write_text("import numpy as np\n\ndef tail_and_total(x, k):\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    code, report = grade_function_in_process(sub, "--problem", "tail_and_total", "--problems-dir", str(folder),
+                                             "--no-shrink")
+    assert code == (0 if report["passed"] else 1)
+    return report
+
+
+def failures(report: dict) -> list[dict]:
+    return [c["failure"] for c in report["cases"] if c["failure"]]
+
+
+def test_a_right_tuple_passes_and_each_output_is_judged(tmp_path):
+    folder = make(tmp_path)
+    report = grade(tmp_path, folder, "return 2 * x[..., k - 1:], x.sum(-1)")
+    assert report["passed"], failures(report)[:2]
+    assert all(c["margin"] is not None for c in report["cases"])   # the float output's margin
+
+
+def test_one_wrong_output_is_named_and_the_others_are_said_to_be_right(tmp_path):
+    folder = make(tmp_path)
+    report = grade(tmp_path, folder, "return 2 * x[..., k - 1:], x.sum(-1) + 1")
+    fails = failures(report)
+    assert fails and all(f["kind"] == "tolerance" for f in fails)
+    first = fails[0]
+    assert first["message"].startswith("total: ")
+    assert "tail is right" in first["details"][0]
+    assert first["data"]["output"] == "total"
+    assert first["data"]["outputs"]["tail"]["kind"] is None
+    assert first["data"]["outputs"]["total"]["kind"] == "tolerance"
+
+
+def test_a_result_that_is_not_the_declared_tuple_is_a_type_failure(tmp_path):
+    folder = make(tmp_path)
+    one = failures(grade(tmp_path, folder, "return x.sum(-1)"))
+    assert one and {f["kind"] for f in one} == {"type"}
+    assert "one array" in one[0]["message"] and "tail, total" in one[0]["message"]
+    three = failures(grade(tmp_path, folder, "return 2 * x[..., k - 1:], x.sum(-1), x"))
+    assert {f["kind"] for f in three} == {"type"} and "tuple of 3" in three[0]["message"]
+    mapping = failures(grade(tmp_path, folder, "return {'tail': 2 * x[..., k - 1:], 'total': x.sum(-1)}"))
+    assert {f["kind"] for f in mapping} == {"type"} and "dict" in mapping[0]["message"]
+
+
+def test_a_list_is_accepted_for_a_tuple_and_a_wrong_shape_is_that_outputs_failure(tmp_path):
+    folder = make(tmp_path)
+    assert grade(tmp_path, folder, "return [2 * x[..., k - 1:], x.sum(-1)]")["passed"]
+    fails = failures(grade(tmp_path, folder, "return 2 * x[..., k:], x.sum(-1)"))
+    assert fails and fails[0]["kind"] == "shape" and fails[0]["message"].startswith("tail: ")
+
+
+def test_a_dict_spec_takes_the_dict_by_name_and_refuses_missing_keys(tmp_path):
+    folder = make(tmp_path, "dict", "{'total': x.sum(-1), 'tail': 2 * x[..., k - 1:]}")
+    assert grade(tmp_path, folder, "return {'total': x.sum(-1), 'tail': 2 * x[..., k - 1:]}")["passed"]
+    fails = failures(grade(tmp_path, folder, "return {'tail': 2 * x[..., k - 1:]}"))
+    assert fails and fails[0]["kind"] == "type" and "missing: total" in fails[0]["message"]
+
+
+def test_a_single_output_problem_still_calls_a_tuple_a_type_failure():
+    from grader.spec import find_problem
+    problem = load_problem(find_problem("softmax"))
+    case = fixed_cases(problem, ("float32",), 0)[0]
+    exp = expected_for(problem, case)
+    outcome = CallOutcome("ok", results={"0": exp.ref.astype(np.float32), "1": exp.ref}, result_type="tuple")
+    verdict = judge(case, outcome, exp)
+    assert verdict.failure.kind == "type" and "tuple" in verdict.failure.message
+
+
+def test_the_sandboxed_child_sends_a_tuple_of_framework_arrays(tmp_path):
+    """One run through the real child: a tuple of a NumPy array and a Python float list item."""
+    folder = make(tmp_path)
+    sub = tmp_path / "child_sub.py"
+    sub.write_text("import numpy as np\n\ndef tail_and_total(x, k):\n    return (2 * x[..., k - 1:], x.sum(-1))\n")
+    run = run_grader("check", str(sub), "--problem", "tail_and_total", "--problems-dir", str(folder),
+                     "--format", "json", "--no-shrink")
+    assert run.code == 0, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+def test_the_reference_output_shape_is_checked_against_the_declared_expression(tmp_path):
+    folder = make(tmp_path, ret="2 * x[..., k:], x.sum(-1)")   # one entry short of n - k + 1
+    problem = load_problem(folder / "tail_and_total.yaml")
+    case = fixed_cases(problem, ("float64",), 0)[0]
+    with pytest.raises(GraderError, match=r"case plain.*tail has shape \(3, 4\) where .*gives \(3, 5\)"):
+        expected_for(problem, case)
+
+
+def test_packed_outputs_round_trip_with_their_shapes_and_missing_ones():
+    a, b = np.arange(6.0).reshape(2, 3), np.asarray(2.5)
+    back = unpack_outputs(pack_outputs([a, None, b]), 3)
+    assert np.array_equal(back[0], a) and back[1] is None and back[2].shape == () and float(back[2]) == 2.5
+    with pytest.raises(GraderError):
+        unpack_outputs(pack_outputs([a]), 2)
+
+
+@pytest.mark.parametrize("text, env, value", [
+    ("D // n_heads", {"D": 12, "n_heads": 3}, 4),
+    ("(L + 2*padding - K) // stride + 1", {"L": 10, "padding": 1, "K": 3, "stride": 2}, 5),
+    ("max(n - k, 0) % 7", {"n": 3, "k": 5}, 0),
+    ("-a + 3 * b", {"a": 1, "b": 2}, 5),
+])
+def test_size_expressions_compute_integer_sizes(text, env, value):
+    assert eval_size(size_expr(text), env) == value
+
+
+@pytest.mark.parametrize("text", ["__import__('os').getcwd()", "x.shape", "n / 2", "n ** 2", "[n]", "lambda: 1",
+                                  "n if n else 1", "abs(n)", "1.5 * n", "n +"])
+def test_anything_else_in_a_size_expression_is_refused(text):
+    with pytest.raises(SizeExprError):
+        size_expr(text)
+
+
+def test_a_bad_output_shape_is_one_line_of_the_spec_and_exit_2(tmp_path):
+    folder = make(tmp_path)
+    spec = folder / "tail_and_total.yaml"
+    spec.write_text(spec.read_text().replace('"n - k + 1"', '"n.bit_length()"'))
+    with pytest.raises(SpecError, match=r"function\.returns\.outputs\[0\]\.shape\[1\]: .*\(Call is not\)"):
+        load_problem(spec)
+    spec.write_text(SPEC.format(kind="tuple").replace('"n - k + 1"', '"m + 1"'))
+    with pytest.raises(SpecError, match="size 'm' is not in any parameter's shape"):
+        load_problem(spec)
+    sub = tmp_path / "sub.py"
+    sub.write_text("def tail_and_total(x, k):\n    return x, x\n")
+    run = run_grader("check", str(sub), "--problem", "tail_and_total", "--problems-dir", str(folder))
+    assert run.code == 2 and len(run.stderr.strip().splitlines()) == 1 and "size 'm'" in run.stderr

@@ -300,6 +300,7 @@ class _Connection:
         self.buffer = b""
         self.pid: int | None = None
         self.pidfd: int | None = None
+        self.refill: str | None = None   # the framework of the spare this check used
 
     def send(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
@@ -408,6 +409,9 @@ class Zygote:
             self.selector.unregister(conn.sock)
         self.connections.pop(conn.sock.fileno(), None)
         conn.close()
+        refill, conn.refill = conn.refill, None
+        if refill is not None:   # its check is over (ended, or killed with its client): the next spare
+            self._fork_spare(refill)
 
     def serve(self) -> int:
         """Answer until the control socket is closed (``grade``) or SIGTERM/SIGINT (``serve``)."""
@@ -440,6 +444,7 @@ class Zygote:
         except KeyboardInterrupt:
             pass
         finally:
+            self.stopping = True      # no spare is started any more
             self._stop_spares()
             for conn in list(self.connections.values()):
                 self._drop(conn, kill=True)
@@ -560,7 +565,9 @@ class Zygote:
         conn.send({"pid": conn.pid})
         if sp is not None:
             self.spare_failures[sp.framework] = 0
-            self._fork_spare(sp.framework)   # the next check's, started while this one runs
+            # the next check's spare is started when this check ends, not beside it: on two busy
+            # cores its start (an interpreter and NumPy or JAX imported) slowed the check it follows
+            conn.refill = sp.framework
 
     def _hand_to_spare(self, sp: _Spare, conn: _Connection, request: dict[str, Any]) -> bool:
         """Send ``request`` and its streams to the spare's process ``sp``, which becomes its

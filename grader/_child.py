@@ -156,11 +156,14 @@ _NR = {
     # by fs.aio-max-nr), so one submission holding them failed every io_setup on the host
     "io_setup": (206, 0), "io_destroy": (207, 1), "io_submit": (209, 2), "io_cancel": (210, 3),
     "io_getevents": (208, 4), "io_pgetevents": (333, 292),
+    # the newer futex calls: no library needs them, and futex_waitv's flags are in memory a filter
+    # cannot read (a shared futex was a channel between sandboxes; round five)
+    "futex_waitv": (449, 449), "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456),
 }
 #: calls refused with ENOSYS, as if the kernel lacked them, so that libraries fall back (libc to
 #: ``clone`` and ``openat``, whose arguments a filter can see; libaio users to synchronous I/O)
 _NOSYS = ("clone3", "openat2", "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
-          "io_pgetevents")
+          "io_pgetevents", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue")
 _SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "flock", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "chmod", "fchmod", "fchmodat", "fchmodat2", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
@@ -180,6 +183,9 @@ F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETPIPE_SZ = 8, 10, 15, 1031
 #: library, /etc/ld.so.cache) is seen by every process on the host through F_GETLK, its offset
 #: a 63-bit message: one learner's hidden input reached another's report in every tier
 F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36, 37, 38
+#: leases and dnotify: a dnotify watch on a folder every sandbox is shown raised SIGIO in one child
+#: whenever another read a file there (a channel between learners, round five)
+F_SETLEASE, F_GETLEASE, F_NOTIFY = 1024, 1025, 1026
 FIOSETOWN, SIOCSPGRP, TIOCSTI = 0x8901, 0x8902, 0x5412
 #: prctl options the submission may not use: its parent-death signal (clearing it let the child
 #: outlive a grader killed with SIGKILL), its dumpability and who may ptrace it
@@ -191,6 +197,7 @@ _FLAGS_ARG = {"open": 1, "openat": 2}
 O_TMPFILE_BIT = 0o20000000                          # __O_TMPFILE (x86_64 and the generic table)
 #: huge pages come from the host's one pool (vm.nr_hugepages), shared by every user and container
 MAP_HUGETLB = 0x40000                               # x86_64 and the generic table
+MAP_SHARED, MAP_ANONYMOUS = 0x01, 0x20              # (MAP_SHARED_VALIDATE is 0x03: the same bit)
 
 
 def seccomp_program(machine: str, mypid: int) -> bytes:
@@ -222,7 +229,11 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     whose arguments a filter can see; so do the native AIO calls (``io_setup`` and the rest:
     their contexts count against one host-wide quota, ``fs.aio-max-nr``, which one submission
     exhausted for every process on the host). ``mmap`` with ``MAP_HUGETLB`` (the host's one pool
-    of huge pages) gets EPERM. Another architecture's syscalls (and x32) are denied.
+    of huge pages) gets EPERM, and so does a shared mapping of a file (``MAP_SHARED`` without
+    ``MAP_ANONYMOUS``): a futex in it is keyed by the file, the same futex in every sandbox. Record
+    locks, ``flock``, leases and dnotify (``F_NOTIFY``) are refused (ENOLCK, EPERM): a lock or a
+    watch on a file every sandbox is shown is seen by every other. ``futex_waitv`` and the futex2
+    calls give ENOSYS. Another architecture's syscalls (and x32) are denied.
 
     Raises:
         KeyError: no table for ``machine``.
@@ -269,10 +280,14 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
                              (0x06, 0, 0, errno(EAFNOSUPPORT))])
     prog += block("socketpair", [ld_arg(1), (0x54, 0, 0, 0xF), (0x15, 2, 0, SOCK_STREAM),
                                  (0x15, 1, 0, SOCK_SEQPACKET), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
-    prog += block("mmap", [ld_arg(3), (0x45, 0, 1, MAP_HUGETLB), (0x06, 0, 0, errno(EPERM)), (0x06, 0, 0, allow)])
+    # mmap: huge pages refused; a shared mapping of a file refused (a futex in one is keyed by the
+    # file, so a file every sandbox is shown carried one check's hidden input to another's:
+    # round five); anonymous and private mappings allowed
+    prog += block("mmap", [ld_arg(3), (0x45, 3, 0, MAP_HUGETLB), (0x45, 1, 0, MAP_ANONYMOUS),
+                           (0x45, 1, 0, MAP_SHARED), (0x06, 0, 0, allow), (0x06, 0, 0, errno(EPERM))])
     prog += block("prctl", deny_if_in(0, (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER), EPERM))
     locks = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
-    owners = (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ)
+    owners = (F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETPIPE_SZ, F_SETLEASE, F_GETLEASE, F_NOTIFY)
     # after the argument: the lock commands jump to ENOLCK, the owner ones to EPERM, past "allow"
     prog += block("fcntl", [ld_arg(1)] + [(0x15, len(locks) + len(owners) - i, 0, v) for i, v in enumerate(locks)]
                   + [(0x15, len(owners) + 1 - i, 0, v) for i, v in enumerate(owners)]
@@ -958,8 +973,12 @@ def main() -> int:
             header, _ = proto.read_frame(fd_in)
         except proto.PeerClosed:
             return 0
-        name, function = header.get("file"), header.get("function")
-        if header.get("op") != "import" or not isinstance(name, str) or not isinstance(function, str) \
+        function = header.get("function")
+        try:   # the name's bytes, hex-encoded: any file name, not only UTF-8 (JSON cannot carry the rest)
+            name = os.fsdecode(bytes.fromhex(str(header.get("file_hex"))))
+        except ValueError:
+            return 3
+        if header.get("op") != "import" or not isinstance(function, str) \
                 or not name or "/" in name or "\0" in name or name in (".", ".."):
             return 3
         submission = os.path.join(os.path.dirname(submission), name)

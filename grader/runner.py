@@ -500,8 +500,11 @@ class Worker:
         self._awaiting = False
         self._started = time.monotonic()
         try:
-            protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "import", "file": name,
-                                             "function": function}, deadline=time.monotonic() + 5.0)
+            # the name as its bytes in hex: a name that is not UTF-8 (a learner's "caf\xe9.py") came
+            # through JSON as escaped text the child could not open
+            protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "import",
+                                             "file_hex": os.fsencode(name).hex(), "function": function},
+                                 deadline=time.monotonic() + 5.0)
         except (protocol.PeerClosed, protocol.Timeout):
             return False
         return True

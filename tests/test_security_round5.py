@@ -3,6 +3,8 @@ pass found in the code of round four, each with a test that failed there.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from grader import sandbox
@@ -90,3 +92,75 @@ def test_the_fallback_tier_shows_only_the_childs_own_proc_entry(tmp_path):
     if not landlock:
         pytest.skip(f"no Landlock here: the fallback tier cannot hide /proc ({w.layers})")
     assert parent == init == listing == 13, "another process's entry or the list of /proc was readable"
+
+
+SHARED = """
+import ctypes, errno, fcntl, mmap, os
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    out = []
+    path = "/etc/ld.so.cache" if os.path.exists("/etc/ld.so.cache") else np.__file__
+    fd = os.open(path, os.O_RDONLY)
+    for access in (mmap.ACCESS_READ, mmap.ACCESS_COPY):        # MAP_SHARED, then MAP_PRIVATE
+        try:
+            mmap.mmap(fd, 4096, access=access).close()
+            out.append(0)
+        except OSError as exc:
+            out.append(exc.errno)
+    os.close(fd)
+    try:                                                     # anonymous shared memory: fine
+        mmap.mmap(-1, 4096).close()
+        out.append(0)
+    except OSError as exc:
+        out.append(exc.errno)
+    folder = os.open(os.path.dirname(np.__file__), os.O_RDONLY)
+    try:                                                     # dnotify: F_NOTIFY, DN_ACCESS
+        fcntl.fcntl(folder, 1026, 0x1)
+        out.append(0)
+    except OSError as exc:
+        out.append(exc.errno)
+    os.close(folder)
+    libc = ctypes.CDLL(None, use_errno=True)
+    rc = libc.syscall(449, None, 0, 0, None, 0)              # futex_waitv
+    out.append(ctypes.get_errno() if rc != 0 else 0)
+    return np.array(out, dtype=np.int64)
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_no_shared_file_mapping_dnotify_or_futex_waitv(tmp_path, tier):
+    """A futex in a shared mapping of a file is keyed by the file: a file every sandbox is shown
+    (/etc/ld.so.cache) made one futex for all of them, and one check sent its hidden input to
+    another learner's check bit by bit (threads parked and woken). dnotify on a folder every
+    sandbox is shown raised SIGIO in one child when another read a file there. A file-backed
+    MAP_SHARED mapping and F_NOTIFY are refused (EPERM), futex_waitv is ENOSYS; private and
+    anonymous mappings still work."""
+    sub = write_submission(tmp_path, SHARED)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    shared, private, anonymous, notify, waitv = (int(x) for x in out.result)
+    assert (shared, private, anonymous) == (1, 0, 0), f"{tier}: MAP_SHARED of a file, MAP_PRIVATE, anonymous"
+    assert notify == 1 and waitv == 38, f"{tier}: F_NOTIFY {notify}, futex_waitv {waitv}"
+
+
+def test_a_spare_imports_a_file_whose_name_is_not_utf8(tmp_path):
+    """An attacker's pass: the file name went to a spare inside the JSON header, so a name that
+    is not UTF-8 arrived as escaped text and a correct file failed (FileNotFoundError). The
+    name now goes as its bytes."""
+    from grader.check import check_submission
+    from grader.options import CheckOptions
+    from grader.run import spare
+    from grader.sandbox import choose_tier
+    from grader.spec import find_problem, load_problem
+
+    from .conftest import SUBMISSIONS
+    path = tmp_path / os.fsdecode(b"caf\xe9.py")
+    path.write_bytes((SUBMISSIONS / "correct_numpy.py").read_bytes())
+    tier, wrap = choose_tier("auto")
+    opts = CheckOptions(max_examples=2, shrink=False)
+    spare.prepare("numpy", opts.limits, tier, wrap)
+    report = check_submission(path, load_problem(find_problem("tied_lm_head")), opts)
+    assert report.environment.get("child") == "spare" and report.passed, report.failure

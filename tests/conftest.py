@@ -60,14 +60,16 @@ def run_grader(*args: str, timeout: float = 180, cwd: Path | None = None, env: d
                process: bool | None = None) -> Run:
     """Run the grader CLI with ``ARGS`` and return its :class:`Run` (exit code, stdout, stderr).
 
-    By default in this process (:func:`main_in_process`: ``grader.cli.main`` with its own
-    streams, working folder and environment, about 2 CPU-s less per call than a new grader);
-    the submission still runs in its sandboxed child. ``process=True``, or a test marked
-    ``@pytest.mark.subprocess``, runs ``python -m grader ARGS`` in a new process instead: for
-    what only a real process shows (signals, exit on kill, ``-I`` and ``sys.path``, what reaches
-    file descriptors 1 and 2, a template's command line)."""
+    By default ``python -m grader ARGS`` in a new process. ``process=False`` runs it in this
+    process instead (:func:`main_in_process`: ``grader.cli.main`` with its own streams, working
+    folder and environment); the submission still runs in its sandboxed child. In-process was
+    the default for a while: it saved about 20 of 1,000 CPU-s of the suite, and each xdist
+    worker grew past 7 GiB of memory (JAX's compilations and the imports of every run kept in
+    one process), which a 2-core CI machine with 24 GiB could not hold. A test marked
+    ``@pytest.mark.subprocess`` always gets a real process (signals, exit on kill, ``-I`` and
+    ``sys.path``, what reaches file descriptors 1 and 2, a template's command line)."""
     if process is None:
-        process = _REAL_PROCESS[0]
+        process = True
     if not process:
         return main_in_process(*args, cwd=cwd, env=env)
     full_env = dict(os.environ)

@@ -352,16 +352,25 @@ def expected_values(problem: Any, plan: _Plan) -> None:
             cache.store_cases(key, [(case, e.expected.ref, e.expected.scale) for case, e in mine])
 
 
-def _judge(problem: Any, case: Any, ref: np.ndarray, scale: np.ndarray | None, got: np.ndarray) -> Any:
+def _judge(problem: Any, case: Any, ref: np.ndarray, scale: np.ndarray | None, got: np.ndarray,
+           float64_output: bool = False) -> Any:
     """The :class:`grader.results.Failure` ``got`` would get as a submission's output for
     ``case`` (whose reference values are ``ref``, ``scale``), or None: the same comparison and
     tolerance model ``grader check`` applies (``compare.compare``), so every model of the
-    registry is honoured."""
+    registry is honoured. ``float64_output``: a float output dtype the spec fixes (``returns.dtype:
+    float32``) is judged as float64 instead, as the oracle computes (an instructor's oracle of a
+    float32 problem failed every case on its dtype, whatever it returned)."""
     from .expected import expected_from  # the one place that turns reference values into Expected
     from .grading import judge          # the one judge
     from .results import CallOutcome
 
     expected = expected_from(problem, dataclasses.replace(case, expected_literal=None), ref, scale)
+    if float64_output:
+        def free(e: Any) -> Any:
+            return dataclasses.replace(e, out_dtype=None) if e.out_dtype and np.dtype(e.out_dtype).kind == "f" else e
+        expected = free(expected)
+        if expected.parts:
+            expected = dataclasses.replace(expected, parts=tuple((k, free(e)) for k, e in expected.parts))
     if isinstance(got, dict):   # several outputs, by name
         return judge(case, CallOutcome(status="ok", results=got, result_type=problem.returns_as), expected).failure
     return judge(case, CallOutcome(status="ok", result=got), expected).failure
@@ -594,7 +603,9 @@ def check_oracle(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], di
                                     {"case": entry.label, "exception": type(exc).__name__}))
             continue
         compared += 1
-        failure = _judge(problem, case64, entry.ref, entry.scale, got)
+        if not isinstance(got, dict) and got.dtype.kind == "f":
+            got = got.astype(np.float64)
+        failure = _judge(problem, case64, entry.ref, entry.scale, got, float64_output=True)
         if failure is None:
             continue
         text, data = _where(failure)

@@ -465,3 +465,25 @@ def test_an_integer_oracle_is_compared_in_its_own_dtype(tmp_path):
     spec.write_text(wrong)
     findings, _ = validate.check_oracle(load_problem(spec), entries)
     assert findings and not any("dtype float64" in f.message for f in findings)
+
+
+def test_an_oracle_of_a_problem_with_a_fixed_float32_output_agrees(tmp_path):
+    """A fresh instructor could give no oracle to a problem whose output dtype the spec fixes
+    (returns.dtype: float32): every case failed 'dtype float64 != expected float32', whatever
+    the oracle returned. The oracle is judged as float64 there, as it computes."""
+    import shutil
+    folder = tmp_path / "pe"
+    (folder / "reference").mkdir(parents=True)
+    shutil.copy(PROBLEMS.parent / "reference" / "sinusoidal_positional_encoding.py", folder / "reference")
+    text = (PROBLEMS / "sinusoidal_positional_encoding.yaml").read_text()
+    assert "\noracle:" not in text and "\nmistakes:" in text
+    oracle = ('oracle:\n  numpy: "np.where(np.arange(d_model) % 2 == 0, '
+              'np.sin(np.arange(seq_len)[:, None] / 10000 ** ((np.arange(d_model) // 2 * 2) / d_model)), '
+              'np.cos(np.arange(seq_len)[:, None] / 10000 ** ((np.arange(d_model) // 2 * 2) / d_model)))'
+              '.astype(np.float32)"\n')
+    text = text.split("\nmistakes:")[0] + "\n" + oracle
+    (folder / "sinusoidal_positional_encoding.yaml").write_text(text)
+    run = run_grader("validate", "sinusoidal_positional_encoding", "--problems-dir", str(folder), "--format", "json")
+    found = [f for f in json.loads(run.stdout)["findings"] if f["check"] == "oracle" and f["severity"] == "error"] \
+        if run.stdout.strip().startswith("{") else None
+    assert found == [], run.stdout[-2000:] + run.stderr

@@ -169,6 +169,13 @@ def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("grader: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # the reader went away (`grader problems ID | head`): stop quietly, as other tools do; the
+        # rest of the output goes nowhere, so the exit's flush cannot fail again
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        return 141
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback, unless debugging
         if os.environ.get("GRADER_DEBUG"):
             raise

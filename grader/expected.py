@@ -183,7 +183,7 @@ def output_dtype(problem: Problem, case: Case) -> tuple[str, tuple[str, str]]:
     """The dtype the output must have in ``case`` and how the statement words it (with the
     parameter to copy it from, for hints)."""
     if problem.returns_fixed_dtype is not None:
-        return problem.returns_fixed_dtype, (f"{problem.returns_fixed_dtype}, as the statement says", "")
+        return problem.returns_fixed_dtype, ("as the statement says", "")
     if problem.returns_dtype == "same_as_inputs":
         return case.dtype, ("the inputs' dtype", next(p.name for p in problem.parameters if p.graded))
     return (case.inputs[problem.returns_dtype].dtype.name,

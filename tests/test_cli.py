@@ -337,3 +337,17 @@ def test_a_syntax_error_without_problem_is_a_failed_report_not_exit_2():
     report = run.json()
     assert report["problem"] == "tied_lm_head"
     assert report["failure"]["kind"] == "import" and "SyntaxError" in report["failure"]["message"]
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly():
+    """`grader problems ID | head` ended with 'grader: internal error: BrokenPipeError'."""
+    import os
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "problems", "tied_lm_head"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc.stdout.read(10)
+    proc.stdout.close()           # as head does after its lines
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "internal error" not in err and "Traceback" not in err, err

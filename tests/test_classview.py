@@ -179,11 +179,12 @@ def test_chart_text_is_not_mathtext(graded_class, monkeypatch):
 
 def test_class_view_of_30_does_work_in_proportion_to_the_class(graded_class):
     """What kept the class view fast (it was a 15 s stopwatch, which failed at load 13-17): each
-    report read once, and the pictures drawn are the summary's five charts and at most one heat
-    map per learner's feedback page, never one per case or per chart redraw."""
+    report read once, and the pictures drawn are the summary's four charts (the flat per-case
+    chart is gone, issue 37) and at most one heat map per learner's feedback page, never one per
+    case or per chart redraw."""
     _, rows, work = graded_class
     assert work["reports_read"] == len(rows) == 30, work
-    assert 5 <= work["pictures"] <= 5 + len(rows), work
+    assert 4 <= work["pictures"] <= 4 + len(rows), work
 
 
 def test_feedback_files_are_the_learner_audience_with_safe_distinct_names(graded_class):

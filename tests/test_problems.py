@@ -364,7 +364,8 @@ def test_a_broken_spec_makes_only_its_problem_unusable(tmp_path):
     lines = listed.stdout.splitlines()
     from grader.spec import available_problems
     assert [line.split("\t")[0] for line in lines] == sorted(["broken", *available_problems()])
-    assert lines[0].startswith("broken\tunusable: ") and "broken.yaml" in lines[0]
+    broken = next(line for line in lines if line.startswith("broken\t"))
+    assert broken.startswith("broken\tunusable: ") and "broken.yaml" in broken
     sub = ROOT / "submissions" / "embedding_lookup" / "correct_numpy.py"
     ok = run_grader("check", str(sub), "--problems-dir", str(probs), "--format", "json", "--max-examples", "3")
     assert ok.code == 0 and ok.json()["problem"] == "embedding_lookup"

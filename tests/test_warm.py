@@ -87,9 +87,15 @@ def test_the_warm_process_grades_like_a_grader_per_call_and_stays(tmp_path):
             return r["score"], [(c["name"], c["status"]) for c in r["cases"]]
         assert verdicts(out) == verdicts(once.stdout)
         assert second[2] == 0 and json.loads(second[0])["passed"]
-        # each check ran its own sandboxed child: the warm process has no child left
+        # each check ran its own sandboxed child: the warm process has none of theirs left, only
+        # the spare it started for the next check (grader.run.spare), which holds no submission
         kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-        assert kids == []
+        assert len(kids) <= 1, kids
+        for kid in kids:
+            with open(f"/proc/{kid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+            assert any(a.endswith(b"_child.py") for a in argv) or argv[0].endswith(b"bwrap"), argv
+            assert not any(a.endswith((b"correct_numpy.py", b"wrong_tolerance_softmax.py")) for a in argv), argv
         # the process is gone (killed): no answer, and the next run starts a new one
         os.kill(pid, signal.SIGKILL)
         warm.proc.wait()

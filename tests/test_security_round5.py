@@ -164,3 +164,40 @@ def test_a_spare_imports_a_file_whose_name_is_not_utf8(tmp_path):
     spare.prepare("numpy", opts.limits, tier, wrap)
     report = check_submission(path, load_problem(find_problem("tied_lm_head")), opts)
     assert report.environment.get("child") == "spare" and report.passed, report.failure
+
+
+PAGE_CACHE = """
+import os
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    out = []
+    fd = os.open(np.__file__, os.O_RDONLY)
+    os.pread(fd, 1, 0)                                   # the first page is cached now
+    try:                                                 # a read that must not wait: tells if a page is cached
+        os.preadv(fd, [bytearray(1)], 0, os.RWF_NOWAIT)
+        out.append(0)
+    except OSError as exc:
+        out.append(exc.errno)
+    os.preadv(fd, [bytearray(1)], 0, 0)                  # a plain preadv2 still works
+    out.append(0)
+    os.posix_fadvise(fd, 0, 4096, os.POSIX_FADV_DONTNEED)   # "done", and nothing dropped
+    out.append(0)
+    os.close(fd)
+    return np.array(out, dtype=np.int64)
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_page_cache_of_a_shared_file_cannot_be_read_or_cleared(tmp_path, tier):
+    """A seventh pass: a check pulled pages of a large shared library into the page cache or
+    dropped them (POSIX_FADV_DONTNEED), and another learner's check read which were cached with
+    a read that must not wait (RWF_NOWAIT): a hidden input, exactly, concurrently or one check
+    after another. RWF_NOWAIT is EOPNOTSUPP and DONTNEED does nothing (timing a read is still
+    possible: docs/security.md)."""
+    sub = write_submission(tmp_path, PAGE_CACHE)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    assert [int(x) for x in out.result] == [95, 0, 0], f"{tier}: RWF_NOWAIT, plain preadv2, fadvise"

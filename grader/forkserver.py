@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import re
@@ -214,9 +215,10 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
 
 
+@functools.cache
 def default_limits() -> Any:
     """The limits of a ``grader check`` given no ``--timeout`` or ``--memory-mb`` (what a spare
-    is started with; a check with others starts its own child)."""
+    is started with; a check with others starts its own child). Parsed once per process."""
     from .runner import Limits
     args = _CLI["build_parser"]().parse_args(["check", "submission.py"])
     return Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)

@@ -364,6 +364,7 @@ class Worker:
         self._watch: _DiskWatch | None = None
         self._wrapped = False
         self._awaiting = False
+        self._spare_seed: str | None = None   # a JAX spare's seed folder, filled at hand_over
         self.stdout_total = 0
         self.stderr_total = 0
         self._stdout = bytearray()
@@ -399,9 +400,8 @@ class Worker:
         seed = self.jax_store if self.jax_store and os.path.isdir(self.jax_store) else None
         if awaiting and self.framework == "jax":
             # the warm entries are staged here at hand-over, before any submission code runs
-            seed = os.path.join(workdir, ".jax-seed")
+            seed = self._spare_seed = os.path.join(workdir, ".jax-seed")
             os.mkdir(seed, 0o755)
-            self.jax_store = seed     # a placeholder until hand_over names the submission's store
         if wants_user:
             self.user = SandboxUser.take()    # GraderError when none is free: the machine's fault
             os.chown(workdir, self.user.uid, self.user.gid)   # the rlimits tier works there
@@ -410,7 +410,8 @@ class Worker:
                 os.chmod(folder, 0o750)
             if seed and not awaiting:  # the store is root's (0700): a copy the sandbox user can read
                 seed = _stage_seed(seed, os.path.join(workdir, ".jax-seed"))
-        jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} if self.jax_store else None
+        jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} \
+            if self.jax_store or self._spare_seed else None
         limits = asdict(self.limits)
         memory = self.limits.memory_bytes
         if sandboxed:
@@ -489,11 +490,10 @@ class Worker:
             return False
         if header.get("token") != self.token or header.get("status") != "waiting":
             return False
-        if self.framework == "jax" and self.jax_store:
-            seed = self.jax_store          # the placeholder: the seed folder launch() made
+        if self._spare_seed is not None:   # the seed folder launch() made, still empty
             self.jax_store = jax_store
             if jax_store and os.path.isdir(jax_store):
-                _fill_seed(jax_store, seed)
+                _fill_seed(jax_store, self._spare_seed)
         self.submission = os.path.join(os.path.dirname(self.submission), name)
         self.function = function
         self.deadline = deadline

@@ -38,8 +38,9 @@ import re
 
 import pytest
 
-from grader import cli
 from grader.batch import gradebook
+
+from .test_export import run
 
 BB_COLUMN = re.compile(r"^(?P<name>.*) \[Total Pts: (?P<points>[0-9.]+)(?: \w+)?\] \|(?P<id>\d+)$")
 
@@ -99,13 +100,6 @@ def moodle_import(text: str, user_column: str, grade_column: str, users: set[str
     return grades
 
 
-def run(argv, capsys):
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 @pytest.fixture

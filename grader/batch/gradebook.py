@@ -251,6 +251,13 @@ def could_not_be_graded(report: Report) -> bool:
     return report.failure is not None
 
 
+def no_submission(report: Report) -> bool:
+    """Whether ``report`` stands for a roster learner with nothing submitted (its failure is
+    ``grader.batch.pool.NO_SUBMISSION``'s ``no submission: ...``): counted and shown apart from
+    a file that could not be graded."""
+    return report.failure is not None and (report.failure.message or "").startswith("no submission")
+
+
 def report_from_json(data: dict[str, Any]) -> Report:
     """The :class:`Report` of a ``--format json`` report (either audience; redacted hidden
     cases come back with the fields they kept).

@@ -147,10 +147,12 @@ def _passed(rep: "Report") -> Counter:
 def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
     """A learner's status and reason: the whole submission's failure, or the commonest failure
     kind of their cases with its first hint; then how many cases were not run."""
+    from grader.batch.gradebook import no_submission
+
     from .view import build
     if rep.failure is not None:
         f = rep.failure
-        status = "no submission" if f.message.startswith("no submission") else "could not be graded"
+        status = "no submission" if no_submission(rep) else "could not be graded"
         text = "no submission" if status == "no submission" else f"{f.kind}: {f.message}"
         if f.hint and status != "no submission":
             text += f"; hint: {f.hint}"
@@ -185,6 +187,7 @@ def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "re
     problem's cases passed)."""
     from grader.batch.gradebook import columns_of
     from .common import points
+    from .summary_md import part_not_graded
 
     times = times or {}
     moved = {c.learner: c for c in changes or []}
@@ -204,7 +207,6 @@ def grid(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str = "re
         # read "19 cases were not run" on NumPy rows where every case ran)
         skipped = Counter(c.group for c in _graded(rep) if c.status == "skipped") if rep is not None else Counter()
         # and an assignment's part that could not be graded: the cases the class ran of it
-        from .summary_md import part_not_graded
         missing = [c.name for c in rep.cases if part_not_graded(c)] if rep is not None else []
         for g, n in expected.items():
             if any(g.startswith(part + "/") for part in missing):

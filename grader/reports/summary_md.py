@@ -13,7 +13,7 @@ import statistics
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..batch.gradebook import REPORTS, could_not_be_graded, report_name
+from ..batch.gradebook import REPORTS, could_not_be_graded, no_submission, report_name
 from ..results import Report
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,8 +53,8 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
         return "\n".join(out + ["No submission was graded.", ""])
     passed = sum(r.passed for r in rows)
     crashed = [r for r in rows if r.learner in reports and could_not_be_graded(reports[r.learner])
-               and not _no_submission(reports[r.learner])]
-    missing = [r for r in rows if r.learner in reports and _no_submission(reports[r.learner])]
+               and not no_submission(reports[r.learner])]
+    missing = [r for r in rows if r.learner in reports and no_submission(reports[r.learner])]
     scores = [r.score for r in rows]
     top = max(r.max_score for r in rows)
     notes = ([f"{len(crashed)} could not be graded"] if crashed else []) + \
@@ -184,14 +184,10 @@ def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
 def tally(rows: list[Row], reports: dict[str, Report]) -> str:
     """The run's last line: submissions, passed, failed and (:func:`could_not_be_graded`) not graded."""
     passed = sum(r.passed for r in rows)
-    missing = sum(r.learner in reports and _no_submission(reports[r.learner]) for r in rows)
+    missing = sum(r.learner in reports and no_submission(reports[r.learner]) for r in rows)
     crashed = sum(r.learner in reports and could_not_be_graded(reports[r.learner]) for r in rows) - missing
     # a roster's learners with nothing submitted are counted apart (an instructor read "4 could not
     # be graded" where one file could not and three learners submitted nothing)
     return (f"{len(rows)} submission{'s' if len(rows) != 1 else ''}: {passed} passed, {len(rows) - passed} failed ({crashed} could not be graded"
             + (f", {missing} with no submission" if missing else "") + ")")
 
-
-def _no_submission(report: Report) -> bool:
-    """Whether ``report`` is a roster learner's with nothing submitted (``pool.NO_SUBMISSION``)."""
-    return report.failure is not None and (report.failure.message or "").startswith("no submission")

@@ -70,11 +70,22 @@ ENV_SECCOMP = "GRADER_SECCOMP"
 ENV_JAX_CACHE = "GRADER_JAX_CACHE"
 
 TMP_BYTES = 256 << 20        # largest private /tmp (the child's working folder lives there)
-#: what Landlock shows of /proc in the rlimits tier (no PID namespace there): the child's own
-#: entry (``self`` and ``thread-self`` resolve to it when the child restricts itself) and files
-#: that describe the machine, which NumPy, JAX and PyTorch read
-PROC_SHOWN = ("/proc/self", "/proc/thread-self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg",
-              "/proc/uptime", "/proc/version", "/proc/filesystems", "/proc/sys", "/proc/pressure")
+#: what Landlock shows of /proc, in every tier: of the child's own entry (``self`` and
+#: ``thread-self`` resolve to it when the child restricts itself; a process it forks sees no entry
+#: of its own) the files NumPy, JAX and PyTorch read, and of the machine its fixed description.
+#: Left out: other processes' entries (their command lines, which a submission can write its own
+#: into: round five), ``smaps``, ``smaps_rollup`` and ``numa_maps`` (which pages another process
+#: also maps: a hidden input carried between two concurrent checks, round seven), the ``task/``
+#: copies of them, and the host-wide counters (``/proc/stat``, ``loadavg``, ``uptime``,
+#: ``meminfo``, ``pressure/``, ``/proc/sys/fs/file-nr`` and the rest of ``/proc/sys``), which
+#: one check can move and another read. glibc counts CPUs with ``sched_getaffinity`` when
+#: ``/proc/stat`` is refused.
+PROC_OWN = ("status", "stat", "statm", "cmdline", "comm", "environ", "maps", "limits", "auxv", "cgroup",
+            "mountinfo", "mounts", "fd")
+PROC_SHOWN = (*(f"/proc/self/{f}" for f in PROC_OWN),
+              "/proc/thread-self/status", "/proc/thread-self/stat", "/proc/thread-self/comm",
+              "/proc/cpuinfo", "/proc/version", "/proc/filesystems", "/proc/sys/vm/overcommit_memory",
+              "/proc/sys/kernel/osrelease", "/proc/sys/kernel/ostype")
 JAX_SEED = ".jax-seed"       # in the working folder: the read-only seed of the child's JAX cache
 JAX_CACHE = ".jax-cache"     # in the working folder: the child's own JAX cache
 SHM_BYTES = 64 << 20         # largest private /dev/shm
@@ -855,9 +866,11 @@ class Sandbox:
         """What the child must apply to itself before any submission code runs (a JSON-able dict).
 
         Keys: ``tier``; ``jail`` (the view to build, ``unshare`` only); ``landlock`` (read-only
-        and read-write paths, ``rlimits`` only: read-write is the working folder alone; the
-        grader's package is left out even where its site-packages is granted, so bundled specs
-        and references stay unreadable in a wheel install); ``user`` (the host uid and gid to
+        and read-write paths, every tier but ``none``; of /proc only :data:`PROC_SHOWN`. In
+        ``rlimits`` read-write is the working folder alone and the grader's package is left out
+        even where its site-packages is granted, so bundled specs and references stay unreadable
+        in a wheel install; in the namespace tiers the paths are the view's, with /tmp and
+        /dev/shm read-write); ``user`` (the host uid and gid to
         become, :class:`SandboxUser`, when the grader runs as root); ``seccomp`` and
         ``drop_caps`` (booleans).
         """
@@ -870,9 +883,17 @@ class Sandbox:
             # the working folder, made by root (bwrap --dir, the jail's mkdir), is the user's
             pol["user"] = {**user.policy(), "home": self.workdir_inside(workdir)}
         steps = view(submission, workdir, jax_seed, memory_bytes, folder)
+        proc = [d for d in PROC_SHOWN if os.path.exists(d)]
         if self.tier == "unshare":
             pol["jail"] = {"steps": [m.__dict__ for m in steps], "root": os.path.join(workdir, ".jail"),
                            "workdir": inside_workdir(workdir), "as_root": os.geteuid() == 0}
+        if self.tier in NAMESPACE_TIERS:
+            # the view already hides the host; Landlock, applied inside it, narrows the fresh
+            # /proc to :data:`PROC_SHOWN` (the PID namespace hides other sandboxes' entries, but
+            # not the child's own smaps nor the host-wide counters: round seven). Paths are the
+            # view's own; what is read-only in the view stays so by its mount flags.
+            ro = [m.path for m in steps if m.kind == "ro"] + proc
+            pol["landlock"] = {"ro": ro, "rw": ["/tmp", "/dev/shm"], "dev": [f"/dev/{d}" for d in DEVICES]}
         elif self.tier == "rlimits":
             ro = []
             pkg = str(PACKAGE_DIR)
@@ -887,7 +908,7 @@ class Sandbox:
             # entries, whose command lines (and names) any process may read, and which a
             # submission can write its own into: a hidden input published in the child's argv
             # was read by another learner's child beside it (round five)
-            ro += [d for d in PROC_SHOWN if os.path.exists(d)]
+            ro += proc
             rw = [m.source for m in steps if m.kind == "rw"] + [workdir]
             pol["landlock"] = {"ro": ro, "rw": rw, "dev": [f"/dev/{d}" for d in DEVICES]}
             if user is not None:   # what the sandbox user must be able to reach, Landlock or not

@@ -332,35 +332,44 @@ import os
 import numpy as np
 
 def tied_lm_head(hidden, embedding_matrix):
-    unconfined = 0
-    seen = 0
+    # the sandbox's PID namespace, by inode: the test finds its processes from the host side
+    # (Landlock shows the child no other /proc entry, round seven)
+    return np.array([os.stat("/proc/self/ns/pid").st_ino], dtype=np.int64)
+"""
+
+
+def _processes_in_pid_namespace(inode: int) -> dict[int, dict[str, str]]:
+    """The host's processes whose PID namespace is ``inode``: pid -> fields of /proc/PID/status."""
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            status = open(f"/proc/{entry}/status").read()
+            if os.stat(f"/proc/{entry}/ns/pid").st_ino != inode:
+                continue
+            status = Path(f"/proc/{entry}/status").read_text()
         except OSError:
             continue
-        seen += 1
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if fields.get("Seccomp", "").strip() != "2" or fields.get("NoNewPrivs", "").strip() != "1":
-            unconfined += 1
-    return np.array([seen, unconfined])
-"""
+        found[int(entry)] = {k: v.strip() for k, v in (line.split(":", 1) for line in status.splitlines() if ":" in line)}
+    return found
 
 
 @pytest.mark.parametrize("tier", NAMESPACE_OK or ["no namespace tier works here"])
 def test_every_process_in_the_sandbox_is_filtered(tmp_path, tier):
+    """Every process in the sandbox's PID namespace (bubblewrap's own init was one, unfiltered)
+    runs under the seccomp filter with no_new_privs, seen from the host while the child lives."""
     if tier not in sandbox.NAMESPACE_TIERS:
         pytest.skip(tier)
     sub = write_submission(tmp_path, EVERY_PROCESS)
     with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
         assert w.start().status == "ok"
         out = w.call(INPUTS)
-    assert out.status == "ok", out.message
-    seen, unconfined = (int(x) for x in out.result)
-    assert seen >= 1
-    assert unconfined == 0, f"{tier}: {unconfined} of {seen} processes in the sandbox have no seccomp filter"
+        assert out.status == "ok", out.message
+        inside = _processes_in_pid_namespace(int(out.result[0]))
+    if not inside:
+        pytest.skip("this test cannot read the sandbox's processes from the host (not root?)")
+    unconfined = [p for p, f in inside.items() if f.get("Seccomp") != "2" or f.get("NoNewPrivs") != "1"]
+    assert not unconfined, f"{tier}: {len(unconfined)} of {len(inside)} processes in the sandbox have no seccomp filter"
 
 
 # -- class 3: writes to the child have no deadline ----------------------------------------------------

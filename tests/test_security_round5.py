@@ -201,3 +201,55 @@ def test_the_page_cache_of_a_shared_file_cannot_be_read_or_cleared(tmp_path, tie
         out = w.call(INPUTS)
     assert out.status == "ok", out.message
     assert [int(x) for x in out.result] == [95, 0, 0], f"{tier}: RWF_NOWAIT, plain preadv2, fadvise"
+
+
+SMAPS = """
+import os, threading
+import numpy as np
+
+SHOWN = ("/proc/self/status", "/proc/self/maps", "/proc/thread-self/comm", "/proc/cpuinfo")
+HIDDEN = ("/proc/self/smaps", "/proc/self/smaps_rollup", "/proc/self/numa_maps", "/proc/thread-self/smaps",
+          "/proc/self/task/{pid}/smaps", "/proc/{pid}/smaps", "/proc/self/pagemap", "/proc/stat", "/proc/loadavg",
+          "/proc/uptime", "/proc/meminfo", "/proc/pressure/cpu", "/proc/sys/fs/file-nr", "/proc/sys/kernel/random/uuid")
+
+def tied_lm_head(hidden, embedding_matrix):
+    out = []
+    for path in (*SHOWN, *HIDDEN):
+        try:
+            with open(path.format(pid=os.getpid()), "rb") as fh:
+                fh.read(16)
+            out.append(0)
+        except OSError as exc:
+            out.append(exc.errno)
+    return np.array(out, dtype=np.int64)
+"""
+
+
+def _kernel_has_landlock() -> bool:
+    """Whether this kernel offers Landlock (landlock_create_ruleset's version query)."""
+    import ctypes
+    return ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1) >= 1
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_proc_shows_no_smaps_and_no_host_wide_counter(tmp_path, tier):
+    """A seventh pass: two checks map pages of one shared library MAP_PRIVATE (as ld.so maps
+    every library); one touches or drops a page of its mapping, the other reads its own
+    /proc/self/smaps, where a page another process also maps is Shared_Clean: a hidden input
+    carried between concurrent checks in every tier. Every tier now shows the child only
+    sandbox.PROC_SHOWN of /proc (Landlock, inside the namespace view too): its own status, maps
+    and the like, no smaps, smaps_rollup, numa_maps (nor their task/ copies), pagemap, nor a
+    host-wide counter (/proc/stat, loadavg, meminfo, pressure, /proc/sys/fs/file-nr), which one
+    check can move and another read."""
+    sub = write_submission(tmp_path, SMAPS)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        assert w.start().status == "ok"
+        landlock = any("landlock" in layer.lower() for layer in w.layers)
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    got = [int(x) for x in out.result]
+    assert got[:4] == [0, 0, 0, 0], f"{tier}: the child's own status, maps, comm and cpuinfo must stay readable"
+    if not _kernel_has_landlock():
+        pytest.skip("this kernel has no Landlock: /proc cannot be narrowed")
+    assert landlock, f"{tier}: the kernel has Landlock but the child did not apply it ({w.layers})"
+    assert got[4:] == [13] * (len(got) - 4), f"{tier}: smaps-like files or host counters readable: {got[4:]}"

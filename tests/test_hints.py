@@ -85,6 +85,7 @@ def grade_in_process(problem, path: Path, cases) -> list[dict]:
         else:
             failure = compare(c, outcome, expected_for(problem, c))
         if failure is not None:
+            words.render_failure(failure, "numpy", problem.hints)   # as grading.finish words it
             out.append({"id": failure.data.get("hint_id"), "params": failure.data.get("hint_params", {}),
                         "text": failure.hint, "kind": failure.kind, "message": failure.message,
                         "data": failure.data, "dtype": c.dtype, "size": 1,
@@ -94,7 +95,7 @@ def grade_in_process(problem, path: Path, cases) -> list[dict]:
 
 def _all_hints(hints: list[dict]) -> list[tuple[str, str]]:
     found = [(h["id"], h["text"]) for h in hints if h.get("id")]
-    return found + [(h["id"], h["text"]) for h in diagnose.combine(hints)]
+    return found + [(h["id"], h["text"]) for h in diagnose.combine(hints, "numpy", None)]
 
 
 @pytest.mark.parametrize("problem", [EMB, POOL], ids=lambda p: p.id)
@@ -148,7 +149,7 @@ def test_lower_precision_names_the_format_the_values_show():
         got = ref.astype(np.dtype(ml_dtypes.bfloat16) if low == "bfloat16" else low).astype(np.float64)
         hint = _judge_generic(got, ref, allowed, "float64")
         assert hint is not None and hint.facts["computed_in"] == low, (low, hint)
-        assert "logit" not in said(hint) and "f computed in" in said(hint) and "a cast of x" in said(hint)
+        assert "logit" not in said(hint) and "f computed in" in said(hint) and "a cast such as x.astype" in said(hint)
 
 
 def test_lower_precision_is_not_claimed_for_flushed_subnormals_or_noise():
@@ -302,7 +303,7 @@ def test_a_factor_that_reads_as_one_or_matches_a_count_by_chance_names_nothing()
     assert [h.idea for h, _ in _fitted(ref * (1 + 1e-3), ref, allowed, "float64")] == ["scaled"]
     assert _variance_count(2.0, 2) is None and _variance_count(1.001, 256) is None
     assert _variance_count(math.sqrt(256 / 255), 256).idea == "variance_count"
-    assert _variance_count(math.sqrt(2 / 3), 3).params["formula"] == "sqrt((n - 1) / n)"
+    assert _variance_count(math.sqrt(2 / 3), 3).facts["formula"] == "sqrt((n - 1) / n)"
 
 
 def test_a_deliberate_not_implemented_error_is_not_called_a_stub():

@@ -58,9 +58,9 @@ only where an intermediate really leaves the dtype's range, "the table needs a t
 when the message shows ``d_model`` contracted against ``vocab_size`` and the case's shapes
 confirm it, a reduction or a missing row only when the values show it.
 
-Every hint is a :class:`Hint`: an ``id`` for machines and for combining the hints of many
-cases (:func:`combine`, used by the report's summary), ``params`` (the fitted factor...) and
-one sentence for people.
+Every hint is a :class:`Hint`: an ``idea`` for machines and for combining the hints of many
+cases (``grader.diagnose.combine``) and its ``facts`` (the fitted factor...); its sentence, per
+framework, is in ``grader/words/tied_lm_head.py``.
 """
 from __future__ import annotations
 

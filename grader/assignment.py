@@ -298,9 +298,10 @@ def labelled(pid: str, summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for entry in summary]
 
 
-def summarise_parts(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str, Any]]:
+def summarise_parts(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str = "numpy") -> list[dict[str, Any]]:
     """:func:`grader.summary.summarise` of an assignment's cases, problem by problem, labelled
-    (:func:`labelled`): what a reporter recomputes for the cases an audience may see."""
+    (:func:`labelled`): what a reporter recomputes for the cases an audience may see, worded
+    for ``framework`` (a bundled problem's own summary wording chosen by its id)."""
     from .summary import summarise
 
     by_problem: dict[str, list[CaseResult]] = {}
@@ -308,7 +309,7 @@ def summarise_parts(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[di
         by_problem.setdefault(problem_of(case), []).append(case)
     out: list[dict[str, Any]] = []
     for pid, mine in by_problem.items():
-        out += labelled(pid, summarise([c for c in mine if c.inputs or c.shrunk], dtypes))
+        out += labelled(pid, summarise([c for c in mine if c.inputs or c.shrunk], dtypes, framework, pid))
     return out
 
 

@@ -129,12 +129,16 @@ def _safe(idea: Any, *args: Any) -> diagnose.Hint | None:
 
 
 def _hinted(failure: Failure, hint: diagnose.Hint | None) -> Failure:
-    """``failure`` with ``hint``'s text, and its id and parameters in ``data`` (for the summary)."""
+    """``failure`` with ``hint``'s idea and facts in ``data`` (``hint_id``, ``hint_params``).
+
+    Its sentence is chosen when the report is made, for the submission's framework
+    (``grader.grading.finish``, :func:`grader.words.render_failure`); only an instructor's idea,
+    which brings its own sentence, sets ``failure.hint`` here."""
     if hint is not None:
         failure.hint = hint.text
-        failure.data["hint_id"] = hint.id
-        if hint.params:
-            failure.data["hint_params"] = hint.params
+        failure.data["hint_id"] = hint.idea
+        if hint.facts:
+            failure.data["hint_params"] = hint.facts
     return failure
 
 
@@ -142,7 +146,7 @@ def with_exception_hint(failure: Failure, hints: str | None, case: Case) -> Fail
     """``failure`` (of ``case``) with the problem's hint for an exception when it is one and the
     problem's hint module (``hints``, :attr:`grader.spec.Problem.hints`) or the generic ideas name
     a cause (:func:`grader.diagnose.for_exception`); any other failure unchanged."""
-    if failure.kind == "exception" and failure.hint is None:
+    if failure.kind == "exception" and failure.hint is None and "hint_id" not in failure.data:
         _hinted(failure, _safe(diagnose.for_exception, hints, case, failure.message))
     return failure
 
@@ -249,7 +253,7 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
     first = problems[0]
     for extra in problems[1:]:
         first.details.append(f"also {extra.kind}: {extra.message}")
-        if first.hint is None and extra.hint:
+        if "hint_id" not in first.data and "hint_id" in extra.data:
             first.hint = extra.hint
             for key in ("hint_id", "hint_params"):
                 if key in extra.data:

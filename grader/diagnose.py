@@ -1,7 +1,8 @@
 """The hint stage: name the mistake behind a failure, from the generic ideas and the problem's own.
 
 ``grader.compare`` finds what is wrong (type, shape, dtype, finiteness, values) and calls one
-function here per kind of failure; each returns a :class:`Hint` or None. The ideas live in
+function here per kind of failure; each returns a :class:`Hint` (an idea and its facts, no
+sentence: ``grader.words`` words it for the learner's framework when the report is made) or None. The ideas live in
 :mod:`grader.hints`: ``grader/hints/generic.py`` for every problem (worded with the spec's own
 names), and the module a spec names in ``hints`` (bundled, ``grader/hints/tied_lm_head.py``, or an
 instructor's file beside the spec) for that problem only, so that no hint of one problem
@@ -14,13 +15,12 @@ output). Every function here is advice: :func:`grader.compare._safe` turns an er
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import Any
 
 import numpy as np
 
-from . import tolerance
+from . import tolerance, words
 from .cases import Case
 from .hints import BUNDLED, Hint, Idea, Names, generic, load
 
@@ -84,9 +84,9 @@ def for_raises(hints: str | None, case: Case, accepted: list[str]) -> Hint | Non
 
 
 def mutation_hint() -> Hint:
-    """The hint for a submission that wrote into an input."""
-    return Hint("mutation", "work on a copy (or use operations that return new arrays) instead of writing into "
-                            "an input")
+    """The hint for a submission that wrote into an input (worded per framework: new arrays,
+    or tensors rather than in-place operations)."""
+    return Hint(idea="mutation")
 
 
 def problem_ideas(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarray) -> list[Idea]:
@@ -100,11 +100,12 @@ def problem_ideas(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarra
                   or np.asarray(v).dtype.name == "bfloat16" else np.asarray(v) for k, v in case.inputs.items()}
         out = []
         for idea in fn(inputs, ref.copy(), got.copy(), _names(case)) or ():
-            if not isinstance(idea, Idea) or not isinstance(idea.id, str) or not isinstance(idea.text, str):
-                continue
+            worded = isinstance(idea, Idea) and (isinstance(idea.text, str) or (idea.text is None and hints in BUNDLED))
+            if not worded or not isinstance(idea.id, str):
+                continue  # an instructor's idea brings its own sentence; a bundled one is worded by grader.words
             if idea.id in generic.RESERVED:
                 stem = hints if hints in BUNDLED else str(hints).rsplit("/", 1)[-1].removesuffix(".py")
-                idea = Idea(f"{stem}.{idea.id}", idea.text, idea.predicted, idea.params)
+                idea = Idea(id=f"{stem}.{idea.id}", text=idea.text, predicted=idea.predicted, params=idea.params)
             out.append(idea)
         return out
     except Exception:  # noqa: BLE001 - an instructor's idea that fails is left out
@@ -148,34 +149,20 @@ def _key(h: dict[str, Any]) -> str | None:
     return f"{h['id']}@{h.get('dtype')}" if h["id"] in PER_DTYPE else h["id"]
 
 
-def _combined_text(top: str, mine: list[dict[str, Any]]) -> str:
+def _combined_text(top: str, mine: list[dict[str, Any]], framework: str, module: str | None) -> str:
+    """The summary sentence of one shared hint: the owning module's wording of facts that differ
+    from case to case (:func:`grader.words.combined`), else the most common case sentence."""
     texts = Counter(h["text"] for h in mine)
     text = max(mine, key=lambda h: (texts[h["text"]], h.get("size", 0)))["text"]  # most common, then largest
-    for name in BUNDLED:
-        module = load(name)
-        if top in getattr(module, "COMBINED_IDS", ()):
-            return module.combined_text(top, mine) or text
-    if top in ("scaled", "shifted"):  # the generic fitted ideas: one case's value is not the others'
-        what = "factor" if top == "scaled" else "offset"
-        values = [float((h.get("params") or {}).get(what, math.nan)) for h in mine]
-        if len(values) >= 2 and all(math.isfinite(v) for v in values) and \
-                max(values) - min(values) > 1e-2 * max(abs(v) for v in values):
-            span = f"from {min(values):.4g} to {max(values):.4g}"
-            return (f"looks like the whole result was multiplied by a factor that differs from case to case ({span})"
-                    if top == "scaled" else
-                    f"looks like a constant was added to every element, a different one in each case ({span})")
-    if top.startswith("lower_precision:"):
-        low = top.split(":", 1)[1]
-        if len({h.get("dtype") for h in mine}) > 1:
-            return (f"every value is a {low} number and the errors are {low}'s: the inputs were computed in "
-                    f"{low} precision (a cast to {low}?); compute in the inputs' dtype")
-    return text
+    return words.combined(top, mine, framework, module) or text
 
 
-def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def combine(hints: list[dict[str, Any]], framework: str = "numpy", module: str | None = None) -> list[dict[str, Any]]:
     """The hints of a group of failing cases (one summary entry), most shared first.
 
     Args:
+        framework: the submission's framework, for the wording of sentences made here.
+        module: the problem's hint module (``Problem.hints``), whose wording comes first.
         hints: one dict per failing case: ``id`` (None when the case had no hint), ``params``,
             ``text``, ``size`` (the case's element count), ``dtype``, ``kind`` (the failure
             kind), ``message`` and ``data`` (the failure's message and data), and optionally
@@ -195,21 +182,22 @@ def combine(hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not h.get("id") and h.get("kind") == "exception":
             found = generic.exception_hint(h.get("message") or "")
             if found:
-                h.update(id=found.id, text=found.text, params=found.params)
+                h.update(id=found.idea, text=words.render(found, framework, module), params=found.facts)
     shapes = [h for h in hints if h.get("kind") == "shape" and (h.get("data") or {}).get("got") is not None]
     if len(shapes) >= 3 and len(shapes) == len(hints):
         got = {tuple(h["data"]["got"]) for h in shapes}
         want = {tuple(h["data"]["expected"]) for h in shapes}
         if len(got) == 1 and len(want) >= 3:
             shape = next(iter(got))
+            hint = Hint(idea="constant_shape", facts={"shape": list(shape)})
             return [{"id": "constant_shape", "count": len(hints), "of": len(hints),
-                     "text": f"the result has shape {shape} whatever the inputs' shapes: is it hard-coded "
-                             f"(the worked example?) instead of computed from the inputs?"}]
+                     "text": words.render(hint, framework, module)}]
     keys = Counter(k for k in (_key(h) for h in hints) if k)
     out = []
     for key, count in keys.most_common(3):
         if 5 * count < len(hints):
             break
         mine = [h for h in hints if _key(h) == key]
-        out.append({"id": mine[0]["id"], "text": _combined_text(key, mine), "count": count, "of": len(hints)})
+        out.append({"id": mine[0]["id"], "text": _combined_text(key, mine, framework, module), "count": count,
+                    "of": len(hints)})
     return out

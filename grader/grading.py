@@ -18,7 +18,7 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from . import frameworks
+from . import words
 from .compare import assess, judge_raises, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
 from .run import empty_output
@@ -277,11 +277,9 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
         passed = False
     if failure is not None and failure.kind == "import" and failure.hint is None and plan.siblings.skipped:
         failure.hint = sibling_hint(plan.siblings, "\n".join([failure.message, *failure.details]))
-    if plan.framework != "numpy":  # hints and messages name code in the submission's framework
-        for res in results:
-            if res.failure is not None:
-                res.failure.hint = frameworks.speak(res.failure.hint, plan.framework)
-                res.failure.message = frameworks.speak(res.failure.message, plan.framework) or ""
+    for res in results:  # each hint worded once, from its facts, in the submission's framework's code
+        if res.failure is not None:
+            words.render_failure(res.failure, plan.framework, problem.hints)
     if loaded.notebook is not None:  # positions as the notebook's cell and line
         for fail in [failure] + [res.failure for res in results]:
             if fail is not None:
@@ -292,7 +290,7 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
             failure.message = f"{failure.message} ({cells[-1]})"
     report = Report(problem=problem.id, title=problem.title, submission=shown, passed=passed,
                     score=total(groups), max_score=problem.max_score, failure=failure, cases=results,
-                    groups=groups, summary=summarise(results, plan.dtypes), environment=env, output=output,
+                    groups=groups, summary=summarise(results, plan.dtypes, plan.framework, problem.hints), environment=env, output=output,
                     seconds=time.monotonic() - plan.started)
     if executor is not None:
         for fail in [report.failure] + [res.failure for res in report.cases]:

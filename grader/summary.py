@@ -53,17 +53,21 @@ def _rank_text(pattern: tuple[str, int] | None, name: str = "hidden") -> str:
     return f", only up to rank {r} ({name} with at most {r} {axes}); larger ranks pass"
 
 
-def _combine_safely(combine: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
-                    hints: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _combine_safely(combine: Callable[..., list[dict[str, Any]]], hints: list[dict[str, Any]],
+                    framework: str, module: str | None) -> list[dict[str, Any]]:
     """The shared hints, or none if combining them failed: hints never break a report."""
     try:
-        return combine(hints)
+        return combine(hints, framework, module)
     except Exception:  # noqa: BLE001
         return []
 
 
-def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str, Any]]:
+def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str = "numpy",
+              hints: str | None = None) -> list[dict[str, Any]]:
     """Failures grouped by kind, with the dtypes and ranks they occur in, and a shared hint.
+
+    ``framework`` and ``hints`` (the problem's hint module) choose the words of a shared hint
+    made here from several cases' facts (``grader.words``).
 
     Shrunk cases (extra information, no points) are left out of the counts but may be the
     example. Each entry, most frequent kind first:
@@ -103,7 +107,7 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...]) -> list[dict[str
              "text": c.failure.hint, "size": sum(int(np.prod(i.shape)) for i in c.inputs.values()),
              "dtype": c.dtype, "kind": kind, "message": c.failure.message, "data": c.failure.data,
              "shapes": {k: list(i.shape) for k, i in c.inputs.items()}}
-            for c in failed])
+            for c in failed], framework, hints)
         n = len(failed)
         if only and any(d in stopped for d in passing):   # a timeout stopped the run: not a pass
             where = (f"only in {', '.join(only)} ({', '.join(passing)} passed the cases that ran before the run "

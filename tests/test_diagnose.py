@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from grader import diagnose
+from grader import diagnose, words
 from grader.hints import generic
 from grader.hints import tied_lm_head as tied
 from grader.cases import Case
@@ -22,6 +22,11 @@ from grader.results import ArrayInfo, CaseResult, Failure
 
 NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
       "float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
+
+
+def said(hint, framework="numpy", module="tied_lm_head"):
+    """The hint's sentence as a ``framework`` learner of tied_lm_head reads it."""
+    return words.render(hint, framework, module) if hint is not None else None
 
 
 def inputs(seed=0, lead=(4,), d=8, v=6, dt="float32", mean=(-2, 2), scale=(0.5, 2)):
@@ -70,26 +75,26 @@ IDEAS = {
 def test_each_idea_is_named_in_every_dtype(idea, dt):
     h, e = inputs(seed=1, dt=dt)
     hint = hint_for(h, e, IDEAS[idea], dt)
-    assert hint is not None and hint.id == idea, hint
+    assert hint is not None and hint.idea == idea, hint
 
 
 def test_exact_messages():
     h, e = inputs(seed=2)
-    assert hint_for(h, e, IDEAS["softmax"]).text == (
+    assert said(hint_for(h, e, IDEAS["softmax"])) == (
         "looks like softmax was applied to the logits: return the raw logits (softmax belongs to the loss or "
         "to sampling)")
-    assert hint_for(h, e, lambda h, e, r: r + 0.5).text == (
+    assert said(hint_for(h, e, lambda h, e, r: r + 0.5)) == (
         "looks like a constant offset of 0.5 was added to every logit (a bias?); the head has no bias")
-    assert hint_for(h, e, lambda h, e, r: r / math.sqrt(8)).text == (
+    assert said(hint_for(h, e, lambda h, e, r: r / math.sqrt(8))) == (
         "looks like the logits were multiplied by a factor of 1/sqrt(d_model) = 0.3536 (d_model = 8); scaling "
         "belongs to attention scores, not to the output logits; leave them unscaled")
-    assert hint_for(h, e, lambda h, e, r: 2 * r).text == (
+    assert said(hint_for(h, e, lambda h, e, r: 2 * r)) == (
         "looks like the logits were multiplied by a factor of 2; leave them unscaled")
     h64 = h.astype(np.float64)
-    assert hint_for(h64, e.astype(np.float64), lambda h, e, r: (h.astype(np.float32) @ e.astype(np.float32).T),
-                    "float64").text == (
+    assert said(hint_for(h64, e.astype(np.float64), lambda h, e, r: (h.astype(np.float32) @ e.astype(np.float32).T),
+                    "float64")) == (
         "every value is a float32 number and the errors are float32's: the float64 inputs were computed in "
-        "float32 precision (a cast to float32?); compute in the inputs' dtype")
+        "float32 precision (a cast such as hidden.astype(np.float32)?); compute in the inputs' dtype")
 
 
 def test_factor_does_not_fire_for_softmax_even_with_one_logit_per_row():
@@ -98,16 +103,16 @@ def test_factor_does_not_fire_for_softmax_even_with_one_logit_per_row():
     # or tanh of large logits give it too): no cause, and surely no factor
     assert hint_for(h, e, IDEAS["softmax"]) is None
     h, e = inputs(seed=3, v=2)
-    assert hint_for(h, e, IDEAS["softmax"]).id == "softmax"
+    assert hint_for(h, e, IDEAS["softmax"]).idea == "softmax"
 
 
 def test_constant_offset_versus_per_row_versus_bias_vector():
     h, e = inputs(seed=4)
-    assert hint_for(h, e, lambda h, e, r: r - 0.25).id == "offset"
+    assert hint_for(h, e, lambda h, e, r: r - 0.25).idea == "offset"
     rows = np.array([[0.5], [-1.0], [2.0], [0.25]])
-    assert hint_for(h, e, lambda h, e, r: r + rows).id == "row_offset"
+    assert hint_for(h, e, lambda h, e, r: r + rows).idea == "row_offset"
     cols = np.linspace(-1, 1, 6)
-    assert hint_for(h, e, lambda h, e, r: r + cols).id == "column_offset"
+    assert hint_for(h, e, lambda h, e, r: r + cols).idea == "column_offset"
 
 
 def test_an_offset_needs_more_than_one_number():
@@ -116,7 +121,7 @@ def test_an_offset_needs_more_than_one_number():
     assert hint_for(h, e, lambda h, e, r: r + 1.0) is None  # exp(0), softmax of one logit...
     # three zero logits that all became 0.5 (softmax would give 1/3)
     h, e = np.array([0.0, 0.0], np.float32), np.zeros((3, 2), np.float32)
-    assert hint_for(h, e, lambda h, e, r: r + 0.5).id == "offset"
+    assert hint_for(h, e, lambda h, e, r: r + 0.5).idea == "offset"
     h, e = np.array([0.7], np.float32), np.array([[0.3]], np.float32)
     assert hint_for(h, e, lambda h, e, r: r + 0.123456) is None
 
@@ -133,40 +138,40 @@ def test_no_factor_or_offset_from_a_single_nonzero_logit():
     assert hint_for(h.astype(np.float32), e.astype(np.float32), lambda h, e, r: r + 0.01) is None
     # two logits that agree on the factor are evidence
     h, e = np.array([1.5, 0.5], np.float16), np.array([[-2.0, 1.0], [0.75, 3.0]], np.float16)
-    assert hint_for(h, e, lambda h, e, r: r * 0.125, "float16").id == "factor"
+    assert hint_for(h, e, lambda h, e, r: r * 0.125, "float16").idea == "factor"
 
 
 def test_hints_on_exact_probe_cases_where_nothing_is_allowed():
     e = inputs(seed=5)[1]
     h = np.zeros((3, 8), np.float32)
     h[np.arange(3), np.arange(3)] = 2.0  # 2 * e_k rows, as the spec's basis probes
-    assert hint_for(h, e, lambda h, e, r: r / math.sqrt(8), exact=True).id == "factor"
-    assert hint_for(h, e, lambda h, e, r: r + 1e-3, exact=True).id == "offset"
+    assert hint_for(h, e, lambda h, e, r: r / math.sqrt(8), exact=True).idea == "factor"
+    assert hint_for(h, e, lambda h, e, r: r + 1e-3, exact=True).idea == "offset"
     zero = np.zeros((3, 8), np.float32)
-    assert hint_for(zero, e, lambda h, e, r: r + 0.5, exact=True).id == "offset"
+    assert hint_for(zero, e, lambda h, e, r: r + 0.5, exact=True).idea == "offset"
     # softmax of zero logits is 1/V everywhere: an offset of 1/V gives the same output, so the
     # case cannot tell them apart and names neither
     assert hint_for(zero, e, IDEAS["softmax"], exact=True) is None
-    assert hint_for(h, e, IDEAS["softmax"], exact=True).id == "softmax"
+    assert hint_for(h, e, IDEAS["softmax"], exact=True).idea == "softmax"
 
 
 def test_mistake_on_some_elements_only():
     h, e = inputs(seed=6)
     relu = hint_for(h, e, IDEAS["relu"])
-    assert relu.id == "relu"  # only the negative logits change, and the idea still fits
+    assert relu.idea == "relu"  # only the negative logits change, and the idea still fits
 
     def last_row_zero(h, e, r):
         out = r.copy()
         out[-1] = 0
         return out
     hint = hint_for(h, e, last_row_zero)
-    assert hint.id == "where"
-    assert hint.text == ("only the last of 4 rows (hidden vectors, leading axes flattened) is wrong (they came "
+    assert hint.idea == "where"
+    assert said(hint) == ("only the last of 4 rows (hidden vectors, leading axes flattened) is wrong (they came "
                          "back as 0: never computed?): a loop or slice that stops short?")
 
     def negatives_halved(h, e, r):
         return np.where(r < 0, r / 3 + 0.1, r)
-    assert hint_for(h, e, negatives_halved).params == {"sign": "negative"}
+    assert hint_for(h, e, negatives_halved).facts["sign"] == "negative"
 
 
 def test_no_idea_claims_a_near_miss_or_noise():
@@ -178,13 +183,13 @@ def test_no_idea_claims_a_near_miss_or_noise():
         allowed = allowed_error(dt, h64 @ e64.T, np.abs(h64) @ np.abs(e64).T, 8)
         noisy = lambda h, e, r: r + 3 * allowed * rng.choice([-1, 1], r.shape)  # noqa: E731
         hint = hint_for(hh, ee, noisy, dt)
-        assert hint is None or hint.id == "half_accumulation", hint
+        assert hint is None or hint.idea == "half_accumulation", hint
 
 
 def test_precision_ideas():
     h, e = inputs(seed=8)
     hint = hint_for(h, e, lambda h, e, r: h.astype(np.float16) @ e.astype(np.float16).T, "float32")
-    assert (hint.id, hint.params) == ("lower_precision", {"computed_in": "float16"})
+    assert (hint.idea, hint.facts["computed_in"]) == ("lower_precision", "float16")
 
     h16, e16 = inputs(seed=8, lead=(4,), d=512, v=3, dt="float16", mean=(1, 2), scale=(0.1, 0.2))
     e16 = np.abs(e16)
@@ -195,19 +200,19 @@ def test_precision_ideas():
             acc = (acc + (h[:, None, k] * e[:, k]).astype(np.float16)).astype(np.float16)
         return acc
     hint = hint_for(h16, e16, loop_in_float16, "float16")
-    assert hint is not None and hint.id == "half_accumulation"
+    assert hint is not None and hint.idea == "half_accumulation"
 
 
 def test_structure_ideas_on_square_tables():
     h, e = inputs(seed=9, lead=(5,), d=5, v=5)
-    assert hint_for(h, e, lambda h, e, r: h @ e).id == "no_transpose"
-    assert hint_for(h, e, lambda h, e, r: r.T).id == "swapped_axes"
-    assert hint_for(h, e, lambda h, e, r: h).id == "returns_hidden"
+    assert hint_for(h, e, lambda h, e, r: h @ e).idea == "no_transpose"
+    assert hint_for(h, e, lambda h, e, r: r.T).idea == "swapped_axes"
+    assert hint_for(h, e, lambda h, e, r: h).idea == "returns_hidden"
 
 
 def test_zeros_and_all_negative():
     h, e = inputs(seed=10)
-    assert hint_for(h, e, lambda h, e, r: 0 * r).text == (
+    assert said(hint_for(h, e, lambda h, e, r: 0 * r)) == (
         "the result is all zeros: were the logits computed and returned?")
     # every logit negative: a ReLU and a result never computed both give zeros; neither is named
     hn, en = np.abs(h), -np.abs(e)
@@ -226,11 +231,11 @@ def test_ideas_that_coincide_on_a_case_are_not_named():
     assert hint_for(h, e, IDEAS["row_offset"]) is None
     # a zero input plus 0.001 is an offset, not one offset per row that happens to be equal
     zero = np.zeros((4, 4), np.float32)
-    assert hint_for(zero, inputs(seed=21, d=4)[1], lambda h, e, r: r + 1e-3, exact=True).id == "offset"
+    assert hint_for(zero, inputs(seed=21, d=4)[1], lambda h, e, r: r + 1e-3, exact=True).idea == "offset"
     # a parameter-free idea of a fitted family stays named: log-softmax is an offset per row
     h, e = inputs(seed=22)
-    assert hint_for(h, e, IDEAS["log_softmax"]).id == "log_softmax"
-    assert hint_for(h, e, IDEAS["sign_flip"]).id == "sign_flip"
+    assert hint_for(h, e, IDEAS["log_softmax"]).idea == "log_softmax"
+    assert hint_for(h, e, IDEAS["sign_flip"]).idea == "sign_flip"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,19 +252,19 @@ def shape_hint(got_shape, lead=(2, 3), d=4, v=5, got=None):
 
 
 def test_shape_ideas():
-    assert shape_hint((1, 5), lead=()).text == (
+    assert said(shape_hint((1, 5), lead=())) == (
         "a leading axis of size 1 was added (e.g. np.atleast_2d or a reshape to 2-D): a single vector of shape "
         "(d_model,) must give shape (vocab_size,); the values differ as well")
     h = np.ones((4,), np.float32)
     right = h @ np.arange(20, dtype=np.float32).reshape(5, 4).T
-    assert shape_hint(None, lead=(), got=right[None]).text.endswith("must give shape (vocab_size,)")
-    assert shape_hint((6, 5)).id == "flattened"
-    assert shape_hint((2, 5, 3)).id == "transposed"
-    assert shape_hint((2, 3, 4)).id == "hidden_shape"
-    assert shape_hint((2, 3, 5), lead=(2, 1, 3)).id == "squeezed"
-    assert shape_hint((2, 3, 7)).id == "wrong_vocab"
+    assert said(shape_hint(None, lead=(), got=right[None])).endswith("must give shape (vocab_size,)")
+    assert shape_hint((6, 5)).idea == "flattened"
+    assert shape_hint((2, 5, 3)).idea == "transposed"
+    assert shape_hint((2, 3, 4)).idea == "hidden_shape"
+    assert shape_hint((2, 3, 5), lead=(2, 1, 3)).idea == "squeezed"
+    assert shape_hint((2, 3, 7)).idea == "wrong_vocab"
     ref = np.ones((2, 3, 4)) @ np.arange(20.0).reshape(5, 4).T
-    assert shape_hint(None, got=np.float32(ref.sum())).text == (
+    assert said(shape_hint(None, got=np.float32(ref.sum()))) == (
         "a scalar came back, all logits summed: return every logit, shape (..., vocab_size)")
     assert shape_hint(()) is None  # a scalar that is no reduction of the logits: no cause named
     # rows all alike (hidden = ones): the first row or the last? neither is named
@@ -268,52 +273,52 @@ def test_shape_ideas():
     e = np.arange(20, dtype=np.float32).reshape(5, 4)
     case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
-    assert tied.diagnose_shape(case, ref[0].astype(np.float32), ref).text == (
+    assert said(tied.diagnose_shape(case, ref[0].astype(np.float32), ref)) == (
         "only the first row of the batch was computed (the leading axis of size 2 is missing); keep every "
         "leading axis")
     assert tied.diagnose_shape(case, (ref[0] + 7).astype(np.float32), ref) is None
-    assert shape_hint((0,), lead=(0,)).id == "empty_batch"
+    assert shape_hint((0,), lead=(0,)).idea == "empty_batch"
     # an empty result of another shape (code that assumes a rank): the shape, not np.array's cause
-    assert shape_hint((0, 0, 5), lead=(0,)).text == (
+    assert said(shape_hint((0, 0, 5), lead=(0,))) == (
         "an empty batch must still give shape (0, 5) (leading axes, then vocab_size), not (0, 0, 5)")
     ones = np.ones((2, 3, 4), np.float32)
     dropped = ones.astype(np.float64) @ np.arange(20.0).reshape(5, 4)[:-1].T
-    assert shape_hint(None, got=dropped.astype(np.float32)).id == "vocab_dropped"
-    assert shape_hint(None, got=ones).id == "returns_hidden"
+    assert shape_hint(None, got=dropped.astype(np.float32)).idea == "vocab_dropped"
+    assert shape_hint(None, got=ones).idea == "returns_hidden"
 
 
 def test_dtype_hints():
     case = Case("c[float16]", "g", "float16", {"hidden": np.ones(2, np.float16)}, {})
-    assert tied.dtype_hint(case, np.ones(2, np.float32)) == (
+    assert said(tied.diagnose_dtype(case, np.ones(2, np.float32))) == (
         "the result was promoted to float32: compute as you like, but return float16 (e.g. .astype(hidden.dtype))")
     case64 = Case("c[float64]", "g", "float64", {"hidden": np.ones(2)}, {})
-    assert tied.diagnose_dtype(case64, np.ones(2, np.float32)).id == "demoted"
-    assert tied.diagnose_dtype(case64, np.ones(2, np.int64)).id == "integer"
+    assert tied.diagnose_dtype(case64, np.ones(2, np.float32)).idea == "demoted"
+    assert tied.diagnose_dtype(case64, np.ones(2, np.int64)).idea == "integer"
     bf = Case("c[bfloat16]", "g", "bfloat16", {"hidden": np.ones(2, NP["bfloat16"])}, {})
-    assert tied.diagnose_dtype(bf, np.ones(2, np.float16)).id == "other_half"
+    assert tied.diagnose_dtype(bf, np.ones(2, np.float16)).idea == "other_half"
 
 
 def test_non_finite_and_type_hints():
     h = np.array([[0.0, 0.0], [1.0, 2.0]], np.float32)
     case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": np.eye(2, dtype=np.float32)}, {})
     got = np.array([[np.nan, np.nan], [1.0, 2.0]])
-    assert tied.diagnose_non_finite(case, got, h.astype(np.float64)).id == "nan_zero_rows"
+    assert tied.diagnose_non_finite(case, got, h.astype(np.float64)).idea == "nan_zero_rows"
     # an infinity is called an overflow only where an intermediate really leaves the range
-    assert tied.non_finite_hint(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) is None
+    assert tied.diagnose_non_finite(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) is None
     big = np.array([[300.0, 300.0]], np.float16)
     case16 = Case("c[float16]", "g", "float16", {"hidden": big, "embedding_matrix": np.full((1, 2), 100.0, np.float16)},
                   {})
-    assert tied.diagnose_non_finite(case16, np.array([[np.inf]]), np.array([[60000.0]])).id == "overflow"
-    assert tied.type_hint("NoneType") == "the function returned None: is a return statement missing?"
-    assert tied.type_hint("list") == "return an array, not a list (drop .tolist() or wrap with np.asarray)"
+    assert tied.diagnose_non_finite(case16, np.array([[np.inf]]), np.array([[60000.0]])).idea == "overflow"
+    assert said(tied.diagnose_type("NoneType")) == "the function returned None: is a return statement missing?"
+    assert said(tied.diagnose_type("list")) == "return an array, not a list (drop .tolist() or wrap with np.asarray)"
 
 
 def test_exception_hints():
     shapes = {"hidden": [4, 8], "embedding_matrix": [6, 8]}
     msg = ("ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
            "(n?,k),(k,m?)->(n?,m?) (size 6 is different from 8)")
-    assert tied.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
-    assert generic.exception_hint("NotImplementedError").id == "not_implemented"
+    assert tied.diagnose_exception(msg, shapes).idea == "shapes_do_not_line_up"
+    assert generic.exception_hint("NotImplementedError").idea == "not_implemented"
     assert tied.diagnose_exception("NotImplementedError") is None  # the generic stage says it
     assert tied.diagnose_exception("ZeroDivisionError: division by zero") is None
 
@@ -324,7 +329,7 @@ def test_exception_hints():
 def test_combine_names_a_factor_that_follows_d_model():
     hints = [{"id": "factor", "params": {"factor": 1 / math.sqrt(d), "d_model": d}, "text": f"t{d}", "size": d}
              for d in (2, 4, 8, 16, 32)]
-    (top,) = diagnose.combine(hints)
+    (top,) = diagnose.combine(hints, "numpy", "tied_lm_head")
     assert top["text"] == ("looks like the logits were multiplied by a factor of 1/sqrt(d_model) (in every case, "
                            "d_model from 2 to 32); scaling belongs to attention scores, not to the output logits; "
                            "leave them unscaled")
@@ -334,7 +339,7 @@ def test_combine_names_a_factor_that_follows_d_model():
 def test_combine_constant_factor_and_minorities():
     hints = [{"id": "factor", "params": {"factor": 0.5, "d_model": d}, "text": "x", "size": 1} for d in (1, 2, 4)]
     hints.append({"id": None, "text": None})
-    (top,) = diagnose.combine(hints)
+    (top,) = diagnose.combine(hints, "numpy", "tied_lm_head")
     assert top["text"] == "looks like the logits were multiplied by a constant factor of 0.5; leave them unscaled"
     assert (top["count"], top["of"]) == (3, 4)
     assert diagnose.combine([{"id": None}] * 3) == []
@@ -397,9 +402,9 @@ def test_summary_leaves_shrunk_cases_out_of_counts_but_uses_them_as_example():
 
 def test_fitted_values_are_shown_plain_but_never_rounded_away():
     h, e = inputs(seed=11, d=6, dt="float16", mean=(20, 30))  # large logits: float16 rounds the offset
-    assert hint_for(h, e, lambda h, e, r: r + 0.5, "float16").params == {"offset": 0.5}
-    assert hint_for(h, e, lambda h, e, r: r * 0.125, "float16").params["factor"] == 0.125
-    assert hint_for(h, e, lambda h, e, r: r * 0.37, "float16").params["factor"] == 0.37
+    assert hint_for(h, e, lambda h, e, r: r + 0.5, "float16").facts == {"offset": 0.5}
+    assert hint_for(h, e, lambda h, e, r: r * 0.125, "float16").facts["factor"] == 0.125
+    assert hint_for(h, e, lambda h, e, r: r * 0.37, "float16").facts["factor"] == 0.37
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,7 +454,7 @@ def test_flushed_subnormals_are_never_called_a_relu():
     assert flushed_hint(h, e) is None
     # a real ReLU on the same kind of inputs is still named
     h, e = inputs(seed=12)
-    assert hint_for(h, e, IDEAS["relu"]).id == "relu"
+    assert hint_for(h, e, IDEAS["relu"]).idea == "relu"
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
@@ -460,7 +465,7 @@ def test_bfloat16_rounding_is_called_bfloat16_not_float16(dt):
     def in_bfloat16(h, e, r):
         return (h.astype(bf).astype(np.float64) @ e.astype(bf).astype(np.float64).T).astype(bf)
     hint = hint_for(h, e, in_bfloat16, dt)
-    assert (hint.id, hint.params) == ("lower_precision", {"computed_in": "bfloat16"})
+    assert (hint.idea, hint.facts["computed_in"]) == ("lower_precision", "bfloat16")
     # every bfloat16 value here is a float16 value too: the grid alone cannot tell them apart
     got = in_bfloat16(h.astype(np.float64), e.astype(np.float64), None).astype(np.float64)
     assert np.array_equal(got.astype(np.float16).astype(np.float64), got)
@@ -468,7 +473,7 @@ def test_bfloat16_rounding_is_called_bfloat16_not_float16(dt):
     def in_float16(h, e, r):
         return (h.astype(np.float16).astype(np.float64) @ e.astype(np.float16).astype(np.float64).T).astype(np.float16)
     hint = hint_for(h, e, in_float16, dt)
-    assert (hint.id, hint.params) == ("lower_precision", {"computed_in": "float16"})
+    assert (hint.idea, hint.facts["computed_in"]) == ("lower_precision", "float16")
 
 
 def test_a_value_both_formats_hold_exactly_names_neither():
@@ -482,7 +487,7 @@ def test_a_value_both_formats_hold_exactly_names_neither():
     def in_float16(h, e, r):
         return (h.astype(np.float16).astype(np.float64) @ e.astype(np.float16).astype(np.float64).T).astype(np.float16)
     hint = hint_for(h, e, in_float16, "float32")
-    assert hint is None or hint.id != "lower_precision", hint
+    assert hint is None or hint.idea != "lower_precision", hint
     from grader.hints import generic
     got = in_float16(h, e, None).astype(np.float64)
     ref = h.astype(np.float64) @ e.astype(np.float64).T
@@ -497,14 +502,14 @@ def test_lower_precision_checks_the_exponent_range():
     bf = NP["bfloat16"]
     hint = hint_for(h, e, lambda h, e, r: (h.astype(bf).astype(np.float64) @ e.astype(bf).astype(np.float64).T)
                     .astype(bf), "float32")
-    assert hint.params == {"computed_in": "bfloat16"}
+    assert hint.facts["computed_in"] == "bfloat16"
     # tiny values below float16's range computed in float16 flush to 0 or to float16 subnormals:
     # those outputs are float16 numbers, and the prediction (inputs rounded to float16) matches
     h, e = inputs(seed=15, d=16)
     h = (h * 1e-4).astype(np.float32)
     hint = hint_for(h, e, lambda h, e, r: (h.astype(np.float16).astype(np.float64)
                                            @ e.astype(np.float16).astype(np.float64).T).astype(np.float16), "float32")
-    assert hint is not None and hint.params == {"computed_in": "float16"}
+    assert hint is not None and hint.facts["computed_in"] == "float16"
 
 
 def test_a_reshape_error_is_not_called_a_missing_transpose():
@@ -525,8 +530,8 @@ def test_a_missing_transpose_is_named_only_when_the_sizes_confirm_it():
     jax_msg = ("TypeError: dot_general requires contracting dimensions to have the same shape, got (8,) and (6,).")
     dot_msg = "ValueError: shapes (4,8) and (6,8) not aligned: 8 (dim 1) != 6 (dim 0)"
     for msg in (numpy_msg, jax_msg):
-        assert tied.diagnose_exception(msg, shapes).id == "shapes_do_not_line_up"
-    assert tied.diagnose_exception(dot_msg, {"hidden": [4, 8], "embedding_matrix": [6, 8]}).id == \
+        assert tied.diagnose_exception(msg, shapes).idea == "shapes_do_not_line_up"
+    assert tied.diagnose_exception(dot_msg, {"hidden": [4, 8], "embedding_matrix": [6, 8]}).idea == \
         "shapes_do_not_line_up"
     # the same kind of message about other sizes (an intermediate of the learner's own making),
     # or without the case's sizes: no cause
@@ -539,10 +544,12 @@ def test_a_missing_transpose_is_named_only_when_the_sizes_confirm_it():
     from grader.compare import with_exception_hint
     from grader.results import Failure
     case = Case(name="c", group="shapes", dtype="float32", inputs={k: np.zeros(v, np.float32) for k, v in shapes.items()}, sizes={})
-    assert diagnose.for_exception("tied_lm_head", case, numpy_msg).id == "shapes_do_not_line_up"
+    assert diagnose.for_exception("tied_lm_head", case, numpy_msg).idea == "shapes_do_not_line_up"
     assert diagnose.for_exception(None, case, numpy_msg) is None  # same names, another problem: no guess
-    assert diagnose.for_exception(None, case, "NotImplementedError").id == "not_implemented"
+    assert diagnose.for_exception(None, case, "NotImplementedError").idea == "not_implemented"
     failure = with_exception_hint(Failure("exception", numpy_msg), "tied_lm_head", case)
+    assert failure.hint is None  # worded when the report is made, for the learner's framework
+    words.render_failure(failure, "numpy", "tied_lm_head")
     assert failure.data["hint_id"] == "shapes_do_not_line_up" and "transpose" in failure.hint
     assert with_exception_hint(Failure("exception", numpy_msg), None, case).hint is None
     hints = [{"id": None, "kind": "exception", "message": numpy_msg, "text": None, "shapes": shapes}] * 3
@@ -569,12 +576,12 @@ def test_a_saturating_half_running_sum_is_named_and_nothing_else_fits_it(low, hi
     case = Case("c[float16]", "g", "float16", {"hidden": h, "embedding_matrix": e}, {})
     allowed = allowed_error("float16", ref, scale, 4096)
     hint = tied.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
-    assert hint is not None and hint.id == "half_accumulation", hint
-    assert "running sum kept in float16" in hint.text
+    assert hint is not None and hint.idea == "half_accumulation", hint
+    assert "running sum kept in float16" in said(hint)
     # without that idea, no other may claim the output (once: "log-softmax", "an offset")
     monkeypatch.setattr(tied, "_half_accumulation", lambda x: None)
     hint = tied.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
-    assert hint is None or hint.id == "where", hint
+    assert hint is None or hint.idea == "where", hint
 
 
 def test_half_accumulation_is_not_claimed_for_noise():
@@ -589,25 +596,25 @@ def test_half_accumulation_is_not_claimed_for_noise():
 
 def test_a_jax_array_from_a_numpy_submission_is_named_as_such():
     hint = tied.diagnose_type("jaxlib._jax.ArrayImpl")
-    assert hint.id == "jax_array"
-    assert hint.text == ("the function returned a JAX array (jaxlib._jax.ArrayImpl), which only a JAX submission may "
+    assert hint.idea == "jax_array"
+    assert said(hint) == ("the function returned a JAX array (jaxlib._jax.ArrayImpl), which only a JAX submission may "
                          "return (the framework comes from the file's import statements): return a numpy.ndarray, "
                          "e.g. np.asarray(result), or import jax.numpy at the top to be graded as JAX")
     other = tied.diagnose_type("torch.Tensor")
-    assert other.text == ("the function returned a torch.Tensor, not an array: return a numpy.ndarray (a JAX "
-                          "submission may also return a jax.Array)")
-    assert "float" in tied.diagnose_type("float").text
+    assert said(other) == ("the function returned a torch.Tensor, not an array: return a numpy.ndarray, e.g. "
+                          "np.asarray(result)")
+    assert "float" in said(tied.diagnose_type("float"))
 
 
 def test_an_integer_result_says_how_the_fractions_were_lost():
     h, e = inputs(seed=18, mean=(-3, 3), scale=(2, 4))
     case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
-    assert tied.diagnose_dtype(case, np.trunc(ref).astype(np.int64)).text == (
-        "the result is an integer array (int64): the fractional parts were cut off (astype(int)?); return float32 "
+    assert said(tied.diagnose_dtype(case, np.trunc(ref).astype(np.int64))) == (
+        "the result is an integer array (int64): the fractional parts were cut off (.astype(int)?); return float32 "
         "logits, the inputs' dtype")
-    assert "rounded to whole numbers" in tied.diagnose_dtype(case, np.round(ref).astype(np.int32)).text
-    assert tied.diagnose_dtype(case, np.zeros(ref.shape, np.int64)).text == (
+    assert "rounded to whole numbers" in said(tied.diagnose_dtype(case, np.round(ref).astype(np.int32)))
+    assert said(tied.diagnose_dtype(case, np.zeros(ref.shape, np.int64))) == (
         "the result is an integer array (int64); return float32 logits, the inputs' dtype")
 
 
@@ -621,8 +628,8 @@ def test_shape_ideas_that_coincide_are_not_named():
     e2 = np.array([[3.0, 1.0], [0.5, 2.0], [1.0, 1.0]], np.float32)
     case2 = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e2}, {})
     ref2 = h.astype(np.float64) @ e2.astype(np.float64).T
-    assert tied.diagnose_shape(case2, ref2[:-1].astype(np.float32), ref2).id == "vocab_dropped"
-    assert tied.diagnose_shape(case2, h.copy(), ref2).id == "returns_hidden"
+    assert tied.diagnose_shape(case2, ref2[:-1].astype(np.float32), ref2).idea == "vocab_dropped"
+    assert tied.diagnose_shape(case2, h.copy(), ref2).idea == "returns_hidden"
 
 
 def test_dropping_the_only_feature_is_not_called_a_result_never_computed():
@@ -630,8 +637,8 @@ def test_dropping_the_only_feature_is_not_called_a_result_never_computed():
     h, e = inputs(seed=23, d=1)
     assert hint_for(h, e, lambda h, e, r: 0 * r) is None
     h, e = inputs(seed=23, d=3)
-    assert hint_for(h, e, IDEAS["feature_dropped"]).id == "feature_dropped"
-    assert hint_for(h, e, lambda h, e, r: 0 * r).id == "zeros"
+    assert hint_for(h, e, IDEAS["feature_dropped"]).idea == "feature_dropped"
+    assert hint_for(h, e, lambda h, e, r: 0 * r).idea == "zeros"
 
 
 @pytest.mark.parametrize("seed", [24, 25, 26])
@@ -640,9 +647,9 @@ def test_an_output_inside_the_allowance_of_zero_gets_no_factor(seed):
     # +-1); once "multiplied by a factor of 0.1", which any near-zero output fits as well
     h, e = inputs(seed=seed, lead=(2,), d=64, v=8, dt="bfloat16", mean=(-0.5, 0.5), scale=(1, 2))
     hint = hint_for(h, e, lambda h, e, r: np.tanh(r), "bfloat16")
-    assert hint is None or hint.id == "where", hint
+    assert hint is None or hint.idea == "where", hint
     hint = hint_for(h, e, lambda h, e, r: np.clip(r, -1, 1), "bfloat16")
-    assert hint is None or hint.id == "where", hint
+    assert hint is None or hint.idea == "where", hint
 
 
 def test_no_normalisation_is_named_with_one_feature():
@@ -657,19 +664,24 @@ def test_no_normalisation_is_named_with_one_feature():
 
 def test_a_lower_precision_hint_names_only_the_learners_framework():
     """Issue 34: the float32-in-float64 hint said "or JAX without jax_enable_x64" to every learner
-    (a torch PHRASES entry matched only tied_lm_head's wording, so a torch learner got it too)."""
-    from grader import frameworks
-    generic = "every value is a float32 number ...: f computed in float32 precision (a cast of x to float32?); compute in float64"
-    lesson = "... were computed in float32 precision (a cast to float32?); compute in the inputs' dtype"
-    for text in (generic, lesson):
-        assert "jax" not in frameworks.speak(text, "numpy").lower()
-        assert "jax" not in frameworks.speak(text, "torch").lower() and ".float()" in frameworks.speak(text, "torch")
-        assert "JAX without jax_enable_x64" in frameworks.speak(text, "jax")
+    (a torch PHRASES entry matched only tied_lm_head's wording, so a torch learner got it too).
+    Now the facts are worded once per framework: the x64 cause for JAX learners only."""
+    from grader.hints import Hint
+    facts = {"computed_in": "float32", "dtype": "float64", "first": "hidden", "function": "f"}
+    for module in (None, "tied_lm_head"):
+        hint = Hint(idea="lower_precision", facts=facts)
+        assert "jax" not in said(hint, "numpy", module).lower() and "hidden.astype(np.float32)" in said(hint, "numpy", module)
+        torch_text = said(hint, "torch", module)
+        assert "jax" not in torch_text.lower() and "hidden.to(torch.float32)" in torch_text
+        assert "JAX without jax_enable_x64" in said(hint, "jax", module)
+        # float16 inside float32: no x64 to blame
+        half = Hint(idea="lower_precision", facts={**facts, "computed_in": "float16", "dtype": "float32"})
+        assert "x64" not in said(half, "jax", module)
 
 
 def test_a_torch_learner_hears_of_tensors_and_in_place_ops():
     """A newcomer's finding: an in-place mul_ was told to 'use operations that return new arrays'."""
-    from grader import diagnose, frameworks
-    text = diagnose.mutation_hint().text
-    assert "new arrays" in frameworks.speak(text, "numpy")
-    assert "new tensors" in frameworks.speak(text, "torch") and "mul_" in frameworks.speak(text, "torch")
+    from grader import diagnose
+    assert "new arrays" in said(diagnose.mutation_hint(), "numpy", None)
+    text = said(diagnose.mutation_hint(), "torch", None)
+    assert "new tensors" in text and "mul_" in text

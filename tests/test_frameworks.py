@@ -63,16 +63,18 @@ def test_every_framework_has_a_module_the_child_can_load_by_path():
 
 
 # -- hints in the submission's framework --------------------------------------------------------
-def test_hints_name_torch_code_for_torch_and_stay_numpy_otherwise():
-    dtype = "the result was promoted to float32: compute as you like, but return float16 (e.g. .astype(hidden.dtype))"
-    assert frameworks.speak(dtype, "torch").endswith("(e.g. .to(hidden.dtype))")
-    assert frameworks.speak(dtype, "numpy") == dtype
-    assert frameworks.speak(dtype, "jax") == dtype
-    listed = "return an array, not a list (drop .tolist() or wrap with np.asarray)"
-    assert "torch.as_tensor" in frameworks.speak(listed, "torch")
-    plain = "looks like softmax was applied to the logits"
-    assert frameworks.speak(plain, "torch") == plain
-    assert frameworks.speak(None, "torch") is None
+def test_every_framework_writes_the_same_code_templates():
+    """Each framework's CODE (grader.words fills it) has the same keys, so a wording works for all."""
+    keys = set(frameworks.get("numpy").CODE)
+    for name in frameworks.FRAMEWORKS:
+        assert set(frameworks.get(name).CODE) == keys, name
+    from grader.hints import Hint
+    from grader.words import render
+    promoted = Hint(idea="promoted", facts={"got": "float32", "want": "float16"})
+    assert render(promoted, "torch", "tied_lm_head").endswith("(e.g. .to(hidden.dtype))")
+    assert render(promoted, "numpy", "tied_lm_head").endswith("(e.g. .astype(hidden.dtype))")
+    listed = Hint(idea="not_array", facts={"returned": "list"})
+    assert "torch.as_tensor" in render(listed, "torch") and "jnp.asarray" in render(listed, "jax")
 
 
 # -- torch's conversions (the child's code, run here) -------------------------------------------

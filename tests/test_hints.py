@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from grader import diagnose
+from grader import diagnose, words
 from grader.cases import fixed_cases, generated_cases
 from grader.compare import compare, judge_raises, with_exception_hint
 from grader.errors import SpecError
@@ -43,6 +43,11 @@ TIED_ONLY = {"zeros", "softmax", "log_softmax", "sign_flip", "abs", "relu", "fac
 #: Words of tied_lm_head's hints that name nothing in the other problems.
 TIED_WORDS = ("logit", "hidden", "softmax", "bias", "embedding_matrix.T", "d_model)", "the head")
 
+
+
+def said(hint, framework="numpy", module=None):
+    """The hint's sentence as a ``framework`` learner reads it (``module``: the problem's hints)."""
+    return words.render(hint, framework, module) if hint is not None else None
 
 def _mistake(path: Path):
     spec = importlib.util.spec_from_file_location(f"mistake_{path.parent.name}_{path.stem}", path)
@@ -80,6 +85,7 @@ def grade_in_process(problem, path: Path, cases) -> list[dict]:
         else:
             failure = compare(c, outcome, expected_for(problem, c))
         if failure is not None:
+            words.render_failure(failure, "numpy", problem.hints)   # as grading.finish words it
             out.append({"id": failure.data.get("hint_id"), "params": failure.data.get("hint_params", {}),
                         "text": failure.hint, "kind": failure.kind, "message": failure.message,
                         "data": failure.data, "dtype": c.dtype, "size": 1,
@@ -89,7 +95,7 @@ def grade_in_process(problem, path: Path, cases) -> list[dict]:
 
 def _all_hints(hints: list[dict]) -> list[tuple[str, str]]:
     found = [(h["id"], h["text"]) for h in hints if h.get("id")]
-    return found + [(h["id"], h["text"]) for h in diagnose.combine(hints)]
+    return found + [(h["id"], h["text"]) for h in diagnose.combine(hints, "numpy", None)]
 
 
 @pytest.mark.parametrize("problem", [EMB, POOL], ids=lambda p: p.id)
@@ -142,8 +148,8 @@ def test_lower_precision_names_the_format_the_values_show():
     for low in ("float32", "float16", "bfloat16"):
         got = ref.astype(np.dtype(ml_dtypes.bfloat16) if low == "bfloat16" else low).astype(np.float64)
         hint = _judge_generic(got, ref, allowed, "float64")
-        assert hint is not None and hint.params["computed_in"] == low, (low, hint)
-        assert "logit" not in hint.text and "f computed in" in hint.text and "a cast of x" in hint.text
+        assert hint is not None and hint.facts["computed_in"] == low, (low, hint)
+        assert "logit" not in said(hint) and "f computed in" in said(hint) and "a cast such as x.astype" in said(hint)
 
 
 def test_lower_precision_is_not_claimed_for_flushed_subnormals_or_noise():
@@ -160,11 +166,11 @@ def test_factor_offset_and_row_offsets_fit_only_what_they_explain():
     rng = np.random.default_rng(2)
     ref = rng.normal(0, 2, (5, 16)).astype(np.float32).astype(np.float64)
     allowed = 4 * 2.0 ** -24 * np.abs(ref) + 1e-7
-    assert _judge_generic((ref * 3).astype(np.float32), ref, allowed, "float32").id == "scaled"
-    assert _judge_generic((ref + 0.25).astype(np.float32), ref, allowed, "float32").id == "shifted"
+    assert _judge_generic((ref * 3).astype(np.float32), ref, allowed, "float32").idea == "scaled"
+    assert _judge_generic((ref + 0.25).astype(np.float32), ref, allowed, "float32").idea == "shifted"
     rows = np.arange(5.0)[:, None] - 2
     hint = _judge_generic((ref + rows).astype(np.float32), ref, allowed, "float32")
-    assert hint.id == "row_shifted" and "logit" not in hint.text
+    assert hint.idea == "row_shifted" and "logit" not in said(hint)
     bent = ref + 0.1 * ref ** 2  # no factor or offset explains it
     assert _judge_generic(bent.astype(np.float32), ref, allowed, "float32") is None
 
@@ -172,7 +178,7 @@ def test_factor_offset_and_row_offsets_fit_only_what_they_explain():
 def test_a_transposed_square_result_is_named_and_a_reshape_is_not():
     ref = np.random.default_rng(3).normal(0, 1, (2, 4, 4))
     allowed = 4 * 2.0 ** -24 * np.abs(ref) + 1e-7
-    assert _judge_generic(np.swapaxes(ref, -1, -2), ref, allowed, "float32").id == "transposed"
+    assert _judge_generic(np.swapaxes(ref, -1, -2), ref, allowed, "float32").idea == "transposed"
     assert _judge_generic(ref.reshape(2, 16)[:, ::-1].reshape(2, 4, 4), ref, allowed, "float32") is None
 
 
@@ -250,7 +256,7 @@ def test_a_huge_reply_of_the_wrong_size_is_not_converted_to_look_for_a_hint():
         tracemalloc.stop()
     assert peak < 1 << 20, peak
     right = np.arange(12.0).reshape(3, 4)  # the same values with an axis too many is still named
-    assert generic.shape_hint(right[None], right).id == "extra_axis"
+    assert generic.shape_hint(right[None], right).idea == "extra_axis"
 
 
 def test_a_summary_never_states_one_cases_factor_for_cases_with_other_factors():
@@ -262,19 +268,19 @@ def test_a_summary_never_states_one_cases_factor_for_cases_with_other_factors():
     from grader.hints import tied_lm_head as tied
 
     square = tied._factor_hint(0.25, 4, 4)
-    assert "1/d_model or 1/vocab_size = 0.25 (d_model = vocab_size = 4)" in square.text
-    assert "attention" not in tied._factor_hint(1 / 8, 64, 8).text  # 1/sqrt(d_model) and 1/vocab_size: not the sqrt
-    assert "1/sqrt(d_model)" in tied._factor_hint(0.125, 64, 10).text
+    assert "1/d_model or 1/vocab_size = 0.25 (d_model = vocab_size = 4)" in said(square, module="tied_lm_head")
+    assert "attention" not in said(tied._factor_hint(1 / 8, 64, 8), module="tied_lm_head")  # 1/sqrt(d_model) and 1/vocab_size: not the sqrt
+    assert "1/sqrt(d_model)" in said(tied._factor_hint(0.125, 64, 10), module="tied_lm_head")
 
     def case(hint):
-        return {"id": hint.id, "params": hint.params, "text": hint.text, "size": 12, "dtype": "float32",
+        return {"id": hint.idea, "params": hint.facts, "text": said(hint, module="tied_lm_head"), "size": 12, "dtype": "float32",
                 "kind": "tolerance", "message": "", "data": {}}
 
     by_vocab = [case(tied._factor_hint(1 / v, 16, v)) for v in (3, 5, 7, 2085)]
-    (entry,) = diagnose.combine(by_vocab)
+    (entry,) = diagnose.combine(by_vocab, "numpy", "tied_lm_head")
     assert "1/vocab_size (in every case, vocab_size 3, 5, 7, 2085)" in entry["text"]
     wild = [case(tied._factor_hint(c, 16, 9)) for c in (-24.94, 3.1, 19.96)]
-    (entry,) = diagnose.combine(wild)
+    (entry,) = diagnose.combine(wild, "numpy", "tied_lm_head")
     assert "differs from case to case (from -24.94 to 19.96)" in entry["text"]
     generic = [{"id": "scaled", "params": {"factor": c}, "text": f"looks like ... constant factor of {c:.4g}",
                 "size": 4, "dtype": "float32", "kind": "tolerance", "message": "", "data": {}} for c in (2.0, -24.94, 7.0)]
@@ -293,20 +299,20 @@ def test_a_factor_that_reads_as_one_or_matches_a_count_by_chance_names_nothing()
     rng = np.random.default_rng(0)
     ref = rng.standard_normal((4, 256))
     allowed = np.full_like(ref, 1e-9)
-    assert [h.id for h, _ in _fitted(ref * (1 + 1e-4), ref, allowed, "float64")] == []
-    assert [h.id for h, _ in _fitted(ref * (1 + 1e-3), ref, allowed, "float64")] == ["scaled"]
+    assert [h.idea for h, _ in _fitted(ref * (1 + 1e-4), ref, allowed, "float64")] == []
+    assert [h.idea for h, _ in _fitted(ref * (1 + 1e-3), ref, allowed, "float64")] == ["scaled"]
     assert _variance_count(2.0, 2) is None and _variance_count(1.001, 256) is None
-    assert _variance_count(math.sqrt(256 / 255), 256).id == "variance_count"
-    assert _variance_count(math.sqrt(2 / 3), 3).params["formula"] == "sqrt((n - 1) / n)"
+    assert _variance_count(math.sqrt(256 / 255), 256).idea == "variance_count"
+    assert _variance_count(math.sqrt(2 / 3), 3).facts["formula"] == "sqrt((n - 1) / n)"
 
 
 def test_a_deliberate_not_implemented_error_is_not_called_a_stub():
     """Seen on ports: code that raises NotImplementedError("only 2-D input") for other ranks was
     told to "write its body"; a stub's bare NotImplementedError (or a TODO) still is."""
     from grader.hints.generic import exception_hint
-    assert exception_hint("NotImplementedError").id == "not_implemented"
+    assert exception_hint("NotImplementedError").idea == "not_implemented"
     for stub in ("TODO", "TODO: project hidden states onto the vocabulary", "write your solution here"):
-        assert exception_hint(f"NotImplementedError: {stub}").id == "not_implemented", stub
+        assert exception_hint(f"NotImplementedError: {stub}").idea == "not_implemented", stub
     refused = exception_hint("NotImplementedError: only 2-D hidden is supported")
-    assert refused.id == "not_handled" and "only 2-D hidden is supported" in refused.text
-    assert "write its body" not in refused.text
+    assert refused.idea == "not_handled" and "only 2-D hidden is supported" in said(refused)
+    assert "write its body" not in said(refused)

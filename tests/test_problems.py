@@ -21,7 +21,9 @@ from tests.conftest import check_like_cli, grade_function_in_process, judged_in_
 from grader import reference, tolerance
 from grader.cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
 from grader.grading import expected_for as _expected
-from grader.compare import Expected, compare, judge_raises
+from grader.compare import Expected
+from grader.compare import compare as _compare
+from grader.compare import judge_raises as _judge_raises
 from grader.errors import SpecError
 from grader.runner import CallOutcome
 from grader.spec import load_problem
@@ -51,6 +53,22 @@ def test_tied_lm_head_cases_are_bit_identical_to_before():
         cases = fixed_cases(TIED, dtypes, 0) + generated_cases(TIED, dtypes, 0, 36)
         assert cases_digest(cases) == whole
         assert cases_digest([c for c in cases if not c.name.startswith("real_size")]) == but_real
+
+
+def _worded(f, hints):
+    """``f`` with its hint worded for a NumPy learner, as grading.finish words it."""
+    from grader import words
+    if f is not None:
+        words.render_failure(f, "numpy", hints)
+    return f
+
+
+def compare(c, outcome, exp):
+    return _worded(_compare(c, outcome, exp), exp.hints)
+
+
+def judge_raises(c, outcome, hints=None):
+    return _worded(_judge_raises(c, outcome, hints), hints)
 
 
 def test_integer_ids_are_never_cast_and_stay_in_their_domain():
@@ -228,7 +246,8 @@ def test_masked_mean_pool_names_its_own_mistakes():
     got = np.full(_expected(POOL, big).ref.shape, np.inf)
     ref = _expected(POOL, big).ref
     hint = own.diagnose_non_finite(big, got, ref)
-    assert hint is not None and hint.id == "half_sum_overflow" and "65504" in hint.text
+    from grader import words
+    assert hint is not None and hint.idea == "half_sum_overflow" and "65504" in words.render(hint, "numpy", "masked_mean_pool")
 
 
 # -- cases that must raise -------------------------------------------------------------------------
@@ -451,7 +470,7 @@ def test_embedding_lookup_says_what_is_wrong_with_ids_that_must_raise():
     """A newcomer was told "these inputs break the function's contract" for a negative ID, an ID
     past the table, bool IDs and float IDs alike; each now gets its own reason (the problem's
     diagnose_raises), and the accepted exception types."""
-    from grader.compare import judge_raises
+    # judge_raises: this module's, which words the hint as grading.finish does
     wants = {"negative_id": ("negative_id", "-1"), "id_far_out_of_range": ("id_out_of_range", "1000"),
              "bool_ids": ("bool_ids", "bool"), "float_ids": ("float_ids", "integer dtype")}
     for name, (hint_id, says) in wants.items():

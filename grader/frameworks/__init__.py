@@ -3,7 +3,8 @@
 Each module says how a submission written for it is recognised (:data:`MODULES`, the top-level
 import names), how its process is set up (``setup``), how a NumPy input becomes the framework's
 array (``to_framework``) and how a returned value becomes a NumPy array (``to_numpy``), what
-must be installed (``REQUIREMENT``) and how code is written in it (``PHRASES``, for hints).
+must be installed (``REQUIREMENT``) and how code is written in it (``CODE``: the templates
+``grader.words`` fills when it words a hint for that framework's learners).
 
 The modules are imported here, in the trusted grader, and loaded by path in the submission's
 process (``grader/_child.py``; the sandbox shows these files, ``grader.sandbox.CHILD_FILES``).
@@ -103,15 +104,4 @@ def missing_message(name: str) -> str:
             f"the submission is not {fw.LABEL} code)")
 
 
-def speak(text: str | None, name: str) -> str | None:
-    """``text`` (a hint or message written with NumPy code in it) with its code phrases in
-    framework ``name``'s words (``.astype(hidden.dtype)`` becomes ``.to(hidden.dtype)`` for
-    torch). Text with no such phrase, and every text for NumPy, is returned unchanged."""
-    if not text:
-        return text
-    for numpy_phrase, own in getattr(_MODULES.get(name), "PHRASES", ()):
-        text = text.replace(numpy_phrase, own)
-    return text
-
-
-__all__ = ["CHILD_FILES", "FRAMEWORKS", "detect", "get", "installed", "missing_message", "speak", "too_old"]
+__all__ = ["CHILD_FILES", "FRAMEWORKS", "detect", "get", "installed", "missing_message", "too_old"]

@@ -11,11 +11,25 @@ REQUIREMENT = "pip install jax jaxlib"
 RESULT = "a jax.Array or a numpy.ndarray"
 #: address space (MiB) the submission's process needs to import it (JAX alone maps about 1.5 GB)
 ADDRESS_SPACE_MIB = 1536
-#: NumPy code phrases in hints and their JAX words (none: jnp mirrors NumPy's names)
-#: where a float64 result came out in float32, JAX's own cause: x64 left off
-PHRASES: tuple = (
-    (" to float32?)", " to float32, or JAX without jax_enable_x64?)"),
-)
+#: how code is written in JAX, for the wording of hints (``grader.words``; keys as in
+#: ``grader/frameworks/numpy.py``). ``x64_off``: JAX's own cause of a float64 result computed in
+#: float32, said to JAX learners only
+CODE = {
+    "array": "a jax.Array",
+    "as_array": "jnp.asarray",
+    "cast": "{x}.astype(jnp.{dtype})",
+    "cast_like": ".astype({x}.dtype)",
+    "to_int": ".astype(jnp.int32)",
+    "transpose": "jnp.transpose({x})",
+    "swap_last": "jnp.swapaxes({x}, -1, -2)",
+    "atleast_2d": "jnp.atleast_2d",
+    "from_list": "jnp.array",
+    "new_values": "operations that return new arrays",
+    "ddof1": "ddof=1",
+    "int_check": "jnp.issubdtype({x}.dtype, jnp.integer)",
+    "x64_off": ", or JAX without jax_enable_x64",
+    "other_framework": "",
+}
 
 _jax = None
 

@@ -14,8 +14,24 @@ REQUIREMENT = "pip install numpy"
 RESULT = "a numpy.ndarray"
 #: address space (MiB) the submission's process needs to import it (below 256, `import numpy` breaks)
 ADDRESS_SPACE_MIB = 256
-#: NumPy code phrases in hints and their words in this framework (none: hints are written in NumPy)
-PHRASES: tuple = ()
+#: how code is written in NumPy, for the wording of hints (``grader.words``): ``str.format``
+#: templates filled with the hint's facts (``x``: a parameter's name, ``dtype``: a dtype's name)
+CODE = {
+    "array": "a numpy.ndarray",
+    "as_array": "np.asarray",
+    "cast": "{x}.astype(np.{dtype})",
+    "cast_like": ".astype({x}.dtype)",
+    "to_int": ".astype(int)",
+    "transpose": "{x}.T",
+    "swap_last": "{x}.T",
+    "atleast_2d": "np.atleast_2d",
+    "from_list": "np.array",
+    "new_values": "operations that return new arrays",
+    "ddof1": "ddof=1",
+    "int_check": "np.issubdtype({x}.dtype, np.integer)",
+    "x64_off": "",
+    "other_framework": "or import jax.numpy at the top to be graded as JAX",
+}
 
 
 def setup(config: dict) -> dict:

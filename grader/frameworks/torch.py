@@ -20,21 +20,24 @@ RESULT = "a torch.Tensor or a numpy.ndarray"
 #: address space (MiB) the submission's process needs to import it. Measured with torch 2.13.0:
 #: the real-size cases of all four dtypes pass at 736 MiB and fail at 704 (docs/security.md)
 ADDRESS_SPACE_MIB = 736
-#: NumPy code phrases in hints (``grader.diagnose``, ``grader.compare``) and their torch words
-PHRASES = (
-    ("(astype(int)?)", "(.long()?)"),
-    (".astype(", ".to("),
-    ("drop .tolist() or wrap with np.asarray", "drop .tolist() or wrap with torch.as_tensor"),
-    ("return a numpy.ndarray", "return a torch.Tensor"),
-    ("a JAX submission may also return a jax.Array", "a NumPy array is accepted too"),
-    ("np.asarray(result)", "torch.as_tensor(result)"),
-    ("graded as a NumPy submission (the file imports no jax)",
-     "graded as a PyTorch submission (the file imports torch)"),
-    ("or import jax.numpy at the top to be graded as JAX", "or pass --framework jax to be graded as JAX"),
-    (" to float32?)", " to float32, a .float()?)"),
-    ("use operations that return new arrays", "use operations that return new tensors, not in-place ones "
-                                              "such as mul_ or +="),
-)
+#: how code is written in PyTorch, for the wording of hints (``grader.words``; keys as in
+#: ``grader/frameworks/numpy.py``)
+CODE = {
+    "array": "a torch.Tensor",
+    "as_array": "torch.as_tensor",
+    "cast": "{x}.to(torch.{dtype})",
+    "cast_like": ".to({x}.dtype)",
+    "to_int": ".long()",
+    "transpose": "{x}.T",
+    "swap_last": "{x}.mT",
+    "atleast_2d": "torch.atleast_2d",
+    "from_list": "torch.tensor",
+    "new_values": "operations that return new tensors, not in-place ones such as mul_ or +=",
+    "ddof1": "correction=1 (unbiased=True), torch.std's and torch.var's default",
+    "int_check": "{x}.dtype in (torch.int32, torch.int64)",
+    "x64_off": "",
+    "other_framework": "or pass --framework jax to be graded as JAX",
+}
 
 _torch = None
 

@@ -30,7 +30,9 @@ Optionally, stage hooks that *replace* a generic stage for the problem (the bund
 ``tied_lm_head`` defines them all): ``diagnose_values(case, got, ref, scale, allowed)``,
 ``diagnose_shape(case, got, ref)``, ``diagnose_dtype(case, got)``, ``diagnose_type(type_name)``,
 ``diagnose_non_finite(case, got, ref)``, each returning a :class:`Hint` or None (signatures and
-arguments as in ``grader/hints/tied_lm_head.py``; ``case`` is a ``grader.cases.Case``).
+arguments as in ``grader/hints/tied_lm_head.py``; ``case`` is a ``grader.cases.Case``). An
+instructor's hook returns ``Hint(idea=..., facts=..., text=...)`` with its own sentence; the
+bundled modules return facts only, worded by ``grader/words/``.
 """
 from __future__ import annotations
 
@@ -55,20 +57,29 @@ INTERFACE = ("ideas", "diagnose_values", "diagnose_shape", "diagnose_dtype", "di
              "diagnose_raises")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Hint:
-    """A recognised mistake.
+    """A recognised mistake, as facts: which idea found it and the numbers and names behind it.
+
+    No sentence: the words are chosen when the report is made, once, for the learner's
+    framework (:func:`grader.words.render`, from the wording table of the module that owns the
+    idea: ``grader/words/<module>.py``, then ``grader/words/generic.py``).
 
     Attributes:
-        id: a stable key (``"scaled"``, ``"softmax"``, ``"promoted"``...), for machines and for
-            combining the hints of many cases (:func:`grader.diagnose.combine`).
-        text: one sentence for the learner (no trailing period).
-        params: the facts behind it (a fitted factor, the offset...), JSON-serialisable.
+        idea: a stable key (``"scaled"``, ``"softmax"``, ``"promoted"``...), for machines, for
+            combining the hints of many cases (:func:`grader.diagnose.combine`) and for finding
+            its wording.
+        facts: what the wording needs and machines may read (a fitted factor, a dtype's name,
+            a parameter's name...), JSON-serialisable; published as the failure's
+            ``hint_params`` (a float among them withholds the hint on a seeded case,
+            ``grader.reports.common.without_expected``).
+        text: an instructor's idea's own sentence (their module has no wording table), shown as
+            it is; None for the grader's own ideas.
     """
 
-    id: str
-    text: str
-    params: dict[str, Any] = field(default_factory=dict)
+    idea: str
+    facts: dict[str, Any] = field(default_factory=dict)
+    text: str | None = None
 
 
 @dataclass
@@ -78,13 +89,15 @@ class Idea:
     Attributes:
         id: a key for the mistake (``[a-z][a-z0-9_]*``); ids of the bundled hints
             (:data:`grader.hints.generic.RESERVED`) are prefixed with the module's name.
-        text: the sentence shown when the idea is judged to be the mistake.
+        text: the sentence shown when the idea is judged to be the mistake (an instructor's
+            module); None in a bundled module, whose ideas are worded per framework by
+            ``grader/words/<module>.py``.
         predicted: the output the mistake gives, any array-like of the expected output's shape.
         params: facts to report with it (JSON-serialisable).
     """
 
     id: str
-    text: str
+    text: str | None
     predicted: Any
     params: dict[str, Any] = field(default_factory=dict)
 

@@ -4,7 +4,7 @@ IDs outside ``[0, vocab_size)`` and IDs that are not integers (floats, bools) mu
 :func:`diagnose_raises` says what is wrong with the inputs of a case that must raise and did not
 (a newcomer was told only "these inputs break the function's contract", twice, for four
 different reasons): the IDs' dtype, or which ID is out of range and what plain indexing does
-with it. Worded without naming a framework: the same mistake is made in each.
+with it, as facts; ``grader/words/embedding_lookup.py`` words them in the learner's framework.
 """
 from __future__ import annotations
 
@@ -24,23 +24,15 @@ def diagnose_raises(case: Any, accepted: list[str]) -> Hint | None:
     ids = np.asarray(ids)
     vocab = int(np.shape(table)[0])
     raise_what = " or ".join(accepted)
+    facts = {"dtype": ids.dtype.name, "raise": raise_what}
     if ids.dtype == np.bool_:
-        return Hint("bool_ids", f"the IDs are bools ({ids.dtype.name}): indexing reads a bool array as a mask and "
-                                f"returns the rows where it is True; check that the IDs have an integer dtype and "
-                                f"raise {raise_what}", {"dtype": ids.dtype.name})
+        return Hint(idea="bool_ids", facts=facts)
     if ids.dtype.kind in "fc":
-        return Hint("float_ids", f"the IDs are {ids.dtype.name} numbers, not integers, even when they are whole "
-                                 f"(converting them with astype would accept them); check that the IDs have an "
-                                 f"integer dtype and raise {raise_what}", {"dtype": ids.dtype.name})
+        return Hint(idea="float_ids", facts=facts)
     if ids.dtype.kind in "iu" and ids.size:
         low, high = int(ids.min()), int(ids.max())
         if low < 0:
-            return Hint("negative_id", f"an ID is negative ({low}): indexing counts it from the end, so it returns "
-                                       f"row {vocab + low} instead of failing; check 0 <= id < vocab_size "
-                                       f"({vocab} here) and raise {raise_what}", {"id": low, "vocab_size": vocab})
+            return Hint(idea="negative_id", facts={"id": low, "vocab_size": vocab, "raise": raise_what})
         if high >= vocab:
-            return Hint("id_out_of_range", f"an ID is {high}, but the table has {vocab} rows (IDs 0 to {vocab - 1}); "
-                                           f"some indexing clamps it to the last row without an error: check "
-                                           f"0 <= id < vocab_size and raise {raise_what}",
-                        {"id": high, "vocab_size": vocab})
+            return Hint(idea="id_out_of_range", facts={"id": high, "vocab_size": vocab, "raise": raise_what})
     return None

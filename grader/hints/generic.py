@@ -138,24 +138,20 @@ def lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype
     if len(fitting) >= 2 and fitting[0][0] >= 0.5 * fitting[1][0]:
         return None  # two formats explain it about as well (both exactly, too): name neither
     residual, low = fitting[0]
-    first = names.parameters[0] if names.parameters else "the inputs"
-    # the framework's own words for how it happens are added where the hint is spoken
-    # (grader.frameworks.speak: JAX without x64, a torch .float())
-    text = (f"every value is a {low} number and the errors are {low}'s: {names.function} computed in {low} "
-            f"precision (a cast of {first} to {low}?); compute in {dtype}")
-    return Hint("lower_precision", text, {"computed_in": low}), residual
+    # worded for the learner's framework by grader/words/generic.py (a cast in its code; JAX
+    # without x64 for JAX learners only)
+    facts = {"computed_in": low, "dtype": dtype, "function": names.function,
+             "first": names.parameters[0] if names.parameters else ""}
+    return Hint(idea="lower_precision", facts=facts), residual
 
 
-#: factors a wrong count of a variance or mean gives, for n values along the last axis
-_COUNT_FACTORS: tuple[tuple[Callable[[int], float], str, str], ...] = (
-    (lambda n: math.sqrt((n - 1) / n), "sqrt((n - 1) / n)",
-     "a standard deviation with n - 1 (unbiased, ddof=1: torch.std's and pandas' default) where the biased "
-     "one (divide by n) is due"),
-    (lambda n: math.sqrt(n / (n - 1)), "sqrt(n / (n - 1))",
-     "a standard deviation with n (biased) where the unbiased one (n - 1) is due"),
-    (lambda n: (n - 1) / n, "(n - 1) / n", "a variance or mean divided by n where n - 1 is due, or the reverse "
-                                           "count somewhere"),
-    (lambda n: n / (n - 1), "n / (n - 1)", "a variance or mean divided by n - 1 (unbiased) where n is due"),
+#: factors a wrong count of a variance or mean gives, for n values along the last axis (their
+#: causes are worded by grader/words/generic.py, by formula)
+_COUNT_FACTORS: tuple[tuple[Callable[[int], float], str], ...] = (
+    (lambda n: math.sqrt((n - 1) / n), "sqrt((n - 1) / n)"),
+    (lambda n: math.sqrt(n / (n - 1)), "sqrt(n / (n - 1))"),
+    (lambda n: (n - 1) / n, "(n - 1) / n"),
+    (lambda n: n / (n - 1), "n / (n - 1)"),
 )
 
 
@@ -165,12 +161,10 @@ def _variance_count(c: float, n: int) -> Hint | None:
     is sqrt(2/3): normalising with the unbiased standard deviation."""
     if n < 3:   # with n = 2 the factors are 0.5, 2 and sqrt(2): too common to mean a count
         return None
-    for value, formula, cause in _COUNT_FACTORS:
+    for value, formula in _COUNT_FACTORS:
         v = value(n)
         if abs(c - v) <= 0.01 * abs(v - 1):   # 1% of the factor's distance from 1: rows of 256 need 1.00196
-            return Hint("variance_count",
-                        f"looks like the whole result was multiplied by {c:.4g} = {formula} with n = {n}, the length "
-                        f"of the last axis: {cause}", {"factor": c, "n": n, "formula": formula})
+            return Hint(idea="variance_count", facts={"factor": c, "n": n, "formula": formula})
     return None
 
 
@@ -186,21 +180,19 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -
         r = judge(c * ref, got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
         if r is not None:
             out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0)
-                        or Hint("scaled", f"looks like the whole result was multiplied by a constant factor of {c:.4g}",
-                                {"factor": c}), r))
+                        or Hint(idea="scaled", facts={"factor": c}), r))
     diff = got - ref
     c = float(np.median(diff)) if diff.size else 0.0
     if c != 0 and diff.size >= MIN_EVIDENCE:
         r = judge(ref + c, got, ref, allowed, dtype, None, FITTED)
         if r is not None:
-            out.append((Hint("shifted", f"looks like a constant {c:.4g} was added to every element", {"offset": c}), r))
+            out.append((Hint(idea="shifted", facts={"offset": c}), r))
     if ref.ndim >= 2 and ref.shape[-1] >= MIN_EVIDENCE and ref.size // ref.shape[-1] >= 2:
         rows = np.median(diff, axis=-1, keepdims=True)
         if np.ptp(rows) > 4 * float(np.max(allowed)) + unit_roundoff(dtype) * float(np.max(np.abs(ref))):
             r = judge(ref + rows, got, ref, allowed, dtype, 2 * allowed, FITTED)
             if r is not None:
-                out.append((Hint("row_shifted", "looks like each row of the result (along its last axis) was shifted "
-                                                "by its own constant offset"), r))
+                out.append((Hint(idea="row_shifted"), r))
     return out
 
 
@@ -229,19 +221,18 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
         for idea in problem_ideas or []:
             r = judge(idea.predicted, got, ref, allowed, dtype)
             if r is not None:
-                candidates.append((r, Hint(idea.id, idea.text, dict(idea.params))))
+                candidates.append((r, Hint(idea=idea.id, facts=dict(idea.params), text=idea.text)))
         if ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] >= 2:
             r = judge(np.swapaxes(ref, -1, -2), got, ref, allowed, dtype, np.swapaxes(allowed, -1, -2))
             if r is not None:
-                candidates.append((r, Hint("transposed", "looks like the last two axes of the result are swapped "
-                                                         "(the value of [..., i, j] is at [..., j, i])")))
+                candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
         candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype)]
     if not candidates:
         return None
     floor = 1e-3 * _rss(got - ref)
     candidates.sort(key=lambda c: max(c[0], floor))
     best_r, best = candidates[0]
-    if any(h.id != best.id and max(r, floor) <= AMBIGUOUS * max(best_r, floor) for r, h in candidates[1:]):
+    if any(h.idea != best.idea and max(r, floor) <= AMBIGUOUS * max(best_r, floor) for r, h in candidates[1:]):
         return None
     return best
 
@@ -253,20 +244,15 @@ def type_hint(type_name: str, want: str) -> Hint:
     """The hint for a non-array result (``type_name`` as the child reported it: a builtin's
     name, ``module.QualName``, or ``"array of dtype X"``); ``want``: the expected dtype."""
     if type_name in ("list", "tuple"):
-        return Hint("not_array", f"return an array, not a {type_name} (drop .tolist() or wrap with np.asarray)")
+        return Hint(idea="not_array", facts={"returned": type_name})
     if type_name == "NoneType":
-        return Hint("none", "the function returned None: is a return statement missing?")
+        return Hint(idea="none")
     if type_name.startswith("array of dtype"):
-        dtype = type_name[len("array of dtype"):].strip()
-        return Hint("not_numeric", f"the result is an array of dtype {dtype}: return a {want} array")
+        return Hint(idea="not_numeric", facts={"dtype": type_name[len("array of dtype"):].strip(), "want": want})
     module = type_name.rsplit(".", 1)[0] if "." in type_name else ""
     if module.split(".")[0] in ("jax", "jaxlib"):
-        return Hint("jax_array", f"the function returned a JAX array ({type_name}), which only a JAX submission "
-                                 f"may return (the framework comes from the file's import statements): return a "
-                                 f"numpy.ndarray, e.g. np.asarray(result), or import jax.numpy at the top to be "
-                                 f"graded as JAX", {"returned": type_name})
-    return Hint("not_array", f"the function returned a {type_name}, not an array: return a numpy.ndarray "
-                             f"(a JAX submission may also return a jax.Array)", {"returned": type_name})
+        return Hint(idea="jax_array", facts={"returned": type_name})
+    return Hint(idea="not_array", facts={"returned": type_name})
 
 
 def shape_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
@@ -279,15 +265,12 @@ def shape_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
     g = np.asarray(got, dtype=np.float64)
     if g.ndim == ref.ndim and g.ndim >= 2 and tuple(reversed(g.shape)) == ref.shape and np.array_equal(
             np.transpose(g), ref.astype(got.dtype).astype(np.float64)):
-        return Hint("transposed", "the result holds the right values with its axes in reverse order "
-                                  "(a transpose too many, or indexing the transposed array?)")
+        return Hint(idea="transposed", facts={"axes": "reversed"})
     if np.array_equal(g.reshape(ref.shape), ref.astype(got.dtype).astype(np.float64)):
         if g.ndim > ref.ndim:
-            return Hint("extra_axis", f"the values are right but the shape has an extra axis of size 1: "
-                                      f"return shape {tuple(ref.shape)}")
+            return Hint(idea="extra_axis", facts={"shape": [int(s) for s in ref.shape]})
         if g.ndim < ref.ndim:
-            return Hint("lost_axis", f"the values are right but an axis of size 1 was dropped: return "
-                                     f"shape {tuple(ref.shape)}")
+            return Hint(idea="lost_axis", facts={"shape": [int(s) for s in ref.shape]})
     return None
 
 
@@ -295,14 +278,13 @@ def dtype_hint(got: np.ndarray, want: str, rule: tuple[str, str]) -> Hint:
     """What to return instead of a result of the wrong dtype, in the statement's words
     (``rule``: how the statement says it, and the parameter to copy the dtype from)."""
     have = np.asarray(got).dtype.name
-    how = f" (e.g. .astype({rule[1]}.dtype))" if rule[1] else ""
+    facts = {"got": have, "want": want, "rule": rule[0], "like": rule[1]}
     order = {"bfloat16": 0, "float16": 0, "float32": 1, "float64": 2}
     if have in order and want in order and order[have] > order[want]:
-        return Hint("promoted", f"the result was promoted to {have}: compute as you like, but return "
-                                f"{want}, {rule[0]}{how}", {"got": have})
+        return Hint(idea="promoted", facts={**facts, "how": "promoted"})
     if have in order and want in order and order[have] < order[want]:
-        return Hint("demoted", f"the result was demoted to {have}: return {want}, {rule[0]}{how}", {"got": have})
-    return Hint("dtype", f"return {want}, {rule[0]}{how}", {"got": have})
+        return Hint(idea="demoted", facts={**facts, "how": "demoted"})
+    return Hint(idea="dtype", facts=facts)
 
 
 def non_finite_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
@@ -312,8 +294,7 @@ def non_finite_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
     nan = np.isnan(got)
     zero = ref == 0
     if nan.any() and np.all(zero[nan]) and np.all(np.isfinite(got[~zero])):
-        return Hint("nan_where_zero", "NaN exactly where the expected result is 0: a 0/0, such as a division by "
-                                      "a count that is zero? the statement says what to return there")
+        return Hint(idea="nan_where_zero")
     return None
 
 
@@ -328,7 +309,6 @@ def exception_hint(message: str) -> Hint | None:
                             r"[0-9]+-?d)\b", said)
         if said and refusal and not stub:
             # a deliberate refusal ("only 2-D input is supported"): these inputs are not handled
-            return Hint("not_handled", f"the function refuses these inputs (NotImplementedError: "
-                                       f"{said[:120]}): the statement asks for them too; handle them")
-        return Hint("not_implemented", "the function raises NotImplementedError: write its body")
+            return Hint(idea="not_handled", facts={"said": said[:120]})
+        return Hint(idea="not_implemented")
     return None

@@ -50,21 +50,16 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
         return []
     seq_len = emb.shape[-2]
     count = _count(mask)
-    out = [Idea("divide_by_seq_len",
-                "looks like the masked sum was divided by seq_len (every position, padding included) instead of the "
-                "number of valid tokens of each sequence (the mask's True count)",
-                expected * count / seq_len, {"seq_len": int(seq_len)}),
-           Idea("mask_ignored",
-                "looks like the mask was ignored: the mean is over every position, padding included",
-                emb.mean(axis=-2))]
+    # no sentences: grader/words/masked_mean_pool.py words each idea (text=None)
+    out = [Idea(id="divide_by_seq_len", text=None, predicted=expected * count / seq_len,
+                params={"seq_len": int(seq_len)}),
+           Idea(id="mask_ignored", text=None, predicted=emb.mean(axis=-2))]
     if names.dtype in HALF:
         with np.errstate(all="ignore"):
             mean = _half_running_sum(emb, mask, names.dtype) / np.maximum(count, 1)
         if np.all(np.isfinite(mean)):
-            out.append(Idea("half_running_sum",
-                            f"looks like the sum over seq_len was kept in {names.dtype}: its rounding error grows "
-                            "with the sequence; sum in float32, divide, and round to the input dtype once at the "
-                            "end, as the statement says", np.where(count > 0, mean, 0.0), {"computed_in": names.dtype}))
+            out.append(Idea(id="half_running_sum", text=None, predicted=np.where(count > 0, mean, 0.0),
+                            params={"computed_in": names.dtype}))
     return out
 
 
@@ -73,15 +68,12 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
     largest number: the sum was kept in that dtype; else the generic idea (a 0/0)."""
     emb, mask = case.inputs.get("embeddings"), case.inputs.get("mask")
     if case.dtype in HALF and emb is not None and mask is not None and got.shape == ref.shape:
-        from ..dtypes import dtype_of
-        largest = float(np.finfo(dtype_of(case.dtype)).max) if case.dtype == "float16" else 3.3895e38
+        from ..dtypes import max_finite
+        largest = max_finite(case.dtype)
         with np.errstate(all="ignore"):
             e = np.asarray(emb, dtype=np.float64)
             total = np.abs((e * np.asarray(mask, dtype=bool)[..., None]).sum(axis=-2))
         inf = np.isinf(got) & np.isfinite(ref)
         if inf.any() and np.all(total[inf] > largest):
-            return Hint("half_sum_overflow",
-                        f"the sum over seq_len passed {case.dtype}'s largest number ({largest:g}) and overflowed to "
-                        "infinity, although the mean is small: sum in float32, divide, and round to the input "
-                        "dtype once at the end, as the statement says", {"computed_in": case.dtype})
+            return Hint(idea="half_sum_overflow", facts={"computed_in": case.dtype})
     return generic.non_finite_hint(got, ref)

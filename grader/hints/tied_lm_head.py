@@ -58,9 +58,9 @@ only where an intermediate really leaves the dtype's range, "the table needs a t
 when the message shows ``d_model`` contracted against ``vocab_size`` and the case's shapes
 confirm it, a reduction or a missing row only when the values show it.
 
-Every hint is a :class:`Hint`: an ``id`` for machines and for combining the hints of many
-cases (:func:`combine`, used by the report's summary), ``params`` (the fitted factor...) and
-one sentence for people.
+Every hint is a :class:`Hint`: an ``idea`` for machines and for combining the hints of many
+cases (``grader.diagnose.combine``) and its ``facts`` (the fitted factor...); its sentence, per
+framework, is in ``grader/words/tied_lm_head.py``.
 """
 from __future__ import annotations
 
@@ -73,7 +73,8 @@ import numpy as np
 from . import Hint, generic
 
 from ..cases import Case
-from ..dtypes import HALF_DTYPES, dtype_of, max_finite, smallest_normal, smallest_subnormal, unit_roundoff
+from ..dtypes import HALF_DTYPES, dtype_of, max_finite, smallest_normal
+from .tied_lm_head_context import MIN_FITTED, SAMPLE, _Ctx, _logsumexp, _rss, _softmax  # noqa: F401 - SAMPLE, re-exported
 
 #: Value ideas in the order they are tried.
 VALUE_IDEAS = (
@@ -88,10 +89,6 @@ VALUE_IDEAS = (
 
 
 FITTED = 0.25  # an idea with fitted parameters must leave at most this share of the residual
-MIN_FITTED = 8  # informative elements a fitted factor or offset needs unless its value is plain
-SAMPLE = 256  # elements simulated by ideas that cost d_model operations per element
-SAMPLE_TERMS = 1 << 21  # ... and at most this many terms in all (256 elements up to d_model = 8192)
-TREND_SAMPLE = 4096  # elements binned by the trend test of fitted ideas
 
 #: For a result in each dtype, the formats of lower precision it may have been computed in.
 #: (float16 inputs computed in bfloat16 are left out: float16's allowance, about 2**-9 S, hides
@@ -99,235 +96,6 @@ TREND_SAMPLE = 4096  # elements binned by the trend test of fitted ideas
 LOWER = {"float64": ("float32", "bfloat16", "float16"), "float32": ("bfloat16", "float16")}
 
 
-def _flush_bound(dt: str, ref: np.ndarray, scale: np.ndarray, n: int, h: np.ndarray | None,
-                 e: np.ndarray | None) -> np.ndarray:
-    """How much flushing subnormals to zero (XLA on the CPU, GPUs, fast-math BLAS) can move each
-    element: products and partial sums below the smallest normal number of the accumulating
-    dtype (float32 for half and single precision, float64 for float64) lost, at most
-    ``min(S, (n + 1) tn_acc)`` of each; the result below the output dtype's smallest normal
-    number lost; and, when an input is itself subnormal, the products it takes part in
-    (:func:`_subnormal_products`)."""
-    tn = smallest_normal(dt)
-    tn_acc = smallest_normal("float64" if dt == "float64" else "float32")
-    out = 2 * np.minimum(scale, (n + 1) * tn_acc) + np.minimum(np.abs(ref) + scale, tn)
-    if h is not None and e is not None and out.shape == h.shape[:-1] + (e.shape[0],):
-        out = out + _subnormal_products(h, e, tn)
-    return out
-
-
-SUBNORMAL_TERMS = 1024  # subnormal inputs followed one by one; beyond, a cruder bound
-
-
-def _subnormal_products(h: np.ndarray, e: np.ndarray, tn: float) -> np.ndarray | float:
-    """``|h_sub| @ |E|.T + |h| @ |E_sub|.T``, the products that involve a subnormal input
-    (``0 < |x| < tn``), without a matmul and without a float64 copy of the inputs: each
-    subnormal entry adds one row or column; past :data:`SUBNORMAL_TERMS` of them, ``tn`` times
-    the other input's row sums bounds it."""
-    n, vocab = h.shape[-1], e.shape[0]
-    h2 = h.reshape(-1, n)
-    sub_h, sub_e = _subnormal(h2, tn), _subnormal(e, tn)
-    count = int(np.count_nonzero(sub_h)) + int(np.count_nonzero(sub_e))
-    if count == 0:
-        return 0.0  # the usual case: graded inputs are never subnormal
-    out = np.zeros((h2.shape[0], vocab))
-    if count > SUBNORMAL_TERMS:
-        out += tn * (np.abs(e).sum(axis=1, dtype=np.float64)[None, :] * sub_h.any(axis=1)[:, None]
-                     + np.abs(h2).sum(axis=1, dtype=np.float64)[:, None] * sub_e.any(axis=1)[None, :])
-        return out.reshape(h.shape[:-1] + (vocab,))
-    r, k = np.nonzero(sub_h)
-    np.add.at(out, r, np.abs(h2[r, k].astype(np.float64))[:, None] * np.abs(e[:, k].T.astype(np.float64)))
-    j, k = np.nonzero(sub_e)
-    np.add.at(out.T, j, np.abs(e[j, k].astype(np.float64))[:, None] * np.abs(h2[:, k].T.astype(np.float64)))
-    return out.reshape(h.shape[:-1] + (vocab,))
-
-
-#: Exponent and significand bit masks per floating format width (float16 and bfloat16 differ).
-_BITS = {"float16": (np.uint16, 0x7C00, 0x03FF), "bfloat16": (np.uint16, 0x7F80, 0x007F),
-         "float32": (np.uint32, 0x7F800000, 0x007FFFFF),
-         "float64": (np.uint64, 0x7FF0000000000000, 0x000FFFFFFFFFFFFF)}
-
-
-def _subnormal(a: np.ndarray, tn: float) -> np.ndarray:
-    """Where ``a`` holds subnormal numbers (exponent bits all zero, significand not): on the bit
-    patterns, since half-precision arithmetic in NumPy is slow; by value for other dtypes."""
-    a = np.asarray(a)
-    bits = _BITS.get(a.dtype.name)
-    if bits is None or not a.flags.c_contiguous:
-        return (np.abs(a) < tn) & (a != 0)
-    raw = a.view(bits[0])
-    return ((raw & bits[0](bits[1])) == 0) & ((raw & bits[0](bits[2])) != 0)
-
-
-def _rss(a: np.ndarray) -> float:
-    """Root sum of squares of all elements (``np.linalg.norm`` of the flattened array, without
-    BLAS: under load, waking BLAS threads costs more than the sum)."""
-    return math.sqrt(float(np.square(a).sum()))
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
-
-
-class _Ctx:
-    """Everything the value ideas need, computed once per failure."""
-
-    def __init__(self, case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
-                 allowed: np.ndarray) -> None:
-        from ..tolerance import sum_of_products_allowed as allowed_error
-
-        self.case, self.dt = case, case.dtype
-        self.got = np.asarray(got, dtype=np.float64)
-        self.ref = np.asarray(ref, dtype=np.float64)
-        arrays = [np.asarray(a, dtype=np.float64) for a in case.inputs.values()]
-        self.h = arrays[0] if arrays else None
-        self.e = arrays[1] if len(arrays) > 1 else None
-        fits = (self.h is not None and self.e is not None and self.h.ndim >= 1 and self.e.ndim == 2
-                and self.h.shape[-1] == self.e.shape[1])
-        if not fits:
-            self.h = self.e = None
-        self.n = int(self.h.shape[-1]) if self.h is not None else 1
-        self.v = int(self.e.shape[0]) if self.e is not None else None  # vocab_size
-        if scale is None and self.h is not None:
-            scale = np.abs(self.h) @ np.abs(self.e).T
-        self.scale = (np.asarray(scale, dtype=np.float64) if scale is not None
-                      else np.abs(self.ref))
-        self.u = unit_roundoff(self.dt)
-        self.tiny = smallest_subnormal(self.dt)
-        self.model = allowed_error(self.dt, self.ref, self.scale, self.n)  # never all zero
-        self.verdict = np.asarray(allowed, dtype=np.float64)
-        exact = not np.any(self.verdict)
-        rounded = self.ref.astype(dtype_of(self.dt)).astype(np.float64) if exact else self.ref
-        self.bad = ~(np.abs(self.got - rounded) <= self.verdict)  # the failing elements
-        self.vocab = int(self.ref.shape[-1]) if self.ref.ndim else 1
-        self.rows = int(self.ref.size // max(self.vocab, 1))
-        raw = list(case.inputs.values())
-        self.flush = _flush_bound(self.dt, self.ref, self.scale, self.n,
-                                  *((raw[0], raw[1]) if self.h is not None else (None, None)))
-        self.residual = math.inf  # of the last prediction that fitted
-        self.base_residual = _rss(self.got - self.ref)  # the right answer's
-        # few elements the mistake can show in: every idea must then match to rounding (below)
-        self.few = int(np.count_nonzero(np.abs(self.ref) > self.model)) < MIN_FITTED
-        self.null_band = self.band(np.zeros_like(self.ref))  # how far from all zeros says nothing
-        self._sample: np.ndarray | None = None
-        self._trend_pick: np.ndarray | None = None
-
-    def band(self, predicted: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
-        """How far the output may be from ``predicted`` and still match it.
-
-        ``carried`` is the model allowance carried through the mistake (e.g. ``c * allowed``
-        for a factor ``c``); the default is the allowance itself.
-        """
-        carried = self.model if carried is None else carried
-        return (4 * np.abs(carried) + 4 * self.u * (np.abs(predicted) + np.abs(self.ref))
-                + 4 * (self.n + 1) * self.tiny + self.flush)
-
-    def fits(self, predicted: np.ndarray, carried: np.ndarray | Callable[[], np.ndarray] | None = None,
-             improve: float = 0.5, trend_axis: int | None | str = "none") -> bool:
-        """The output matches ``predicted``, which would fail, and explains the output far better
-        than the right answer does: its root-sum-square residual is at most ``improve`` times the
-        right answer's (ideas with fitted parameters ask for more: 0.25).
-
-        ``trend_axis`` (ideas with fitted parameters): a fitted offset or factor absorbs the mean
-        of any error, so the residual must also look like the rounding of correct code: a root
-        sum of squares at most a quarter of the carried allowance's plus the prediction's own
-        rounding, and no trend in the right
-        answer (:meth:`systematic`, with the right answer centred over that axis, ``None`` for
-        all elements). A residual that fails either says the error is of another kind (a
-        running sum that stalls, say). The first of these also applies to every idea when fewer
-        than :data:`MIN_FITTED` elements are informative (``|ref|`` above the allowance): a few
-        numbers land inside a wide band by chance."""
-        if predicted.shape != self.got.shape or not np.all(np.isfinite(predicted)):
-            return False
-        # the cheap test first: most ideas leave far more than half the right answer's residual
-        residual = _rss(self.got - predicted)
-        if residual > improve * self.base_residual:
-            return False
-        if callable(carried):
-            carried = carried()
-        band = self.band(predicted, carried)
-        if not np.all(np.abs(self.got - predicted) <= band):
-            return False
-        if np.any(predicted) and np.all(np.abs(self.got) <= self.null_band):
-            return False  # the output is as close to all zeros as to this: it shows nothing more
-        if not np.any(np.abs(predicted - self.ref) > self.model + self.flush):
-            return False
-        if trend_axis != "none" or self.few:
-            # fitted parameters absorb the mean of any error: what is left must look like
-            # rounding (root sum of squares at most a quarter of the carried allowance's: the
-            # allowance is a worst case, correct code stays under half of it elementwise and far
-            # under on average; plus the rounding of the prediction itself to the dtype) and
-            # follow no trend in the logits
-            carried = self.model if carried is None else carried
-            rounding = self.u * (np.abs(predicted) + np.abs(self.ref)) + self.flush
-            if residual > 0.25 * _rss(np.broadcast_to(carried, self.got.shape)) + _rss(rounding):
-                return False
-            if trend_axis != "none" and self.systematic(self.got - predicted, trend_axis):
-                return False
-        self.residual = residual
-        return True
-
-    def systematic(self, resid: np.ndarray, axis: int | None) -> bool:
-        """True when ``resid`` follows the right answer: a least-squares line in the right
-        answer (centred over ``axis``), or the means of ``resid`` in eight bins of the right
-        answer, explain more than half of its energy and are larger than half the allowance (so
-        that rounding noise, which follows nothing, never counts)."""
-        if resid.size < 8:
-            return False
-        if axis is None:
-            t = self.ref - self.ref.mean()
-        elif axis == 0:
-            flat = self.ref.reshape(-1, self.vocab)
-            t = (flat - flat.mean(axis=0, keepdims=True)).reshape(self.ref.shape)
-        else:
-            t = self.ref - self.ref.mean(axis=axis, keepdims=True)
-        tt = float(np.square(t).sum())
-        if not tt > 0:
-            return False
-        total = float(np.square(resid).sum())
-        floor = 0.5 * _rss(self.model)
-        explained = float((resid * t).sum()) ** 2 / tt
-        if explained > 0.5 * total and math.sqrt(explained) > floor:
-            return True
-        # any smooth trend, not only a line (a fitted factor leaves no linear one): the mean
-        # residual in bins of the right answer, on a fixed sample of at most TREND_SAMPLE elements
-        ft, fr = t.ravel(), resid.ravel()
-        if ft.size > TREND_SAMPLE:
-            if self._trend_pick is None:  # one fixed sample per failure (a draw costs a permutation)
-                self._trend_pick = np.random.default_rng(1).choice(ft.size, TREND_SAMPLE, replace=False)
-            ft, fr = ft[self._trend_pick], fr[self._trend_pick]
-        bins = np.array_split(fr[np.argsort(ft, kind="stable")], min(8, ft.size // 4))
-        between = sum(len(b) * float(b.mean()) ** 2 for b in bins if len(b))
-        share = ft.size / resid.size  # the sample's share of the energy
-        return between > 0.5 * float(np.square(fr).sum()) and math.sqrt(between) > floor * math.sqrt(share)
-
-    def sample(self) -> np.ndarray:
-        """Flat indices of at most :data:`SAMPLE` elements (fewer for a long ``d_model``): the
-        worst half by error over allowance, the rest drawn with a fixed seed; every element
-        when there are no more. For ideas that cost ``d_model`` operations per element."""
-        if self._sample is None:
-            size = self.ref.size
-            m = max(8, min(SAMPLE, SAMPLE_TERMS // max(self.n, 1)))
-            if size <= m:
-                self._sample = np.arange(size)
-            else:
-                ratio = (np.abs(self.got - self.ref) / self.model).ravel()
-                worst = np.argpartition(-ratio, m // 2)[: m // 2]
-                rest = np.random.default_rng(0).choice(size, m, replace=False)
-                self._sample = np.unique(np.concatenate([worst, rest]))[:m]
-        return self._sample
-
-
-def _softmax(x: np.ndarray) -> np.ndarray:
-    z = np.exp(x - x.max(axis=-1, keepdims=True))
-    return z / z.sum(axis=-1, keepdims=True)
-
-
-def _logsumexp(x: np.ndarray) -> np.ndarray:
-    top = x.max(axis=-1, keepdims=True)
-    return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
-
-
-#: the factors tied to a size s that a mistake may multiply logits by, and their names ({} is the size's)
 _SIZE_FACTORS = ((lambda s: 1 / math.sqrt(s), "1/sqrt({})"), (lambda s: math.sqrt(s), "sqrt({})"),
                  (lambda s: 1 / s, "1/{}"), (lambda s: float(s), "{}"))
 
@@ -449,13 +217,7 @@ def _lower_precision(x: _Ctx) -> Hint | None:
     if len(fitting) >= 2 and fitting[0][0] >= 0.5 * fitting[1][0]:
         return None  # two formats explain it about as well (both exactly, too): name neither
     low = fitting[0][1]
-    if x.dt == "float64" and low == "float32":
-        text = ("every value is a float32 number and the errors are float32's: the float64 inputs "
-                "were computed in float32 precision (a cast to float32?); compute in the inputs' dtype")
-    else:
-        text = (f"every value is a {low} number and the errors are {low}'s: the {x.dt} inputs were "
-                f"computed in {low} precision (a cast to {low}?); compute in the inputs' dtype")
-    return Hint("lower_precision", text, {"computed_in": low})
+    return Hint(idea="lower_precision", facts={"computed_in": low, "dtype": x.dt, "first": next(iter(x.case.inputs), "")})
 
 
 def _factor_or_offset_ambiguous(x: _Ctx) -> bool:
@@ -498,17 +260,7 @@ def _few_and_plain(x: _Ctx, c: float, predicted: np.ndarray) -> bool:
 
 def _factor_hint(c: float, n: int, v: int | None = None) -> Hint:
     """The ``factor`` hint for logits multiplied by ``c`` (d_model ``n``, vocab_size ``v``)."""
-    name = _named_factor(c, n, v)
-    if name is not None:
-        sizes = (f"d_model = vocab_size = {n}" if " or " in name else
-                 f"vocab_size = {v}" if "vocab_size" in name else f"d_model = {n}")
-        shown = f"{name} = {_fmt(c)} ({sizes})"
-        why = ("; scaling belongs to attention scores, not to the output logits"
-               if name in ("1/sqrt(d_model)", "sqrt(d_model)") else "")
-    else:
-        shown, why = _fmt(c), ""
-    return Hint("factor", f"looks like the logits were multiplied by a factor of {shown}{why}; leave them unscaled",
-                {"factor": c, "d_model": n, "vocab_size": v, "named": name})
+    return Hint(idea="factor", facts={"factor": c, "d_model": n, "vocab_size": v, "named": _named_factor(c, n, v)})
 
 
 def _offsets(x: _Ctx) -> Hint | None:
@@ -530,8 +282,7 @@ def _offsets(x: _Ctx) -> Hint | None:
         single = x.ref.size < 2 or (int(np.count_nonzero(np.abs(x.ref) > x.model)) < 2 and not np.all(x.ref == 0))
         c = None if single else _fit_plain(x, fitted, lambda c: x.ref + c, lambda c: x.model)
         if c is not None and (x.ref.size >= MIN_FITTED or _few_and_plain(x, c, x.ref + c)):
-            return Hint("offset", f"looks like a constant offset of {_fmt(c)} was added to every logit (a bias?); "
-                                  f"the head has no bias", {"offset": c})
+            return Hint(idea="offset", facts={"offset": c})
     if x.few:
         return None  # an offset per row or per vocabulary entry needs many more elements
     # an offset per row or per entry must explain far more than one constant does (else the
@@ -543,8 +294,7 @@ def _offsets(x: _Ctx) -> Hint | None:
         row = np.median(diff, axis=-1, keepdims=True)
         if (np.any(row != 0) and _rss(diff - row) <= 0.5 * constant
                 and x.fits(x.ref + row, 2 * x.model, FITTED, trend_axis=-1)):
-            return Hint("row_offset", "looks like each row of logits was shifted by its own constant "
-                                      "offset (one per position); return the logits unshifted")
+            return Hint(idea="row_offset", facts={"by": "own"})
     # one offset per vocabulary entry: a bias vector
     distinct_rows = x.rows >= 2 and np.ptp(x.ref.reshape(-1, x.vocab), axis=0).max() > 0
     flat = diff.reshape(-1, x.vocab)
@@ -554,8 +304,7 @@ def _offsets(x: _Ctx) -> Hint | None:
         shifted = x.ref + col.reshape((1,) * (x.ref.ndim - 1) + (-1,))
         if (np.ptp(col) > 0 and _rss(x.got - shifted) <= 0.5 * constant
                 and x.fits(shifted, 2 * x.model, FITTED, trend_axis=0)):
-            return Hint("column_offset", "looks like a bias vector (an offset per vocabulary entry) was "
-                                         "added; the tied head has no bias")
+            return Hint(idea="column_offset")
     return None
 
 
@@ -574,8 +323,8 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
     in the order of :data:`VALUE_IDEAS`; a prediction of None means the idea cannot apply."""
     from ..tolerance import sum_of_products_allowed as allowed_error
 
-    def const(hid: str, text: str, params: dict[str, Any] | None = None) -> Callable[[], Hint]:
-        return lambda: Hint(hid, text, params or {})
+    def const(hid: str, facts: dict[str, Any] | None = None) -> Callable[[], Hint]:
+        return lambda: Hint(idea=hid, facts=facts or {})
 
     def through(p: np.ndarray | None, s: np.ndarray | None) -> np.ndarray:
         """The model allowance of a mistaken sum of products ``p`` with scale ``s``."""
@@ -584,18 +333,17 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
     row_max = x.model.max(axis=-1, keepdims=True)
     all_zero = bool(np.all(x.got == 0))
     out: list[Candidate] = [
-        (const("zeros", "the result is all zeros: were the logits computed and returned?"),
+        (const("zeros"),
          lambda: np.zeros_like(x.ref) if all_zero else None, lambda: x.model),
-        (const("softmax", "looks like softmax was applied to the logits: return the raw logits "
-                          "(softmax belongs to the loss or to sampling)"),
+        (const("softmax"),
          lambda: _softmax(x.ref) if x.vocab >= 2 else None,  # one logit: softmax is all ones, no evidence
          lambda: 2 * _softmax(x.ref) * row_max),
-        (const("log_softmax", "looks like log-softmax was applied (log-probabilities): return the raw logits"),
+        (const("log_softmax"),
          lambda: x.ref - _logsumexp(x.ref), lambda: 2 * row_max),
-        (const("sign_flip", "the sign is flipped: the logits are the dot products themselves, not their negatives"),
+        (const("sign_flip"),
          lambda: -x.ref, lambda: x.model),
-        (const("abs", "looks like abs() was applied: logits can be negative"), lambda: np.abs(x.ref), lambda: x.model),
-        (const("relu", "looks like a ReLU (max with 0) was applied: logits can be negative"),
+        (const("abs"), lambda: np.abs(x.ref), lambda: x.model),
+        (const("relu"),
          lambda: np.maximum(x.ref, 0.0), lambda: x.model),
     ]
     if x.n > 1:
@@ -609,14 +357,11 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
         # then differ by signs and magnitudes of one number each, too little to tell them apart
         h_ok, e_ok = bool(np.all(hn > 0)) and x.n >= 2, bool(np.all(en > 0)) and x.n >= 2
         out += [
-            (const("normalised_hidden", "looks like the hidden vectors were normalised to unit length first; "
-                                        "use them as they are"),
+            (const("normalised_hidden"),
              lambda: x.ref / hn if h_ok else None, lambda: x.model / hn),
-            (const("cosine", "looks like cosine similarity (hidden vectors and table rows normalised); the "
-                             "logits are plain dot products"),
+            (const("cosine"),
              lambda: x.ref / hn / en if h_ok and e_ok else None, lambda: x.model / hn / en),
-            (const("normalised_table", "looks like the rows of the embedding matrix were normalised to unit "
-                                       "length; use the table as it is"),
+            (const("normalised_table"),
              lambda: x.ref / en if e_ok else None, lambda: x.model / en),
         ]
         sd = h.std(axis=-1, keepdims=True)
@@ -624,46 +369,35 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
             # z = (h - mean) / sd, so z @ E.T = (ref - mean * E.sum(1)) / sd: no second matmul; the
             # scale |z| @ |E|.T is bounded by (S + |mean| |E|.sum(1)) / sd
             mean = h.mean(axis=-1, keepdims=True)
-            out.append((const("standardised_hidden", "looks like each hidden vector was standardised (mean "
-                                                     "subtracted, divided by its std, as in a layer norm) first; "
-                                                     "use hidden as it is"),
+            out.append((const("standardised_hidden"),
                         lambda: (x.ref - mean * e.sum(axis=1)) / sd,
                         lambda: through((x.ref - mean * e.sum(axis=1)) / sd,
                                         (x.scale + np.abs(mean) * np.abs(e).sum(axis=1)) / sd)))
     if x.ref.ndim >= 1:  # with one logit per row these predict zeros, as log-softmax does: a tie
         out += [
-            (const("row_offset", "looks like each row was shifted by an offset, its own mean (subtracted); "
-                                 "return the logits unshifted"),
+            (const("row_offset", {"by": "mean"}),
              lambda: x.ref - x.ref.mean(axis=-1, keepdims=True), lambda: 2 * x.model),
-            (const("row_offset", "looks like each row was shifted by an offset, its largest logit (subtracted, "
-                                 "the first step of a stable softmax?); return the logits unshifted"),
+            (const("row_offset", {"by": "max"}),
              lambda: x.ref - x.ref.max(axis=-1, keepdims=True), lambda: 2 * x.model),
         ]
     if x.h is not None and x.e.shape[0] == x.e.shape[1]:
-        out.append((const("no_transpose", "looks like the table was not transposed (hidden @ embedding_matrix): "
-                                          "use hidden @ embedding_matrix.T; the shapes only agree because "
-                                          "vocab_size = d_model here"),
+        out.append((const("no_transpose"),
                     lambda: x.h @ x.e, lambda: through(x.h @ x.e, np.abs(x.h) @ np.abs(x.e))))
     if x.h is not None and x.h.shape == x.ref.shape:
-        out.append((const("returns_hidden", "the result is hidden itself: the projection onto the embedding "
-                                            "matrix was not applied (hidden @ embedding_matrix.T)"),
+        out.append((const("returns_hidden"),
                     lambda: x.h, lambda: x.model))
     if x.ref.ndim >= 2 and x.ref.shape[-1] == x.ref.shape[-2]:
-        out.append((const("swapped_axes", "looks like the last two axes are swapped (embedding_matrix @ "
-                                          "hidden.T?): the vocabulary axis must be the last one"),
+        out.append((const("swapped_axes"),
                     lambda: np.swapaxes(x.ref, -1, -2), lambda: np.swapaxes(x.model, -1, -2)))
     if x.rows >= 2 and x.vocab >= 2:  # rows of one logit: a repeated number is no evidence
         def first(a: np.ndarray) -> np.ndarray:
             return np.broadcast_to(a.reshape(-1, x.vocab)[0], (x.rows, x.vocab)).reshape(x.ref.shape)
-        out.append((const("first_row", "every row holds the logits of the first hidden vector: compute one row "
-                                       "of logits per hidden vector (all leading positions)"),
+        out.append((const("first_row"),
                     lambda: first(x.ref), lambda: first(x.model)))
     if x.h is not None and x.n >= 1:  # with d_model = 1 this predicts zeros: a tie with "zeros"
         for k, which in ((-1, "last"), (0, "first")):
             # the sum without term k: ref minus an outer product, no matmul
-            out.append((const("feature_dropped", f"looks like the {which} feature (one of the d_model = {x.n} "
-                                                 f"columns) was left out of the dot products: contract over all "
-                                                 f"of d_model"),
+            out.append((const("feature_dropped", {"which": which, "d_model": x.n}),
                         lambda k=k: x.ref - x.h[..., k:k + 1 if k != -1 else None] * x.e[:, k],
                         lambda k=k: through(x.ref - x.h[..., k:k + 1 if k != -1 else None] * x.e[:, k],
                                             np.maximum(x.scale - np.abs(x.h[..., k:k + 1 if k != -1 else None])
@@ -701,10 +435,7 @@ def _half_accumulation(x: _Ctx) -> tuple[Hint, float, np.ndarray] | None:
     residual = _rss(got - pred)
     if residual > 0.5 * _rss(got - ref):
         return None
-    hint = Hint("half_accumulation",
-                f"the values match a running sum kept in {x.dt} (each partial sum rounded to {x.dt}, as in a "
-                f"loop with a {x.dt} accumulator), which loses accuracy as the sum grows: accumulate in "
-                f"float32 and cast back, as matmul does")
+    hint = Hint(idea="half_accumulation", facts={"dtype": x.dt})
     return hint, residual, idx
 
 
@@ -732,12 +463,9 @@ def _where(x: _Ctx) -> Hint | None:
     flat = bad.reshape(-1, x.vocab)
     rows = np.flatnonzero(flat.any(axis=1))
     cols = np.flatnonzero(flat.any(axis=0))
-    tail = " (they came back as 0: never computed?)" if np.all(x.got[bad] == 0) else ""
-    parts: list[str] = []
+    zeros = bool(np.all(x.got[bad] == 0))  # they came back as 0: never computed?
     params: dict[str, Any] = {}
-    short = single = False
-    for idx, total_, one, many, key in ((rows, x.rows, "row", "rows", "rows"),
-                                        (cols, x.vocab, "vocabulary entry", "vocabulary entries", "columns")):
+    for idx, total_, key in ((rows, x.rows, "rows"), (cols, x.vocab, "columns")):
         if total_ < 2 or len(idx) == total_:
             continue
         where = _block(idx, total_)
@@ -746,34 +474,14 @@ def _where(x: _Ctx) -> Hint | None:
         dense = flat[idx, :] if key == "rows" else flat[:, idx]
         if dense.mean() < 0.5:
             return None  # most elements there are right: no clean part
-        short |= where == "last"
-        single = len(idx) == 1
-        if where == "one":
-            part = f"{one} {int(idx[0])} of {total_}"
-        elif single:
-            part = f"the {where} of {total_} {many}"
-        else:
-            part = f"the {where} {len(idx)} of {total_} {many}"
-        parts.append(part + (" (hidden vectors, leading axes flattened)" if key == "rows" else ""))
-        params[key] = idx.tolist()
-    if parts:
-        verb = "is" if len(parts) == 1 and single else "are"
-        text = f"only {' and '.join(parts)} {verb} wrong{tail}"
-        if short:
-            text += ": a loop or slice that stops short?"
-        return Hint("where", text, params)
+        params.update({key: [int(i) for i in idx], f"{key}_at": where, f"{key}_of": int(total_)})
+    if params:
+        return Hint(idea="where", facts={**params, "zeros": zeros})
     if np.all(x.ref[bad] < 0) and np.any(~bad & (x.ref > 0)):
-        return Hint("where", f"only logits that should be negative are wrong ({n_bad} of {total}){tail}: "
-                             f"logits can be negative", {"sign": "negative"})
+        return Hint(idea="where", facts={"sign": "negative", "wrong": n_bad, "of": total, "zeros": zeros})
     if np.all(x.ref[bad] > 0) and np.any(~bad & (x.ref < 0)):
-        return Hint("where", f"only logits that should be positive are wrong ({n_bad} of {total}){tail}",
-                    {"sign": "positive"})
+        return Hint(idea="where", facts={"sign": "positive", "wrong": n_bad, "of": total, "zeros": zeros})
     return None
-
-
-def _list(idx: np.ndarray, limit: int = 6) -> str:
-    shown = ", ".join(str(int(i)) for i in idx[:limit])
-    return shown + (", ..." if len(idx) > limit else "")
 
 
 def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
@@ -818,7 +526,7 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
         candidates.sort(key=lambda c: (c[0], c[1]))
         if candidates:
             best_residual, _, best, best_prediction = candidates[0]
-            if any(h.id != best.id and r <= 4 * best_residual for r, _, h, _ in candidates[1:]):
+            if any(h.idea != best.idea and r <= 4 * best_residual for r, _, h, _ in candidates[1:]):
                 return _where(x)
         # a running sum in the half dtype is a prediction too (on a sample of elements): it
         # competes with the best parameter-free idea there, and comes before fitted parameters,
@@ -839,11 +547,11 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
                 continue
             residual = max(x.residual, floor)
             if candidates:
-                if other.id not in FAMILY.get(best.id, ()) and residual <= 4 * best_residual:
+                if other.idea not in FAMILY.get(best.idea, ()) and residual <= 4 * best_residual:
                     return _where(x)
             elif fitted is None:
                 fitted = (other, residual)
-            elif other.id != fitted[0].id and residual <= 4 * fitted[1]:
+            elif other.idea != fitted[0].idea and residual <= 4 * fitted[1]:
                 return _where(x)
         if candidates:
             return best
@@ -851,13 +559,6 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
             return fitted[0]
         return _where(x)
     return None
-
-
-def value_hint(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
-               allowed: np.ndarray) -> str | None:
-    """The text of :func:`diagnose_values` (same arguments), or None."""
-    hint = diagnose_values(case, got, ref, scale, allowed)
-    return hint.text if hint else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -877,18 +578,19 @@ def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
     h = list(case.inputs.values())[0]
     lead = rs[:-1]
 
-    def same_values(arranged: Callable[[], np.ndarray]) -> str:
+    def same_values(arranged: Callable[[], np.ndarray]) -> dict[str, Any]:
+        """``{"values_differ": True}`` when the output, so arranged, is wrong in value too."""
         try:
             with np.errstate(all="ignore"):
                 g = np.asarray(arranged(), dtype=np.float64)
         except (ValueError, TypeError):
-            return ""
+            return {}
         if g.shape != rs:
-            return ""
+            return {}
         from ..tolerance import sum_of_products_allowed as allowed_error
         x = _Ctx(case, g, ref, None, np.zeros_like(ref))
         ok = bool(np.all(np.abs(g - ref) <= allowed_error(case.dtype, ref, x.scale, x.n)))
-        return "" if ok else "; the values differ as well"
+        return {} if ok else {"values_differ": True}
 
     def vocab_dropped() -> str | None:
         if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] == rs[-1] - 1:
@@ -900,52 +602,36 @@ def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
     if gs == tuple(h.shape) and np.array_equal(np.asarray(got, dtype=np.float64), np.asarray(h, dtype=np.float64)):
         if vocab_dropped() is not None:
             return None  # hidden itself, and the logits without one table row: the case cannot tell
-        return Hint("returns_hidden", "the result is hidden itself: the projection onto the embedding matrix "
-                                      "was not applied (hidden @ embedding_matrix.T)")
+        return Hint(idea="returns_hidden")
     if len(rs) >= 1 and ref.size == 0 and got is not None and np.size(got) == 0:
         if gs == (0,) and rs != (0,):  # what np.array(rows) gives for no rows
-            return Hint("empty_batch", f"an empty batch must still give shape {rs} (leading axes, then vocab_size): "
-                                       f"np.array of an empty list has shape (0,); a vectorised matmul keeps the "
-                                       f"shape")
-        return Hint("empty_batch", f"an empty batch must still give shape {rs} (leading axes, then vocab_size), "
-                                   f"not {gs}")
+            return Hint(idea="empty_batch", facts={"shape": list(rs), "got_shape": list(gs), "from_list": True})
+        return Hint(idea="empty_batch", facts={"shape": list(rs), "got_shape": list(gs)})
     if gs == (1,) + rs:
-        return Hint("added_axis", "a leading axis of size 1 was added (e.g. np.atleast_2d or a reshape to 2-D): "
-                                  "a single vector of shape (d_model,) must give shape (vocab_size,)"
-                    + same_values(lambda: np.asarray(got)[0]))
+        return Hint(idea="added_axis", facts=same_values(lambda: np.asarray(got)[0]))
     if len(lead) >= 2 and gs == (int(np.prod(lead)), rs[-1]):
-        return Hint("flattened", "the leading (batch) axes were flattened into one; reshape the result back "
-                                 "to (..., vocab_size)" + same_values(lambda: np.asarray(got).reshape(rs)))
+        return Hint(idea="flattened", facts=same_values(lambda: np.asarray(got).reshape(rs)))
     if len(rs) >= 2 and gs == rs[:-2] + (rs[-1], rs[-2]) and rs[-1] != rs[-2]:
-        return Hint("transposed", "the result is transposed: the vocabulary axis must be the last one "
-                                  "(hidden @ embedding_matrix.T, not embedding_matrix @ hidden.T)"
-                    + same_values(lambda: np.swapaxes(np.asarray(got), -1, -2)))
+        return Hint(idea="transposed", facts=same_values(lambda: np.swapaxes(np.asarray(got), -1, -2)))
     squeezed = tuple(s for s in rs if s != 1)
     if gs == squeezed and gs != rs:
-        return Hint("squeezed", f"the axes of size 1 are missing (shape {gs}, expected {rs}): keep every leading "
-                                f"axis, and a vocab_size of 1 still gives a last axis of size 1"
-                    + same_values(lambda: np.asarray(got).reshape(rs)))
+        return Hint(idea="squeezed", facts={"shape": list(rs), "got_shape": list(gs),
+                                            **same_values(lambda: np.asarray(got).reshape(rs))})
     which = vocab_dropped()
     if which is not None:
-        return Hint("vocab_dropped", f"the {which} row of the embedding matrix is missing from the "
-                                     f"result ({gs[-1]} logits, vocab_size = {rs[-1]}): an "
-                                     f"off-by-one in a slice or range?")
+        return Hint(idea="vocab_dropped", facts={"which": which, "logits": int(gs[-1]), "vocab_size": int(rs[-1])})
     if gs == tuple(h.shape) and gs != rs:
-        return Hint("hidden_shape", "the result has the shape of hidden (..., d_model), not (..., vocab_size): "
-                                    "was the projection onto the table applied?")
+        return Hint(idea="hidden_shape")
     if len(rs) >= 2 and gs == rs[1:] and rs[0] >= 2:
         which = _reduced(case, got, ref, {"the first": lambda r: r[0], "the last": lambda r: r[-1]})
         if which in ("the first", "the last"):
-            return Hint("first_row_only", f"only {which} row of the batch was computed (the leading axis of size "
-                                          f"{rs[0]} is missing); keep every leading axis")
+            return Hint(idea="first_row_only", facts={"which": which, "lead": int(rs[0])})
     if len(gs) == len(rs) and gs[:-1] == rs[:-1] and gs[-1] != rs[-1]:
-        return Hint("wrong_vocab", f"the last axis has {gs[-1]} entries, not vocab_size = {rs[-1]}: one logit per "
-                                   f"row of the embedding matrix (hidden @ embedding_matrix.T)")
+        return Hint(idea="wrong_vocab", facts={"logits": int(gs[-1]), "vocab_size": int(rs[-1])})
     if gs == () and rs != ():
         how = _reduced(case, got, ref, {"summed": np.sum, "averaged": np.mean, "the largest logit": np.max})
         if how is not None:
-            what = how if how == "the largest logit" else f"all logits {how}"
-            return Hint("scalar", f"a scalar came back, {what}: return every logit, shape (..., vocab_size)")
+            return Hint(idea="scalar", facts={"how": how})
     return None
 
 
@@ -980,17 +666,11 @@ def _prefix_matches(case: Case, got: np.ndarray, ref: np.ndarray, part: slice) -
     return bool(np.all(np.abs(g - sub) <= allowed_error(case.dtype, sub, x.scale[..., part], x.n)))
 
 
-def shape_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> str | None:
-    """The text of :func:`diagnose_shape`, or None."""
-    hint = diagnose_shape(case, got, ref)
-    return hint.text if hint else None
-
-
 def diagnose_dtype(case: Case, got: np.ndarray) -> Hint:
     """The mistake behind a wrong output dtype (always a hint: at least what to return)."""
     want, have = case.dtype, np.asarray(got).dtype.name
     if np.asarray(got).dtype.kind in "iub":
-        how = ""
+        how = ""  # "truncated" or "rounded" when the values show it
         arrays = [np.asarray(a, dtype=np.float64) for a in case.inputs.values()]
         if (len(arrays) >= 2 and arrays[1].ndim == 2 and arrays[0].ndim >= 1
                 and arrays[0].shape[-1] == arrays[1].shape[1]):
@@ -999,26 +679,18 @@ def diagnose_dtype(case: Case, got: np.ndarray) -> Hint:
             frac = np.abs(ref - np.round(ref)) > 0.01  # elements where truncating and rounding differ
             if g.shape == ref.shape and frac.sum() >= 2:
                 if np.mean(g[frac] == np.trunc(ref[frac])) >= 0.9:
-                    how = ": the fractional parts were cut off (astype(int)?)"
+                    how = "truncated"
                 elif np.mean(g[frac] == np.round(ref[frac])) >= 0.9:
-                    how = ": the logits were rounded to whole numbers"
-        return Hint("integer", f"the result is an integer array ({have}){how}; return {want} logits, the "
-                               f"inputs' dtype")
+                    how = "rounded"
+        return Hint(idea="integer", facts={"got": have, "want": want, "how": how, "first": next(iter(case.inputs), "")})
     order = {"bfloat16": 0, "float16": 0, "float32": 1, "float64": 2}
     if have in order and want in order:
         if order[have] > order[want]:
-            return Hint("promoted", f"the result was promoted to {have}: compute as you like, but return "
-                                    f"{want} (e.g. .astype(hidden.dtype))", {"got": have})
+            return Hint(idea="promoted", facts={"got": have, "want": want, "like": next(iter(case.inputs), "")})
         if order[have] < order[want]:
-            return Hint("demoted", f"the result was demoted to {have}: {want} inputs must give {want} logits "
-                                   f"(no cast to {have})", {"got": have})
-        return Hint("other_half", f"the result is {have}, not {want}: return the inputs' dtype", {"got": have})
-    return Hint("dtype", f"return the inputs' dtype ({want})", {"got": have})
-
-
-def dtype_hint(case: Case, got: np.ndarray) -> str | None:
-    """The text of :func:`diagnose_dtype`."""
-    return diagnose_dtype(case, got).text
+            return Hint(idea="demoted", facts={"got": have, "want": want})
+        return Hint(idea="other_half", facts={"got": have, "want": want})
+    return Hint(idea="dtype", facts={"got": have, "want": want})
 
 
 def diagnose_type(type_name: str) -> Hint:
@@ -1032,14 +704,8 @@ def diagnose_type(type_name: str) -> Hint:
     """
     if type_name.startswith("array of dtype"):
         dtype = type_name[len("array of dtype"):].strip()
-        return Hint("not_numeric", f"the result is an array of dtype {dtype}: return floating logits in the "
-                                   f"inputs' dtype")
+        return Hint(idea="not_numeric", facts={"dtype": dtype})
     return generic.type_hint(type_name, "")  # a list, None, a JAX array...: as for any problem
-
-
-def type_hint(type_name: str) -> str | None:
-    """The text of :func:`diagnose_type`."""
-    return diagnose_type(type_name).text
 
 
 def diagnose_non_finite(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
@@ -1050,8 +716,7 @@ def diagnose_non_finite(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | 
         zero_rows = np.all(h == 0, axis=-1)
         bad_rows = np.any(np.isnan(g), axis=-1)
         if g.shape[:-1] == zero_rows.shape and np.any(bad_rows & zero_rows) and not np.any(bad_rows & ~zero_rows):
-            return Hint("nan_zero_rows", "NaN exactly where a hidden vector is all zeros: a division by its norm? "
-                                         "the head divides by nothing")
+            return Hint(idea="nan_zero_rows")
     if np.any(np.isinf(g)) and g.shape == ref.shape:
         # an overflow only when some intermediate of the computation really leaves the range there
         top = max_finite(case.dtype)
@@ -1061,25 +726,13 @@ def diagnose_non_finite(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | 
             e = arrays[1]
             scale = np.abs(h) @ np.abs(e).T
             if scale.shape == g.shape and np.any(scale[inf] > top):
-                return Hint("overflow", f"an overflow: where the result is infinite, the products sum to more than "
-                                        f"{case.dtype} can hold in magnitude ({_fmt(top)}) along the way; "
-                                        f"accumulate in float32 and cast back, as matmul does")
+                return Hint(idea="overflow", facts={"where": "sum", "dtype": case.dtype})
             squares = np.broadcast_to(np.square(h).sum(axis=-1, keepdims=True), g.shape)
             if np.any(squares[inf] > top) or np.any(np.square(e).sum(axis=1) > top):
-                return Hint("overflow", f"an overflow: the sum of squares of a hidden vector or table row exceeds "
-                                        f"{case.dtype}'s range ({_fmt(top)}): a norm computed in {case.dtype}? "
-                                        f"the head needs no norms")
+                return Hint(idea="overflow", facts={"where": "norm", "dtype": case.dtype})
         if np.any(ref[inf] > math.log(top)):
-            return Hint("overflow", f"an overflow: exp of the logits exceeds {case.dtype}'s range where the result "
-                                    f"is infinite (exp without subtracting the row maximum?); the head returns "
-                                    f"the raw logits")
+            return Hint(idea="overflow", facts={"where": "exp", "dtype": case.dtype})
     return None
-
-
-def non_finite_hint(case: Case, got: np.ndarray, ref: np.ndarray) -> str | None:
-    """The text of :func:`diagnose_non_finite`, or None."""
-    hint = diagnose_non_finite(case, got, ref)
-    return hint.text if hint else None
 
 
 #: Messages of a contraction whose two sizes disagree, and which group is hidden's d_model and
@@ -1120,56 +773,5 @@ def diagnose_exception(message: str, shapes: dict[str, list[int]] | None = None)
             continue
         sizes = dict(zip(roles, (int(found.group(1)), int(found.group(2)))))
         if sizes == {"hidden": d, "table": vocab}:
-            return Hint("shapes_do_not_line_up",
-                        "the shapes do not line up: the table needs a transpose, hidden @ embedding_matrix.T "
-                        "contracts the last axis of both (d_model) and gives (..., vocab_size)",
-                        {"d_model": d, "vocab_size": vocab})
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# many cases (grader.diagnose.combine calls these for this module's ids)
-
-#: The ids whose summary text this module reconciles across cases (:func:`combined_text`).
-COMBINED_IDS = frozenset({"factor", "offset"})
-
-
-def _range_text(values: list[int]) -> str:
-    v = sorted(set(values))
-    return ", ".join(str(d) for d in v) if len(v) <= 4 else f"from {v[0]} to {v[-1]}"
-
-
-def combined_text(top: str, mine: list[dict[str, Any]]) -> str | None:
-    """The summary text of this module's ``factor`` or ``offset`` hints shared by many cases
-    (``mine``: their dicts, as :func:`grader.diagnose.combine` receives them), or None to keep the
-    most common case text: factors that equal ``1/sqrt(d_model)`` of each case (d_model varying)
-    are named so, equal factors and offsets are called constant."""
-    params = [h.get("params") or {} for h in mine]
-    if top == "factor" and all("factor" in p for p in params):
-        facs = [(float(p["factor"]), int(p.get("d_model") or 1), int(p.get("vocab_size") or 1)) for p in params]
-        for size, label in ((1, "d_model"), (2, "vocab_size")):
-            sizes = [f[size] for f in facs]
-            for fn, template in _SIZE_FACTORS:
-                name = template.format(label)
-                if len(set(sizes)) >= 2 and all(abs(f[0] - fn(f[size])) <= 1e-3 * fn(f[size]) for f in facs):
-                    return (f"looks like the logits were multiplied by a factor of {name} (in every case, {label} "
-                            f"{_range_text(sizes)})"
-                            + ("; scaling belongs to attention scores, not to the output logits"
-                               if name in ("1/sqrt(d_model)", "sqrt(d_model)") else "")
-                            + "; leave them unscaled")
-        values = [f[0] for f in facs]
-        if len(values) >= 2 and max(values) - min(values) <= 1e-2 * max(abs(v) for v in values):
-            return (f"looks like the logits were multiplied by a constant factor of {_fmt(float(np.median(values)))}; "
-                    f"leave them unscaled")
-        if len(values) >= 2:  # one case's factor is not the others': never state it for all of them
-            return (f"looks like the logits were multiplied by a factor that differs from case to case (from "
-                    f"{_fmt(min(values))} to {_fmt(max(values))}); leave them unscaled")
-    elif top == "offset" and all("offset" in p for p in params):
-        values = [float(p["offset"]) for p in params]
-        if len(values) >= 2 and max(values) - min(values) <= 1e-2 * max(abs(v) for v in values):
-            return (f"looks like a constant offset of {_fmt(float(np.median(values)))} was added to every logit "
-                    f"(a bias?); the head has no bias")
-        if len(values) >= 2:
-            return (f"looks like an offset was added to every logit, a different one in each case (from "
-                    f"{_fmt(min(values))} to {_fmt(max(values))}; a bias?); the head has no bias")
+            return Hint(idea="shapes_do_not_line_up", facts={"d_model": d, "vocab_size": vocab})
     return None

@@ -294,10 +294,13 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
         report = dataclasses.replace(report, seconds=round(sum(c.seconds for c in shown), 3))
     if (concealed or redacted) and report.summary and report.environment.get("assignment"):
         from grader.assignment import summarise_parts  # problem by problem
-        summary = summarise_parts(shown + shrunk, tuple(report.environment.get("dtypes", ())))
+        summary = summarise_parts(shown + shrunk, tuple(report.environment.get("dtypes", ())),
+                                  report.environment.get("framework") or "numpy")
     elif (concealed or redacted) and report.summary:
         from grader.summary import summarise  # the pattern of the cases the audience may see
-        summary = summarise(shown + shrunk, tuple(report.environment.get("dtypes", ())))
+        # worded for the report's framework; a bundled problem's own summary wording by its id
+        summary = summarise(shown + shrunk, tuple(report.environment.get("dtypes", ())),
+                            report.environment.get("framework") or "numpy", report.problem)
     else:
         summary = list(report.summary)
     failing = [c for c in shown if c.status not in ("passed", "skipped")]

@@ -1,0 +1,125 @@
+"""The wording of the generic hint ideas (``grader/hints/generic.py``), for every problem.
+
+``WORDS[idea](facts, code)`` is one sentence (no period): ``facts`` as the idea recorded them,
+``code`` the learner's framework's templates (:class:`grader.words.Code`). A sentence names
+code only through ``code``, so a NumPy, a JAX and a PyTorch learner each read their own.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+Facts = dict[str, Any]
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def lower_precision(f: Facts, code: Any) -> str:
+    low, dtype, first = f["computed_in"], f["dtype"], f.get("first") or "the inputs"
+    function = f.get("function") or "the function"
+    cast = f"a cast such as {code('cast', x=first, dtype=low)}" if f.get("first") else f"a cast to {low}"
+    x64 = code("x64_off") if (dtype, low) == ("float64", "float32") else ""
+    return (f"every value is a {low} number and the errors are {low}'s: {function} computed in {low} "
+            f"precision ({cast}{x64}?); compute in {dtype}")
+
+
+#: the causes of a wrong count, by the factor's formula (``grader.hints.generic._COUNT_FACTORS``)
+def _count_cause(formula: str, code: Any) -> str:
+    return {
+        "sqrt((n - 1) / n)": f"a standard deviation with n - 1 (unbiased, {code('ddof1')}) where the biased one "
+                             f"(divide by n) is due",
+        "sqrt(n / (n - 1))": "a standard deviation with n (biased) where the unbiased one (n - 1) is due",
+        "(n - 1) / n": "a variance or mean divided by n where n - 1 is due, or the reverse count somewhere",
+        "n / (n - 1)": "a variance or mean divided by n - 1 (unbiased) where n is due",
+    }[formula]
+
+
+def variance_count(f: Facts, code: Any) -> str:
+    return (f"looks like the whole result was multiplied by {_fmt(f['factor'])} = {f['formula']} with n = {f['n']}, "
+            f"the length of the last axis: {_count_cause(f['formula'], code)}")
+
+
+def transposed(f: Facts, code: Any) -> str:
+    if f.get("axes") == "reversed":
+        return ("the result holds the right values with its axes in reverse order (a transpose too many, or "
+                "indexing the transposed array?)")
+    return "looks like the last two axes of the result are swapped (the value of [..., i, j] is at [..., j, i])"
+
+
+def not_array(f: Facts, code: Any) -> str:
+    returned = f.get("returned", "")
+    if returned in ("list", "tuple"):
+        return f"return an array, not a {returned} (drop .tolist() or wrap with {code('as_array')})"
+    return f"the function returned a {returned}, not an array: return {code('array')}, e.g. {code('as_array')}(result)"
+
+
+def jax_array(f: Facts, code: Any) -> str:
+    other = code("other_framework")
+    return (f"the function returned a JAX array ({f['returned']}), which only a JAX submission may return (the "
+            f"framework comes from the file's import statements): return {code('array')}, e.g. "
+            f"{code('as_array')}(result)" + (f", {other}" if other else ""))
+
+
+def dtype_words(f: Facts, code: Any) -> str:
+    """``promoted``, ``demoted`` and ``dtype``: what to return, in the statement's words."""
+    have, want, rule, like = f["got"], f["want"], f.get("rule") or "the inputs' dtype", f.get("like") or ""
+    how = f" (e.g. {code('cast_like', x=like)})" if like else ""
+    if f.get("how") == "promoted":
+        return f"the result was promoted to {have}: compute as you like, but return {want}, {rule}{how}"
+    if f.get("how") == "demoted":
+        return f"the result was demoted to {have}: return {want}, {rule}{how}"
+    return f"return {want}, {rule}{how}"
+
+
+WORDS: dict[str, Callable[[Facts, Any], str]] = {
+    "lower_precision": lower_precision,
+    "variance_count": variance_count,
+    "scaled": lambda f, c: f"looks like the whole result was multiplied by a constant factor of {_fmt(f['factor'])}",
+    "shifted": lambda f, c: f"looks like a constant {_fmt(f['offset'])} was added to every element",
+    "row_shifted": lambda f, c: ("looks like each row of the result (along its last axis) was shifted by its own "
+                                 "constant offset"),
+    "transposed": transposed,
+    "not_array": not_array,
+    "none": lambda f, c: "the function returned None: is a return statement missing?",
+    "not_numeric": lambda f, c: f"the result is an array of dtype {f['dtype']}: return a {f['want']} array",
+    "jax_array": jax_array,
+    "extra_axis": lambda f, c: (f"the values are right but the shape has an extra axis of size 1: return shape "
+                                f"{tuple(f['shape'])}"),
+    "lost_axis": lambda f, c: f"the values are right but an axis of size 1 was dropped: return shape {tuple(f['shape'])}",
+    "promoted": dtype_words,
+    "demoted": dtype_words,
+    "dtype": dtype_words,
+    "nan_where_zero": lambda f, c: ("NaN exactly where the expected result is 0: a 0/0, such as a division by a "
+                                    "count that is zero? the statement says what to return there"),
+    "not_handled": lambda f, c: (f"the function refuses these inputs (NotImplementedError: {f['said']}): the "
+                                 f"statement asks for them too; handle them"),
+    "not_implemented": lambda f, c: "the function raises NotImplementedError: write its body",
+    "mutation": lambda f, c: f"work on a copy (or use {c('new_values')}) instead of writing into an input",
+    "constant_shape": lambda f, c: (f"the result has shape {tuple(f['shape'])} whatever the inputs' shapes: is it "
+                                    f"hard-coded (the worked example?) instead of computed from the inputs?"),
+}
+
+
+def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
+    """The summary sentence of a generic idea whose facts differ from case to case (a factor,
+    an offset), or of a lower precision shared by cases of several dtypes; None otherwise."""
+    if top in ("scaled", "shifted"):  # the generic fitted ideas: one case's value is not the others'
+        what = "factor" if top == "scaled" else "offset"
+        values = [float((h.get("params") or {}).get(what, math.nan)) for h in mine]
+        if len(values) >= 2 and all(math.isfinite(v) for v in values) and \
+                max(values) - min(values) > 1e-2 * max(abs(v) for v in values):
+            span = f"from {min(values):.4g} to {max(values):.4g}"
+            return (f"looks like the whole result was multiplied by a factor that differs from case to case ({span})"
+                    if top == "scaled" else
+                    f"looks like a constant was added to every element, a different one in each case ({span})")
+    if top.startswith("lower_precision:"):
+        low = top.split(":", 1)[1]
+        if len({h.get("dtype") for h in mine}) > 1:
+            params = (mine[0].get("params") or {})
+            first = params.get("first")
+            cast = f"a cast such as {code('cast', x=first, dtype=low)}" if first else f"a cast to {low}"
+            return (f"every value is a {low} number and the errors are {low}'s: the inputs were computed in "
+                    f"{low} precision ({cast}?); compute in the inputs' dtype")
+    return None

@@ -1,0 +1,30 @@
+"""The wording of masked_mean_pool's hint ideas (``grader/hints/masked_mean_pool.py``):
+dividing by seq_len, the mask ignored, a running sum in a half dtype and its overflow.
+
+``WORDS[idea](facts, code)``: one sentence for the learner's framework (:class:`grader.words.Code`).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..dtypes import max_finite
+
+Facts = dict[str, Any]
+
+
+def _sum_in_float32(code: Any, dtype: str) -> str:
+    return (f"sum in float32 ({code('cast', x='embeddings', dtype='float32')}), divide, and round to the input dtype "
+            f"once at the end, as the statement says")
+
+
+WORDS: dict[str, Callable[[Facts, Any], str]] = {
+    "divide_by_seq_len": lambda f, c: ("looks like the masked sum was divided by seq_len (every position, padding "
+                                       "included) instead of the number of valid tokens of each sequence (the mask's "
+                                       "True count)"),
+    "mask_ignored": lambda f, c: "looks like the mask was ignored: the mean is over every position, padding included",
+    "half_running_sum": lambda f, c: (f"looks like the sum over seq_len was kept in {f['computed_in']}: its rounding "
+                                      f"error grows with the sequence; {_sum_in_float32(c, f['computed_in'])}"),
+    "half_sum_overflow": lambda f, c: (f"the sum over seq_len passed {f['computed_in']}'s largest number "
+                                       f"({max_finite(f['computed_in']):g}) and overflowed to infinity, although the "
+                                       f"mean is small: {_sum_in_float32(c, f['computed_in'])}"),
+}

@@ -1,0 +1,104 @@
+"""Issue 34, acceptance: every hint of tied_lm_head and of the course pack, as a torch, a JAX and
+a NumPy learner reads it, names only that framework's code.
+
+Each idea's facts are worded by ``grader.words.render`` for each framework (cheap: no executor,
+no framework imported). Every idea of every wording table is covered (a test asserts that every
+idea has wording for every framework), with facts of the shapes the ideas record.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from grader import words
+from grader.hints import Hint
+
+#: facts that satisfy every wording (each idea reads the ones it needs)
+FACTS = {"computed_in": "float32", "dtype": "float64", "first": "hidden", "function": "the function",
+         "factor": 0.125, "d_model": 64, "vocab_size": 10, "named": "1/sqrt(d_model)", "offset": 0.5, "n": 3,
+         "formula": "sqrt((n - 1) / n)", "returned": "list", "want": "float16", "got": "float32", "rule": "the inputs' dtype",
+         "like": "hidden", "how": "truncated", "shape": [2, 5], "got_shape": [0], "from_list": True, "said": "only 2-D",
+         "which": "last", "lead": 2, "logits": 9, "values_differ": True, "where": "sum", "seq_len": 7, "id": -1,
+         "raise": "IndexError", "rows": [3], "rows_at": "last", "rows_of": 4, "zeros": True, "by": "max"}
+
+#: tokens of another framework's code a learner of each framework must never read
+FOREIGN = {
+    "numpy": [r"jnp\.", r"\bjax", r"torch", r"\.to\(", r"\.long\(\)", r"\.mT\b"],
+    "jax": [r"(?<![j\w])np\.", r"torch", r"\.to\(", r"\.long\(\)", r"numpy\.ndarray"],
+    "torch": [r"(?<![j\w])np\.", r"jnp\.", r"\bjax", r"astype", r"numpy\.ndarray"],
+}
+#: each framework's own idiom for the ideas whose wording names code
+OWN = {
+    ("tied_lm_head", "lower_precision"): {"numpy": "hidden.astype(np.float32)", "jax": "hidden.astype(jnp.float32)",
+                                          "torch": "hidden.to(torch.float32)"},
+    ("tied_lm_head", "no_transpose"): {"numpy": "hidden @ embedding_matrix.T",
+                                       "jax": "hidden @ jnp.transpose(embedding_matrix)",
+                                       "torch": "hidden @ embedding_matrix.T"},
+    ("tied_lm_head", "swapped_axes"): {"numpy": "hidden.T", "jax": "jnp.swapaxes(hidden, -1, -2)", "torch": "hidden.mT"},
+    ("tied_lm_head", "promoted"): {"numpy": ".astype(hidden.dtype)", "jax": ".astype(hidden.dtype)",
+                                   "torch": ".to(hidden.dtype)"},
+    ("tied_lm_head", "integer"): {"numpy": ".astype(int)", "jax": ".astype(jnp.int32)", "torch": ".long()"},
+    ("tied_lm_head", "added_axis"): {"numpy": "np.atleast_2d", "jax": "jnp.atleast_2d", "torch": "torch.atleast_2d"},
+    ("tied_lm_head", "empty_batch"): {"numpy": "np.array", "jax": "jnp.array", "torch": "torch.tensor"},
+    (None, "lower_precision"): {"numpy": "hidden.astype(np.float32)", "jax": "hidden.astype(jnp.float32)",
+                                "torch": "hidden.to(torch.float32)"},
+    (None, "not_array"): {"numpy": "np.asarray", "jax": "jnp.asarray", "torch": "torch.as_tensor"},
+    (None, "mutation"): {"numpy": "new arrays", "jax": "new arrays", "torch": "mul_"},
+    (None, "variance_count"): {"numpy": "ddof=1", "jax": "ddof=1", "torch": "correction=1"},
+    ("masked_mean_pool", "half_running_sum"): {"numpy": "embeddings.astype(np.float32)",
+                                               "jax": "embeddings.astype(jnp.float32)",
+                                               "torch": "embeddings.to(torch.float32)"},
+    ("embedding_lookup", "float_ids"): {"numpy": ".astype(int)", "jax": ".astype(jnp.int32)", "torch": ".long()"},
+}
+#: ideas whose facts name another framework's type (a JAX array returned by a NumPy file)
+NAMES_THE_RETURNED_TYPE = {"jax_array"}
+
+IDEAS = [(module, idea) for module in ("tied_lm_head", "masked_mean_pool", "embedding_lookup", None)
+         for idea in (words.TABLES[module] if module else words.GENERIC)]
+
+
+def _check(framework: str) -> None:
+    for module, idea in IDEAS:
+        text = words.render(Hint(idea=idea, facts=FACTS), framework, module)
+        assert text, (module, idea)
+        for token in FOREIGN[framework]:
+            if idea in NAMES_THE_RETURNED_TYPE and token in (r"\bjax", r"jnp\."):
+                continue
+            assert not re.search(token, text), (framework, module, idea, token, text)
+        own = OWN.get((module, idea))
+        if own:
+            assert own[framework] in text, (framework, module, idea, text)
+    jax_only = words.render(Hint(idea="lower_precision", facts=FACTS), framework, "tied_lm_head")
+    assert ("jax_enable_x64" in jax_only) == (framework == "jax")
+
+
+def test_a_numpy_learner_reads_only_numpy_code():
+    _check("numpy")
+
+
+def test_a_jax_learner_reads_only_jax_code():
+    _check("jax")
+
+
+def test_a_torch_learner_reads_only_torch_code():
+    _check("torch")
+
+
+@pytest.mark.parametrize("module", ["tied_lm_head", "masked_mean_pool", "embedding_lookup"])
+def test_every_idea_a_bundled_module_records_has_words(module):
+    """Every id a bundled hint module can return is in its table or the generic one."""
+    import ast
+    from pathlib import Path
+
+    import grader.hints as hints_pkg
+    folder = Path(hints_pkg.__file__).parent
+    ids = set()
+    for path in [folder / f"{module}.py", folder / "generic.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.keyword) and node.arg in ("idea", "id") and isinstance(node.value, ast.Constant):
+                ids.add(node.value.value)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "const" and node.args:
+                ids.add(node.args[0].value)
+    missing = sorted(i for i in ids if words.wording(i, module) is None)
+    assert missing == []

@@ -83,9 +83,12 @@ PROGRESS_PREFIX = "grader: progress: "
 
 
 def progress_line(phase: str, done: int, total: int) -> None:
-    """``--progress``: one line on stderr, ``grader: progress: PHASE DONE TOTAL``, written at once."""
+    """``--progress``: one line on stderr, ``grader: progress: PHASE DONE TOTAL SECONDS``, written
+    at once (SECONDS: ``time.monotonic()``, the system's clock since boot on Linux, which the
+    exercise page's server compares with its own to split a check's time)."""
+    import time
     with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"{PROGRESS_PREFIX}{phase} {done} {total}\n")
+        sys.stderr.write(f"{PROGRESS_PREFIX}{phase} {done} {total} {time.monotonic():.6f}\n")
         sys.stderr.flush()
 
 

@@ -174,6 +174,8 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
     None, and the case results (shrunk ones appended)."""
     opts, env, cases = plan.options, plan.environment, plan.cases
     expected = plan.expected
+    if opts.progress:   # the plan is made (cases, reference values): the child starts or is handed over
+        opts.progress("import", 0, 0)
     started = executor.start()
     facts = executor.facts()
     env["jax"] = facts.get("jax")

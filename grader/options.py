@@ -93,7 +93,8 @@ class CheckOptions:
             platform templates): a learner's report names its files by their names and its
             folder as ``.`` (``reports.view.learner_paths``), whatever path the check read.
         problems_dir: the ``--problems-dir`` given, repeated in replay commands.
-        progress: called while running with (phase, done, total), or None: ``("cases", k, n)``
+        progress: called while running with (phase, done, total), or None: ``("import", 0, 0)``
+            once the plan is made, as the child starts and imports the submission; ``("cases", k, n)``
             before the first visible case (k = 0, the child has imported the submission) and
             after each (n: the visible cases), ``("shrink", 0, 0)`` when a search for a smaller
             failing input begins, ``("hidden", 0, n)`` once before the hidden cases (never one

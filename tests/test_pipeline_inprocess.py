@@ -238,7 +238,7 @@ def test_a_reports_score_is_the_sum_of_its_groups(tmp_path):
 
 def test_progress_is_told_per_visible_case_and_once_for_the_hidden_ones(tmp_path):
     """``CheckOptions.progress`` (``grader check --progress``, the exercise page's "case k of
-    n"): ("cases", 0, n) when the calls begin, one call per visible case, one for the shrink
+    n"): ("import", 0, 0) as the child starts, ("cases", 0, n) when the calls begin, one call per visible case, one for the shrink
     search of a failure, and the hidden phase as one line (a line per hidden case would time it)."""
     seen: list[tuple[str, int, int]] = []
     plan = plan_for(tmp_path, progress=lambda *a: seen.append(a))
@@ -246,7 +246,7 @@ def test_progress_is_told_per_visible_case_and_once_for_the_hidden_ones(tmp_path
         case.visibility = "hidden"
     visible = len(plan.cases) - 3
     grade_plan(plan, InProcessExecutor(right))
-    assert seen == [("cases", k, visible) for k in range(visible + 1)] + [("hidden", 0, 3)]
+    assert seen == [("import", 0, 0)] + [("cases", k, visible) for k in range(visible + 1)] + [("hidden", 0, 3)]
 
     seen.clear()
     plan = plan_for(tmp_path, progress=lambda *a: seen.append(a), shrink=True)

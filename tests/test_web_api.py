@@ -219,7 +219,27 @@ def test_progress_tells_the_phase_and_the_case_while_a_check_runs(client):
     assert second.status_code == 200 and second.json()["passed"] is True
     assert client.get("/api/progress", headers=headers).json() == {"running": False, "queued": 0}
     timing = second.headers["Server-Timing"]
-    assert [part.split(";")[0] for part in timing.split(", ")] == ["parse", "check", "history", "encode"]
+    assert [part.split(";")[0] for part in timing.split(", ")] == [
+        "parse", "check", "check-plan", "check-import", "check-cases", "check-finish", "history", "encode"]
+
+
+def test_a_checks_time_is_split_by_its_progress_lines():
+    """checks.phase_split: the plan until "import", the child's start and import until the first
+    case, the visible cases, the shrink search, and the rest (hidden cases, report, exit)."""
+    from grader.web.checks import last_progress, phase_split
+    lines = ["grader: note: something else", "grader: progress: import 0 0 10.5",
+             "grader: progress: cases 0 3 11.0", "grader: progress: cases 1 3 11.1", "grader: progress: cases 3 3 11.4",
+             "grader: progress: shrink 0 0 11.5", "grader: progress: hidden 0 7 12.5", "a last line"]
+    split = phase_split("\n".join(lines).encode(), 10.0, 13.0)
+    assert split == pytest.approx({"plan": 0.5, "import": 0.5, "cases": 0.4, "shrink": 1.0, "finish": 0.6})
+    assert phase_split(b"grader: progress: import 0 0 10.5\n", 10.0, 11.0) == pytest.approx({"plan": 0.5, "import": 0.5})
+    assert phase_split(b"no progress at all", 10.0, 11.0) == {"plan": 1.0}
+    import tempfile
+    with tempfile.TemporaryFile() as f:
+        assert last_progress(f) is None
+        f.write("\n".join(lines).encode())
+        f.seek(0)
+        assert last_progress(f) == ("hidden", 0, 7) and f.tell() == 0
 
 
 def test_a_learners_exception_is_a_report_not_an_error(client):

@@ -199,10 +199,11 @@ class Site:
         stored = time.monotonic()
         response = JSONResponse(result.report)
         # where the request's time went, in milliseconds (the browser's devtools show it):
-        # reading and checking the request, the check (waiting for a cancelled one included),
-        # storing the attempt, encoding the report
-        timing = {"parse": parsed - started, "check": checked - parsed, "history": stored - checked,
-                  "encode": time.monotonic() - stored}
+        # reading and checking the request, the check (waiting for a cancelled one included)
+        # and its phases (checks.phase_split), storing the attempt, encoding the report
+        timing = {"parse": parsed - started, "check": checked - parsed,
+                  **{f"check-{k}": v for k, v in result.phases.items()},
+                  "history": stored - checked, "encode": time.monotonic() - stored}
         response.headers.update({"X-Grader-Attempt": str(attempt), "X-Grader-Seconds": f"{result.seconds:.3f}",
                                  "X-Grader-Path": self.checker.last_path,
                                  "Server-Timing": ", ".join(f"{k};dur={v * 1000:.1f}" for k, v in timing.items())})

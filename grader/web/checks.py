@@ -55,13 +55,61 @@ def last_progress(err: Any) -> tuple[str, int, int] | None:
         tail = os.pread(err.fileno(), PROGRESS_TAIL, max(0, size - PROGRESS_TAIL))
     except (OSError, ValueError):
         return None
-    prefix = PROGRESS_PREFIX.encode()
     for line in reversed(tail.split(b"\n")):
-        if line.startswith(prefix):
-            parts = line[len(prefix):].split()
-            if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-                return parts[0].decode("ascii", "replace"), int(parts[1]), int(parts[2])
+        parsed = _progress_of(line)
+        if parsed is not None:
+            return parsed[:3]
     return None
+
+
+def _progress_of(line: bytes) -> tuple[str, int, int, float | None] | None:
+    """One ``grader: progress: PHASE DONE TOTAL [SECONDS]`` line as its fields, else None."""
+    from ..commands import PROGRESS_PREFIX
+    prefix = PROGRESS_PREFIX.encode()
+    if not line.startswith(prefix):
+        return None
+    parts = line[len(prefix):].split()
+    if len(parts) not in (3, 4) or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    seconds = None
+    if len(parts) == 4:
+        try:
+            seconds = float(parts[3])
+        except ValueError:
+            return None
+    return parts[0].decode("ascii", "replace"), int(parts[1]), int(parts[2]), seconds
+
+
+def phase_split(err: bytes, started: float, ended: float) -> dict[str, float]:
+    """Where a check's wall time went, in seconds, from its progress lines' clock (the same
+    monotonic clock as ``started`` and ``ended``, this process's): ``plan`` (the fork, the
+    grader's start-up and the plan: cases and reference values), ``import`` (the child started
+    or handed over, the submission imported), ``cases`` (the visible calls and their judging),
+    ``shrink`` (the search for a smaller failing input), and ``finish`` (the hidden cases, the
+    report built and printed, the process's exit). Phases without lines are left out."""
+    marks: list[tuple[str, float]] = []
+    for line in err.split(b"\n"):
+        parsed = _progress_of(line)
+        if parsed is None or parsed[3] is None:
+            continue
+        phase, done, total, at = parsed
+        if phase == "cases" and done == 0:
+            marks.append(("cases", at))
+        elif phase in ("import", "shrink", "hidden") and not any(p == phase for p, _ in marks):
+            marks.append((phase, at))
+        elif phase == "cases" and done == total:
+            marks.append(("cases-end", at))
+    split: dict[str, float] = {}
+    last_name, last_at = "plan", started
+    for name, at in marks:
+        if name == "cases-end":
+            name = "after-cases"
+        split[last_name] = split.get(last_name, 0.0) + max(0.0, at - last_at)
+        last_name, last_at = name, at
+    split[last_name] = split.get(last_name, 0.0) + max(0.0, ended - last_at)
+    if "after-cases" in split or "hidden" in split:
+        split["finish"] = split.pop("after-cases", 0.0) + split.pop("hidden", 0.0)
+    return split
 
 
 class Cancelled(Exception):
@@ -229,11 +277,13 @@ class _Slot:
 
 @dataclass
 class Result:
-    """A finished check: the learner JSON report, ``grader check``'s exit code and the wall seconds."""
+    """A finished check: the learner JSON report, ``grader check``'s exit code, the wall
+    seconds and their split (:func:`phase_split`)."""
 
     report: dict[str, Any]
     code: int
     seconds: float
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 class Checker:
@@ -278,8 +328,8 @@ class Checker:
 
     def progress(self, session: str) -> dict[str, Any]:
         """How ``session``'s check is going, for ``GET /api/progress``: ``running``,
-        ``seconds`` since it started, ``phase`` (``starting`` until the child has imported the
-        submission, then ``cases``, ``shrink``, ``hidden``), ``done`` and ``total`` (visible
+        ``seconds`` since it started, ``phase`` (``starting``; ``import`` as the child starts and
+        imports the submission; then ``cases``, ``shrink``, ``hidden``), ``done`` and ``total`` (visible
         cases), and ``queued`` (Runs waiting for a cancelled check to end)."""
         slot = self.slots.get(session)
         if slot is None or (slot.started is None and not slot.waiting):
@@ -346,7 +396,8 @@ class Checker:
                 except asyncio.CancelledError:      # the request went away: so does its check
                     await self._stop_task(slot, task)
                     raise
-                seconds = time.monotonic() - start
+                ended = time.monotonic()
+                seconds = ended - start
             finally:
                 slot.check = None
                 slot.started = None
@@ -354,7 +405,7 @@ class Checker:
                 shutil.rmtree(folder, ignore_errors=True)
             if slot.generation != mine:
                 raise Cancelled()
-            return Result(_report(code, out, err), code, seconds)
+            return Result(_report(code, out, err), code, seconds, phase_split(err, start, ended))
         finally:
             slot.lock.release()
 

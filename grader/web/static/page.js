@@ -128,7 +128,8 @@
     if (p.phase === "cases" && p.total) return "Running case " + Math.min(p.done + 1, p.total) + " of " + p.total;
     if (p.phase === "shrink") return "Searching for the smallest failing case…";
     if (p.phase === "hidden") return "Running the " + p.total + " hidden case" + (p.total === 1 ? "" : "s") + "…";
-    return "Starting: the sandbox imports your code" + (framework === "jax" ? " and JAX compiles it" : "") + "…";
+    if (p.phase === "import") return "Starting: the sandbox imports your code…";
+    return "Starting the check…";
   }
   function startProgress(mine, started) {
     stopProgress();

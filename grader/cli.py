@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     # grader grade's own: it starts each check in a neutral folder with the file's absolute path,
     # and the report names the file as it was found (relative if it was given so)
     check.add_argument("--shown", metavar="PATH", help=argparse.SUPPRESS)
+    check.add_argument("--progress", action="store_true",
+                       help="write a line to stderr as the check goes, 'grader: progress: PHASE DONE TOTAL "
+                            "SECONDS' (import 0 0; cases K N after each visible case; shrink 0 0; hidden 0 N "
+                            "once; SECONDS: the system's monotonic clock); the exercise page shows them")
 
     probs = sub.add_parser("problems", help="list the problems the grader knows, or print one's statement",
                            description="List the problems (id and title), or with ID print that problem's "

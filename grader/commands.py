@@ -6,6 +6,7 @@ and dispatches, ``grader.batch`` holds ``grade`` and ``merge``, ``grader.export`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -42,6 +43,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         assignment = load_assignment(args.assignment, args.problems_dir)
     else:
         problem = resolve_problem(args, tree, source, syntax_error)
+    if getattr(args, "progress", False):
+        opts.progress = progress_line
     opts.only_cases = args.cases
     opts.submission_shown = shown
     opts.submission_named = bool(args.shown)
@@ -73,6 +76,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.format == "github":
         module.write_github_files(report, audience=args.audience)
     return EXIT_PASSED if report.passed else EXIT_FAILED
+
+
+#: how a progress line of ``grader check --progress`` starts (``grader.web.checks`` reads them)
+PROGRESS_PREFIX = "grader: progress: "
+
+
+def progress_line(phase: str, done: int, total: int) -> None:
+    """``--progress``: one line on stderr, ``grader: progress: PHASE DONE TOTAL SECONDS``, written
+    at once (SECONDS: ``time.monotonic()``, the system's clock since boot on Linux, which the
+    exercise page's server compares with its own to split a check's time)."""
+    import time
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"{PROGRESS_PREFIX}{phase} {done} {total} {time.monotonic():.6f}\n")
+        sys.stderr.flush()
 
 
 def cmd_problems(args: argparse.Namespace) -> int:

@@ -174,6 +174,8 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
     None, and the case results (shrunk ones appended)."""
     opts, env, cases = plan.options, plan.environment, plan.cases
     expected = plan.expected
+    if opts.progress:   # the plan is made (cases, reference values): the child starts or is handed over
+        opts.progress("import", 0, 0)
     started = executor.start()
     facts = executor.facts()
     env["jax"] = facts.get("jax")
@@ -229,10 +231,12 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
             if failure is not None:
                 res.replay = plan.replay_command(case)
             slots[i] = res
-            if opts.progress:
-                opts.progress(done, len(cases))
+            if opts.progress and case.visibility != "hidden":
+                opts.progress("cases", done, len(visible))
 
     began = time.monotonic()
+    if opts.progress:
+        opts.progress("cases", 0, len(visible))
     run(visible)
     shrunk: list[CaseResult] = []
     if opts.shrink and opts.replay is None and not opts.only_cases:
@@ -244,6 +248,8 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
         pace = (time.monotonic() - began) / max(1, len(visible))
         reserve = (2 * pace * len(hidden) + 2.0) if hidden else 0.0
         shown = [i for i in visible if slots[i] is not None]
+        if opts.progress and any(slots[i].status != "passed" for i in shown):
+            opts.progress("shrink", 0, 0)
         shrunk = shrink_failures(plan.problem, [cases[i] for i in shown], [slots[i] for i in shown], executor,
                                  judge, dtypes=plan.dtypes, seed=opts.seed, call_timeout=opts.limits.call_timeout,
                                  replay=plan.replay_command, deadline=plan.deadline - reserve)
@@ -255,6 +261,9 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
         postpone = getattr(executor, "postpone", None)
         if postpone is not None:
             postpone(waited)
+    if opts.progress and hidden:
+        # one line for the whole hidden phase: a line per hidden case would time each of them
+        opts.progress("hidden", 0, len(hidden))
     run(hidden)
     results: list[CaseResult] = [r for r in slots if r is not None] + shrunk
     return None, results

@@ -93,7 +93,12 @@ class CheckOptions:
             platform templates): a learner's report names its files by their names and its
             folder as ``.`` (``reports.view.learner_paths``), whatever path the check read.
         problems_dir: the ``--problems-dir`` given, repeated in replay commands.
-        progress: called with (cases done, cases total) while running, or None.
+        progress: called while running with (phase, done, total), or None: ``("import", 0, 0)``
+            once the plan is made, as the child starts and imports the submission; ``("cases", k, n)``
+            before the first visible case (k = 0, the child has imported the submission) and
+            after each (n: the visible cases), ``("shrink", 0, 0)`` when a search for a smaller
+            failing input begins, ``("hidden", 0, n)`` once before the hidden cases (never one
+            call per hidden case: that would time each of them).
         seed_secret: the instructor's secret (bytes), or None. When set, the cases come from
             :func:`derive_seed` of it and the submission's bytes, ``seed`` must be left at 0,
             and no case set is cached (docs/security.md, class 6). Never shown in a repr.
@@ -129,7 +134,7 @@ class CheckOptions:
     submission_shown: str | None = None
     submission_named: bool = False
     problems_dir: str | None = None
-    progress: Callable[[int, int], None] | None = None
+    progress: Callable[[str, int, int], None] | None = None
     seed_secret: bytes | None = field(default=None, repr=False)
     seed_secret_source: str = ""
     audience: str = "learner"

@@ -214,7 +214,9 @@ def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,
     if plan.cannot_run is not None:
         return plan
     cases, known, key = _plan_cases(problem, opts, framework, dtypes, secret)
-    env["cases_digest"] = cases_digest(cases)  # what was graded, so two runs can be compared
+    # what was graded, so two runs can be compared (a whole cached set's: remembered by a fork server)
+    whole_cached = known is not None and not opts.only_cases and opts.replay is None
+    env["cases_digest"] = cache.case_set_digest(key, cases) if whole_cached else cases_digest(cases)
     if opts.replay is not None or opts.only_cases:
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]

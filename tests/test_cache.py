@@ -104,3 +104,26 @@ def test_a_warm_passing_check_imports_no_hypothesis_jsonschema_or_jax(tmp_path):
     bad = subprocess.run([sys.executable, "-I", "-m", "grader", *args], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and "titel" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+
+
+def test_a_cached_sets_digest_is_remembered_while_its_file_is_unchanged(tmp_path, monkeypatch):
+    """A fork server's checks hash a cached case set's inputs once (cache.case_set_digest), not
+    per check; a set written again is hashed again, and with the memos off nothing is kept."""
+    from grader import memo
+    from grader.cases import cases_digest
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path))
+    p = load_problem(ROOT / "problems" / "tied_lm_head.yaml")
+    cases = fixed_cases(p, ("float32",), 3)
+    cache.store_cases("d", [(c, np.zeros(1), None) for c in cases])
+    hashed = []
+    monkeypatch.setattr("grader.cases.cases_digest", lambda cs: hashed.append(1) or cases_digest(cs))
+    monkeypatch.setattr(memo, "ENABLED", True)
+    monkeypatch.setattr(memo, "_store", {})
+    first = cache.case_set_digest("d", cases)
+    assert first == cases_digest(cases) and cache.case_set_digest("d", cases) == first and len(hashed) == 1
+    other = fixed_cases(p, ("float64",), 3)
+    cache.store_cases("d", [(c, np.zeros(1), None) for c in other])      # written again: another stamp
+    assert cache.case_set_digest("d", other) == cases_digest(other) and len(hashed) == 2
+    monkeypatch.setattr(memo, "ENABLED", False)
+    cache.case_set_digest("d", other)
+    assert len(hashed) == 3

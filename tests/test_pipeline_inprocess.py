@@ -234,3 +234,23 @@ def test_a_reports_score_is_the_sum_of_its_groups(tmp_path):
     report, _ = graded(tmp_path, lambda h, e: h @ e.T + np.asarray(0.5, dtype=h.dtype))
     assert 0 < report.score < report.max_score
     assert round(sum(g.earned for g in report.groups), 4) == report.score
+
+
+def test_progress_is_told_per_visible_case_and_once_for_the_hidden_ones(tmp_path):
+    """``CheckOptions.progress`` (``grader check --progress``, the exercise page's "case k of
+    n"): ("import", 0, 0) as the child starts, ("cases", 0, n) when the calls begin, one call per visible case, one for the shrink
+    search of a failure, and the hidden phase as one line (a line per hidden case would time it)."""
+    seen: list[tuple[str, int, int]] = []
+    plan = plan_for(tmp_path, progress=lambda *a: seen.append(a))
+    for case in plan.cases[:3]:
+        case.visibility = "hidden"
+    visible = len(plan.cases) - 3
+    grade_plan(plan, InProcessExecutor(right))
+    assert seen == [("import", 0, 0)] + [("cases", k, visible) for k in range(visible + 1)] + [("hidden", 0, 3)]
+
+    seen.clear()
+    plan = plan_for(tmp_path, progress=lambda *a: seen.append(a), shrink=True)
+    visible = sum(c.visibility != "hidden" for c in plan.cases)
+    grade_plan(plan, InProcessExecutor(lambda hidden, embedding_matrix: hidden @ embedding_matrix.T + 1.0))
+    assert seen[-1] == ("shrink", 0, 0) or seen[-1][0] == "hidden" and seen[-2] == ("shrink", 0, 0)
+    assert [a for a in seen if a[0] == "cases"] == [("cases", k, visible) for k in range(visible + 1)]

@@ -93,6 +93,8 @@ def test_problems_are_listed_with_their_installed_frameworks(client):
     ({"problem": "tied_lm_head", "framework": "numpy", "source": "x = 1\n" * (1 << 18)}, 413, "bytes"),
     ({"problem": "tied_lm_head", "framework": "numpy", "source": "# \x00\n"}, 422, "NUL"),
     ([1, 2], 400, "JSON object"),
+    ({"problem": "tied_lm_head", "framework": "numpy", "source": GOOD, "shrink": "no"}, 422, "shrink"),
+    ({"problem": "tied_lm_head", "framework": "numpy", "source": GOOD, "shrink": 0}, 422, "shrink"),
 ])
 def test_a_bad_check_request_is_one_clear_line(client, body, status, words):
     start = time.monotonic()
@@ -148,6 +150,98 @@ def test_the_transpose_mistake_fails_with_its_hint_and_a_heat_map(client):
     _one_line_error(client.get("/api/attempts/999999"), 404)
 
 
+def test_shrink_false_skips_the_search_for_a_smaller_failing_case(client):
+    """``"shrink": false`` is ``grader check --no-shrink``: the transpose mistake fails alike,
+    without the shrunk cases the default run adds."""
+    body = {"problem": "tied_lm_head", "framework": "numpy", "source": TRANSPOSE}
+    default = client.post("/api/check", json=body).json()
+    quick = client.post("/api/check", json={**body, "shrink": False}).json()
+    assert default["passed"] is quick["passed"] is False
+    assert any(c.get("shrunk") for c in default["cases"])
+    assert not any(c.get("shrunk") for c in quick["cases"])
+    assert quick["counts"] == default["counts"] and quick["hints"] == default["hints"]
+
+
+def _strict_json(text: str):
+    """``text`` parsed as RFC 8259 JSON: NaN, Infinity and -Infinity are refused."""
+    def refuse(constant):
+        raise AssertionError(f"{constant} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_non_finite_values_are_strict_json_strings(client):
+    """A function returning NaN and infinities: the report (and the attempt stored) stay valid
+    JSON, with each non-finite number as the string "nan", "inf" or "-inf" (docs/formats.md)."""
+    source = ("import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+              "    out = hidden @ embedding_matrix.T\n"
+              "    out[..., 0] = np.nan\n"
+              "    out[..., -1] = np.inf\n"
+              "    return out\n")
+    response = client.post("/api/check", json={"problem": "tied_lm_head", "framework": "numpy", "source": source,
+                                               "shrink": False})
+    assert response.status_code == 200, response.text
+    report = _strict_json(response.text)
+    assert report["passed"] is False
+    case = next(c for c in report["cases"] if (c.get("failure") or {}).get("kind") == "non_finite" and c.get("values"))
+    flat = json.dumps(case["values"]["got"])
+    assert '"nan"' in flat and '"inf"' in flat
+    stored = client.get(f"/api/attempts/{response.headers['X-Grader-Attempt']}")
+    assert _strict_json(stored.text)["report"] == report
+
+
+def test_progress_tells_the_phase_and_the_case_while_a_check_runs(client):
+    """``GET /api/progress`` of a page (its ``X-Grader-Session``): ``starting``, then ``cases``
+    with ``done`` of ``total`` visible cases as they run; a second Run of the page meanwhile
+    cancels the first (409) and the progress is the new one's; nothing runs afterwards."""
+    headers = {"X-Grader-Session": "progress-page"}
+    slow = ("import time\nimport numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+            "    time.sleep(0.2)\n    return hidden @ embedding_matrix.T\n")
+    assert client.get("/api/progress", headers=headers).json() == {"running": False, "queued": 0}
+    results: dict[str, httpx.Response] = {}
+    thread = threading.Thread(target=lambda: results.update(first=client.post(
+        "/api/check", headers=headers, json={"problem": "tied_lm_head", "framework": "numpy", "source": slow})))
+    thread.start()
+    seen = []
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline and thread.is_alive():
+        p = client.get("/api/progress", headers=headers).json()
+        seen.append(p)
+        if p.get("phase") == "cases" and p["done"] >= 2:
+            break
+        time.sleep(0.1)
+    assert seen[-1]["running"] is True and seen[-1]["phase"] == "cases", seen[-3:]
+    assert 2 <= seen[-1]["done"] < seen[-1]["total"] and seen[-1]["seconds"] > 0
+    assert all(p.get("phase") in ("starting", "cases") for p in seen if p["running"])
+    second = client.post("/api/check", headers=headers,
+                         json={"problem": "tied_lm_head", "framework": "numpy", "source": GOOD, "shrink": False})
+    thread.join(WAIT)
+    assert "cancelled" in _one_line_error(results["first"], 409)
+    assert second.status_code == 200 and second.json()["passed"] is True
+    assert client.get("/api/progress", headers=headers).json() == {"running": False, "queued": 0}
+    timing = second.headers["Server-Timing"]
+    assert [part.split(";")[0] for part in timing.split(", ")] == [
+        "parse", "check", "check-plan", "check-import", "check-cases", "check-finish", "history", "encode"]
+
+
+def test_a_checks_time_is_split_by_its_progress_lines():
+    """checks.phase_split: the plan until "import", the child's start and import until the first
+    case, the visible cases, the shrink search, and the rest (hidden cases, report, exit)."""
+    from grader.web.checks import last_progress, phase_split
+    lines = ["grader: note: something else", "grader: progress: import 0 0 10.5",
+             "grader: progress: cases 0 3 11.0", "grader: progress: cases 1 3 11.1", "grader: progress: cases 3 3 11.4",
+             "grader: progress: shrink 0 0 11.5", "grader: progress: hidden 0 7 12.5", "a last line"]
+    split = phase_split("\n".join(lines).encode(), 10.0, 13.0)
+    assert split == pytest.approx({"plan": 0.5, "import": 0.5, "cases": 0.4, "shrink": 1.0, "finish": 0.6})
+    assert phase_split(b"grader: progress: import 0 0 10.5\n", 10.0, 11.0) == pytest.approx({"plan": 0.5, "import": 0.5})
+    assert phase_split(b"no progress at all", 10.0, 11.0) == {"plan": 1.0}
+    import tempfile
+    with tempfile.TemporaryFile() as f:
+        assert last_progress(f) is None
+        f.write("\n".join(lines).encode())
+        f.seek(0)
+        assert last_progress(f) == ("hidden", 0, 7) and f.tell() == 0
+
+
 def test_a_learners_exception_is_a_report_not_an_error(client):
     broken = "def tied_lm_head(hidden, embedding_matrix)\n    return 1\n"    # a syntax error
     response = client.post("/api/check", json={"problem": "tied_lm_head", "framework": "numpy", "source": broken})
@@ -187,7 +281,7 @@ def test_two_runs_at_once_never_both_run(tmp_path):
     from grader.web.history import History
 
     class Stand(Checker):
-        def command(self, problem, framework):
+        def command(self, problem, framework, shrink=True):
             return [sys.executable, "-c", "import time, json; time.sleep(1.5); print(json.dumps({'passed': True}))"]
 
     checker = Stand(direct=False)

@@ -10,6 +10,7 @@ is set (.ci/run sets it where it installed Chromium)."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ ARTIFACTS = ROOT / "test-artifacts" / "web"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 WAIT_MS = 300_000   # a check on a busy machine, the first JAX one compiling
+WARM_RUNS = 5       # Runs of the correct NumPy function timed with the spares warm
 
 if not CHROMIUM.exists():
     if os.environ.get("GRADER_REQUIRE_CHROMIUM"):
@@ -82,16 +84,55 @@ def _run(page, verdict: str, *, key: bool = True) -> float:
     return time.monotonic() - start
 
 
+def _record_run_to_verdict(page, served, first: float, warm_runs: int = WARM_RUNS) -> None:
+    """Issue 36's acceptance figure, reported, never asserted: Run (the button) -> the verdict
+    in the page, for a correct NumPy tied_lm_head with the pool warm, ``warm_runs`` times, each a
+    second after the last verdict. Each is measured twice: by Playwright (the click to the
+    verdict seen) and in the page
+    (``window.graderLastRun``: performance.now() from the Run handler to the verdict in the DOM,
+    and to the next frame), with the server's split of the request (its Server-Timing header)
+    and the check's own seconds. Printed, and kept as test-artifacts/web/run-to-verdict.json."""
+    import json
+    import statistics
+
+    import httpx
+    runs = []
+    for _ in range(warm_runs):
+        # a second between Runs, as a learner reads the verdict: the spare the last check used
+        # is replaced meanwhile (a Run at once would wait for the new spare's child to start)
+        page.wait_for_timeout(1000)
+        seconds = _run(page, "PASS", key=False)
+        runs.append({"playwright_s": round(seconds, 3), **page.evaluate("window.graderLastRun")})
+    auth = {"Authorization": f"token {served.token}"}
+    last = httpx.get(f"{served.base}/api/history", headers=auth).json()[0]
+    report = httpx.get(f"{served.base}/api/attempts/{last['id']}", headers=auth).json()["report"]
+    median = statistics.median(r["playwright_s"] for r in runs)
+    in_page = statistics.median(r["ms"] for r in runs) / 1000
+    record = {"what": "Run -> verdict, a correct NumPy tied_lm_head, spares warm", "first_s": round(first, 3),
+              "median_s": round(median, 3), "median_in_page_s": round(in_page, 3), "runs": runs,
+              "last_check": {"seconds_in_server": last["seconds"], "report_seconds": report["seconds"],
+                             "child": report["environment"].get("child"),
+                             "served": report["environment"].get("served")},
+              "load_average": os.getloadavg(), "cores": os.cpu_count(), "time": time.time()}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "run-to-verdict.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(f"\nRun -> verdict, a correct NumPy tied_lm_head in Chromium: first {first:.2f} s, warm "
+          f"{', '.join(str(r['playwright_s']) for r in runs)} s (median {median:.2f} s; in the page "
+          f"{in_page:.2f} s); the last one's server timing {runs[-1]['serverTiming']}, grader check's cases "
+          f"{report['seconds']:.2f} s; load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on "
+          f"{os.cpu_count()} cores (test-artifacts/web/run-to-verdict.json)")
+
+
 def test_tied_lm_head_in_numpy_and_jax_pass_and_fail_with_the_shape_hint(served, browser):
     page = browser.new_page()
     page.goto(served.url)
     page.get_by_label("Problem", exact=True).select_option("embedding_lookup")
     with page.expect_navigation():
-        page.get_by_role("button", name="Open").click()
+        page.get_by_role("button", name="Open", exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Embedding lookup")
     page.get_by_label("Problem", exact=True).select_option("tied_lm_head")
     with page.expect_navigation():
-        page.get_by_role("button", name="Open").click()
+        page.get_by_role("button", name="Open", exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Tied LM head")
     page.get_by_role("radio", name="NumPy").check()
     expect(page.get_by_role("textbox", name="Code editor")).to_contain_text("raise NotImplementedError")  # the stub
@@ -103,15 +144,8 @@ def test_tied_lm_head_in_numpy_and_jax_pass_and_fail_with_the_shape_hint(served,
     first = _run(page, "PASS")
     expect(page.locator("#result-body")).to_contain_text("Score 10 / 10")
     _shot(page, "02-numpy-pass")
-    warm = [_run(page, "PASS", key=False) for _ in range(3)]     # the pool warm now
-    import httpx
-    auth = {"Authorization": f"token {served.token}"}
-    last = httpx.get(f"{served.base}/api/history", headers=auth).json()[0]
-    own = httpx.get(f"{served.base}/api/attempts/{last['id']}", headers=auth).json()["report"]["seconds"]
-    print(f"\nRun -> verdict, a correct NumPy tied_lm_head in Chromium: first {first:.2f} s, "
-          f"warm {', '.join(f'{s:.2f}' for s in warm)} s (median {sorted(warm)[1]:.2f} s); the last one's "
-          f"check {last['seconds']:.2f} s in the page's server, of which grader check's own seconds {own:.2f}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    _record_run_to_verdict(page, served, first)
+
 
     _type(page, NUMPY_TRANSPOSE)
     _run(page, "FAIL")
@@ -136,7 +170,7 @@ def test_tied_lm_head_in_numpy_and_jax_pass_and_fail_with_the_shape_hint(served,
     print(f"Run -> verdict in JAX: PASS {jax_first:.2f} s, FAIL {jax_fail:.2f} s")
 
     history = page.locator("#history li")
-    expect(history).to_have_count(7)
+    expect(history).to_have_count(4 + WARM_RUNS)    # the first, the warm ones, the transpose, two JAX
     expect(history.first).to_contain_text("FAIL · JAX")
     page.close()
 
@@ -154,7 +188,9 @@ def test_the_page_at_375_and_1920_px_and_by_keyboard(served, browser):
     page.keyboard.press("Tab")
     expect(page.get_by_label("Problem", exact=True)).to_be_focused()
     page.keyboard.press("Tab")
-    expect(page.get_by_role("button", name="Open")).to_be_focused()
+    expect(page.get_by_role("button", name="Open", exact=True)).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#all-problems summary")).to_be_focused()
     page.keyboard.press("Tab")
     expect(page.get_by_role("radio", name="NumPy")).to_be_focused()
     page.keyboard.press("Tab")
@@ -162,6 +198,9 @@ def test_the_page_at_375_and_1920_px_and_by_keyboard(served, browser):
     page.keyboard.press("Escape")    # CodeMirror: Esc, then Tab leaves the editor instead of indenting
     page.keyboard.press("Tab")
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_focused()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("checkbox", name="Find smallest failing case")).to_be_focused()
     for control in ("Run", "Reset to the starter code"):
         expect(page.get_by_role("button", name=control, exact=True)).to_be_visible()
     page.set_viewport_size({"width": 1920, "height": 1080})
@@ -169,4 +208,99 @@ def test_the_page_at_375_and_1920_px_and_by_keyboard(served, browser):
     box_work = page.locator("section.work").bounding_box()
     assert box_work["x"] > box_lesson["x"] + box_lesson["width"] - 1   # side by side at 1920
     _shot(page, "07-1920px")
+    page.close()
+
+
+def test_every_problem_has_its_own_open_link_usable_by_keyboard(served, browser):
+    """The list of problems: each has an Open link named after it ("Open ID: title"); by
+    keyboard, Enter on "All problems" shows the list, Tab reaches a problem's link, Enter opens it."""
+    import httpx
+    problems = httpx.get(f"{served.base}/api/problems", headers={"Authorization": f"token {served.token}"}).json()
+    page = browser.new_page()
+    page.goto(served.url)
+    links = page.get_by_role("link", name=re.compile(r"^Open "))
+    expect(links).to_have_count(0)            # folded: none is shown (nor in the tab order)
+    summary = page.locator("#all-problems summary")
+    summary.focus()
+    page.keyboard.press("Enter")
+    expect(links).to_have_count(len(problems))
+    for p in problems:
+        expect(page.get_by_role("link", name=f"Open {p['id']}: {p['title']}", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name=re.compile(r"^Open tied_lm_head: "))).to_have_attribute("aria-current", "page")
+    _shot(page, "08-all-problems")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name=re.compile(r"^Open tied_lm_head: "))).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name=re.compile(r"^Open embedding_lookup: "))).to_be_focused()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Embedding lookup")
+    assert "/problems/embedding_lookup?token=" in page.url
+    page.close()
+
+
+SLOW_NUMPY = ("import time\nimport numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+              "time.sleep(0.15)\nreturn hidden @ embedding_matrix.T")
+NAN_NUMPY = ("import numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix):\nout = hidden @ embedding_matrix.T\n"
+             "out[..., 0] = np.nan\nout[..., -1] = -np.inf\nreturn out")
+
+
+def test_a_running_check_shows_its_progress_and_a_second_run_replaces_it(served, browser):
+    """While a check runs: a spinner, the seconds so far and "Running case k of n" (from GET
+    /api/progress), announced in the status region; Run again meanwhile (Ctrl-Enter) cancels
+    it: the page shows the new code's verdict, and only that Run is in the history."""
+    import httpx
+    auth = {"Authorization": f"token {served.token}"}
+    before = len(httpx.get(f"{served.base}/api/history", headers=auth).json())
+    page = browser.new_page()
+    page.goto(served.url)
+    page.get_by_role("radio", name="NumPy").check()
+    _type(page, SLOW_NUMPY)
+    page.get_by_role("button", name="Run", exact=True).click()
+    progress = page.locator("#progress")
+    expect(progress).to_be_visible()
+    expect(progress.locator(".spinner")).to_be_visible()
+    expect(page.locator("#progress-text")).to_have_text(re.compile(r"^Running case \d+ of \d+$"), timeout=WAIT_MS)
+    expect(page.locator("#elapsed")).to_have_text(re.compile(r"^\d+\.\d s$"))
+    expect(page.get_by_role("status")).to_contain_text("Running the NumPy check")
+    shown = page.locator("#elapsed").inner_text()
+    expect(page.locator("#elapsed")).not_to_have_text(shown)        # it counts
+    bar = page.get_by_role("progressbar", name="Visible cases checked")
+    assert int(bar.get_attribute("max")) > 1
+    _shot(page, "09-progress")
+    _type(page, NUMPY_OK)
+    page.keyboard.press("Control+Enter")         # the second Run, while the first still runs
+    expect(page.locator("#verdict")).to_have_text("PASS", timeout=WAIT_MS)
+    expect(progress).to_be_hidden()
+    rows = httpx.get(f"{served.base}/api/history", headers=auth).json()
+    assert len(rows) == before + 1 and rows[0]["passed"] is True     # the first was cancelled, not stored
+    page.close()
+
+
+def test_nan_and_inf_are_shown_as_numbers_and_shrink_can_be_turned_off(served, browser):
+    """NaN and infinities (strings in the JSON report) are shown as NumPy prints them, never
+    quoted; "Find smallest failing case" is on by default, and off the Run asks for no shrink
+    search (the report has no shrunk case)."""
+    import httpx
+    auth = {"Authorization": f"token {served.token}"}
+    page = browser.new_page()
+    page.goto(served.url)
+    page.get_by_role("radio", name="NumPy").check()
+    shrink = page.get_by_role("checkbox", name="Find smallest failing case")
+    expect(shrink).to_be_checked()
+    shrink.uncheck()
+    _type(page, NAN_NUMPY)
+    _run(page, "FAIL", key=False)
+    result = page.locator("#result-body")
+    got = result.locator("dl.values dt", has_text="got").first.locator("xpath=following-sibling::dd[1]")
+    expect(got).to_contain_text("nan")
+    expect(got).to_contain_text("-inf")
+    assert '"nan"' not in result.inner_text() and '"-inf"' not in result.inner_text()
+    _shot(page, "10-nan-no-shrink")
+    last = httpx.get(f"{served.base}/api/history", headers=auth).json()[0]
+    report = httpx.get(f"{served.base}/api/attempts/{last['id']}", headers=auth).json()["report"]
+    assert not any(c.get("shrunk") for c in report["cases"])
+    page.reload()
+    expect(page.get_by_role("checkbox", name="Find smallest failing case")).not_to_be_checked()  # remembered
+    page.get_by_role("checkbox", name="Find smallest failing case").check()
     page.close()

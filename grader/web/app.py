@@ -5,9 +5,11 @@ Every request needs the server's token, as Jupyter's: ``?token=...`` on any URL,
 
 - ``GET /api/problems``: ``[{"id", "title", "function", "frameworks"}]``;
 - ``GET /api/problems/{id}``: the statement (Markdown and HTML), signature, shapes, dtypes and stubs;
-- ``POST /api/check`` ``{"problem", "framework", "source"}``: the learner JSON report of
-  ``grader check --format json`` of that source as a file; header ``X-Grader-Attempt``: its id
-  in the history. ``X-Grader-Session`` names the page: a second Run of one page cancels the first;
+- ``POST /api/check`` ``{"problem", "framework", "source"[, "shrink"]}``: the learner JSON report of
+  ``grader check --format json`` of that source as a file (``"shrink": false``: ``--no-shrink``);
+  header ``X-Grader-Attempt``: its id in the history. ``X-Grader-Session`` names the page: a
+  second Run of one page cancels the first;
+- ``GET /api/progress``: how the page's (``X-Grader-Session``) check is going;
 - ``GET /api/history[?problem=ID]``, ``GET /api/attempts/{id}``,
   ``GET /api/attempts/{id}/heatmap?case=NAME`` (a PNG of a tolerance failure).
 
@@ -19,6 +21,7 @@ import asyncio
 import base64
 import hmac
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +111,7 @@ class Site:
         detail = self.catalog.detail(problem)
         html = self.templates.get_template("page.html").render(
             token=self.token, problem=detail, problems=[self.catalog.summary(p) for p in self.catalog.problems.values()],
+            framework_names={f: FRAMEWORKS[f][0] for f in FRAMEWORKS},
             config={"token": self.token, "problem": problem.id, "function": problem.function,
                     "stubs": detail["stubs"], "frameworks": detail["frameworks"],
                     "names": detail["framework_names"]})
@@ -147,6 +151,7 @@ class Site:
 
     async def api_check(self, request: Request) -> Response:
         """``POST /api/check``: validate, run the check, store the attempt, return the report."""
+        started = time.monotonic()
         body = await self._body(request)
         if isinstance(body, Response):
             return body
@@ -177,18 +182,41 @@ class Site:
             return error(413, f"the source is {size} bytes; at most {MAX_SOURCE} are checked")
         if "\x00" in source or any(0xD800 <= ord(c) <= 0xDFFF for c in source):
             return error(422, "the source holds a NUL character or an unpaired surrogate: it is not a Python file")
-        session = request.headers.get("x-grader-session", "default")[:100]
+        shrink = data.get("shrink", True)
+        if not isinstance(shrink, bool):
+            return error(422, '"shrink" must be true or false (search for the smallest failing case; default true)')
+        session = self.session(request)
+        parsed = time.monotonic()
         try:
-            result = await self.checker.run(session, problem_id, framework, source)
+            result = await self.checker.run(session, problem_id, framework, source, shrink=shrink)
         except Cancelled:
             return error(409, "cancelled: a newer Run of this page replaced this check")
         except CheckFailed as exc:
             return error(422, f"the check gave no report: {exc}")
+        checked = time.monotonic()
         attempt = await asyncio.to_thread(self.history.add, problem_id, framework, source, result.report,
                                           result.seconds)
-        return JSONResponse(result.report, headers={"X-Grader-Attempt": str(attempt),
-                                                    "X-Grader-Seconds": f"{result.seconds:.3f}",
-                                                    "X-Grader-Path": self.checker.last_path})
+        stored = time.monotonic()
+        response = JSONResponse(result.report)
+        # where the request's time went, in milliseconds (the browser's devtools show it):
+        # reading and checking the request, the check (waiting for a cancelled one included)
+        # and its phases (checks.phase_split), storing the attempt, encoding the report
+        timing = {"parse": parsed - started, "check": checked - parsed,
+                  **{f"check-{k}": v for k, v in result.phases.items()},
+                  "history": stored - checked, "encode": time.monotonic() - stored}
+        response.headers.update({"X-Grader-Attempt": str(attempt), "X-Grader-Seconds": f"{result.seconds:.3f}",
+                                 "X-Grader-Path": self.checker.last_path,
+                                 "Server-Timing": ", ".join(f"{k};dur={v * 1000:.1f}" for k, v in timing.items())})
+        return response
+
+    @staticmethod
+    def session(request: Request) -> str:
+        """The page a request comes from: its ``X-Grader-Session`` header (else one shared session)."""
+        return request.headers.get("x-grader-session", "default")[:100]
+
+    async def api_progress(self, request: Request) -> Response:
+        """``GET /api/progress``: how this session's check is going (:meth:`Checker.progress`)."""
+        return JSONResponse(self.checker.progress(self.session(request)), headers={"Cache-Control": "no-store"})
 
     async def api_history(self, request: Request) -> Response:
         """``GET /api/history[?problem=ID]``: the newest attempts, newest first."""
@@ -233,6 +261,7 @@ def create_app(token: str, checker: Checker | None = None, history: History | No
         Route("/api/problems", site.api_problems),
         Route("/api/problems/{problem}", site.api_problem),
         Route("/api/check", site.api_check, methods=["POST"]),
+        Route("/api/progress", site.api_progress),
         Route("/api/history", site.api_history),
         Route("/api/attempts/{attempt}", site.api_attempt),
         Route("/api/attempts/{attempt}/heatmap", site.api_heatmap),

@@ -40,6 +40,78 @@ ROOT = str(Path(__file__).resolve().parents[2])
 FILE_NAME = "submission.py"
 
 
+#: the most of a check's stderr read (from its end) for its last progress line
+PROGRESS_TAIL = 4096
+
+
+def last_progress(err: Any) -> tuple[str, int, int] | None:
+    """The last ``grader: progress: PHASE DONE TOTAL`` line (``grader check --progress``) in
+    the temporary file ``err`` a running check writes its stderr to, as ``(phase, done,
+    total)``; None before the first. Reads at most :data:`PROGRESS_TAIL` bytes of its end,
+    without moving the file's offset."""
+    from ..commands import PROGRESS_PREFIX
+    try:
+        size = os.fstat(err.fileno()).st_size
+        tail = os.pread(err.fileno(), PROGRESS_TAIL, max(0, size - PROGRESS_TAIL))
+    except (OSError, ValueError):
+        return None
+    for line in reversed(tail.split(b"\n")):
+        parsed = _progress_of(line)
+        if parsed is not None:
+            return parsed[:3]
+    return None
+
+
+def _progress_of(line: bytes) -> tuple[str, int, int, float | None] | None:
+    """One ``grader: progress: PHASE DONE TOTAL [SECONDS]`` line as its fields, else None."""
+    from ..commands import PROGRESS_PREFIX
+    prefix = PROGRESS_PREFIX.encode()
+    if not line.startswith(prefix):
+        return None
+    parts = line[len(prefix):].split()
+    if len(parts) not in (3, 4) or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    seconds = None
+    if len(parts) == 4:
+        try:
+            seconds = float(parts[3])
+        except ValueError:
+            return None
+    return parts[0].decode("ascii", "replace"), int(parts[1]), int(parts[2]), seconds
+
+
+def phase_split(err: bytes, started: float, ended: float) -> dict[str, float]:
+    """Where a check's wall time went, in seconds, from its progress lines' clock (the same
+    monotonic clock as ``started`` and ``ended``, this process's): ``plan`` (the fork, the
+    grader's start-up and the plan: cases and reference values), ``import`` (the child started
+    or handed over, the submission imported), ``cases`` (the visible calls and their judging),
+    ``shrink`` (the search for a smaller failing input), and ``finish`` (the hidden cases, the
+    report built and printed, the process's exit). Phases without lines are left out."""
+    marks: list[tuple[str, float]] = []
+    for line in err.split(b"\n"):
+        parsed = _progress_of(line)
+        if parsed is None or parsed[3] is None:
+            continue
+        phase, done, total, at = parsed
+        if phase == "cases" and done == 0:
+            marks.append(("cases", at))
+        elif phase in ("import", "shrink", "hidden") and not any(p == phase for p, _ in marks):
+            marks.append((phase, at))
+        elif phase == "cases" and done == total:
+            marks.append(("cases-end", at))
+    split: dict[str, float] = {}
+    last_name, last_at = "plan", started
+    for name, at in marks:
+        if name == "cases-end":
+            name = "after-cases"
+        split[last_name] = split.get(last_name, 0.0) + max(0.0, at - last_at)
+        last_name, last_at = name, at
+    split[last_name] = split.get(last_name, 0.0) + max(0.0, ended - last_at)
+    if "after-cases" in split or "hidden" in split:
+        split["finish"] = split.pop("after-cases", 0.0) + split.pop("hidden", 0.0)
+    return split
+
+
 class Cancelled(Exception):
     """A newer Run of the same page replaced this check."""
 
@@ -55,19 +127,35 @@ class _Refused(Exception):
 class _Process:
     """A check run as ``python -I -c ... check`` (the cold path, or a client of the fork server)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, err: Any) -> None:
         self.proc = proc
+        self.err = err
 
     @classmethod
     async def start(cls, argv: list[str], folder: str, env: dict[str, str]) -> "_Process":
-        """Start ``argv`` in ``folder`` in a session of its own."""
-        return cls(await asyncio.create_subprocess_exec(
-            *argv, cwd=folder, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True))
+        """Start ``argv`` in ``folder`` in a session of its own (stderr to a temporary file,
+        which :meth:`progress` reads while it runs)."""
+        err = tempfile.TemporaryFile()
+        try:
+            return cls(await asyncio.create_subprocess_exec(
+                *argv, cwd=folder, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=err, start_new_session=True), err)
+        except BaseException:
+            err.close()
+            raise
+
+    def progress(self) -> tuple[str, int, int] | None:
+        """Its last progress line so far (:func:`last_progress`)."""
+        return last_progress(self.err)
 
     async def wait(self) -> tuple[int, bytes, bytes]:
         """Its exit code, stdout and stderr once it has ended."""
-        out, err = await self.proc.communicate()
+        try:
+            out, _ = await self.proc.communicate()
+            self.err.seek(0)
+            err = self.err.read()
+        finally:
+            self.err.close()
         return self.proc.returncode if self.proc.returncode is not None else -signal.SIGKILL, out, err
 
     async def stop(self) -> None:
@@ -116,6 +204,10 @@ class _Forked:
             raise _Refused()
         sock.setblocking(False)
         return cls(sock, out, err)
+
+    def progress(self) -> tuple[str, int, int] | None:
+        """Its last progress line so far (:func:`last_progress`)."""
+        return None if self.done.is_set() else last_progress(self.err)
 
     async def _readable(self) -> None:
         loop = asyncio.get_running_loop()
@@ -177,15 +269,21 @@ class _Slot:
     generation: int = 0
     check: Any = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: when the running check started (time.monotonic()), None when none runs
+    started: float | None = None
+    #: Runs waiting for the lock (a cancelled check still ending)
+    waiting: int = 0
 
 
 @dataclass
 class Result:
-    """A finished check: the learner JSON report, ``grader check``'s exit code and the wall seconds."""
+    """A finished check: the learner JSON report, ``grader check``'s exit code, the wall
+    seconds and their split (:func:`phase_split`)."""
 
     report: dict[str, Any]
     code: int
     seconds: float
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 class Checker:
@@ -205,17 +303,20 @@ class Checker:
         #: how the last check ran: "forked" (asked directly) or "process"
         self.last_path = ""
 
-    def arguments(self, problem: str, framework: str) -> list[str]:
-        """``grader`` ARGV of one Run (run in the attempt's folder)."""
+    def arguments(self, problem: str, framework: str, shrink: bool = True) -> list[str]:
+        """``grader`` ARGV of one Run (run in the attempt's folder): with ``--progress``, and
+        ``--no-shrink`` when ``shrink`` is off."""
         argv = ["check", FILE_NAME, "--problem", problem, "--framework", framework, "--format", "json",
-                "--audience", "learner"]
+                "--audience", "learner", "--progress"]
+        if not shrink:
+            argv.append("--no-shrink")
         if self.problems_dir:
             argv += ["--problems-dir", self.problems_dir]
         return argv
 
-    def command(self, problem: str, framework: str) -> list[str]:
+    def command(self, problem: str, framework: str, shrink: bool = True) -> list[str]:
         """The ``grader check`` command line of one Run as a process."""
-        return [sys.executable, "-I", "-c", CHECK_BOOT, ROOT, *self.arguments(problem, framework)]
+        return [sys.executable, "-I", "-c", CHECK_BOOT, ROOT, *self.arguments(problem, framework, shrink)]
 
     def environment(self) -> dict[str, str]:
         """The check's environment: this process's, asking this server's fork server."""
@@ -225,25 +326,42 @@ class Checker:
             env["GRADER_SERVE_SOCKET"] = self.socket
         return env
 
-    async def _check(self, slot: _Slot, problem: str, framework: str, folder: str) -> tuple[int, bytes, bytes]:
+    def progress(self, session: str) -> dict[str, Any]:
+        """How ``session``'s check is going, for ``GET /api/progress``: ``running``,
+        ``seconds`` since it started, ``phase`` (``starting``; ``import`` as the child starts and
+        imports the submission; then ``cases``, ``shrink``, ``hidden``), ``done`` and ``total`` (visible
+        cases), and ``queued`` (Runs waiting for a cancelled check to end)."""
+        slot = self.slots.get(session)
+        if slot is None or (slot.started is None and not slot.waiting):
+            return {"running": False, "queued": 0}
+        out: dict[str, Any] = {"running": slot.started is not None, "queued": slot.waiting,
+                               "seconds": round(time.monotonic() - slot.started, 2) if slot.started else 0.0,
+                               "phase": "starting", "done": 0, "total": 0}
+        line = getattr(slot.check, "progress", lambda: None)() if slot.check is not None else None
+        if line is not None:
+            out["phase"], out["done"], out["total"] = line
+        return out
+
+    async def _check(self, slot: _Slot, problem: str, framework: str, folder: str,
+                     shrink: bool = True) -> tuple[int, bytes, bytes]:
         """Run one check in ``folder``: forked directly when the fork server answers, else as a process."""
         env = self.environment()
         if self.direct:
             try:
-                slot.check = await _Forked.start(self.socket, self.arguments(problem, framework), folder, env)
+                slot.check = await _Forked.start(self.socket, self.arguments(problem, framework, shrink), folder, env)
                 self.last_path = "forked"
                 return await slot.check.wait()
             except _Refused:
                 pass
             except (ImportError, AttributeError, TypeError):   # a fork server of another shape: ask as a client
                 pass
-        slot.check = await _Process.start(self.command(problem, framework), folder, env)
+        slot.check = await _Process.start(self.command(problem, framework, shrink), folder, env)
         self.last_path = "process"
         return await slot.check.wait()
 
-    async def run(self, session: str, problem: str, framework: str, source: str) -> Result:
-        """Check ``source`` as ``problem``'s submission in ``framework``; cancel this session's
-        check in progress first.
+    async def run(self, session: str, problem: str, framework: str, source: str, shrink: bool = True) -> Result:
+        """Check ``source`` as ``problem``'s submission in ``framework`` (``shrink``: search for
+        the smallest failing input); cancel this session's check in progress first.
 
         Raises:
             Cancelled: a newer Run of ``session`` came before this one ended.
@@ -254,7 +372,12 @@ class Checker:
         mine = slot.generation
         if slot.check is not None:
             asyncio.ensure_future(slot.check.stop())
-        async with slot.lock:
+        slot.waiting += 1
+        try:
+            await slot.lock.acquire()
+        finally:
+            slot.waiting -= 1
+        try:
             if slot.generation != mine:
                 raise Cancelled()
             folder = tempfile.mkdtemp(prefix="grader-web-")
@@ -263,8 +386,8 @@ class Checker:
             try:
                 with open(os.path.join(folder, FILE_NAME), "w", encoding="utf-8") as f:
                     f.write(source)
-                start = time.monotonic()
-                task = asyncio.ensure_future(self._check(slot, problem, framework, folder))
+                start = slot.started = time.monotonic()
+                task = asyncio.ensure_future(self._check(slot, problem, framework, folder, shrink))
                 try:
                     code, out, err = await asyncio.wait_for(asyncio.shield(task), CHECK_WAIT)
                 except asyncio.TimeoutError:
@@ -273,14 +396,18 @@ class Checker:
                 except asyncio.CancelledError:      # the request went away: so does its check
                     await self._stop_task(slot, task)
                     raise
-                seconds = time.monotonic() - start
+                ended = time.monotonic()
+                seconds = ended - start
             finally:
                 slot.check = None
+                slot.started = None
                 self.running[session] -= 1
                 shutil.rmtree(folder, ignore_errors=True)
             if slot.generation != mine:
                 raise Cancelled()
-            return Result(_report(code, out, err), code, seconds)
+            return Result(_report(code, out, err), code, seconds, phase_split(err, start, ended))
+        finally:
+            slot.lock.release()
 
     @staticmethod
     async def _stop_task(slot: _Slot, task: "asyncio.Future[Any]") -> None:
@@ -301,5 +428,7 @@ def _report(code: int | None, out: bytes, err: bytes) -> dict[str, Any]:
             report = json.loads(out.decode("utf-8"))
             if isinstance(report, dict):
                 return report
-    lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    from ..commands import PROGRESS_PREFIX
+    lines = [line for line in err.decode("utf-8", "replace").splitlines()
+             if line.strip() and not line.startswith(PROGRESS_PREFIX)]
     raise CheckFailed(lines[-1] if lines else f"grader check ended with exit code {code} and no report")

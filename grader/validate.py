@@ -185,6 +185,7 @@ class Validation:
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     jobs: int = 1
+    seed: int = 0
 
     @property
     def errors(self) -> list[Finding]:
@@ -210,7 +211,7 @@ class Validation:
                 "mistakes": [m.to_json() for m in self.mistakes],
                 "alternatives": [a.to_json() for a in self.alternatives], "groups": self.groups,
                 "seconds": round(self.seconds, 3),
-                "timings": {k: round(v, 3) for k, v in self.timings.items()}, "jobs": self.jobs}
+                "timings": {k: round(v, 3) for k, v in self.timings.items()}, "jobs": self.jobs, "seed": self.seed}
 
 
 # -- finding the spec ------------------------------------------------------------------------
@@ -682,14 +683,14 @@ def _check(path: Path, problem: Any, opts: Any, executor_for: ExecutorFor | None
 
 
 def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str = "auto",
-                  executor_for: ExecutorFor | None = None) -> MistakeResult:
-    """Grade one mistake with :func:`grader.check.check_submission` (default cases, sandboxed,
-    no shrinking, every case shown) and summarise how it failed."""
+                  executor_for: ExecutorFor | None = None, seed: int = 0) -> MistakeResult:
+    """Grade one mistake with :func:`grader.check.check_submission` (default cases of ``seed``,
+    sandboxed, no shrinking, every case shown) and summarise how it failed."""
     from .check import CheckOptions, check_submission
 
     started = time.monotonic()
     result = MistakeResult(path.name, expected)
-    opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name)
+    opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name, seed=seed)
     try:
         report = _check(path, problem, opts, executor_for)
     except GraderError as exc:
@@ -766,15 +767,15 @@ def alternative_files(problem: Any) -> tuple[list[Path], float, list[Finding]]:
 
 
 def grade_alternative(path: Path, problem: Any, share: float, sandbox: str = "auto",
-                      executor_for: ExecutorFor | None = None) -> AlternativeResult:
-    """Grade one correct implementation with every allowance cut to ``share`` (no shrinking):
-    it must pass every case of every dtype of its framework."""
+                      executor_for: ExecutorFor | None = None, seed: int = 0) -> AlternativeResult:
+    """Grade one correct implementation with every allowance cut to ``share`` (no shrinking) on
+    the cases of ``seed``: it must pass every case of every dtype of its framework."""
     from .check import CheckOptions, check_submission
 
     started = time.monotonic()
     out = AlternativeResult(path.name, share)
     opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name,
-                        allowance_share=share)
+                        allowance_share=share, seed=seed)
     try:
         report = _check(path, problem, opts, executor_for)
     except GraderError as exc:
@@ -812,11 +813,14 @@ def alternative_findings(results: list[AlternativeResult]) -> list[Finding]:
 
 
 def grade_mistakes(problem: Any, files: list[Path], expect: dict[str, str], jobs: int,
-                   sandbox: str = "auto", executor_for: ExecutorFor | None = None) -> list[MistakeResult]:
+                   sandbox: str = "auto", executor_for: ExecutorFor | None = None,
+                   seed: int = 0) -> list[MistakeResult]:
     """Grade ``files`` ``jobs`` at a time (threads; each check runs its mistake in its own
-    sandboxed process, or through ``executor_for``); results in the order of ``files``."""
+    sandboxed process, or through ``executor_for``) on the cases of ``seed``; results in the
+    order of ``files``."""
     with ThreadPoolExecutor(max(1, jobs), thread_name_prefix="mistake") as pool:
-        futures = [pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox, executor_for) for p in files]
+        futures = [pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox, executor_for, seed)
+                   for p in files]
         return [f.result() for f in futures]
 
 
@@ -901,7 +905,7 @@ def default_jobs() -> int:
 
 
 def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = None,
-                     sandbox: str = "auto", executor_for: ExecutorFor | None = None) -> Validation:
+                     sandbox: str = "auto", executor_for: ExecutorFor | None = None, seed: int = 0) -> Validation:
     """Run every check of the module doc on the spec at ``spec_path``; never raises for a fault
     of the problem (those are findings), only for a spec that cannot be read.
 
@@ -912,6 +916,8 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         executor_for: run the mistakes and alternatives through the executor this gives for
             each (``grader.run.inprocess.for_file``: trusted files in this process) instead of
             each in its sandboxed process; the verdicts are the same, nothing is started.
+        seed: the case seed, as ``grader check --seed``: the generated cases (and fixed cases'
+            filled values) every check uses, the oracle's, the mistakes' and the alternatives'.
 
     Raises:
         GraderError: the spec file cannot be read.
@@ -920,7 +926,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
 
     t0 = time.monotonic()
     jobs = jobs or default_jobs()
-    v = Validation(str(spec_path), jobs=jobs)
+    v = Validation(str(spec_path), jobs=jobs, seed=seed)
 
     def done() -> Validation:
         v.seconds = time.monotonic() - t0
@@ -950,7 +956,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
     v.timings["spec"] = time.monotonic() - t0
 
     try:
-        plan = plan_cases(problem)
+        plan = plan_cases(problem, seed)
     except ValueError as exc:
         v.findings.append(Finding(ERROR, "spec", f"{problem.path}: a case cannot be built: {exc}"))
         return done()
@@ -976,7 +982,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         def grade() -> None:
             t_m = time.monotonic()
             try:
-                graded.extend(grade_mistakes(problem, files, expect, jobs, sandbox, executor_for))
+                graded.extend(grade_mistakes(problem, files, expect, jobs, sandbox, executor_for, seed))
             except BaseException as exc:  # noqa: BLE001 - reported as a finding below
                 mistakes_error.append(exc)
             v.timings["mistakes"] = time.monotonic() - t_m
@@ -984,7 +990,8 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             try:
                 # one at a time, after the mistakes, in this thread: parallel checks parsed ASTs
                 # concurrently (gh-106905: SystemError)
-                v.alternatives = [grade_alternative(f, problem, share, sandbox, executor_for) for f in alternatives]
+                v.alternatives = [grade_alternative(f, problem, share, sandbox, executor_for, seed)
+                                  for f in alternatives]
             except BaseException as exc:  # noqa: BLE001
                 mistakes_error.append(exc)
             v.timings["alternatives"] = time.monotonic() - t_a
@@ -1059,7 +1066,7 @@ def render_text(v: Validation) -> str:
         spec = rel if not rel.startswith("..") else spec
     except ValueError:  # pragma: no cover - another drive (Windows)
         pass
-    lines = [f"{p(v.problem or '?')}: {p(spec)}"]
+    lines = [f"{p(v.problem or '?')}: {p(spec)}" + (f" (seed {v.seed})" if v.seed else "")]
     shown: set[int] = set()
 
     def errors_of(*checks: str) -> list[Finding]:

@@ -219,6 +219,57 @@ def eval_size(tree: ast.expr, env: dict[str, int]) -> int:
     return int(_SIZE_OPS[type(tree.op)](eval_size(tree.left, env), eval_size(tree.right, env)))
 
 
+def domain_refs(param: "Parameter", params: tuple["Parameter", ...]) -> set[str]:
+    """The parameters ``param``'s domain refers to: int scalar parameters named by a bound (a
+    name that is also a size symbol is the size) and the arrays of its ``ndim(...)`` bounds."""
+    symbols = {s for q in params if q.scalar is None for s in q.shape if isinstance(s, str)}
+    int_scalars = {q.name for q in params if q.scalar == "int"}
+    out: set[str] = set()
+    for b in param.domain or ():
+        if isinstance(b, Bound) and b.kind == "size" and b.name in int_scalars and b.name not in symbols:
+            out.add(b.name)
+        elif isinstance(b, Bound) and b.kind == "ndim":
+            out.add(b.name)
+    return out
+
+
+def draw_order(params: tuple["Parameter", ...], fail: Callable[[int, str], Exception]) -> tuple[str, ...]:
+    """The order in which a case's values are made: every parameter after those its domain
+    refers to (:func:`domain_refs`: labels in ``[0, num_classes)`` after the int scalar
+    ``num_classes``; an axis in ``[-ndim(x), ndim(x))`` after ``x``). Among those ready, arrays
+    come before scalars and then the spec's order, so a spec whose domains refer to sizes only
+    keeps the order (and the values) it always had. ``graphlib`` sorts and finds cycles.
+
+    Raises:
+        the exception ``fail(index, message)`` gives, for the first parameter of a cycle
+        (``k`` in ``[0, n)`` and ``n`` in ``[k, 10]``), naming the cycle.
+    """
+    import heapq
+    from graphlib import CycleError, TopologicalSorter
+
+    index = {p.name: i for i, p in enumerate(params)}
+    sorter: TopologicalSorter[str] = TopologicalSorter({p.name: domain_refs(p, params) for p in params})
+    try:
+        sorter.prepare()
+    except CycleError as exc:
+        cycle = list(dict.fromkeys(exc.args[1])) if len(exc.args) > 1 else []
+        first = min(cycle, key=lambda n: index.get(n, 0)) if cycle else params[0].name
+        chain = " -> ".join(exc.args[1]) if len(exc.args) > 1 else ""
+        raise fail(index.get(first, 0), f"the domains refer to each other in a cycle ({chain}): bound one of them "
+                                        f"by an integer or a size instead") from None
+    rank = {p.name: (p.scalar is not None, i) for i, p in enumerate(params)}
+    ready = [(rank[n], n) for n in sorter.get_ready()]
+    heapq.heapify(ready)
+    out: list[str] = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        out.append(name)
+        sorter.done(name)
+        for n in sorter.get_ready():
+            heapq.heappush(ready, (rank[n], n))
+    return tuple(out)
+
+
 def is_plain_symbol(entry: Any) -> bool:
     """Whether a shape entry is an int, ``"..."`` or a bare name (not an expression)."""
     return not isinstance(entry, str) or entry == LEAD or entry.isidentifier()
@@ -342,6 +393,8 @@ class Problem:
             order; empty for one output (then ``returns_*`` describe it).
         returns_as: ``"tuple"`` or ``"dict"`` for several outputs, else "".
         select: for :meth:`output_view`, the output's index and name in the reference's result.
+        draw_order: the parameters' names in the order a case's values are made
+            (:func:`draw_order`): what a domain refers to comes before it.
         constraints: ``(text, parsed)`` of each ``constraints`` entry (:func:`relation_expr`): what
             every case's sizes and int scalars satisfy (a case that must raise may break them).
         hints: the problem's hint module: a bundled name (``"tied_lm_head"``), the absolute path of
@@ -382,6 +435,7 @@ class Problem:
     returns_as: str = ""
     select: tuple[int, str] | None = None
     constraints: tuple[tuple[str, Any], ...] = ()
+    draw_order: tuple[str, ...] = ()
 
     def size_env(self, sizes: dict[str, Any], inputs: dict[str, Any]) -> dict[str, int]:
         """The names size expressions and constraints read in a case: every size symbol (not
@@ -743,6 +797,7 @@ def _load_problem(path: Path) -> Problem:
     raw_params = data["function"]["parameters"]
     symbols = {s for p in raw_params for s in p.get("shape", ()) if isinstance(s, str)}
     scalar_names = {p["name"] for p in raw_params if "scalar" in p}
+    int_scalar_names = {p["name"] for p in raw_params if p.get("scalar") == "int"}
     params_list: list[Parameter] = []
     for i, p in enumerate(raw_params):
         where = ["function", "parameters", i]
@@ -773,11 +828,13 @@ def _load_problem(path: Path) -> Problem:
             for bound_src, shift in ((m.group(1), 0), (m.group(2), -1 if m.group(3) == ")" else 0)):
                 bound = parse_bound(bound_src)
                 known = sorted(symbols - {LEAD})
-                if bound is None or (bound.kind == "size" and (bound.name not in symbols | scalar_names
+                if bound is None or (bound.kind == "size" and (bound.name not in symbols | int_scalar_names
                                                                or bound.name == LEAD)) \
                         or (bound.kind == "ndim" and bound.name not in {q["name"] for q in raw_params if "shape" in q}):
                     raise fail(where + ["domain"], f"bound {bound_src!r} is neither an integer, a size symbol "
-                                                   f"({', '.join(known) or 'none'}) nor ndim(<array parameter>)")
+                                                   f"({', '.join(known) or 'none'}), an int scalar parameter "
+                                                   f"({', '.join(sorted(int_scalar_names)) or 'none'}) "
+                                                   f"nor ndim(<array parameter>)")
                 bounds.append(Bound(bound.kind, bound.name, bound.sign, bound.offset + shift))
             domain = (bounds[0], bounds[1])
         if scalar is not None and domain is None and "values" not in p and "default" not in p:
@@ -792,6 +849,7 @@ def _load_problem(path: Path) -> Problem:
     by_name = {p.name: p for p in params}
     if len(by_name) != len(params):
         raise fail(["function", "parameters"], "parameter names must differ")
+    order = draw_order(params, lambda i, message: fail(["function", "parameters", i, "domain"], message))
     returns = data["function"]["returns"]
     int_scalars = {q.name for q in params if q.scalar == "int"}
 
@@ -987,4 +1045,5 @@ def _load_problem(path: Path) -> Problem:
         returns_fixed_dtype=fixed_dtype, python_scalar=bool(returns.get("python_scalar")), checker=checker,
         alternatives=data.get("alternatives"), outputs=tuple(outputs),
         returns_as=returns.get("as", "tuple") if outputs else "", constraints=tuple(constraints),
+        draw_order=order,
     )

@@ -118,3 +118,66 @@ def test_a_cycle_through_an_array_is_a_spec_error_and_exits_2(tmp_path):
     run = subprocess.run([sys.executable, "-m", "grader", "validate", str(spec)], capture_output=True, text=True)
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr
     assert "cycle" in run.stdout
+
+
+# -- 2. infinities in the output ----------------------------------------------------------------
+
+def _masked_logits() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    ref = rng.normal(size=(6, 8)) * 3
+    ref[:, 5:] = -np.inf      # masked positions
+    ref[0, 1] = -np.inf
+    return ref
+
+
+def _assess(got: np.ndarray, ref: np.ndarray, model: str = "derived"):
+    from grader.cases import Case
+    from grader.compare import Expected, assess
+    from grader.results import CallOutcome
+
+    case = Case("masked[float32]", "values", "float32", {"x": np.where(np.isfinite(ref), ref, -1e30).astype(np.float32)},
+                {})
+    finite = np.where(np.isfinite(ref), np.abs(ref), 0.0)
+    # derived: the scale is the allowance itself; sum_of_products: S = |ref|
+    scale = 1e-6 * (1 + finite) if model == "derived" else finite
+    return assess(case, CallOutcome("ok", result=np.asarray(got, dtype=np.float32)),
+                  Expected(ref, scale, 1, model, out_dtype="float32"))
+
+
+@pytest.mark.parametrize("how, hint_id", [(lambda r: 2 * r, "scaled"), (lambda r: r + 0.5, "shifted"),
+                                          (lambda r: r + np.arange(6.0)[:, None], "row_shifted")])
+def test_value_hints_fire_when_the_output_has_matching_infinities(how, hint_id):
+    """Masked logits: -inf where the reference has -inf (right), a wrong factor or offset
+    elsewhere: the hint names it (it never fired: every hint gave up on a non-finite output)."""
+    ref = _masked_logits()
+    failure, margin = _assess(how(ref), ref)
+    assert failure is not None and failure.kind == "tolerance"
+    assert failure.data.get("hint_id") == hint_id, failure.hint
+    assert "non_finite_expected" not in failure.data and margin > 1
+
+
+def test_a_prediction_must_keep_the_infinities_too():
+    """-2 x the right answer turns -inf into +inf: not a constant factor's work where the
+    output kept -inf; no hint rather than a wrong one."""
+    ref = _masked_logits()
+    got = np.where(np.isfinite(ref), -2 * ref, ref)
+    failure, _ = _assess(got, ref)
+    assert failure is not None and failure.data.get("hint_id") != "scaled"
+
+
+@pytest.mark.parametrize("model", ["derived", "sum_of_products"])
+@pytest.mark.parametrize("wrong", [0.0, np.inf, np.nan])
+def test_a_missed_infinity_fails_with_a_clear_message(model, wrong):
+    """A finite value (or +inf, or NaN) where the exact result is -inf fails in every model
+    (sum_of_products allowed u|ref| = inf there and passed 0.0), and the message says so."""
+    ref = _masked_logits()
+    got = ref.copy()
+    got[2, 6] = wrong
+    failure, margin = _assess(got, ref, model)
+    assert failure is not None and failure.kind == "tolerance", failure
+    assert failure.message == "1 / 48 elements (2.1%) are not the -inf the exact result has there"
+    assert failure.details[0].startswith("1 of them where the expected value is -inf, which only the same value "
+                                         "matches: first at index (2, 6): got ")
+    assert failure.data["non_finite_expected"] == 1 and margin == float("inf")
+    right, margin = _assess(ref, ref, model)   # matching infinities are equal
+    assert right is None and margin < 1

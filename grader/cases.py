@@ -378,8 +378,9 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
 
     The values of case ``c`` in dtype ``t`` come from ``Stream(seed, "fixed", c, t)``, so they
     do not change when other cases or dtypes are added or removed. Inputs are made by parameter
-    kind (:func:`param_array`); integer parameters with a list of dtypes take the
-    (i mod k)-th for the i-th graded dtype of ``dtypes``.
+    kind (:func:`param_array`); integer parameters with a list of k dtypes take the
+    ((c + i) mod k)-th in the c-th case of the spec and the i-th graded dtype of ``dtypes``, so
+    that both widths are graded with a single graded dtype too.
 
     Raises:
         ValueError: a literal input does not fit its parameter's dtype (e.g. 1.5 for int32).
@@ -391,7 +392,9 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
             if "dtypes" in spec and dt not in spec["dtypes"]:
                 continue
             name = f"{spec['name']}[{dt}]"
-            kinds = {p.name: concrete_dtype(problem, spec, p, dt, index) for p in problem.parameters}
+            # case k of the spec in its i-th graded dtype takes entry (k + i) mod len of a list of
+            # integer dtypes: both widths are graded even where a framework grades one float dtype
+            kinds = {p.name: concrete_dtype(problem, spec, p, dt, number + index) for p in problem.parameters}
             given = set(spec.get("inputs", {})) | set(spec.get("fill", {})) | set(spec.get("shapes", {})) \
                 | set(spec.get("args", {})) | set(spec.get("pass", ()))
             present = [p for p in problem.parameters

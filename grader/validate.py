@@ -313,6 +313,27 @@ def plan_cases(problem: Any, seed: int = 0) -> _Plan:
     return _Plan(list(seen.values()), runs)
 
 
+def width_findings(problem: Any, plan: _Plan) -> list[Finding]:
+    """A warning for each integer parameter declared with several dtypes (``dtype: [int64,
+    int32]``) of which a framework's cases never grade one: that width goes untested for that
+    framework's learners (add a fixed case, or generated cases)."""
+    findings = []
+    for p in problem.parameters:
+        if not isinstance(p.dtype, tuple) or len(p.dtype) < 2:
+            continue
+        for framework, _, mine, _ in plan.runs:
+            seen = {str(c.inputs[p.name].dtype) for c, _ in mine if p.name in c.inputs and not getattr(c, "raises", ())}
+            missing = [d for d in p.dtype if d not in seen]
+            if missing:
+                findings.append(Finding(
+                    WARNING, "coverage",
+                    f"{p.name} is declared as {', '.join(p.dtype)} but {framework}'s cases grade only "
+                    f"{', '.join(sorted(seen)) or 'none'}: {', '.join(missing)} is never tested there (add a fixed "
+                    f"case or generated cases: the widths are cycled over both)",
+                    {"parameter": p.name, "framework": framework, "missing": missing}))
+    return findings
+
+
 def _evaluate(problem: Any, entry: _Entry) -> None:
     """Fill ``entry.ref`` and ``entry.scale`` from the reference (GraderError if it fails)."""
     from . import reference
@@ -961,6 +982,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         v.findings.append(Finding(ERROR, "spec", f"{problem.path}: a case cannot be built: {exc}"))
         return done()
     entries = plan.entries
+    v.findings.extend(width_findings(problem, plan))
 
     # 2. literal expected values (before the mistakes: a stale literal stops every check)
     t = time.monotonic()

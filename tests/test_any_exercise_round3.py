@@ -181,3 +181,40 @@ def test_a_missed_infinity_fails_with_a_clear_message(model, wrong):
     assert failure.data["non_finite_expected"] == 1 and margin == float("inf")
     right, margin = _assess(ref, ref, model)   # matching infinities are equal
     assert right is None and margin < 1
+
+
+# -- 3. both integer widths ----------------------------------------------------------------------
+
+def _widths_spec(tmp_path: Path, cases: int, count: int) -> Path:
+    spec = one_hot_spec(tmp_path)
+    text = spec.read_text().replace("dtype: int64, domain", "dtype: [int64, int32], domain")
+    head, _, _ = text.partition("cases:\n")
+    rows = "".join(f"  - {{name: c{i}, group: values, sizes: {{\"...\": [4]}}, args: {{num_classes: 3}}}}\n"
+                   for i in range(cases))
+    spec.write_text(head + "cases:\n" + rows
+                    + f"generated: {{group: generated, count: {count}, leading_axes: [1, 1], sizes: {{\"...\": [1, 5]}}}}\n")
+    return spec
+
+
+def test_both_widths_are_graded_with_one_graded_dtype(tmp_path):
+    """frameworks.numpy.dtypes: [float32] and labels [int64, int32]: the fixed cases alternate the
+    widths (before, every fixed case of the one dtype took int64)."""
+    problem = load_problem(_widths_spec(tmp_path, cases=2, count=0))
+    assert [c.inputs["labels"].dtype.name for c in fixed_cases(problem, ("float32",), 0)] == ["int64", "int32"]
+    # with two graded dtypes each case is graded in both widths
+    two = fixed_cases(problem, ("float32", "float64"), 0)
+    assert [(c.name, c.inputs["labels"].dtype.name) for c in two] == [
+        ("c0[float32]", "int64"), ("c0[float64]", "int32"), ("c1[float32]", "int32"), ("c1[float64]", "int64")]
+
+
+def test_validate_warns_when_a_width_is_never_graded(tmp_path):
+    from grader.validate import plan_cases, width_findings
+
+    problem = load_problem(_widths_spec(tmp_path, cases=1, count=1))
+    found = width_findings(problem, plan_cases(problem))
+    assert [f.message for f in found] == [
+        "labels is declared as int64, int32 but numpy's cases grade only int64: int32 is never tested there "
+        "(add a fixed case or generated cases: the widths are cycled over both)"]
+    (tmp_path / "two").mkdir()
+    problem = load_problem(_widths_spec(tmp_path / "two", cases=1, count=2))   # a generated case of each width
+    assert width_findings(problem, plan_cases(problem)) == []

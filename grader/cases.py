@@ -421,11 +421,22 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
             if problem.constraints and not spec.get("raises") and (broken := problem.violated(sizes, inputs)):
                 raise ValueError(f"case {spec['name']} ({_describe(sizes, inputs, problem)}) breaks the constraint "
                                  f"{broken!r}: change its sizes, or make it a case that must raise")
-            literal = np.asarray(spec["expected"], dtype=np.float64) if "expected" in spec else None
+            literal = expected_literal(problem, spec["expected"]) if "expected" in spec else None
             out.append(Case(name, spec["group"], dt, inputs, sizes, spec.get("compare", "tolerance"),
                             literal, "fixed", group.visibility, raises=tuple(spec.get("raises", ())),
                             **call_layout(problem, inputs)))
     return out
+
+
+def expected_literal(problem: Problem, value: Any) -> np.ndarray:
+    """A fixed case's literal ``expected`` as :attr:`Case.expected_literal`: float64 values; for
+    several outputs (a mapping of output names to literals) each output's values, None for one
+    not given, packed by :func:`grader.expected.pack_outputs` (``unpack_outputs`` reads them)."""
+    if not problem.several:
+        return np.asarray(value, dtype=np.float64)
+    from .expected import pack_outputs
+    return pack_outputs([np.asarray(value[o.name], dtype=np.float64) if o.name in value else None
+                         for o in problem.outputs])
 
 
 def _describe(sizes: dict[str, Any], inputs: dict[str, Any], problem: Problem) -> str:

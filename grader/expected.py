@@ -201,12 +201,14 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
         parts = []
         refs = unpack_outputs(ref, len(problem.outputs)) if not case.raises else [np.zeros(0)] * len(problem.outputs)
         scales = unpack_outputs(scale, len(problem.outputs)) if not case.raises else [None] * len(problem.outputs)
+        literals = unpack_outputs(case.expected_literal, len(problem.outputs))   # each output's, or None
         for i, o in enumerate(problem.outputs):
             view = problem.output_view(i)
             r = refs[i]
             if not case.raises and view.returns_fixed_dtype is not None and dtype_of(view.returns_fixed_dtype).kind in "biu":
                 r = np.rint(r).astype(view.returns_fixed_dtype) if view.returns_fixed_dtype != "bool" else r.astype(bool)
-            parts.append((o.name, expected_from(view, case, r, scales[i])))
+            parts.append((o.name, expected_from(view, dataclasses.replace(case, expected_literal=literals[i]), r,
+                                                scales[i])))
         first = parts[0][1]
         return dataclasses.replace(first, ref=ref, scale=scale, parts=tuple(parts), several_as=problem.returns_as)
     if not case.raises:
@@ -225,7 +227,8 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
         return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names, **extra)
     if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
                                               or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
-        raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
+        what = f" output {problem.select[1]}" if problem.select else ""
+        raise GraderError(f"{problem.path}: case {case.name}{what}: the reference gives {ref.tolist()} "
                           f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
     return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
                     float_names, **extra)

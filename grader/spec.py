@@ -969,8 +969,17 @@ def _load_problem(path: Path) -> Problem:
                 raise fail(["cases", i, "inputs", pname], f"{bad[0]!r} is not a valid {kind} value "
                                                           f"(give input_dtypes: {{{pname}: float}} for other values)")
         if outputs and "expected" in case:
-            raise fail(["cases", i, "expected"], "a literal expected value is for one output; with several "
-                                                 "outputs, the reference gives each (leave 'expected' out)")
+            if not isinstance(case["expected"], dict):
+                raise fail(["cases", i, "expected"], f"with several outputs, give a mapping of output names to "
+                                                     f"literals ({', '.join(o.name for o in outputs)}), e.g. "
+                                                     f"{{{outputs[0].name}: [...]}}")
+            for oname in case["expected"]:
+                if oname not in {o.name for o in outputs}:
+                    raise fail(["cases", i, "expected", oname], f"unknown output; outputs: "
+                                                                f"{', '.join(o.name for o in outputs)}")
+        elif isinstance(case.get("expected"), dict):
+            raise fail(["cases", i, "expected"], "a mapping of output names is for several outputs "
+                                                 "(returns.outputs); give the output's literal")
         if "raises" in case and ("expected" in case or "compare" in case):
             raise fail(["cases", i, "raises"], "a case that must raise has no 'expected' or 'compare'")
         for pname, fill in case.get("fill", {}).items():

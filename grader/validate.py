@@ -461,23 +461,26 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
         if base not in checked:
             checked.append(base)
         _evaluate(problem, entry)
-        literal = case.expected_literal
-        if literal.shape != entry.ref.shape:
-            info = stale.setdefault(base, {"dtypes": []})
-            info["dtypes"].append(case.dtype)
-            info["text"] = f"shape {literal.shape} where the reference gives {entry.ref.shape}"
-            info["data"] = {"kind": "shape", "spec_shape": list(literal.shape), "reference_shape": list(entry.ref.shape)}
-        else:
-            with np.errstate(all="ignore"):   # in the output's dtype: a fixed one (bool, int64) or the case's
-                got = literal.astype(dtype_of(problem.returns_fixed_dtype or case.dtype))
-            failure = _judge(problem, case, entry.ref, entry.scale, got)
-            if failure is None:
-                continue
-            text, data = _where(failure)
-            info = stale.setdefault(base, {"dtypes": []})
-            info["dtypes"].append(case.dtype)
-            info["text"], info["data"] = text.replace("{other}", "spec"), data
-        info["spec"], info["reference"] = _small_list(literal), _small_list(entry.ref)
+        for label, view, literal, ref, scale in _literal_parts(problem, case, entry):
+            key = f"{base} output {label}" if label else base
+            if literal.shape != ref.shape:
+                info = stale.setdefault(key, {"dtypes": []})
+                info["dtypes"].append(case.dtype)
+                info["text"] = f"shape {literal.shape} where the reference gives {ref.shape}"
+                info["data"] = {"kind": "shape", "spec_shape": list(literal.shape), "reference_shape": list(ref.shape)}
+            else:
+                with np.errstate(all="ignore"):   # in the output's dtype: a fixed one (bool, int64) or the case's
+                    got = literal.astype(dtype_of(view.returns_fixed_dtype or case.dtype))
+                failure = _judge(view, case, ref, scale, got)
+                if failure is None:
+                    continue
+                text, data = _where(failure)
+                info = stale.setdefault(key, {"dtypes": []})
+                info["dtypes"].append(case.dtype)
+                info["text"], info["data"] = text.replace("{other}", "spec"), data
+            info["spec"], info["reference"] = _small_list(literal), _small_list(ref)
+            if label:
+                info["data"]["output"] = label
     findings = []
     for base, info in stale.items():
         values = ""
@@ -489,6 +492,24 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
                                 {"case": base, "dtypes": info["dtypes"], **info["data"],
                                  "spec_values": info.get("spec"), "reference_values": info.get("reference")}))
     return findings, checked
+
+
+def _literal_parts(problem: Any, case: Any, entry: _Entry) -> list[tuple[str, Any, np.ndarray, np.ndarray, Any]]:
+    """``(output name or "", the problem as that output, the literal, the reference's values,
+    scale)`` of each output a case's literal ``expected`` gives: one for one output, and for
+    several outputs each output the mapping names (``grader.cases.expected_literal``)."""
+    if not problem.several:
+        return [("", problem, case.expected_literal, entry.ref, entry.scale)]
+    from .expected import unpack_outputs
+
+    count = len(problem.outputs)
+    literals = unpack_outputs(case.expected_literal, count)
+    refs, scales = unpack_outputs(entry.ref, count), unpack_outputs(entry.scale, count)
+    out = []
+    for i, o in enumerate(problem.outputs):
+        if literals[i] is not None:
+            out.append((o.name, problem.output_view(i), literals[i], refs[i], scales[i]))
+    return out
 
 
 def longdouble_name() -> str:

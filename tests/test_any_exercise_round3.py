@@ -218,3 +218,51 @@ def test_validate_warns_when_a_width_is_never_graded(tmp_path):
     (tmp_path / "two").mkdir()
     problem = load_problem(_widths_spec(tmp_path / "two", cases=1, count=2))   # a generated case of each width
     assert width_findings(problem, plan_cases(problem)) == []
+
+
+# -- 5. literal expected values of several outputs --------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _adam(tmp_path: Path, expected: str) -> Path:
+    (tmp_path / "reference").mkdir(exist_ok=True)
+    (tmp_path / "reference" / "adam_step.py").write_text((ROOT / "reference" / "adam_step.py").read_text())
+    text = (ROOT / "problems" / "adam_step.yaml").read_text()
+    start = text.index("    expected: {param:")
+    end = text.index("\n", start)
+    spec = tmp_path / "adam_step.yaml"
+    spec.write_text(text[:start] + f"    expected: {expected}" + text[end:])
+    return spec
+
+
+def test_several_outputs_take_a_literal_per_output(tmp_path):
+    """The bundled worked example gives each output's literal; the reference reproduces them in
+    every dtype, and a stale one is named with its output."""
+    from grader import validate
+    from grader.expected import expected_for
+
+    problem = load_problem(ROOT / "problems" / "adam_step.yaml")
+    entries = validate.plan_cases(problem).entries
+    stale, checked = validate.check_literals(problem, entries)
+    assert stale == [] and checked == ["worked_example"]
+    case = next(c for c in fixed_cases(problem, ("float32",), 0) if c.name == "worked_example[float32]")
+    assert expected_for(problem, case).parts[1][1].ref.tolist() == pytest.approx([0.05])
+
+    problem = load_problem(_adam(tmp_path, "{m: [0.05], v: [0.0003]}"))   # param left out, v stale
+    stale, _ = validate.check_literals(problem, validate.plan_cases(problem).entries)
+    assert len(stale) == 1
+    assert stale[0].message.startswith("stale expected value in case worked_example output v (float32, float64): "
+                                       "1 of 1 elements; worst at index (0,): spec 0.0003, reference 0.00025")
+    assert stale[0].data["output"] == "v"
+
+
+@pytest.mark.parametrize("expected, message", [
+    ("{m: [0.05], w: [1.0]}", "cases[0].expected.w: unknown output; outputs: param, m, v"),
+    ("[0.9]", "cases[0].expected: with several outputs, give a mapping of output names to literals (param, m, v)"),
+    ("{m: [0.05], v: {a: 1}}", "cases[0].expected"),
+])
+def test_a_bad_literal_of_several_outputs_is_one_spec_error(tmp_path, expected, message):
+    with pytest.raises(SpecError) as err:
+        load_problem(_adam(tmp_path, expected))
+    assert message in str(err.value) and "\n" not in str(err.value)

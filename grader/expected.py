@@ -130,12 +130,16 @@ def declared_shape(shape: tuple[Any, ...], problem: Problem, case: Case) -> tupl
     """The concrete shape ``shape`` (a ``returns.shape``: symbols, ints, ``"..."``, size
     expressions) takes in ``case``, from its sizes and int scalar parameters; None when a name
     is not known in the case (an optional parameter it leaves out)."""
-    from .spec import LEAD, eval_size, size_expr
+    from .spec import LEAD, WithoutAxis, eval_size, size_expr
 
     env = {k: int(v) for k, v in case.sizes.items() if k != LEAD and not isinstance(v, (tuple, list))}
     for p in problem.parameters:
         if p.scalar == "int" and p.name in case.inputs:
             env[p.name] = int(np.asarray(case.inputs[p.name]))
+        elif p.scalar == "int" and p.optional and isinstance(p.default, int):
+            env[p.name] = int(p.default)   # left out: the function's default applies
+    if isinstance(shape, WithoutAxis):
+        return shape.resolve({k: tuple(np.shape(v)) for k, v in case.inputs.items()}, env)
     out: list[int] = []
     try:
         for entry in shape:
@@ -156,12 +160,14 @@ def check_shape(problem: Problem, case: Case, ref: np.ndarray, label: str = "") 
     Raises:
         GraderError: one line naming the case, both shapes and the declaration.
     """
+    from .spec import shape_text
+
     want = declared_shape(problem.returns_shape, problem, case)
     if want is not None and tuple(ref.shape) != want:
         sizes = ", ".join(f"{k}={v}" for k, v in problem.size_env(case.sizes, case.inputs).items())
         what = f"returns.outputs {label}" if label else "returns"
         raise GraderError(f"{problem.path}: case {case.name} ({sizes}): the reference's output{' ' + label if label else ''} "
-                          f"has shape {tuple(ref.shape)} where {what}.shape {list(problem.returns_shape)} gives {want}; "
+                          f"has shape {tuple(ref.shape)} where {what}.shape {shape_text(problem.returns_shape)} gives {want}; "
                           f"fix the spec or the reference")
 
 

@@ -270,6 +270,37 @@ def draw_order(params: tuple["Parameter", ...], fail: Callable[[int, str], Excep
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class WithoutAxis:
+    """A ``returns.shape`` of ``{of: x, without_axis: axis}``: the shape of the array parameter
+    ``of`` with the axis ``axis`` removed (an int scalar parameter's name, or an integer;
+    negative counts from the end), the result of a reduction along a given axis."""
+
+    of: str
+    axis: str | int
+
+    def __str__(self) -> str:
+        return f"{{of: {self.of}, without_axis: {self.axis}}}"
+
+    def resolve(self, shapes: dict[str, tuple[int, ...]], env: dict[str, int]) -> tuple[int, ...] | None:
+        """The concrete shape, from the arrays' ``shapes`` and the int scalars in ``env``; None
+        when the array or the axis is not in the case, or the axis is out of range (the
+        reference raises there)."""
+        if self.of not in shapes:
+            return None
+        shape = tuple(shapes[self.of])
+        axis = self.axis if isinstance(self.axis, int) else env.get(self.axis)
+        if axis is None or not -len(shape) <= axis < len(shape):
+            return None
+        axis %= len(shape)
+        return shape[:axis] + shape[axis + 1:]
+
+
+def shape_text(shape: "tuple[Any, ...] | WithoutAxis") -> str:
+    """A ``returns.shape`` as a spec writes it, for messages."""
+    return str(shape) if isinstance(shape, WithoutAxis) else str(list(shape))
+
+
 def is_plain_symbol(entry: Any) -> bool:
     """Whether a shape entry is an int, ``"..."`` or a bare name (not an expression)."""
     return not isinstance(entry, str) or entry == LEAD or entry.isidentifier()
@@ -286,7 +317,7 @@ class Output:
     """
 
     name: str
-    shape: tuple[str | int, ...]
+    shape: "tuple[str | int, ...] | WithoutAxis"
     dtype: str
     fixed_dtype: str | None
     python_scalar: bool
@@ -414,7 +445,7 @@ class Problem:
     statement: str
     function: str
     parameters: tuple[Parameter, ...]
-    returns_shape: tuple[str | int, ...]
+    returns_shape: "tuple[str | int, ...] | WithoutAxis"
     frameworks: dict[str, tuple[str, ...]]
     framework_notes: dict[str, str]
     tolerance: dict[str, Any]
@@ -870,6 +901,18 @@ def _load_problem(path: Path) -> Problem:
                                                    "needs a fixed dtype (returns.dtype: float32, int64 or bool)")
         if rdtype == "same_as_inputs" and not any(q.graded for q in params):
             raise fail(where + ["dtype"], "same_as_inputs needs a parameter of dtype 'float'")
+        if isinstance(r["shape"], dict):   # {of: x, without_axis: axis}
+            of, axis = r["shape"]["of"], r["shape"]["without_axis"]
+            if of not in by_name or by_name[of].scalar is not None:
+                raise fail(where + ["shape", "of"], f"{of!r} is not an array parameter; array parameters: "
+                                                    f"{', '.join(q.name for q in params if q.scalar is None)}")
+            if isinstance(axis, str) and axis not in int_scalars:
+                raise fail(where + ["shape", "without_axis"], f"{axis!r} is not an int scalar parameter (int "
+                                                              f"scalars: {', '.join(sorted(int_scalars)) or 'none'}); "
+                                                              f"or give an integer")
+            if r.get("python_scalar"):
+                raise fail(where + ["python_scalar"], "only a 0-d result (shape: []) can be a Python scalar")
+            return WithoutAxis(of, axis), rdtype, fixed   # type: ignore[return-value]
         shape = tuple(r["shape"])
         if shape.count(LEAD) > 1:
             raise fail(where + ["shape"], "at most one '...' per shape")

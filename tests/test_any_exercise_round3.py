@@ -266,3 +266,78 @@ def test_a_bad_literal_of_several_outputs_is_one_spec_error(tmp_path, expected, 
     with pytest.raises(SpecError) as err:
         load_problem(_adam(tmp_path, expected))
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# -- 6. a result without the axis a parameter names -----------------------------------------
+
+SUM_ALONG = """\
+id: sum_along
+title: sum along an axis
+statement: sum x along axis.
+function:
+  name: sum_along
+  parameters:
+    - {{name: x, shape: ["...", n]}}
+    - {{name: axis, scalar: int, default: -1, domain: "[-ndim(x), ndim(x))"}}
+  returns: {{shape: {shape}, dtype: same_as_inputs}}
+reference: {{module: sum_along}}
+frameworks:
+  numpy: {{dtypes: [float32, float64]}}
+groups:
+  values: {{points: 1}}
+  generated: {{points: 1}}
+cases:
+  - {{name: default_axis, group: values, sizes: {{"...": [2, 3], n: 4}}}}
+  - {{name: axis_0, group: values, sizes: {{"...": [2, 3], n: 4}}, args: {{axis: 0}}}}
+generated: {{group: generated, count: 8, leading_axes: [0, 3], sizes: {{"...": [1, 5], n: [1, 6]}}, optional: always}}
+"""
+
+
+def _sum_along(tmp_path: Path, shape: str = "{of: x, without_axis: axis}", keepdims: bool = False) -> Path:
+    (tmp_path / "reference").mkdir(exist_ok=True)
+    (tmp_path / "reference" / "sum_along.py").write_text(
+        "import jax.numpy as jnp\n\ndef sum_along(x, axis=-1):\n"
+        f"    return jnp.sum(jnp.asarray(x), axis=axis, keepdims={keepdims})\n")
+    spec = tmp_path / "sum_along.yaml"
+    spec.write_text(SUM_ALONG.format(shape=shape))
+    return spec
+
+
+def test_returns_shape_without_the_axis_a_parameter_names(tmp_path):
+    """``shape: {of: x, without_axis: axis}``: x's shape with the axis removed, checked against
+    the reference on every case (the default axis where a case leaves it out)."""
+    from grader.expected import declared_shape, expected_for
+
+    problem = load_problem(_sum_along(tmp_path))
+    cases = fixed_cases(problem, ("float64",), 0) + generated_cases(problem, ("float64",), 0, 8)
+    axes = set()
+    for case in cases:
+        ref = expected_for(problem, case).ref   # check_shape passes on every case
+        want = declared_shape(problem.returns_shape, problem, case)
+        assert want == ref.shape, case.name
+        axes.add(int(case.inputs.get("axis", -1)))
+    assert declared_shape(problem.returns_shape, problem, cases[0]) == (2, 3)   # axis left out: -1
+    assert declared_shape(problem.returns_shape, problem, cases[1]) == (3, 4)
+    assert len(axes) >= 3
+
+
+def test_a_reference_that_keeps_the_axis_is_named(tmp_path):
+    from grader.errors import GraderError
+    from grader.expected import expected_for
+
+    problem = load_problem(_sum_along(tmp_path, keepdims=True))
+    with pytest.raises(GraderError, match=r"case default_axis\[float64\] \(n=4, axis=-1\): the reference's output has "
+                                          r"shape \(2, 3, 1\) where returns.shape \{of: x, without_axis: axis\} "
+                                          r"gives \(2, 3\)"):
+        expected_for(problem, fixed_cases(problem, ("float64",), 0)[0])
+
+
+@pytest.mark.parametrize("shape, message", [
+    ("{of: y, without_axis: axis}", "function.returns.shape.of: 'y' is not an array parameter; array parameters: x"),
+    ("{of: x, without_axis: ax}", "function.returns.shape.without_axis: 'ax' is not an int scalar parameter"),
+    ("{of: x}", "function.returns.shape"),
+])
+def test_a_bad_without_axis_shape_is_one_spec_error(tmp_path, shape, message):
+    with pytest.raises(SpecError) as err:
+        load_problem(_sum_along(tmp_path, shape))
+    assert message in str(err.value) and "\n" not in str(err.value)

@@ -109,15 +109,22 @@ def test_a_cycle_or_an_unknown_name_is_one_spec_error(tmp_path, domain, scalar, 
     assert "\n" not in str(err.value)
 
 
-def test_a_cycle_through_an_array_is_a_spec_error_and_exits_2(tmp_path):
-    """labels in [0, k) and k in [0, ndim(labels)): each needs the other first."""
+def test_a_cycle_through_an_array_is_one_line_never_a_traceback(tmp_path):
+    """labels in [0, k) and k in [0, ndim(labels)): each needs the other first. ``grader check``
+    exits 2 with the spec's file and field; ``grader validate`` calls the problem invalid (1)."""
     spec = one_hot_spec(tmp_path, "[0, num_classes)", 'domain: "[1, ndim(labels)]"')
     with pytest.raises(SpecError, match=r"cycle \((labels -> num_classes -> labels|num_classes -> labels -> "
                                         r"num_classes)\)"):
         load_problem(spec)
     run = subprocess.run([sys.executable, "-m", "grader", "validate", str(spec)], capture_output=True, text=True)
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr
-    assert "cycle" in run.stdout
+    assert "one_hot.yaml:7: function.parameters[0].domain: the domains refer to each other in a cycle" in run.stdout
+    sub = tmp_path / "sub.py"
+    sub.write_text("import numpy as np\n\ndef one_hot(labels, num_classes):\n    return None\n")
+    run = subprocess.run([sys.executable, "-m", "grader", "check", str(sub), "--problem", "one_hot",
+                          "--problems-dir", str(tmp_path), "--sandbox", "none"], capture_output=True, text=True)
+    assert run.returncode == 2 and "Traceback" not in run.stdout + run.stderr, run.stderr
+    assert "function.parameters[0].domain: the domains refer to each other in a cycle" in run.stderr
 
 
 # -- 2. infinities in the output ----------------------------------------------------------------

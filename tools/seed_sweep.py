@@ -18,6 +18,10 @@ problems affordable on a small machine. One JSON line per (seed, problem) is app
 ``--out`` as it is done, so a sweep stopped early keeps what it did.
 
     python tools/seed_sweep.py [--seeds 20] [--first 0] [--problem ID ...] [--out sweep.jsonl]
+    python tools/seed_sweep.py --summarize sweep.jsonl
+
+An alternative that fails only by ``timeout`` (its run passed the check's time limit) is listed
+apart: on a loaded machine that is the load, not the tolerance.
 
 It is not a test (it takes hours on two shared cores). Exit 1 when anything was found.
 """
@@ -48,15 +52,38 @@ def sweep_one(spec: Path, seed: int) -> dict:
 
     started = time.monotonic()
     v = validate_problem(spec, jobs=1, executor_for=in_process, seed=seed)
+    failing = [a for a in v.alternatives if not a.passed]
+    # a run that hit its time limit says nothing of the values: on a loaded machine it is the load
+    slow = [a for a in failing if a.error is None and a.kind == "timeout"]
     false_fails = [f"{a.file} ({a.framework}): {a.kind} in {a.failed} of {a.total} cases; first {a.case}: {a.message}"
                    if a.error is None else f"{a.file}: could not be graded: {a.error}"
-                   for a in v.alternatives if not a.passed]
+                   for a in failing if a not in slow]
     uncaught = [f"{m.file}: " + ("passes" if m.passed else m.error if m.error else f"fails with {m.kind}, not {m.expected}")
                 for m in v.mistakes if not m.ok]
     others = [f"{f.check}: {f.message}" for f in v.errors if f.check not in ("alternatives", "mistakes")]
     return {"problem": v.problem or spec.stem, "seed": seed, "seconds": round(time.monotonic() - started, 1),
             "alternatives": len(v.alternatives), "mistakes": len(v.mistakes),
-            "false_fails": false_fails, "uncaught": uncaught, "errors": others}
+            "false_fails": false_fails, "uncaught": uncaught, "errors": others,
+            "timeouts": [f"{a.file} ({a.framework}): {a.case}: {a.message}" for a in slow],
+            "worst_alternative_margin": max((m for a in v.alternatives for m in a.margins.values()), default=None)}
+
+
+def summarize(path: str) -> dict:
+    """The figures of a sweep's JSON lines: seeds done per problem, and every false fail,
+    uncaught mistake, other error and timeout with its (seed, problem)."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    seeds: dict[str, list[int]] = {}
+    out: dict = {"rows": len(rows), "false_fails": [], "uncaught": [], "errors": [], "timeouts": []}
+    for r in rows:
+        seeds.setdefault(r["problem"], []).append(r["seed"])
+        for key in ("false_fails", "uncaught", "errors", "timeouts"):
+            out[key] += [f"seed {r['seed']} {r['problem']}: {x}" for x in r.get(key, ())]
+    out["seeds"] = {k: " ".join(map(str, sorted(v))) for k, v in sorted(seeds.items())}
+    out["worst_alternative_margin"] = {r["problem"]: max(x["worst_alternative_margin"] for x in rows
+                                                         if x["problem"] == r["problem"]
+                                                         and x.get("worst_alternative_margin") is not None)
+                                       for r in rows if r.get("worst_alternative_margin") is not None}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
     parser.add_argument("--problem", action="append", metavar="ID", help="only these problems (repeatable)")
     parser.add_argument("--out", default="seed_sweep.jsonl", help="JSON lines appended per (seed, problem)")
+    parser.add_argument("--summarize", metavar="FILE", help="print the figures of a sweep's JSON lines and stop")
     args = parser.parse_args(argv)
+    if args.summarize:
+        figures = summarize(args.summarize)
+        print(json.dumps(figures, indent=1))
+        return 1 if figures["false_fails"] or figures["uncaught"] or figures["errors"] else 0
 
     sys.path.insert(0, str(ROOT))
     specs = sorted((ROOT / "problems").glob("*.yaml"))
@@ -84,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                 bad = row["false_fails"] + row["uncaught"] + row["errors"]
                 found += len(bad)
                 print(f"seed {seed:2d} {row['problem']:32s} {row['seconds']:7.1f}s "
-                      + ("ok" if not bad else "; ".join(bad)), flush=True)
+                      + ("ok" if not bad else "; ".join(bad))
+                      + "".join(f" (timeout, not judged: {t})" for t in row["timeouts"]), flush=True)
     print(f"\n{len(done)} problems, seeds per problem: {sorted(set(done.values()))}; findings: {found}")
     return 1 if found else 0
 

@@ -326,6 +326,8 @@ def test_returns_shape_without_the_axis_a_parameter_names(tmp_path):
     assert declared_shape(problem.returns_shape, problem, cases[0]) == (2, 3)   # axis left out: -1
     assert declared_shape(problem.returns_shape, problem, cases[1]) == (3, 4)
     assert len(axes) >= 3
+    from grader.web.problems import shape_text
+    assert shape_text(problem.returns_shape) == "{of: x, without_axis: axis}"   # as the page shows it
 
 
 def test_a_reference_that_keeps_the_axis_is_named(tmp_path):

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from .dtypes import dtype_of, smallest_normal
-from .spec import LEAD, Parameter, Problem
+from .spec import LEAD, Parameter, Problem, domain_refs
 
 Z_BOUND = 4.0  # standard scores used by the shrink search lie in [-4, 4]
 IRWIN_HALL_TERMS = 12  # twelve uniforms of variance 1/12 each: variance 1
@@ -378,8 +378,9 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
 
     The values of case ``c`` in dtype ``t`` come from ``Stream(seed, "fixed", c, t)``, so they
     do not change when other cases or dtypes are added or removed. Inputs are made by parameter
-    kind (:func:`param_array`); integer parameters with a list of dtypes take the
-    (i mod k)-th for the i-th graded dtype of ``dtypes``.
+    kind (:func:`param_array`); integer parameters with a list of k dtypes take the
+    ((c + i) mod k)-th in the c-th case of the spec and the i-th graded dtype of ``dtypes``, so
+    that both widths are graded with a single graded dtype too.
 
     Raises:
         ValueError: a literal input does not fit its parameter's dtype (e.g. 1.5 for int32).
@@ -391,41 +392,51 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
             if "dtypes" in spec and dt not in spec["dtypes"]:
                 continue
             name = f"{spec['name']}[{dt}]"
-            kinds = {p.name: concrete_dtype(problem, spec, p, dt, index) for p in problem.parameters}
-            arrays = [p for p in problem.parameters if p.scalar is None]
+            # case k of the spec in its i-th graded dtype takes entry (k + i) mod len of a list of
+            # integer dtypes: both widths are graded even where a framework grades one float dtype
+            kinds = {p.name: concrete_dtype(problem, spec, p, dt, number + index) for p in problem.parameters}
             given = set(spec.get("inputs", {})) | set(spec.get("fill", {})) | set(spec.get("shapes", {})) \
                 | set(spec.get("args", {})) | set(spec.get("pass", ()))
             present = [p for p in problem.parameters
                        if (not p.optional or p.name in given) and p.name not in spec.get("omit", ())]
+            stream = Stream(seed, "fixed", spec["name"], dt)
             if "inputs" in spec:
-                inputs = {p.name: as_dtype(spec["inputs"][p.name], kinds[p.name]) for p in present
-                          if p.scalar is None and p.name in spec["inputs"]}
-                sizes = _sizes_from_inputs(problem, inputs)
-                stream = Stream(seed, "fixed", spec["name"], dt)
-                for p in present:
-                    if p.scalar is None and p.name not in inputs:  # an optional array the literal leaves out
-                        inputs[p.name] = param_array(stream, p, resolve_shape(p, sizes), None, kinds[p.name], sizes)
+                literal_inputs = {p.name: as_dtype(spec["inputs"][p.name], kinds[p.name]) for p in present
+                                  if p.scalar is None and p.name in spec["inputs"]}
+                sizes = _sizes_from_inputs(problem, literal_inputs)
+
+                def make(p: Parameter, env: dict[str, Any]) -> np.ndarray:   # an optional array the literal leaves out
+                    return param_array(stream, p, resolve_shape(p, env), None, kinds[p.name], env)
             else:
+                literal_inputs = {}
                 sizes = {k: (tuple(v) if isinstance(v, list) else int(v)) for k, v in spec.get("sizes", {}).items()}
                 sizes.setdefault(LEAD, ())
-                stream = Stream(seed, "fixed", spec["name"], dt)
-                inputs = {}
-                for p in arrays:
-                    if p not in present:
-                        continue
+
+                def make(p: Parameter, env: dict[str, Any]) -> np.ndarray:
                     shaped = replace(p, shape=tuple(spec["shapes"][p.name])) if p.name in spec.get("shapes", {}) else p
-                    inputs[p.name] = param_array(stream, p, resolve_shape(shaped, sizes),
-                                                 spec.get("fill", {}).get(p.name), kinds[p.name], sizes)
-            inputs = _with_scalars(problem, inputs, present, spec.get("args", {}), sizes,
-                                   Stream(seed, "args", spec["name"], dt), number)
+                    return param_array(stream, p, resolve_shape(shaped, env), spec.get("fill", {}).get(p.name),
+                                       kinds[p.name], env)
+            inputs = _draw_inputs(problem, present, literal_inputs, make, spec.get("args", {}), sizes,
+                                  Stream(seed, "args", spec["name"], dt), number)
             if problem.constraints and not spec.get("raises") and (broken := problem.violated(sizes, inputs)):
                 raise ValueError(f"case {spec['name']} ({_describe(sizes, inputs, problem)}) breaks the constraint "
                                  f"{broken!r}: change its sizes, or make it a case that must raise")
-            literal = np.asarray(spec["expected"], dtype=np.float64) if "expected" in spec else None
+            literal = expected_literal(problem, spec["expected"]) if "expected" in spec else None
             out.append(Case(name, spec["group"], dt, inputs, sizes, spec.get("compare", "tolerance"),
                             literal, "fixed", group.visibility, raises=tuple(spec.get("raises", ())),
                             **call_layout(problem, inputs)))
     return out
+
+
+def expected_literal(problem: Problem, value: Any) -> np.ndarray:
+    """A fixed case's literal ``expected`` as :attr:`Case.expected_literal`: float64 values; for
+    several outputs (a mapping of output names to literals) each output's values, None for one
+    not given, packed by :func:`grader.expected.pack_outputs` (``unpack_outputs`` reads them)."""
+    if not problem.several:
+        return np.asarray(value, dtype=np.float64)
+    from .expected import pack_outputs
+    return pack_outputs([np.asarray(value[o.name], dtype=np.float64) if o.name in value else None
+                         for o in problem.outputs])
 
 
 def _describe(sizes: dict[str, Any], inputs: dict[str, Any], problem: Problem) -> str:
@@ -469,19 +480,48 @@ def scalar_value(stream: Stream, param: Parameter, sizes: dict[str, Any], ndims:
     return np.asarray(value, dtype=dtype_of(dtype))
 
 
-def _with_scalars(problem: Problem, inputs: dict[str, np.ndarray], present: list[Parameter],
-                  given: dict[str, Any], sizes: dict[str, Any], stream: Stream, index: int) -> dict[str, np.ndarray]:
-    """``inputs`` with the present scalar parameters added (given ones as given, the others by
-    :func:`scalar_value`), every input in the parameters' order."""
-    ndims = {k: int(v.ndim) for k, v in inputs.items()}
-    out: dict[str, np.ndarray] = {}
+def _draw_inputs(problem: Problem, present: list[Parameter], given_arrays: dict[str, np.ndarray],
+                 make_array: Callable[[Parameter, dict[str, Any]], np.ndarray], given: dict[str, Any],
+                 sizes: dict[str, Any], stream: Stream, index: int) -> dict[str, np.ndarray]:
+    """A case's inputs, made in the problem's :attr:`~grader.spec.Problem.draw_order`: what a
+    domain refers to first (an int scalar ``num_classes`` before labels in ``[0, num_classes)``,
+    an array before an axis in ``[-ndim(x), ndim(x))``).
+
+    ``given_arrays`` are kept as they are (literal inputs); every other present array is
+    ``make_array(param, env)``, ``env`` being ``sizes`` with the int scalars made so far (and the
+    defaults of optional ones left out), where its domain's bounds are read; scalars are
+    ``given`` (a case's ``args``) or :func:`scalar_value` from ``stream``. Returns every input
+    in the parameters' order.
+
+    Raises:
+        ValueError: a domain is empty in this case, or refers to a scalar the case leaves out
+            that has no integer default.
+    """
+    env: dict[str, Any] = dict(sizes)
+    names = {p.name for p in present}
     for p in problem.parameters:
-        if p.scalar is not None and p in present:
-            out[p.name] = (np.asarray(given[p.name], dtype=dtype_of(p.dtype_for("float64", 0))) if p.name in given
-                           else scalar_value(stream, p, sizes, ndims, index))
-        elif p.name in inputs:
-            out[p.name] = inputs[p.name]
-    return out
+        if p.scalar == "int" and p.name not in names and p.optional and isinstance(p.default, int):
+            env.setdefault(p.name, int(p.default))
+    made: dict[str, np.ndarray] = dict(given_arrays)
+    ndims = {k: int(v.ndim) for k, v in made.items()}
+    order = problem.draw_order or tuple(p.name for p in sorted(problem.parameters, key=lambda q: q.scalar is not None))
+    for name in order:
+        p = problem.parameter[name]
+        if name not in names or name in made:
+            continue
+        try:
+            if p.scalar is not None:
+                made[name] = (np.asarray(given[name], dtype=dtype_of(p.dtype_for("float64", 0))) if name in given
+                              else scalar_value(stream, p, env, ndims, index))
+                if p.scalar == "int":
+                    env[name] = int(made[name])
+            else:
+                made[name] = make_array(p, env)
+                ndims[name] = int(made[name].ndim)
+        except KeyError as exc:
+            raise ValueError(f"the domain of {name} refers to {exc.args[0]}, which this case leaves out "
+                             f"(give it, or a default)") from None
+    return {p.name: made[p.name] for p in problem.parameters if p.name in made}
 
 
 def _check_shapes(problem: Problem, inputs: dict[str, np.ndarray]) -> None:
@@ -652,15 +692,11 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
                 else data(st.integers(bounds[0], bounds[1]))
         if problem.constraints:
             assume(problem.violated(sizes, {}) is None)   # on sizes alone, before any array is made
-        inputs = {}
-        for p in problem.parameters:
-            if p.scalar is not None:
-                continue
-            shape = resolve_shape(p, sizes)
+        def make(p: Parameter, env: dict[str, Any]) -> np.ndarray:
+            shape = resolve_shape(p, env)
             if p.kind != "float":  # integers in the domain, masks: made by a stream hypothesis seeds
-                inputs[p.name] = param_array(Stream(data(st.integers(0, 2**32 - 1))), p, shape, values.get(p.name),
-                                             p.dtype_for(dtype, 0), sizes)
-                continue
+                return param_array(Stream(data(st.integers(0, 2**32 - 1))), p, shape, values.get(p.name),
+                                   p.dtype_for(dtype, 0), env)
             fill = values.get(p.name, {"kind": "normal"})
             if fill.get("kind", "normal") != "normal":
                 arr = fill_array(Stream(data(st.integers(0, 2**32 - 1))), shape, fill)
@@ -672,9 +708,10 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
                 scale = data(hnp.arrays(np.float64, rows, elements=st.floats(slo, shi, width=32)))
                 z = data(hnp.arrays(np.float64, shape, elements=z_elems))
                 arr = mean + scale * z
-            inputs[p.name] = _cast(arr, dtype)
+            return _cast(arr, dtype)
+
         present = [p for p in problem.parameters if p.scalar is None or not p.optional]
-        inputs = _with_scalars(problem, inputs, present, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
+        inputs = _draw_inputs(problem, present, {}, make, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
         if problem.constraints:
             assume(problem.violated(sizes, inputs) is None)
         group = problem.groups[gen["group"]]
@@ -705,16 +742,19 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
             optional = gen.get("optional", "alternate")
             present = [p for p in problem.parameters
                        if not p.optional or optional == "always" or (optional == "alternate" and j % 2 == 1)]
-            inputs = {p.name: param_array(stream, p, resolve_shape(p, sizes), values.get(p.name),
-                                          p.dtype_for(dt, j), sizes)
-                      for p in present if p.scalar is None}
-            arrays = inputs
-            inputs = _with_scalars(problem, arrays, present, {}, sizes, Stream(seed, "args", "generated", dt, j), j)
+            def make(p: Parameter, env: dict[str, Any], stream: Stream = stream, j: int = j,
+                     dt: str = dt) -> np.ndarray:
+                return param_array(stream, p, resolve_shape(p, env), values.get(p.name), p.dtype_for(dt, j), env)
+
+            inputs = _draw_inputs(problem, present, {}, make, {}, sizes, Stream(seed, "args", "generated", dt, j), j)
+            # arrays whose domain reads no scalar keep their values when the scalars are drawn again
+            kept = {p.name: inputs[p.name] for p in present
+                    if p.scalar is None and not domain_refs(p, problem.parameters)}
             for attempt in range(1, 200 if problem.constraints else 1):   # scalars that meet the constraints
                 if problem.violated(sizes, inputs) is None:
                     break
-                inputs = _with_scalars(problem, arrays, present, {}, sizes,
-                                       Stream(seed, "args", "generated", dt, j, attempt), j + attempt)
+                inputs = _draw_inputs(problem, present, kept, make, {}, sizes,
+                                      Stream(seed, "args", "generated", dt, j, attempt), j + attempt)
             if problem.constraints and (broken := problem.violated(sizes, inputs)) is not None:
                 raise ValueError(f"generated case {len(out)} ({_describe(sizes, inputs, problem)}): no scalar values "
                                  f"satisfy the constraint {broken!r} in 200 draws")

@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="mistakes graded at a time (default: the number of cores)")
     validate.add_argument("--sandbox", choices=("auto", "strict", "none"), default="auto",
                           help="isolation of the mistakes' runs (as for check)")
+    validate.add_argument("--seed", type=int_at_least(0), default=0, metavar="S",
+                          help="case generation seed, as grader check --seed (default 0): the generated cases and "
+                               "filled values the oracle, the mistakes and the alternatives are checked on")
 
     serve = sub.add_parser(
         "serve", help="keep a warm grader for this user's checks: grader check answers in a fraction of its time",

@@ -125,7 +125,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     path = resolve_spec(args.target, args.problems_dir)
     harden_grader_process()
     try:
-        result = validate_problem(path, jobs=args.jobs, sandbox=args.sandbox)
+        result = validate_problem(path, jobs=args.jobs, sandbox=args.sandbox, seed=args.seed)
     finally:
         reap_orphans()
         remove_own_folders()

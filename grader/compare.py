@@ -382,6 +382,9 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Fa
             mask = ~(g == rounded)
         else:
             full = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
+            # an infinite or NaN expected element has no allowance whatever the model (u|ref| is
+            # inf there): only the same value matches it, never a finite one
+            full = np.where(finite_ref, np.broadcast_to(np.asarray(full, dtype=np.float64), ref.shape), 0.0)
             allowed = full * expected.allowance_share
             err = np.abs(g - ref)
             mask = ~(err <= allowed)
@@ -431,11 +434,19 @@ def error_grid(ratio: np.ndarray, worst: tuple[int, ...] | None = None,
     return out
 
 
+def _inf_words(values: np.ndarray) -> str:
+    """``-inf``, ``inf``, ``NaN`` or a list of them, for the non-finite expected values shown."""
+    kinds = [w for w, hit in (("-inf", np.any(values == -np.inf)), ("inf", np.any(values == np.inf)),
+                              ("NaN", np.any(np.isnan(values)))) if hit]
+    return " or ".join(kinds) or "not finite"
+
+
 def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarray,
                        allowed: np.ndarray, mask: np.ndarray, expected: Expected) -> Failure:
     n_bad, total = int(mask.sum()), int(mask.size)
     with np.errstate(all="ignore"):
         ratio = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0), np.where(err > 0, np.inf, 0.0))
+        ratio = np.where(np.isnan(err), np.inf, ratio)   # NaN where -inf is due: as far off as can be
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(mask, ratio, -1))), ratio.shape))
     w_ratio = float(ratio[worst])
     out_dtype = expected.out_dtype or case.dtype
@@ -453,6 +464,16 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
             "ratio": w_ratio if math.isfinite(w_ratio) else None}
     if (grid := error_grid(ratio, worst)) is not None:
         data["grid"] = grid
+    missed = mask & ~np.isfinite(ref)
+    if missed.any():   # an infinity (a masked logit's -inf) or NaN of the exact result not matched
+        at = tuple(int(i) for i in np.argwhere(missed)[0])
+        k = int(missed.sum())
+        details.insert(0, f"{k} of them where the expected value is {_inf_words(ref[missed])}, which only the same "
+                          f"value matches: first at index {at}: got {_fmt(g[at])}, expected {_fmt(ref[at])}")
+        data["non_finite_expected"] = k
+        if k == n_bad:
+            message = (f"{n_bad} / {total} elements ({100.0 * n_bad / total:.1f}%) are not the "
+                       f"{_inf_words(ref[missed])} the exact result has there")
     if exact:
         details.append("this case is computed exactly by every correct method (no rounding happens), "
                        "so the result must match exactly")

@@ -130,12 +130,16 @@ def declared_shape(shape: tuple[Any, ...], problem: Problem, case: Case) -> tupl
     """The concrete shape ``shape`` (a ``returns.shape``: symbols, ints, ``"..."``, size
     expressions) takes in ``case``, from its sizes and int scalar parameters; None when a name
     is not known in the case (an optional parameter it leaves out)."""
-    from .spec import LEAD, eval_size, size_expr
+    from .spec import LEAD, WithoutAxis, eval_size, size_expr
 
     env = {k: int(v) for k, v in case.sizes.items() if k != LEAD and not isinstance(v, (tuple, list))}
     for p in problem.parameters:
         if p.scalar == "int" and p.name in case.inputs:
             env[p.name] = int(np.asarray(case.inputs[p.name]))
+        elif p.scalar == "int" and p.optional and isinstance(p.default, int):
+            env[p.name] = int(p.default)   # left out: the function's default applies
+    if isinstance(shape, WithoutAxis):
+        return shape.resolve({k: tuple(np.shape(v)) for k, v in case.inputs.items()}, env)
     out: list[int] = []
     try:
         for entry in shape:
@@ -156,12 +160,14 @@ def check_shape(problem: Problem, case: Case, ref: np.ndarray, label: str = "") 
     Raises:
         GraderError: one line naming the case, both shapes and the declaration.
     """
+    from .spec import shape_text
+
     want = declared_shape(problem.returns_shape, problem, case)
     if want is not None and tuple(ref.shape) != want:
         sizes = ", ".join(f"{k}={v}" for k, v in problem.size_env(case.sizes, case.inputs).items())
         what = f"returns.outputs {label}" if label else "returns"
         raise GraderError(f"{problem.path}: case {case.name} ({sizes}): the reference's output{' ' + label if label else ''} "
-                          f"has shape {tuple(ref.shape)} where {what}.shape {list(problem.returns_shape)} gives {want}; "
+                          f"has shape {tuple(ref.shape)} where {what}.shape {shape_text(problem.returns_shape)} gives {want}; "
                           f"fix the spec or the reference")
 
 
@@ -201,12 +207,14 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
         parts = []
         refs = unpack_outputs(ref, len(problem.outputs)) if not case.raises else [np.zeros(0)] * len(problem.outputs)
         scales = unpack_outputs(scale, len(problem.outputs)) if not case.raises else [None] * len(problem.outputs)
+        literals = unpack_outputs(case.expected_literal, len(problem.outputs))   # each output's, or None
         for i, o in enumerate(problem.outputs):
             view = problem.output_view(i)
             r = refs[i]
             if not case.raises and view.returns_fixed_dtype is not None and dtype_of(view.returns_fixed_dtype).kind in "biu":
                 r = np.rint(r).astype(view.returns_fixed_dtype) if view.returns_fixed_dtype != "bool" else r.astype(bool)
-            parts.append((o.name, expected_from(view, case, r, scales[i])))
+            parts.append((o.name, expected_from(view, dataclasses.replace(case, expected_literal=literals[i]), r,
+                                                scales[i])))
         first = parts[0][1]
         return dataclasses.replace(first, ref=ref, scale=scale, parts=tuple(parts), several_as=problem.returns_as)
     if not case.raises:
@@ -225,7 +233,8 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
         return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names, **extra)
     if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
                                               or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
-        raise GraderError(f"{problem.path}: case {case.name}: the reference gives {ref.tolist()} "
+        what = f" output {problem.select[1]}" if problem.select else ""
+        raise GraderError(f"{problem.path}: case {case.name}{what}: the reference gives {ref.tolist()} "
                           f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
     return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
                     float_names, **extra)

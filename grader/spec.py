@@ -219,6 +219,88 @@ def eval_size(tree: ast.expr, env: dict[str, int]) -> int:
     return int(_SIZE_OPS[type(tree.op)](eval_size(tree.left, env), eval_size(tree.right, env)))
 
 
+def domain_refs(param: "Parameter", params: tuple["Parameter", ...]) -> set[str]:
+    """The parameters ``param``'s domain refers to: int scalar parameters named by a bound (a
+    name that is also a size symbol is the size) and the arrays of its ``ndim(...)`` bounds."""
+    symbols = {s for q in params if q.scalar is None for s in q.shape if isinstance(s, str)}
+    int_scalars = {q.name for q in params if q.scalar == "int"}
+    out: set[str] = set()
+    for b in param.domain or ():
+        if isinstance(b, Bound) and b.kind == "size" and b.name in int_scalars and b.name not in symbols:
+            out.add(b.name)
+        elif isinstance(b, Bound) and b.kind == "ndim":
+            out.add(b.name)
+    return out
+
+
+def draw_order(params: tuple["Parameter", ...], fail: Callable[[int, str], Exception]) -> tuple[str, ...]:
+    """The order in which a case's values are made: every parameter after those its domain
+    refers to (:func:`domain_refs`: labels in ``[0, num_classes)`` after the int scalar
+    ``num_classes``; an axis in ``[-ndim(x), ndim(x))`` after ``x``). Among those ready, arrays
+    come before scalars and then the spec's order, so a spec whose domains refer to sizes only
+    keeps the order (and the values) it always had. ``graphlib`` sorts and finds cycles.
+
+    Raises:
+        the exception ``fail(index, message)`` gives, for the first parameter of a cycle
+        (``k`` in ``[0, n)`` and ``n`` in ``[k, 10]``), naming the cycle.
+    """
+    import heapq
+    from graphlib import CycleError, TopologicalSorter
+
+    index = {p.name: i for i, p in enumerate(params)}
+    sorter: TopologicalSorter[str] = TopologicalSorter({p.name: domain_refs(p, params) for p in params})
+    try:
+        sorter.prepare()
+    except CycleError as exc:
+        cycle = list(dict.fromkeys(exc.args[1])) if len(exc.args) > 1 else []
+        first = min(cycle, key=lambda n: index.get(n, 0)) if cycle else params[0].name
+        chain = " -> ".join(exc.args[1]) if len(exc.args) > 1 else ""
+        raise fail(index.get(first, 0), f"the domains refer to each other in a cycle ({chain}): bound one of them "
+                                        f"by an integer or a size instead") from None
+    rank = {p.name: (p.scalar is not None, i) for i, p in enumerate(params)}
+    ready = [(rank[n], n) for n in sorter.get_ready()]
+    heapq.heapify(ready)
+    out: list[str] = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        out.append(name)
+        sorter.done(name)
+        for n in sorter.get_ready():
+            heapq.heappush(ready, (rank[n], n))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class WithoutAxis:
+    """A ``returns.shape`` of ``{of: x, without_axis: axis}``: the shape of the array parameter
+    ``of`` with the axis ``axis`` removed (an int scalar parameter's name, or an integer;
+    negative counts from the end), the result of a reduction along a given axis."""
+
+    of: str
+    axis: str | int
+
+    def __str__(self) -> str:
+        return f"{{of: {self.of}, without_axis: {self.axis}}}"
+
+    def resolve(self, shapes: dict[str, tuple[int, ...]], env: dict[str, int]) -> tuple[int, ...] | None:
+        """The concrete shape, from the arrays' ``shapes`` and the int scalars in ``env``; None
+        when the array or the axis is not in the case, or the axis is out of range (the
+        reference raises there)."""
+        if self.of not in shapes:
+            return None
+        shape = tuple(shapes[self.of])
+        axis = self.axis if isinstance(self.axis, int) else env.get(self.axis)
+        if axis is None or not -len(shape) <= axis < len(shape):
+            return None
+        axis %= len(shape)
+        return shape[:axis] + shape[axis + 1:]
+
+
+def shape_text(shape: "tuple[Any, ...] | WithoutAxis") -> str:
+    """A ``returns.shape`` as a spec writes it, for messages."""
+    return str(shape) if isinstance(shape, WithoutAxis) else str(list(shape))
+
+
 def is_plain_symbol(entry: Any) -> bool:
     """Whether a shape entry is an int, ``"..."`` or a bare name (not an expression)."""
     return not isinstance(entry, str) or entry == LEAD or entry.isidentifier()
@@ -235,7 +317,7 @@ class Output:
     """
 
     name: str
-    shape: tuple[str | int, ...]
+    shape: "tuple[str | int, ...] | WithoutAxis"
     dtype: str
     fixed_dtype: str | None
     python_scalar: bool
@@ -342,6 +424,8 @@ class Problem:
             order; empty for one output (then ``returns_*`` describe it).
         returns_as: ``"tuple"`` or ``"dict"`` for several outputs, else "".
         select: for :meth:`output_view`, the output's index and name in the reference's result.
+        draw_order: the parameters' names in the order a case's values are made
+            (:func:`draw_order`): what a domain refers to comes before it.
         constraints: ``(text, parsed)`` of each ``constraints`` entry (:func:`relation_expr`): what
             every case's sizes and int scalars satisfy (a case that must raise may break them).
         hints: the problem's hint module: a bundled name (``"tied_lm_head"``), the absolute path of
@@ -361,7 +445,7 @@ class Problem:
     statement: str
     function: str
     parameters: tuple[Parameter, ...]
-    returns_shape: tuple[str | int, ...]
+    returns_shape: "tuple[str | int, ...] | WithoutAxis"
     frameworks: dict[str, tuple[str, ...]]
     framework_notes: dict[str, str]
     tolerance: dict[str, Any]
@@ -382,6 +466,7 @@ class Problem:
     returns_as: str = ""
     select: tuple[int, str] | None = None
     constraints: tuple[tuple[str, Any], ...] = ()
+    draw_order: tuple[str, ...] = ()
 
     def size_env(self, sizes: dict[str, Any], inputs: dict[str, Any]) -> dict[str, int]:
         """The names size expressions and constraints read in a case: every size symbol (not
@@ -743,6 +828,7 @@ def _load_problem(path: Path) -> Problem:
     raw_params = data["function"]["parameters"]
     symbols = {s for p in raw_params for s in p.get("shape", ()) if isinstance(s, str)}
     scalar_names = {p["name"] for p in raw_params if "scalar" in p}
+    int_scalar_names = {p["name"] for p in raw_params if p.get("scalar") == "int"}
     params_list: list[Parameter] = []
     for i, p in enumerate(raw_params):
         where = ["function", "parameters", i]
@@ -773,11 +859,13 @@ def _load_problem(path: Path) -> Problem:
             for bound_src, shift in ((m.group(1), 0), (m.group(2), -1 if m.group(3) == ")" else 0)):
                 bound = parse_bound(bound_src)
                 known = sorted(symbols - {LEAD})
-                if bound is None or (bound.kind == "size" and (bound.name not in symbols | scalar_names
+                if bound is None or (bound.kind == "size" and (bound.name not in symbols | int_scalar_names
                                                                or bound.name == LEAD)) \
                         or (bound.kind == "ndim" and bound.name not in {q["name"] for q in raw_params if "shape" in q}):
                     raise fail(where + ["domain"], f"bound {bound_src!r} is neither an integer, a size symbol "
-                                                   f"({', '.join(known) or 'none'}) nor ndim(<array parameter>)")
+                                                   f"({', '.join(known) or 'none'}), an int scalar parameter "
+                                                   f"({', '.join(sorted(int_scalar_names)) or 'none'}) "
+                                                   f"nor ndim(<array parameter>)")
                 bounds.append(Bound(bound.kind, bound.name, bound.sign, bound.offset + shift))
             domain = (bounds[0], bounds[1])
         if scalar is not None and domain is None and "values" not in p and "default" not in p:
@@ -792,6 +880,7 @@ def _load_problem(path: Path) -> Problem:
     by_name = {p.name: p for p in params}
     if len(by_name) != len(params):
         raise fail(["function", "parameters"], "parameter names must differ")
+    order = draw_order(params, lambda i, message: fail(["function", "parameters", i, "domain"], message))
     returns = data["function"]["returns"]
     int_scalars = {q.name for q in params if q.scalar == "int"}
 
@@ -812,6 +901,18 @@ def _load_problem(path: Path) -> Problem:
                                                    "needs a fixed dtype (returns.dtype: float32, int64 or bool)")
         if rdtype == "same_as_inputs" and not any(q.graded for q in params):
             raise fail(where + ["dtype"], "same_as_inputs needs a parameter of dtype 'float'")
+        if isinstance(r["shape"], dict):   # {of: x, without_axis: axis}
+            of, axis = r["shape"]["of"], r["shape"]["without_axis"]
+            if of not in by_name or by_name[of].scalar is not None:
+                raise fail(where + ["shape", "of"], f"{of!r} is not an array parameter; array parameters: "
+                                                    f"{', '.join(q.name for q in params if q.scalar is None)}")
+            if isinstance(axis, str) and axis not in int_scalars:
+                raise fail(where + ["shape", "without_axis"], f"{axis!r} is not an int scalar parameter (int "
+                                                              f"scalars: {', '.join(sorted(int_scalars)) or 'none'}); "
+                                                              f"or give an integer")
+            if r.get("python_scalar"):
+                raise fail(where + ["python_scalar"], "only a 0-d result (shape: []) can be a Python scalar")
+            return WithoutAxis(of, axis), rdtype, fixed   # type: ignore[return-value]
         shape = tuple(r["shape"])
         if shape.count(LEAD) > 1:
             raise fail(where + ["shape"], "at most one '...' per shape")
@@ -911,8 +1012,17 @@ def _load_problem(path: Path) -> Problem:
                 raise fail(["cases", i, "inputs", pname], f"{bad[0]!r} is not a valid {kind} value "
                                                           f"(give input_dtypes: {{{pname}: float}} for other values)")
         if outputs and "expected" in case:
-            raise fail(["cases", i, "expected"], "a literal expected value is for one output; with several "
-                                                 "outputs, the reference gives each (leave 'expected' out)")
+            if not isinstance(case["expected"], dict):
+                raise fail(["cases", i, "expected"], f"with several outputs, give a mapping of output names to "
+                                                     f"literals ({', '.join(o.name for o in outputs)}), e.g. "
+                                                     f"{{{outputs[0].name}: [...]}}")
+            for oname in case["expected"]:
+                if oname not in {o.name for o in outputs}:
+                    raise fail(["cases", i, "expected", oname], f"unknown output; outputs: "
+                                                                f"{', '.join(o.name for o in outputs)}")
+        elif isinstance(case.get("expected"), dict):
+            raise fail(["cases", i, "expected"], "a mapping of output names is for several outputs "
+                                                 "(returns.outputs); give the output's literal")
         if "raises" in case and ("expected" in case or "compare" in case):
             raise fail(["cases", i, "raises"], "a case that must raise has no 'expected' or 'compare'")
         for pname, fill in case.get("fill", {}).items():
@@ -987,4 +1097,5 @@ def _load_problem(path: Path) -> Problem:
         returns_fixed_dtype=fixed_dtype, python_scalar=bool(returns.get("python_scalar")), checker=checker,
         alternatives=data.get("alternatives"), outputs=tuple(outputs),
         returns_as=returns.get("as", "tuple") if outputs else "", constraints=tuple(constraints),
+        draw_order=order,
     )

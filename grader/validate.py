@@ -185,6 +185,7 @@ class Validation:
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     jobs: int = 1
+    seed: int = 0
 
     @property
     def errors(self) -> list[Finding]:
@@ -210,7 +211,7 @@ class Validation:
                 "mistakes": [m.to_json() for m in self.mistakes],
                 "alternatives": [a.to_json() for a in self.alternatives], "groups": self.groups,
                 "seconds": round(self.seconds, 3),
-                "timings": {k: round(v, 3) for k, v in self.timings.items()}, "jobs": self.jobs}
+                "timings": {k: round(v, 3) for k, v in self.timings.items()}, "jobs": self.jobs, "seed": self.seed}
 
 
 # -- finding the spec ------------------------------------------------------------------------
@@ -310,6 +311,27 @@ def plan_cases(problem: Any, seed: int = 0) -> _Plan:
             mine.append((case, seen[ck]))  # the framework's own case (its name) and the shared values
         runs.append((framework, key, mine, cached is not None))
     return _Plan(list(seen.values()), runs)
+
+
+def width_findings(problem: Any, plan: _Plan) -> list[Finding]:
+    """A warning for each integer parameter declared with several dtypes (``dtype: [int64,
+    int32]``) of which a framework's cases never grade one: that width goes untested for that
+    framework's learners (add a fixed case, or generated cases)."""
+    findings = []
+    for p in problem.parameters:
+        if not isinstance(p.dtype, tuple) or len(p.dtype) < 2:
+            continue
+        for framework, _, mine, _ in plan.runs:
+            seen = {str(c.inputs[p.name].dtype) for c, _ in mine if p.name in c.inputs and not getattr(c, "raises", ())}
+            missing = [d for d in p.dtype if d not in seen]
+            if missing:
+                findings.append(Finding(
+                    WARNING, "coverage",
+                    f"{p.name} is declared as {', '.join(p.dtype)} but {framework}'s cases grade only "
+                    f"{', '.join(sorted(seen)) or 'none'}: {', '.join(missing)} is never tested there (add a fixed "
+                    f"case or generated cases: the widths are cycled over both)",
+                    {"parameter": p.name, "framework": framework, "missing": missing}))
+    return findings
 
 
 def _evaluate(problem: Any, entry: _Entry) -> None:
@@ -439,23 +461,26 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
         if base not in checked:
             checked.append(base)
         _evaluate(problem, entry)
-        literal = case.expected_literal
-        if literal.shape != entry.ref.shape:
-            info = stale.setdefault(base, {"dtypes": []})
-            info["dtypes"].append(case.dtype)
-            info["text"] = f"shape {literal.shape} where the reference gives {entry.ref.shape}"
-            info["data"] = {"kind": "shape", "spec_shape": list(literal.shape), "reference_shape": list(entry.ref.shape)}
-        else:
-            with np.errstate(all="ignore"):   # in the output's dtype: a fixed one (bool, int64) or the case's
-                got = literal.astype(dtype_of(problem.returns_fixed_dtype or case.dtype))
-            failure = _judge(problem, case, entry.ref, entry.scale, got)
-            if failure is None:
-                continue
-            text, data = _where(failure)
-            info = stale.setdefault(base, {"dtypes": []})
-            info["dtypes"].append(case.dtype)
-            info["text"], info["data"] = text.replace("{other}", "spec"), data
-        info["spec"], info["reference"] = _small_list(literal), _small_list(entry.ref)
+        for label, view, literal, ref, scale in _literal_parts(problem, case, entry):
+            key = f"{base} output {label}" if label else base
+            if literal.shape != ref.shape:
+                info = stale.setdefault(key, {"dtypes": []})
+                info["dtypes"].append(case.dtype)
+                info["text"] = f"shape {literal.shape} where the reference gives {ref.shape}"
+                info["data"] = {"kind": "shape", "spec_shape": list(literal.shape), "reference_shape": list(ref.shape)}
+            else:
+                with np.errstate(all="ignore"):   # in the output's dtype: a fixed one (bool, int64) or the case's
+                    got = literal.astype(dtype_of(view.returns_fixed_dtype or case.dtype))
+                failure = _judge(view, case, ref, scale, got)
+                if failure is None:
+                    continue
+                text, data = _where(failure)
+                info = stale.setdefault(key, {"dtypes": []})
+                info["dtypes"].append(case.dtype)
+                info["text"], info["data"] = text.replace("{other}", "spec"), data
+            info["spec"], info["reference"] = _small_list(literal), _small_list(ref)
+            if label:
+                info["data"]["output"] = label
     findings = []
     for base, info in stale.items():
         values = ""
@@ -467,6 +492,24 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
                                 {"case": base, "dtypes": info["dtypes"], **info["data"],
                                  "spec_values": info.get("spec"), "reference_values": info.get("reference")}))
     return findings, checked
+
+
+def _literal_parts(problem: Any, case: Any, entry: _Entry) -> list[tuple[str, Any, np.ndarray, np.ndarray, Any]]:
+    """``(output name or "", the problem as that output, the literal, the reference's values,
+    scale)`` of each output a case's literal ``expected`` gives: one for one output, and for
+    several outputs each output the mapping names (``grader.cases.expected_literal``)."""
+    if not problem.several:
+        return [("", problem, case.expected_literal, entry.ref, entry.scale)]
+    from .expected import unpack_outputs
+
+    count = len(problem.outputs)
+    literals = unpack_outputs(case.expected_literal, count)
+    refs, scales = unpack_outputs(entry.ref, count), unpack_outputs(entry.scale, count)
+    out = []
+    for i, o in enumerate(problem.outputs):
+        if literals[i] is not None:
+            out.append((o.name, problem.output_view(i), literals[i], refs[i], scales[i]))
+    return out
 
 
 def longdouble_name() -> str:
@@ -682,14 +725,14 @@ def _check(path: Path, problem: Any, opts: Any, executor_for: ExecutorFor | None
 
 
 def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str = "auto",
-                  executor_for: ExecutorFor | None = None) -> MistakeResult:
-    """Grade one mistake with :func:`grader.check.check_submission` (default cases, sandboxed,
-    no shrinking, every case shown) and summarise how it failed."""
+                  executor_for: ExecutorFor | None = None, seed: int = 0) -> MistakeResult:
+    """Grade one mistake with :func:`grader.check.check_submission` (default cases of ``seed``,
+    sandboxed, no shrinking, every case shown) and summarise how it failed."""
     from .check import CheckOptions, check_submission
 
     started = time.monotonic()
     result = MistakeResult(path.name, expected)
-    opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name)
+    opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name, seed=seed)
     try:
         report = _check(path, problem, opts, executor_for)
     except GraderError as exc:
@@ -766,15 +809,15 @@ def alternative_files(problem: Any) -> tuple[list[Path], float, list[Finding]]:
 
 
 def grade_alternative(path: Path, problem: Any, share: float, sandbox: str = "auto",
-                      executor_for: ExecutorFor | None = None) -> AlternativeResult:
-    """Grade one correct implementation with every allowance cut to ``share`` (no shrinking):
-    it must pass every case of every dtype of its framework."""
+                      executor_for: ExecutorFor | None = None, seed: int = 0) -> AlternativeResult:
+    """Grade one correct implementation with every allowance cut to ``share`` (no shrinking) on
+    the cases of ``seed``: it must pass every case of every dtype of its framework."""
     from .check import CheckOptions, check_submission
 
     started = time.monotonic()
     out = AlternativeResult(path.name, share)
     opts = CheckOptions(shrink=False, sandbox=sandbox, audience="instructor", submission_shown=path.name,
-                        allowance_share=share)
+                        allowance_share=share, seed=seed)
     try:
         report = _check(path, problem, opts, executor_for)
     except GraderError as exc:
@@ -812,11 +855,14 @@ def alternative_findings(results: list[AlternativeResult]) -> list[Finding]:
 
 
 def grade_mistakes(problem: Any, files: list[Path], expect: dict[str, str], jobs: int,
-                   sandbox: str = "auto", executor_for: ExecutorFor | None = None) -> list[MistakeResult]:
+                   sandbox: str = "auto", executor_for: ExecutorFor | None = None,
+                   seed: int = 0) -> list[MistakeResult]:
     """Grade ``files`` ``jobs`` at a time (threads; each check runs its mistake in its own
-    sandboxed process, or through ``executor_for``); results in the order of ``files``."""
+    sandboxed process, or through ``executor_for``) on the cases of ``seed``; results in the
+    order of ``files``."""
     with ThreadPoolExecutor(max(1, jobs), thread_name_prefix="mistake") as pool:
-        futures = [pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox, executor_for) for p in files]
+        futures = [pool.submit(grade_mistake, p, problem, expect.get(p.name), sandbox, executor_for, seed)
+                   for p in files]
         return [f.result() for f in futures]
 
 
@@ -901,7 +947,7 @@ def default_jobs() -> int:
 
 
 def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = None,
-                     sandbox: str = "auto", executor_for: ExecutorFor | None = None) -> Validation:
+                     sandbox: str = "auto", executor_for: ExecutorFor | None = None, seed: int = 0) -> Validation:
     """Run every check of the module doc on the spec at ``spec_path``; never raises for a fault
     of the problem (those are findings), only for a spec that cannot be read.
 
@@ -912,6 +958,8 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         executor_for: run the mistakes and alternatives through the executor this gives for
             each (``grader.run.inprocess.for_file``: trusted files in this process) instead of
             each in its sandboxed process; the verdicts are the same, nothing is started.
+        seed: the case seed, as ``grader check --seed``: the generated cases (and fixed cases'
+            filled values) every check uses, the oracle's, the mistakes' and the alternatives'.
 
     Raises:
         GraderError: the spec file cannot be read.
@@ -920,7 +968,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
 
     t0 = time.monotonic()
     jobs = jobs or default_jobs()
-    v = Validation(str(spec_path), jobs=jobs)
+    v = Validation(str(spec_path), jobs=jobs, seed=seed)
 
     def done() -> Validation:
         v.seconds = time.monotonic() - t0
@@ -950,11 +998,12 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
     v.timings["spec"] = time.monotonic() - t0
 
     try:
-        plan = plan_cases(problem)
+        plan = plan_cases(problem, seed)
     except ValueError as exc:
         v.findings.append(Finding(ERROR, "spec", f"{problem.path}: a case cannot be built: {exc}"))
         return done()
     entries = plan.entries
+    v.findings.extend(width_findings(problem, plan))
 
     # 2. literal expected values (before the mistakes: a stale literal stops every check)
     t = time.monotonic()
@@ -976,7 +1025,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         def grade() -> None:
             t_m = time.monotonic()
             try:
-                graded.extend(grade_mistakes(problem, files, expect, jobs, sandbox, executor_for))
+                graded.extend(grade_mistakes(problem, files, expect, jobs, sandbox, executor_for, seed))
             except BaseException as exc:  # noqa: BLE001 - reported as a finding below
                 mistakes_error.append(exc)
             v.timings["mistakes"] = time.monotonic() - t_m
@@ -984,7 +1033,8 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
             try:
                 # one at a time, after the mistakes, in this thread: parallel checks parsed ASTs
                 # concurrently (gh-106905: SystemError)
-                v.alternatives = [grade_alternative(f, problem, share, sandbox, executor_for) for f in alternatives]
+                v.alternatives = [grade_alternative(f, problem, share, sandbox, executor_for, seed)
+                                  for f in alternatives]
             except BaseException as exc:  # noqa: BLE001
                 mistakes_error.append(exc)
             v.timings["alternatives"] = time.monotonic() - t_a
@@ -1059,7 +1109,7 @@ def render_text(v: Validation) -> str:
         spec = rel if not rel.startswith("..") else spec
     except ValueError:  # pragma: no cover - another drive (Windows)
         pass
-    lines = [f"{p(v.problem or '?')}: {p(spec)}"]
+    lines = [f"{p(v.problem or '?')}: {p(spec)}" + (f" (seed {v.seed})" if v.seed else "")]
     shown: set[int] = set()
 
     def errors_of(*checks: str) -> list[Finding]:

@@ -487,3 +487,42 @@ def test_an_oracle_of_a_problem_with_a_fixed_float32_output_agrees(tmp_path):
     found = [f for f in json.loads(run.stdout)["findings"] if f["check"] == "oracle" and f["severity"] == "error"] \
         if run.stdout.strip().startswith("{") else None
     assert found == [], run.stdout[-2000:] + run.stderr
+
+
+# -- --seed ----------------------------------------------------------------------------------
+
+def test_validate_seed_is_check_seed(tmp_path):
+    """``grader validate --seed S`` checks the cases ``grader check --seed S`` grades: a mistake
+    wrong only at a size that seed S's generated cases draw (and seed 0's do not) passes at seed
+    0 (an error) and is caught at seed S; the JSON says the seed."""
+    from grader.cases import shape_pool
+
+    spec = write_problem(tmp_path, mistakes={})
+    problem = load_problem(spec)
+
+    def sizes_of(seed: int) -> set[int]:
+        return {s["n"] for s in shape_pool(problem, seed)}
+
+    seed, n = next((s, n) for s in range(1, 50) for n in sorted(sizes_of(s) - sizes_of(0) - {2, 4}))
+    wrong_at_n = ("import numpy as np\n\n\ndef weighted_sum(values, weights):\n"
+                  f"    out = values @ weights\n    return out * 2 if values.shape[-1] == {n} else out\n")
+    spec = write_problem(tmp_path, mistakes={"wrong_at_n.py": (wrong_at_n, "tolerance")})
+    seeds_seen = []
+
+    def in_process(path, problem, plan):
+        from grader.run.inprocess import for_file
+        seeds_seen.append(plan.options.seed)
+        return for_file(path, problem.function, plan.framework)
+
+    at_zero = validate.validate_problem(spec, jobs=1, executor_for=in_process)
+    assert not at_zero.valid
+    assert [f.message for f in at_zero.errors] == ["mistake wrong_at_n.py passes: no case catches it"]
+    at_seed = validate.validate_problem(spec, jobs=1, executor_for=in_process, seed=seed)
+    assert at_seed.valid, [f.message for f in at_seed.errors]
+    assert seeds_seen == [0, seed]
+    assert json.loads(validate.render_json(at_seed))["seed"] == seed
+
+    run = run_grader("validate", str(spec), "--seed", str(seed), "--format", "json")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.json()["seed"] == seed and run.json()["mistakes"][0]["ok"]
+    assert run_grader("validate", str(spec), "--seed", "-1").code == 2

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -168,32 +169,51 @@ def _variance_count(c: float, n: int) -> Hint | None:
     return None
 
 
-def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> list[tuple[Hint, float]]:
+def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
+            full_ref: np.ndarray | None = None, fix: Callable[[Any], np.ndarray] | None = None,
+            keep: np.ndarray | None = None) -> list[tuple[Hint, float]]:
     """A constant factor, a constant offset and one offset per row, each judged with the
-    stricter :data:`FITTED` share and a fitted value read to 4 significant digits."""
+    stricter :data:`FITTED` share and a fitted value read to 4 significant digits.
+
+    With matched infinities (:func:`value_ideas`): ``got`` and ``ref`` hold 0 there, the
+    predictions are made from ``full_ref`` (the infinities included: ``-inf * 2`` is still
+    ``-inf``, ``-inf * -2`` is not) and passed through ``fix``, and the offsets are fitted on the
+    ``keep`` elements only."""
+    full_ref = ref if full_ref is None else full_ref
+    fix = fix or (lambda p: p)
+    keep = np.ones(ref.shape, dtype=bool) if keep is None else keep
     out: list[tuple[Hint, float]] = []
     with np.errstate(all="ignore"):
         c = float(np.sum(got * ref) / np.sum(ref * ref)) if np.any(ref) else math.nan
     # a factor within 5e-4 of 1 reads as "1" at 4 digits and names nothing (float32 rounding,
     # an eps in the wrong place): no hint rather than "a constant factor of 1"
     if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4:
-        r = judge(c * ref, got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
+        r = judge(fix(c * full_ref), got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
         if r is not None:
             out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0)
                         or Hint(idea="scaled", facts={"factor": c}), r))
     diff = got - ref
-    c = float(np.median(diff)) if diff.size else 0.0
-    if c != 0 and diff.size >= MIN_EVIDENCE:
-        r = judge(ref + c, got, ref, allowed, dtype, None, FITTED)
+    c = float(np.median(diff[keep])) if keep.any() else 0.0
+    if c != 0 and int(keep.sum()) >= MIN_EVIDENCE:
+        r = judge(fix(full_ref + c), got, ref, allowed, dtype, None, FITTED)
         if r is not None:
             out.append((Hint(idea="shifted", facts={"offset": c}), r))
     if ref.ndim >= 2 and ref.shape[-1] >= MIN_EVIDENCE and ref.size // ref.shape[-1] >= 2:
-        rows = np.median(diff, axis=-1, keepdims=True)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # a row with every element matched
+            rows = np.nan_to_num(np.nanmedian(np.where(keep, diff, np.nan), axis=-1, keepdims=True))
         if np.ptp(rows) > 4 * float(np.max(allowed)) + unit_roundoff(dtype) * float(np.max(np.abs(ref))):
-            r = judge(ref + rows, got, ref, allowed, dtype, 2 * allowed, FITTED)
+            r = judge(fix(full_ref + rows), got, ref, allowed, dtype, 2 * allowed, FITTED)
             if r is not None:
                 out.append((Hint(idea="row_shifted"), r))
     return out
+
+
+def matched_non_finite(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Where the exact output is infinite or NaN and ``got`` has the same value (NaN for NaN):
+    the matched infinities of a masked output (``-inf`` logits), right and not to be explained."""
+    with np.errstate(all="ignore"):
+        return ~np.isfinite(ref) & ((got == ref) | (np.isnan(got) & np.isnan(ref)))
 
 
 def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
@@ -201,16 +221,44 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
                 problem_ideas: list[Idea] | None = None) -> Hint | None:
     """The mistake behind a value mismatch, from the generic ideas and the problem's own, or None.
 
+    Infinities (and NaNs) that ``got`` matches where ``ref`` has them (the ``-inf`` of masked
+    logits) are right: the ideas are judged on the other elements, as if both held 0 there, and
+    a prediction must have the same infinity there too (a constant factor keeps ``-inf``, a
+    negative one or a transpose does not). Any other non-finite element (in ``got``, or an
+    infinity of ``ref`` that ``got`` misses) gets no value hint: the failure's message says it.
+
     Args:
-        got: the output, float64, finite, shaped like ``ref``; ref: the exact output, float64;
+        got: the output, float64, shaped like ``ref``; ref: the exact output, float64;
         allowed: the verdict's allowance per element (zeros for an exact comparison);
         dtype: the output dtype's name; allowed_in: the tolerance model's allowance for the same
         case in another dtype (for :func:`lower_precision`); names: the spec's names;
         problem_ideas: the problem module's :class:`Idea` predictions (already renamed off
         :data:`RESERVED`).
     """
-    if ref.size == 0 or got.shape != ref.shape or not np.all(np.isfinite(got)):
+    if ref.size == 0 or got.shape != ref.shape:
         return None
+    matched = matched_non_finite(got, ref)
+    if not np.all((np.isfinite(got) & np.isfinite(ref)) | matched):
+        return None
+    full_ref = ref
+    if matched.any():
+        got, ref = np.where(matched, 0.0, got), np.where(matched, 0.0, ref)
+        allowed = np.where(matched, 0.0, np.broadcast_to(allowed, ref.shape))
+        plain_allowed_in = allowed_in
+
+        def allowed_in(low: str) -> np.ndarray:   # noqa: F811 - the same, 0 where matched
+            return np.where(matched, 0.0, np.broadcast_to(plain_allowed_in(low), ref.shape))
+
+        def fix(p: Any) -> np.ndarray:
+            """A prediction with 0 where it has the matched value (and keeps any other infinity)."""
+            p = as_float(p)
+            if p.shape != full_ref.shape:
+                return p
+            with np.errstate(all="ignore"):
+                return np.where(matched & ((p == full_ref) | (np.isnan(p) & np.isnan(full_ref))), 0.0, p)
+    else:
+        def fix(p: Any) -> Any:
+            return p
     with np.errstate(all="ignore"):
         if _flushed(got, ref, allowed, dtype):
             return None
@@ -219,14 +267,14 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
             return low[0]
         candidates: list[tuple[float, Hint]] = []
         for idea in problem_ideas or []:
-            r = judge(idea.predicted, got, ref, allowed, dtype)
+            r = judge(fix(idea.predicted), got, ref, allowed, dtype)
             if r is not None:
                 candidates.append((r, Hint(idea=idea.id, facts=dict(idea.params), text=idea.text)))
         if ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] >= 2:
-            r = judge(np.swapaxes(ref, -1, -2), got, ref, allowed, dtype, np.swapaxes(allowed, -1, -2))
+            r = judge(fix(np.swapaxes(full_ref, -1, -2)), got, ref, allowed, dtype, np.swapaxes(allowed, -1, -2))
             if r is not None:
                 candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
-        candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype)]
+        candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype, full_ref, fix, ~matched)]
     if not candidates:
         return None
     floor = 1e-3 * _rss(got - ref)

@@ -28,7 +28,12 @@ def render_markdown(text: str) -> str:
 
 
 def shape_text(shape: tuple[Any, ...]) -> str:
-    """A symbolic shape as the statement writes it: ``("...", "d_model")`` -> ``(..., d_model)``."""
+    """A symbolic shape as the statement writes it: ``("...", "d_model")`` -> ``(..., d_model)``;
+    a ``{of, without_axis}`` shape as the spec writes it."""
+    from ..spec import WithoutAxis
+
+    if isinstance(shape, WithoutAxis):
+        return str(shape)
     if not shape:
         return "()"
     parts = [str(s) for s in shape]

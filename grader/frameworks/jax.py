@@ -33,12 +33,33 @@ CODE = {
 
 _jax = None
 
+#: XLA's CPU flag that keeps operations off YNNPACK (an empty list of fusion types). YNNPACK reads
+#: the machine's CPU from /proc/cpuinfo once per process, the first time an operation uses it;
+#: when that read failed (seen once in a spare child, at load 10-16, and every time where /proc is
+#: not shown), every later reduction of the process raised "YNNPACK operation failed: unsupported
+#: parameter", and a correct submission failed 37 cases. XLA's own kernels need no /proc.
+NO_YNNPACK = "--xla_cpu_experimental_ynn_fusion_type="
+#: the first jaxlib known to have that flag (an unknown flag in XLA_FLAGS ends the process)
+NO_YNNPACK_SINCE = (0, 10)
+
+
+def _jaxlib_version() -> tuple[int, ...]:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return tuple(int(p) for p in version("jaxlib").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return ()
+
 
 def setup(config: dict) -> dict:
-    """Import JAX in the submission's process: CPU only, x64 on, and the persistent compilation
-    cache in ``config["jax_cache"]`` (a private folder, or "" for none). The versions to report.
+    """Import JAX in the submission's process: CPU only, x64 on, no YNNPACK (:data:`NO_YNNPACK`,
+    for a jaxlib that has the flag), and the persistent compilation cache in
+    ``config["jax_cache"]`` (a private folder, or "" for none). The versions to report.
     """
     global _jax
+    import os
+    if _jaxlib_version() >= NO_YNNPACK_SINCE:   # read when XLA's CPU backend starts, after this
+        os.environ["XLA_FLAGS"] = " ".join(f for f in [os.environ.get("XLA_FLAGS", ""), NO_YNNPACK] if f)
     import jax
     _jax = jax
     jax.config.update("jax_enable_x64", True)

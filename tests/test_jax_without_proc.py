@@ -1,0 +1,41 @@
+"""JAX as the child sets it up (``grader.frameworks.jax.setup``) computes reductions where
+/proc/cpuinfo cannot be read: XLA's CPU backend keeps operations off YNNPACK, whose one read of
+/proc/cpuinfo per process, once failed in a spare child, made every later reduction raise
+"YNNPACK operation failed" (a correct submission failed 37 of 93 cases)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = r"""
+import numpy as np
+from grader.frameworks import jax as fw
+fw.setup({"jax_cache": ""})
+import jax.numpy as jnp
+for dtype in (np.float32, np.float16):
+    x = jnp.asarray(np.ones((2, 6, 512), dtype))
+    assert float(jnp.sum(x, axis=-1)[0, 0]) == 512.0
+    h, e = jnp.asarray(np.ones((8, 512), dtype)), jnp.asarray(np.ones((300, 512), dtype))
+    assert float((h @ e.T)[0, 0]) == 512.0
+print("ok")
+"""
+
+
+@pytest.mark.subprocess
+def test_jax_reduces_without_proc_cpuinfo(tmp_path):
+    pytest.importorskip("jax")
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        pytest.skip("bubblewrap is not installed")
+    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"bubblewrap cannot make a namespace here: {probe.stderr.decode(errors='replace')[:200]}")
+    # an empty /proc: /proc/cpuinfo cannot be opened, as when the child's read of it failed
+    proc = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/proc", "--tmpfs", "/tmp",
+                           "--chdir", "/tmp", sys.executable, "-I", "-c", SCRIPT],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

@@ -153,3 +153,20 @@ def test_a_jax_submission_of_each_mistake_reads_only_jax_code():
 
 def test_a_torch_submission_of_each_mistake_reads_only_torch_code():
     _check("torch")
+
+
+def test_one_idea_found_in_many_cases_is_one_line_to_fix():
+    """The learner's list of hints (``ReportView.hints``: the page's "What to fix", the text
+    report's hints) has one line per idea: 1/sqrt(d_model) found in cases of many d_model sizes
+    was one bullet per size (a newcomer read 14 near-identical bullets)."""
+    from grader.reports import view
+
+    path = MISTAKES / "tied_lm_head" / "inv_sqrt_d_model.py"
+    plan = make_plan(path, _problem("tied_lm_head"), CheckOptions(max_examples=6, shrink=False, sandbox="none",
+                                                                  framework="numpy"), NO_SANDBOX)
+    report = grade_plan(plan, for_file(path, "tied_lm_head", "numpy"))
+    worded = {c.failure.hint for c in report.cases if c.failure and c.failure.data.get("hint_id") == "factor"}
+    assert len(worded) >= 2, worded            # the cases' own sentences differ (each names its size)
+    hints = view.build(report).hints
+    assert len(hints) == len(set(hints)) and sum(h in worded for h in hints) <= 1, hints
+    assert any("sqrt" in h for h in hints), hints

@@ -297,7 +297,8 @@
       box.append(dl);
     }
     for (const line of f.details || []) box.append(el("pre", { class: "details", text: line }));
-    if (f.kind === "tolerance" && attempt) {
+    // only where the server can draw one (heat_map_png: the values, or a tolerance grid)
+    if (f.kind === "tolerance" && attempt && ((("got" in v) && ("expected" in v)) || d.grid)) {
       const img = el("img", { class: "heatmap", alt: "Heat map of where " + c.name + " is off: |got - expected| over the output",
                               src: "/api/attempts/" + attempt + "/heatmap?case=" + encodeURIComponent(c.name) + "&token=" + encodeURIComponent(config.token) });
       img.addEventListener("error", () => img.remove());

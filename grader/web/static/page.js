@@ -215,6 +215,10 @@
       ((report.hidden || []).length ? " shown" : "") + " cases passed");
     if (seconds) summary.append(" · " + seconds + " s");
     parts.push(summary);
+    if (counts.skipped) {
+      parts.push(el("p", { class: "muted", text: counts.skipped + " case" + (counts.skipped > 1 ? "s were" : " was") +
+        " not run: the check stopped at the first call that timed out, crashed or ran out of time" }));
+    }
     for (const h of report.hidden || []) {
       parts.push(el("p", { class: "muted", text: "Hidden group " + h.group + ": " + h.passed + " of " + h.total + " passed" }));
     }
@@ -228,7 +232,8 @@
       for (const h of report.hints) list.append(el("li", { text: h }));
       parts.push(el("h3", { text: "What to fix" }), list);
     }
-    const failing = (report.cases || []).filter((c) => c.status === "failed" || c.status === "error")
+    // a call stopped at its limit is a failing case too (it names the case and the limit)
+    const failing = (report.cases || []).filter((c) => c.status === "failed" || c.status === "error" || c.status === "timeout")
       .sort((a, b) => caseSize(a) - caseSize(b) || a.name.localeCompare(b.name));
     if (failing.length) {
       // the count of graded cases, as the score line's; inputs hypothesis found are counted apart

@@ -9,13 +9,15 @@ failing example and shrinks it: fewer and smaller axes, values toward 0. What it
 shown as extra feedback, never counted in the points, so the verdict does not depend on the
 hypothesis version.
 
-Verdicts are cached by input bytes. Each search stops after :data:`SHRINK_BUDGET` CPU seconds
+Verdicts are cached by input bytes. The searches of one check share a budget of CPU seconds
 (this thread's and the submission's calls', so a loaded machine finds the same example, only
-later; a call whose CPU time is unknown, such as a crash, counts its wall-clock time), at a
-wall-clock ceiling of 45 s (calls that block or crash use little CPU), or at the run's
-``--total-timeout`` deadline, whichever comes first: from then on unseen inputs count
-as passing, which ends the shrink with the best example so far (hypothesis replays the final
-example, which is cached, so the result stays consistent). Timeouts and crashes are not shrunk.
+later; a call whose CPU time is unknown, such as a crash, counts its wall-clock time): what the
+graded visible cases cost (``budget``, so that a failing check takes about twice a passing one,
+issue 33; at least :data:`MIN_BUDGET`), at most :data:`SHRINK_BUDGET` a search. A search stops
+when its share is spent, at a wall-clock ceiling shaped like a call's backstop (calls that block
+or crash use little CPU), or at the run's ``--total-timeout`` deadline, whichever comes first: the search then ends at once with the
+smallest failing example found so far (before, unseen inputs counted as passing and hypothesis
+went on drawing and shrinking: a 0.6 s budget took 11 s at load 9). Timeouts and crashes are not shrunk.
 
 hypothesis's storage (its constants cache and example database, ``./.hypothesis`` by default)
 is a private folder of the grader's while the search runs (``grader.isolation.hypothesis_storage``):
@@ -34,6 +36,11 @@ from .cases import Case, case_strategy
 from .results import SHRUNK_PREFIX, ArrayInfo, CaseResult
 
 MAX_SHRINKS = 2
+#: CPU seconds all the searches of one check may use at least, whatever the graded cases cost:
+#: a NumPy check's visible cases can cost 0.1 s, and each new shape the search tries costs a
+#: compilation of the JAX reference; 1.5 s found masked_mean_pool's (2, 2, 1) examples in 3.1 s
+#: wall at load 8, where 0.6 s found none and the old 8 s a search took 20 s
+MIN_BUDGET = 1.5
 SHRINK_BUDGET = 8.0  # CPU seconds per search (the grader's thread and the submission's calls): not wall-clock
 # time, so that what a search finds does not depend on how busy the machine is
 WALL_FACTOR, WALL_MARGIN = 5.0, 5.0   # and a wall-clock ceiling of 5 x 8 + 5 = 45 s per search (Limits.backstop's shape)
@@ -53,7 +60,7 @@ def _key(case: Case) -> str:
 def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], executor: Any,
                     judge: Callable[[Case, Any, Any], Any], *, dtypes: tuple[str, ...], seed: int = 0,
                     call_timeout: float = 10.0, replay: Callable[[Case], str | None] | None = None,
-                    deadline: float | None = None) -> list[CaseResult]:
+                    deadline: float | None = None, budget: float | None = None) -> list[CaseResult]:
     """Small failing inputs like the first failing generated cases, as extra :class:`CaseResult` records.
 
     A shrunk case only adds information: it is named ``"shrunk:<original>"``, carries a replay
@@ -72,6 +79,9 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
         call_timeout: CPU seconds per call (cut to what the search has left).
         replay: the replay command of a case (``grader.plan.Plan.replay_command``), or None.
         deadline: ``time.monotonic()`` value of the run's ``--total-timeout``; no search goes past it.
+        budget: CPU seconds for all the searches together (the graded visible cases' cost, at
+            least :data:`MIN_BUDGET`; shared equally, at most :data:`SHRINK_BUDGET` each), or
+            None for :data:`SHRINK_BUDGET` each.
 
     Returns:
         At most :data:`MAX_SHRINKS` extra results, possibly none.
@@ -83,7 +93,13 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
     # hypothesis keeps its storage (constants cache, database) in ./.hypothesis unless told
     # otherwise: the working folder may be a class folder or a learner's repository
     with hypothesis_storage():
-        return _shrink(problem, cases, results, executor, judge, dtypes, seed, call_timeout, replay, deadline)
+        return _shrink(problem, cases, results, executor, judge, dtypes, seed, call_timeout, replay, deadline, budget)
+
+
+class _Spent(BaseException):
+    """A search's share of the budget is spent: raised inside the property, it is not a failure
+    hypothesis would shrink (a BaseException ends its run), so the search stops with the
+    smallest failing input found so far."""
 
 
 def _targets(cases: list[Case], results: list[CaseResult]) -> list[tuple[Case, CaseResult]]:
@@ -105,7 +121,7 @@ def _targets(cases: list[Case], results: list[CaseResult]) -> list[tuple[Case, C
 
 def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor: Any, judge: Callable[..., Any],
             dtypes: tuple[str, ...], seed: int, call_timeout: float, replay: Callable[[Case], str | None] | None,
-            deadline: float | None) -> list[CaseResult]:
+            deadline: float | None, budget: float | None = None) -> list[CaseResult]:
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
@@ -116,32 +132,34 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
         if case.origin == "generated":
             verdicts[_key(case)] = res.failure.kind if res.failure else None
     targets = _targets(cases, results)
+    share = SHRINK_BUDGET if budget is None else min(SHRINK_BUDGET, max(MIN_BUDGET, budget) / max(1, len(targets)))
     out: list[CaseResult] = []
     for original, original_res in targets:
         kind = original_res.failure.kind
         dt = original.dtype
         i = dtypes.index(dt)
         best: dict[str, Any] = {}
-        t0, c0 = time.monotonic(), time.thread_time()
+        t0, c0 = time.monotonic(), time.process_time()
         calls_cpu = [0.0]   # what the submission's calls cost (their CPU seconds, as measured)
         if deadline is not None and deadline - t0 < 0.5:
             break  # the run's time is up: the graded cases are all reported already
         # a ceiling on the wall clock too, shaped like a call's backstop: calls that crash (and
         # restart the process) or block use little CPU, and must not keep a search going
-        wall_end = t0 + WALL_FACTOR * SHRINK_BUDGET + WALL_MARGIN
+        wall_end = t0 + WALL_FACTOR * share + WALL_MARGIN
         if deadline is not None:
             wall_end = min(wall_end, deadline)
 
         def spent() -> float:
-            """CPU seconds of this search: this thread's (hypothesis, the reference) and the calls'."""
-            return time.thread_time() - c0 + calls_cpu[0]
+            """CPU seconds of this search: the grader's (hypothesis, the reference and the threads
+            its compilations run on) and the calls'."""
+            return time.process_time() - c0 + calls_cpu[0]
 
         def failing(case: Case) -> bool:
             key = _key(case)
             if key not in verdicts:
-                left = SHRINK_BUDGET - spent()
+                left = share - spent()
                 if left <= 0 or time.monotonic() >= wall_end:
-                    return False
+                    raise _Spent   # ends hypothesis at once: the smallest failing input so far stands
                 exp = expected_for(problem, case)
                 outcome = executor.call(case, timeout=min(call_timeout, left))
                 # a call whose CPU time is unknown (a crash, an executor that does not measure it)
@@ -166,7 +184,7 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
 
         try:
             prop()
-        except AssertionError:
+        except (AssertionError, _Spent):
             pass
         except HypothesisException:
             continue

@@ -2,6 +2,8 @@
 it stops at the run's --total-timeout, and what it finds is no larger than the failing case."""
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from pathlib import Path
 
@@ -52,7 +54,7 @@ class _Clock:
     def monotonic(self) -> float:
         return self.now
 
-    def thread_time(self) -> float:   # the search's CPU budget: on the same virtual clock
+    def process_time(self) -> float:   # the search's CPU budget: on the same virtual clock
         return self.now
 
 
@@ -104,7 +106,7 @@ def test_calls_that_crash_or_block_cannot_keep_a_search_going(monkeypatch):
     ceiling bounds calls that block. On a virtual clock (time passes only in the calls)."""
     cases, results = failing_generated()
     clock = _Clock()
-    clock.thread_time = lambda: 0.0        # the grader's thread uses no CPU here: only the calls cost
+    clock.process_time = lambda: 0.0       # the grader uses no CPU here: only the calls cost
     monkeypatch.setattr(shrink, "time", clock)
 
     class Crashes(Offset):
@@ -128,3 +130,33 @@ def test_calls_that_crash_or_block_cannot_keep_a_search_going(monkeypatch):
     shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",))
     ceiling = shrink.WALL_FACTOR * shrink.SHRINK_BUDGET + shrink.WALL_MARGIN
     assert 0 < len(sub.calls) <= 2 * (ceiling / 10 + 1), len(sub.calls)
+
+
+def test_the_searches_of_a_check_share_what_its_graded_cases_cost(monkeypatch):
+    """With ``budget`` (the graded visible cases' CPU seconds), the searches of one check spend
+    that, at least MIN_BUDGET, in all: a failing check takes about twice a passing one, not the
+    8 s a search of old (24 s against 0.6 s on the exercise page). Each call here costs 1 s
+    of CPU, on a virtual clock."""
+    cases, results = failing_generated()
+    clock = _Clock()
+    clock.process_time = lambda: 0.0
+    monkeypatch.setattr(shrink, "time", clock)
+
+    class Costs(Offset):
+        def call(self, case, timeout=None):
+            clock.now += 1.0
+            out = super().call(case, timeout)       # records the call
+            return dataclasses.replace(out, cpu_seconds=1.0)
+
+    spent = {}
+    for budget in (None, 0.2, 4.0):
+        sub = Costs()
+        out = shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",), budget=budget)
+        spent[budget] = 1.0 * len(sub.calls)
+        if budget is not None:
+            assert out, "the smallest failing input found within the budget is reported"
+    # one search here (one failing generated case of one kind and dtype): its share is the budget
+    # (a search may start one call before its share is spent)
+    assert spent[0.2] <= shrink.MIN_BUDGET + 1.0, spent
+    assert spent[4.0] <= 4.0 + 1.0, spent
+    assert spent[None] > 4.0 + 1.0, spent      # the old per-search budget (SHRINK_BUDGET) is larger

@@ -1,0 +1,74 @@
+"""Parity of the two executors (issue 34): the same scripted functions through the in-process fake
+(``grader.run.inprocess.InProcessExecutor``, what the verdict, hint, scoring and format tests use)
+and through the sandboxed child (``grader._child``) give the same case statuses, failure kinds,
+hint ids and score. This is what licenses testing verdicts in process: where the two classify a
+call differently, a test of the fake says nothing of what a learner gets.
+
+Each function is graded once each way on tied_lm_head (a few generated cases, no shrinking), the
+same plan both ways (``conftest.check_like_cli`` and ``conftest.grade_function_in_process``).
+"""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import check_like_cli, grade_function_in_process
+
+HEAD = "import numpy as np\n\n\n"
+#: scripted functions: what each does that a classifier must name (status, result, mutation, type)
+SCRIPTS = {
+    "right": "def tied_lm_head(hidden, embedding_matrix):\n    return hidden @ embedding_matrix.T\n",
+    "a_list": "def tied_lm_head(hidden, embedding_matrix):\n    return (hidden @ embedding_matrix.T).tolist()\n",
+    "a_tuple": "def tied_lm_head(hidden, embedding_matrix):\n    r = hidden @ embedding_matrix.T\n    return r, r\n",
+    "a_python_float": "def tied_lm_head(hidden, embedding_matrix):\n    return float((hidden @ embedding_matrix.T).sum())\n",
+    "none": "def tied_lm_head(hidden, embedding_matrix):\n    hidden @ embedding_matrix.T\n",
+    "raises": "def tied_lm_head(hidden, embedding_matrix):\n    raise ValueError('no')\n",
+    "mutates_values": ("def tied_lm_head(hidden, embedding_matrix):\n    r = hidden @ embedding_matrix.T\n"
+                       "    hidden *= 2\n    return r\n"),
+    "mutates_shape": ("def tied_lm_head(hidden, embedding_matrix):\n    r = hidden @ embedding_matrix.T\n"
+                      "    hidden.shape = (-1,)\n    return r\n"),
+    "float64_always": "def tied_lm_head(hidden, embedding_matrix):\n    return (hidden.astype(np.float64) @ embedding_matrix.T.astype(np.float64))\n",
+    "bool_result": "def tied_lm_head(hidden, embedding_matrix):\n    return (hidden @ embedding_matrix.T) > 0\n",
+    "object_array": "def tied_lm_head(hidden, embedding_matrix):\n    return np.array([object()] * 2)\n",
+    "subclass": ("class Sub(np.ndarray):\n    pass\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                 "    return (hidden @ embedding_matrix.T).view(Sub)\n"),
+    "offset": "def tied_lm_head(hidden, embedding_matrix):\n    return hidden @ embedding_matrix.T + np.asarray(0.5, hidden.dtype)\n",
+    "non_finite": ("def tied_lm_head(hidden, embedding_matrix):\n    r = hidden @ embedding_matrix.T\n"
+                   "    return r * np.asarray(np.inf, r.dtype)\n"),
+}
+TORCH_SCRIPTS = {
+    "torch_with_grad": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                        "    w = embedding_matrix.clone().requires_grad_(True)\n    return hidden @ w.T\n"),
+    "torch_bfloat16_always": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                              "    return (hidden @ embedding_matrix.T).to(torch.bfloat16)\n"),
+}
+ARGS = ("--problem", "tied_lm_head", "--max-examples", "3", "--no-shrink")
+
+
+def _outcomes(report: dict) -> dict:
+    cases = {c["name"]: (c["status"], (c.get("failure") or {}).get("kind"),
+                         ((c.get("failure") or {}).get("data") or {}).get("hint_id")) for c in report["cases"]}
+    return {"cases": cases, "score": report["score"], "failure": (report.get("failure") or {}).get("kind")}
+
+
+def _both(tmp_path, name: str, source: str) -> tuple[dict, dict]:
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    child_code, child = check_like_cli(str(path), *ARGS)
+    fake = grade_function_in_process(path, *ARGS)
+    assert fake is not None, "the fake imports the function"
+    fake_code, fake_report = fake
+    assert child_code == fake_code, (name, child_code, fake_code)
+    return _outcomes(child), _outcomes(fake_report)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_the_fake_and_the_child_classify_a_call_alike(tmp_path, name):
+    child, fake = _both(tmp_path, name, HEAD + SCRIPTS[name])
+    assert child == fake
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_SCRIPTS))
+def test_the_fake_and_the_child_classify_a_torch_call_alike(tmp_path, name):
+    pytest.importorskip("torch")
+    child, fake = _both(tmp_path, name, TORCH_SCRIPTS[name])
+    assert child == fake

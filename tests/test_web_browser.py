@@ -195,12 +195,22 @@ def test_the_page_at_375_and_1920_px_and_by_keyboard(served, browser):
     expect(page.get_by_role("radio", name="NumPy")).to_be_focused()
     page.keyboard.press("Tab")
     expect(page.get_by_role("textbox", name="Code editor")).to_be_focused()
+    # arriving by Tab, the cursor is at the end of the code: typing there cannot indent its
+    # first line ("import numpy") into a SyntaxError, as a newcomer's second Tab did
+    page.keyboard.type("# here")
+    lines = page.locator(".cm-content .cm-line").all_text_contents()
+    assert lines[-1].strip() == "# here" and lines[0].startswith("import"), lines
+    page.keyboard.press("Control+z")
     page.keyboard.press("Escape")    # CodeMirror: Esc, then Tab leaves the editor instead of indenting
     page.keyboard.press("Tab")
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_focused()
     page.keyboard.press("Tab")
     page.keyboard.press("Tab")
     expect(page.get_by_role("checkbox", name="Find smallest failing case")).to_be_focused()
+    # the skip link puts the keyboard in the editor itself
+    page.get_by_role("link", name="Skip to the editor").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("textbox", name="Code editor")).to_be_focused()
     for control in ("Run", "Reset to the starter code"):
         expect(page.get_by_role("button", name=control, exact=True)).to_be_visible()
     page.set_viewport_size({"width": 1920, "height": 1080})

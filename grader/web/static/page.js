@@ -41,6 +41,17 @@
     editor.view.contentDOM.setAttribute("aria-label",
       "Code editor: your " + config.function + " function in " + (names[framework] || framework));
   }
+  // arriving in the editor (Tab, the skip link) puts the cursor at the end of the code, not
+  // before its first line: a second Tab there indented "import numpy" into a SyntaxError
+  function toEnd() {
+    const view = editor.view;
+    if (view.state.selection.main.head === 0 && view.state.doc.length > 0) {
+      view.dispatch({ selection: { anchor: view.state.doc.length } });
+    }
+  }
+  editor.view.contentDOM.addEventListener("focus", toEnd);
+  const skip = document.querySelector("a.skip");
+  if (skip) skip.addEventListener("click", (e) => { e.preventDefault(); editor.focus(); toEnd(); });
   let saveTimer = null;
   editor.view.dom.addEventListener("keyup", () => { clearTimeout(saveTimer); saveTimer = setTimeout(saveDraft, 500); });
 

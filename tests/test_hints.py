@@ -175,6 +175,18 @@ def test_factor_offset_and_row_offsets_fit_only_what_they_explain():
     assert _judge_generic(bent.astype(np.float32), ref, allowed, "float32") is None
 
 
+@pytest.mark.parametrize("shape", [(), (2,), (3,)])
+def test_no_factor_is_fitted_to_fewer_elements_than_the_evidence_rule(shape):
+    """A factor fitted to a 0-d (or 2-element) output fits it exactly, whatever the mistake: an
+    instructor's masked log-sum-exp was told "multiplied by a constant factor of 1.161" on its
+    worked example (one element per row)."""
+    ref = np.full(shape, 2.5)
+    allowed = np.full(shape, 1e-6)
+    assert _judge_generic(ref * 1.161, ref, allowed, "float64") is None
+    big = np.linspace(1, 2, 8)
+    assert _judge_generic(big * 1.161, big, np.full(8, 1e-6), "float64").idea == "scaled"
+
+
 def test_a_transposed_square_result_is_named_and_a_reshape_is_not():
     ref = np.random.default_rng(3).normal(0, 1, (2, 4, 4))
     allowed = 4 * 2.0 ** -24 * np.abs(ref) + 1e-7

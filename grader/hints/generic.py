@@ -187,7 +187,9 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
         c = float(np.sum(got * ref) / np.sum(ref * ref)) if np.any(ref) else math.nan
     # a factor within 5e-4 of 1 reads as "1" at 4 digits and names nothing (float32 rounding,
     # an eps in the wrong place): no hint rather than "a constant factor of 1"
-    if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4:
+    # a factor fitted to fewer than MIN_EVIDENCE elements fits them exactly whatever the mistake
+    # (any 0-d output is "a constant factor" of the right one): no evidence, no hint
+    if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4 and int(keep.sum()) >= MIN_EVIDENCE:
         r = judge(fix(c * full_ref), got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
         if r is not None:
             out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0)

@@ -348,6 +348,12 @@ def test_the_history_is_kept_across_restarts_in_the_data_folder(tmp_path, monkey
     assert again.path == tmp_path / "xdg" / "grader" / "history.sqlite3"
     assert [row["id"] for row in again.list("tied_lm_head")] == [attempt] and again.list("softmax") == []
     assert again.get(attempt)["source"] == GOOD and again.get(attempt)["report"]["passed"] is True
+    # a run that could not grade (its own failure: import, timeout...) is listed as such, for the
+    # page's ERROR (a newcomer's import error was listed as FAIL)
+    broken = again.add("tied_lm_head", "numpy", "def", {"passed": False, "score": 0, "max_score": 10.0,
+                                                       "failure": {"kind": "import"}}, 0.5)
+    listed = {row["id"]: row["failure"] for row in again.list("tied_lm_head")}
+    assert listed == {attempt: None, broken: "import"}
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert data_folder() == tmp_path / "home" / ".local" / "share" / "grader"

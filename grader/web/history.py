@@ -68,8 +68,11 @@ class History:
             return int(cur.lastrowid)
 
     def list(self, problem: str | None = None) -> list[dict[str, Any]]:
-        """The newest attempts (of ``problem``, or all), newest first, without source and report."""
-        query = "SELECT id, time, problem, framework, passed, score, max_score, seconds FROM attempts"
+        """The newest attempts (of ``problem``, or all), newest first, without source and report;
+        ``failure``: the kind of the run's own failure (``import``, ``timeout``...: the page's
+        ERROR), or None."""
+        query = ("SELECT id, time, problem, framework, passed, score, max_score, seconds, "
+                 "json_extract(report, '$.failure.kind') AS failure FROM attempts")
         params: tuple[Any, ...] = ()
         if problem:
             query += " WHERE problem = ?"

@@ -332,7 +332,7 @@
     $("history-empty").hidden = rows.length > 0;
     for (const row of rows) {
       const when = new Date(row.time * 1000).toLocaleString();
-      const label = (row.passed ? "PASS" : "FAIL") + " · " + (names[row.framework] || row.framework) + " · " +
+      const label = (row.failure ? "ERROR" : (row.passed ? "PASS" : "FAIL")) + " · " + (names[row.framework] || row.framework) + " · " +
                     fmt(row.score) + "/" + fmt(row.max_score) + " · " + when;
       const button = el("button", { type: "button", class: "link", text: label,
                                     "aria-label": "Show attempt " + row.id + ": " + label });

@@ -54,7 +54,7 @@ class _Clock:
     def monotonic(self) -> float:
         return self.now
 
-    def process_time(self) -> float:   # the search's CPU budget: on the same virtual clock
+    def thread_time(self) -> float:   # the search's CPU budget: on the same virtual clock
         return self.now
 
 
@@ -106,7 +106,7 @@ def test_calls_that_crash_or_block_cannot_keep_a_search_going(monkeypatch):
     ceiling bounds calls that block. On a virtual clock (time passes only in the calls)."""
     cases, results = failing_generated()
     clock = _Clock()
-    clock.process_time = lambda: 0.0       # the grader uses no CPU here: only the calls cost
+    clock.thread_time = lambda: 0.0        # the grader's thread uses no CPU here: only the calls cost
     monkeypatch.setattr(shrink, "time", clock)
 
     class Crashes(Offset):
@@ -139,7 +139,7 @@ def test_the_searches_of_a_check_share_what_its_graded_cases_cost(monkeypatch):
     of CPU, on a virtual clock."""
     cases, results = failing_generated()
     clock = _Clock()
-    clock.process_time = lambda: 0.0
+    clock.thread_time = lambda: 0.0
     monkeypatch.setattr(shrink, "time", clock)
 
     class Costs(Offset):

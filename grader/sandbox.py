@@ -202,6 +202,8 @@ def view(submission: str, workdir: str, jax_seed: str | None = None, memory_byte
     masked = any(pkg.startswith(d + os.sep) for d in [*pydirs, "/usr"])
     if masked:  # an installed grader: hide its bundled problems and references
         steps.append(Mount("tmpfs", pkg, size=1 << 20))
+    stale = stale_packages(pydirs)
+    steps += [Mount("tmpfs", d, size=1 << 20) for d in stale]
     for f in CHILD_FILES:
         steps.append(Mount("ro", str(f), str(f)))
     sub = os.path.realpath(folder) if folder else os.path.realpath(submission)
@@ -210,8 +212,34 @@ def view(submission: str, workdir: str, jax_seed: str | None = None, memory_byte
         steps.append(Mount("ro", inside_workdir(workdir) + "/" + JAX_SEED, os.path.realpath(jax_seed)))
     if masked:
         steps.append(Mount("remount-ro", pkg))
+    steps += [Mount("remount-ro", d) for d in stale]
     steps += [Mount("remount-ro", "/dev"), Mount("remount-ro", "/")]
     return steps
+
+
+def stale_packages(pydirs: list[str]) -> list[str]:
+    """``grader`` folders in ``pydirs`` (site-packages) that hold bundled problems or references
+    (``_bundled/``) and are not the running package: an editable install (``pip install -e``)
+    copies ``problems/`` and ``reference/`` into ``<site-packages>/grader/_bundled`` while the
+    code runs from the checkout, and a submission read the references from there (round
+    eight). Hidden from the child in every tier, as the running package's own are."""
+    import glob
+    import sysconfig
+
+    pkg = os.path.realpath(PACKAGE_DIR)
+    libs = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    out: list[str] = []
+    seen: set[str] = set()
+    for d in pydirs:
+        places = [d, *(lib for lib in libs if lib.startswith(d.rstrip(os.sep) + os.sep)),
+                  *glob.glob(os.path.join(glob.escape(d), "lib*", "python*", "site-packages"))]
+        for place in places:
+            g = os.path.join(place, "grader")
+            real = os.path.realpath(g)
+            if os.path.isdir(os.path.join(g, "_bundled")) and real != pkg and real not in seen:
+                seen.add(real)   # lib64 -> lib: one folder, hidden once
+                out.append(g)
+    return out
 
 
 def bwrap_argv(steps: list[Mount], workdir_inside: str, extra: tuple[str, ...] = (), sized: bool = True,
@@ -828,6 +856,19 @@ def _cover_without(folder: str, hidden: str) -> list[str]:
     return out
 
 
+def _cover_without_all(folder: str, hidden: list[str]) -> list[str]:
+    """:func:`_cover_without` for several hidden paths inside ``folder``."""
+    if not hidden:
+        return [folder]
+    out = []
+    for path in _cover_without(folder, hidden[0]):
+        inner = [h for h in hidden[1:] if h.startswith(path.rstrip(os.sep) + os.sep)]
+        if any(h == path for h in hidden[1:]):
+            continue
+        out += _cover_without_all(path, inner) if inner else [path]
+    return out
+
+
 class Sandbox:
     """A tier ready to use: wraps the child's argv and tells the child what to apply to itself.
 
@@ -896,12 +937,13 @@ class Sandbox:
             pol["landlock"] = {"ro": ro, "rw": ["/tmp", "/dev/shm"], "dev": [f"/dev/{d}" for d in DEVICES]}
         elif self.tier == "rlimits":
             ro = []
-            pkg = str(PACKAGE_DIR)
+            hidden = [str(PACKAGE_DIR), *stale_packages(_python_dirs())]
             for m in steps:
                 if m.kind != "ro":
                     continue
-                if pkg.startswith(m.source.rstrip(os.sep) + os.sep):   # a wheel install: not the bundled files
-                    ro += _cover_without(m.source, pkg)
+                inside = [h for h in hidden if h.startswith(m.source.rstrip(os.sep) + os.sep)]
+                if inside:   # a wheel install, or an editable one's copy: not the bundled files
+                    ro += _cover_without_all(m.source, inside)
                 else:
                     ro.append(m.source)
             # of /proc, the child's own entry and host-wide facts only: not the other processes'

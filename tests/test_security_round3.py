@@ -630,6 +630,36 @@ def test_bundled_files_of_a_wheel_install_are_unreadable(tmp_path, monkeypatch, 
     assert out.result.tolist() == [0, 1], "a bundled reference was readable (or its neighbours were not)"
 
 
+@pytest.mark.parametrize("tier", TIERS)
+def test_bundled_files_of_an_editable_install_are_unreadable(tmp_path, monkeypatch, tier):
+    """``pip install -e`` runs the checkout's grader/ but copies problems/ and reference/ into
+    ``<site-packages>/grader/_bundled``: a submission read a bundled reference from there and
+    passed layer_norm with no code of its own (round eight). The rest of site-packages stays."""
+    from .test_security import _landlock_abi
+    if tier == "rlimits" and not _landlock_abi():
+        pytest.skip("the kernel has no Landlock")
+    site = tmp_path / "lib" / "site-packages"
+    secret = site / "grader" / "_bundled" / "reference" / "tied_lm_head.py"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("def tied_lm_head(h, e): return h @ e.T\n")
+    (site / "otherlib").mkdir()
+    beside = site / "otherlib" / "ok.txt"
+    beside.write_text("ok")
+    for folder, _, names in os.walk(tmp_path):
+        os.chmod(folder, 0o755)
+        for name in names:
+            os.chmod(os.path.join(folder, name), 0o644)
+    real_dirs = sandbox._python_dirs()
+    monkeypatch.setattr(sandbox, "_python_dirs", lambda: [*real_dirs, str(site)])
+    sub = write_submission(tmp_path, READ_BUNDLED.format(secret=str(secret), beside=str(beside)))
+    with Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
+        started = w.start()
+        assert started.status == "ok", (started.message, w.output()["stderr"][-500:])
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+    assert out.result.tolist() == [0, 1], "a bundled reference was readable (or its neighbours were not)"
+
+
 # -- class 9: a verdict depends on the machine's load --------------------------------------------------
 WAITS = """
 import time

@@ -185,6 +185,9 @@ def test_no_factor_is_fitted_to_fewer_elements_than_the_evidence_rule(shape):
     assert _judge_generic(ref * 1.161, ref, allowed, "float64") is None
     big = np.linspace(1, 2, 8)
     assert _judge_generic(big * 1.161, big, np.full(8, 1e-6), "float64").idea == "scaled"
+    # a factor that names a count still does: a sum of 4 rows where their mean is due
+    assert _judge_generic(ref * 4, ref, allowed, "float64").idea == "scaled"
+    assert _judge_generic(ref / 3, ref, allowed, "float64").idea == "scaled"
 
 
 def test_a_transposed_square_result_is_named_and_a_reshape_is_not():

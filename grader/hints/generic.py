@@ -188,8 +188,10 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
     # a factor within 5e-4 of 1 reads as "1" at 4 digits and names nothing (float32 rounding,
     # an eps in the wrong place): no hint rather than "a constant factor of 1"
     # a factor fitted to fewer than MIN_EVIDENCE elements fits them exactly whatever the mistake
-    # (any 0-d output is "a constant factor" of the right one): no evidence, no hint
-    if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4 and int(keep.sum()) >= MIN_EVIDENCE:
+    # (any 0-d output is "a constant factor" of the right one): there only a factor that names
+    # something counts (a count: a sum for a mean, n for n - 1; or its reciprocal)
+    few = int(keep.sum()) < MIN_EVIDENCE
+    if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4 and (not few or _names_a_count(c, ref)):
         r = judge(fix(c * full_ref), got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
         if r is not None:
             out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0)
@@ -209,6 +211,15 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
             if r is not None:
                 out.append((Hint(idea="row_shifted"), r))
     return out
+
+
+def _names_a_count(c: float, ref: np.ndarray) -> bool:
+    """Whether the factor ``c`` is a whole number of at least 2 or its reciprocal (to 1e-3), or
+    the n/(n-1)-type factor of a variance count: what a factor fitted to a 0-d output can name."""
+    for x in (abs(c), 1 / abs(c)):
+        if x >= 1.5 and abs(x - round(x)) <= 1e-3 * x:
+            return True
+    return _variance_count(c, ref.shape[-1] if ref.ndim else 0) is not None
 
 
 def matched_non_finite(got: np.ndarray, ref: np.ndarray) -> np.ndarray:

@@ -119,8 +119,9 @@ def address_space_bytes(memory_bytes: int, wrap: Any = None) -> int:
 PROBE_TIMEOUT = 20.0         # seconds for one probe run
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-# the child script, the wire format and the framework modules it loads by path (grader.frameworks)
-CHILD_FILES = (PACKAGE_DIR / "_child.py", PACKAGE_DIR / "protocol.py",
+# the child script, its confinement, the wire format and the framework modules it loads by path
+# (grader.frameworks)
+CHILD_FILES = (PACKAGE_DIR / "_child.py", PACKAGE_DIR / "_confine.py", PACKAGE_DIR / "protocol.py",
                *(PACKAGE_DIR / "frameworks" / f"{name}.py" for name in ("numpy", "jax", "torch")))
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",

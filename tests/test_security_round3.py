@@ -469,13 +469,13 @@ def test_no_call_reaches_another_process_in_the_rlimits_tier(tmp_path, target):
 
 def test_the_filter_allows_only_self_for_pid_calls():
     """The filter's rule, read back from the program: every pid call is checked against 0 and self."""
-    from grader import _child
-    prog = _child.seccomp_program("x86_64", 4242)
+    from grader import _confine
+    prog = _confine.seccomp_program("x86_64", 4242)
     words = [prog[i:i + 8] for i in range(0, len(prog), 8)]
     import struct
     ins = [struct.unpack("=HBBI", w) for w in words]
-    for name in _child._SELF_PID_ARG0 + ("setpriority", "ioprio_set"):
-        nr = _child._NR[name][0]
+    for name in _confine._SELF_PID_ARG0 + ("setpriority", "ioprio_set"):
+        nr = _confine._NR[name][0]
         at = next(i for i, x in enumerate(ins) if x[0] == 0x15 and x[3] == nr and x[1] == 0)
         body = ins[at + 1: at + 1 + ins[at][2]]
         assert (0x15, 1, 0, 4242) in body and any(x[0] == 0x15 and x[3] == 0 for x in body), name
@@ -606,7 +606,7 @@ def test_bundled_files_of_a_wheel_install_are_unreadable(tmp_path, monkeypatch, 
     secret.write_text("def tied_lm_head(h, e): return h @ e.T\n")
     real = Path(sandbox.__file__).parent
     files = []
-    for rel in ("_child.py", "protocol.py", "frameworks/numpy.py", "frameworks/jax.py", "frameworks/torch.py"):
+    for rel in ("_child.py", "_confine.py", "protocol.py", "frameworks/numpy.py", "frameworks/jax.py", "frameworks/torch.py"):
         shutil.copyfile(real / rel, pkg / rel)
         files.append(pkg / rel)
     (site / "otherlib").mkdir()

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
+from grader import sandbox, sandbox_user
 from grader.errors import GraderError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,7 +106,7 @@ def uids(monkeypatch):
     """A range of two uids of this test's own; taking gives up after 0.5 s (not 10)."""
     start = _range(2)
     monkeypatch.setenv(sandbox.ENV_UIDS, f"{start}:2")
-    monkeypatch.setattr(sandbox, "TAKE_WAIT", 0.5)
+    monkeypatch.setattr(sandbox_user, "TAKE_WAIT", 0.5)
     return start
 
 
@@ -154,8 +154,8 @@ def test_a_claim_that_loses_a_race_kills_only_its_own_watchdog(uids, others, mon
     claim = others.claim(uids)
     child = others.child(uids)
     others.claim(uids + 1)
-    real = sandbox._in_use
-    monkeypatch.setattr(sandbox, "_in_use", lambda table, uid, besides=0: besides != 0 and real(table, uid, besides))
+    real = sandbox_user._in_use
+    monkeypatch.setattr(sandbox_user, "_in_use", lambda table, uid, besides=0: besides != 0 and real(table, uid, besides))
     started: list[subprocess.Popen] = []
     real_start = sandbox.SandboxUser._start_watchdog
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import sandbox
+from grader import sandbox, sandbox_user
 from grader.runner import Limits, Worker
 
 from .test_security import FORGE, INPUTS, NAMESPACE_OK, STRONG, write_submission
@@ -154,19 +154,19 @@ def test_releasing_a_sandbox_user_waits_until_its_processes_are_gone(monkeypatch
         alive["left"] -= 1
         return [4242, 4243] if alive["left"] > 0 else []
 
-    monkeypatch.setattr(sandbox, "processes_of", listing)
+    monkeypatch.setattr(sandbox_user, "processes_of", listing)
     monkeypatch.setattr(sandbox.os, "kill", lambda pid, sig: killed.append(pid))
-    assert sandbox._kill_user(0x7A000FFF) is True
+    assert sandbox_user._kill_user(0x7A000FFF) is True
     assert alive["left"] == 0, "returned while processes of the uid were still listed"
     assert killed.count(4242) == 7
 
 
 def test_a_sandbox_user_whose_processes_never_die_is_reported_not_waited_for_forever(monkeypatch):
     listed = []
-    monkeypatch.setattr(sandbox, "processes_of", lambda uid: listed.append(uid) or [4242])
+    monkeypatch.setattr(sandbox_user, "processes_of", lambda uid: listed.append(uid) or [4242])
     monkeypatch.setattr(sandbox.os, "kill", lambda pid, sig: None)
     # it returns (False: some are left) after a bounded number of looks, though they never die
-    assert sandbox._kill_user(0x7A000FFF, wait=0.2) is False
+    assert sandbox_user._kill_user(0x7A000FFF, wait=0.2) is False
     assert 1 <= len(listed) < 1000, len(listed)
 
 

@@ -20,7 +20,7 @@ PACKAGE = ROOT / "grader"
 LAYERS: list[tuple[str, ...]] = [
     # records and leaves: what every stage may read
     ("grader.version", "grader.memo", "grader.parsing", "grader.errors", "grader.cachedir", "grader.dtypes", "grader.results", "grader.protocol", "grader.cleanup",
-     "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child", "grader._confine",
+     "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child", "grader._confine", "grader.packing",
      "grader.frameworks", "grader.frameworks.*"),
     # the problem: spec, parameter kinds, cases, tolerance models, hint ideas
     ("grader.hints", "grader.hints.*", "grader.words", "grader.words.*", "grader.checkers", "grader.spec", "grader.spec_expr", "grader.tolerance", "grader.cases"),

@@ -16,6 +16,10 @@ from grader.spec import available_problems, load_problem
 
 from .conftest import PROBLEMS, run_grader
 
+#: run_grader runs grader.cli.main in this process: these tests read validate's findings and exit
+#: codes (the mistakes still run in their sandboxed children)
+pytestmark = pytest.mark.cli_in_process
+
 BUNDLED = sorted(available_problems())
 
 # -- a fourth problem, written to a temporary folder -------------------------------------------

@@ -30,6 +30,11 @@ import pytest
 # a verdict judged in process (grade_function_in_process) then sums in the same order as there
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# two malloc arenas per process: a worker's threads (the validations' mistakes, the corpus's
+# thread pool) otherwise each kept an arena of freed JAX and NumPy memory, and with the bundled
+# validations and the CLI in process a worker reached 7 GiB and was OOM-killed on a shared 24 GiB
+# machine (release_memory below gives the freed memory back)
+os.environ.setdefault("MALLOC_ARENA_MAX", "2")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,6 +165,31 @@ def _the_repositorys(key) -> bool:
     one of this repository's files, or no path at all."""
     path = str(key[0] if isinstance(key, tuple) else key)
     return not path.startswith("/") or path.startswith(str(ROOT) + "/")
+
+
+def release_memory() -> None:
+    """Give this process's freed memory back: JAX's compilations (each reference compiled op by op
+    for every case shape and dtype; a later test compiles what it needs again), unreachable
+    objects, and the free pages of malloc's arenas (``malloc_trim``). Called after each test
+    module and each bundled validation, so that a worker's size stays that of one module's
+    work rather than the sum of all it ran."""
+    import ctypes
+    import gc
+
+    if "jax" in sys.modules:
+        sys.modules["jax"].clear_caches()
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):      # not glibc
+        pass
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_memory_after_the_module():
+    """:func:`release_memory` once a test module's tests have run on this worker."""
+    yield
+    release_memory()
 
 
 @pytest.fixture(autouse=True)

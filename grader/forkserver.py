@@ -70,7 +70,7 @@ from typing import Any
 
 # the client side and what both sides share (callers and tests import these names from here too)
 from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, BatchServer,  # noqa: F401
-                                ForkedCheck, Reader, _connect, code_stamp, command, default_socket,
+                                ForkedCheck, Reader, connect, code_stamp, command, default_socket,
                                 framework_hint, identity, private_folder, run_served, send_request)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
@@ -662,7 +662,7 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     from .errors import GraderError
     path = Path(args.socket).absolute() if args.socket else default_socket()
     private_folder(path.parent, create=True)
-    live = _connect(path)
+    live = connect(path)
     if live is not None:
         live.close()
         raise GraderError(f"a grader serve is already running at {path}")

@@ -101,7 +101,7 @@ def private_folder(folder: Path, create: bool) -> bool:
     return ok
 
 
-def _connect(path: Path) -> socket.socket | None:
+def connect(path: Path) -> socket.socket | None:
     """A connection to the server at ``path`` if it is this user's (folder, socket and peer),
     else None."""
     if not private_folder(path.parent, create=False):
@@ -210,7 +210,7 @@ def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2)) -> int | 
         path = default_socket()
     except (OSError, RuntimeError):
         return None
-    sock = _connect(path)
+    sock = connect(path)
     if sock is None:
         return None
     try:

@@ -325,9 +325,9 @@ UNSHARE_ROOT_ARGV = [a for a in UNSHARE_ARGV if a not in ("--user", "--map-root-
 
 
 # -- the sandbox user (grader/sandbox_user.py; callers and tests import these names from here too)
+# (its private helpers, _kill_user, _sweep_unheld and the rest, are read from grader.sandbox_user)
 from .sandbox_user import (ENV_UIDS, KILL_WAIT, TAKE_WAIT, UID_COUNT, UID_START, WATCHDOG_START,  # noqa: F401
-                           SandboxUser, _hold, _in_use, _kill_user, _lock_folder, _marks, _process_ids,
-                           _sweep_unheld, needs_user, processes_of, uid_range)
+                           SandboxUser, needs_user, processes_of, uid_range)
 
 
 def _cover_without(folder: str, hidden: str) -> list[str]:

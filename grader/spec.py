@@ -42,10 +42,11 @@ FLOAT_DTYPES = ("bfloat16", "float16", "float32", "float64")
 
 
 NO_DEFAULT = object()  # a required parameter's ``default``
+_DOMAIN2 = re.compile(r"^\[\s*([^,]+?)\s*,\s*([^,]+?)\s*([\])])$")
 
 
 # the expression language of domains, sizes and constraints (callers import these names from here too)
-from .spec_expr import (_DOMAIN2, Bound, SizeExprError, domain_refs, draw_order, eval_size, holds,  # noqa: F401
+from .spec_expr import (Bound, SizeExprError, domain_refs, draw_order, eval_size, holds,  # noqa: F401
                         parse_bound, relation_expr, size_expr, size_names)
 
 

@@ -50,7 +50,6 @@ class Bound:
 
 _BOUND = re.compile(r"^(-)?\s*(?:(ndim)\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)|([A-Za-z_][A-Za-z0-9_]*)|([0-9]+))"
                     r"\s*(?:([+-])\s*([0-9]+))?$")
-_DOMAIN2 = re.compile(r"^\[\s*([^,]+?)\s*,\s*([^,]+?)\s*([\])])$")
 
 
 def parse_bound(text: str) -> Bound | None:

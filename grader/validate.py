@@ -62,7 +62,7 @@ import numpy as np
 from .errors import GraderError, SpecError
 # checks 4 and 5 and the findings' records (the tests and callers import them from here too)
 from .validate_mistakes import (ERROR, WARNING, AlternativeResult, ExecutorFor, Finding, MistakeResult,  # noqa: F401
-                                _rounded, alternative_files, alternative_findings, grade_alternative,
+                                rounded_margin, alternative_files, alternative_findings, grade_alternative,
                                 grade_mistakes, margin_findings, mistake_files, mistake_findings,
                                 mutation_scores, single_case_findings)
 _DTYPE_ORDER = ("bfloat16", "float16", "float32", "float64")
@@ -700,7 +700,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         v.groups, coverage = mutation_scores(problem, graded)
         for row in v.groups:   # the correct files' side of each group's margin
             worst = [a.margins[row["group"]] for a in v.alternatives if row["group"] in a.margins]
-            row["worst_alternative_margin"] = _rounded(max(worst)) if worst else None
+            row["worst_alternative_margin"] = rounded_margin(max(worst)) if worst else None
         v.findings.extend(coverage)
         v.findings.extend(margin_findings(graded))
         v.findings.extend(single_case_findings(graded))

@@ -90,7 +90,7 @@ class MistakeResult:
         return {"file": self.file, "expected": self.expected, "kind": self.kind, "ok": self.ok,
                 "passed": self.passed, "kinds": self.kinds, "groups": self.groups, "failed": self.failed,
                 "total": self.total, "error": self.error, "seconds": round(self.seconds, 3),
-                "margins": {g: _rounded(m) for g, m in self.margins.items()}, "caught_by": self.caught_by}
+                "margins": {g: rounded_margin(m) for g, m in self.margins.items()}, "caught_by": self.caught_by}
 
     @property
     def margin(self) -> float | None:
@@ -98,7 +98,7 @@ class MistakeResult:
         return max(self.margins.values()) if self.margins else None
 
 
-def _rounded(x: float) -> float | str:
+def rounded_margin(x: float) -> float | str:
     """A margin for validate's JSON: 3 significant digits (``grader.results.json_ratio``)."""
     return json_ratio(x, 3)
 
@@ -244,7 +244,7 @@ class AlternativeResult:
         return {"file": self.file, "share": self.share, "passed": self.passed, "kind": self.kind,
                 "failed": self.failed, "total": self.total, "case": self.case, "message": self.message,
                 "framework": self.framework, "error": self.error, "seconds": round(self.seconds, 3),
-                "margins": {g: _rounded(m) for g, m in self.margins.items()}}
+                "margins": {g: rounded_margin(m) for g, m in self.margins.items()}}
 
 
 def alternative_files(problem: Any) -> tuple[list[Path], float, list[Finding]]:
@@ -353,7 +353,7 @@ def margin_findings(results: list[MistakeResult]) -> list[Finding]:
             findings.append(Finding(WARNING, "margin",
                                     f"mistake {m.file} is caught by only {m.margin:.3g}x the allowance at most "
                                     f"(under {WIDE_MARGIN:g}x): a slightly looser tolerance would pass it",
-                                    {"file": m.file, "margin": _rounded(m.margin)}))
+                                    {"file": m.file, "margin": rounded_margin(m.margin)}))
     return findings
 
 
@@ -384,7 +384,7 @@ def mutation_scores(problem: Any, results: list[MistakeResult]) -> tuple[list[di
                     and m.margins[name] > 1]
         rows.append({"group": name, "caught": len(caught), "of": len(graded),
                      "share": round(share, 4) if share is not None else None, "missed": missed,
-                     "least_mistake_margin": _rounded(min(by_value)) if by_value else None})
+                     "least_mistake_margin": rounded_margin(min(by_value)) if by_value else None})
         if graded and not caught:
             findings.append(Finding(WARNING, "coverage", f"group {name} catches none of the {len(graded)} mistakes",
                                     {"group": name}))

@@ -128,7 +128,7 @@ def test_the_watchdog_is_the_claim_and_the_sandbox_user_cannot_signal_it(uids):
         assert mine.stdout.strip() == "0"               # the shell's kill works: the refusal above is the kernel's
     finally:
         user.release()
-    assert not any(sandbox._marks(ids, user.uid) for ids in sandbox._process_ids().values())
+    assert not any(sandbox_user._marks(ids, user.uid) for ids in sandbox_user._process_ids().values())
 
 
 @ROOT_ONLY
@@ -195,7 +195,7 @@ def test_the_sweep_spares_a_claimed_uid_and_kills_an_unclaimed_ones(uids, others
     others.claim(uids)
     theirs = others.child(uids)
     leftover = others.child(uids + 1)
-    assert sandbox._sweep_unheld(str(folder), uids, 2) == 1
+    assert sandbox_user._sweep_unheld(str(folder), uids, 2) == 1
     assert leftover.wait(timeout=30) == -9
     assert _alive(theirs)
 
@@ -206,10 +206,10 @@ def test_the_sweep_spares_a_uid_held_here(uids, others, tmp_path):
     /proc) is not swept either."""
     folder = tmp_path / "locks"
     folder.mkdir(mode=0o700)
-    fd = sandbox._hold(str(folder), uids)
+    fd = sandbox_user._hold(str(folder), uids)
     try:
         child = others.child(uids)
-        assert sandbox._sweep_unheld(str(folder), uids, 2, wait=0.5) == 0
+        assert sandbox_user._sweep_unheld(str(folder), uids, 2, wait=0.5) == 0
         assert _alive(child)
     finally:
         os.close(fd)
@@ -221,8 +221,8 @@ def test_two_graders_with_their_own_lock_folders_never_hold_one_uid_at_once(tmp_
     a range 25 times each, at once: the spans in which each holds it never overlap."""
     start = _range(1)
     code = ("import os, sys, time\n"
-            "from grader import sandbox\n"
-            "sandbox._lock_folder = lambda: sys.argv[1]\n"
+            "from grader import sandbox, sandbox_user\n"
+            "sandbox_user._lock_folder = lambda: sys.argv[1]\n"
             "for _ in range(25):\n"
             "    u = sandbox.SandboxUser.take()\n"
             "    t0 = time.monotonic(); time.sleep(0.005); t1 = time.monotonic()\n"

@@ -431,10 +431,10 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
 def expected_literal(problem: Problem, value: Any) -> np.ndarray:
     """A fixed case's literal ``expected`` as :attr:`Case.expected_literal`: float64 values; for
     several outputs (a mapping of output names to literals) each output's values, None for one
-    not given, packed by :func:`grader.expected.pack_outputs` (``unpack_outputs`` reads them)."""
+    not given, packed by :func:`grader.packing.pack_outputs` (``unpack_outputs`` reads them)."""
     if not problem.several:
         return np.asarray(value, dtype=np.float64)
-    from .expected import pack_outputs
+    from .packing import pack_outputs
     return pack_outputs([np.asarray(value[o.name], dtype=np.float64) if o.name in value else None
                          for o in problem.outputs])
 

@@ -33,6 +33,9 @@ zygote forks the next spare at once. A hint is only a guess (the client reads th
 imports, :func:`framework_hint`); a check that does not match its spare closes it and starts a
 child of its own, as a forked check does.
 
+The client side (:func:`run_served`, :class:`BatchServer`, :func:`identity`) is in
+:mod:`grader.forkserver_client`; this module is the zygote.
+
 Wire protocol (Unix stream sockets; one connection per check):
 
 - client -> server: one byte ``R`` sent with three file descriptors (``SCM_RIGHTS``: the
@@ -56,7 +59,6 @@ import ctypes
 import functools
 import json
 import os
-import re
 import selectors
 import signal
 import socket
@@ -66,12 +68,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-#: ``GRADER_FORKSERVER=0``: ``grader grade`` starts a cold ``grader check`` per learner, as before
-FORKSERVER_ENV = "GRADER_FORKSERVER"
-#: ``GRADER_SERVE=0``: ``grader check`` never asks a running ``grader serve``
-SERVE_ENV = "GRADER_SERVE"
-#: where ``grader serve`` listens and ``grader check`` looks (default: :func:`default_socket`)
-SOCKET_ENV = "GRADER_SERVE_SOCKET"
+# the client side and what both sides share (callers and tests import these names from here too)
+from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, BatchServer,  # noqa: F401
+                                ForkedCheck, Reader, connect, code_stamp, command, default_socket,
+                                framework_hint, identity, private_folder, run_served, send_request)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -86,27 +86,6 @@ PRELOAD = ("numpy", "yaml", "ml_dtypes", "grader.cli", "grader.commands", "grade
 
 
 # -- the code the zygote runs ------------------------------------------------------------------------
-
-def code_stamp() -> tuple[tuple[str, int, int], ...]:
-    """(path, size, mtime in ns) of every source file of the grader package: what the zygote
-    imported. A request that finds it changed is refused (the zygote's code is stale)."""
-    package = Path(__file__).resolve().parent
-    out = []
-    for path in sorted(package.rglob("*")):
-        if path.suffix in (".py", ".json", ".yaml") and "__pycache__" not in path.parts:
-            with contextlib.suppress(OSError):
-                st = path.stat()
-                out.append((str(path), st.st_size, st.st_mtime_ns))
-    return tuple(out)
-
-
-def identity(stamp: tuple[tuple[str, int, int], ...] | None = None) -> str:
-    """Which grader this is: SHA-256 of :func:`code_stamp` (its package's path and every source
-    file's size and time). A client sends its own; a server of another install, or of other
-    code, refuses the check (the client then runs it itself)."""
-    import hashlib
-    return hashlib.sha256(repr(code_stamp() if stamp is None else stamp).encode()).hexdigest()
-
 
 def threads() -> int:
     """Threads of this process (Linux /proc); 1 where that cannot be read."""
@@ -683,7 +662,7 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     from .errors import GraderError
     path = Path(args.socket).absolute() if args.socket else default_socket()
     private_folder(path.parent, create=True)
-    live = _connect(path)
+    live = connect(path)
     if live is not None:
         live.close()
         raise GraderError(f"a grader serve is already running at {path}")
@@ -704,341 +683,3 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     sys.stdout.flush()
     os.chdir("/")   # a neutral folder: each check works in its client's
     return main(["--listen", str(path), "--warm", json.dumps(warm), "--spares", spares], main_fn, build_parser)
-
-
-# -- the client side ---------------------------------------------------------------------------------
-
-#: run by ``python -I -c``: the grader's own folder (argv[1]) on sys.path, then the fork server
-BOOT = ("import sys; root = sys.argv.pop(1); "
-        "root in sys.path or sys.path.insert(0, root); "
-        "from grader.cli import main as check, build_parser; from grader.forkserver import main; "
-        "sys.exit(main(sys.argv[1:], check, build_parser))")
-
-
-def command() -> list[str]:
-    """The argv prefix that starts a fork server of this grader (isolated mode, as every
-    process the grader starts)."""
-    root = str(Path(__file__).resolve().parents[1])
-    return [sys.executable, "-I", "-c", BOOT, root]
-
-
-def default_socket() -> Path:
-    """Where ``grader serve`` listens: ``$GRADER_SERVE_SOCKET``, else ``grader/serve.sock`` in
-    ``$XDG_RUNTIME_DIR`` (the user's private runtime folder), else in ``/tmp/grader-<uid>``."""
-    if os.environ.get(SOCKET_ENV):
-        return Path(os.environ[SOCKET_ENV])
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) / "grader" if runtime else Path(f"/tmp/grader-{os.geteuid()}")
-    return base / "serve.sock"
-
-
-def private_folder(folder: Path, create: bool) -> bool:
-    """Whether ``folder`` is a real folder (not a link) owned by this user that nobody else can
-    enter (no group or other permission bits); with ``create``, made so if it is missing.
-
-    Raises:
-        GraderError: ``create`` and the folder exists but is not private (someone else's, a link,
-            or open to others): a socket there could be swapped or read.
-    """
-    from .errors import GraderError
-    if create:
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir(mode=0o700, parents=True)
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        return False
-    ok = stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
-    if create and not ok:
-        raise GraderError(f"{folder} is not a private folder of this user (a link, someone else's, or open to "
-                          f"others); give --socket in one (mode 0700)")
-    return ok
-
-
-def _connect(path: Path) -> socket.socket | None:
-    """A connection to the server at ``path`` if it is this user's (folder, socket and peer),
-    else None."""
-    if not private_folder(path.parent, create=False):
-        return None
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(str(path))
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-    except OSError:
-        sock.close()
-        return None
-    if int.from_bytes(creds[4:8], sys.byteorder) != os.geteuid():
-        sock.close()
-        return None
-    return sock
-
-
-_IMPORT = re.compile(rb"""(?:^|["\n])[ \t]*(?:import|from)[ \t]+(jax|torch)\b""", re.MULTILINE)
-
-
-def framework_hint(argv: list[str], cwd: str) -> str:
-    """Which spare a check of ``argv`` should go to: ``--framework X``, else the first
-    ``import jax``/``import torch`` line of a ``.py``/``.ipynb`` file named in ``argv`` (read
-    without following links, 256 KiB at most), else ``numpy``. Only a guess for choosing a
-    spare: a wrong one makes the check start its own child, nothing else."""
-    for i, arg in enumerate(argv):
-        if arg == "--framework" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--framework="):
-            return arg.split("=", 1)[1]
-    for arg in argv:
-        if not arg.endswith((".py", ".ipynb")) or arg.startswith("-"):
-            continue
-        try:
-            fd = os.open(os.path.join(cwd, arg), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                continue
-            found = _IMPORT.search(os.read(fd, 256 << 10))
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-        return found.group(1).decode() if found else "numpy"
-    return "numpy"
-
-
-def send_request(sock: socket.socket, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
-    """Send one check request (module docstring) on ``sock``, with this grader's :func:`identity`
-    and :func:`framework_hint`."""
-    socket.send_fds(sock, [b"R"], fds)
-    sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "grader": identity(),
-                             "framework": framework_hint(argv, cwd)}).encode() + b"\n")
-
-
-class Reader:
-    """The server's answer lines on one connection, read as they come."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock, self.buffer, self.closed = sock, b"", False
-
-    def poll(self) -> list[dict[str, Any]]:
-        """The messages that have arrived (without waiting when the socket is non-blocking);
-        sets :attr:`closed` at end of input."""
-        out = []
-        while not self.closed:
-            try:
-                data = self.sock.recv(1 << 16)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError:
-                data = b""
-            if not data:
-                self.closed = True
-                break
-            self.buffer += data
-            if self.sock.gettimeout() != 0.0:
-                break
-        while b"\n" in self.buffer:
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            with contextlib.suppress(ValueError, RecursionError):
-                message = json.loads(line)
-                if isinstance(message, dict):
-                    out.append(message)
-        return out
-
-
-def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2)) -> int | None:
-    """``grader check ARGV`` run by the user's ``grader serve``, with this process's folder and
-    environment and the streams ``fds`` (stdin, stdout, stderr; default this process's): its exit code, or None when there is no server to ask (none running,
-    not this user's, stale, or it went away before the check started): the caller runs the check
-    itself. An interrupt is passed on (SIGINT to the check, which ends as ``grader check`` does;
-    a second one kills it)."""
-    from . import memo
-    if os.environ.get(SERVE_ENV, "1") == "0" or memo.ENABLED:   # on in a fork server and its forks only
-        return None
-    try:
-        path = default_socket()
-    except (OSError, RuntimeError):
-        return None
-    sock = _connect(path)
-    if sock is None:
-        return None
-    try:
-        try:
-            send_request(sock, argv, dict(os.environ), os.getcwd(), list(fds))
-        except OSError:
-            return None
-        reader = Reader(sock)
-        started = False
-        interrupts = 0
-        while True:
-            try:
-                messages = reader.poll()
-            except KeyboardInterrupt:
-                interrupts += 1
-                if not started:
-                    return 130
-                with contextlib.suppress(OSError):
-                    sock.sendall(json.dumps({"signal": "INT" if interrupts == 1 else "KILL"}).encode() + b"\n")
-                continue
-            for message in messages:
-                if "refused" in message:
-                    return None
-                if "pid" in message:
-                    started = True
-                if "code" in message:
-                    code = int(message["code"])
-                    return code if code >= 0 else 128 - code
-            if reader.closed:
-                if not started:
-                    return None
-                sys.stderr.write("grader: error: the grader serve process ended during the check\n")
-                return 2
-    finally:
-        sock.close()
-
-
-# -- grader grade's own fork server --------------------------------------------------------------------
-
-#: how long ``grader grade`` waits for its fork server to be ready, in seconds
-READY_WAIT = 120.0
-
-
-class ForkedCheck:
-    """One check forked by a :class:`BatchServer`, with the part of :class:`subprocess.Popen`'s
-    interface the batch uses: :attr:`pid` (the check's process and process group), :meth:`poll`,
-    :meth:`wait`, :attr:`returncode` (negative for a signal) and :meth:`kill_group`.
-
-    Raises:
-        OSError: (constructor) the server refused the request or went away before the check
-            started: the caller starts the check itself.
-    """
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.reader = Reader(sock)
-        self.returncode: int | None = None
-        self.pid = 0
-        sock.settimeout(READY_WAIT)
-        while not self.pid:
-            messages = self.reader.poll()
-            for message in messages:
-                if "refused" in message:
-                    sock.close()
-                    raise OSError(f"the fork server refused the check: {message['refused']}")
-                if "pid" in message:
-                    self.pid = int(message["pid"])
-                if "code" in message:      # a quick check's end can come in the same read as its start
-                    self.returncode = int(message["code"])
-            if self.reader.closed and not self.pid:
-                sock.close()
-                raise OSError("the fork server went away before the check started")
-        sock.setblocking(False)
-
-    def _read(self) -> None:
-        for message in self.reader.poll():
-            if "code" in message:
-                self.returncode = int(message["code"])
-        if self.reader.closed and self.returncode is None:
-            self.returncode = -signal.SIGKILL     # the server ended (and killed its checks)
-
-    def poll(self) -> int | None:
-        """The exit code once the check has ended, else None (never waits)."""
-        if self.returncode is None:
-            self._read()
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait for the check to end; its exit code.
-
-        Raises:
-            subprocess.TimeoutExpired: ``timeout`` seconds passed first.
-        """
-        import select
-        import subprocess
-        import time
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                raise subprocess.TimeoutExpired(f"forked check {self.pid}", timeout or 0)
-            select.select([self.sock], [], [], 0.5 if left is None else min(left, 0.5))
-        self.sock.close()
-        return self.returncode  # type: ignore[return-value]
-
-    def kill_group(self) -> None:
-        """SIGKILL the check's process group (through the server, which also reaps it)."""
-        with contextlib.suppress(OSError):
-            self.sock.setblocking(True)
-            self.sock.sendall(json.dumps({"signal": "KILL"}).encode() + b"\n")
-            self.sock.setblocking(False)
-        with contextlib.suppress(OSError):
-            os.killpg(self.pid, signal.SIGKILL)
-
-
-class BatchServer:
-    """``grader grade``'s fork server: started once for the batch, warmed for its check flags,
-    forking one ``grader check`` per learner (:meth:`start`). It dies with the batch (its
-    control socket closes; ``preexec`` gives it the batch's parent-death signal), killing the
-    checks it still runs.
-
-    Raises:
-        OSError: (constructor) it could not be started or was not ready within
-            :data:`READY_WAIT` seconds: the batch starts each check as a process of its own.
-    """
-
-    def __init__(self, warm: list[str], cwd: str, env: dict[str, str], preexec: Any = None) -> None:
-        import subprocess
-        from .processes import track_child
-        self.control, theirs = socket.socketpair()
-        try:
-            self.proc = subprocess.Popen([*command(), "--control", str(theirs.fileno()), "--warm", json.dumps(warm)],
-                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env,
-                                         start_new_session=True, preexec_fn=preexec)
-        finally:
-            theirs.close()
-        track_child(self.proc.pid)    # the batch's sweeps keep it and the checks below it
-        self.control.settimeout(READY_WAIT)
-        try:
-            ready = self.control.recv(16)
-        except OSError:
-            ready = b""
-        if ready != b"ready\n":
-            self.close()
-            raise OSError("the fork server did not start")
-        self.control.settimeout(None)
-
-    def start(self, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> ForkedCheck:
-        """Fork ``grader <argv>`` with ``env``, working folder ``cwd`` and streams ``fds``.
-
-        Raises:
-            OSError: the server refused or is gone (start the check as a process instead).
-        """
-        mine, theirs = socket.socketpair()
-        try:
-            socket.send_fds(self.control, [b"C"], [theirs.fileno()])
-        except OSError:
-            mine.close()
-            raise
-        finally:
-            theirs.close()
-        send_request(mine, argv, env, cwd, fds)
-        return ForkedCheck(mine)
-
-    def close(self) -> None:
-        """Stop the server (it kills the checks it still runs) and reap it."""
-        import subprocess
-        from .processes import untrack_child
-        with contextlib.suppress(OSError):
-            self.control.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        untrack_child(self.proc.pid)

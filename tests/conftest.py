@@ -1,11 +1,16 @@
 """Shared fixtures: paths, and a helper that runs the grader CLI as a learner or CI would.
 
-``run_grader`` (and the ``grader`` fixture) runs ``grader.cli.main`` in this process by default
-(:func:`main_in_process`); a test marked ``@pytest.mark.subprocess`` gets a real
-``python -m grader`` process instead. Mark a test so when what it checks lives in a process of
-its own: signals and exit on kill, ``-I`` and ``sys.path``, what reaches file descriptors 1 and 2
-(a child's prints), a first import (matplotlib's configuration), ``/proc/<pid>/environ``, or a
-template's command line. The submission runs in its sandboxed child either way."""
+``run_grader`` (and the ``grader`` fixture) starts a real ``python -m grader`` process by default.
+In a test marked ``@pytest.mark.cli_in_process`` (or a module with that ``pytestmark``) it runs
+``grader.cli.main`` in this process instead (:func:`main_in_process`), which saves the grader's
+start-up (Python, NumPy and, for a reference, JAX: 1-2 CPU-s) per call; the submission runs in its
+sandboxed child either way. A module opts in when its calls check the CLI's logic (findings, exit
+codes, reports); ``@pytest.mark.subprocess`` on a test of such a module gives it a real process
+again, for what lives in a process of its own: signals and exit on kill, ``-I`` and
+``sys.path``, what reaches file descriptors 1 and 2 (a child's prints), a first import
+(matplotlib's configuration), ``/proc/<pid>/environ``, or a template's command line. In-process
+is not the default everywhere: with every module in process the xdist workers grew past 7 GiB
+(388c35f)."""
 from __future__ import annotations
 
 import atexit
@@ -25,6 +30,11 @@ import pytest
 # a verdict judged in process (grade_function_in_process) then sums in the same order as there
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# two malloc arenas per process: a worker's threads (the validations' mistakes, the corpus's
+# thread pool) otherwise each kept an arena of freed JAX and NumPy memory, and with the bundled
+# validations and the CLI in process a worker reached 7 GiB and was OOM-killed on a shared 24 GiB
+# machine (release_memory below gives the freed memory back)
+os.environ.setdefault("MALLOC_ARENA_MAX", "2")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,7 +79,7 @@ def run_grader(*args: str, timeout: float = 180, cwd: Path | None = None, env: d
     ``@pytest.mark.subprocess`` always gets a real process (signals, exit on kill, ``-I`` and
     ``sys.path``, what reaches file descriptors 1 and 2, a template's command line)."""
     if process is None:
-        process = True
+        process = not _CLI_IN_PROCESS[0]
     if not process:
         return main_in_process(*args, cwd=cwd, env=env)
     full_env = dict(os.environ)
@@ -81,6 +91,9 @@ def run_grader(*args: str, timeout: float = 180, cwd: Path | None = None, env: d
 
 #: whether the running test is marked ``subprocess`` (set by :func:`_real_process_when_marked`)
 _REAL_PROCESS = [False]
+#: whether run_grader's default is in process for the running test: marked ``cli_in_process``
+#: and not ``subprocess`` (set by :func:`_real_process_when_marked`)
+_CLI_IN_PROCESS = [False]
 #: one in-process CLI run at a time: the streams, working folder and environment are the process's
 _IN_PROCESS = threading.Lock()
 
@@ -154,18 +167,47 @@ def _the_repositorys(key) -> bool:
     return not path.startswith("/") or path.startswith(str(ROOT) + "/")
 
 
+def release_memory() -> None:
+    """Give this process's freed memory back: JAX's compilations (each reference compiled op by op
+    for every case shape and dtype; a later test compiles what it needs again), unreachable
+    objects, and the free pages of malloc's arenas (``malloc_trim``). Called after each test
+    module and each bundled validation, so that a worker's size stays that of one module's
+    work rather than the sum of all it ran."""
+    import ctypes
+    import gc
+
+    if "jax" in sys.modules:
+        sys.modules["jax"].clear_caches()
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):      # not glibc
+        pass
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_memory_after_the_module():
+    """:func:`release_memory` once a test module's tests have run on this worker."""
+    yield
+    release_memory()
+
+
 @pytest.fixture(autouse=True)
 def _real_process_when_marked(request):
-    """:func:`run_grader` starts a real grader process in tests marked ``subprocess``."""
+    """:func:`run_grader` runs the CLI in process in tests marked ``cli_in_process``, unless
+    they are also marked ``subprocess``."""
     _REAL_PROCESS[0] = request.node.get_closest_marker("subprocess") is not None
+    _CLI_IN_PROCESS[0] = not _REAL_PROCESS[0] and request.node.get_closest_marker("cli_in_process") is not None
     yield
-    _REAL_PROCESS[0] = False
+    _REAL_PROCESS[0] = _CLI_IN_PROCESS[0] = False
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "subprocess: run_grader starts a real `python -m grader` process "
                                        "(signals, exit on kill, -I, file descriptors, templates) instead "
                                        "of grader.cli.main in this process")
+    config.addinivalue_line("markers", "cli_in_process: run_grader runs grader.cli.main in this process by "
+                                       "default (the submission still in its sandboxed child)")
 
 
 @pytest.fixture

@@ -20,17 +20,17 @@ PACKAGE = ROOT / "grader"
 LAYERS: list[tuple[str, ...]] = [
     # records and leaves: what every stage may read
     ("grader.version", "grader.memo", "grader.parsing", "grader.errors", "grader.cachedir", "grader.dtypes", "grader.results", "grader.protocol", "grader.cleanup",
-     "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child",
+     "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child", "grader._confine", "grader.packing",
      "grader.frameworks", "grader.frameworks.*"),
     # the problem: spec, parameter kinds, cases, tolerance models, hint ideas
-    ("grader.hints", "grader.hints.*", "grader.words", "grader.words.*", "grader.checkers", "grader.spec", "grader.tolerance", "grader.cases"),
+    ("grader.hints", "grader.hints.*", "grader.words", "grader.words.*", "grader.checkers", "grader.spec", "grader.spec_expr", "grader.tolerance", "grader.cases"),
     # values: comparison, diagnosis, the reference, the caches, the summary of failures
     ("grader.diagnose", "grader.compare", "grader.cache", "grader.derived", "grader.reference", "grader.expected",
      "grader.summary"),
     # the stages, in the order a check passes them
     ("grader.options", "grader.submission"),
     ("grader.plan",),
-    ("grader.run", "grader.run.*", "grader.runner", "grader.sandbox"),
+    ("grader.run", "grader.run.*", "grader.runner", "grader.sandbox", "grader.sandbox_user"),
     ("grader.shrink",),
     ("grader.grading",),
     ("grader.check",),
@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.reports", "grader.reports.*"),
     # commands built on a check
     ("grader._args", "grader._io", "grader.flags", "grader.commands", "grader.batch", "grader.batch.*",
-     "grader.validate", "grader.warm", "grader.notebook_check", "grader.export", "grader.forkserver",
+     "grader.validate", "grader.validate_mistakes", "grader.warm", "grader.notebook_check", "grader.export", "grader.forkserver", "grader.forkserver_client",
      "grader.web", "grader.web.*"),
     # the command line and the package facade
     ("grader.cli", "grader.__main__", "grader", "grader._warm_server"),

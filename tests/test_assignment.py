@@ -26,6 +26,10 @@ from grader.spec import find_problem, load_problem
 
 from .conftest import ROOT, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 LESSON = ROOT / "problems" / "assignments" / "lesson1.yaml"
 
 

@@ -28,6 +28,10 @@ from grader.results import Failure
 
 from .conftest import ROOT, SUBMISSIONS, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 CORRECT = (SUBMISSIONS / "correct_numpy.py").read_text()
 SOFTMAX = (SUBMISSIONS / "wrong_tolerance_softmax.py").read_text()
 AS_LIST = (SUBMISSIONS / "wrong_type_list.py").read_text()

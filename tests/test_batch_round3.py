@@ -11,6 +11,10 @@ from grader.batch import discovery, pool
 from grader.check import load_submission
 from grader.errors import GraderError
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 CORRECT = "def tied_lm_head(hidden, embedding_matrix):\n    return hidden @ embedding_matrix.T\n"
 
 

@@ -4,12 +4,17 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
+import pytest
 
 from grader import cache
 from grader.cases import fixed_cases
 from grader.spec import load_problem
 
 from .conftest import ROOT, SUBMISSIONS, run_grader
+
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
 
 
 def test_cache_key_changes_with_spec_reference_seed_and_count(tmp_path):

@@ -9,6 +9,10 @@ import pytest
 
 from .conftest import ROOT, SUBMISSIONS, run_grader
 
+#: run_grader runs grader.cli.main in this process (its findings, exit codes and reports); the tests
+#: of a real process (fd 1, python -m grader) are marked subprocess
+pytestmark = pytest.mark.cli_in_process
+
 FAST = ["--max-examples", "4", "--timeout", "3", "--no-shrink"]
 
 

@@ -24,6 +24,10 @@ from grader import frameworks
 from grader.check import CheckOptions, check_submission, detect_framework
 from grader.spec import find_problem, load_problem
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus-frameworks"
 EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text())

@@ -24,6 +24,10 @@ import pytest
 
 from .conftest import ROOT, SUBMISSIONS, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("GRADER_TEST_ARTIFACTS") or ROOT / "tests" / "artifacts")
 FAST = ["--problem", "tied_lm_head", "--max-examples", "2", "--no-shrink", "--jobs", "2"]

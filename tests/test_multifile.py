@@ -25,6 +25,10 @@ from grader.spec import find_problem, load_problem
 
 from .conftest import SUBMISSIONS, Run, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 FAST = ["--max-examples", "1", "--no-shrink"]
 PROBLEM = load_problem(find_problem("tied_lm_head"))
 SOLUTION = (SUBMISSIONS / "multifile" / "solution.py").read_text()

@@ -14,6 +14,10 @@ from grader.batch.discovery import discover
 from grader.check import load_submission
 from grader.notebook import NotebookError, convert
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "tests" / "corpus-frameworks" / "notebook"
 FAST = ["--max-examples", "4", "--no-shrink"]

@@ -30,6 +30,10 @@ from grader.spec import load_problem
 
 from .conftest import ROOT, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 EMB = load_problem(ROOT / "problems" / "embedding_lookup.yaml")
 POOL = load_problem(ROOT / "problems" / "masked_mean_pool.yaml")
 TIED = load_problem(ROOT / "problems" / "tied_lm_head.yaml")

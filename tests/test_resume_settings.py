@@ -24,6 +24,10 @@ from grader.batch.settings import SETTINGS
 
 from .conftest import SUBMISSIONS, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 CORRECT = (SUBMISSIONS / "correct_numpy.py").read_text()
 SYNTAX = (SUBMISSIONS / "wrong_import_syntax.py").read_text()
 FAST = ["--max-examples", "2", "--no-shrink", "--timeout", "5"]

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import csv
 
+import pytest
+
 from .conftest import ROOT, SUBMISSIONS, run_grader
 
+
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
 FAST = ["--max-examples", "2", "--no-shrink", "--problem", "tied_lm_head"]
 CANVAS = ("Student,ID,SIS User ID,SIS Login ID,Section\n"
           "    Points Possible,,,,\n"

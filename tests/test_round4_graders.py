@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
+from grader import sandbox, sandbox_user
 from grader.errors import GraderError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,7 +106,7 @@ def uids(monkeypatch):
     """A range of two uids of this test's own; taking gives up after 0.5 s (not 10)."""
     start = _range(2)
     monkeypatch.setenv(sandbox.ENV_UIDS, f"{start}:2")
-    monkeypatch.setattr(sandbox, "TAKE_WAIT", 0.5)
+    monkeypatch.setattr(sandbox_user, "TAKE_WAIT", 0.5)
     return start
 
 
@@ -128,7 +128,7 @@ def test_the_watchdog_is_the_claim_and_the_sandbox_user_cannot_signal_it(uids):
         assert mine.stdout.strip() == "0"               # the shell's kill works: the refusal above is the kernel's
     finally:
         user.release()
-    assert not any(sandbox._marks(ids, user.uid) for ids in sandbox._process_ids().values())
+    assert not any(sandbox_user._marks(ids, user.uid) for ids in sandbox_user._process_ids().values())
 
 
 @ROOT_ONLY
@@ -154,8 +154,8 @@ def test_a_claim_that_loses_a_race_kills_only_its_own_watchdog(uids, others, mon
     claim = others.claim(uids)
     child = others.child(uids)
     others.claim(uids + 1)
-    real = sandbox._in_use
-    monkeypatch.setattr(sandbox, "_in_use", lambda table, uid, besides=0: besides != 0 and real(table, uid, besides))
+    real = sandbox_user._in_use
+    monkeypatch.setattr(sandbox_user, "_in_use", lambda table, uid, besides=0: besides != 0 and real(table, uid, besides))
     started: list[subprocess.Popen] = []
     real_start = sandbox.SandboxUser._start_watchdog
 
@@ -195,7 +195,7 @@ def test_the_sweep_spares_a_claimed_uid_and_kills_an_unclaimed_ones(uids, others
     others.claim(uids)
     theirs = others.child(uids)
     leftover = others.child(uids + 1)
-    assert sandbox._sweep_unheld(str(folder), uids, 2) == 1
+    assert sandbox_user._sweep_unheld(str(folder), uids, 2) == 1
     assert leftover.wait(timeout=30) == -9
     assert _alive(theirs)
 
@@ -206,10 +206,10 @@ def test_the_sweep_spares_a_uid_held_here(uids, others, tmp_path):
     /proc) is not swept either."""
     folder = tmp_path / "locks"
     folder.mkdir(mode=0o700)
-    fd = sandbox._hold(str(folder), uids)
+    fd = sandbox_user._hold(str(folder), uids)
     try:
         child = others.child(uids)
-        assert sandbox._sweep_unheld(str(folder), uids, 2, wait=0.5) == 0
+        assert sandbox_user._sweep_unheld(str(folder), uids, 2, wait=0.5) == 0
         assert _alive(child)
     finally:
         os.close(fd)
@@ -221,8 +221,8 @@ def test_two_graders_with_their_own_lock_folders_never_hold_one_uid_at_once(tmp_
     a range 25 times each, at once: the spans in which each holds it never overlap."""
     start = _range(1)
     code = ("import os, sys, time\n"
-            "from grader import sandbox\n"
-            "sandbox._lock_folder = lambda: sys.argv[1]\n"
+            "from grader import sandbox, sandbox_user\n"
+            "sandbox_user._lock_folder = lambda: sys.argv[1]\n"
             "for _ in range(25):\n"
             "    u = sandbox.SandboxUser.take()\n"
             "    t0 = time.monotonic(); time.sleep(0.005); t1 = time.monotonic()\n"

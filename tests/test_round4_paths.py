@@ -32,6 +32,10 @@ from grader.results import Report
 
 from .conftest import ROOT, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 FAST = ["--max-examples", "4", "--no-shrink", "--timeout", "2"]
 
 HELPER = """\

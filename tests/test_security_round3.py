@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import sandbox
+from grader import sandbox, sandbox_user
 from grader.runner import Limits, Worker
 
 from .test_security import FORGE, INPUTS, NAMESPACE_OK, STRONG, write_submission
@@ -154,19 +154,19 @@ def test_releasing_a_sandbox_user_waits_until_its_processes_are_gone(monkeypatch
         alive["left"] -= 1
         return [4242, 4243] if alive["left"] > 0 else []
 
-    monkeypatch.setattr(sandbox, "processes_of", listing)
+    monkeypatch.setattr(sandbox_user, "processes_of", listing)
     monkeypatch.setattr(sandbox.os, "kill", lambda pid, sig: killed.append(pid))
-    assert sandbox._kill_user(0x7A000FFF) is True
+    assert sandbox_user._kill_user(0x7A000FFF) is True
     assert alive["left"] == 0, "returned while processes of the uid were still listed"
     assert killed.count(4242) == 7
 
 
 def test_a_sandbox_user_whose_processes_never_die_is_reported_not_waited_for_forever(monkeypatch):
     listed = []
-    monkeypatch.setattr(sandbox, "processes_of", lambda uid: listed.append(uid) or [4242])
+    monkeypatch.setattr(sandbox_user, "processes_of", lambda uid: listed.append(uid) or [4242])
     monkeypatch.setattr(sandbox.os, "kill", lambda pid, sig: None)
     # it returns (False: some are left) after a bounded number of looks, though they never die
-    assert sandbox._kill_user(0x7A000FFF, wait=0.2) is False
+    assert sandbox_user._kill_user(0x7A000FFF, wait=0.2) is False
     assert 1 <= len(listed) < 1000, len(listed)
 
 
@@ -469,13 +469,13 @@ def test_no_call_reaches_another_process_in_the_rlimits_tier(tmp_path, target):
 
 def test_the_filter_allows_only_self_for_pid_calls():
     """The filter's rule, read back from the program: every pid call is checked against 0 and self."""
-    from grader import _child
-    prog = _child.seccomp_program("x86_64", 4242)
+    from grader import _confine
+    prog = _confine.seccomp_program("x86_64", 4242)
     words = [prog[i:i + 8] for i in range(0, len(prog), 8)]
     import struct
     ins = [struct.unpack("=HBBI", w) for w in words]
-    for name in _child._SELF_PID_ARG0 + ("setpriority", "ioprio_set"):
-        nr = _child._NR[name][0]
+    for name in _confine._SELF_PID_ARG0 + ("setpriority", "ioprio_set"):
+        nr = _confine._NR[name][0]
         at = next(i for i, x in enumerate(ins) if x[0] == 0x15 and x[3] == nr and x[1] == 0)
         body = ins[at + 1: at + 1 + ins[at][2]]
         assert (0x15, 1, 0, 4242) in body and any(x[0] == 0x15 and x[3] == 0 for x in body), name
@@ -606,7 +606,7 @@ def test_bundled_files_of_a_wheel_install_are_unreadable(tmp_path, monkeypatch, 
     secret.write_text("def tied_lm_head(h, e): return h @ e.T\n")
     real = Path(sandbox.__file__).parent
     files = []
-    for rel in ("_child.py", "protocol.py", "frameworks/numpy.py", "frameworks/jax.py", "frameworks/torch.py"):
+    for rel in ("_child.py", "_confine.py", "protocol.py", "frameworks/numpy.py", "frameworks/jax.py", "frameworks/torch.py"):
         shutil.copyfile(real / rel, pkg / rel)
         files.append(pkg / rel)
     (site / "otherlib").mkdir()

@@ -92,11 +92,11 @@ def test_a_second_server_on_the_same_socket_is_refused(server):
 def test_no_server_a_stale_socket_or_an_open_folder_means_a_cold_check(tmp_path):
     private = tmp_path / "p"
     private.mkdir(mode=0o700)
-    assert forkserver._connect(private / "none.sock") is None
+    assert forkserver.connect(private / "none.sock") is None
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stale.bind(str(private / "stale.sock"))
     stale.close()                                   # a socket file nobody listens on
-    assert forkserver._connect(private / "stale.sock") is None
+    assert forkserver.connect(private / "stale.sock") is None
     open_folder = tmp_path / "o"
     open_folder.mkdir(mode=0o755)
     os.chmod(open_folder, 0o755)
@@ -104,7 +104,7 @@ def test_no_server_a_stale_socket_or_an_open_folder_means_a_cold_check(tmp_path)
     listening.bind(str(open_folder / "s.sock"))
     listening.listen(1)
     try:   # someone else could have put it there, or swap it: never asked
-        assert forkserver._connect(open_folder / "s.sock") is None
+        assert forkserver.connect(open_folder / "s.sock") is None
     finally:
         listening.close()
     with pytest.raises(Exception, match="not a private folder"):

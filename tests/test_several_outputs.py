@@ -16,6 +16,10 @@ from grader.grading import judge
 from grader.spec import SizeExprError, eval_size, load_problem, size_expr
 from tests.conftest import grade_function_in_process, run_grader
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 SPEC = """\
 id: tail_and_total
 title: the last n - k + 1 entries doubled, and the row sums

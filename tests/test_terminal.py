@@ -15,6 +15,10 @@ from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
 
 from .conftest import SUBMISSIONS
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 LONG_HINT = ("looks like softmax was applied to the logits: return the raw logits (softmax belongs to the loss "
              "or to sampling), and compare the two on the worked example before submitting again")

@@ -14,7 +14,11 @@ from grader import validate
 from grader.cases import cases_digest, fixed_cases, generated_cases
 from grader.spec import available_problems, load_problem
 
-from .conftest import PROBLEMS, run_grader
+from .conftest import PROBLEMS, release_memory, run_grader
+
+#: run_grader runs grader.cli.main in this process: these tests read validate's findings and exit
+#: codes (the mistakes still run in their sandboxed children)
+pytestmark = pytest.mark.cli_in_process
 
 BUNDLED = sorted(available_problems())
 
@@ -117,6 +121,7 @@ def validate_bundled(problem_id: str) -> dict:
         # one file at a time: in process, two threads of trusted files gain little and once raced
         v = validate_problem(PROBLEMS / f"{problem_id}.yaml", jobs=1, executor_for=in_process)
         _bundled_runs[problem_id] = json.loads(render_json(v))
+        release_memory()     # its JAX compilations: the worker validates about ten problems
     return _bundled_runs[problem_id]
 
 

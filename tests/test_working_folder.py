@@ -21,6 +21,10 @@ from grader.batch import gradebook, outputs
 from .conftest import SUBMISSIONS, run_grader
 from .test_classview import _small_class, _write_class, parse
 
+#: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the
+#: CLI's findings, exit codes and reports; each submission still runs in its sandboxed child
+pytestmark = pytest.mark.cli_in_process
+
 HOSTILE_RC = ("text.usetex: True\nbackend: no_such_backend\nfont.family: NoSuchFontAtAll\n"
               "savefig.format: pdf\nfigure.dpi: 3\naxes.prop_cycle: cycler('color', ['zz'])\n")
 

@@ -90,11 +90,14 @@ _NR = {
     # RWF_NOWAIT tells, without timing, whether a page is cached, and POSIX_FADV_DONTNEED drops
     # it, so two checks wrote and read a hidden input through it (round five, a seventh pass)
     "preadv2": (327, 286), "pwritev2": (328, 287), "fadvise64": (221, 223),
+    # cachestat tells which pages of a file are cached, no timing needed: refused by some kernels
+    # (6.18 gave EPERM) but not by 6.5-6.13, where it would reopen the channel above (round eight)
+    "cachestat": (451, 451),
 }
 #: calls refused with ENOSYS, as if the kernel lacked them, so that libraries fall back (libc to
 #: ``clone`` and ``openat``, whose arguments a filter can see; libaio users to synchronous I/O)
 _NOSYS = ("clone3", "openat2", "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
-          "io_pgetevents", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue")
+          "io_pgetevents", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue", "cachestat")
 _SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "flock", "preadv2", "pwritev2", "fadvise64", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "chmod", "fchmod", "fchmodat", "fchmodat2", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",

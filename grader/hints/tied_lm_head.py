@@ -13,12 +13,12 @@ otherwise the report says where and by how much, and names none. Never by readin
 learner's source, never from a message pattern or a shape alone. Each idea ("softmax was
 applied", "a constant was added") is turned into a *prediction*, the output that mistake would
 give, computed from the exact reference values and the case's inputs; an idea *fits*
-(:meth:`_Ctx.fits`) only when
+(:meth:`Ctx.fits`) only when
 
 1. the prediction explains the output at least twice as well as the right answer does (root
    sum of squares of the residuals; four times for ideas with fitted parameters), so a near
    miss is never pinned on a loose match;
-2. the output equals the prediction within a loose band at every element (:meth:`_Ctx.band`:
+2. the output equals the prediction within a loose band at every element (:meth:`Ctx.band`:
    four times the tolerance model's allowance carried through the mistake, plus rounding in
    the case dtype and what flushing subnormals to zero can move), so that the mistaken code's
    own rounding does not hide it;
@@ -26,7 +26,7 @@ give, computed from the exact reference values and the case's inputs; an idea *f
    allowance and the flush bound somewhere), so an idea that changes nothing explains nothing;
 4. for fitted parameters (a factor, offsets), which absorb the mean of any error, the residual
    also looks like rounding: no larger than half the allowance (root sum of squares) plus the
-   prediction's own rounding, and following no trend in the logits (:meth:`_Ctx.systematic`).
+   prediction's own rounding, and following no trend in the logits (:meth:`Ctx.systematic`).
 
 The band comes from the ``sum_of_products`` tolerance model (``grader.tolerance.sum_of_products_allowed``)
 even on ``compare: exact`` cases, whose verdict allows no error at all; the scale
@@ -74,7 +74,7 @@ from . import Hint, generic
 
 from ..cases import Case
 from ..dtypes import HALF_DTYPES, dtype_of, max_finite, smallest_normal
-from .tied_lm_head_context import MIN_FITTED, SAMPLE, _Ctx, _logsumexp, _rss, _softmax  # noqa: F401 - SAMPLE, re-exported
+from .tied_lm_head_context import MIN_FITTED, SAMPLE, Ctx, logsumexp, rss, softmax_of  # noqa: F401 - SAMPLE, re-exported
 
 #: Value ideas in the order they are tried.
 VALUE_IDEAS = (
@@ -96,7 +96,7 @@ FITTED = 0.25  # an idea with fitted parameters must leave at most this share of
 LOWER = {"float64": ("float32", "bfloat16", "float16"), "float32": ("bfloat16", "float16")}
 
 
-_SIZE_FACTORS = ((lambda s: 1 / math.sqrt(s), "1/sqrt({})"), (lambda s: math.sqrt(s), "sqrt({})"),
+SIZE_FACTORS = ((lambda s: 1 / math.sqrt(s), "1/sqrt({})"), (lambda s: math.sqrt(s), "sqrt({})"),
                  (lambda s: 1 / s, "1/{}"), (lambda s: float(s), "{}"))
 
 
@@ -108,7 +108,7 @@ def _named_factor(c: float, n: int, v: int | None = None) -> str | None:
     def match(size: int | None, label: str) -> str | None:
         if not size or size <= 1:
             return None
-        for fn, name in _SIZE_FACTORS:
+        for fn, name in SIZE_FACTORS:
             if abs(c - fn(size)) <= 1e-6 * fn(size):
                 return name.format(label)
         return None
@@ -150,7 +150,7 @@ def _plain_forms(c: float) -> list[float]:
     return [f for f in dict.fromkeys(forms) if f != c and f != 0]
 
 
-def _fit_plain(x: _Ctx, fitted: float, predict: Callable[[float], np.ndarray],
+def _fit_plain(x: Ctx, fitted: float, predict: Callable[[float], np.ndarray],
                carried: Callable[[float], np.ndarray]) -> float | None:
     """``fitted`` or a plainer form of it (:func:`_plain_forms`): when ``fitted`` fits, the
     plainest form whose prediction fits with a residual at most 10% larger; when it does not
@@ -176,7 +176,7 @@ def _fit_plain(x: _Ctx, fitted: float, predict: Callable[[float], np.ndarray],
     return None
 
 
-def _lower_precision(x: _Ctx) -> Hint | None:
+def _lower_precision(x: Ctx) -> Hint | None:
     """A computation in a lower-precision format, tested per format of :data:`LOWER`.
 
     Three tests: every output value is a number of that format (its significand width *and*
@@ -207,7 +207,7 @@ def _lower_precision(x: _Ctx) -> Hint | None:
                 preds.insert(0, (hl @ el.T).astype(low_dt).astype(np.float64))
         band = (4 * allowed_error(low, x.ref, x.scale, x.n) + 4 * x.u * np.abs(x.ref)
                 + np.minimum(np.abs(x.ref) + x.scale, smallest_normal(low)) + x.flush)
-        residuals = [_rss(x.got - p) for p in preds
+        residuals = [rss(x.got - p) for p in preds
                      if np.all(np.isfinite(p)) and np.all(np.abs(x.got - p) <= band)]
         if residuals:
             fitting.append((min(residuals), low))
@@ -220,7 +220,7 @@ def _lower_precision(x: _Ctx) -> Hint | None:
     return Hint(idea="lower_precision", facts={"computed_in": low, "dtype": x.dt, "first": next(iter(x.case.inputs), "")})
 
 
-def _factor_or_offset_ambiguous(x: _Ctx) -> bool:
+def _factor_or_offset_ambiguous(x: Ctx) -> bool:
     """True when one informative number fits a plain factor and a plain offset alike
     (0.0495 -> 0.0595 is x1.2 or +0.01): then neither hint is given for this case."""
     informative = np.abs(x.ref) > x.model
@@ -231,7 +231,7 @@ def _factor_or_offset_ambiguous(x: _Ctx) -> bool:
     return _is_simple(factor) and _is_simple(offset)
 
 
-def _fitted_factor(x: _Ctx) -> Hint | None:
+def _fitted_factor(x: Ctx) -> Hint | None:
     if _factor_or_offset_ambiguous(x):
         return None
     informative = np.abs(x.ref) > x.model
@@ -250,7 +250,7 @@ def _fitted_factor(x: _Ctx) -> Hint | None:
     return _factor_hint(c, x.n, x.v)
 
 
-def _few_and_plain(x: _Ctx, c: float, predicted: np.ndarray) -> bool:
+def _few_and_plain(x: Ctx, c: float, predicted: np.ndarray) -> bool:
     """For outputs with fewer than :data:`MIN_FITTED` informative elements: the fitted value is a
     plain one (0.5, 1/8) and its prediction matches the output as correct code would (half the
     allowance plus rounding at every element), not just within the band."""
@@ -263,7 +263,7 @@ def _factor_hint(c: float, n: int, v: int | None = None) -> Hint:
     return Hint(idea="factor", facts={"factor": c, "d_model": n, "vocab_size": v, "named": _named_factor(c, n, v)})
 
 
-def _offsets(x: _Ctx) -> Hint | None:
+def _offsets(x: Ctx) -> Hint | None:
     if _factor_or_offset_ambiguous(x):
         return None
     diff = x.got - x.ref
@@ -271,7 +271,7 @@ def _offsets(x: _Ctx) -> Hint | None:
     def hopeless(centred: np.ndarray) -> bool:
         # the mean minimises the residual of an offset: if even it leaves more than FITTED of
         # the right answer's residual, no median-based offset fits (skips the costly medians)
-        return _rss(centred) > FITTED * x.base_residual
+        return rss(centred) > FITTED * x.base_residual
 
     # one constant for every element
     median = float(np.median(diff))
@@ -287,12 +287,12 @@ def _offsets(x: _Ctx) -> Hint | None:
         return None  # an offset per row or per vocabulary entry needs many more elements
     # an offset per row or per entry must explain far more than one constant does (else the
     # constant was rejected for a reason: rounding at the dtype's resolution, say)
-    constant = _rss(diff - median)
+    constant = rss(diff - median)
     # one offset per row (per hidden vector)
     if (x.vocab >= 2 and x.ref.ndim >= 1 and x.rows >= 2 and x.rows * (x.vocab - 1) >= MIN_FITTED
             and not hopeless(diff - diff.mean(axis=-1, keepdims=True))):
         row = np.median(diff, axis=-1, keepdims=True)
-        if (np.any(row != 0) and _rss(diff - row) <= 0.5 * constant
+        if (np.any(row != 0) and rss(diff - row) <= 0.5 * constant
                 and x.fits(x.ref + row, 2 * x.model, FITTED, trend_axis=-1)):
             return Hint(idea="row_offset", facts={"by": "own"})
     # one offset per vocabulary entry: a bias vector
@@ -302,7 +302,7 @@ def _offsets(x: _Ctx) -> Hint | None:
             and not hopeless(flat - flat.mean(axis=0, keepdims=True))):
         col = np.median(flat, axis=0)
         shifted = x.ref + col.reshape((1,) * (x.ref.ndim - 1) + (-1,))
-        if (np.ptp(col) > 0 and _rss(x.got - shifted) <= 0.5 * constant
+        if (np.ptp(col) > 0 and rss(x.got - shifted) <= 0.5 * constant
                 and x.fits(shifted, 2 * x.model, FITTED, trend_axis=0)):
             return Hint(idea="column_offset")
     return None
@@ -318,7 +318,7 @@ FAMILY = {"log_softmax": {"row_offset"}, "row_offset": {"row_offset"},
 Candidate = tuple[Callable[[], Hint], Callable[[], np.ndarray | None], Callable[[], np.ndarray]]
 
 
-def _parameter_free(x: _Ctx) -> list[Candidate]:
+def _parameter_free(x: Ctx) -> list[Candidate]:
     """Every parameter-free idea as (hint, prediction, allowance carried through the mistake),
     in the order of :data:`VALUE_IDEAS`; a prediction of None means the idea cannot apply."""
     from ..tolerance import sum_of_products_allowed as allowed_error
@@ -336,10 +336,10 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
         (const("zeros"),
          lambda: np.zeros_like(x.ref) if all_zero else None, lambda: x.model),
         (const("softmax"),
-         lambda: _softmax(x.ref) if x.vocab >= 2 else None,  # one logit: softmax is all ones, no evidence
-         lambda: 2 * _softmax(x.ref) * row_max),
+         lambda: softmax_of(x.ref) if x.vocab >= 2 else None,  # one logit: softmax is all ones, no evidence
+         lambda: 2 * softmax_of(x.ref) * row_max),
         (const("log_softmax"),
-         lambda: x.ref - _logsumexp(x.ref), lambda: 2 * row_max),
+         lambda: x.ref - logsumexp(x.ref), lambda: 2 * row_max),
         (const("sign_flip"),
          lambda: -x.ref, lambda: x.model),
         (const("abs"), lambda: np.abs(x.ref), lambda: x.model),
@@ -405,12 +405,12 @@ def _parameter_free(x: _Ctx) -> list[Candidate]:
     return out
 
 
-def _half_accumulation(x: _Ctx) -> tuple[Hint, float, np.ndarray] | None:
+def _half_accumulation(x: Ctx) -> tuple[Hint, float, np.ndarray] | None:
     """A running sum kept in the half dtype, tested as a prediction on a sample of elements.
 
     The prediction simulates ``acc = 0; for k in range(d_model): acc = acc + h[k] * E[j, k]``
     with ``acc`` and each product in the case's half dtype (``np.add.accumulate`` in that dtype:
-    one rounding per step, in a fixed order) for the elements of :meth:`_Ctx.sample`. It fits
+    one rounding per step, in a fixed order) for the elements of :meth:`Ctx.sample`. It fits
     when, on those elements, the output is within the band of the prediction, the prediction
     would fail, and it leaves at most half the residual the right answer leaves.
 
@@ -432,8 +432,8 @@ def _half_accumulation(x: _Ctx) -> tuple[Hint, float, np.ndarray] | None:
     band = 4 * model + 4 * x.u * (np.abs(pred) + np.abs(ref)) + flush
     if not np.all(np.abs(got - pred) <= band) or not np.any(np.abs(pred - ref) > model + flush):
         return None
-    residual = _rss(got - pred)
-    if residual > 0.5 * _rss(got - ref):
+    residual = rss(got - pred)
+    if residual > 0.5 * rss(got - ref):
         return None
     hint = Hint(idea="half_accumulation", facts={"dtype": x.dt})
     return hint, residual, idx
@@ -452,7 +452,7 @@ def _block(idx: np.ndarray, total: int) -> str | None:
     return "one" if k == 1 else None
 
 
-def _where(x: _Ctx) -> Hint | None:
+def _where(x: Ctx) -> Hint | None:
     """Where the wrong elements are, when that is a recognisable part of the output: a run of
     rows or vocabulary entries at the start or end (or a single one), or only the negative or
     only the positive logits."""
@@ -503,7 +503,7 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
     if ref.size == 0 or np.shape(got) != ref.shape:
         return None
     with np.errstate(all="ignore"):
-        x = _Ctx(case, got, ref, scale, allowed)
+        x = Ctx(case, got, ref, scale, allowed)
         if not np.all(np.isfinite(x.got)):
             return None
         if np.all(np.abs(x.got - x.ref) <= x.model + x.flush):
@@ -534,7 +534,7 @@ def diagnose_values(case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndar
         half = _half_accumulation(x)
         if half is not None:
             hint, residual, idx = half
-            if not candidates or residual < 0.5 * _rss(x.got.ravel()[idx] - best_prediction.ravel()[idx]):
+            if not candidates or residual < 0.5 * rss(x.got.ravel()[idx] - best_prediction.ravel()[idx]):
                 return hint
         # ideas with fitted parameters (a factor, offsets): a fitted parameter always shrinks the
         # residual, so residuals cannot rank them against the rest; one that fits as well as the
@@ -588,7 +588,7 @@ def diagnose_shape(case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
         if g.shape != rs:
             return {}
         from ..tolerance import sum_of_products_allowed as allowed_error
-        x = _Ctx(case, g, ref, None, np.zeros_like(ref))
+        x = Ctx(case, g, ref, None, np.zeros_like(ref))
         ok = bool(np.all(np.abs(g - ref) <= allowed_error(case.dtype, ref, x.scale, x.n)))
         return {} if ok else {"values_differ": True}
 
@@ -642,7 +642,7 @@ def _reduced(case: Case, got: np.ndarray, ref: np.ndarray,
     from ..tolerance import sum_of_products_allowed as allowed_error
 
     g = np.asarray(got, dtype=np.float64)
-    x = _Ctx(case, ref, ref, None, np.zeros_like(ref))
+    x = Ctx(case, ref, ref, None, np.zeros_like(ref))
     allowed = allowed_error(case.dtype, ref, x.scale, x.n)
     found = []
     for name, way in ways.items():
@@ -662,7 +662,7 @@ def _prefix_matches(case: Case, got: np.ndarray, ref: np.ndarray, part: slice) -
     g = np.asarray(got, dtype=np.float64)
     if g.shape != sub.shape:
         return False
-    x = _Ctx(case, ref, ref, None, np.zeros_like(ref))
+    x = Ctx(case, ref, ref, None, np.zeros_like(ref))
     return bool(np.all(np.abs(g - sub) <= allowed_error(case.dtype, sub, x.scale[..., part], x.n)))
 
 

@@ -1,4 +1,4 @@
-"""The numbers tied_lm_head's hint ideas share (``grader/hints/tied_lm_head.py``): :class:`_Ctx`,
+"""The numbers tied_lm_head's hint ideas share (``grader/hints/tied_lm_head.py``): :class:`Ctx`,
 computed once per failure (the tolerance model's allowance, what flushing subnormals to zero can
 move, the failing elements, samples), and the small numerics the ideas use. No idea and no
 wording lives here.
@@ -78,13 +78,13 @@ def _subnormal(a: np.ndarray, tn: float) -> np.ndarray:
     return ((raw & bits[0](bits[1])) == 0) & ((raw & bits[0](bits[2])) != 0)
 
 
-def _rss(a: np.ndarray) -> float:
+def rss(a: np.ndarray) -> float:
     """Root sum of squares of all elements (``np.linalg.norm`` of the flattened array, without
     BLAS: under load, waking BLAS threads costs more than the sum)."""
     return math.sqrt(float(np.square(a).sum()))
 
 
-class _Ctx:
+class Ctx:
     """Everything the value ideas need, computed once per failure."""
 
     def __init__(self, case: Case, got: np.ndarray, ref: np.ndarray, scale: np.ndarray | None,
@@ -120,7 +120,7 @@ class _Ctx:
         self.flush = _flush_bound(self.dt, self.ref, self.scale, self.n,
                                   *((raw[0], raw[1]) if self.h is not None else (None, None)))
         self.residual = math.inf  # of the last prediction that fitted
-        self.base_residual = _rss(self.got - self.ref)  # the right answer's
+        self.base_residual = rss(self.got - self.ref)  # the right answer's
         # few elements the mistake can show in: every idea must then match to rounding (below)
         self.few = int(np.count_nonzero(np.abs(self.ref) > self.model)) < MIN_FITTED
         self.null_band = self.band(np.zeros_like(self.ref))  # how far from all zeros says nothing
@@ -155,7 +155,7 @@ class _Ctx:
         if predicted.shape != self.got.shape or not np.all(np.isfinite(predicted)):
             return False
         # the cheap test first: most ideas leave far more than half the right answer's residual
-        residual = _rss(self.got - predicted)
+        residual = rss(self.got - predicted)
         if residual > improve * self.base_residual:
             return False
         if callable(carried):
@@ -175,7 +175,7 @@ class _Ctx:
             # follow no trend in the logits
             carried = self.model if carried is None else carried
             rounding = self.u * (np.abs(predicted) + np.abs(self.ref)) + self.flush
-            if residual > 0.25 * _rss(np.broadcast_to(carried, self.got.shape)) + _rss(rounding):
+            if residual > 0.25 * rss(np.broadcast_to(carried, self.got.shape)) + rss(rounding):
                 return False
             if trend_axis != "none" and self.systematic(self.got - predicted, trend_axis):
                 return False
@@ -200,7 +200,7 @@ class _Ctx:
         if not tt > 0:
             return False
         total = float(np.square(resid).sum())
-        floor = 0.5 * _rss(self.model)
+        floor = 0.5 * rss(self.model)
         explained = float((resid * t).sum()) ** 2 / tt
         if explained > 0.5 * total and math.sqrt(explained) > floor:
             return True
@@ -233,12 +233,12 @@ class _Ctx:
         return self._sample
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
+def softmax_of(x: np.ndarray) -> np.ndarray:
     z = np.exp(x - x.max(axis=-1, keepdims=True))
     return z / z.sum(axis=-1, keepdims=True)
 
 
-def _logsumexp(x: np.ndarray) -> np.ndarray:
+def logsumexp(x: np.ndarray) -> np.ndarray:
     top = x.max(axis=-1, keepdims=True)
     return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
 

@@ -12,7 +12,7 @@ import statistics
 from typing import Any, Callable
 
 from ..dtypes import max_finite
-from ..hints.tied_lm_head import _SIZE_FACTORS
+from ..hints.tied_lm_head import SIZE_FACTORS
 
 Facts = dict[str, Any]
 
@@ -210,7 +210,7 @@ def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
         facs = [(float(p["factor"]), int(p.get("d_model") or 1), int(p.get("vocab_size") or 1)) for p in params]
         for size, label in ((1, "d_model"), (2, "vocab_size")):
             sizes = [f[size] for f in facs]
-            for fn, template in _SIZE_FACTORS:
+            for fn, template in SIZE_FACTORS:
                 name = template.format(label)
                 if len(set(sizes)) >= 2 and all(abs(f[0] - fn(f[size])) <= 1e-3 * fn(f[size]) for f in facs):
                     return (f"looks like the logits were multiplied by a factor of {name} (in every case, {label} "

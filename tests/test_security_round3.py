@@ -609,6 +609,15 @@ def test_bundled_files_of_a_wheel_install_are_unreadable(tmp_path, monkeypatch, 
     for rel in ("_child.py", "_confine.py", "protocol.py", "frameworks/numpy.py", "frameworks/jax.py", "frameworks/torch.py"):
         shutil.copyfile(real / rel, pkg / rel)
         files.append(pkg / rel)
+    monkeypatch.setattr(sandbox, "PACKAGE_DIR", pkg)     # the grader as a wheel installs it
+    monkeypatch.setattr(sandbox, "CHILD_FILES", tuple(files))
+    monkeypatch.setattr(runner, "CHILD_SCRIPT", pkg / "_child.py")
+    _assert_only_the_bundled_file_is_hidden(tmp_path, monkeypatch, tier, site, secret)
+
+
+def _assert_only_the_bundled_file_is_hidden(tmp_path, monkeypatch, tier, site, secret):
+    """With ``site`` among the Python folders the sandbox shows, a child in ``tier`` cannot read
+    ``secret`` (a bundled reference) and can read a file of another package beside it."""
     (site / "otherlib").mkdir()
     beside = site / "otherlib" / "ok.txt"
     beside.write_text("ok")
@@ -618,9 +627,6 @@ def test_bundled_files_of_a_wheel_install_are_unreadable(tmp_path, monkeypatch, 
             os.chmod(os.path.join(folder, name), 0o644)
     real_dirs = sandbox._python_dirs()
     monkeypatch.setattr(sandbox, "_python_dirs", lambda: [*real_dirs, str(site)])
-    monkeypatch.setattr(sandbox, "PACKAGE_DIR", pkg)     # the grader as a wheel installs it
-    monkeypatch.setattr(sandbox, "CHILD_FILES", tuple(files))
-    monkeypatch.setattr(runner, "CHILD_SCRIPT", pkg / "_child.py")
     sub = write_submission(tmp_path, READ_BUNDLED.format(secret=str(secret), beside=str(beside)))
     with Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
         started = w.start()
@@ -642,22 +648,7 @@ def test_bundled_files_of_an_editable_install_are_unreadable(tmp_path, monkeypat
     secret = site / "grader" / "_bundled" / "reference" / "tied_lm_head.py"
     secret.parent.mkdir(parents=True)
     secret.write_text("def tied_lm_head(h, e): return h @ e.T\n")
-    (site / "otherlib").mkdir()
-    beside = site / "otherlib" / "ok.txt"
-    beside.write_text("ok")
-    for folder, _, names in os.walk(tmp_path):
-        os.chmod(folder, 0o755)
-        for name in names:
-            os.chmod(os.path.join(folder, name), 0o644)
-    real_dirs = sandbox._python_dirs()
-    monkeypatch.setattr(sandbox, "_python_dirs", lambda: [*real_dirs, str(site)])
-    sub = write_submission(tmp_path, READ_BUNDLED.format(secret=str(secret), beside=str(beside)))
-    with Worker(sub, "tied_lm_head", "numpy", _limits(call_timeout=20), wrap=sandbox.Sandbox(tier)) as w:
-        started = w.start()
-        assert started.status == "ok", (started.message, w.output()["stderr"][-500:])
-        out = w.call(INPUTS)
-    assert out.status == "ok", out.message
-    assert out.result.tolist() == [0, 1], "a bundled reference was readable (or its neighbours were not)"
+    _assert_only_the_bundled_file_is_hidden(tmp_path, monkeypatch, tier, site, secret)
 
 
 # -- class 9: a verdict depends on the machine's load --------------------------------------------------

@@ -289,22 +289,32 @@ def longest_sum(problem: Problem, inputs: dict[str, Any]) -> int:
 
 
 def _longest_sum(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> int:
-    """:func:`longest_sum` of the reference ``fn`` on the arguments :func:`_args` made."""
+    """:func:`longest_sum` of the reference ``fn`` on the arguments :func:`_args` made.
+
+    Every array argument is traced; if the reference cannot be traced so (it turns an index
+    array into NumPy, ``np.asarray(targets)``, to index or one-hot with it), only the float
+    arrays are traced and the others are passed as they are: a sum's length is read from the
+    shapes, which the integer values do not change.
+    """
     jax = _jax()
     arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    floats = [i for i in arrays if args[i].dtype.kind in "fc" or args[i].dtype.name == "bfloat16"]
 
-    def traced(*xs: Any) -> Any:
-        given = list(args)
-        for i, x in zip(arrays, xs):
-            given[i] = x
-        return fn(*given, **kwargs)
-
-    try:
+    def trace(traced_at: list[int]) -> int:
+        def traced(*xs: Any) -> Any:
+            given = list(args)
+            for i, x in zip(traced_at, xs):
+                given[i] = x
+            return fn(*given, **kwargs)
         with x64(jax), jax.default_device(jax.devices("cpu")[0]):
-            closed = jax.make_jaxpr(traced)(*[args[i] for i in arrays])
-    except Exception:  # noqa: BLE001 - a reference JAX cannot trace: no sum counted
-        return 1
-    return _longest(closed.jaxpr)
+            return _longest(jax.make_jaxpr(traced)(*[args[i] for i in traced_at]).jaxpr)
+
+    for traced_at in (arrays, floats) if floats != arrays else (arrays,):
+        try:
+            return trace(traced_at)
+        except Exception:  # noqa: BLE001 - a reference JAX cannot trace this way
+            continue
+    return 1
 
 
 def must_raise(problem: Problem, inputs: dict[str, np.ndarray], accepted: tuple[str, ...]) -> None:

@@ -52,7 +52,8 @@ class MistakeResult:
 
     Attributes:
         file: the file name (within ``mistakes.dir``).
-        expected: the kind ``mistakes.expect`` states for it, or None.
+        expected: the kind ``mistakes.expect`` states for it (several as ``"tolerance or
+            non_finite"``, :attr:`accepted`), or None.
         kind: the kind it failed with (most failing cases' kind, or the whole run's), or None
             when it passed or could not be graded.
         kinds: failure kind -> number of failing cases (the whole run's kind counts 1).
@@ -83,7 +84,13 @@ class MistakeResult:
     @property
     def ok(self) -> bool:
         """It failed, with the stated kind."""
-        return self.error is None and not self.passed and self.expected is not None and self.kind == self.expected
+        return self.error is None and not self.passed and self.kind in self.accepted
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """The kinds it may fail with: one, or several where the spec lists them (a mistake that
+        fails on values and, on a case the seed may or may not draw, with NaN)."""
+        return tuple(self.expected.split(" or ")) if self.expected else ()
 
     def to_json(self) -> dict[str, Any]:
         """The result as a JSON-ready mapping."""
@@ -128,7 +135,8 @@ def mistake_files(problem: Any) -> tuple[Path | None, list[Path], dict[str, str]
     if not cfg:
         return None, [], {}, []
     folder = Path(problem.path).resolve().parent / str(cfg["dir"])
-    expect = {str(k): str(v) for k, v in (cfg.get("expect") or {}).items()}
+    expect = {str(k): " or ".join(map(str, v)) if isinstance(v, list) else str(v)
+              for k, v in (cfg.get("expect") or {}).items()}
     findings: list[Finding] = []
     if not folder.is_dir():
         return folder, [], expect, [Finding(ERROR, "mistakes", f"mistakes.dir: no folder at {folder}",
@@ -139,9 +147,10 @@ def mistake_files(problem: Any) -> tuple[Path | None, list[Path], dict[str, str]
         if name not in names:
             findings.append(Finding(ERROR, "mistakes", f"mistakes.expect: {name} is not in {cfg['dir']}",
                                     {"file": name}))
-        if kind not in KINDS:
-            findings.append(Finding(ERROR, "mistakes", f"mistakes.expect: {name}: {kind!r} is not a failure kind; "
-                                                       f"kinds: {', '.join(KINDS)}", {"file": name, "kind": kind}))
+        for one in kind.split(" or "):
+            if one not in KINDS:
+                findings.append(Finding(ERROR, "mistakes", f"mistakes.expect: {name}: {one!r} is not a failure kind; "
+                                                           f"kinds: {', '.join(KINDS)}", {"file": name, "kind": one}))
     for p in files:
         if p.name not in expect:
             findings.append(Finding(ERROR, "mistakes", f"mistake {p.name} has no stated kind in mistakes.expect",
@@ -332,7 +341,7 @@ def mistake_findings(results: list[MistakeResult]) -> list[Finding]:
         elif m.passed:
             findings.append(Finding(ERROR, "mistakes", f"mistake {m.file} passes: no case catches it",
                                     {"file": m.file, "expected": m.expected}))
-        elif m.expected is not None and m.kind != m.expected:
+        elif m.expected is not None and m.kind not in m.accepted:
             findings.append(Finding(ERROR, "mistakes", f"mistake {m.file} fails with {m.kind}, not {m.expected} "
                                                        f"(failing cases by kind: {shown})",
                                     {"file": m.file, "expected": m.expected, "kind": m.kind, "kinds": m.kinds}))

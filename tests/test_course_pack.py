@@ -284,3 +284,34 @@ def test_an_exercise_with_no_float_input_and_a_bool_output_validates(tmp_path):
     assert v.literal_cases == ["worked_example"]
     assert [(m.file, m.kind) for m in v.mistakes] == [("float_tril.py", "dtype"), ("strict_lower.py", "tolerance")]
     assert [a.passed for a in v.alternatives] == [True]
+
+
+def test_a_reference_that_turns_its_index_array_into_numpy_still_has_its_sum_counted():
+    """label_smoothing_cross_entropy's reference one-hots ``np.asarray(targets)``, which a traced
+    index array cannot be: the sum's length L (the derived allowance's sqrt(L) u |f| term) was
+    read as 1, and at seed 11 every correct alternative failed a float64 case by 1.05x (the
+    reference itself 14 u off). Tracing only the float arrays reads the (N * C)-term sum."""
+    from grader.reference import longest_sum
+    problem = load_problem(find_problem("label_smoothing_cross_entropy"))
+    inputs = {"logits": np.zeros((32, 60)), "targets": np.arange(32, dtype=np.int64) % 60,
+              "smoothing": np.asarray(0.1)}
+    assert longest_sum(problem, inputs) == 32 * 60
+    assert longest_sum(load_problem(find_problem("cross_entropy")), {"logits": np.zeros((5, 7)),
+                                                       "targets": np.arange(5, dtype=np.int64)}) >= 7
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_kl_divergence_large_logits_fit_a_float16_sum_over_the_rows(seed):
+    """A correct float16 kl_divergence may sum the rows' KL and then divide by N (PyTorch's
+    batchmean does): the large_logits case must keep that sum below float16's largest value
+    (at N = 6 it reached about 74,000 at seeds 4, 12 and 13: inf where 12,386 was expected)."""
+    problem = load_problem(find_problem("kl_divergence"))
+    case = next(c for c in fixed_cases(problem, ("float16",), seed) if c.name.startswith("large_logits"))
+
+    def log_softmax(x):
+        x = x.astype(np.float64)
+        m = x.max(-1, keepdims=True)
+        return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+    log_p, log_q = log_softmax(case.inputs["p_logits"]), log_softmax(case.inputs["q_logits"])
+    rows = (np.exp(log_p) * (log_p - log_q)).sum(-1)
+    assert rows.sum() < np.finfo(np.float16).max / 1.5, rows

@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import stat
 import tempfile
 from importlib import metadata
@@ -50,6 +51,9 @@ FORMAT = 3   # 2: a case keeps its "raises" (format 1 dropped it and the check p
 JAX_ENTRY_BYTES = 16 << 20       # largest JAX cache entry taken back from a submission's process
 JAX_EXPORT_BYTES = 64 << 20      # most bytes taken back from one process
 JAX_STORE_FILES = 4096           # most entries kept for one source
+JAX_STORE_BYTES = 64 << 20       # most bytes kept for one source, over all its checks
+#: most bytes of all sources' stores together; past it the stores least recently written go first
+JAX_STORES_BYTES = 1 << 30
 #: a JAX cache entry's name (``jit_f-<sha256>-cache``, ``...-atime``): no dots first, no slashes
 JAX_ENTRY_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}-(cache|atime)\Z")
 
@@ -133,14 +137,19 @@ def store_jax_entries(store: str, files: dict[str, np.ndarray]) -> int:
     Everything in ``files`` (name -> uint8 bytes) is untrusted. An entry is kept only if its
     name matches :data:`JAX_ENTRY_NAME`, it is a 1-d uint8 array of at most
     :data:`JAX_ENTRY_BYTES`, the store holds fewer than :data:`JAX_STORE_FILES` entries and no
-    entry of that name yet. Each is written by the grader as a new regular file, mode 0644,
+    entry of that name yet, and the store stays within :data:`JAX_STORE_BYTES` (a submission
+    that hands back 64 MiB of new names each check grew one store by that much a check, round
+    nine of issue 32). Each is written by the grader as a new regular file, mode 0644,
     through a temporary file renamed into place; whatever is already in ``store`` under another
-    kind of file (a link, a FIFO) is never followed or replaced. Failures store nothing.
+    kind of file (a link, a FIFO) is never followed or replaced. Failures store nothing. Then
+    all sources' stores beside ``store`` are kept within :data:`JAX_STORES_BYTES`
+    (:func:`trim_stores`).
     """
     try:
         existing = set(os.listdir(store))
     except OSError:
         return 0
+    used = _bytes_in(store)
     stored = 0
     for name, data in files.items():
         if len(existing) >= JAX_STORE_FILES:
@@ -148,7 +157,7 @@ def store_jax_entries(store: str, files: dict[str, np.ndarray]) -> int:
         if not isinstance(name, str) or not JAX_ENTRY_NAME.match(name) or name in existing:
             continue
         if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 1 \
-                or not 0 < data.size <= JAX_ENTRY_BYTES:
+                or not 0 < data.size <= JAX_ENTRY_BYTES or used + data.size > JAX_STORE_BYTES:
             continue
         try:
             fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=store)
@@ -168,8 +177,52 @@ def store_jax_entries(store: str, files: dict[str, np.ndarray]) -> int:
         except OSError:
             continue
         existing.add(name)
+        used += data.size
         stored += 1
+    if stored:
+        trim_stores(os.path.dirname(os.path.abspath(store)), keep=os.path.basename(store))
     return stored
+
+
+def _bytes_in(folder: str) -> int:
+    """Bytes of the regular files directly in ``folder`` (nothing followed); 0 if unreadable."""
+    total = 0
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total
+
+
+def trim_stores(parent: str, keep: str = "", limit: int | None = None) -> int:
+    """Delete whole submission stores (the folders of ``parent``) least recently written first,
+    never ``keep``, until all of them hold at most ``limit`` bytes (:data:`JAX_STORES_BYTES`).
+    Returns how many were deleted. A store is only a cache: a deleted one costs its source a
+    colder next check. Links and other kinds of file are left alone; failures delete nothing more.
+    """
+    limit = JAX_STORES_BYTES if limit is None else limit
+    stores = []
+    try:
+        with os.scandir(parent) as it:
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False):
+                    stores.append((entry.stat(follow_symlinks=False).st_mtime, entry.name, _bytes_in(entry.path)))
+    except OSError:
+        return 0
+    total = sum(size for _, _, size in stores)
+    deleted = 0
+    for _, name, size in sorted(stores):
+        if total <= limit:
+            break
+        if name == keep:
+            continue
+        shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        total -= size
+        deleted += 1
+    return deleted
 
 
 @functools.lru_cache(maxsize=1)

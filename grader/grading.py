@@ -84,6 +84,29 @@ def total(groups: list[GroupScore]) -> float:
     return round(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total), 4)
 
 
+def raises_everywhere(results: list[CaseResult], raising: set[str]) -> None:
+    """Fail the passed must-raise cases of a function that raised on every case that must return.
+
+    A case that must raise passes when the call raises an accepted type; a stub whose body is
+    ``raise IndexError`` raised it everywhere and so took a must-raise group's points (3 of 10
+    on embedding_lookup, round nine of issue 32) with no computation. Raising is credited only
+    beside a function that returns on some valid input (passed or failed on its values);
+    ``results`` are changed in place (status ``failed``, kind ``raises``).
+    """
+    returning = [r for r in results if r.name not in raising and not r.shrunk]
+    if not returning or any(r.status in ("passed", "failed") for r in returning):
+        return
+    for r in results:
+        if r.name in raising and r.status == "passed":
+            r.status = "failed"
+            r.failure = Failure(kind="raises", message="it raised as this case requires, but it also raised on "
+                                                       f"every one of the {len(returning)} cases that must "
+                                                       "return a value: raising everywhere is no answer",
+                                hint="compute the result for valid inputs first; raising on invalid ones "
+                                     "earns points beside that",
+                                data={"returning_cases": len(returning), "raised_everywhere": True})
+
+
 def scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | None) -> list[GroupScore]:
     """Points per case group of the spec: a group's points times the share of its cases that
     passed (shrunk cases are in no group of the spec, so they score nothing); 0 for every group
@@ -281,6 +304,7 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
     for an import failure, the framework's own names, a notebook's cells and lines, the
     learner's paths instead of the private copy's, and no replay command of a secret seed."""
     problem, env, shown, loaded = plan.problem, plan.environment, plan.shown, plan.loaded
+    raises_everywhere(results, {c.name for c in plan.cases if c.raises})
     groups = scores(problem, results, failure)
     passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
     unrun = [g.group for g in groups if g.points > 0 and g.total == 0]

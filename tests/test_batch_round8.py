@@ -6,6 +6,7 @@ whose HEAD commit declares a size of gigabytes (a 1.3 MB pack) made the batch in
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 import struct
 import zlib
 from datetime import datetime, timezone
@@ -79,3 +80,69 @@ def test_metadata_that_is_nested_deeply_or_has_no_offset_is_read_or_skipped(tmp_
     got = times._gradescope_time(tmp_path)
     assert got == datetime(2026, 1, 1, tzinfo=timezone.utc)   # no offset: UTC, as --deadline
     assert got > times.parse_deadline("2025-12-31T23:00")     # comparable with a deadline
+
+
+def test_a_time_that_leaves_datetimes_range_in_utc_is_no_time(tmp_path):
+    """Round nine: ``created_at: 0001-01-01T00:00:00+05:00`` (valid, but before year 1 in UTC)
+    and a file time of 1e15 s (year 31,690,708: tmpfs keeps it, a tar carries it) ended
+    ``grader grade`` after grading everyone (OverflowError, ValueError; exit 2, no junit.xml).
+    Each is now a learner without a submission time, and ``record`` writes the others'."""
+    import os
+    from types import SimpleNamespace
+    learners = []
+    for name, meta in (("early", "0001-01-01T00:00:00+05:00"), ("late", "9999-12-31T23:59:59-05:00"),
+                       ("fine", "2026-01-01T00:00:00+00:00")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "solution.py").write_text("x = 1\n")
+        (folder / times.METADATA).write_text(f'{{"created_at": "{meta}"}}')
+        learners.append(SimpleNamespace(learner=name, path=folder / "solution.py", siblings=["solution.py"],
+                                        folder=str(folder)))
+    import tempfile
+    shm = tempfile.mkdtemp(dir="/dev/shm") if os.path.isdir("/dev/shm") else str(tmp_path)  # tmpfs keeps 1e15
+    far = Path(shm) / "far.py"
+    far.write_text("x = 1\n")
+    try:
+        os.utime(far, (1e15, 1e15), follow_symlinks=False)
+    except (OSError, OverflowError, ValueError):
+        pass                                   # a filesystem that caps times: nothing to read beyond
+    learners.append(SimpleNamespace(learner="far", path=far, siblings=[], folder=None))
+    out = tmp_path / "out"
+    out.mkdir()
+    try:
+        got = times.record(out, learners, times.parse_deadline("2026-06-01T00:00"))
+    finally:
+        if shm != str(tmp_path):
+            import shutil
+            shutil.rmtree(shm)
+    assert got["fine"] == times.Submitted(at="2026-01-01T00:00:00+00:00", source="gradescope",
+                                          late_seconds=-151 * 86400.0)
+    assert got["early"].source == got["late"].source == "mtime"    # the file's own time instead
+    assert "far" not in got or got["far"].at < "9999"               # beyond range: no time
+    assert times.read(out)[1] == got
+
+
+def test_a_function_that_only_raises_earns_no_must_raise_points(tmp_path):
+    """Round nine: ``raise IndexError`` as the whole body passed embedding_lookup's invalid_ids
+    group (3 of 10 points, 18 of 78 cases) with no computation. Raising counts only beside a
+    function that returns on some valid input; one that checks the ids and returns zeros keeps
+    those points (it does what that group tests)."""
+    from tests.conftest import grade_function_in_process
+    stub = tmp_path / "stub.py"
+    stub.write_text("def embedding_lookup(token_ids, embedding_matrix):\n    raise IndexError('nope')\n")
+    code, report = grade_function_in_process(stub, "--problem", "embedding_lookup", "--no-shrink")
+    assert code == 1 and report["score"] == 0, report["score"]
+    raised = [c for c in report["cases"] if c["group"] == "invalid_ids"]
+    assert raised and all(c["status"] == "failed" and c["failure"]["kind"] == "raises"
+                          and c["failure"]["data"]["raised_everywhere"] for c in raised)
+
+    checks = tmp_path / "checks.py"
+    checks.write_text(
+        "import numpy as np\n\n\ndef embedding_lookup(token_ids, embedding_matrix):\n"
+        "    ids = np.asarray(token_ids)\n"
+        "    if ids.dtype.kind not in 'iu' or (ids.size and (ids.min() < 0 or ids.max() >= len(embedding_matrix))):\n"
+        "        raise IndexError('bad id')\n"
+        "    return np.zeros(ids.shape + embedding_matrix.shape[1:], embedding_matrix.dtype)\n")
+    code, report = grade_function_in_process(checks, "--problem", "embedding_lookup", "--no-shrink")
+    invalid = next(g for g in report["groups"] if g["group"] == "invalid_ids")
+    assert invalid["passed"] == invalid["total"] and invalid["earned"] == invalid["points"], invalid

@@ -132,3 +132,28 @@ def test_a_cached_sets_digest_is_remembered_while_its_file_is_unchanged(tmp_path
     monkeypatch.setattr(memo, "ENABLED", False)
     cache.case_set_digest("d", other)
     assert len(hashed) == 3
+
+
+def test_a_sources_jax_store_and_all_stores_stay_bounded(tmp_path, monkeypatch):
+    """Round nine of issue 32: a correct JAX file that also wrote 4 x 16 MiB of new entry names
+    into its private cache each check grew its store by 48 MiB a check (49 -> 97 -> 145 MB),
+    kept on the host. One source's store now stops at JAX_STORE_BYTES, and all stores together
+    at JAX_STORES_BYTES, the least recently written going first (never the one being written)."""
+    import os
+    monkeypatch.setattr(cache, "JAX_STORE_BYTES", 3000)
+    monkeypatch.setattr(cache, "JAX_STORES_BYTES", 7000)
+    root = tmp_path / "jax-submissions"
+
+    def entries(n: int, tag: str) -> dict:
+        return {f"jit_f{tag}{i}-cache": np.full(1000, i, np.uint8) for i in range(n)}
+
+    stores = [root / f"source{k}" for k in range(3)]
+    for k, store in enumerate(stores):
+        store.mkdir(parents=True)
+        for run in range(3):   # three checks of one source, each handing back two new names
+            cache.store_jax_entries(str(store), entries(2, f"r{run}"))
+        assert sum(f.stat().st_size for f in store.iterdir()) == 3000     # stopped at its cap
+        os.utime(store, (1_000_000 + k, 1_000_000 + k))                  # written in this order
+    # source2's first 2000 bytes made 8000 > 7000: the least recently written store went
+    assert [s.exists() for s in stores] == [False, True, True]
+    assert sum(f.stat().st_size for s in stores[1:] for f in s.iterdir()) <= 7000

@@ -155,13 +155,22 @@ def submission_time(path: Path | None, folder: Path | None) -> tuple[datetime, s
     record nor a file tells it."""
     if folder is not None:
         for source, reader in (("gradescope", _gradescope_time), ("git", _git_time)):
-            if (when := reader(folder)) is not None:
+            if (when := _utc(reader(folder))) is not None:
                 return when, source
     if path is None:  # nothing submitted: a folder's time is no submission's
         return None
     try:  # a link's own time: nothing is followed
         return datetime.fromtimestamp(os.lstat(path).st_mtime, tz=timezone.utc), "mtime"
-    except OSError:
+    except (OSError, OverflowError, ValueError):  # a time beyond year 9999 (tmpfs, xfs, a tar's)
+        return None
+
+
+def _utc(when: datetime | None) -> datetime | None:
+    """``when`` in UTC, or None where that leaves datetime's years 1-9999 (``0001-01-01T00:00+05:00``,
+    a learner's ``created_at``): such a time is no time, as an unreadable one is."""
+    try:
+        return when.astimezone(timezone.utc) if when is not None else None
+    except (OverflowError, ValueError):
         return None
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -56,23 +57,30 @@ def x64_scope() -> Any:
     return x64(_jax())
 
 
-def _import_jax() -> Any:
+def import_jax() -> Any:
     """``import jax``; when this is its first import and no platform was asked for, the CPU
     platform only (JAX reads ``JAX_PLATFORMS`` when imported): the variable is set for the
     import alone and removed after it, so the caller's environment ends as it was."""
-    if "jax" in sys.modules or "JAX_PLATFORMS" in os.environ:
-        import jax
+    with _IMPORT_LOCK:   # two threads' first imports of JAX met a partly initialised jax._src.lax.linalg
+        if "jax" in sys.modules or "JAX_PLATFORMS" in os.environ:
+            import jax
+            return jax
+        os.environ["JAX_PLATFORMS"] = "cpu"
+        try:
+            import jax
+        finally:
+            os.environ.pop("JAX_PLATFORMS", None)
         return jax
-    os.environ["JAX_PLATFORMS"] = "cpu"
-    try:
-        import jax
-    finally:
-        os.environ.pop("JAX_PLATFORMS", None)
-    return jax
+
+
+#: held around the first ``import jax`` (``import_jax``): the reference threads of a check and
+#: of ``grader validate``, and trusted files called in process (``grader.run.inprocess``), may
+#: all reach it first
+_IMPORT_LOCK = threading.Lock()
 
 
 def _jax() -> Any:
-    jax = _import_jax()
+    jax = import_jax()
 
     if not _configured:
         # the persistent compilation cache of the reference runs (a process-wide JAX setting,

@@ -215,7 +215,11 @@ def for_file(path: Any, function: str, framework: str) -> InProcessExecutor:
         module.__file__ = str(path)
         _sys.modules[name] = module          # dataclasses and pickling look the module up
         with open(path, "rb") as f:          # compiled here: no __pycache__ beside the file
-            code = compile(f.read(), str(path), "exec", dont_inherit=True)
+            source = f.read()
+        if b"jax" in source:   # JAX's first import, once, under the reference's lock (threads)
+            from ..reference import import_jax
+            import_jax()
+        code = compile(source, str(path), "exec", dont_inherit=True)
         exec(code, module.__dict__)  # noqa: S102 - a trusted file, see above
         fn = getattr(module, function)
         if not callable(fn):

@@ -85,26 +85,36 @@ def total(groups: list[GroupScore]) -> float:
 
 
 def raises_everywhere(results: list[CaseResult], raising: set[str]) -> None:
-    """Fail the passed must-raise cases of a function that raised on every case that must return.
+    """Fail the passed must-raise cases of a function that does not answer most valid inputs.
 
-    A case that must raise passes when the call raises an accepted type; a stub whose body is
-    ``raise IndexError`` raised it everywhere and so took a must-raise group's points (3 of 10
-    on embedding_lookup, round nine of issue 32) with no computation. Raising is credited only
-    beside a function that returns on some valid input (passed or failed on its values);
-    ``results`` are changed in place (status ``failed``, kind ``raises``).
+    A case that must raise passes when the call raises an accepted type. A stub whose body is
+    ``raise IndexError`` took embedding_lookup's must-raise group (3 of 10 points) with no
+    computation (round nine of issue 32); so did one that returned ``None`` once and raised
+    after, or returned 0 for empty ids only (round ten). Raising is credited only beside a
+    function that passes at least half (:data:`ANSWERED`) of the cases that must return a
+    value: otherwise each passed must-raise case fails with kind ``raises``. ``results`` are
+    changed in place.
     """
     returning = [r for r in results if r.name not in raising and not r.shrunk]
-    if not returning or any(r.status in ("passed", "failed") for r in returning):
+    answered = sum(r.status == "passed" for r in returning)
+    if not returning or not any(r.name in raising for r in results) or answered >= ANSWERED * len(returning):
         return
     for r in results:
         if r.name in raising and r.status == "passed":
             r.status = "failed"
-            r.failure = Failure(kind="raises", message="it raised as this case requires, but it also raised on "
-                                                       f"every one of the {len(returning)} cases that must "
-                                                       "return a value: raising everywhere is no answer",
-                                hint="compute the result for valid inputs first; raising on invalid ones "
-                                     "earns points beside that",
-                                data={"returning_cases": len(returning), "raised_everywhere": True})
+            r.failure = Failure(kind="raises", message=f"it raised as this case requires, but only {answered} of the "
+                                                       f"{len(returning)} cases that must return a value passed: "
+                                                       "raising on invalid inputs counts beside a function that "
+                                                       "answers at least half of the valid ones",
+                                hint="make the valid inputs right first; raising on invalid ones earns its points "
+                                     "beside that",
+                                data={"returning_cases": len(returning), "returning_passed": answered,
+                                      "needed_share": ANSWERED})
+
+
+#: the share of the cases that must return a value a submission must pass before its must-raise
+#: cases count (:func:`raises_everywhere`)
+ANSWERED = 0.5
 
 
 def scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | None) -> list[GroupScore]:

@@ -123,10 +123,10 @@ def test_a_time_that_leaves_datetimes_range_in_utc_is_no_time(tmp_path):
 
 
 def test_a_function_that_only_raises_earns_no_must_raise_points(tmp_path):
-    """Round nine: ``raise IndexError`` as the whole body passed embedding_lookup's invalid_ids
-    group (3 of 10 points, 18 of 78 cases) with no computation. Raising counts only beside a
-    function that returns on some valid input; one that checks the ids and returns zeros keeps
-    those points (it does what that group tests)."""
+    """Rounds nine and ten: ``raise IndexError`` as the whole body (or after one ``None``, or
+    after ``0`` for empty ids) passed embedding_lookup's invalid_ids group (3 of 10 points) with
+    no computation. Raising counts only beside a function that passes at least half of the
+    cases that must return; a right lookup that never checks its ids earns the rest."""
     from tests.conftest import grade_function_in_process
     stub = tmp_path / "stub.py"
     stub.write_text("def embedding_lookup(token_ids, embedding_matrix):\n    raise IndexError('nope')\n")
@@ -134,7 +134,14 @@ def test_a_function_that_only_raises_earns_no_must_raise_points(tmp_path):
     assert code == 1 and report["score"] == 0, report["score"]
     raised = [c for c in report["cases"] if c["group"] == "invalid_ids"]
     assert raised and all(c["status"] == "failed" and c["failure"]["kind"] == "raises"
-                          and c["failure"]["data"]["raised_everywhere"] for c in raised)
+                          and c["failure"]["data"]["returning_passed"] == 0 for c in raised)
+    # round ten: None from the first call, or 0 for empty ids only, then raising: still nothing
+    for body in ("    global calls\n    calls += 1\n    if calls == 1:\n        return None\n    raise IndexError('x')\n",
+                 "    if token_ids.size == 0:\n        return 0\n    raise IndexError('x')\n"):
+        once = tmp_path / "once.py"
+        once.write_text("calls = 0\n\n\ndef embedding_lookup(token_ids, embedding_matrix):\n" + body)
+        code, report = grade_function_in_process(once, "--problem", "embedding_lookup", "--no-shrink")
+        assert code == 1 and report["score"] == 0, (body, report["score"])
 
     checks = tmp_path / "checks.py"
     checks.write_text(
@@ -142,7 +149,37 @@ def test_a_function_that_only_raises_earns_no_must_raise_points(tmp_path):
         "    ids = np.asarray(token_ids)\n"
         "    if ids.dtype.kind not in 'iu' or (ids.size and (ids.min() < 0 or ids.max() >= len(embedding_matrix))):\n"
         "        raise IndexError('bad id')\n"
-        "    return np.zeros(ids.shape + embedding_matrix.shape[1:], embedding_matrix.dtype)\n")
+        "    return embedding_matrix[ids]\n")
+    code, report = grade_function_in_process(checks, "--problem", "embedding_lookup", "--no-shrink")
+    assert code == 0 and report["score"] == 10, report["score"]
+    checks.write_text(checks.read_text().replace("embedding_matrix[ids]", "embedding_matrix[ids] * 2"))
     code, report = grade_function_in_process(checks, "--problem", "embedding_lookup", "--no-shrink")
     invalid = next(g for g in report["groups"] if g["group"] == "invalid_ids")
-    assert invalid["passed"] == invalid["total"] and invalid["earned"] == invalid["points"], invalid
+    assert invalid["passed"] == 0 and invalid["earned"] == 0, invalid    # checks alone: no points
+
+
+def test_a_repository_that_points_elsewhere_or_blocks_is_not_read(tmp_path, monkeypatch):
+    """Round ten: ``.git/commondir`` naming ``../cd``, a folder of the learner's own whose
+    ``refs/heads/master`` is a FIFO, hung ``grader grade`` for good after grading everyone
+    (``.git`` itself held only folders and regular files). A repository that sends git to another
+    folder is not read; and whatever else blocks, the read gives up after GIT_SECONDS."""
+    import os
+    when = datetime.fromtimestamp(1700000000, tz=timezone.utc)
+    for name in times.GIT_REDIRECTS:
+        folder = tmp_path / name.replace("/", "_")
+        folder.mkdir()
+        _loose(folder, len(HEAD))
+        assert times._git_time(folder) == when
+        (folder / ".git" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / ".git" / name).write_text("../cd\n")
+        os.makedirs(folder / "cd" / "refs" / "heads")
+        os.mkfifo(folder / "cd" / "refs" / "heads" / "main")
+        assert times._git_time(folder) is None, name
+
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    _loose(slow, len(HEAD))
+    import dulwich.repo
+    monkeypatch.setattr(times, "GIT_SECONDS", 0.2)
+    monkeypatch.setattr(dulwich.repo.Repo, "head", lambda self: __import__("time").sleep(5))
+    assert times._git_time(slow) is None          # the daemon thread is left asleep

@@ -134,19 +134,38 @@ def _small_commit(repo: Any, sha: bytes) -> bool:
     return False
 
 
+#: files of a ``.git`` that send git (and dulwich) to another folder: a learner's ``commondir``
+#: naming ``../cd``, a folder of their own holding a FIFO as ``refs/heads/master``, hung
+#: ``grader grade`` for good (round ten); such a repository's time is not read
+GIT_REDIRECTS = ("commondir", "objects/info/alternates", "objects/info/http-alternates")
+#: the longest a learner's repository is read for its HEAD's time before the file's time is used
+GIT_SECONDS = 5.0
+
+
 def _git_time(folder: Path) -> datetime | None:
-    if not _plain_git_folder(folder / ".git"):  # none, a file naming another folder, a link, a FIFO...
+    """The commit time of HEAD of the learner's ``folder/.git``, or None: no plain repository
+    (:func:`_plain_git_folder`, :data:`GIT_REDIRECTS`), no small HEAD commit, or not read
+    within :data:`GIT_SECONDS` (the read runs in a daemon thread that is left behind then)."""
+    git = folder / ".git"
+    if not _plain_git_folder(git) or any(os.path.lexists(git / name) for name in GIT_REDIRECTS):
         return None
-    try:
-        from dulwich.repo import Repo
-        with Repo(str(folder)) as repo:
-            sha = repo.head()
-            if not _small_commit(repo, sha):
-                return None
-            commit = repo[sha]
-            return datetime.fromtimestamp(commit.commit_time, tz=timezone.utc)
-    except Exception:  # noqa: BLE001 - no readable HEAD (an empty or broken repository): the file's time
-        return None
+    import threading
+    found: list[datetime | None] = []
+
+    def read() -> None:
+        try:
+            from dulwich.repo import Repo
+            with Repo(str(folder)) as repo:
+                sha = repo.head()
+                if _small_commit(repo, sha):
+                    found.append(datetime.fromtimestamp(repo[sha].commit_time, tz=timezone.utc))
+        except Exception:  # noqa: BLE001 - no readable HEAD (an empty or broken repository): the file's time
+            pass
+
+    reader = threading.Thread(target=read, name="git-time", daemon=True)
+    reader.start()
+    reader.join(GIT_SECONDS)
+    return found[0] if found and not reader.is_alive() else None
 
 
 def submission_time(path: Path | None, folder: Path | None) -> tuple[datetime, str] | None:

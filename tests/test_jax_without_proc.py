@@ -40,3 +40,31 @@ def test_jax_reduces_without_proc_cpuinfo(tmp_path):
                            "--chdir", "/", sys.executable, "-I", "-c", SCRIPT],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+REFERENCE_IMPORT = r"""
+import os, sys
+from grader import reference
+before = dict(os.environ)
+jax = reference.import_jax()
+assert dict(os.environ) == before, set(os.environ) ^ set(before)
+from jax._src import xla_bridge
+print(xla_bridge.backends()["cpu"].platform, os.environ.get("XLA_FLAGS"))
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("flags", [None, "--xla_cpu_multi_thread_eigen=false"])
+def test_the_references_first_import_of_jax_leaves_the_environment_as_it_was(flags):
+    """The grader's first ``import jax`` starts the CPU backend with reference.XLA_FLAGS (a
+    cheaper compile, the values bit for bit the same) and JAX_PLATFORMS=cpu, then removes both;
+    a caller's own XLA_FLAGS is kept and used instead."""
+    pytest.importorskip("jax")
+    import os
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
+    if flags:
+        env["XLA_FLAGS"] = flags
+    run = subprocess.run([sys.executable, "-c", REFERENCE_IMPORT], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["cpu", str(flags)]

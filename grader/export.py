@@ -293,6 +293,21 @@ def _unmatched(learners: list[str], roster: Roster) -> None:
                                    f"{roster.key!r}); left out of the export", one_line=True) + "\n")
 
 
+def _distinct(rows: list[Any]) -> None:
+    """Refuse learner ids that an LMS may take for one student (equal after trimming spaces and
+    case folding: ``alice`` and ``alice `` or ``ALICE``, a learner's own folder or file name).
+
+    Raises:
+        GraderError: two such ids, both named.
+    """
+    seen: dict[str, str] = {}
+    for r in rows:
+        other = seen.setdefault(_norm(r.learner), r.learner)
+        if other != r.learner:
+            raise GraderError(f"learners {other!r} and {r.learner!r} differ only in case or spaces, and an LMS may "
+                              "take both for one student; rename one, or give --roster")
+
+
 def _matched(rows: list[Any], roster: Roster) -> tuple[dict[int, Any], list[str]]:
     """Each roster student's gradebook row (by ``id`` of the roster row) and the learners not on
     the roster.
@@ -349,6 +364,7 @@ def _identity(rows: list[Any], roster: Roster | None, columns: tuple[str, ...],
     without a roster), its identity cells and gradebook row; and the learners not on the roster."""
     from .reports.common import csv_cell
     if roster is None:
+        _distinct(rows)
         return [bare], [([csv_cell(r.learner)], r) for r in sorted(rows, key=lambda r: r.learner)], []
     by_student, unmatched = _matched(rows, roster)
     head = [c for c in columns if c in roster.columns] or [roster.key]
@@ -409,13 +425,15 @@ def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = No
             GENERIC_COLUMNS[-1]]
     out = [_line(head)]
     unmatched = []
+    if roster is None:
+        _distinct(rows)
+    else:   # two learners matching one student (``alice`` and ``alice ``) is refused, as for Canvas
+        by_student, unmatched = _matched(rows, roster)
+        rows = list(by_student.values())
     for r in sorted(rows, key=lambda r: r.learner):
         ident, name = r.learner, ""
         if roster is not None:
             student = roster.match(r.learner)
-            if student is None:
-                unmatched.append(r.learner)
-                continue
             ident, name = student[roster.key], student.get("Student", "")
         percent = 100 * r.score / r.max_score if r.max_score else 0.0
         out.append(_line([csv_cell(ident), csv_cell(name), points(scaled(r.score, r.max_score, scale)),

@@ -18,6 +18,8 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import words
 from .compare import assess, judge_raises, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
@@ -84,36 +86,74 @@ def total(groups: list[GroupScore]) -> float:
     return round(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total), 4)
 
 
-def raises_everywhere(results: list[CaseResult], raising: set[str]) -> None:
-    """Fail the passed must-raise cases of a function that does not answer most valid inputs.
+def free_cases(plan: Any) -> dict[str, str]:
+    """The cases of ``plan`` that a function computing nothing may pass, by name, with why: one
+    that must raise (``"an exception"``), or whose every expected output is empty, all zeros,
+    constant over two or more elements, or equal to one of the inputs (what a stub returning
+    zeros, a constant or its input gives). A case whose reference failed is left out."""
+    free: dict[str, str] = {}
+    for i, case in enumerate(plan.cases):
+        if case.raises:
+            free[case.name] = "an exception"
+            continue
+        try:
+            expected = plan.expected[i]
+        except Exception:  # noqa: BLE001 - its failure is reported with the case
+            continue
+        refs = [e.ref for _, e in expected.parts] if expected.parts else [expected.ref]
+        whys = [_trivial(np.asarray(r), case.inputs) for r in refs]
+        if all(whys):
+            free[case.name] = whys[0]
+    return free
 
-    A case that must raise passes when the call raises an accepted type. A stub whose body is
-    ``raise IndexError`` took embedding_lookup's must-raise group (3 of 10 points) with no
-    computation (round nine of issue 32); so did one that returned ``None`` once and raised
-    after, or returned 0 for empty ids only (round ten). Raising is credited only beside a
-    function that passes at least half (:data:`ANSWERED`) of the cases that must return a
-    value: otherwise each passed must-raise case fails with kind ``raises``. ``results`` are
-    changed in place.
+
+def _trivial(ref: Any, inputs: dict[str, Any]) -> str | None:
+    """Why an expected output ``ref`` is one a stub gives, or None."""
+    if ref.size == 0:
+        return "an empty array"
+    with np.errstate(invalid="ignore"):
+        if np.all(ref == 0):
+            return "zeros"
+        if ref.size >= 2 and np.all(ref == ref.flat[0]):
+            return "a constant"
+        for x in inputs.values():
+            x = np.asarray(x)
+            if x.shape == ref.shape and x.dtype.kind in "fiub" and np.array_equal(x.astype(np.float64), ref):
+                return "one of its inputs unchanged"
+            if x.shape == ref.shape and x.dtype.name == "bfloat16" and np.array_equal(x.astype(np.float64), ref):
+                return "one of its inputs unchanged"
+    return None
+
+
+def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
+    """Fail the passed :func:`free_cases` of a submission that does not pass most of the others.
+
+    A stub that computes nothing passed such cases: ``raise IndexError`` took embedding_lookup's
+    must-raise group (3 of 10 points, round nine of issue 32), and so did one returning ``None``
+    once and raising after (round ten); returning zeros, a constant or the input took 0.25-1.73
+    of 10 points on eight problems (empty batches, zero inputs, one class, p = q: round eleven).
+    Such a case is credited only beside a submission that passes at least half
+    (:data:`ANSWERED`) of the other cases; otherwise each passed one fails with kind
+    ``unearned``. ``results`` are changed in place.
     """
-    returning = [r for r in results if r.name not in raising and not r.shrunk]
-    answered = sum(r.status == "passed" for r in returning)
-    if not returning or not any(r.name in raising for r in results) or answered >= ANSWERED * len(returning):
+    others = [r for r in results if r.name not in free and not r.shrunk]
+    answered = sum(r.status == "passed" for r in others)
+    if not others or answered >= ANSWERED * len(others):
         return
     for r in results:
-        if r.name in raising and r.status == "passed":
+        if r.name in free and r.status == "passed":
             r.status = "failed"
-            r.failure = Failure(kind="raises", message=f"it raised as this case requires, but only {answered} of the "
-                                                       f"{len(returning)} cases that must return a value passed: "
-                                                       "raising on invalid inputs counts beside a function that "
-                                                       "answers at least half of the valid ones",
-                                hint="make the valid inputs right first; raising on invalid ones earns its points "
-                                     "beside that",
-                                data={"returning_cases": len(returning), "returning_passed": answered,
-                                      "needed_share": ANSWERED})
+            r.failure = Failure(kind="unearned",
+                                message=f"its expected result is {free[r.name]}, which a function that computes "
+                                        f"nothing also gives, and only {answered} of the {len(others)} other cases "
+                                        "passed: such a case counts beside a submission that passes at least half "
+                                        "of the others",
+                                hint="make the other cases right first; this one then counts",
+                                data={"expected_is": free[r.name], "other_cases": len(others),
+                                      "others_passed": answered, "needed_share": ANSWERED})
 
 
-#: the share of the cases that must return a value a submission must pass before its must-raise
-#: cases count (:func:`raises_everywhere`)
+#: the share of the other cases a submission must pass before its :func:`free_cases` count
 ANSWERED = 0.5
 
 
@@ -314,7 +354,7 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
     for an import failure, the framework's own names, a notebook's cells and lines, the
     learner's paths instead of the private copy's, and no replay command of a secret seed."""
     problem, env, shown, loaded = plan.problem, plan.environment, plan.shown, plan.loaded
-    raises_everywhere(results, {c.name for c in plan.cases if c.raises})
+    unearned(results, free_cases(plan))
     groups = scores(problem, results, failure)
     passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
     unrun = [g.group for g in groups if g.points > 0 and g.total == 0]

@@ -16,6 +16,9 @@ Failure kinds (the ``kind`` field), in the order the per-case checks run:
 ``tolerance``   values outside the dtype-aware tolerance (``grader.compare``)
 ``mutation``    an input array was changed in place
 ``raises``      a case that must raise (spec ``raises: [...]``) returned, or raised a type not listed
+``unearned``    a case a function computing nothing passes too (it must raise, or its result is
+                empty, zeros, a constant or an input), in a run that passed fewer than half of
+                the others (``grading.unearned``)
 
 and, for the run rather than the values:
 
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # records only name the array type: importing NumPy here cost every CLI start 0.07 s
     import numpy as np
 
-CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "raises")
+CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "raises", "unearned")
 RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 KINDS = CASE_KINDS + RUN_KINDS
 

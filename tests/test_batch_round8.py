@@ -133,8 +133,8 @@ def test_a_function_that_only_raises_earns_no_must_raise_points(tmp_path):
     code, report = grade_function_in_process(stub, "--problem", "embedding_lookup", "--no-shrink")
     assert code == 1 and report["score"] == 0, report["score"]
     raised = [c for c in report["cases"] if c["group"] == "invalid_ids"]
-    assert raised and all(c["status"] == "failed" and c["failure"]["kind"] == "raises"
-                          and c["failure"]["data"]["returning_passed"] == 0 for c in raised)
+    assert raised and all(c["status"] == "failed" and c["failure"]["kind"] == "unearned"
+                          and c["failure"]["data"]["others_passed"] == 0 for c in raised)
     # round ten: None from the first call, or 0 for empty ids only, then raising: still nothing
     for body in ("    global calls\n    calls += 1\n    if calls == 1:\n        return None\n    raise IndexError('x')\n",
                  "    if token_ids.size == 0:\n        return 0\n    raise IndexError('x')\n"):

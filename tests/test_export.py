@@ -143,13 +143,28 @@ def test_bad_input_exits_2_with_one_error_line(argv, message, files, capsys):
     assert "Traceback" not in err
 
 
-def test_two_learners_matching_one_student_is_bad_input(tmp_path, capsys):
+@pytest.mark.parametrize("fmt", ["canvas", "csv", "moodle"])
+def test_two_learners_matching_one_student_is_bad_input(tmp_path, capsys, fmt):
+    """Round eleven of issue 32: with ``--roster``, ``grader export csv`` wrote alice's row and
+    then a second ``alice`` row with the score of a learner named ``alice `` (its file
+    ``alice .py``), exit 0; Canvas refused it. Every format refuses it now."""
     book = tmp_path / "gradebook.csv"
     gradebook.write_gradebook(book, [gradebook.Row("alice", "a.py", True, 1, 1, [], 1), gradebook.Row("ALICE", "b.py", True, 1, 1,
                                                                                           [], 1)])
-    (tmp_path / "r.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section\nA,1,2,alice,S\n")
-    code, _, err = run(["export", "canvas", book, "--roster", tmp_path / "r.csv", "--assignment", "x"], capsys)
-    assert code == 2 and "both match the roster's 'alice'" in err and err.count("\n") == 1
+    (tmp_path / "r.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,Username\nA,1,2,alice,S,alice\n")
+    extra = (["--assignment", "x"] if fmt != "csv" else []) + (["--key", "Username"] if fmt == "moodle" else [])
+    code, _, err = run(["export", fmt, book, "--roster", tmp_path / "r.csv", *extra], capsys)
+    assert code == 2 and "both match the roster's 'alice'" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "moodle", "blackboard"])
+def test_learner_ids_equal_but_for_case_or_spaces_are_refused_without_a_roster(tmp_path, capsys, fmt):
+    book = tmp_path / "gradebook.csv"
+    gradebook.write_gradebook(book, [gradebook.Row("alice", "a.py", True, 1, 1, [], 1),
+                                     gradebook.Row("alice ", "b.py", False, 0.065, 1, [], 1)])
+    extra = ["--assignment", "x"] if fmt != "csv" else []
+    code, out, err = run(["export", fmt, book, *extra], capsys)
+    assert code == 2 and "'alice' and 'alice ' differ only in case or spaces" in err and not out, err
 
 
 CANVAS_EXPORT = ("Student,ID,SIS User ID,SIS Login ID,Section,Tied LM head (4521),Quiz 1 (4522)\n"

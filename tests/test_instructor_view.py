@@ -159,6 +159,21 @@ def test_similarity_finds_a_copy_with_renamed_variables_and_leaves_out_the_start
     assert similar_pairs({"x": one, "y": one.replace("hidden @", "(hidden) @")}, [STARTER], 0.5) == []
 
 
+def test_a_copy_declared_in_another_source_encoding_is_still_a_copy(tmp_path):
+    """Round eleven of issue 32: ORIGINAL re-encoded under ``# coding: utf-7`` (or
+    ``unicode_escape``) imports and passes as Python decodes it, but similarity read it as UTF-8
+    and saw ``+AGk-`` blocks (or ``\\xNN``): the copy was in no pair. It is read as Python reads it."""
+    from grader.reports.similarity import code_of, similar_pairs
+    utf7 = tmp_path / "mallory.py"
+    utf7.write_bytes(b"# coding: utf-7\n" + ORIGINAL.encode("utf-7"))
+    escaped = tmp_path / "trent.py"
+    escaped.write_bytes(b"# coding: unicode_escape\n" + "".join(f"\\x{ord(c):02x}" for c in ORIGINAL).encode())
+    sources = {"ann": ORIGINAL, "mallory": code_of(utf7), "trent": code_of(escaped)}
+    assert ORIGINAL in sources["mallory"] and ORIGINAL in sources["trent"]
+    pairs = {(p.a, p.b) for p in similar_pairs(sources, [STARTER], threshold=0.5)}
+    assert {("ann", "mallory"), ("ann", "trent")} <= pairs, pairs
+
+
 def test_similarity_page_escapes_code_and_links_back(tmp_path):
     from grader.reports import similarity
     evil = ORIGINAL.replace("Logits of the tied head.", "</pre><script>alert(1)</script>")

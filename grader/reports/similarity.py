@@ -63,7 +63,20 @@ def code_of(path: Path) -> str | None:
             return convert(data).source
         except NotebookError:
             return None
-    return data.decode("utf-8", errors="replace")
+    return python_text(data)
+
+
+def python_text(data: bytes) -> str:
+    """``data`` decoded as Python decodes a source file (``importlib.util.decode_source``: the
+    PEP 263 ``# coding:`` line, then universal newlines), else as UTF-8 with replacements.
+    Read as plain UTF-8, a verbatim copy of another learner's file declared ``# coding: utf-7``
+    (every character a ``+AGk-`` block) or ``unicode_escape`` (every one ``\\xNN``) passed 10/10
+    and was in no similar pair (round eleven of issue 32)."""
+    import importlib.util
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        return data.decode("utf-8", errors="replace")
 
 
 def _fingerprint(code: str, boilerplate: Iterable[int] = ()):  # noqa: ANN202 - copydetect's type

@@ -323,7 +323,8 @@ def cannot_run(loaded: LoadedSubmission, framework: str, shown: str) -> Failure 
             where = f"{shown}, {loaded.notebook.where(syntax_error.lineno)}"
         detail = (syntax_error.text or "").rstrip()
         return Failure(kind="import", message=f"SyntaxError: {syntax_error.msg} ({where})",
-                       hint="fix the syntax error; `python -m py_compile FILE` shows it too",
+                       hint="fix the syntax error at the place named; Python reports one at a time, so check "
+                            "again after fixing it",
                        details=[detail] if detail else [])
     return None
 

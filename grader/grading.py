@@ -18,8 +18,6 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from . import words
 from .compare import assess, judge_raises, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
@@ -87,68 +85,57 @@ def total(groups: list[GroupScore]) -> float:
 
 
 def free_cases(plan: Any) -> dict[str, str]:
-    """The cases of ``plan`` that a function computing nothing may pass, by name, with why: one
-    that must raise (``"an exception"``), or whose every expected output is empty, all zeros,
-    constant over two or more elements, or equal to one of the inputs (what a stub returning
-    zeros, a constant or its input gives). A case whose reference failed is left out."""
-    free: dict[str, str] = {}
-    for i, case in enumerate(plan.cases):
-        if case.raises:
-            free[case.name] = "an exception"
-            continue
-        try:
-            expected = plan.expected[i]
-        except Exception:  # noqa: BLE001 - its failure is reported with the case
-            continue
-        refs = [e.ref for _, e in expected.parts] if expected.parts else [expected.ref]
-        whys = [_trivial(np.asarray(r), case.inputs) for r in refs]
-        if all(whys):
-            free[case.name] = whys[0]
-    return free
+    """The cases of ``plan`` that a function computing nothing passes, by name, with why: those
+    that must raise (``raise IndexError`` as the whole body passes every one of them).
+
+    Cases whose expected result is empty, zeros, a constant or an input unchanged are passed by
+    stubs too (0.25-1.73 of 10 points, round eleven), but they are left out: a genuine mistake
+    (a factor of 2) fails every other case as well, and its feedback then led with those cases
+    rather than with its own mistake (docs/security.md, round twelve).
+    """
+    return {case.name: "an exception" for case in plan.cases if case.raises}
 
 
-def _trivial(ref: Any, inputs: dict[str, Any]) -> str | None:
-    """Why an expected output ``ref`` is one a stub gives, or None."""
-    if ref.size == 0:
-        return "an empty array"
-    with np.errstate(invalid="ignore"):
-        if np.all(ref == 0):
-            return "zeros"
-        if ref.size >= 2 and np.all(ref == ref.flat[0]):
-            return "a constant"
-        for x in inputs.values():
-            x = np.asarray(x)
-            if x.shape == ref.shape and x.dtype.kind in "fiub" and np.array_equal(x.astype(np.float64), ref):
-                return "one of its inputs unchanged"
-            if x.shape == ref.shape and x.dtype.name == "bfloat16" and np.array_equal(x.astype(np.float64), ref):
-                return "one of its inputs unchanged"
-    return None
+#: kinds of a failure whose values were right (the call computed the answer, and returned it in
+#: another dtype or wrote into an input): such a case counts as answered for :func:`unearned`
+VALUES_RIGHT = ("dtype", "mutation")
+
+
+def _answered(r: CaseResult) -> bool:
+    """Whether case ``r`` got the right values: passed, or failed only by dtype or mutation."""
+    if r.status == "passed":
+        return True
+    f = r.failure
+    if r.status != "failed" or f is None or f.kind not in VALUES_RIGHT:
+        return False
+    return not any(a.get("kind") not in VALUES_RIGHT for a in f.data.get("also", []))
 
 
 def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
-    """Fail the passed :func:`free_cases` of a submission that does not pass most of the others.
+    """Fail the passed :func:`free_cases` of a submission that does not answer most of the others.
 
     A stub that computes nothing passed such cases: ``raise IndexError`` took embedding_lookup's
     must-raise group (3 of 10 points, round nine of issue 32), and so did one returning ``None``
-    once and raising after (round ten); returning zeros, a constant or the input took 0.25-1.73
-    of 10 points on eight problems (empty batches, zero inputs, one class, p = q: round eleven).
-    Such a case is credited only beside a submission that passes at least half
-    (:data:`ANSWERED`) of the other cases; otherwise each passed one fails with kind
+    once and raising after (round ten). Such a case is credited only beside a submission that
+    gets the values right (:func:`_answered`: passed, or off only in dtype or by mutation: a
+    float32 lookup with right ids and checks keeps its must-raise points, round twelve) in at
+    least half (:data:`ANSWERED`) of the other cases; otherwise each passed one fails with kind
     ``unearned``. ``results`` are changed in place.
     """
     others = [r for r in results if r.name not in free and not r.shrunk]
-    answered = sum(r.status == "passed" for r in others)
+    answered = sum(_answered(r) for r in others)
     if not others or answered >= ANSWERED * len(others):
         return
     for r in results:
         if r.name in free and r.status == "passed":
             r.status = "failed"
             r.failure = Failure(kind="unearned",
-                                message=f"its expected result is {free[r.name]}, which a function that computes "
-                                        f"nothing also gives, and only {answered} of the {len(others)} other cases "
-                                        "passed: such a case counts beside a submission that passes at least half "
-                                        "of the others",
-                                hint="make the other cases right first; this one then counts",
+                                message=f"it raised as this case requires, but only {answered} of the "
+                                        f"{len(others)} cases that must return a value got it right: raising on "
+                                        "invalid inputs counts beside a function that answers at least half of "
+                                        "the valid ones",
+                                hint="make the valid inputs right first; raising on invalid ones earns its points "
+                                     "beside that",
                                 data={"expected_is": free[r.name], "other_cases": len(others),
                                       "others_passed": answered, "needed_share": ANSWERED})
 

@@ -16,9 +16,8 @@ Failure kinds (the ``kind`` field), in the order the per-case checks run:
 ``tolerance``   values outside the dtype-aware tolerance (``grader.compare``)
 ``mutation``    an input array was changed in place
 ``raises``      a case that must raise (spec ``raises: [...]``) returned, or raised a type not listed
-``unearned``    a case a function computing nothing passes too (it must raise, or its result is
-                empty, zeros, a constant or an input), in a run that passed fewer than half of
-                the others (``grading.unearned``)
+``unearned``    a case that must raise and did, in a run that got the values of fewer than half
+                of the other cases right (``grading.unearned``: a stub that only raises)
 
 and, for the run rather than the values:
 

@@ -183,3 +183,20 @@ def test_a_repository_that_points_elsewhere_or_blocks_is_not_read(tmp_path, monk
     monkeypatch.setattr(times, "GIT_SECONDS", 0.2)
     monkeypatch.setattr(dulwich.repo.Repo, "head", lambda self: __import__("time").sleep(5))
     assert times._git_time(slow) is None          # the daemon thread is left asleep
+
+
+def test_right_values_in_another_dtype_keep_the_must_raise_points(tmp_path):
+    """Round twelve: a lookup that checks its ids correctly but always returns float32 passed 19
+    of 57 value cases (the float32 ones) and lost the whole invalid_ids group (3 points). Right
+    values off only in dtype count as answered: it keeps them."""
+    from tests.conftest import grade_function_in_process
+    f32 = tmp_path / "f32.py"
+    f32.write_text(
+        "import numpy as np\n\n\ndef embedding_lookup(token_ids, embedding_matrix):\n"
+        "    ids = np.asarray(token_ids)\n"
+        "    if ids.dtype.kind not in 'iu' or (ids.size and (ids.min() < 0 or ids.max() >= len(embedding_matrix))):\n"
+        "        raise IndexError('bad id')\n"
+        "    return embedding_matrix[ids].astype(np.float32)\n")
+    code, report = grade_function_in_process(f32, "--problem", "embedding_lookup", "--no-shrink")
+    invalid = next(g for g in report["groups"] if g["group"] == "invalid_ids")
+    assert code == 1 and invalid["passed"] == invalid["total"] and invalid["earned"] == invalid["points"], invalid

@@ -190,7 +190,8 @@ def read_roster(path: str, key: str) -> Roster:
     twice = sorted({c for c in columns if c and columns.count(c) > 1})
     if twice:  # which of two "Username" columns is the student's? refuse to guess
         raise GraderError(f"--roster {path!r} has the column {twice[0]!r} twice; keep one")
-    column = KEYS.get(key, key)
+    # a column named as given wins over the alias (a roster whose column is "username" or "id")
+    column = key if key in columns else KEYS.get(key, key)
     if column not in columns:
         raise GraderError(f"--roster {path!r} has no column {column!r} (its columns: {', '.join(columns[:8])}); "
                           "pass --key with one of them")

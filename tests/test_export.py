@@ -280,3 +280,13 @@ def test_moodle_says_what_the_grades_are_out_of_and_why_a_roster_matters(files, 
     assert "points out of 10" in err and "--points N" in err and "stops its whole import" in err
     code, out, err = run(["export", "moodle", book, "--assignment", "Lesson 1", "--points", "100"], capsys)
     assert "points out of" not in err
+
+
+def test_a_key_naming_a_lowercase_column_is_that_column(tmp_path, capsys):
+    """A newcomer's roster had a column ``username``: ``--key username`` was read as the alias of
+    ``Username`` and refused ("has no column 'Username'"), so no key could name it."""
+    book = tmp_path / "gradebook.csv"
+    gradebook.write_gradebook(book, [gradebook.Row("alice", "a.py", True, 1, 1, [], 1)])
+    (tmp_path / "r.csv").write_text("username,first,last\nalice,Alice,A\n")
+    code, out, err = run(["export", "csv", book, "--roster", tmp_path / "r.csv", "--key", "username"], capsys)
+    assert code == 0 and "alice" in out and not err.startswith("grader: error"), err

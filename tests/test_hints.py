@@ -331,3 +331,17 @@ def test_a_deliberate_not_implemented_error_is_not_called_a_stub():
     refused = exception_hint("NotImplementedError: only 2-D hidden is supported")
     assert refused.idea == "not_handled" and "only 2-D hidden is supported" in said(refused)
     assert "write its body" not in said(refused)
+
+
+def test_no_constant_offset_is_fitted_to_a_constant_right_answer():
+    """A newcomer's softmax without the max subtraction overflowed on 16 logits of 11.0 in
+    float16 and returned zeros where 1/16 was due; the hint read "a constant -0.0625 was added
+    to every element". Any constant result fits an offset from a constant answer: none is named."""
+    import numpy as np
+    from grader.hints import generic
+    ref = np.full(16, 1 / 16)
+    ideas = generic._fitted(np.zeros(16), ref, np.full(16, 1e-3), "float16")
+    assert "shifted" not in {h.idea for h, _ in ideas}, ideas
+    varied = np.linspace(0.01, 0.2, 16)
+    ideas = generic._fitted(varied + 0.5, varied, np.full(16, 1e-3), "float16")
+    assert "shifted" in {h.idea for h, _ in ideas}, ideas     # an offset on a varied answer is still named

@@ -198,7 +198,10 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
                         or Hint(idea="scaled", facts={"factor": c}), r))
     diff = got - ref
     c = float(np.median(diff[keep])) if keep.any() else 0.0
-    if c != 0 and int(keep.sum()) >= MIN_EVIDENCE:
+    # an offset fitted to a constant right answer (softmax of 16 equal logits: 1/16 each) fits
+    # any constant result: zeros from an overflow read as "a constant -0.0625 was added"
+    varied = keep.any() and bool(np.ptp(np.where(np.isfinite(ref), ref, 0.0)[keep]) > 0)
+    if c != 0 and int(keep.sum()) >= MIN_EVIDENCE and varied:
         r = judge(fix(full_ref + c), got, ref, allowed, dtype, None, FITTED)
         if r is not None:
             out.append((Hint(idea="shifted", facts={"offset": c}), r))

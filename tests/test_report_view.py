@@ -145,6 +145,13 @@ def test_feedback_line_is_one_line_for_the_learner():
     passing.passed, passing.cases = True, [c for c in passing.cases if c.status == "passed"]
     assert view.feedback_line(passing) == "passed all 6 cases"
     assert len(view.feedback_line(one_report(), limit=40)) == 40
+    # the withheld notice of a seeded case says nothing in a gradebook: the next hint, or none
+    from grader.reports.common import WITHHELD_HINT
+    withheld = one_report()
+    for c in withheld.cases:
+        if c.failure is not None:
+            c.failure.hint = WITHHELD_HINT
+    assert "withheld" not in view.feedback_line(withheld) and "hint:" not in view.feedback_line(withheld)
 
 
 def test_gradebook_row_carries_the_message_and_round_trips(tmp_path):

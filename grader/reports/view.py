@@ -344,7 +344,9 @@ def feedback_line(report: Report, limit: int = 300) -> str:
         elif v.failing:
             parts.append(common.one_line(v.failing[0]))
         parts += [t.text for t in v.tallies if t.passed < t.total][:1]
-        parts += [f"hint: {h}" for h in v.hints[:1]]
+        # the first hint that says something: the withheld notice alone told a gradebook's and an
+        # LMS's feedback nothing (a newcomer's instructor run under --seed-secret)
+        parts += [f"hint: {h}" for h in v.hints if h != common.WITHHELD_HINT][:1]
     text = common.printable("; ".join(parts), one_line=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

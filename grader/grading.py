@@ -84,18 +84,6 @@ def total(groups: list[GroupScore]) -> float:
     return round(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total), 4)
 
 
-def free_cases(plan: Any) -> dict[str, str]:
-    """The cases of ``plan`` that a function computing nothing passes, by name, with why: those
-    that must raise (``raise IndexError`` as the whole body passes every one of them).
-
-    Cases whose expected result is empty, zeros, a constant or an input unchanged are passed by
-    stubs too (0.25-1.73 of 10 points, round eleven), but they are left out: a genuine mistake
-    (a factor of 2) fails every other case as well, and its feedback then led with those cases
-    rather than with its own mistake (docs/security.md, round twelve).
-    """
-    return {case.name: "an exception" for case in plan.cases if case.raises}
-
-
 #: kinds of a failure whose values were right (the call computed the answer, and returned it in
 #: another dtype or wrote into an input): such a case counts as answered for :func:`unearned`
 VALUES_RIGHT = ("dtype", "mutation")
@@ -111,8 +99,9 @@ def _answered(r: CaseResult) -> bool:
     return not any(a.get("kind") not in VALUES_RIGHT for a in f.data.get("also", []))
 
 
-def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
-    """Fail the passed :func:`free_cases` of a submission that does not answer most of the others.
+def unearned(results: list[CaseResult], raising: set[str]) -> None:
+    """Fail the passed must-raise cases (``raising``, by name) of a submission that does not
+    answer most of the others.
 
     A stub that computes nothing passed such cases: ``raise IndexError`` took embedding_lookup's
     must-raise group (3 of 10 points, round nine of issue 32), and so did one returning ``None``
@@ -121,13 +110,18 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
     float32 lookup with right ids and checks keeps its must-raise points, round twelve) in at
     least half (:data:`ANSWERED`) of the other cases; otherwise each passed one fails with kind
     ``unearned``. ``results`` are changed in place.
+
+    Cases whose expected result is empty, zeros, a constant or an input unchanged are passed by
+    stubs too (0.25-1.73 of 10 points, round eleven) but are not counted here: a genuine mistake
+    (a factor of 2) fails every other case as well, and its feedback then led with those cases
+    rather than with its own mistake (docs/security.md, round twelve).
     """
-    others = [r for r in results if r.name not in free and not r.shrunk]
+    others = [r for r in results if r.name not in raising and not r.shrunk]
     answered = sum(_answered(r) for r in others)
     if not others or answered >= ANSWERED * len(others):
         return
     for r in results:
-        if r.name in free and r.status == "passed":
+        if r.name in raising and r.status == "passed":
             r.status = "failed"
             r.failure = Failure(kind="unearned",
                                 message=f"it raised as this case requires, but only {answered} of the "
@@ -136,11 +130,11 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
                                         "the valid ones",
                                 hint="make the valid inputs right first; raising on invalid ones earns its points "
                                      "beside that",
-                                data={"expected_is": free[r.name], "other_cases": len(others),
-                                      "others_passed": answered, "needed_share": ANSWERED})
+                                data={"other_cases": len(others), "others_passed": answered,
+                                      "needed_share": ANSWERED})
 
 
-#: the share of the other cases a submission must pass before its :func:`free_cases` count
+#: the share of the other cases a submission must answer before its must-raise cases count
 ANSWERED = 0.5
 
 
@@ -341,7 +335,7 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
     for an import failure, the framework's own names, a notebook's cells and lines, the
     learner's paths instead of the private copy's, and no replay command of a secret seed."""
     problem, env, shown, loaded = plan.problem, plan.environment, plan.shown, plan.loaded
-    unearned(results, free_cases(plan))
+    unearned(results, {c.name for c in plan.cases if c.raises})
     groups = scores(problem, results, failure)
     passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
     unrun = [g.group for g in groups if g.points > 0 and g.total == 0]

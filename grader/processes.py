@@ -271,6 +271,12 @@ harden_grader_process = REGISTRY.harden
 reap_orphans = REGISTRY.reap_orphans
 
 
+#: XLA's CPU compile without LLVM's optimisation passes: every (shape, dtype) compiles once, and
+#: those compiles are most of a cold JAX check (the submission's child, here) and of the
+#: reference's runs (``grader.reference.import_jax``); the values are bit for bit the same
+CHEAP_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+
+
 def child_environment(framework: str, workdir: str, marker: str = "") -> dict[str, str]:
     """The scrubbed environment the submission runs with: no secrets, one BLAS thread, CPU JAX.
 
@@ -292,8 +298,7 @@ def child_environment(framework: str, workdir: str, marker: str = "") -> dict[st
         "JAX_ENABLE_X64": "1",
         # one thread; and a cheaper XLA compile for the submission's many small signatures (each
         # (shape, dtype) compiles once): about 4% off a cold JAX check, measured (docs/performance.md)
-        "XLA_FLAGS": ("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1 "
-                      "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"),
+        "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1 {CHEAP_COMPILE}",
         "TF_CPP_MIN_LOG_LEVEL": "2",
     }
     if marker:

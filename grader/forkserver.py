@@ -395,6 +395,8 @@ class Zygote:
         self.connections.pop(conn.sock.fileno(), None)
         conn.close()
         refill, conn.refill = conn.refill, None
+        if self.stopping:   # shutting down: no memo to refresh and no spare to start
+            return
         if self.warm is not None:
             # a check may have written a case set (the first of a problem computes its reference
             # values): load it now, so that the next spare and check find it in memory instead

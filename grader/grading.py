@@ -18,6 +18,8 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import words
 from .compare import assess, judge_raises, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
@@ -81,7 +83,7 @@ def run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
 def total(groups: list[GroupScore]) -> float:
     """The score: the groups' exact shares summed, then rounded to 4 decimals (summing the groups'
     rounded scores gave 3.3332 for a third of each of 1, 2, 1, 1, 1 and 4 points, not 3.3333)."""
-    return round(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total), 4)
+    return round(float(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total)), 4)
 
 
 #: kinds of a failure whose values were right (the call computed the answer, and returned it in
@@ -99,38 +101,95 @@ def _answered(r: CaseResult) -> bool:
     return not any(a.get("kind") not in VALUES_RIGHT for a in f.data.get("also", []))
 
 
-def unearned(results: list[CaseResult], raising: set[str]) -> None:
-    """Fail the passed must-raise cases (``raising``, by name) of a submission that does not
-    answer most of the others.
+def free_cases(plan: Any) -> dict[str, str]:
+    """The cases of ``plan`` that a function computing nothing may pass, by name, with why.
+
+    A case is free when it must raise (``"an exception"``); when its every expected output is
+    empty, all zeros, constant over two or more elements, or one of its inputs unchanged (what
+    a stub returning zeros, a constant or its input gives: round eleven of issue 32); or, under
+    a secret seed, when its inputs are the same under every seed (``plan.seeded`` leaves it
+    out: a table of a published run's answers passes it, round twelve). A case whose reference
+    failed is left out (its failure is reported with the case)."""
+    free: dict[str, str] = {}
+    for i, case in enumerate(plan.cases):
+        if case.raises:
+            free[case.name] = "an exception"
+            continue
+        if plan.secret and case.name not in plan.seeded:
+            free[case.name] = "seedless"
+            continue
+        try:
+            expected = plan.expected[i]
+        except Exception:  # noqa: BLE001 - its failure is reported with the case
+            continue
+        refs = [e.ref for _, e in expected.parts] if expected.parts else [expected.ref]
+        whys = [_trivial(np.asarray(r), case.inputs) for r in refs]
+        if whys and all(whys):
+            free[case.name] = whys[0]
+    return free
+
+
+def _trivial(ref: Any, inputs: dict[str, Any]) -> str | None:
+    """Why an expected output ``ref`` is one a stub gives (``"an empty array"``, ``"zeros"``,
+    ``"a constant"``, ``"one of its inputs unchanged"``), or None."""
+    if ref.size == 0:
+        return "an empty array"
+    if ref.dtype.kind not in "fiub":
+        return None
+    values = ref.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        if np.all(values == 0):
+            return "zeros"
+        # one integer (an index, a count, a class) is a constant a guess hits; one float is not
+        if (values.size >= 2 or ref.dtype.kind in "iub") and np.all(values == values.flat[0]):
+            return "a constant"
+        for x in inputs.values():
+            x = np.asarray(x)
+            if x.shape == values.shape and (x.dtype.kind in "fiub" or x.dtype.name == "bfloat16") \
+                    and np.array_equal(x.astype(np.float64), values):
+                return "one of its inputs unchanged"
+    return None
+
+
+#: what :func:`unearned` says a free case's expected result is, by :func:`free_cases`' reason
+_FREE_WORDS = {"an exception": "it raised as this case requires",
+               "seedless": "its inputs are the same under every seed, so a table of a published run's "
+                           "answers passes it",
+               }
+
+
+def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
+    """Fail the passed :func:`free_cases` of a submission that does not answer most of the others.
 
     A stub that computes nothing passed such cases: ``raise IndexError`` took embedding_lookup's
     must-raise group (3 of 10 points, round nine of issue 32), and so did one returning ``None``
-    once and raising after (round ten). Such a case is credited only beside a submission that
-    gets the values right (:func:`_answered`: passed, or off only in dtype or by mutation: a
-    float32 lookup with right ids and checks keeps its must-raise points, round twelve) in at
-    least half (:data:`ANSWERED`) of the other cases; otherwise each passed one fails with kind
-    ``unearned``. ``results`` are changed in place.
-
-    Cases whose expected result is empty, zeros, a constant or an input unchanged are passed by
-    stubs too (0.25-1.73 of 10 points, round eleven) but are not counted here: a genuine mistake
-    (a factor of 2) fails every other case as well, and its feedback then led with those cases
-    rather than with its own mistake (docs/security.md, round twelve).
+    once and raising after (round ten); returning zeros, a constant or the input took 0.25-1.73
+    of 10 points on eight problems (empty batches, zero inputs, one class, p = q: round eleven);
+    a table of the literal cases took 1.0-4.0 of 10 under a secret seed (round twelve). Such a
+    case is credited only beside a submission that gets the values right (:func:`_answered`:
+    passed, or off only in dtype or by mutation: a float32 lookup with right ids and checks keeps
+    its must-raise points, round twelve) in at least half (:data:`ANSWERED`) of the other cases;
+    otherwise each passed one fails with kind ``unearned``. Such failures come last in a report's
+    summary and never lead its feedback (``grader.summary``): the submission's own mistake does.
+    ``results`` are changed in place.
     """
-    others = [r for r in results if r.name not in raising and not r.shrunk]
+    others = [r for r in results if r.name not in free and not r.shrunk]
     answered = sum(_answered(r) for r in others)
     if not others or answered >= ANSWERED * len(others):
         return
     for r in results:
-        if r.name in raising and r.status == "passed":
+        if r.name in free and r.status == "passed":
+            why = free[r.name]
+            said = _FREE_WORDS.get(why, f"its expected result is {why}, which a function that computes nothing "
+                                        "also gives")
             r.status = "failed"
             r.failure = Failure(kind="unearned",
-                                message=f"it raised as this case requires, but only {answered} of the "
-                                        f"{len(others)} cases that must return a value got it right: raising on "
-                                        "invalid inputs counts beside a function that answers at least half of "
-                                        "the valid ones",
-                                hint="make the valid inputs right first; raising on invalid ones earns its points "
-                                     "beside that",
-                                data={"other_cases": len(others), "others_passed": answered,
+                                message=f"{said}, but only {answered} of the {len(others)} other cases got "
+                                        "their values right: such a case counts beside a submission that answers "
+                                        "at least half of the others",
+                                hint="make the other cases right first: a case that a function computing nothing also passes counts "
+                                     "beside them",
+                                data={"free_because": why, "other_cases": len(others), "others_passed": answered,
                                       "needed_share": ANSWERED})
 
 
@@ -335,7 +394,7 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
     for an import failure, the framework's own names, a notebook's cells and lines, the
     learner's paths instead of the private copy's, and no replay command of a secret seed."""
     problem, env, shown, loaded = plan.problem, plan.environment, plan.shown, plan.loaded
-    unearned(results, {c.name for c in plan.cases if c.raises})
+    unearned(results, free_cases(plan))
     groups = scores(problem, results, failure)
     passed = failure is None and bool(results) and all(c.status == "passed" for c in results)
     unrun = [g.group for g in groups if g.points > 0 and g.total == 0]
@@ -375,6 +434,7 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
                 report.output[stream] = loaded.notebook.locate(report.output[stream], shown) or ""
     if plan.secret and plan.options.audience != "instructor":
         for res in report.cases:  # no replay command without the secret seed: say why instead
-            if res.status not in ("passed", "skipped") and res.replay is None:
+            if res.status not in ("passed", "skipped") and res.replay is None \
+                    and (res.failure is None or res.failure.kind != "unearned"):   # it passed: nothing to replay
                 res.replay_note = SECRET_REPLAY_NOTE
     return report

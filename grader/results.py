@@ -16,8 +16,11 @@ Failure kinds (the ``kind`` field), in the order the per-case checks run:
 ``tolerance``   values outside the dtype-aware tolerance (``grader.compare``)
 ``mutation``    an input array was changed in place
 ``raises``      a case that must raise (spec ``raises: [...]``) returned, or raised a type not listed
-``unearned``    a case that must raise and did, in a run that got the values of fewer than half
-                of the other cases right (``grading.unearned``: a stub that only raises)
+``unearned``    a case a function computing nothing also passes (it must raise; its expected
+                result is empty, zeros, a constant or an input; under a secret seed, its
+                inputs are the same under every seed) that passed, in a run that got the
+                values of fewer than half of the other cases right (``grading.free_cases``,
+                ``grading.unearned``: a stub earns nothing); listed last in a summary
 
 and, for the run rather than the values:
 

@@ -70,7 +70,7 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
     made here from several cases' facts (``grader.words``).
 
     Shrunk cases (extra information, no points) are left out of the counts but may be the
-    example. Each entry, most frequent kind first:
+    example. Each entry, most frequent kind first (``unearned`` last, whatever its count):
 
     ``kind``, ``count`` (failing cases), ``dtypes`` and ``ranks`` where it failed,
     ``by_dtype`` (failing cases per dtype), ``only_dtypes`` (the failing dtypes when other
@@ -94,7 +94,10 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
     ran_dtypes = sorted({c.dtype for c in graded}, key=lambda d: (order.get(d, len(order)), d))
     stopped = {c.dtype for c in cases if not c.shrunk and c.status == "skipped"}   # left out after a stop
     out = []
-    for kind, failed in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    # most frequent kind first; ``unearned`` (a case a stub passes, not credited beside a submission
+    # that fails most others: ``grading.unearned``) last whatever its count: the submission's own
+    # mistake leads its feedback
+    for kind, failed in sorted(by_kind.items(), key=lambda kv: (kv[0] == "unearned", -len(kv[1]), kv[0])):
         f_dtypes = sorted({c.dtype for c in failed}, key=lambda d: (order.get(d, len(order)), d))
         passing = [d for d in ran_dtypes if d not in f_dtypes]
         only = f_dtypes if passing else None

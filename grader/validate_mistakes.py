@@ -206,6 +206,10 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
     kinds: Counter = Counter()
     groups: list[str] = []
     graded = [c for c in report.cases if not getattr(c, "shrunk", False)]
+    # a case failed only as ``unearned`` (a case a stub passes, not credited beside a run that
+    # fails most others: ``grading.unearned``) did not catch the mistake: the others did
+    every = graded
+    graded = [c for c in graded if not (c.failure is not None and c.failure.kind == "unearned")]
     for c in graded:
         if c.status in _CAUGHT:
             kinds[c.failure.kind if c.failure else c.status] += 1
@@ -220,7 +224,7 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
     result.kind = _dominant(kinds) if not report.passed else None
     result.groups = groups
     result.failed = sum(c.status in _CAUGHT for c in graded)
-    result.total = len(graded)
+    result.total = len(every)
     result.passed = bool(report.passed)
     result.margins = group_margins(graded)
     result.seconds = time.monotonic() - started

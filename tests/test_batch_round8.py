@@ -11,7 +11,11 @@ import struct
 import zlib
 from datetime import datetime, timezone
 
+import pytest
+
 from grader.batch import times
+
+ROOT = Path(__file__).resolve().parent.parent
 
 HEAD = b"tree " + b"1" * 40 + b"\nauthor a <a> 1 +0000\ncommitter a <a> 1700000000 +0000\n\nm\n"
 
@@ -200,3 +204,100 @@ def test_right_values_in_another_dtype_keep_the_must_raise_points(tmp_path):
     code, report = grade_function_in_process(f32, "--problem", "embedding_lookup", "--no-shrink")
     invalid = next(g for g in report["groups"] if g["group"] == "invalid_ids")
     assert code == 1 and invalid["passed"] == invalid["total"] and invalid["earned"] == invalid["points"], invalid
+
+
+#: stubs that compute nothing but know the output's shape (round eleven): zeros, a constant, the
+#: first input of the output's shape
+_STUBS = {
+    "zeros": "    return np.zeros_like(np.asarray(out))\n",
+    "ones": "    return np.ones_like(np.asarray(out))\n",
+    "input": "    return next((np.asarray(a).astype(np.asarray(out).dtype) for a in args\n"
+             "                 if np.shape(a) == np.shape(out)), np.zeros_like(np.asarray(out)))\n",
+}
+
+
+@pytest.mark.parametrize("problem,solution", [
+    ("masked_mean_pool", "submissions/masked_mean_pool/correct_numpy.py"),
+    ("dropout_with_mask", "problems/alternatives/dropout_with_mask/np_cs231n.py"),
+    ("greedy_next_token", "problems/alternatives/greedy_next_token/np_picogpt.py"),
+    ("kl_divergence", "problems/alternatives/kl_divergence/np_scipy_style.py"),
+])
+def test_a_stub_that_returns_zeros_a_constant_or_its_input_earns_nothing(tmp_path, problem, solution):
+    """Round eleven: stubs returning zeros, a constant or the input took 0.25-1.73 of 10 points
+    (empty batches, zero inputs, all-False masks, one class, p = q); a constant index took 0.25
+    of greedy_next_token under a secret. Such cases count only beside a submission that answers
+    half of the others: each stub (given the output's shape by the correct function, the
+    strongest do-nothing) scores 0, with and without a secret seed, and its feedback is about
+    its values, not the uncredited cases."""
+    from tests.conftest import grade_function_in_process
+    right = ROOT / solution
+    for kind, body in _STUBS.items():
+        stub = tmp_path / f"{kind}.py"
+        stub.write_text(right.read_text() + "\n\nimport numpy as np\n_right = " + problem + "\n\n\n"
+                        f"def {problem}(*args, **kwargs):\n    out = _right(*args, **kwargs)\n" + body)
+        secret = tmp_path / "secret"
+        secret.write_text("s3cret")
+        # a secret run's cases are made afresh (no cache): one stub under a secret is enough
+        for extra in ((), ("--seed-secret", str(secret))) if kind == "ones" else ((),):
+            code, report = grade_function_in_process(stub, "--problem", problem, "--no-shrink",
+                                                     "--max-examples", "8", *extra)
+            assert code == 1 and report["score"] == 0, (kind, extra, report["score"])
+            assert report["summary"][0]["kind"] != "unearned", (kind, report["summary"])
+    # the right function keeps every point
+    code, report = grade_function_in_process(right, "--problem", problem, "--no-shrink", "--max-examples", "8")
+    assert code == 0 and report["score"] == report["max_score"]
+
+
+def test_a_table_of_the_literal_cases_earns_nothing_under_a_secret_seed(tmp_path):
+    """Round twelve: a table of the spec's literal cases (the same under every seed; a failing
+    report shows their expected values) scored 4.0 of 10 on sinusoidal_positional_encoding and
+    1.0 on most problems with --seed-secret. Under a secret such cases count beside a submission
+    that answers half of the seeded ones; a genuine partial solution keeps them."""
+    import numpy as np
+    from grader.check import grade_plan
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.run.inprocess import InProcessExecutor, for_file
+    from grader.spec import find_problem, load_problem
+    def graded(pid, right_file, fn, secret):
+        problem = load_problem(find_problem(pid))
+        right = for_file(right_file, problem.function, "numpy").fn
+        opts = CheckOptions(max_examples=8, shrink=False, sandbox="none", seed_secret=secret, framework="numpy")
+        plan = make_plan(right_file, problem, opts, lambda request: ("none", None))
+        literal = {tuple(np.asarray(v).tobytes() for v in c.inputs.values())
+                   for c in plan.cases if c.name not in plan.seeded and not c.raises}
+        return literal, grade_plan(plan, InProcessExecutor(lambda *a: fn(right, literal, *a)))
+
+    def table(right, literal, *a):
+        out = right(*a)
+        return out if tuple(np.asarray(v).tobytes() for v in a) in literal else np.zeros_like(out)
+
+    sinusoidal = ROOT / "problems" / "alternatives" / "sinusoidal_positional_encoding" / "np_hf_distilbert.py"
+    literal, report = graded("sinusoidal_positional_encoding", sinusoidal, table, b"s3cret")
+    assert literal and report.score == 0
+    assert {c.failure.kind for c in report.cases if c.failure} == {"tolerance", "unearned"}
+    assert report.summary[0]["kind"] == "tolerance"
+    literal, report = graded("sinusoidal_positional_encoding", sinusoidal, table, None)
+    assert report.score > 0    # without a secret every case is the published seed's: no rule can help
+
+    def float16_off(right, literal, *a):   # right in float32 and float64: two thirds of the cases answered
+        out = right(*a)
+        return out * 1.5 if out.dtype == np.float16 else out
+    literal, report = graded("tied_lm_head", ROOT / "submissions" / "correct_numpy.py", float16_off, b"s3cret")
+    assert literal and 0 < report.score < 10
+    assert not any(c.failure and c.failure.kind == "unearned" for c in report.cases)
+
+
+def test_a_one_row_mixed_mask_is_not_always_empty():
+    """Round twelve: ``rows: mixed`` began every mask with an all-False row, so a generated mask of
+    one row was all False (and the expected output zeros): a third of dropout_with_mask's and
+    masked_mean_pool's generated cases tested nothing. The first row's structure is drawn when
+    there are fewer rows than structures; five or more rows keep the order."""
+    import numpy as np
+    from grader.cases import Stream, mask_array
+    firsts = {int(mask_array(Stream(s, "t"), (1, 6), {"rows": "mixed"}).sum()) for s in range(40)}
+    assert 0 in firsts and 6 in firsts and 1 in firsts       # none, all and one each start a one-row mask
+    five = mask_array(Stream(3, "t"), (5, 6), {"rows": "mixed"}).sum(axis=-1)
+    assert list(five[:3]) == [0, 1, 6]
+    empty = sum(not mask_array(Stream(s, "t"), (2, 4), {"rows": "mixed"}).any() for s in range(200))
+    assert empty < 200 * 0.15, empty

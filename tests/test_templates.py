@@ -32,6 +32,8 @@ GS_SCHEMA = json.loads((ROOT / "grader" / "schemas" / "gradescope_results.schema
 CLASSROOM_SCHEMA = json.loads((ROOT / "grader" / "schemas" / "github_classroom.schema.json").read_text())
 CORRECT = (SUBMISSIONS / "correct_numpy.py").read_text()
 WRONG = (SUBMISSIONS / "wrong_tolerance_softmax.py").read_text()
+#: right values, returned as float32 in every dtype: a partial score (its float32 cases pass)
+PARTIAL = (SUBMISSIONS / "wrong_dtype_float32.py").read_text()
 GRADER = f"{sys.executable} -m grader"  # the grader under test, whatever is first on PATH
 FAST = "--max-examples 4 --no-shrink"
 
@@ -135,7 +137,7 @@ def test_gradescope_run_autograder_grades_the_forms_check_grades(tmp_path, form)
         main = "solution.py"
         assert set(files) == {"solution.py", "helper.py"}
     else:
-        files = {"answer.ipynb": _notebook("%matplotlib inline\nimport numpy as np", WRONG)}
+        files = {"answer.ipynb": _notebook("%matplotlib inline\nimport numpy as np", PARTIAL)}
         main = "answer.ipynb"
     results = run_autograder(tmp_path / "gs", files)
     (tmp_path / "learner").mkdir()

@@ -211,5 +211,5 @@ def test_grade_quiet_and_verbose(tmp_path):
     loud = run_grader("grade", "class", "--problem", "tied_lm_head", "--out", "v", "-v", *FAST, cwd=tmp_path)
     assert loud.code == 1 and "[1/1] class: failed tolerance" in loud.stderr  # a folder of one file is one learner
     lines = loud.stdout.splitlines()
-    assert lines[0].startswith("graded 1 submission:") and lines[1].startswith("FAIL tied_lm_head: score 0.25 / 10")
+    assert lines[0].startswith("graded 1 submission:") and lines[1].startswith("FAIL tied_lm_head: score 0 / 10")
     assert lines[2].startswith("failing: worked_example[") and "\x1b" not in loud.stdout

@@ -114,10 +114,11 @@ def add_parser(sub: Any) -> None:
         p.add_argument("--roster", required=p is canvas, metavar="ROSTER.csv",
                        help="the class list, e.g. Canvas's gradebook export (a CSV with a header row)")
         target = {canvas: "canvas", generic: "csv", moodle: "moodle", blackboard: "blackboard"}[p]
-        p.add_argument("--key", default=DEFAULT_KEY[target], metavar="COLUMN",
+        p.add_argument("--key", default=None, metavar="COLUMN",
                        help="the roster column holding the learner id (a folder or file name): login (SIS Login "
                             "ID), sis (SIS User ID), id (ID), name (Student), email (Email address), idnumber "
-                            f"(ID number), username (Username), or a column's name; default: {DEFAULT_KEY[target]}")
+                            f"(ID number), username (Username), or a column's name; default: {DEFAULT_KEY[target]}, "
+                            "else the first of the id columns grader grade --roster looks for")
         p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
         p.add_argument("--points", type=_positive, metavar="N",
                        help="scale each score to N points (score / max_score * N), for an LMS assignment worth N")
@@ -167,6 +168,34 @@ class Roster:
 
 def _norm(text: str) -> str:
     return text.strip().casefold()
+
+
+#: the roster columns that hold learner ids, in the order a key is guessed when none is given
+#: (``grader grade --roster`` and ``grader export`` guess alike)
+ROSTER_KEYS = ("SIS Login ID", "Username", "Email address", "ID number", "ID", "id", "learner")
+
+
+def guess_key(path: str, preferred: str | None = None) -> str:
+    """The id column of the roster at ``path`` when ``--key`` is not given: ``preferred`` (a
+    :data:`KEYS` name, the export format's own) when the header has it, else the first of
+    :data:`ROSTER_KEYS` it has (so ``grade`` and every export match learners on the same
+    column).
+
+    Raises:
+        GraderError: the file cannot be read, or its header has none of those columns.
+    """
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = [c.strip() for c in next(csv.reader(fh), [])]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise GraderError(f"cannot read --roster {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
+    if preferred is not None and KEYS.get(preferred, preferred) in header:
+        return KEYS.get(preferred, preferred)
+    key = next((c for c in ROSTER_KEYS if c in header), None)
+    if key is None:
+        raise GraderError(f"--roster {path!r} has none of the id columns {', '.join(ROSTER_KEYS)} (its columns: "
+                          f"{', '.join(header[:8])}); pass --key with the one that holds the learner ids")
+    return key
 
 
 def read_roster(path: str, key: str) -> Roster:
@@ -526,7 +555,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .reports.common import printable
 
     rows = _rows(args.gradebook)
-    roster = read_roster(args.roster, args.key) if args.roster else None
+    roster = read_roster(args.roster, args.key or guess_key(args.roster, DEFAULT_KEY[args.target])) \
+        if args.roster else None
     notes: list[str] = []
     if args.target == "canvas":
         assert roster is not None  # argparse requires --roster
@@ -554,10 +584,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     if roster is not None:
         _unmatched(unmatched, roster)
         missing = len(roster.rows) - (len(rows) - len(unmatched))
-        if missing > 0 and args.target != "csv":
+        if missing > 0:
             who = f"{missing} roster student{'s have' if missing != 1 else ' has'}"
-            sys.stderr.write(f"grader: note: {who} no row in the gradebook "
-                             "(left out of the export, so their grades in the LMS stay as they are)\n")
+            why = "not in this file" if args.target == "csv" else \
+                "left out of the export, so their grades in the LMS stay as they are"
+            sys.stderr.write(f"grader: note: {who} no row in the gradebook ({why})\n")
     return EXIT_FAILED if unmatched else EXIT_PASSED
 
 

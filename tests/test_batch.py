@@ -410,7 +410,7 @@ def test_discover_layouts(tmp_path):
                    "one": "one/src/answer.py",
                    "cy": f"several .py files in the learner's folder {tmp_path}/class/cy define tied_lm_head "
                          "(a.py, b.py)",
-                   "di": f"the learner's folder {tmp_path}/class/di holds no .py file"}
+                   "di": f"no submission: the learner's folder {tmp_path}/class/di holds no .py file"}
     assert [s.learner for s in found] == ["amy", "bo", "cy", "di", "zed", "one"]
 
 

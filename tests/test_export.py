@@ -290,3 +290,26 @@ def test_a_key_naming_a_lowercase_column_is_that_column(tmp_path, capsys):
     (tmp_path / "r.csv").write_text("username,first,last\nalice,Alice,A\n")
     code, out, err = run(["export", "csv", book, "--roster", tmp_path / "r.csv", "--key", "username"], capsys)
     assert code == 0 and "alice" in out and not err.startswith("grader: error"), err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "moodle", "blackboard", "canvas"])
+def test_without_key_every_export_finds_the_id_column_grade_found(tmp_path, capsys, fmt):
+    """A newcomer's finding: ``grade --roster`` guessed the id column (here ``Username``) but
+    ``export csv`` looked only for its own default (``SIS Login ID``) and refused the same roster.
+    Every export now prefers its format's column and else guesses as grade does."""
+    from grader.batch.pool import with_roster
+    from grader.batch.discovery import Submission
+    book = tmp_path / "gradebook.csv"
+    gradebook.write_gradebook(book, [gradebook.Row("alice", "a.py", True, 1, 1, [], 1)])
+    roster = tmp_path / "r.csv"
+    roster.write_text("Student,Username,Extra\nAlice A,alice,x\nBob B,bob,y\n")
+    subs = with_roster([Submission(learner="alice", path=tmp_path / "a.py")], str(roster), None)
+    assert [s.learner for s in subs] == ["alice", "bob"]   # grade matched alice and added bob
+    extra = ["--assignment", "A"] if fmt != "csv" else []
+    code, out, err = run(["export", fmt, book, "--roster", roster, *extra], capsys)
+    assert code == 0 and ("alice" in out or "Alice A" in out), err    # Canvas writes the Student column
+    assert "bob" in out or "1 roster student has no row" in err    # the roster's learner without a row
+    # a roster with no id column at all is one error line naming the columns, exit 2
+    roster.write_text("Student,Extra\nAlice A,x\n")
+    code, out, err = run(["export", fmt, book, "--roster", roster, *extra], capsys)
+    assert code == 2 and err.startswith("grader: error: --roster") and "Student, Extra" in err

@@ -268,7 +268,9 @@ def _learner_folder(folder: Path, budget: Budget) -> Submission:
     files, overflow = _py_files(folder, limit=budget.files, max_entries=budget.entries)
     learner = learner_id(folder.name)
     if not files:
-        return Submission(learner, None, f"the learner's folder {folder} holds no .py file", str(folder))
+        # nothing submitted: counted with the roster's learners of whom nothing was found
+        # (gradebook.no_submission), not as a file that could not be graded
+        return Submission(learner, None, f"no submission: the learner's folder {folder} holds no .py file", str(folder))
     if len(files) == 1 and overflow is None:
         return Submission(learner, files[0], siblings=True)
     return Submission(learner, None, None, str(folder), candidates=tuple(files[:budget.files]), overflow=overflow)

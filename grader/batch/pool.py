@@ -448,7 +448,8 @@ class _Progress:
     def row(self, row: Row) -> None:
         from ..reports.common import points, printable
         self.done += 1
-        verdict = "passed" if row.passed else "failed " + ",".join(row.kinds)
+        verdict = "passed" if row.passed else "no submission" if row.message.startswith("no submission") \
+            else "failed " + ",".join(row.kinds)
         text = printable(f"{row.learner}: {verdict} {points(row.score)}/{points(row.max_score)} "
                          f"in {row.seconds:.1f} s", one_line=True)
         if self.bar is not None:
@@ -595,8 +596,6 @@ class _Unchanged:
         return False
 
 
-#: the roster columns that hold learner ids, in the order ``--key`` is guessed
-ROSTER_KEYS = ("SIS Login ID", "Username", "Email address", "ID number", "ID", "id", "learner")
 #: the note of a learner on the roster of whom nothing was found
 # (an instructor read the old wording, "nothing was found for this learner on the roster", as
 # "this learner is not on the roster"; it reaches the learner's feedback and Moodle's column)
@@ -611,21 +610,12 @@ def with_roster(subs: list[Submission], path: str, key: str | None) -> list[Subm
 
     Raises:
         GraderError: the roster cannot be read, or has no id column (``key``, else one of
-            :data:`ROSTER_KEYS`).
+            :data:`grader.export.ROSTER_KEYS`, as every export guesses).
     """
-    import csv as _csv
-    from ..export import read_roster
+    from ..export import guess_key, read_roster
     from ..reports.common import printable
     if key is None:
-        try:
-            with open(path, encoding="utf-8-sig", newline="") as fh:
-                header = [c.strip() for c in next(_csv.reader(fh), [])]
-        except (OSError, UnicodeDecodeError, _csv.Error) as exc:
-            raise GraderError(f"cannot read --roster {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
-        key = next((c for c in ROSTER_KEYS if c in header), None)
-        if key is None:
-            raise GraderError(f"--roster {path!r} has none of the id columns {', '.join(ROSTER_KEYS)} (its columns: "
-                              f"{', '.join(header[:8])}); pass --key with the one that holds the learner ids")
+        key = guess_key(path)
     roster = read_roster(path, key)
     found = {}
     strangers = []

@@ -153,7 +153,11 @@ def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
     if rep.failure is not None:
         f = rep.failure
         status = "no submission" if no_submission(rep) else "could not be graded"
-        text = "no submission" if status == "no submission" else f"{f.kind}: {f.message}"
+        if status == "no submission":   # on the roster only: the two words; a folder without a file: why
+            from grader.batch.pool import NO_SUBMISSION
+            text = "no submission" if f.message == NO_SUBMISSION else f.message
+        else:
+            text = f"{f.kind}: {f.message}"
         if f.hint and status != "no submission":
             text += f"; hint: {f.hint}"
     elif rep.passed:

@@ -327,7 +327,10 @@ def feedback_line(report: Report, limit: int = 300) -> str:
     hint: looks like the table was not transposed ..."``, at most ``limit`` characters."""
     v = build(report, common.LEARNER)
     if f := v.failure:
-        parts = [f"could not be graded: {f.kind}: {f.message}"] + ([f"hint: {f.hint}"] if f.hint else [])
+        # a learner with nothing submitted is no grading fault ("could not be graded: import: no
+        # submission" read as a broken file to a newcomer): the note alone
+        said = f.message if (f.message or "").startswith("no submission") else f"could not be graded: {f.kind}: {f.message}"
+        parts = [said] + ([f"hint: {f.hint}"] if f.hint else [])
     elif report.passed:
         parts = [f"passed all {v.total} cases"]
     else:

@@ -239,6 +239,8 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
             _safe(diagnose.for_dtype, expected.hints, case, got, want_dtype, expected.dtype_rule)))
     margin = None
     if not problems or problems[0].kind == "dtype":
+        if problems and got.dtype.kind not in "fiubc" and got.dtype.name != "bfloat16":
+            problems[0].data["values_compared"] = False   # grading._answered: not values right
         value_failure, margin = _compare_values(case, got, expected)
         if value_failure is not None:
             problems.append(value_failure)
@@ -346,8 +348,18 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
 def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Failure | None, float | None]:
     """The value failure of an output of the expected shape, and its margin (:func:`assess`)."""
     ref = expected.ref
-    if got.dtype.kind not in "fiub" and got.dtype.name != "bfloat16":
-        return None, None  # complex or other: the dtype failure says it all
+    if got.dtype.kind == "c":
+        # complex where real values are expected: a nonzero imaginary part is wrong whatever the
+        # real part; else the real part is the value judged (complex zeros "answered" every case
+        # as a dtype failure only, and took back the free cases' points: round thirteen)
+        imaginary = np.imag(got) != 0
+        if imaginary.any():
+            return Failure("tolerance", f"{int(imaginary.sum())} / {got.size} elements have a nonzero imaginary "
+                                        "part where the expected values are real",
+                           data={"imaginary": int(imaginary.sum()), "total": int(got.size)}), None
+        got = np.real(got)
+    elif got.dtype.kind not in "fiub" and got.dtype.name != "bfloat16":
+        return None, None  # another kind (the dtype failure says it): no value was compared
     if expected.checker is not None:
         from .checkers import run as run_checker
         message = run_checker(expected.checker, case.inputs, got, ref, case.dtype)  # CheckerError: a spec fault

@@ -96,7 +96,7 @@ def _answered(r: CaseResult) -> bool:
     if r.status == "passed":
         return True
     f = r.failure
-    if r.status != "failed" or f is None or f.kind not in VALUES_RIGHT:
+    if r.status != "failed" or f is None or f.kind not in VALUES_RIGHT or f.data.get("values_compared") is False:
         return False
     return not any(a.get("kind") not in VALUES_RIGHT for a in f.data.get("also", []))
 
@@ -168,15 +168,25 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
     a table of the literal cases took 1.0-4.0 of 10 under a secret seed (round twelve). Such a
     case is credited only beside a submission that gets the values right (:func:`_answered`:
     passed, or off only in dtype or by mutation: a float32 lookup with right ids and checks keeps
-    its must-raise points, round twelve) in at least half (:data:`ANSWERED`) of the other cases;
-    otherwise each passed one fails with kind ``unearned``. Such failures come last in a report's
+    its must-raise points, round twelve; a complex result counts only by its values: complex zeros
+    took the points back, round thirteen) in at least half (:data:`ANSWERED`) of the other
+    visible cases (of the others when every one is hidden, and then no count is printed: a
+    count with hidden cases in it told how many hidden inputs a submission had sorted one way,
+    round thirteen); otherwise each passed one fails with kind ``unearned``. Such failures come last in a report's
     summary and never lead its feedback (``grader.summary``): the submission's own mistake does.
     ``results`` are changed in place.
     """
     others = [r for r in results if r.name not in free and not r.shrunk]
-    answered = sum(_answered(r) for r in others)
-    if not others or answered >= ANSWERED * len(others):
+    # the visible cases decide when there are any: a count that took in hidden cases, printed in
+    # a visible case's message, told how many hidden inputs a submission had sorted one way
+    # (round thirteen); hidden cases decide only where every other case is hidden, and then no
+    # count is printed
+    visible = [r for r in others if getattr(r, "visibility", "visible") != "hidden"]
+    basis = visible or others
+    answered = sum(_answered(r) for r in basis)
+    if not basis or answered >= ANSWERED * len(basis):
         return
+    counted = f"only {answered} of the {len(basis)} other cases" if visible else "fewer than half of the other cases"
     for r in results:
         if r.name in free and r.status == "passed":
             why = free[r.name]
@@ -184,13 +194,12 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
                                         "also gives")
             r.status = "failed"
             r.failure = Failure(kind="unearned",
-                                message=f"{said}, but only {answered} of the {len(others)} other cases got "
-                                        "their values right: such a case counts beside a submission that answers "
-                                        "at least half of the others",
+                                message=f"{said}, but {counted} got their values right: such a case counts "
+                                        "beside a submission that answers at least half of the others",
                                 hint="make the other cases right first: a case that a function computing nothing also passes counts "
                                      "beside them",
-                                data={"free_because": why, "other_cases": len(others), "others_passed": answered,
-                                      "needed_share": ANSWERED})
+                                data={"free_because": why, "needed_share": ANSWERED,
+                                      **({"other_cases": len(basis), "others_passed": answered} if visible else {})})
 
 
 #: the share of the other cases a submission must answer before its must-raise cases count

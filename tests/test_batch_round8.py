@@ -301,3 +301,65 @@ def test_a_one_row_mixed_mask_is_not_always_empty():
     assert list(five[:3]) == [0, 1, 6]
     empty = sum(not mask_array(Stream(s, "t"), (2, 4), {"rows": "mixed"}).any() for s in range(200))
     assert empty < 200 * 0.15, empty
+
+
+def test_complex_zeros_do_not_answer_a_case(tmp_path):
+    """Round thirteen: a complex result was a dtype failure whose values were never compared,
+    and a dtype-only failure counts as answered: complex zeros on every case a stub could not
+    answer took back the must-raise and empty cases (3.25 of 10 on embedding_lookup, 4.0 with
+    a literal table on sinusoidal_positional_encoding under a secret). A complex result is now
+    judged by its values (a nonzero imaginary part is wrong); a complex copy of the right values
+    is still right in value, off in dtype."""
+    from tests.conftest import grade_function_in_process
+    checks = ("import numpy as np\n\n\ndef embedding_lookup(token_ids, embedding_matrix):\n"
+              "    ids = np.asarray(token_ids)\n"
+              "    if ids.dtype.kind not in 'iu' or (ids.size and (ids.min() < 0 or ids.max() >= len(embedding_matrix))):\n"
+              "        raise IndexError('bad id')\n")
+    stub = tmp_path / "complex_zeros.py"
+    stub.write_text(checks + "    return np.zeros(ids.shape + embedding_matrix.shape[1:], np.complex128)\n")
+    code, report = grade_function_in_process(stub, "--problem", "embedding_lookup", "--no-shrink")
+    assert code == 1 and report["score"] == 0, report["score"]
+    dtype_failures = [c["failure"] for c in report["cases"] if c["failure"] and c["failure"]["kind"] == "dtype"]
+    # the values are compared now: zeros where the rows are not zero are off in value too
+    assert dtype_failures and any(a["kind"] == "tolerance" for f in dtype_failures for a in f["data"].get("also", []))
+    right = tmp_path / "complex_right.py"
+    right.write_text(checks + "    return embedding_matrix[ids].astype(np.complex128)\n")
+    code, report = grade_function_in_process(right, "--problem", "embedding_lookup", "--no-shrink")
+    invalid = next(g for g in report["groups"] if g["group"] == "invalid_ids")
+    assert code == 1 and invalid["earned"] == invalid["points"] > 0, invalid   # right values: answered
+    imaginary = tmp_path / "complex_i.py"
+    imaginary.write_text(checks + "    return embedding_matrix[ids] * (1 + 1e-30j)\n")
+    code, report = grade_function_in_process(imaginary, "--problem", "embedding_lookup", "--no-shrink")
+    assert code == 1 and report["score"] == 0
+    assert any("nonzero imaginary part" in a["message"] for c in report["cases"] if c["failure"]
+               for a in c["failure"]["data"].get("also", []))
+
+
+def test_the_unearned_count_is_of_visible_cases_only():
+    """Round thirteen: the unearned message counted answered cases hidden ones included, so a
+    submission that answered each hidden case one way or another by its input learnt how many
+    hidden inputs were of each sort. The visible cases decide, and the count names only them;
+    when every other case is hidden no count is printed."""
+    from grader.grading import unearned
+    from grader.results import CaseResult, Failure
+
+    def case(name, status, visibility="visible"):
+        failure = None if status == "passed" else Failure(kind="tolerance", message="off")
+        return CaseResult(name=name, group="g", dtype="float32", status=status, rank=1, inputs={},
+                          failure=failure, visibility=visibility)
+
+    results = [case("free", "passed"), case("v1", "failed"), case("v2", "failed"),
+               case("h1", "passed", "hidden"), case("h2", "passed", "hidden"), case("h3", "passed", "hidden")]
+    unearned(results, {"free": "zeros"})
+    free = results[0]
+    assert free.status == "failed" and free.failure.kind == "unearned"   # 0 of 2 visible, whatever the hidden
+    assert "only 0 of the 2 other cases" in free.failure.message and free.failure.data["other_cases"] == 2
+    results = [case("free", "passed"), case("v1", "passed"), case("h1", "failed", "hidden"),
+               case("h2", "failed", "hidden"), case("h3", "failed", "hidden")]
+    unearned(results, {"free": "zeros"})
+    assert results[0].status == "passed"                                 # 1 of 1 visible answered
+    results = [case("free", "passed"), case("h1", "failed", "hidden"), case("h2", "passed", "hidden"),
+               case("h3", "failed", "hidden")]
+    unearned(results, {"free": "zeros"})
+    assert results[0].failure.kind == "unearned" and "fewer than half" in results[0].failure.message
+    assert "other_cases" not in results[0].failure.data

@@ -108,3 +108,23 @@ def test_the_heading_counts_graded_runs_only_never_a_shrunk_case():
     out = text.render(report(runs + [small]))
     heading = next(line for line in out.splitlines() if line.startswith("Failing cases"))
     assert "3 failing graded runs in all" in heading and "0 of 3 cases passed" in out
+
+
+def test_a_stubs_must_raise_cases_come_after_its_own_failure(tmp_path):
+    """A newcomer's finding: a ``raise NotImplementedError`` stub's list of failing cases began
+    with the must-raise cases (the smallest: "raised NotImplementedError, not one of IndexError")
+    before any case that said to write the body. Kinds ``raises`` and ``unearned`` are listed
+    after the others, in the text report and the notebook's HTML."""
+    from grader.batch.gradebook import report_from_json
+    from grader.reports import reporter
+    from tests.conftest import grade_function_in_process
+    stub = tmp_path / "stub.py"
+    stub.write_text("def embedding_lookup(token_ids, embedding_matrix):\n    raise NotImplementedError('TODO')\n")
+    code, data = grade_function_in_process(stub, "--problem", "embedding_lookup", "--no-shrink", "--max-examples", "4")
+    assert code == 1 and {c["failure"]["kind"] for c in data["cases"]} == {"exception", "raises"}
+    text = reporter("text").render(report_from_json(data), audience="learner")
+    listed = text.split("Failing cases", 1)[1]
+    assert listed.index("exception: NotImplementedError") < listed.index("raises")
+    from grader.reports.notebook_html import render_html
+    page = render_html(data)
+    assert page.index("NotImplementedError") < page.index("not one of")

@@ -83,6 +83,12 @@ def _compact(value: object, limit: int | None = 200) -> str:
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
+#: failure kinds listed after the others: a case that must raise (a NotImplementedError stub's
+#: invalid-input cases led its list, before any case that said "write the body") and a case not
+#: credited (``unearned``) say little beside a function whose values are wrong
+LATE_KINDS = ("raises", "unearned")
+
+
 def _degenerate(case: CaseResult) -> bool:
     """A case that says little as a first example: an input with an axis of size 0 or 1, or inputs
     that are all zeros (a 1x1 zero case explains less than the worked example)."""
@@ -266,7 +272,8 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
                 lines.add(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}", "hint", True)
 
     failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
-    failing.sort(key=lambda c: (_degenerate(c), sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
+    failing.sort(key=lambda c: (c.failure is not None and c.failure.kind in LATE_KINDS, _degenerate(c),
+                                sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
     # one entry per case and failure kind: the same case failing in several dtypes is listed once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}
     for c in failing:

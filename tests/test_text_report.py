@@ -128,3 +128,16 @@ def test_a_stubs_must_raise_cases_come_after_its_own_failure(tmp_path):
     from grader.reports.notebook_html import render_html
     page = render_html(data)
     assert page.index("NotImplementedError") < page.index("not one of")
+
+
+def test_a_scalar_input_is_shown_by_its_value_not_as_an_empty_shape():
+    """A newcomer read ``axis () int64`` as an empty array: a 0-d input is ``axis = 1`` when the
+    report has its value, else ``axis (int64 scalar)``."""
+    from grader.reports.text import _shapes
+    from grader.results import ArrayInfo, CaseResult
+    case = CaseResult(name="c[float16]", group="g", status="failed", dtype="float16", rank=3,
+                      inputs={"logits": ArrayInfo(shape=(2, 5, 3), dtype="float16"),
+                              "axis": ArrayInfo(shape=(), dtype="int64")}, values={"logits": [], "axis": 1})
+    assert _shapes(case) == "logits (2, 5, 3) float16, axis = 1"
+    case.values = None
+    assert _shapes(case) == "logits (2, 5, 3) float16, axis (int64 scalar)"

@@ -292,7 +292,9 @@ def case_text(case: CaseResult, max_details: int | None = 20) -> str:
     """Multi-line explanation of one case: failure lines, input shapes/dtypes, replay command."""
     lines = failure_lines(case.failure, max_details) if case.failure else [case.status]
     if case.inputs:
-        shapes = ", ".join(f"{k}: {v.dtype}{list(v.shape)}" for k, v in case.inputs.items())
+        from .text import scalar_text
+        shapes = ", ".join(scalar_text(k, v, case.values) if tuple(v.shape) == () else f"{k}: {v.dtype}{list(v.shape)}"
+                           for k, v in case.inputs.items())
         lines.append(f"inputs: {shapes}")
     if case.replay:
         lines.append(f"replay: {case.replay}")

@@ -75,7 +75,19 @@ def terminal_width(stream: IO[str] | None) -> int | None:
 
 
 def _shapes(case: CaseResult) -> str:
-    return ", ".join(f"{name} {tuple(info.shape)} {info.dtype}" for name, info in case.inputs.items())
+    """The inputs' shapes and dtypes, e.g. ``hidden (4, 8) float32, axis = -1``: a scalar input
+    by its value when the report has it (a newcomer read ``axis () int64`` as an empty array)."""
+    return ", ".join(scalar_text(name, info, case.values) if tuple(info.shape) == ()
+                     else f"{name} {tuple(info.shape)} {info.dtype}" for name, info in case.inputs.items())
+
+
+def scalar_text(name: str, info: object, values: dict | None) -> str:
+    """A 0-d input for people: ``axis = -1``, or ``axis (int64 scalar)`` when its value is not in
+    the report (a case too large for its values, or a hidden one)."""
+    value = (values or {}).get(name)
+    if value is not None and not isinstance(value, (list, dict)):
+        return f"{name} = {value}"
+    return f"{name} ({getattr(info, 'dtype', '')} scalar)"
 
 
 def _compact(value: object, limit: int | None = 200) -> str:

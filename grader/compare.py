@@ -113,6 +113,13 @@ def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int)
 
 
 def _fmt(x: float) -> str:
+    """A value in a message, written as the report's value lines (JSON) write it: ``NaN``,
+    ``Infinity``, ``-Infinity`` (a newcomer saw ``got nan`` above ``got = [NaN, ...]``)."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
     return f"{x:.6g}"
 
 
@@ -377,7 +384,7 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Fa
         return _hinted(Failure(
             "non_finite",
             f"{n_bad} / {g.size} elements are NaN or infinite where the expected values are finite",
-            details=[f"first at index {idx}: got {g[idx]}, expected {_fmt(ref[idx])}"],
+            details=[f"first at index {idx}: got {_fmt(g[idx])}, expected {_fmt(ref[idx])}"],
             data={"count": n_bad, "total": int(g.size), "index": list(idx)}),
             _safe(diagnose.for_non_finite, expected.hints, case, g, ref)), \
             None if exact_case or dtype_of(expected.out_dtype or case.dtype).kind in "biu" else math.inf

@@ -287,3 +287,11 @@ def test_a_missed_infinite_expected_value_is_an_infinite_margin():
     failure, margin = assess(case, CallOutcome("ok", result=np.array([[-1e9, -1.0, -2.0]])), exp)
     assert failure.kind == "tolerance" and margin == float("inf")
     assert assess(case, CallOutcome("ok", result=ref.copy()), exp) == (None, 0.0)
+
+
+def test_non_finite_values_are_written_as_the_value_lines_write_them():
+    """A newcomer's finding: a message said ``got nan`` above the report's ``got = [NaN, ...]``;
+    messages now write NaN and infinities as the JSON value lines do."""
+    from grader.compare import _fmt
+    assert [_fmt(float("nan")), _fmt(float("inf")), _fmt(-float("inf")), _fmt(0.5)] == \
+        ["NaN", "Infinity", "-Infinity", "0.5"]

@@ -7,7 +7,10 @@ and one op); a cold ``grader check`` (``GRADER_SERVE=0``), one served by a ``gra
 files of tied_lm_head (the default run: every case, shrinking on). The two servers (private
 sockets, warmed for tied_lm_head) are started once before the rounds and stopped after; a
 spare is refilled while the other commands of the round run. Prints the median wall time of
-each, its ratio to its floor, and the load average.
+each, its ratio to its floor, and the load average. Each round also runs a kernel-like Python
+that calls ``check(tied_lm_head)`` (NumPy) three times with the spare server's socket
+(``checkfn_first`` its first call, which starts the kernel's warm grader; ``checkfn_later`` the
+others), as a notebook does with ``grader serve`` running.
 
     .venv/bin/python benchmarks/serve.py [ROUNDS]
 """
@@ -26,6 +29,26 @@ ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 PY = sys.executable
 FLOORS = {"numpy_floor": [PY, "-c", "import numpy"],
           "jax_floor": [PY, "-c", "import jax, jax.numpy as jnp; jnp.ones(3).block_until_ready()"]}
+
+
+KERNEL = """
+import json, time, numpy as np
+from grader import check
+def tied_lm_head(hidden, embedding_matrix):
+    return hidden @ embedding_matrix.T
+out = []
+for _ in range(3):
+    t = time.perf_counter(); r = check(tied_lm_head); out.append(time.perf_counter() - t)
+    assert r.passed, r
+print(json.dumps(out))
+"""
+
+
+def kernel_calls(env: dict[str, str]) -> list[float]:
+    """The wall times of a kernel's three ``check(fn)`` calls."""
+    import json
+    got = subprocess.run([PY, "-c", KERNEL], check=True, capture_output=True, text=True, env=env, cwd="/tmp")
+    return json.loads(got.stdout.strip().splitlines()[-1])
 
 
 def wall(argv: list[str], env: dict[str, str]) -> float:
@@ -57,6 +80,9 @@ def main() -> int:
                 times.setdefault(f"{fw}_cold", []).append(wall(check, {**env, "GRADER_SERVE": "0"}))
                 times.setdefault(f"{fw}_forked", []).append(wall(check, envs["forked"]))
                 times.setdefault(f"{fw}_spare", []).append(wall(check, envs["spare"]))
+            calls = kernel_calls(envs["spare"])
+            times.setdefault("checkfn_first", []).append(calls[0])
+            times.setdefault("checkfn_later", []).extend(calls[1:])
     finally:
         for server in servers:
             server.terminate()

@@ -183,10 +183,45 @@ def test_a_repository_that_points_elsewhere_or_blocks_is_not_read(tmp_path, monk
     slow = tmp_path / "slow"
     slow.mkdir()
     _loose(slow, len(HEAD))
-    import dulwich.repo
     monkeypatch.setattr(times, "GIT_SECONDS", 0.2)
-    monkeypatch.setattr(dulwich.repo.Repo, "head", lambda self: __import__("time").sleep(5))
+    monkeypatch.setattr(times, "_head_sha", lambda git: __import__("time").sleep(5))
     assert times._git_time(slow) is None          # the daemon thread is left asleep
+
+
+def test_a_git_file_or_a_config_include_sends_no_read_out_of_the_folder(tmp_path):
+    """Round fourteen: dulwich's Repo followed a ``.git`` *file* (``gitdir: gd``, with
+    ``gd/commondir`` a link to /dev/zero) and the repository's ``config`` (``[include] path =
+    /dev/zero``, no link at all): the batch grew past 5 GB and the reading thread went on after
+    its 5 s. Only HEAD, its ref and its commit are read now, by the grader: the config is never
+    read, a ``.git`` file is no repository, and a ref name cannot leave the folder."""
+    when = datetime.fromtimestamp(1700000000, tz=timezone.utc)
+    plain = tmp_path / "include"
+    plain.mkdir()
+    _loose(plain, len(HEAD))
+    with open(plain / ".git" / "config", "a") as fh:
+        fh.write("[include]\n\tpath = /dev/zero\n")
+    assert times._git_time(plain) == when               # read, and the include never followed
+    gitfile = tmp_path / "gitfile"
+    (gitfile / "gd").mkdir(parents=True)
+    _loose(gitfile / "gd", len(HEAD))
+    (gitfile / "gd" / ".git").rename(gitfile / "real")
+    (gitfile / ".git").write_text("gitdir: real\n")
+    (gitfile / "real" / "commondir").symlink_to("/dev/zero")
+    assert times._git_time(gitfile) is None              # a .git file is not followed
+    for head in ("ref: refs/heads/../../../../etc/passwd\n", "ref: /dev/zero\n", "ref: refs//x\n"):
+        escape = tmp_path / f"escape{len(head)}"
+        escape.mkdir()
+        _loose(escape, len(HEAD))
+        (escape / ".git" / "HEAD").write_text(head)
+        assert times._git_time(escape) is None, head
+    packed = tmp_path / "packed"     # a ref kept only in packed-refs is found there
+    packed.mkdir()
+    _loose(packed, len(HEAD))
+    ref = packed / ".git" / "refs" / "heads" / "main"
+    (packed / ".git" / "packed-refs").write_text("# pack-refs with: peeled\n" + ref.read_text().strip()
+                                                  + " refs/heads/main\n")
+    ref.unlink()
+    assert times._git_time(packed) == when
 
 
 def test_right_values_in_another_dtype_keep_the_must_raise_points(tmp_path):

@@ -53,6 +53,10 @@ from ..errors import GraderError
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env"})
 
 
+#: how the note of a learner's folder with no .py file begins: a learner with nothing submitted,
+#: counted with the roster's learners of whom nothing was found (``gradebook.no_submission``)
+EMPTY_FOLDER = "no submission: the learner's folder"
+
 @dataclass
 class Submission:
     """One learner's submission, as found by :func:`discover`.
@@ -270,7 +274,7 @@ def _learner_folder(folder: Path, budget: Budget) -> Submission:
     if not files:
         # nothing submitted: counted with the roster's learners of whom nothing was found
         # (gradebook.no_submission), not as a file that could not be graded
-        return Submission(learner, None, f"no submission: the learner's folder {folder} holds no .py file", str(folder))
+        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py file", str(folder))
     if len(files) == 1 and overflow is None:
         return Submission(learner, files[0], siblings=True)
     return Submission(learner, None, None, str(folder), candidates=tuple(files[:budget.files]), overflow=overflow)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -103,15 +104,14 @@ def _plain_git_folder(git: Path) -> bool:
 COMMIT_BYTES = 1 << 20
 
 
-def _small_commit(repo: Any, sha: bytes) -> bool:
-    """Whether the object ``sha`` of ``repo`` is stored as a commit of at most
+def _small_commit(store: Any, sha: bytes) -> bool:
+    """Whether the object ``sha`` of the object ``store`` is stored as a commit of at most
     :data:`COMMIT_BYTES`, by its declared size, before dulwich inflates it (dulwich stops at the
     declared size): a 1.3 MB pack declaring a 1.25 GiB commit took 2.6 GB to read (round eight).
     A delta (its size is the result of applying it) or anything unreadable counts as not small."""
     import zlib
 
     from dulwich.pack import _decode_object_header, take_msb_bytes
-    store = repo.object_store
     hexsha = sha.decode("ascii")
     loose = os.path.join(store.path, hexsha[:2], hexsha[2:])
     if os.path.isfile(loose):   # a regular file: _plain_git_folder checked the tree
@@ -144,21 +144,32 @@ GIT_SECONDS = 5.0
 
 def _git_time(folder: Path) -> datetime | None:
     """The commit time of HEAD of the learner's ``folder/.git``, or None: no plain repository
-    (:func:`_plain_git_folder`, :data:`GIT_REDIRECTS`), no small HEAD commit, or not read
-    within :data:`GIT_SECONDS` (the read runs in a daemon thread that is left behind then)."""
+    (a ``.git`` folder of folders and regular files, :func:`_plain_git_folder`, with none of
+    :data:`GIT_REDIRECTS`), no small HEAD commit, or not read within :data:`GIT_SECONDS` (the
+    read runs in a daemon thread that is left behind then).
+
+    Only what a commit time needs is read, by the grader itself: ``HEAD``, the one ref it names
+    (loose, else ``packed-refs``) and that commit (dulwich's object store, no more). dulwich's
+    ``Repo`` also read a ``.git`` *file*'s ``gitdir`` and the repository's ``config``, whose
+    ``[include] path`` (or a ``commondir`` beside a ``gitdir``) sent it to ``/dev/zero``: the
+    batch grew past 5 GB, and the thread kept reading after its 5 s (round fourteen of issue 32).
+    """
     git = folder / ".git"
-    if not _plain_git_folder(git) or any(os.path.lexists(git / name) for name in GIT_REDIRECTS):
+    if not os.path.isdir(git) or os.path.islink(git) or not _plain_git_folder(git) \
+            or any(os.path.lexists(git / name) for name in GIT_REDIRECTS):
         return None
     import threading
     found: list[datetime | None] = []
 
     def read() -> None:
         try:
-            from dulwich.repo import Repo
-            with Repo(str(folder)) as repo:
-                sha = repo.head()
-                if _small_commit(repo, sha):
-                    found.append(datetime.fromtimestamp(repo[sha].commit_time, tz=timezone.utc))
+            from dulwich.object_store import DiskObjectStore
+            sha = _head_sha(git)
+            if sha is None:
+                return
+            store = DiskObjectStore(str(git / "objects"))
+            if _small_commit(store, sha):
+                found.append(datetime.fromtimestamp(store[sha].commit_time, tz=timezone.utc))
         except Exception:  # noqa: BLE001 - no readable HEAD (an empty or broken repository): the file's time
             pass
 
@@ -166,6 +177,50 @@ def _git_time(folder: Path) -> datetime | None:
     reader.start()
     reader.join(GIT_SECONDS)
     return found[0] if found and not reader.is_alive() else None
+
+
+#: what a ref HEAD names may look like (``refs/heads/main``): no ``..``, no other folder
+_REF_NAME = re.compile(rb"refs/[A-Za-z0-9._/-]{1,200}")
+_SHA = re.compile(rb"[0-9a-f]{40}")
+
+
+def _small_file(path: Path, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of the regular file ``path`` (no link followed, never blocking),
+    or None."""
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _head_sha(git: Path) -> bytes | None:
+    """The 40-hex commit id HEAD of ``git`` names: detached, or through one ref read from its
+    loose file or ``packed-refs`` (each read bounded, no link followed); None otherwise."""
+    head = (_small_file(git / "HEAD", 4096) or b"").strip()
+    if _SHA.fullmatch(head):
+        return head
+    if not head.startswith(b"ref: "):
+        return None
+    name = head[5:].strip()
+    if not _REF_NAME.fullmatch(name) or b".." in name.split(b"/") or b"//" in name:
+        return None
+    loose = (_small_file(git / name.decode("ascii"), 4096) or b"").strip()
+    if _SHA.fullmatch(loose):
+        return loose
+    for line in (_small_file(git / "packed-refs", 1 << 20) or b"").splitlines():
+        sha, _, ref = line.partition(b" ")
+        if ref.strip() == name and _SHA.fullmatch(sha):
+            return sha
+    return None
 
 
 def submission_time(path: Path | None, folder: Path | None) -> tuple[datetime, str] | None:

@@ -172,9 +172,9 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
     took the points back, round thirteen) in at least half (:data:`ANSWERED`) of the other
     visible cases (of the others when every one is hidden, and then no count is printed: a
     count with hidden cases in it told how many hidden inputs a submission had sorted one way,
-    round thirteen); otherwise each passed one fails with kind ``unearned``. Such failures come last in a report's
-    summary and never lead its feedback (``grader.summary``): the submission's own mistake does.
-    ``results`` are changed in place.
+    round thirteen); otherwise each passed one fails with kind ``unearned``. Such failures come
+    last in a report's summary and never lead its feedback (``grader.summary``): the
+    submission's own mistake does. ``results`` are changed in place.
     """
     others = [r for r in results if r.name not in free and not r.shrunk]
     # the visible cases decide when there are any: a count that took in hidden cases, printed in
@@ -196,8 +196,8 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
             r.failure = Failure(kind="unearned",
                                 message=f"{said}, but {counted} got their values right: such a case counts "
                                         "beside a submission that answers at least half of the others",
-                                hint="make the other cases right first: a case that a function computing nothing also passes counts "
-                                     "beside them",
+                                hint="make the other cases right first: a case that a function computing "
+                                     "nothing also passes counts beside them",
                                 data={"free_because": why, "needed_share": ANSWERED,
                                       **({"other_cases": len(basis), "others_passed": answered} if visible else {})})
 

@@ -398,3 +398,39 @@ def test_the_unearned_count_is_of_visible_cases_only():
     unearned(results, {"free": "zeros"})
     assert results[0].failure.kind == "unearned" and "fewer than half" in results[0].failure.message
     assert "other_cases" not in results[0].failure.data
+
+
+def test_a_commit_object_is_read_within_its_bounds_whatever_its_file_holds(tmp_path):
+    """Round fifteen: dulwich's object store read a loose object whole (a sparse 3 GiB file
+    behind a valid small commit: 2.1 GB in the batch process), inflated a zlib bomb declaring 180
+    bytes up to its own 512 MiB (1.6 GB), and took a pack's 2 GiB blob under the id of a small
+    loose commit (4.3 GB). The grader reads the one commit itself: at most COMPRESSED_BYTES of
+    the file, inflated to at most the declared size, so the time is read and nothing more."""
+    import tracemalloc
+    when = datetime.fromtimestamp(1700000000, tz=timezone.utc)
+    raw = b"commit %d\0" % len(HEAD) + HEAD
+    sha = hashlib.sha1(raw).hexdigest()
+
+    def repo(name: str, data: bytes, length: int | None = None):
+        folder = tmp_path / name
+        folder.mkdir()
+        _git(folder, sha)
+        obj = folder / ".git" / "objects" / sha[:2]
+        obj.mkdir()
+        with open(obj / sha[2:], "wb") as fh:
+            fh.write(data)
+            if length is not None:
+                fh.truncate(length)          # sparse: a few KB on disk
+        return folder
+
+    sparse = repo("sparse", zlib.compress(raw), 1 << 30)
+    bomb_stream = zlib.compressobj(9)
+    bomb = repo("bomb", bomb_stream.compress(raw) + bomb_stream.compress(b"\0" * (64 << 20)) + bomb_stream.flush())
+    for folder in (sparse, bomb):
+        tracemalloc.start()
+        try:
+            assert times._git_time(folder) == when, folder.name
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 3 * times.COMPRESSED_BYTES, (folder.name, peak)

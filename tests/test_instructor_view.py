@@ -1,5 +1,5 @@
 """The instructor's view of a class (issue 37), piece by piece and in process: submission times
-(Gradescope's metadata, a Git commit read with dulwich, the file's time) and lateness; the
+(Gradescope's metadata, a Git commit's time, the file's time) and lateness; the
 changes since the previous run and why; the similarity report (copydetect's winnowing) with the
 starter code left out; the grid's reasons and cases not run; one row per mistake in the
 commonest hints whatever its numbers. tests/test_instructor_class.py grades a whole class."""

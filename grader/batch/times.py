@@ -7,8 +7,10 @@ A learner's submission time is, first found first:
   ``/autograder/submission_metadata.json``; source: Gradescope's "Submission Metadata" page of
   its autograder documentation);
 * the commit time of ``HEAD`` when the learner's folder is a Git repository (a GitHub Classroom
-  clone), read with dulwich, which parses the repository and runs nothing of it (``git log``
-  would read the learner's ``.git/config``, whose ``gpg.program`` or ``core.pager`` it may run);
+  clone), read by the grader itself: ``HEAD``, one ref and one commit object, each read bounded
+  (``git log`` would read the learner's ``.git/config``, whose ``gpg.program`` or ``core.pager``
+  it may run; dulwich read a config include, a ``.git`` file and objects past every bound: rounds
+  fourteen and fifteen of issue 32);
 * the file's modification time.
 
 ``--deadline`` (ISO 8601; without an offset, UTC) makes each time on time or late by a
@@ -56,7 +58,7 @@ def parse_deadline(text: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-GIT_ENTRIES = 20_000  # files and folders of a learner's .git looked at before dulwich reads it
+GIT_ENTRIES = 20_000  # files and folders of a learner's .git looked at before it is read
 
 
 def _gradescope_time(folder: Path) -> datetime | None:
@@ -77,7 +79,7 @@ def _gradescope_time(folder: Path) -> datetime | None:
 
 def _plain_git_folder(git: Path) -> bool:
     """Whether ``git`` is a folder of folders and regular files only, at most
-    :data:`GIT_ENTRIES` of them: dulwich opens what HEAD and the refs name, and a FIFO there
+    :data:`GIT_ENTRIES` of them: the grader opens what HEAD and the refs name, and a FIFO there
     would block the batch, a link would lead out of the learner's folder."""
     import stat
     todo, seen = [str(git)], 0
@@ -104,37 +106,128 @@ def _plain_git_folder(git: Path) -> bool:
 COMMIT_BYTES = 1 << 20
 
 
-def _small_commit(store: Any, sha: bytes) -> bool:
-    """Whether the object ``sha`` of the object ``store`` is stored as a commit of at most
-    :data:`COMMIT_BYTES`, by its declared size, before dulwich inflates it (dulwich stops at the
-    declared size): a 1.3 MB pack declaring a 1.25 GiB commit took 2.6 GB to read (round eight).
-    A delta (its size is the result of applying it) or anything unreadable counts as not small."""
+#: the most compressed bytes read for the one commit object (a commit of COMMIT_BYTES deflates
+#: to less; zlib's worst case adds 5 bytes per 16 KiB block)
+COMPRESSED_BYTES = 2 * COMMIT_BYTES
+
+
+def _commit_time(git: Path, sha: bytes) -> datetime | None:
+    """The committer time of the commit ``sha`` (40 hex) of the repository folder ``git``, read
+    by the grader with every read bounded: its loose object (at most :data:`COMPRESSED_BYTES`
+    read, at most the declared size inflated) or, else, the object a pack index names for it
+    (:func:`_packed_object`). None when it is not a commit of at most :data:`COMMIT_BYTES`
+    stored whole, or cannot be read.
+
+    dulwich's object store read past every bound of the check made before it: the whole of a
+    sparse 3 GiB loose file, a zlib bomb declaring 180 bytes up to its own 512 MiB cap, and a
+    pack's 2 GiB blob under the same id as a small loose commit (2.1, 1.6 and 4.3 GB in the
+    trusted batch process, round fifteen of issue 32); a pack declaring a 1.25 GiB commit took
+    2.6 GB before that (round eight). No library reads it now.
+    """
     import zlib
 
-    from dulwich.pack import _decode_object_header, take_msb_bytes
     hexsha = sha.decode("ascii")
-    loose = os.path.join(store.path, hexsha[:2], hexsha[2:])
-    if os.path.isfile(loose):   # a regular file: _plain_git_folder checked the tree
-        with open(loose, "rb") as fh:
-            head = zlib.decompressobj().decompress(fh.read(4096), 64)
-        kind, _, rest = head.partition(b" ")
-        size = rest.split(b"\0", 1)[0]
-        return kind == b"commit" and size.isdigit() and int(size) <= COMMIT_BYTES
-    binary = bytes.fromhex(hexsha)
-    for pack in store.packs:
+    data = _small_file(git / "objects" / hexsha[:2] / hexsha[2:], COMPRESSED_BYTES)
+    if data is not None:
         try:
-            offset = pack.index.object_offset(binary)
-        except KeyError:
+            raw = zlib.decompressobj().decompress(data, COMMIT_BYTES + 64)
+        except zlib.error:
+            return None
+        kind, _, rest = raw.partition(b" ")
+        size, _, body = rest.partition(b"\0")
+        if kind != b"commit" or not size.isdigit() or int(size) > COMMIT_BYTES or len(body) < int(size):
+            return None
+        return _committer_time(body[:int(size)])
+    body = _packed_object(git / "objects" / "pack", bytes.fromhex(hexsha))
+    return _committer_time(body) if body is not None else None
+
+
+def _packed_object(packs: Path, sha: bytes) -> bytes | None:
+    """The content of the commit ``sha`` (20 bytes) stored whole in a pack of the folder
+    ``packs``, found through a version-2 ``.idx`` (looked up by binary search, 20 bytes a probe),
+    its header and body read at the offset with ``os.pread``; None for anything else (a delta,
+    another type, more than :data:`COMMIT_BYTES`, a version-1 index, a malformed file)."""
+    import struct
+    import zlib
+    try:
+        names = sorted(n for n in os.listdir(packs) if n.endswith(".idx"))[:64]
+    except OSError:
+        return None
+    for name in names:
+        idx = _open_regular(packs / name)
+        if idx is None:
             continue
-        with open(os.path.join(store.pack_dir, os.path.basename(pack.data.filename)), "rb") as fh:
-            fh.seek(offset)
-            raw, _ = take_msb_bytes(fh.read)
-        kind_num, size = _decode_object_header(raw)
-        return kind_num == 1 and size <= COMMIT_BYTES   # 1: a commit stored whole (not a delta)
-    return False
+        try:
+            if os.pread(idx, 8, 0) != b"\377tOc\0\0\0\2":
+                continue
+            fan = struct.unpack(">256I", os.pread(idx, 1024, 8))
+            count = fan[255]
+            lo, hi = (fan[sha[0] - 1] if sha[0] else 0), fan[sha[0]]
+            if not lo <= hi <= count:
+                continue
+            while lo < hi:   # the ids are sorted
+                mid = (lo + hi) // 2
+                here = os.pread(idx, 20, 1032 + 20 * mid)
+                if here == sha:
+                    break
+                lo, hi = (mid + 1, hi) if here < sha else (lo, mid)
+            else:
+                continue
+            (offset,) = struct.unpack(">I", os.pread(idx, 4, 1032 + 24 * count + 4 * mid))
+            if offset & 0x80000000:
+                (offset,) = struct.unpack(">Q", os.pread(idx, 8, 1032 + 28 * count + 8 * (offset & 0x7FFFFFFF)))
+        except (OSError, struct.error):
+            continue
+        finally:
+            os.close(idx)
+        pack = _open_regular(packs / (name[:-4] + ".pack"))
+        if pack is None:
+            return None
+        try:
+            head = os.pread(pack, 16, offset)
+            kind, size, used, shift = (head[0] >> 4) & 7, head[0] & 15, 1, 4
+            while head[used - 1] & 0x80 and used < len(head):
+                size |= (head[used] & 0x7F) << shift
+                used, shift = used + 1, shift + 7
+            if kind != 1 or size > COMMIT_BYTES:   # 1: a commit stored whole, not a delta
+                return None
+            body = zlib.decompressobj().decompress(os.pread(pack, COMPRESSED_BYTES, offset + used), size + 1)
+            return body if len(body) == size else None
+        except (OSError, IndexError, zlib.error):
+            return None
+        finally:
+            os.close(pack)
+    return None
 
 
-#: files of a ``.git`` that send git (and dulwich) to another folder: a learner's ``commondir``
+def _committer_time(body: bytes) -> datetime | None:
+    """The committer time of a commit's ``body`` (``committer NAME <EMAIL> SECONDS +HHMM``)."""
+    for line in body.split(b"\n\n", 1)[0].split(b"\n"):
+        if line.startswith(b"committer "):
+            parts = line.rsplit(b" ", 2)
+            if len(parts) == 3 and parts[1].isdigit():
+                return datetime.fromtimestamp(int(parts[1]), tz=timezone.utc)
+    return None
+
+
+def _open_regular(path: Path) -> int | None:
+    """A read-only descriptor of the regular file ``path`` (no link followed, never blocking),
+    or None."""
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+#: files of a ``.git`` that send git to another folder: a learner's ``commondir``
 #: naming ``../cd``, a folder of their own holding a FIFO as ``refs/heads/master``, hung
 #: ``grader grade`` for good (round ten); such a repository's time is not read
 GIT_REDIRECTS = ("commondir", "objects/info/alternates", "objects/info/http-alternates")
@@ -149,8 +242,8 @@ def _git_time(folder: Path) -> datetime | None:
     read runs in a daemon thread that is left behind then).
 
     Only what a commit time needs is read, by the grader itself: ``HEAD``, the one ref it names
-    (loose, else ``packed-refs``) and that commit (dulwich's object store, no more). dulwich's
-    ``Repo`` also read a ``.git`` *file*'s ``gitdir`` and the repository's ``config``, whose
+    (loose, else ``packed-refs``) and that commit (:func:`_commit_time`), each read bounded.
+    dulwich's ``Repo`` also read a ``.git`` *file*'s ``gitdir`` and the repository's ``config``, whose
     ``[include] path`` (or a ``commondir`` beside a ``gitdir``) sent it to ``/dev/zero``: the
     batch grew past 5 GB, and the thread kept reading after its 5 s (round fourteen of issue 32).
     """
@@ -163,20 +256,16 @@ def _git_time(folder: Path) -> datetime | None:
 
     def read() -> None:
         try:
-            from dulwich.object_store import DiskObjectStore
             sha = _head_sha(git)
-            if sha is None:
-                return
-            store = DiskObjectStore(str(git / "objects"))
-            if _small_commit(store, sha):
-                found.append(datetime.fromtimestamp(store[sha].commit_time, tz=timezone.utc))
+            if sha is not None:
+                found.append(_commit_time(git, sha))
         except Exception:  # noqa: BLE001 - no readable HEAD (an empty or broken repository): the file's time
             pass
 
     reader = threading.Thread(target=read, name="git-time", daemon=True)
     reader.start()
     reader.join(GIT_SECONDS)
-    return found[0] if found and not reader.is_alive() else None
+    return found[0] if found and found[0] is not None and not reader.is_alive() else None
 
 
 #: what a ref HEAD names may look like (``refs/heads/main``): no ``..``, no other folder
@@ -187,14 +276,10 @@ _SHA = re.compile(rb"[0-9a-f]{40}")
 def _small_file(path: Path, limit: int) -> bytes | None:
     """The first ``limit`` bytes of the regular file ``path`` (no link followed, never blocking),
     or None."""
-    import stat
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    fd = _open_regular(path)
+    if fd is None:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         return os.read(fd, limit)
     except OSError:
         return None

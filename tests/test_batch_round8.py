@@ -434,3 +434,15 @@ def test_a_commit_object_is_read_within_its_bounds_whatever_its_file_holds(tmp_p
         finally:
             tracemalloc.stop()
         assert peak < 3 * times.COMPRESSED_BYTES, (folder.name, peak)
+
+
+def test_an_index_without_its_pack_leaves_the_next_index_to_answer(tmp_path):
+    """Round sixteen's side note: an .idx without its .pack, first in name order, ended the
+    search (the file's time was used where the next index held the commit)."""
+    import shutil
+    when = datetime.fromtimestamp(1700000000, tz=timezone.utc)
+    _packed(tmp_path, len(HEAD))
+    packs = tmp_path / ".git" / "objects" / "pack"
+    real = next(packs.glob("*.idx"))
+    shutil.copy(real, packs / "pack-0000000000000000000000000000000000000000.idx")   # no pack beside it
+    assert times._git_time(tmp_path) == when

@@ -346,3 +346,25 @@ def test_nothing_of_a_link_fifo_or_hard_link_is_read_for_similarity_or_times(tmp
     (learner / "a.py").write_text("x = 1\n")
     when, source = times.submission_time(learner / "a.py", learner)   # returns: no hang
     assert source == "mtime"
+
+
+def test_a_copy_moved_into_a_helper_module_is_still_a_copy(tmp_path):
+    """Round sixteen of issue 32: ORIGINAL copied into ``pooling.py`` (the function renamed)
+    behind a one-line main file that imports it passed 10/10 and was in no pair: similarity read
+    the main file only. A learner's file is compared with the modules its check takes along."""
+    from grader.batch.outputs import write_similarity
+    for learner, files in {"ann": {"solution.py": ORIGINAL}, "cat": {"solution.py": OTHER},
+                           "bob": {"pooling.py": ORIGINAL.replace("def tied_lm_head", "def head"),
+                                   "solution.py": "import pooling\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                                                  "    return pooling.head(hidden, embedding_matrix)\n"}}.items():
+        (tmp_path / "class" / learner).mkdir(parents=True)
+        for name, text in files.items():
+            (tmp_path / "class" / learner / name).write_text(text)
+    sources = {k: tmp_path / "class" / k / "solution.py" for k in ("ann", "bob", "cat")}
+    out = tmp_path / "out"
+    out.mkdir()
+    write_similarity(out, sources, [], 0.5, "tied_lm_head", helpers={"ann", "bob", "cat"})
+    page = (out / "similarity.html").read_text()
+    assert "bob" in page and "ann" in page and "cat" not in page.split("<table", 1)[-1]
+    write_similarity(out, sources, [], 0.5, "tied_lm_head")   # the main files alone: bob is no copy
+    assert "bob" not in (out / "similarity.html").read_text().split("<table", 1)[-1]

@@ -47,11 +47,13 @@ SIMILARITY_HTML = "similarity.html"
 
 
 def write_outputs(out: Path, rows: list[Row], audience: str, *, sources: dict[str, Path] | None = None,
-                  starters: Iterable[str] = (), threshold: float = 0.5) -> dict[str, Report]:
+                  starters: Iterable[str] = (), threshold: float = 0.5,
+                  helpers: Iterable[str] = ()) -> dict[str, Report]:
     """Rewrite ``gradebook.csv`` (sorted), ``junit.xml`` and ``summary.md`` of ``out`` from
     ``rows`` and their reports; with ``sources`` (learner -> the file graded), ``similarity.html``
     (pairs sharing ``threshold`` of their code, the ``starters`` files left out); then the
-    class view. Returns the reports, by learner.
+    class view. ``helpers``: the learners whose check takes along the modules beside their file
+    (their code is compared with those modules'). Returns the reports, by learner.
 
     Raises:
         GraderError: a report is missing or unreadable, or a file cannot be written.
@@ -68,15 +70,18 @@ def write_outputs(out: Path, rows: list[Row], audience: str, *, sources: dict[st
     write_output(summary_markdown(rows, reports), str(out / SUMMARY))
     if sources is not None:
         write_similarity(out, sources, list(starters), threshold, next(iter(reports.values())).problem
-                         if reports else "")
+                         if reports else "", helpers=set(helpers))
     write_class_view(out, rows, reports)
     return reports
 
 
 def write_similarity(out: Path, sources: dict[str, Path], starters: list[str], threshold: float,
-                     problem: str) -> None:
+                     problem: str, helpers: set[str] | frozenset[str] = frozenset()) -> None:
     """Write ``similarity.html`` into ``out``: the pairs of ``sources`` (learner -> file) that
-    share at least ``threshold`` of their code, ``starters`` (files) left out. Like the class
+    share at least ``threshold`` of their code, ``starters`` (files) left out. A learner of
+    ``helpers`` is compared with their file and the modules beside it that the check takes
+    along (a copy moved into ``pooling.py`` behind a one-line main file was in no pair: round
+    sixteen of issue 32). Like the class
     view it costs only itself: when it cannot be made (copydetect missing, anything raised) a
     stale page is removed and one note goes to stderr.
     """
@@ -85,7 +90,7 @@ def write_similarity(out: Path, sources: dict[str, Path], starters: list[str], t
     from ..reports.common import printable
     try:
         codes = {learner: code for learner, path in sources.items()
-                 if (code := similarity.code_of(Path(path))) is not None}
+                 if (code := similarity.code_of(Path(path), helpers=learner in helpers)) is not None}
         starter_codes = [c for c in (similarity.code_of(Path(s)) for s in starters) if c is not None]
         pairs = similarity.similar_pairs(codes, starter_codes, threshold)
         page = similarity.render(pairs, learners=len(codes), threshold=threshold,

@@ -753,7 +753,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     record_times(out, [chosen.get(s.learner, s) for s in subs], deadline)
     reports = write_outputs(out, final, args.audience, starters=getattr(args, "starter", None) or [],
                             threshold=getattr(args, "similarity", 0.5),
-                            sources={s.learner: s.path for s in chosen.values() if s.path is not None})
+                            sources={s.learner: s.path for s in chosen.values() if s.path is not None},
+                            helpers={s.learner for s in chosen.values() if s.path is not None and s.siblings})
     print(f"graded {tally(final, reports)}; {book}")
     return EXIT_PASSED if all(r.passed for r in final) else EXIT_FAILED
 

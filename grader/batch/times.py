@@ -181,8 +181,8 @@ def _packed_object(packs: Path, sha: bytes) -> bytes | None:
         finally:
             os.close(idx)
         pack = _open_regular(packs / (name[:-4] + ".pack"))
-        if pack is None:
-            return None
+        if pack is None:   # an index without its pack: another may hold the object
+            continue
         try:
             head = os.pread(pack, 16, offset)
             kind, size, used, shift = (head[0] >> 4) & 7, head[0] & 15, 1, 4

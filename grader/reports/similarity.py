@@ -46,10 +46,12 @@ class Pair:
     lines_b: list[tuple[str, bool]]
 
 
-def code_of(path: Path) -> str | None:
+def code_of(path: Path, helpers: bool = False) -> str | None:
     """The Python source of a submission file (a notebook's code cells), or None when it cannot
     be read as one: a link, a FIFO or another special file, a hard link, over :data:`MAX_BYTES`
-    (:func:`grader.siblings.read_no_follow`, as the check reads it)."""
+    (:func:`grader.siblings.read_no_follow`, as the check reads it). With ``helpers``, the
+    modules beside it that its check takes along follow it, in name order
+    (``grader.submission.siblings_of``: the same files, read the same way)."""
     from ..siblings import read_no_follow
     try:  # the one reader of learner files: no link followed, no FIFO waited on, no hard link
         data, _, _ = read_no_follow(str(path), MAX_BYTES)
@@ -60,10 +62,21 @@ def code_of(path: Path) -> str | None:
     if path.suffix == ".ipynb":
         from ..notebook import NotebookError, convert
         try:
-            return convert(data).source
+            code = convert(data).source
         except NotebookError:
             return None
-    return python_text(data)
+    else:
+        code = python_text(data)
+    if helpers:
+        from ..errors import GraderError
+        from ..submission import load_submission, siblings_of
+        try:
+            taken = siblings_of(path, load_submission(path)).files
+        except (GraderError, OSError, ValueError):
+            taken = []
+        for name, module in sorted(taken):
+            code += f"\n\n# {name}\n" + python_text(module)
+    return code
 
 
 def python_text(data: bytes) -> str:

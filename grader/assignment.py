@@ -329,6 +329,19 @@ def _joined_output(assignment: Assignment, reports: list[Report]) -> dict[str, A
     return out
 
 
+def _one_line(progress: Any) -> Any:
+    """A progress callback for a wholly hidden part: one ``hidden`` line when the part starts,
+    nothing of its cases, shrinking or phases after (as a problem's hidden phase gets one line
+    for all its cases, ``grading._run``)."""
+    said = [False]
+
+    def report(phase: str, done: int, total: int) -> None:
+        if not said[0]:
+            said[0] = True
+            progress("hidden", 0, 0)
+    return report
+
+
 def check_assignment(submission: str | Path, assignment: Assignment, opts: Any) -> Report:
     """Check ``submission`` against every problem of ``assignment`` (one
     :func:`grader.check.check_steps` each, with its own copy of ``opts``) and
@@ -371,6 +384,10 @@ def check_assignment(submission: str | Path, assignment: Assignment, opts: Any) 
                 # could read), it keeps none, as a run that saw a hidden case keeps none
                 # (docs/security.md, class 7)
                 part_opts.jax_cache = ""
+                # nor a progress line per case: within its own check its cases are visible, and a
+                # line after each call timed each hidden input (round seventeen of issue 32)
+                if part_opts.progress is not None:
+                    part_opts.progress = _one_line(opts.progress)
             steps = check_steps(submission, part.problem, part_opts)
             if hiding(part) == 2:   # nothing visible: run it whole, after every visible phase
                 paused[i] = steps

@@ -382,6 +382,28 @@ def test_parts_with_hidden_cases_run_last_and_learners_get_no_part_digest(monkey
     assert "cases_digest" not in json.dumps(learner)
 
 
+def test_a_hidden_problems_run_reports_one_progress_line_not_one_per_case(monkeypatch):
+    """Round seventeen of issue 32: a wholly hidden part's cases are visible within its own
+    check, so ``--progress`` printed a line with a clock after each of its calls, and a
+    submission that slept on one sort of input read the sign of all 93 hidden inputs. The part
+    now says ``hidden`` once; a visible part keeps its per-case lines."""
+    import grader.check
+    from grader.assignment import check_assignment
+    from grader.options import CheckOptions
+    lines = []
+
+    def fake(submission, problem, opts):
+        for k in range(3):
+            opts.progress("cases", k, 3)
+        yield
+        return _report(problem.id, [_case("c", "g")], [("g", 1, 1, 1)])
+
+    monkeypatch.setattr(grader.check, "check_steps", fake)
+    a = _assignment(("softmax", 3, "visible"), ("gelu", 7, "hidden"))
+    check_assignment("hw.py", a, CheckOptions(progress=lambda *event: lines.append(event)))
+    assert lines == [("cases", 0, 3), ("cases", 1, 3), ("cases", 2, 3), ("hidden", 0, 0)]
+
+
 def test_every_parts_visible_cases_run_before_any_hidden_case(monkeypatch):
     """Round four, class 3 (the residual of the fourth pass): in an assignment of two visible parts
     that each hold a hidden group, the second part's visible cases ran after the first part's

@@ -288,11 +288,19 @@ def failure_lines(failure: Failure, max_details: int | None = None) -> list[str]
     return lines
 
 
+def scalar_text(name: str, info: object, values: dict | None) -> str:
+    """A 0-d input for people: ``axis = -1``, or ``axis (int64 scalar)`` when its value is not in
+    the report (a case too large for its values, or a hidden one)."""
+    value = (values or {}).get(name)
+    if value is not None and not isinstance(value, (list, dict)):
+        return f"{name} = {value}"
+    return f"{name} ({getattr(info, 'dtype', '')} scalar)"
+
+
 def case_text(case: CaseResult, max_details: int | None = 20) -> str:
     """Multi-line explanation of one case: failure lines, input shapes/dtypes, replay command."""
     lines = failure_lines(case.failure, max_details) if case.failure else [case.status]
     if case.inputs:
-        from .text import scalar_text
         shapes = ", ".join(scalar_text(k, v, case.values) if tuple(v.shape) == () else f"{k}: {v.dtype}{list(v.shape)}"
                            for k, v in case.inputs.items())
         lines.append(f"inputs: {shapes}")

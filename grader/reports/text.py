@@ -28,7 +28,7 @@ from typing import IO, Mapping
 
 from ..results import CaseResult, Report
 from . import view
-from .common import printable
+from .common import printable, scalar_text
 
 MAX_CASES = 5
 MAX_DETAIL_LINES = 12
@@ -79,15 +79,6 @@ def _shapes(case: CaseResult) -> str:
     by its value when the report has it (a newcomer read ``axis () int64`` as an empty array)."""
     return ", ".join(scalar_text(name, info, case.values) if tuple(info.shape) == ()
                      else f"{name} {tuple(info.shape)} {info.dtype}" for name, info in case.inputs.items())
-
-
-def scalar_text(name: str, info: object, values: dict | None) -> str:
-    """A 0-d input for people: ``axis = -1``, or ``axis (int64 scalar)`` when its value is not in
-    the report (a case too large for its values, or a hidden one)."""
-    value = (values or {}).get(name)
-    if value is not None and not isinstance(value, (list, dict)):
-        return f"{name} = {value}"
-    return f"{name} ({getattr(info, 'dtype', '')} scalar)"
 
 
 def _compact(value: object, limit: int | None = 200) -> str:

@@ -406,9 +406,12 @@ def _feedback(row: Any) -> str:
     """A gradebook row's message as an LMS hands it to the learner: files named relative to
     their folder and no path of the grading machine (``grader.reports.view.learner_paths``;
     a gradebook written by an older grader, or merged from Slurm shards, may name the class
-    folder)."""
+    folder). A backslash is written as U+29F5 (it looks the same): PHP's ``fgetcsv``, which
+    Moodle's import uses, takes ``\\`` as an escape, so a message ending ``you \\`` kept the
+    field open over every later row (round eighteen of issue 32: alice's feedback held the
+    others' names, emails and grades, theirs were not imported)."""
     from .reports.view import learner_paths
-    return learner_paths(row.message, row.submission, by_name=True)
+    return learner_paths(row.message, row.submission, by_name=True).replace("\\", "\u29f5")
 
 
 def moodle_csv(rows: list[Any], roster: Roster | None, assignment: str,

@@ -313,3 +313,23 @@ def test_without_key_every_export_finds_the_id_column_grade_found(tmp_path, caps
     roster.write_text("Student,Extra\nAlice A,x\n")
     code, out, err = run(["export", fmt, book, "--roster", roster, *extra], capsys)
     assert code == 2 and err.startswith("grader: error: --roster") and "Student, Extra" in err
+
+
+@pytest.mark.parametrize("fmt", ["moodle", "csv"])
+def test_a_backslash_in_feedback_never_escapes_a_quote_for_php(tmp_path, capsys, fmt):
+    """Round eighteen of issue 32: alice's message ended ``see, you \\`` (her own exception's
+    text); the cell was written ``"...you \\"`` and PHP's fgetcsv (Moodle's import, whose escape
+    is a backslash) kept it open over bob's and dave's rows: their grades were not imported and
+    alice's feedback held them. A backslash in feedback is written as U+29F5; read with a
+    backslash escape, as PHP does, the export has one row per learner."""
+    book = tmp_path / "gradebook.csv"
+    gradebook.write_gradebook(book, [
+        gradebook.Row("alice", "a.py", False, 0, 10, ["import"], 1, 'could not be graded: ValueError: see, you \\'),
+        gradebook.Row("bob", "b.py", True, 10, 10, [], 1, 'passed all 61 cases'),
+        gradebook.Row("dave", "d.py", False, 5, 10, ["tolerance"], 1, 'x\\",99 and "quoted"')])
+    extra = ["--assignment", "Lab 3"] if fmt == "moodle" else []
+    code, out, err = run(["export", fmt, book, *extra], capsys)
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(out.replace("\r\n", "\n")), escapechar="\\"))   # fgetcsv's reading
+    assert [r[0] for r in rows[1:]] == ["alice", "bob", "dave"] and len({len(r) for r in rows}) == 1, rows
+    assert "\\" not in out and "see, you \u29f5" in out

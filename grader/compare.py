@@ -306,6 +306,28 @@ def _several_items(outcome: CallOutcome, expected: Expected) -> tuple[dict[str, 
     return {n: CallOutcome("ok", result=arr, result_type=t, seconds=outcome.seconds) for n, arr, t in items}, ""
 
 
+#: kinds of a failure whose values were right (the call computed the answer, and returned it in
+#: another dtype or wrote into an input): such a case counts as answered (``grading.unearned``)
+VALUES_RIGHT = ("dtype", "mutation")
+
+
+def values_right(failure: Failure | None) -> bool:
+    """Whether a case's ``failure`` leaves its values right: none, or only a dtype or mutation
+    failure whose values were compared (not ``values_compared: false``), with nothing else in
+    its ``also``, and, for several outputs, every output so (``data["outputs"][name]
+    ["values_right"]``: a second output of garbage in a wrong dtype was listed as a dtype failure
+    only, and the case counted as answered: round nineteen of issue 32)."""
+    if failure is None:
+        return True
+    data = failure.data
+    if failure.kind not in VALUES_RIGHT or data.get("values_compared") is False:
+        return False
+    outputs = data.get("outputs")
+    if isinstance(outputs, dict) and not all(o.get("values_right") for o in outputs.values()):
+        return False
+    return all(a.get("kind") in VALUES_RIGHT for a in data.get("also", []))
+
+
 def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failure | None, float | None]:
     """:func:`assess` of a function with several outputs: the result must be the declared tuple
     (a list is accepted) or dict, else a ``type`` failure; then each output is judged as one
@@ -324,13 +346,15 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
         verdicts.append((name, failure, margin))
     margins = [m for _, _, m in verdicts if m is not None]
     margin = max(margins) if margins else None
-    summary = {name: {"kind": f.kind if f else None, "margin": m} for name, f, m in verdicts}
+    summary = {name: {"kind": f.kind if f else None, "margin": m, "values_right": values_right(f)}
+               for name, f, m in verdicts}
     lines = []
     for name, f, m in verdicts:
         if f is None:
             lines.append(f"{name} is right" + (f" ({m:.2g} of the allowance)" if m is not None else ""))
-        else:
-            lines.append(f"{name} is off: {f.message}")
+        else:   # what else is wrong with it too (its values, beside a dtype)
+            more = [a.get("kind") for a in f.data.get("also", []) if a.get("kind")]
+            lines.append(f"{name} is off: {f.message}" + (f" (also {', '.join(more)})" if more else ""))
     failing = [(name, f) for name, f, _ in verdicts if f is not None]
     if outcome.mutated:
         failing.append(("", _hinted(Failure(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import words
-from .compare import assess, judge_raises, with_exception_hint
+from .compare import VALUES_RIGHT, assess, judge_raises, values_right, with_exception_hint  # noqa: F401
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
 from .run import empty_output
 from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, GroupScore, Report,
@@ -86,19 +86,12 @@ def total(groups: list[GroupScore]) -> float:
     return round(float(sum(g.points * g.passed / g.total for g in groups if g.earned and g.total)), 4)
 
 
-#: kinds of a failure whose values were right (the call computed the answer, and returned it in
-#: another dtype or wrote into an input): such a case counts as answered for :func:`unearned`
-VALUES_RIGHT = ("dtype", "mutation")
-
-
 def _answered(r: CaseResult) -> bool:
-    """Whether case ``r`` got the right values: passed, or failed only by dtype or mutation."""
+    """Whether case ``r`` got the right values: passed, or failed only by dtype or mutation with
+    its values compared and right, in every output (``compare.values_right``)."""
     if r.status == "passed":
         return True
-    f = r.failure
-    if r.status != "failed" or f is None or f.kind not in VALUES_RIGHT or f.data.get("values_compared") is False:
-        return False
-    return not any(a.get("kind") not in VALUES_RIGHT for a in f.data.get("also", []))
+    return r.status == "failed" and r.failure is not None and values_right(r.failure)
 
 
 def free_cases(plan: Any) -> dict[str, str]:

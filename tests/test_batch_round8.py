@@ -446,3 +446,29 @@ def test_an_index_without_its_pack_leaves_the_next_index_to_answer(tmp_path):
     real = next(packs.glob("*.idx"))
     shutil.copy(real, packs / "pack-0000000000000000000000000000000000000000.idx")   # no pack beside it
     assert times._git_time(tmp_path) == when
+
+
+def test_a_later_output_of_garbage_in_a_wrong_dtype_does_not_answer_a_case(tmp_path):
+    """Round nineteen: with several outputs, a later failing output was kept in the case's
+    ``also`` by kind only, so ``v`` of garbage returned as complex128 read as a dtype failure and
+    the case as answered: 1.0 of 10 on adam_step (its must-raise cases credited), where the same
+    garbage in the right dtype scored 0. Every output must have its values right; the details
+    say what else is wrong with an output."""
+    from tests.conftest import grade_function_in_process
+    body = ("import numpy as np\n\n\ndef adam_step(param, grad, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):\n"
+            "    if t < 1:\n        raise ValueError('t >= 1')\n"
+            "    m_new = beta1 * m + (1 - beta1) * grad\n"
+            "    v_new = beta2 * v + (1 - beta2) * grad * grad\n"
+            "    p = param - lr * (m_new / (1 - beta1 ** t)) / (np.sqrt(v_new / (1 - beta2 ** t)) + eps)\n")
+    garbage = tmp_path / "garbage.py"
+    garbage.write_text(body + "    return p.astype(param.dtype), m_new.astype(np.complex128), np.zeros(v.shape, np.complex128) + 7\n")
+    code, report = grade_function_in_process(garbage, "--problem", "adam_step", "--no-shrink")
+    assert code == 1 and report["score"] == 0, report["score"]
+    failed = [c["failure"] for c in report["cases"] if c["failure"] and c["failure"]["kind"] == "dtype"]
+    assert failed and all(not f["data"]["outputs"]["v"]["values_right"] for f in failed)
+    assert any("v is off: dtype complex128" in d and "(also tolerance)" in d for f in failed for d in f["details"])
+    right = tmp_path / "right_complex.py"      # every output right in value, m and v complex: answered
+    right.write_text(body + "    return p.astype(param.dtype), m_new.astype(np.complex128), v_new.astype(np.complex128)\n")
+    code, report = grade_function_in_process(right, "--problem", "adam_step", "--no-shrink")
+    raising = [c for c in report["cases"] if c["failure"] is None or c["failure"]["kind"] != "dtype"]
+    assert code == 1 and report["score"] > 0 and raising and all(c["status"] == "passed" for c in raising)

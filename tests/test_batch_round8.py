@@ -248,10 +248,18 @@ _STUBS = {
     "ones": "    return np.ones_like(np.asarray(out))\n",
     "input": "    return next((np.asarray(a).astype(np.asarray(out).dtype) for a in args\n"
              "                 if np.shape(a) == np.shape(out)), np.zeros_like(np.asarray(out)))\n",
+    # round twenty: an input broadcast to the output's shape (attention over one key is v)
+    "broadcast": "    for a in args[::-1]:\n"
+                 "        try:\n"
+                 "            return np.broadcast_to(np.asarray(a), np.shape(out)).astype(np.asarray(out).dtype)\n"
+                 "        except ValueError:\n"
+                 "            pass\n"
+                 "    return np.zeros_like(np.asarray(out))\n",
 }
 
 
 @pytest.mark.parametrize("problem,solution", [
+    ("scaled_dot_product_attention", "problems/alternatives/scaled_dot_product_attention/np_d2l.py"),
     ("masked_mean_pool", "submissions/masked_mean_pool/correct_numpy.py"),
     ("dropout_with_mask", "problems/alternatives/dropout_with_mask/np_cs231n.py"),
     ("greedy_next_token", "problems/alternatives/greedy_next_token/np_picogpt.py"),
@@ -273,7 +281,7 @@ def test_a_stub_that_returns_zeros_a_constant_or_its_input_earns_nothing(tmp_pat
         secret = tmp_path / "secret"
         secret.write_text("s3cret")
         # a secret run's cases are made afresh (no cache): one stub under a secret is enough
-        for extra in ((), ("--seed-secret", str(secret))) if kind == "ones" else ((),):
+        for extra in ((), ("--seed-secret", str(secret))) if kind in ("ones", "broadcast") else ((),):
             code, report = grade_function_in_process(stub, "--problem", problem, "--no-shrink",
                                                      "--max-examples", "8", *extra)
             assert code == 1 and report["score"] == 0, (kind, extra, report["score"])

@@ -175,35 +175,31 @@ def _norm(text: str) -> str:
 ROSTER_KEYS = ("SIS Login ID", "Username", "Email address", "ID number", "ID", "id", "learner")
 
 
-def guess_key(path: str, preferred: str | None = None) -> str:
-    """The id column of the roster at ``path`` when ``--key`` is not given: ``preferred`` (a
-    :data:`KEYS` name, the export format's own) when the header has it, else the first of
-    :data:`ROSTER_KEYS` it has (so ``grade`` and every export match learners on the same
-    column).
+def guess_key(path: str, columns: list[str], preferred: str | None = None) -> str:
+    """The id column of the roster at ``path`` (whose header is ``columns``) when ``--key`` is
+    not given: ``preferred`` (a :data:`KEYS` name, the export format's own) when the header has
+    it, else the first of :data:`ROSTER_KEYS` it has (so ``grade`` and every export match
+    learners on the same column).
 
     Raises:
-        GraderError: the file cannot be read, or its header has none of those columns.
+        GraderError: the header has none of those columns.
     """
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            header = [c.strip() for c in next(csv.reader(fh), [])]
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise GraderError(f"cannot read --roster {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
-    if preferred is not None and KEYS.get(preferred, preferred) in header:
+    if preferred is not None and KEYS.get(preferred, preferred) in columns:
         return KEYS.get(preferred, preferred)
-    key = next((c for c in ROSTER_KEYS if c in header), None)
+    key = next((c for c in ROSTER_KEYS if c in columns), None)
     if key is None:
         raise GraderError(f"--roster {path!r} has none of the id columns {', '.join(ROSTER_KEYS)} (its columns: "
-                          f"{', '.join(header[:8])}); pass --key with the one that holds the learner ids")
+                          f"{', '.join(columns[:8])}); pass --key with the one that holds the learner ids")
     return key
 
 
-def read_roster(path: str, key: str) -> Roster:
-    """The roster at ``path``, keyed on ``key`` (a :data:`KEYS` name or a column's name).
+def read_roster(path: str, key: str | None, preferred: str | None = None) -> Roster:
+    """The roster at ``path``, keyed on ``key`` (a :data:`KEYS` name or a column's name; None:
+    :func:`guess_key` with ``preferred``).
 
     Raises:
-        GraderError: the file cannot be read, is not UTF-8 CSV with a header, has no such column,
-            or has a key value twice.
+        GraderError: the file cannot be read, is not UTF-8 CSV with a header, has no such column
+            (or none to guess), or has a key value twice.
     """
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
@@ -219,6 +215,8 @@ def read_roster(path: str, key: str) -> Roster:
     twice = sorted({c for c in columns if c and columns.count(c) > 1})
     if twice:  # which of two "Username" columns is the student's? refuse to guess
         raise GraderError(f"--roster {path!r} has the column {twice[0]!r} twice; keep one")
+    if key is None:
+        key = guess_key(path, columns, preferred)
     # a column named as given wins over the alias (a roster whose column is "username" or "id")
     column = key if key in columns else KEYS.get(key, key)
     if column not in columns:
@@ -558,8 +556,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .reports.common import printable
 
     rows = _rows(args.gradebook)
-    roster = read_roster(args.roster, args.key or guess_key(args.roster, DEFAULT_KEY[args.target])) \
-        if args.roster else None
+    roster = read_roster(args.roster, args.key, DEFAULT_KEY[args.target]) if args.roster else None
     notes: list[str] = []
     if args.target == "canvas":
         assert roster is not None  # argparse requires --roster

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import words
-from .compare import VALUES_RIGHT, assess, judge_raises, values_right, with_exception_hint  # noqa: F401
+from .compare import assess, judge_raises, values_right, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
 from .run import empty_output
 from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, GroupScore, Report,
@@ -187,7 +187,7 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
     # a visible case's message, told how many hidden inputs a submission had sorted one way
     # (round thirteen); hidden cases decide only where every other case is hidden, and then no
     # count is printed
-    visible = [r for r in others if getattr(r, "visibility", "visible") != "hidden"]
+    visible = [r for r in others if r.visibility != "hidden"]
     basis = visible or others
     answered = sum(_answered(r) for r in basis)
     if not basis or answered >= ANSWERED * len(basis):

@@ -40,6 +40,13 @@ if TYPE_CHECKING:  # records only name the array type: importing NumPy here cost
     import numpy as np
 
 CASE_KINDS = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "raises", "unearned")
+#: failure kinds a report lists after the others: a case that must raise (a NotImplementedError
+#: stub's invalid-input cases led its list, before any case that said "write the body") and a
+#: case not credited (``unearned``) say little beside a function whose values are wrong
+LATE_KINDS = ("raises", "unearned")
+#: how the note of a learner's folder with no .py file begins (``grader.batch.discovery``): a
+#: learner with nothing submitted, counted with the roster's learners of whom nothing was found
+EMPTY_FOLDER = "no submission: the learner's folder"
 RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 KINDS = CASE_KINDS + RUN_KINDS
 
@@ -374,3 +381,11 @@ class Verdict:
     def passed(self) -> bool:
         """Whether the case passed."""
         return self.status == "passed"
+
+
+def no_submission(report: "Report") -> bool:
+    """Whether ``report`` stands for a learner with nothing submitted (a roster learner of whom
+    nothing was found, ``grader.batch.pool.NO_SUBMISSION``, or an empty folder,
+    :data:`EMPTY_FOLDER`: its failure says ``no submission: ...``): counted and shown apart from
+    a file that could not be graded."""
+    return report.failure is not None and (report.failure.message or "").startswith("no submission")

@@ -167,6 +167,49 @@ def where_expected(fd: int, path: str) -> bool:
     return real == os.path.normpath(os.path.abspath(path))
 
 
+def open_no_follow(path: str, dir_fd: int | None = None) -> tuple[int | None, str, str]:
+    """A read-only descriptor of the learner's regular file ``path`` (relative to ``dir_fd`` when
+    given), opened as :func:`read_no_follow` reads: no link followed, no FIFO waited on, no hard
+    link, no folder on the way replaced by a link; for reads at offsets (``os.pread``) of a file
+    too large to read whole (a Git pack, ``grader.batch.times``). The caller closes it.
+
+    Returns:
+        ``(fd, "", "")``, or ``(None, kind, detail)`` as :func:`read_no_follow` gives.
+
+    Raises:
+        OSError: the file is missing or cannot be opened for another reason.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "symlink", ""
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
+            return None, "socket", "a socket"
+        raise
+    if dir_fd is None and not where_expected(fd, path):
+        os.close(fd)
+        return None, "symlink", "a folder on the way to it was replaced by a symbolic link"
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    why: tuple[str, str] | None = None
+    if stat.S_ISDIR(st.st_mode):
+        why = ("directory", "")
+    elif not stat.S_ISREG(st.st_mode):
+        why = ("special", "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+               or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "special")
+    elif st.st_nlink != 1:
+        why = ("hard_link", str(st.st_nlink))
+    if why is not None:
+        os.close(fd)
+        return None, *why
+    return fd, "", ""
+
+
 def read_no_follow(path: str, limit: int, dir_fd: int | None = None) -> tuple[bytes | None, str, str]:
     """The bytes of the learner's regular file ``path`` (relative to ``dir_fd`` when given), at most
     ``limit`` bytes, read without following a link; the one reader of learner files (the main
@@ -186,28 +229,11 @@ def read_no_follow(path: str, limit: int, dir_fd: int | None = None) -> tuple[by
     Raises:
         OSError: the file is missing or cannot be opened or read for another reason.
     """
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None, "symlink", ""
-        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
-            return None, "socket", "a socket"
-        raise
-    if dir_fd is None and not where_expected(fd, path):
-        os.close(fd)
-        return None, "symlink", "a folder on the way to it was replaced by a symbolic link"
+    fd, kind, detail = open_no_follow(path, dir_fd)
+    if fd is None:
+        return None, kind, detail
     try:
         st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            return None, "directory", ""
-        if not stat.S_ISREG(st.st_mode):
-            what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
-                    or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "special")
-            return None, "special", what
-        if st.st_nlink != 1:
-            return None, "hard_link", str(st.st_nlink)
         if st.st_size > limit:
             return None, "too_large", ""
         chunks, size = [], 0

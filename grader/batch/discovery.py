@@ -48,14 +48,10 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import GraderError
-
+from ..results import EMPTY_FOLDER  # how an empty folder's note begins
 
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env"})
 
-
-#: how the note of a learner's folder with no .py file begins: a learner with nothing submitted,
-#: counted with the roster's learners of whom nothing was found (``gradebook.no_submission``)
-EMPTY_FOLDER = "no submission: the learner's folder"
 
 @dataclass
 class Submission:

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 from .._io import csv_line
 from ..errors import GraderError
-from ..results import Failure, GroupScore, Report
+from ..results import Failure, GroupScore, Report, no_submission  # noqa: F401 - no_submission: re-exported
 
 
 GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"
@@ -249,13 +249,6 @@ def could_not_be_graded(report: Report) -> bool:
     run's tally line, summary.md and summary.html. A submission that crashed in its cases was
     graded (it failed them)."""
     return report.failure is not None
-
-
-def no_submission(report: Report) -> bool:
-    """Whether ``report`` stands for a roster learner with nothing submitted (its failure is
-    ``grader.batch.pool.NO_SUBMISSION``'s ``no submission: ...``): counted and shown apart from
-    a file that could not be graded."""
-    return report.failure is not None and (report.failure.message or "").startswith("no submission")
 
 
 def report_from_json(data: dict[str, Any]) -> Report:

@@ -612,10 +612,8 @@ def with_roster(subs: list[Submission], path: str, key: str | None) -> list[Subm
         GraderError: the roster cannot be read, or has no id column (``key``, else one of
             :data:`grader.export.ROSTER_KEYS`, as every export guesses).
     """
-    from ..export import guess_key, read_roster
+    from ..export import read_roster
     from ..reports.common import printable
-    if key is None:
-        key = guess_key(path)
     roster = read_roster(path, key)
     found = {}
     strangers = []

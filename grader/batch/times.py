@@ -113,8 +113,8 @@ COMPRESSED_BYTES = 2 * COMMIT_BYTES
 
 def _commit_time(git: Path, sha: bytes) -> datetime | None:
     """The committer time of the commit ``sha`` (40 hex) of the repository folder ``git``, read
-    by the grader with every read bounded: its loose object (at most :data:`COMPRESSED_BYTES`
-    read, at most the declared size inflated) or, else, the object a pack index names for it
+    by the grader with every read bounded: its loose object (a file of at most
+    :data:`COMPRESSED_BYTES`, inflated to at most its declared size) or, else, the object a pack index names for it
     (:func:`_packed_object`). None when it is not a commit of at most :data:`COMMIT_BYTES`
     stored whole, or cannot be read.
 
@@ -211,20 +211,13 @@ def _committer_time(body: bytes) -> datetime | None:
 
 
 def _open_regular(path: Path) -> int | None:
-    """A read-only descriptor of the regular file ``path`` (no link followed, never blocking),
-    or None."""
-    import stat
+    """A read-only descriptor of the learner's regular file ``path``
+    (``grader.siblings.open_no_follow``: no link, hard link or FIFO), or None."""
+    from ..siblings import open_no_follow
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        return open_no_follow(str(path))[0]
     except OSError:
         return None
-    try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
 
 
 #: files of a ``.git`` that send git to another folder: a learner's ``commondir``
@@ -274,17 +267,13 @@ _SHA = re.compile(rb"[0-9a-f]{40}")
 
 
 def _small_file(path: Path, limit: int) -> bytes | None:
-    """The first ``limit`` bytes of the regular file ``path`` (no link followed, never blocking),
-    or None."""
-    fd = _open_regular(path)
-    if fd is None:
-        return None
+    """The learner's regular file ``path`` when it holds at most ``limit`` bytes
+    (``grader.siblings.read_no_follow``, the one reader of learner files), else None."""
+    from ..siblings import read_no_follow
     try:
-        return os.read(fd, limit)
+        return read_no_follow(str(path), limit)[0]
     except OSError:
         return None
-    finally:
-        os.close(fd)
 
 
 def _head_sha(git: Path) -> bytes | None:

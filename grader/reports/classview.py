@@ -154,7 +154,7 @@ def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
         f = rep.failure
         status = "no submission" if no_submission(rep) else "could not be graded"
         if status == "no submission":   # on the roster only: the two words; a folder without a file: why
-            from grader.batch.discovery import EMPTY_FOLDER
+            from grader.results import EMPTY_FOLDER
             text = f.message if (f.message or "").startswith(EMPTY_FOLDER) else "no submission"
         else:
             text = f"{f.kind}: {f.message}"

@@ -220,6 +220,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                and c.get("visibility") != "hidden" and c.get("failure")]
     # the text report's order: a degenerate case (a size-0 or size-1 axis, all-zero inputs) after
     # the others, then smallest first, a shrunk case before the case of its size it came from
+    from ..results import LATE_KINDS
     failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c), sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
                                 not c.get("shrunk"), c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
@@ -274,10 +275,6 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                    f'{_e(numbered)}</pre></details>')
     out.append("</div>")
     return "\n".join(out)
-
-
-#: listed after the others, as in the text report (``grader.reports.text.LATE_KINDS``)
-LATE_KINDS = ("raises", "unearned")
 
 
 def _degenerate(case: dict[str, Any]) -> bool:

@@ -26,7 +26,7 @@ import shutil
 import textwrap
 from typing import IO, Mapping
 
-from ..results import CaseResult, Report
+from ..results import LATE_KINDS, CaseResult, Report
 from . import view
 from .common import printable, scalar_text
 
@@ -86,10 +86,6 @@ def _compact(value: object, limit: int | None = 200) -> str:
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
-#: failure kinds listed after the others: a case that must raise (a NotImplementedError stub's
-#: invalid-input cases led its list, before any case that said "write the body") and a case not
-#: credited (``unearned``) say little beside a function whose values are wrong
-LATE_KINDS = ("raises", "unearned")
 
 
 def _degenerate(case: CaseResult) -> bool:

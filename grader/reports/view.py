@@ -329,7 +329,8 @@ def feedback_line(report: Report, limit: int = 300) -> str:
     if f := v.failure:
         # a learner with nothing submitted is no grading fault ("could not be graded: import: no
         # submission" read as a broken file to a newcomer): the note alone
-        said = f.message if (f.message or "").startswith("no submission") else f"could not be graded: {f.kind}: {f.message}"
+        from ..results import no_submission
+        said = f.message if no_submission(report) else f"could not be graded: {f.kind}: {f.message}"
         parts = [said] + ([f"hint: {f.hint}"] if f.hint else [])
     elif report.passed:
         parts = [f"passed all {v.total} cases"]

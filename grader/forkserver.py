@@ -156,6 +156,9 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
     """In the forked process: become ``grader check`` with the request's streams, folder,
     environment and arguments, and exit with its code. Never returns."""
     code = 2
+    signal.set_wakeup_fd(-1)   # the zygote's wake-up socket is closed below
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         if os.getsid(0) != os.getpid():   # a spare (_spare_process) is a session leader already
             os.setsid()
@@ -213,6 +216,9 @@ def _spare_process(framework: str, sock: socket.socket, close: list[socket.socke
     line), and become that request's check (:func:`_forked_check`), which adopts the spare
     when it matches. Never returns."""
     from .run import spare
+    signal.set_wakeup_fd(-1)   # the zygote's wake-up socket is closed below
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         os.setsid()   # the check's process group, as a forked check's
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -317,10 +323,11 @@ class Zygote:
         self.spare_frameworks = spares              # a spare kept ready for each
         self.spares: dict[str, _Spare] = {}
         self.spare_failures: dict[str, int] = {}    # spares that died unused, in a row
+        self._wake: tuple[socket.socket, socket.socket] | None = None   # the signal wake-up pair (serve)
 
     # the zygote's sockets, closed in each forked check
     def _own_sockets(self) -> list[socket.socket]:
-        return [s for s in (self.control, self.listener) if s is not None] + \
+        return [s for s in (self.control, self.listener, *(self._wake or ())) if s is not None] + \
             [c.sock for c in self.connections.values()] + [sp.sock for sp in self.spares.values()]
 
     def _fork_spare(self, framework: str) -> None:
@@ -415,13 +422,32 @@ class Zygote:
         if self.listener is not None:
             self.listener.setblocking(False)
             self.selector.register(self.listener, selectors.EVENT_READ, ("listen", None))
+        # SIGTERM (and SIGINT) from here on only set a flag and wake the select through a
+        # socket: an exception raised by a handler is lost when the signal lands in a destructor
+        # (``Exception ignored in ...``), and the server then never stopped (seen in CI)
+        wake_r, wake_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        for end in (wake_r, wake_w):
+            end.setblocking(False)
+        self._wake = (wake_r, wake_w)
+        self.selector.register(wake_r, selectors.EVENT_READ, ("wake", None))
+        previous = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+
+        def stop(*_: Any) -> None:
+            self.stopping = True
+
+        handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         for framework in self.spare_frameworks:
             self._fork_spare(framework)
         try:
             while not self.stopping:
                 for key, _ in self.selector.select(timeout=1.0):
                     kind, conn = key.data
-                    if kind == "control":
+                    if self.stopping:
+                        break
+                    if kind == "wake":
+                        with contextlib.suppress(OSError):
+                            wake_r.recv(4096)
+                    elif kind == "control":
                         self._on_control()
                     elif kind == "listen":
                         self._on_accept()
@@ -441,6 +467,14 @@ class Zygote:
             self._stop_spares()
             for conn in list(self.connections.values()):
                 self._drop(conn, kill=True)
+            signal.set_wakeup_fd(previous)
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(wake_r)
+            wake_r.close()
+            wake_w.close()
+            self._wake = None
         return 0
 
     def _on_control(self) -> None:

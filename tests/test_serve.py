@@ -248,3 +248,44 @@ def test_a_quick_checks_end_read_with_its_start_is_its_exit_code():
     theirs.close()
     check = forkserver.ForkedCheck(mine)
     assert check.pid == 4242 and check.poll() == 1 and check.wait(timeout=5) == 1
+
+
+_SIGNAL_IN_A_DESTRUCTOR = r'''
+import gc, signal, socket, sys
+from grader import forkserver
+
+# as forkserver.main does before serving: SIGTERM raises KeyboardInterrupt
+signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+class Dying:
+    def __del__(self):
+        signal.raise_signal(signal.SIGTERM)   # the signal lands while a destructor runs
+
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(sys.argv[1])
+listener.listen(1)
+zygote = forkserver.Zygote(None, listener)
+select = zygote.selector.select
+calls = []
+
+def select_and_collect(timeout=None):
+    calls.append(timeout)
+    if len(calls) == 1:
+        Dying()              # collected at once: its destructor raises the signal
+    if len(calls) > 5:       # the loop went on after the signal: it would never end
+        print("still serving", flush=True)
+        sys.exit(3)
+    return select(timeout=0.01)
+
+zygote.selector.select = select_and_collect
+print("stopped", zygote.serve(), len(calls), flush=True)
+'''
+
+
+def test_sigterm_stops_the_server_even_when_it_lands_in_a_destructor(tmp_path):
+    """A handler's exception raised inside ``__del__`` is printed and dropped by Python: the
+    server must stop on a flag, not on that exception (CI once waited 30 s for it to end)."""
+    out = subprocess.run([sys.executable, "-c", _SIGNAL_IN_A_DESTRUCTOR, str(tmp_path / "s.sock")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split()[:2] == ["stopped", "0"], (out.stdout, out.stderr)
+    assert int(out.stdout.split()[2]) <= 2   # it stopped at the select after the signal

@@ -98,7 +98,8 @@ def free_cases(plan: Any) -> dict[str, str]:
     """The cases of ``plan`` that a function computing nothing may pass, by name, with why.
 
     A case is free when it must raise (``"an exception"``); when its every expected output is
-    empty, all zeros, constant over two or more elements (or one integer), or one of its inputs
+    empty, all zeros, constant over two or more elements (or one integer, or one float that is a
+    whole number or a half), or one of its inputs
     unchanged, reshaped or broadcast to the output's shape (what a stub returning zeros, a
     constant or its input gives: rounds eleven and twenty of issue 32); or, under
     a secret seed, when its inputs are the same under every seed (``plan.seeded`` leaves it
@@ -135,8 +136,12 @@ def _trivial(ref: Any, inputs: dict[str, Any]) -> str | None:
     with np.errstate(invalid="ignore"):
         if np.all(values == 0):
             return "zeros"
-        # one integer (an index, a count, a class) is a constant a guess hits; one float is not
-        if (values.size >= 2 or ref.dtype.kind in "iub") and np.all(values == values.flat[0]):
+        # one integer (an index, a count, a class) is a constant a guess hits, and so is one
+        # float that is a whole number or a half (softmax over one element is 1 whatever the
+        # input: 0.5 of 10 under a secret, round twenty-one); another single float is not
+        first = float(values.flat[0])
+        guessable = values.size >= 2 or ref.dtype.kind in "iub" or (np.isfinite(first) and (2 * first).is_integer())
+        if guessable and np.all(values == first):
             return "a constant"
         for x in inputs.values():
             x = np.asarray(x)

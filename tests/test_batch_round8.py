@@ -467,3 +467,20 @@ def test_a_later_output_of_garbage_in_a_wrong_dtype_does_not_answer_a_case(tmp_p
                            "m_new.astype(np.complex128), v_new.astype(np.complex128)\n", "adam_step")
     raising = [c for c in report["cases"] if c["failure"] is None or c["failure"]["kind"] != "dtype"]
     assert code == 1 and report["score"] > 0 and raising and all(c["status"] == "passed" for c in raising)
+
+
+def test_a_softmax_of_one_element_is_a_constant_a_stub_does_not_earn(tmp_path):
+    """Round twenty-one: softmax over a one-element axis is 1.0 whatever the logits, so
+    ``np.ones_like`` answered the six such cases seed 1 draws (0.5 of 10; 2.5% of secret
+    seeds draw them). One float that is a whole number or a half is a constant a guess hits."""
+    import numpy as np
+    from grader.grading import _trivial
+    from tests.conftest import grade_function_in_process
+    assert _trivial(np.array([1.0]), {"logits": np.array([3.5])}) == "a constant"
+    assert _trivial(np.array([0.5], np.float16), {}) == "a constant"
+    assert _trivial(np.array([0.7310586]), {"x": np.array([1.0])}) is None     # sigmoid(1): computed
+    stub = tmp_path / "ones.py"
+    stub.write_text("import numpy as np\n\n\ndef softmax(logits, axis=-1):\n    return np.ones_like(logits)\n")
+    code, report = grade_function_in_process(stub, "--problem", "softmax", "--seed", "1", "--no-shrink")
+    assert code == 1 and report["score"] == 0, report["summary"]
+    assert any(c["inputs"]["logits"]["shape"] in ([1], (1,)) for c in report["cases"]), "seed 1 draws none"

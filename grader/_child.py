@@ -23,7 +23,6 @@ which the grader checks before keeping any (``grader.cache.store_jax_entries``).
 ``python -I _child.py --probe CONFIG`` applies the policy, finds and reads NumPy, checks that no
 capability is left and prints ``probe-ok``: the grader's test of a sandbox tier.
 """
-import hashlib
 import importlib.machinery
 import importlib.util
 import os
@@ -64,10 +63,6 @@ def _trim_traceback(exc: BaseException, submission: str) -> str:
     lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames)
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines)[-4000:]
-
-
-def _digest(arr) -> str:
-    return hashlib.blake2b(arr.tobytes(), digest_size=16).hexdigest()
 
 
 def _layout(arg) -> tuple:
@@ -408,7 +403,8 @@ def main() -> int:
         names = header.get("order") or list(arrays)
         keywords = set(header.get("keywords") or ())
         scalars = set(header.get("scalars") or ())
-        before = {k: _digest(v) for k, v in arrays.items()}
+        before = {k: v.tobytes() for k, v in arrays.items()}   # compared as bytes: a copy and a
+        # memcmp, 20 ms for 17 MB against 58 ms for two BLAKE2 digests (tied_lm_head's real_size)
         # scalar parameters as Python values (int, float, bool); arrays in the framework's type
         given = {k: (arrays[k].item() if k in scalars else fw.to_framework(arrays[k])) for k in names}
         args = [given[k] for k in names if k not in keywords]
@@ -424,7 +420,7 @@ def main() -> int:
             reply["seconds"] = seconds
             # values (bytes), and the shape, strides and dtype of the array and of the argument
             # given (``hidden.shape = (-1, d)`` and ``E.t_()`` change those, not the bytes)
-            reply["mutated"] = [k for k, v in arrays.items() if _digest(v) != before[k]
+            reply["mutated"] = [k for k, v in arrays.items() if v.tobytes() != before[k]
                                 or (k in shapes and shapes[k] != (_layout(v), _layout(given[k])))]
             status, value, result_type = _convert(result, fw, proto)
             if status == "ok":

@@ -69,8 +69,9 @@ def _dtype(name: str) -> np.dtype:
     return np.dtype(name)
 
 
-def encode(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> bytes:
-    """One frame holding ``header`` plus ``arrays`` (name -> array), as bytes."""
+def _parts(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> list[memoryview]:
+    """One frame holding ``header`` plus ``arrays`` (name -> array), as the buffers to write in
+    order: the frame's head, then each array's bytes in place (no copy of a C-order array)."""
     arrays = arrays or {}
     metas, blobs = [], []
     for name, arr in arrays.items():
@@ -79,9 +80,14 @@ def encode(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) 
             arr = arr.copy(order="C")        # not np.ascontiguousarray: it turns 0-d into 1-d
         metas.append({"name": name, "dtype": arr.dtype.name, "shape": list(arr.shape),
                       "nbytes": int(arr.nbytes)})
-        blobs.append(arr.tobytes())
+        blobs.append(memoryview(arr.reshape(-1).view(np.uint8)))
     head = json.dumps({**header, "arrays": metas}).encode()
-    return MAGIC + struct.pack(">I", len(head)) + head + b"".join(blobs)
+    return [memoryview(MAGIC + struct.pack(">I", len(head)) + head), *blobs]
+
+
+def encode(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> bytes:
+    """One frame holding ``header`` plus ``arrays`` (name -> array), as bytes."""
+    return b"".join(_parts(header, arrays))
 
 
 def _wait(fd: int, events: int, deadline: float | None, watch: Callable[[], None] | None) -> None:
@@ -123,16 +129,16 @@ def write_frame(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] |
         PeerClosed: the reader has gone (EPIPE).
         Timeout: the deadline passed before the whole frame was written.
     """
-    data = memoryview(encode(header, arrays))
     try:
-        while data:
-            if deadline is not None:
-                _wait(fd, select.POLLOUT, deadline, watch)
-            try:
-                n = os.write(fd, data)
-            except BlockingIOError:
-                continue
-            data = data[n:]
+        for data in _parts(header, arrays):   # each array from its own memory: no copy of it
+            while data:
+                if deadline is not None:
+                    _wait(fd, select.POLLOUT, deadline, watch)
+                try:
+                    n = os.write(fd, data)
+                except BlockingIOError:
+                    continue
+                data = data[n:]
     except (BrokenPipeError, OSError) as exc:
         raise PeerClosed(f"cannot write to the other process: {exc}") from None
 
@@ -153,6 +159,24 @@ def _read_exact(fd: int, n: int, deadline: float | None, watch: Callable[[], Non
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
+
+
+def _read_into(fd: int, view: memoryview, deadline: float | None,
+               watch: Callable[[], None] | None = None) -> None:
+    """Fill ``view`` from ``fd`` (as :func:`_read_exact`, into the caller's buffer: no copy)."""
+    got, n = 0, len(view)
+    while got < n:
+        if deadline is not None or watch is not None:
+            _wait(fd, select.POLLIN, deadline, watch)
+        try:
+            k = os.readv(fd, [view[got:]])
+        except BlockingIOError:
+            continue
+        except OSError as exc:
+            raise PeerClosed(f"read failed: {exc}") from None
+        if not k:
+            raise PeerClosed("the other process closed the channel")
+        got += k
 
 
 def _text(value: str) -> str:
@@ -243,9 +267,11 @@ def read_frame(fd: int, deadline: float | None = None, max_payload: int = MAX_PA
         plan.append((name, dt, tuple(shape), expect))
     arrays = {}
     for name, dt, shape, nbytes in plan:
-        raw = _read_exact(fd, nbytes, deadline, watch) if nbytes else b""
         try:
-            arrays[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+            arr = np.empty(shape, dtype=dt)    # the array's own memory, read into in place
         except (ValueError, MemoryError) as exc:
             raise ProtocolError(f"array {name!r}: cannot be built: {exc}") from None
+        if nbytes:
+            _read_into(fd, memoryview(arr.reshape(-1).view(np.uint8)), deadline, watch)
+        arrays[name] = arr
     return header, arrays

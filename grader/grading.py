@@ -12,10 +12,11 @@ executor owns the process.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -147,19 +148,56 @@ def _trivial(ref: Any, inputs: dict[str, Any]) -> str | None:
             x = np.asarray(x)
             if not (x.dtype.kind in "fiub" or x.dtype.name == "bfloat16") or x.size == 0:
                 continue
-            if x.shape == values.shape and np.array_equal(x.astype(np.float64), values):
+            x = x.astype(np.float64)
+            if x.shape == values.shape and np.array_equal(x, values):
                 return "one of its inputs unchanged"
             # the input reshaped or broadcast to the output's shape: attention over one key is
-            # v, one head of split_heads is x reshaped (1.5 of 10 each under a secret: round twenty)
-            if x.size == values.size and np.array_equal(x.astype(np.float64).reshape(values.shape), values):
-                return "one of its inputs reshaped"
-            try:
-                spread = np.broadcast_to(x, values.shape)
-            except ValueError:
-                continue
-            if np.array_equal(spread.astype(np.float64), values):
-                return "one of its inputs broadcast"
+            # v, one head of split_heads is x reshaped (1.5 of 10 each under a secret: round
+            # twenty); and so rearranged first (transposed, squeezed, its first or last entry
+            # along an axis): tied_lm_head with d_model 1 and hidden all ones is E.T broadcast
+            # (0.2 of 10 under a secret: round twenty-two)
+            for view in _rearranged(x, values):
+                if view.size == values.size and np.array_equal(view.reshape(values.shape), values):
+                    return "one of its inputs reshaped"
+                try:
+                    spread = np.broadcast_to(view, values.shape)
+                except ValueError:
+                    continue
+                if np.array_equal(spread, values):
+                    return "one of its inputs broadcast"
     return None
+
+
+#: inputs of at most this many elements are also tried rearranged (:func:`_rearranged`)
+_REARRANGED_SIZE = 4096
+
+
+def _rearranged(x: np.ndarray, values: np.ndarray) -> Iterator[np.ndarray]:
+    """``x`` and, when it is small (at most :data:`_REARRANGED_SIZE` elements, four axes, and no
+    more elements than the output ``values``) and holds the output's values (its first, least and
+    greatest: what every rearrangement keeps), the arrays a stub gets from it without computing:
+    ``x`` with its axes permuted, its size-1 axes squeezed, and its first or last entry along one
+    axis (kept as an axis of 1 and dropped), each also permuted. Both float64."""
+    yield x
+    if x.ndim == 0 or x.ndim > 4 or x.size > min(values.size, _REARRANGED_SIZE):
+        return
+    with np.errstate(invalid="ignore"):
+        if not (np.any(x == values.flat[0]) and np.nanmin(values) >= np.nanmin(x)
+                and np.nanmax(values) <= np.nanmax(x)):
+            return
+    bases = [x, np.squeeze(x)]
+    for axis in range(x.ndim):
+        for end in (0, -1):
+            bases += [np.take(x, [end], axis=axis), np.take(x, end, axis=axis)]
+    seen: set[tuple[tuple[int, ...], bytes]] = set()
+    for base in bases:
+        for order in itertools.permutations(range(base.ndim)):
+            view = np.transpose(base, order)
+            key = (view.shape, np.ascontiguousarray(view).tobytes())
+            if key in seen:
+                continue
+            seen.add(key)
+            yield view
 
 
 #: what :func:`unearned` says a free case's expected result is, by :func:`free_cases`' reason

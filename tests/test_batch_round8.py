@@ -484,3 +484,77 @@ def test_a_softmax_of_one_element_is_a_constant_a_stub_does_not_earn(tmp_path):
     code, report = grade_function_in_process(stub, "--problem", "softmax", "--seed", "1", "--no-shrink")
     assert code == 1 and report["score"] == 0, report["summary"]
     assert any(c["inputs"]["logits"]["shape"] in ([1], (1,)) for c in report["cases"]), "seed 1 draws none"
+
+
+def test_an_input_transposed_and_broadcast_is_a_stub_not_an_answer(tmp_path):
+    """Round twenty-two: with d_model 1 and hidden all ones, tied_lm_head's answer is the table
+    transposed and broadcast; ``np.broadcast_to(E.T[:1], ...)`` took 0.2 of 10 under a secret
+    (those cases are seeded, so only a free case is held back). An input permuted, squeezed or
+    cut to its first or last entry along an axis before a broadcast or reshape is a stub too."""
+    import numpy as np
+    from grader.grading import _trivial
+    from tests.conftest import grade_function_in_process
+    E = np.arange(5.0).reshape(5, 1)
+    assert _trivial(np.ones((3, 1)) @ E.T, {"hidden": np.ones((3, 1)), "embedding_matrix": E}) == \
+        "one of its inputs broadcast"
+    x = np.arange(6.0).reshape(2, 3, 1)
+    assert _trivial(np.broadcast_to(x[-1], (5, 3, 1)).copy(), {"x": x}) == "one of its inputs broadcast"
+    rng = np.random.default_rng(0)
+    h, E = rng.normal(size=(3, 4)), rng.normal(size=(6, 4))
+    assert _trivial(h @ E.T, {"hidden": h, "embedding_matrix": E}) is None        # computed: not free
+    assert _trivial(np.sort(h, axis=-1)[:, ::-1], {"hidden": h}) is None          # h's values, moved
+    stub = tmp_path / "stub.py"
+    stub.write_text("import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                    "    shape = np.shape(hidden)[:-1] + (np.shape(embedding_matrix)[0],)\n"
+                    "    return np.broadcast_to(np.asarray(embedding_matrix).T[:1], shape).copy()\n")
+    secret = tmp_path / "secret"
+    secret.write_text("round twenty-two")
+    code, report = grade_function_in_process(stub, "--problem", "tied_lm_head", "--no-shrink",
+                                             "--seed-secret", str(secret))
+    assert code == 1 and report["score"] == 0, [g for g in report["groups"] if g["earned"]]
+
+
+def _secret_learner_report(tmp_path, problem: str, body: str) -> tuple[dict, dict]:
+    """The learner's and the instructor's JSON of one function under a secret seed."""
+    from tests.conftest import grade_function_in_process
+    stub = tmp_path / f"{problem}.py"
+    stub.write_text("import numpy as np\n\n\n" + body)
+    secret = tmp_path / "secret"
+    secret.write_text("withheld")
+    out = []
+    for audience in ("learner", "instructor"):
+        code, report = grade_function_in_process(stub, "--problem", problem, "--no-shrink", "--seed-secret",
+                                                 str(secret), "--audience", audience)
+        assert code == 1
+        out.append(report)
+    return out[0], out[1]
+
+
+def test_a_seeded_cases_margins_allowance_and_scale_are_withheld_from_learners(tmp_path):
+    """Round twenty-two: under a secret a seeded case's expected value is withheld, but the
+    learner JSON kept each output's margin (error over allowance) beside ``got`` and ``allowed``
+    (adam_step: expected = got +- margin x allowed, 30 of 30 exactly), and the scale S (the
+    reference on |inputs|: masked_mean_pool's all-positive rows gave the expected mean). None of
+    the three reaches a learner for a seeded case; the instructor still has them."""
+    import json
+    learner, instructor = _secret_learner_report(
+        tmp_path, "adam_step", "def adam_step(param, grad, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):\n"
+                               "    return np.asarray(param), np.asarray(m), np.zeros_like(np.asarray(v))\n")
+    seeded = [c for c in learner["cases"] if c.get("failure") and c["failure"]["data"].get("outputs")
+              and "withheld" in json.dumps(c)]
+    assert seeded, "no seeded several-output failure to look at"
+    for case in seeded:
+        data = case["failure"]["data"]
+        assert "allowed" not in data and "scale" not in data and "expected" not in data
+        assert all("margin" not in o for o in data["outputs"].values()), data["outputs"]
+        assert not any("of the allowance" in d for d in case["failure"]["details"]), case["failure"]["details"]
+    names = {c["name"] for c in seeded}
+    full = [c for c in instructor["cases"] if c["name"] in names and c.get("failure")]
+    assert any(any(o.get("margin") is not None for o in c["failure"]["data"]["outputs"].values()) for c in full)
+    learner, instructor = _secret_learner_report(
+        tmp_path, "masked_mean_pool", "def masked_mean_pool(embeddings, mask):\n"
+                                      "    e = np.asarray(embeddings)\n"
+                                      "    return np.zeros(e.shape[:-2] + e.shape[-1:], dtype=e.dtype)\n")
+    text = json.dumps([c for c in learner["cases"] if "withheld" in json.dumps(c)])
+    assert '"scale"' not in text and "scaled by S" not in text and '"allowed"' not in text
+    assert "scaled by S" in json.dumps(instructor["cases"])

@@ -170,7 +170,13 @@ def for_audience(report: Report, audience: str) -> Report:
 
 #: what a failure's ``data`` holds of the expected output: itself, or what gives it back with the
 #: submission's own value (the error, its ratio to the known allowance, the per-block ratios)
-_EXPECTED_DATA = ("expected", "error", "ratio", "grid", "values")
+_EXPECTED_DATA = ("expected", "error", "ratio", "grid", "values", "allowed", "scale")
+#: detail-line fragments that carry a number derived from the expected values: an output's
+#: margin (error over allowance: with the output's ``got`` and ``allowed`` it gave the expected
+#: value exactly, round twenty-two) and the scale ``S`` (the reference on |inputs|: the expected
+#: value itself where the inputs are >= 0)
+_MARGIN_WORDS = re.compile(r"\s*\([^()]*of the allowance\)")
+_SCALE_WORDS = "scaled by S ="
 #: the line that stands for the detail lines left out of a seeded case
 WITHHELD_EXPECTED = ("expected values are withheld: this case's inputs come from the instructor's secret seed "
                      "(fixed cases show theirs)")
@@ -195,17 +201,22 @@ def _names_values(params: Any) -> bool:
 
 def without_expected(case: CaseResult) -> CaseResult:
     """``case`` without its expected values: ``values["expected"]``, the failure's detail lines
-    that name an expected value, the expected-derived ``data`` fields (:data:`_EXPECTED_DATA`),
-    the ``margin``, and a hint whose parameters hold a value (a factor of 0.1491 applied to a
+    that name an expected value or the scale ``S``, the margins written in the others, the
+    expected-derived ``data`` fields (:data:`_EXPECTED_DATA`: the allowance and ``S`` too), each
+    output's ``margin``, the case's ``margin``, and a hint whose parameters hold a value (a factor of 0.1491 applied to a
     returned 1.0 names the expected 6.707: :data:`WITHHELD_HINT`). Inputs, the submission's
     output, the kind, the message and the other hints stay."""
     values = {k: v for k, v in case.values.items() if k != "expected"} if case.values else case.values
     failure = case.failure
     if failure is not None:
-        details = [d for d in failure.details if "expected" not in d.lower()]
+        details = [_MARGIN_WORDS.sub("", d) for d in failure.details
+                   if "expected" not in d.lower() and _SCALE_WORDS not in d]
         if len(details) < len(failure.details):
             details.insert(0, WITHHELD_EXPECTED)
         data = {k: v for k, v in failure.data.items() if k not in _EXPECTED_DATA}
+        if isinstance(data.get("outputs"), dict):   # each output's kind and whether it is right; no margin
+            data["outputs"] = {name: {k: v for k, v in out.items() if k != "margin"} if isinstance(out, dict) else out
+                               for name, out in data["outputs"].items()}
         hint = failure.hint
         if hint and _names_values(failure.data.get("hint_params")):
             hint = WITHHELD_HINT

@@ -147,8 +147,10 @@ def test_a_list_result_is_a_type_failure(tmp_path):
 
 
 def test_the_judge_is_the_one_judge_of_shrink_and_check(tmp_path):
-    """A shrunk case is judged by the same function as the graded ones: same kind, and no points."""
-    report, _ = graded(tmp_path, lambda h, e: h @ e.T + np.asarray(0.5, dtype=h.dtype), shrink=True)
+    """A shrunk case is judged by the same function as the graded ones: same kind, and no points.
+    (Wrong only beyond d_model 16: a mistake a small fixed case already shows is not searched.)"""
+    report, _ = graded(tmp_path, lambda h, e: h @ e.T + np.asarray(0.5 * (h.shape[-1] > 16), dtype=h.dtype),
+                       shrink=True)
     shrunk = [c for c in report.cases if c.shrunk]
     assert shrunk and all(c.failure.kind == "tolerance" and c.group == "shrunk" for c in shrunk)
     assert all("--replay" in c.replay for c in shrunk)

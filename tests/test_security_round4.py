@@ -334,7 +334,8 @@ def test_nothing_a_learner_sees_is_made_after_a_hidden_call(tmp_path):
                      CheckOptions(max_examples=4, shrink=True, sandbox="none"), lambda request: ("none", None))
     plan.cases = [dataclasses.replace(c, visibility="hidden") if c.group == "values" else c for c in plan.cases]
     assert any(c.visibility == "hidden" for c in plan.cases)
-    executor = InProcessExecutor(lambda h, e: (h @ e.T) + h.dtype.type(0.5))
+    # wrong only beyond d_model 16 (a mistake a small visible case shows is not searched)
+    executor = InProcessExecutor(lambda h, e: (h @ e.T) + h.dtype.type(0.5 * (h.shape[-1] > 16)))
     report = grade_plan(plan, executor)
     assert any(c.shrunk for c in report.cases), "the shrink search should find something"
     seen = [c.visibility for c in executor.calls]
@@ -342,7 +343,7 @@ def test_nothing_a_learner_sees_is_made_after_a_hidden_call(tmp_path):
     assert all(v == "hidden" for v in seen[first_hidden:]), "a call after the hidden phase began"
     secret = _secret_plan(tmp_path, "def tied_lm_head(h, e):\n    return h @ e.T\n")
     secret.options = dataclasses.replace(secret.options, shrink=True)
-    rep = grade_plan(secret, InProcessExecutor(lambda h, e: (h @ e.T) + h.dtype.type(0.5)))
+    rep = grade_plan(secret, InProcessExecutor(lambda h, e: (h @ e.T) + h.dtype.type(0.5 * (h.shape[-1] > 16))))
     small = [c for c in rep.cases if c.shrunk]
     assert small and all(c.seeded for c in small if c.name.split(":", 1)[1] in secret.seeded)
 

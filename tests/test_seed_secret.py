@@ -65,6 +65,11 @@ def tied_lm_head(hidden, embedding_matrix):
     return (hidden @ embedding_matrix.T + 1).astype(hidden.dtype)
 '''
 
+# the same, wrong only beyond d_model 16: a mistake a small fixed case shows is not searched for a
+# smaller example, and the learner run's test needs a search
+BIASED_LARGE_ENV_PRINTER = BIASED_ENV_PRINTER.replace("+ 1)", "+ (hidden.shape[-1] > 16))")
+assert BIASED_LARGE_ENV_PRINTER != BIASED_ENV_PRINTER
+
 # answers looked up by a hash of the inputs; the table is filled in from a default-seed run
 LOOKUP = '''\
 import base64, hashlib, zlib
@@ -173,7 +178,7 @@ def learner_run(tmp_path_factory):
     """One learner check of a wrong submission with the secret in the environment."""
     tmp = tmp_path_factory.mktemp("learner")
     sub = tmp / "solution.py"
-    sub.write_text(BIASED_ENV_PRINTER)
+    sub.write_text(BIASED_LARGE_ENV_PRINTER)
     n = 0  # a seed that needs all 64 bits, shrinking on: hypothesis takes a seed made from it
     while file_seed(b"learner-run-%d" % n, sub) < 1 << 63:
         n += 1
@@ -214,8 +219,8 @@ def test_learner_report_hides_the_seed_and_replays_without_it(learner_run):
 
 def test_a_learner_replay_reproduces_the_failure_without_the_secret(learner_run):
     sub, _, _, run = learner_run
-    case = next(c for c in run.json()["cases"]
-                if c["replay"] and c["status"] == "failed" and c["name"].startswith("square_table"))
+    case = next(c for c in run.json()["cases"]                   # a literal: the inputs themselves
+                if c["replay"] and c["status"] == "failed" and "--replay" in shlex.split(c["replay"]))
     argv = shlex.split(case["replay"])
     assert argv[:3] == ["grader", "check", str(sub)]
     assert "--replay" in argv and "--seed" not in argv and "--case" not in argv  # the inputs themselves

@@ -20,6 +20,8 @@ from .web_server import grader_serve
 
 GOOD = "import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n    return hidden @ embedding_matrix.T\n"
 TRANSPOSE = "import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n    return hidden @ embedding_matrix\n"
+LARGE_ONLY = ("import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+              "    return hidden @ embedding_matrix.T + (hidden.shape[-1] > 16)\n")
 SLOW = ("import time\nimport numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
         "    time.sleep(5)\n    return hidden @ embedding_matrix.T\n")
 WAIT = 300   # seconds: a check on a busy machine; a hang fails the test at this bound
@@ -151,9 +153,10 @@ def test_the_transpose_mistake_fails_with_its_hint_and_a_heat_map(client):
 
 
 def test_shrink_false_skips_the_search_for_a_smaller_failing_case(client):
-    """``"shrink": false`` is ``grader check --no-shrink``: the transpose mistake fails alike,
-    without the shrunk cases the default run adds."""
-    body = {"problem": "tied_lm_head", "framework": "numpy", "source": TRANSPOSE}
+    """``"shrink": false`` is ``grader check --no-shrink``: a mistake fails alike, without the
+    shrunk cases the default run adds (one wrong only beyond d_model 16: a mistake a small fixed
+    case shows is not searched for a smaller example)."""
+    body = {"problem": "tied_lm_head", "framework": "numpy", "source": LARGE_ONLY}
     default = client.post("/api/check", json=body).json()
     quick = client.post("/api/check", json={**body, "shrink": False}).json()
     assert default["passed"] is quick["passed"] is False

@@ -558,3 +558,31 @@ def test_a_seeded_cases_margins_allowance_and_scale_are_withheld_from_learners(t
     text = json.dumps([c for c in learner["cases"] if "withheld" in json.dumps(c)])
     assert '"scale"' not in text and "scaled by S" not in text and '"allowed"' not in text
     assert "scaled by S" in json.dumps(instructor["cases"])
+
+
+def test_a_table_of_every_case_the_old_ranges_could_draw_earns_nothing_under_a_secret(tmp_path):
+    """Round twenty-three: sinusoidal_positional_encoding's inputs are two ints, drawn from
+    seq_len <= 64 and 16 listed d_model: a table of all 1,024 such cases (86 KB, the bundled
+    reference's values) took 7 of 10 under any secret with nothing computed. The ranges are now
+    too wide to tabulate (seq_len <= 2048, every even d_model <= 256: about 135 MB); such a table
+    answers no generated case, so the literal cases it also answers stay uncredited."""
+    from tests.conftest import grade_function_in_process
+    stub = tmp_path / "table.py"
+    stub.write_text(
+        "import numpy as np\n\n"
+        "_OLD = {2, 4, 6, 8, 10, 12, 14, 16, 18, 22, 24, 32, 40, 48, 62, 64}\n\n\n"
+        "def _row_table(d):   # stands for a stored table: what the old ranges could draw\n"
+        "    p = np.arange(64)[:, None]\n"
+        "    angle = p / 10000 ** (np.arange(0, d, 2) / d)\n"
+        "    pe = np.empty((64, d), np.float32)\n"
+        "    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)\n"
+        "    return pe\n\n\n"
+        "def sinusoidal_positional_encoding(seq_len, d_model):\n"
+        "    if seq_len <= 64 and d_model in _OLD:\n"
+        "        return _row_table(d_model)[:seq_len]\n"
+        "    return np.zeros((seq_len, d_model), np.float32)\n")
+    secret = tmp_path / "secret"
+    secret.write_text("round twenty-three")
+    code, report = grade_function_in_process(stub, "--problem", "sinusoidal_positional_encoding", "--no-shrink",
+                                             "--seed-secret", str(secret))
+    assert code == 1 and report["score"] == 0, [(g["group"], g["earned"]) for g in report["groups"]]

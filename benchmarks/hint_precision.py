@@ -185,7 +185,8 @@ def timing() -> list[str]:
         h64, e64 = h.astype(np.float64), e.astype(np.float64)
         ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
         allowed = allowed_error(dt_name, ref, scale, 1024)
-        case = Case(f"real_size[{dt_name}]", "real_size", dt_name, {"hidden": h, "embedding_matrix": e}, {})
+        case = Case(name=f"real_size[{dt_name}]", group="real_size", dtype=dt_name,
+                    inputs={"hidden": h, "embedding_matrix": e}, sizes={})
         noise = np.random.default_rng(1).choice([-1.0, 1.0], ref.shape)
         mistakes = {
             "noise, 3x the allowance (no cause)": ref + 3 * allowed * noise,
@@ -276,7 +277,7 @@ def synthetic(trials: int, seed: int = 0) -> list[str]:
         h64, e64 = h.astype(np.float64), e.astype(np.float64)
         ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
         allowed = allowed_error(dt, ref, scale, d)
-        case = Case(f"c[{dt}]", "g", dt, {"hidden": h, "embedding_matrix": e}, {})
+        case = Case(name=f"c[{dt}]", group="g", dtype=dt, inputs={"hidden": h, "embedding_matrix": e}, sizes={})
         for name, (fn, planted) in [*known.items(), *((k, (f, set())) for k, f in unknown.items())]:
             with np.errstate(all="ignore"):
                 out = fn(h64, e64, ref)

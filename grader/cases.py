@@ -46,7 +46,7 @@ IRWIN_HALL_TERMS = 12  # twelve uniforms of variance 1/12 each: variance 1
 _U16 = 1 << 16
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Case:
     """One test case.
 
@@ -427,8 +427,10 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
                 raise ValueError(f"case {spec['name']} ({_describe(sizes, inputs, problem)}) breaks the constraint "
                                  f"{broken!r}: change its sizes, or make it a case that must raise")
             literal = expected_literal(problem, spec["expected"]) if "expected" in spec else None
-            out.append(Case(name, spec["group"], dt, inputs, sizes, spec.get("compare", "tolerance"),
-                            literal, "fixed", group.visibility, raises=tuple(spec.get("raises", ())),
+            out.append(Case(name=name, group=spec["group"], dtype=dt, inputs=inputs, sizes=sizes,
+                            compare=spec.get("compare", "tolerance"), expected_literal=literal, origin="fixed",
+                            visibility=group.visibility,
+                            raises=tuple(spec.get("raises", ())),
                             **call_layout(problem, inputs)))
     return out
 
@@ -720,7 +722,8 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
         if problem.constraints:
             assume(problem.violated(sizes, inputs) is None)
         group = problem.groups[gen["group"]]
-        return Case("", gen["group"], dtype, inputs, sizes, "tolerance", None, "generated", group.visibility,
+        return Case(name="", group=gen["group"], dtype=dtype, inputs=inputs, sizes=sizes, compare="tolerance",
+                    expected_literal=None, origin="generated", visibility=group.visibility,
                     **call_layout(problem, inputs))
 
     return draw()
@@ -763,8 +766,9 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
             if problem.constraints and (broken := problem.violated(sizes, inputs)) is not None:
                 raise ValueError(f"generated case {len(out)} ({_describe(sizes, inputs, problem)}): no scalar values "
                                  f"satisfy the constraint {broken!r} in 200 draws")
-            out.append(Case(f"gen{len(out):03d}[{dt}]", gen["group"], dt, inputs, sizes, "tolerance", None,
-                            "generated", group.visibility, **call_layout(problem, inputs)))
+            out.append(Case(name=f"gen{len(out):03d}[{dt}]", group=gen["group"], dtype=dt, inputs=inputs,
+                            sizes=sizes, compare="tolerance", expected_literal=None, origin="generated",
+                            visibility=group.visibility, **call_layout(problem, inputs)))
     return out
 
 
@@ -834,8 +838,9 @@ def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     compare = literal.get("compare", "tolerance")
     if compare not in ("tolerance", "exact"):
         raise ValueError("'compare' must be \"tolerance\" or \"exact\"")
-    return Case(f"replay[{dt}]", group, dt, inputs, _sizes_from_inputs(problem, inputs), compare,
-                None, "replay", "visible", raises=tuple(raises), **call_layout(problem, inputs))
+    return Case(name=f"replay[{dt}]", group=group, dtype=dt, inputs=inputs, sizes=_sizes_from_inputs(problem, inputs),
+                compare=compare, expected_literal=None, origin="replay", visibility="visible", raises=tuple(raises),
+                **call_layout(problem, inputs))
 
 
 def case_literal(case: Case) -> dict[str, Any]:

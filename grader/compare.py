@@ -45,7 +45,7 @@ def _same_kind(got: np.dtype, want: str) -> bool:
     return (got.kind == "f") == (w.kind == "f" or want == "bfloat16") and (got.kind == "b") == (w.kind == "b")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Expected:
     """The reference's answer for one case and how to judge it.
 
@@ -180,13 +180,13 @@ def _judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
         if set(names) & set(case.raises):
             return None
         first = outcome.message.splitlines()[0] if outcome.message else names[0]
-        return Failure("raises", f"raised {names[0]}, not one of {accepted}",
+        return Failure(kind="raises", message=f"raised {names[0]}, not one of {accepted}",
                        details=[first] + ([outcome.traceback] if outcome.traceback else []),
                        hint=f"these inputs break the function's contract (see the statement): raise {accepted}",
                        data={"raised": names[0], "accepted": list(case.raises)})
     what = (f"returned {outcome.message}" if outcome.status == "type"
             else f"returned an array of shape {tuple(outcome.result.shape) if outcome.result is not None else '?'}")
-    return Failure("raises", f"the function {what} where it must raise one of {accepted}",
+    return Failure(kind="raises", message=f"the function {what} where it must raise one of {accepted}",
                    hint=f"these inputs break the function's contract (see the statement): check them and "
                         f"raise {accepted} instead of returning",
                    data={"returned": outcome.message if outcome.status == "type" else "array",
@@ -219,15 +219,16 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
     if expected.parts is not None:
         return _assess_several(case, outcome, expected)
     if outcome.status == "ok" and outcome.results is not None:   # a tuple, list or dict where one array is due
-        outcome = CallOutcome("type", message=outcome.result_type or "tuple", mutated=outcome.mutated,
+        outcome = CallOutcome(status="type", message=outcome.result_type or "tuple", mutated=outcome.mutated,
                               seconds=outcome.seconds)
     want_dtype = expected.out_dtype or case.dtype
     python_number = outcome.status == "ok" and outcome.result_type in PYTHON_NUMBERS
     if python_number and not (expected.python_scalar and np.ndim(outcome.result) == 0):
-        outcome = CallOutcome("type", message=outcome.result_type, mutated=outcome.mutated, seconds=outcome.seconds)
+        outcome = CallOutcome(status="type", message=outcome.result_type, mutated=outcome.mutated,
+                              seconds=outcome.seconds)
     if outcome.status == "type":
         hint = _safe(diagnose.for_type, expected.hints, outcome.message, want_dtype)
-        return _hinted(Failure("type", f"the function returned {outcome.message}, not an array",
+        return _hinted(Failure(kind="type", message=f"the function returned {outcome.message}, not an array",
                                data={"returned": outcome.message}), hint), None
     got = outcome.result
     assert got is not None
@@ -236,12 +237,12 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
     problems: list[Failure] = []
     if tuple(got.shape) != want_shape:
         problems.append(_hinted(Failure(
-            "shape", f"shape {tuple(got.shape)} != expected {want_shape}",
+            kind="shape", message=f"shape {tuple(got.shape)} != expected {want_shape}",
             data={"got": list(got.shape), "expected": list(want_shape)}),
             _safe(diagnose.for_shape, expected.hints, case, got, ref)))
     if got.dtype.name != want_dtype and not (python_number and _same_kind(got.dtype, want_dtype)):
         problems.append(_hinted(Failure(
-            "dtype", f"dtype {got.dtype.name} != expected {want_dtype} ({expected.dtype_rule[0]})",
+            kind="dtype", message=f"dtype {got.dtype.name} != expected {want_dtype} ({expected.dtype_rule[0]})",
             data={"got": got.dtype.name, "expected": want_dtype}),
             _safe(diagnose.for_dtype, expected.hints, case, got, want_dtype, expected.dtype_rule)))
     margin = None
@@ -253,7 +254,7 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
             problems.append(value_failure)
     if outcome.mutated:
         problems.append(_hinted(Failure(
-            "mutation", f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
+            kind="mutation", message=f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
                         f"{', '.join(outcome.mutated)} in place",
             data={"mutated": list(outcome.mutated)}),
             diagnose.mutation_hint()))
@@ -303,7 +304,7 @@ def _several_items(outcome: CallOutcome, expected: Expected) -> tuple[dict[str, 
             return None, f"the function returned a {kind} of {len(outcome.results)}, not {want}"
         items = [(n, arr, outcome.result_types.get(k, ""))
                  for n, (k, arr) in zip(names, outcome.results.items())]
-    return {n: CallOutcome("ok", result=arr, result_type=t, seconds=outcome.seconds) for n, arr, t in items}, ""
+    return {n: CallOutcome(status="ok", result=arr, result_type=t, seconds=outcome.seconds) for n, arr, t in items}, ""
 
 
 #: kinds of a failure whose values were right (the call computed the answer, and returned it in
@@ -338,7 +339,7 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
     margin is the worst output's."""
     items, why = _several_items(outcome, expected)
     if items is None:
-        return Failure("type", why, data={"returned": outcome.result_type or outcome.message,
+        return Failure(kind="type", message=why, data={"returned": outcome.result_type or outcome.message,
                                           "expected": [n for n, _ in expected.parts or ()]}), None
     verdicts: list[tuple[str, Failure | None, float | None]] = []
     for name, part in expected.parts or ():
@@ -358,7 +359,7 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
     failing = [(name, f) for name, f, _ in verdicts if f is not None]
     if outcome.mutated:
         failing.append(("", _hinted(Failure(
-            "mutation", f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
+            kind="mutation", message=f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
                         f"{', '.join(outcome.mutated)} in place", data={"mutated": list(outcome.mutated)}),
             diagnose.mutation_hint())))
     if not failing:
@@ -385,7 +386,8 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Fa
         # as a dtype failure only, and took back the free cases' points: round thirteen)
         imaginary = np.imag(got) != 0
         if imaginary.any():
-            return Failure("tolerance", f"{int(imaginary.sum())} / {got.size} elements have a nonzero imaginary "
+            return Failure(kind="tolerance",
+                           message=f"{int(imaginary.sum())} / {got.size} elements have a nonzero imaginary "
                                         "part where the expected values are real",
                            data={"imaginary": int(imaginary.sum()), "total": int(got.size)}), None
         got = np.real(got)
@@ -396,7 +398,7 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Fa
         message = run_checker(expected.checker, case.inputs, got, ref, case.dtype)  # CheckerError: a spec fault
         if message is None:
             return None, None
-        return Failure("tolerance", message, data={"checker": str(expected.checker.get("module"))}), None
+        return Failure(kind="tolerance", message=message, data={"checker": str(expected.checker.get("module"))}), None
     g = np.asarray(got, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     finite_ref = np.isfinite(ref)
@@ -406,8 +408,8 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Fa
         n_bad = int(bad.sum())
         exact_case = case.compare == "exact" or expected.model == "exact"
         return _hinted(Failure(
-            "non_finite",
-            f"{n_bad} / {g.size} elements are NaN or infinite where the expected values are finite",
+            kind="non_finite",
+            message=f"{n_bad} / {g.size} elements are NaN or infinite where the expected values are finite",
             details=[f"first at index {idx}: got {_fmt(g[idx])}, expected {_fmt(ref[idx])}"],
             data={"count": n_bad, "total": int(g.size), "index": list(idx)}),
             _safe(diagnose.for_non_finite, expected.hints, case, g, ref)), \
@@ -530,4 +532,4 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
             details.append(line)
     hint = _safe(diagnose.for_values, expected.hints, case, g, ref, allowed, expected.scale, expected.n,
                  expected.model, out_dtype)
-    return _hinted(Failure("tolerance", message, details=details, data=data), hint)
+    return _hinted(Failure(kind="tolerance", message=message, details=details, data=data), hint)

@@ -182,14 +182,16 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
     float_names = tuple(p.name for p in problem.parameters if p.kind == "float")
     extra = {"python_scalar": problem.python_scalar, "checker": problem.checker}
     if case.raises:
-        return Expected(ref, None, 0, model, problem.hints, out_dtype, rule, float_names, **extra)
+        return Expected(ref=ref, scale=None, n=0, model=model, hints=problem.hints, out_dtype=out_dtype,
+                        dtype_rule=rule, float_names=float_names, **extra)
     if case.expected_literal is not None and (ref.shape != case.expected_literal.shape
                                               or not np.allclose(ref, case.expected_literal, rtol=1e-2, atol=1e-2)):
         what = f" output {problem.select[1]}" if problem.select else ""
         raise GraderError(f"{problem.path}: case {case.name}{what}: the reference gives {ref.tolist()} "
                           f"but the spec expects {case.expected_literal.tolist()}; fix the spec or the reference")
-    return Expected(ref, scale if case.compare != "exact" else None, n, model, problem.hints, out_dtype, rule,
-                    float_names, **extra)
+    return Expected(ref=ref, scale=scale if case.compare != "exact" else None, n=n, model=model, hints=problem.hints,
+                    out_dtype=out_dtype, dtype_rule=rule,
+                    float_names=float_names, **extra)
 
 
 def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:

@@ -65,7 +65,7 @@ def json_ratio(x: float, digits: int = 4) -> float | str:
     ``"inf"`` (or ``"nan"``) otherwise (strict JSON has no infinity; ``float("inf")`` reads it back)."""
     return float(f"{x:.{digits}g}") if x == x and abs(x) != float("inf") else ("inf" if x > 0 else str(x))
 
-@dataclass
+@dataclass(kw_only=True)
 class Failure:
     """What went wrong in one case (or with the whole submission).
 
@@ -103,9 +103,9 @@ class Failure:
                    details=list(data.get("details") or []), data=dict(data.get("data") or {}))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ArrayInfo:
-    """Shape and dtype name of one array (no values), e.g. ``ArrayInfo((2, 3), "float32")``."""
+    """Shape and dtype name of one array (no values), e.g. ``ArrayInfo(shape=(2, 3), dtype="float32")``."""
 
     shape: tuple[int, ...]
     dtype: str
@@ -119,7 +119,7 @@ class ArrayInfo:
         return cls(shape=tuple(data["shape"]), dtype=data["dtype"])
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CaseResult:
     """The outcome of one test case.
 
@@ -197,7 +197,7 @@ class CaseResult:
                    seeded=bool(c.get("seeded", False)))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class GroupScore:
     """Points of one case group: ``earned`` of ``points`` with ``passed`` of ``total`` cases."""
 
@@ -218,7 +218,7 @@ class GroupScore:
                    total=int(g["total"]), visibility=g.get("visibility", "visible"))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Report:
     """The whole result of checking one submission against one problem.
 
@@ -305,7 +305,7 @@ def _hidden_placeholders(tallies: Any) -> list[CaseResult]:
     return out
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ImportOutcome:
     """What starting the submission gave (an executor's ``start``).
 
@@ -329,7 +329,7 @@ class ImportOutcome:
     hint: str | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CallOutcome:
     """What one call of the submission's function gave (an executor's ``call``).
 
@@ -361,7 +361,7 @@ class CallOutcome:
     result_types: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Verdict:
     """The judge's word on one case (``grader.grading.judge``).
 

@@ -400,7 +400,7 @@ class Worker:
         its framework, then waits, holding no submission, until :meth:`hand_over` names the file
         the grader has since written into :attr:`folder` (which must be given, and empty).
 
-        Returns None once started, or an ``ImportOutcome("crash")`` if the process could not start.
+        Returns None once started, or an ``ImportOutcome(status="crash")`` if the process could not start.
         """
         from .cleanup import PrivateFolder
         from .sandbox import SandboxUser, needs_user, uid_range
@@ -470,7 +470,7 @@ class Worker:
             if self.user is not None:
                 self.user.release()
                 self.user = None
-            return ImportOutcome("crash", f"could not start the submission's process: {exc}")
+            return ImportOutcome(status="crash", message=f"could not start the submission's process: {exc}")
         # every write to the child waits only until a deadline: a child that fills its own
         # request pipe (through /proc/self/fd) and stops reading cannot hang the grader
         os.set_blocking(req_w, False)
@@ -532,7 +532,7 @@ class Worker:
         """Wait for the submission's import to finish (after :meth:`launch`)."""
         started, limits = self._started, self.limits
         if self.proc is None:
-            return ImportOutcome("crash", "the submission's process is not running")
+            return ImportOutcome(status="crash", message="the submission's process is not running")
         cpu_limit = limits.import_timeout
         deadline, kind = self._end(started, limits.backstop(cpu_limit))
         try:
@@ -540,42 +540,48 @@ class Worker:
                                             watch=lambda: self._watch_cpu(0.0, cpu_limit))
         except _CpuExceeded:
             self.kill()
-            return ImportOutcome("timeout", f"importing the submission used more than {cpu_limit:g} s of CPU time",
+            return ImportOutcome(status="timeout",
+                                 message=f"importing the submission used more than {cpu_limit:g} s of CPU time",
                                  seconds=time.monotonic() - started)
         except protocol.Timeout:
             self.kill()
             if kind == "total":
-                return ImportOutcome("timeout", "the whole run's time limit (--total-timeout) ran out while the "
+                return ImportOutcome(status="timeout",
+                                     message="the whole run's time limit (--total-timeout) ran out while the "
                                                 "submission was being imported", seconds=time.monotonic() - started)
-            return ImportOutcome("timeout", f"importing the submission took longer than {deadline - started:.0f} s of "
+            return ImportOutcome(status="timeout",
+                                 message=f"importing the submission took longer than {deadline - started:.0f} s of "
                                             f"wall-clock time (the backstop of its {cpu_limit:g} s CPU-time limit): "
                                             "it was waiting, sleeping or blocked", seconds=time.monotonic() - started)
         except protocol.ProtocolError as exc:
             code = self._wait_exit(exc)
-            return ImportOutcome("crash", self._death_message(code, "while being imported", exc),
+            return ImportOutcome(status="crash", message=self._death_message(code, "while being imported", exc),
                                  seconds=time.monotonic() - started)
         status = header.get("status")
         if header.get("token") != self.token or header.get("seq") != 0:
             self.kill()
-            return ImportOutcome("crash", "the submission wrote a message of its own on the grader's channel "
+            return ImportOutcome(status="crash",
+                                 message="the submission wrote a message of its own on the grader's channel "
                                           "while being imported", seconds=time.monotonic() - started)
         if status == "ready":
             raw = header.get("versions")
             raw = raw if isinstance(raw, dict) else {}
             layers = raw.get("sandbox_layers")
             self.layers = [_text(x, 64) for x in layers[:16] if isinstance(x, str)] if isinstance(layers, list) else []
-            return ImportOutcome("ok", versions=_versions(raw), seconds=time.monotonic() - started)
+            return ImportOutcome(status="ok", versions=_versions(raw), seconds=time.monotonic() - started)
         if status == "import_error":
             self.kill()
-            return ImportOutcome("import_error", _text(header.get("message")),
-                                 _text(header.get("traceback")), seconds=time.monotonic() - started)
+            return ImportOutcome(status="import_error", message=_text(header.get("message")),
+                                 traceback=_text(header.get("traceback")), seconds=time.monotonic() - started)
         self.kill()
         if status == "sandbox_error":
             # written before any submission code ran, unless the submission forged it: either way
             # the submission is not graded as passed
-            return ImportOutcome("crash", f"the sandbox could not be set up: {_text(header.get('message'), 2000)}",
+            return ImportOutcome(status="crash",
+                                 message=f"the sandbox could not be set up: {_text(header.get('message'), 2000)}",
                                  seconds=time.monotonic() - started)
-        return ImportOutcome("crash", f"unexpected first message {_text(status, 64)!r}", seconds=time.monotonic() - started)
+        return ImportOutcome(status="crash", message=f"unexpected first message {_text(status, 64)!r}",
+                             seconds=time.monotonic() - started)
 
     def _tree(self) -> list[int]:
         """The child's process and its descendants (bwrap and unshare put the Python below them)."""
@@ -630,9 +636,9 @@ class Worker:
         """
         if self.proc is None or self.proc.poll() is not None:
             if self._watch is not None and self._watch.exceeded:   # stopped between two calls
-                return CallOutcome("crash", message=f"the submission's process was stopped: it wrote "
+                return CallOutcome(status="crash", message=f"the submission's process was stopped: it wrote "
                                                     f"{self._watch.exceeded}")
-            return CallOutcome("crash", message="the submission's process is not running")
+            return CallOutcome(status="crash", message="the submission's process is not running")
         self.seq += 1
         seq = self.seq
         timeout = self.limits.call_timeout if timeout is None else timeout
@@ -656,7 +662,7 @@ class Worker:
             header, out = protocol.read_frame(self._rep, end, max_payload=self.limits.reply_bytes, watch=watch)
         except _CpuExceeded as exc:
             self.kill()
-            return CallOutcome("timeout", message=f"the call used more than {timeout:g} s of CPU time and was "
+            return CallOutcome(status="timeout", message=f"the call used more than {timeout:g} s of CPU time and was "
                                                   "stopped", seconds=time.monotonic() - t0, limit="cpu",
                                cpu_seconds=float(exc.args[0]))
         except protocol.Timeout:
@@ -671,17 +677,18 @@ class Worker:
                 msg = (f"the call took longer than {backstop:g} s of wall-clock time (the backstop of its "
                        f"{timeout:g} s CPU-time limit) having used {used or 0:.1f} s of CPU: it was waiting, "
                        "sleeping or blocked, and was stopped")
-            return CallOutcome("timeout", message=msg, seconds=time.monotonic() - t0, limit=kind, cpu_seconds=used)
+            return CallOutcome(status="timeout", message=msg, seconds=time.monotonic() - t0, limit=kind,
+                               cpu_seconds=used)
         except protocol.ProtocolError as exc:
             code = self._wait_exit(exc)
-            return CallOutcome("crash", message=self._death_message(code, "during the call", exc),
+            return CallOutcome(status="crash", message=self._death_message(code, "during the call", exc),
                                seconds=time.monotonic() - t0)
         seconds = time.monotonic() - t0
         now = self.cpu_used()
         cpu = None if now is None or base is None else max(0.0, now - base)   # the call's CPU seconds
         if header.get("seq") != seq or header.get("token") != self.token:
             self.kill()
-            return CallOutcome("crash", message=f"reply out of sequence or not from the grader's child "
+            return CallOutcome(status="crash", message=f"reply out of sequence or not from the grader's child "
                                                 f"(seq {_seq(header.get('seq'))} for {seq})", seconds=seconds)
         status = header.get("status")
         mutated_raw = header.get("mutated")
@@ -689,24 +696,24 @@ class Worker:
         if status == "ok":
             several = several_results(header, out)
             if several is not None:   # a tuple, list or dict of arrays (grader._child._convert)
-                return CallOutcome("ok", results=several[0], result_types=several[1], mutated=mutated,
+                return CallOutcome(status="ok", results=several[0], result_types=several[1], mutated=mutated,
                                    seconds=seconds, result_type=_text(header.get("result_type"), 200), cpu_seconds=cpu)
             if set(out) != {"result"}:
                 self.kill()
-                return CallOutcome("crash", message="reply without exactly one result array", seconds=seconds)
-            return CallOutcome("ok", result=out["result"], mutated=mutated, seconds=seconds,
+                return CallOutcome(status="crash", message="reply without exactly one result array", seconds=seconds)
+            return CallOutcome(status="ok", result=out["result"], mutated=mutated, seconds=seconds,
                                result_type=_text(header.get("result_type"), 200), cpu_seconds=cpu)
         if status == "type":
-            return CallOutcome("type", message=_text(header.get("type_name"), 200) or "?", mutated=mutated,
+            return CallOutcome(status="type", message=_text(header.get("type_name"), 200) or "?", mutated=mutated,
                                seconds=seconds, cpu_seconds=cpu)
         if status in ("exception", "memory"):
             mro = header.get("error_mro")
             types = [_text(m, 200) for m in mro if isinstance(m, str)][:32] if isinstance(mro, list) else []
-            return CallOutcome(status, message=_text(header.get("message")),
+            return CallOutcome(status=status, message=_text(header.get("message")),
                                traceback=_text(header.get("traceback")), seconds=seconds,
                                error_types=types or [_text(header.get("error"), 200)], cpu_seconds=cpu)
         self.kill()
-        return CallOutcome("crash", message=f"unknown reply status {_text(status, 64)!r}", seconds=seconds)
+        return CallOutcome(status="crash", message=f"unknown reply status {_text(status, 64)!r}", seconds=seconds)
 
     def _wait_exit(self, exc: Exception) -> int | None:
         """After a protocol failure: the exit code if the child has ended (waiting up to 2 s when

@@ -142,13 +142,14 @@ def _assess(got: np.ndarray, ref: np.ndarray, model: str = "derived"):
     from grader.compare import Expected, assess
     from grader.results import CallOutcome
 
-    case = Case("masked[float32]", "values", "float32", {"x": np.where(np.isfinite(ref), ref, -1e30).astype(np.float32)},
-                {})
+    case = Case(name="masked[float32]", group="values", dtype="float32",
+                inputs={"x": np.where(np.isfinite(ref), ref, -1e30).astype(np.float32)},
+                sizes={})
     finite = np.where(np.isfinite(ref), np.abs(ref), 0.0)
     # derived: the scale is the allowance itself; sum_of_products: S = |ref|
     scale = 1e-6 * (1 + finite) if model == "derived" else finite
-    return assess(case, CallOutcome("ok", result=np.asarray(got, dtype=np.float32)),
-                  Expected(ref, scale, 1, model, out_dtype="float32"))
+    return assess(case, CallOutcome(status="ok", result=np.asarray(got, dtype=np.float32)),
+                  Expected(ref=ref, scale=scale, n=1, model=model, out_dtype="float32"))
 
 
 @pytest.mark.parametrize("how, hint_id", [(lambda r: 2 * r, "scaled"), (lambda r: r + 0.5, "shifted"),

@@ -440,7 +440,7 @@ def test_gradebook_drops_torn_lines(tmp_path):
 def test_report_json_round_trip():
     from grader.spec import find_problem, load_problem
     problem = load_problem(find_problem("tied_lm_head"))
-    report = gradebook.placeholder_report(problem, "x.py", Failure("crash", "gone", details=["line"]), 1.5)
+    report = gradebook.placeholder_report(problem, "x.py", Failure(kind="crash", message="gone", details=["line"]), 1.5)
     assert gradebook.report_from_json(json.loads(json_report.render(report))).to_json() == report.to_json()
 
 

@@ -195,9 +195,9 @@ def test_the_score_sums_the_groups_exact_shares():
     from grader.grading import total as _total
     from grader.results import GroupScore
 
-    groups = [GroupScore(name, points, round(points / 3, 4), 1, 3)
+    groups = [GroupScore(group=name, points=points, earned=round(points / 3, 4), passed=1, total=3)
               for name, points in (("examples", 1), ("shapes", 2), ("exact", 1), ("values", 1), ("real_size", 1),
                                    ("generated", 4))]
     assert round(sum(g.earned for g in groups), 4) == 3.3332 and _total(groups) == 3.3333
-    assert _total([GroupScore("shapes", 2, 0.0, 3, 3)]) == 0.0  # a whole-run failure earns nothing
-    assert _total([GroupScore("shapes", 2, 2.0, 3, 3), GroupScore("none", 1, 0.0, 0, 0)]) == 2.0
+    assert _total([GroupScore(group="shapes", points=2, earned=0.0, passed=3, total=3)]) == 0.0  # a whole-run failure earns nothing
+    assert _total([GroupScore(group="shapes", points=2, earned=2.0, passed=3, total=3), GroupScore(group="none", points=1, earned=0.0, passed=0, total=0)]) == 2.0

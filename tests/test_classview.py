@@ -32,12 +32,12 @@ CHROMIUM = "/usr/bin/chromium"
 
 def case(name, group, status="passed", failure=None, visibility="visible", dtype="float32"):
     return CaseResult(name=f"{name}[{dtype}]", group=group, status=status, dtype=dtype, rank=1,
-                      inputs={"hidden": ArrayInfo((3,), dtype)}, visibility=visibility, failure=failure,
+                      inputs={"hidden": ArrayInfo(shape=(3,), dtype=dtype)}, visibility=visibility, failure=failure,
                       seconds=0.01)
 
 
 def wrong(hint=None, message="12 / 12 elements (100.0%) are outside the tolerance"):
-    return Failure("tolerance", message, hint=hint, details=["worst at [0, 1]: got 3.5, expected 1.25"])
+    return Failure(kind="tolerance", message=message, hint=hint, details=["worst at [0, 1]: got 3.5, expected 1.25"])
 
 
 def learner_report(i: int, learner: str) -> Report:
@@ -51,19 +51,26 @@ def learner_report(i: int, learner: str) -> Report:
              case(f"{SECRET}0", "secret", "failed" if fail_h else "passed",
                   wrong(None, f"wrong at {SECRET}") if fail_h else None, visibility="hidden"),
              case(f"{SECRET}1", "secret", visibility="hidden")]
-    groups = [GroupScore("examples", 2, 2 - fail_t, 2 - fail_t, 2), GroupScore("random", 2, 2 - fail_f, 2 - fail_f, 2),
-              GroupScore("secret", 4, 4 - 2 * fail_h, 2 - fail_h, 2, visibility="hidden")]
+    groups = [GroupScore(group="examples", points=2, earned=2 - fail_t, passed=2 - fail_t, total=2),
+              GroupScore(group="random", points=2, earned=2 - fail_f, passed=2 - fail_f, total=2),
+              GroupScore(group="secret", points=4, earned=4 - 2 * fail_h, passed=2 - fail_h, total=2,
+                         visibility="hidden")]
     score = sum(g.earned for g in groups)
     env = {"seed": 7, "framework": "numpy", "dtypes": ["float32", "float16"], "grader": "0.2.0", "function_line": 3}
-    return Report("tied_lm_head", "Tied LM head", f"class/{learner}/solution.py", score == 8, score, 8.0, None,
-                  cases, groups, [], env, {"stdout": "", "stderr": "", "truncated": False},
-                  30.0 if i == 0 else 1.0 + i / 10)  # the <script> learner is the slowest
+    return Report(problem="tied_lm_head", title="Tied LM head", submission=f"class/{learner}/solution.py",
+                  passed=score == 8, score=score, max_score=8.0, failure=None,
+                  cases=cases, groups=groups, summary=[], environment=env, output={"stdout": "", "stderr": "",
+                                                                                   "truncated": False},
+                  seconds=30.0 if i == 0 else 1.0 + i / 10)  # the <script> learner is the slowest
 
 
 def crashed_report(learner: str) -> Report:
-    return Report("tied_lm_head", "Tied LM head", f"{learner}.py", False, 0.0, 8.0,
-                  Failure("crash", f"the check of <i>{learner}</i> was stopped at the hard limit"), [],
-                  [GroupScore("examples", 2, 0, 0, 0)], [], {}, {}, 0.0)
+    return Report(problem="tied_lm_head", title="Tied LM head", submission=f"{learner}.py", passed=False, score=0.0,
+                  max_score=8.0,
+                  failure=Failure(kind="crash",
+                                  message=f"the check of <i>{learner}</i> was stopped at the hard limit"), cases=[],
+                  groups=[GroupScore(group="examples", points=2, earned=0, passed=0, total=0)], summary=[],
+                  environment={}, output={}, seconds=0.0)
 
 
 @pytest.fixture(scope="module")
@@ -311,18 +318,21 @@ def _write_class(out: Path, reports: dict[str, Report]) -> list[gradebook.Row]:
 def _small_class() -> dict[str, Report]:
     """A learner who passes, one whose import failed (SyntaxError: nothing graded), and one whose
     every case crashed (graded: they failed them; their cases after the crash were skipped)."""
-    crash = Failure("crash", "the submission's process died (signal 11)")
+    crash = Failure(kind="crash", message="the submission's process died (signal 11)")
     crashing = learner_report(3, "crashy")
     cases = [case("worked_example", "examples", "error", crash)] + [
         case(c.name.split("[")[0], c.group, "skipped", visibility=c.visibility, dtype=c.dtype)
         for c in crashing.cases[1:]]
     return {
         "ok": learner_report(4, "ok"),
-        "imp": Report("tied_lm_head", "Tied LM head", "imp.py", False, 0.0, 8.0,
-                      Failure("import", "SyntaxError: invalid syntax (imp.py, line 3)"), [],
-                      [GroupScore("examples", 2, 0, 0, 0)], [], {}, {}, 0.5),
-        "crashy": Report("tied_lm_head", "Tied LM head", "crashy.py", False, 0.0, 8.0, None, cases,
-                         crashing.groups, [], {}, {}, 0.5),
+        "imp": Report(problem="tied_lm_head", title="Tied LM head", submission="imp.py", passed=False, score=0.0,
+                      max_score=8.0,
+                      failure=Failure(kind="import", message="SyntaxError: invalid syntax (imp.py, line 3)"), cases=[],
+                      groups=[GroupScore(group="examples", points=2, earned=0, passed=0, total=0)], summary=[],
+                      environment={}, output={}, seconds=0.5),
+        "crashy": Report(problem="tied_lm_head", title="Tied LM head", submission="crashy.py", passed=False,
+                         score=0.0, max_score=8.0, failure=None, cases=cases,
+                         groups=crashing.groups, summary=[], environment={}, output={}, seconds=0.5),
     }
 
 
@@ -373,8 +383,10 @@ def test_one_mistake_is_one_row_of_common_hints_whatever_its_numbers():
         other = wrong("looks like softmax was applied to the logits")
         other.data["hint_id"] = "softmax"
         cases.append(case("s", "examples", "failed", other))
-        return Report("tied_lm_head", "Tied LM head", f"{learner}.py", False, 0.0, 8.0, None, cases,
-                      [GroupScore("examples", 8, 0, 0, len(cases))], [], {}, {}, 0.0)
+        return Report(problem="tied_lm_head", title="Tied LM head", submission=f"{learner}.py", passed=False,
+                      score=0.0, max_score=8.0, failure=None, cases=cases,
+                      groups=[GroupScore(group="examples", points=8, earned=0, passed=0, total=len(cases))],
+                      summary=[], environment={}, output={}, seconds=0.0)
 
     reports = {"ann": biased("ann", [0.0098, 0.009901]), "ben": biased("ben", [0.01]),
                "cat": biased("cat", [0.0098])}

@@ -181,21 +181,21 @@ E = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 
 def case(dt="float32", mode="tolerance", h=H, e=E) -> Case:
     inputs = {"hidden": h.astype(NP[dt]), "embedding_matrix": e.astype(NP[dt])}
-    return Case(f"c[{dt}]", "g", dt, inputs, {}, mode)
+    return Case(name=f"c[{dt}]", group="g", dtype=dt, inputs=inputs, sizes={}, compare=mode)
 
 
 def expected(c: Case) -> Expected:
     h, e = (np.asarray(a, dtype=np.float64) for a in c.inputs.values())
     scale = np.abs(h) @ np.abs(e).T if c.compare != "exact" else None
     # tied_lm_head's spec turns its own hint ideas on (``hints: tied_lm_head``)
-    return Expected(h @ e.T, scale, h.shape[-1], hints="tied_lm_head")
+    return Expected(ref=h @ e.T, scale=scale, n=h.shape[-1], hints="tied_lm_head")
 
 
 def run(c: Case, got, status="ok", **kw):
     """The failure, its hint worded for a NumPy learner as grading.finish words it."""
     from grader import words
     exp = expected(c)
-    f = compare.compare(c, CallOutcome(status, result=got, **kw), exp)
+    f = compare.compare(c, CallOutcome(status=status, result=got, **kw), exp)
     if f is not None:
         words.render_failure(f, "numpy", exp.hints)
     return f
@@ -242,7 +242,7 @@ def test_shape_dtype_type_and_non_finite_messages():
     assert (f.kind, f.message) == ("dtype", "dtype float64 != expected float32 (the inputs' dtype)")
     assert f.hint == ("the result was promoted to float64: compute as you like, but return float32 "
                       "(e.g. .astype(hidden.dtype))")
-    f = compare.compare(c, CallOutcome("type", message="list"), expected(c))
+    f = compare.compare(c, CallOutcome(status="type", message="list"), expected(c))
     assert (f.kind, f.message) == ("type", "the function returned list, not an array")
     bad = right.copy()
     bad[0, 1] = np.nan
@@ -283,10 +283,10 @@ def test_a_missed_infinite_expected_value_is_an_infinite_margin():
 
     ref = np.array([[-np.inf, -1.0, -2.0]])
     case = Case(name="c", group="g", dtype="float64", inputs={"x": ref.copy()}, sizes={})
-    exp = Expected(ref, np.full(ref.shape, 1e-12), 3, model="derived")
-    failure, margin = assess(case, CallOutcome("ok", result=np.array([[-1e9, -1.0, -2.0]])), exp)
+    exp = Expected(ref=ref, scale=np.full(ref.shape, 1e-12), n=3, model="derived")
+    failure, margin = assess(case, CallOutcome(status="ok", result=np.array([[-1e9, -1.0, -2.0]])), exp)
     assert failure.kind == "tolerance" and margin == float("inf")
-    assert assess(case, CallOutcome("ok", result=ref.copy()), exp) == (None, 0.0)
+    assert assess(case, CallOutcome(status="ok", result=ref.copy()), exp) == (None, 0.0)
 
 
 def test_non_finite_values_are_written_as_the_value_lines_write_them():

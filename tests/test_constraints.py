@@ -143,10 +143,12 @@ def test_a_python_int_is_a_declared_int64_result_and_a_float_is_not():
     from grader.compare import Expected, compare
     from grader.results import CallOutcome
 
-    case = Case("c[float32]", "values", "float32", {"x": np.zeros(3, np.float32)}, {"n": 3})
-    want = Expected(np.asarray(3, dtype=np.int64), None, 0, "exact", out_dtype="int64", python_scalar=True)
-    assert compare(case, CallOutcome("ok", result=np.asarray(3), result_type="int"), want) is None
-    wrong_value = compare(case, CallOutcome("ok", result=np.asarray(4), result_type="int"), want)
+    case = Case(name="c[float32]", group="values", dtype="float32", inputs={"x": np.zeros(3, np.float32)},
+                sizes={"n": 3})
+    want = Expected(ref=np.asarray(3, dtype=np.int64), scale=None, n=0, model="exact", out_dtype="int64",
+                    python_scalar=True)
+    assert compare(case, CallOutcome(status="ok", result=np.asarray(3), result_type="int"), want) is None
+    wrong_value = compare(case, CallOutcome(status="ok", result=np.asarray(4), result_type="int"), want)
     assert wrong_value is not None and wrong_value.kind == "tolerance"
-    as_float = compare(case, CallOutcome("ok", result=np.asarray(3.0), result_type="float"), want)
+    as_float = compare(case, CallOutcome(status="ok", result=np.asarray(3.0), result_type="float"), want)
     assert as_float is not None and as_float.kind == "dtype"

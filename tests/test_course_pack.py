@@ -54,11 +54,11 @@ def test_the_function_gets_python_ints_and_the_default_when_left_out(tmp_path):
 
 def test_a_python_float_is_a_type_failure_unless_the_spec_accepts_one():
     case = fixed_cases(_softmax(), ("float32",), 0)[0]
-    outcome = CallOutcome("ok", result=np.asarray(0.5), result_type="float")
+    outcome = CallOutcome(status="ok", result=np.asarray(0.5), result_type="float")
     ref = np.asarray(0.5)
-    strict = compare(case, outcome, Expected(ref, None, 0, "derived", out_dtype="float32"))
+    strict = compare(case, outcome, Expected(ref=ref, scale=None, n=0, model="derived", out_dtype="float32"))
     assert strict is not None and strict.kind == "type" and "float" in strict.message
-    loose = compare(case, outcome, Expected(ref, np.asarray(1e-6), 0, "derived", out_dtype="float32",
+    loose = compare(case, outcome, Expected(ref=ref, scale=np.asarray(1e-6), n=0, model="derived", out_dtype="float32",
                                             python_scalar=True))
     assert loose is None
 

@@ -38,7 +38,8 @@ def inputs(seed=0, lead=(4,), d=8, v=6, dt="float32", mean=(-2, 2), scale=(0.5, 
 
 def hint_for(h, e, got_fn, dt="float32", exact=False):
     """The Hint for the output ``got_fn(h64, e64, ref)`` (computed in float64, rounded to dt)."""
-    case = Case(f"c[{dt}]", "g", dt, {"hidden": h, "embedding_matrix": e}, {}, "exact" if exact else "tolerance")
+    case = Case(name=f"c[{dt}]", group="g", dtype=dt, inputs={"hidden": h, "embedding_matrix": e}, sizes={},
+                compare="exact" if exact else "tolerance")
     h64, e64 = h.astype(np.float64), e.astype(np.float64)
     ref = h64 @ e64.T
     scale = np.abs(h64) @ np.abs(e64).T
@@ -244,7 +245,7 @@ def test_ideas_that_coincide_on_a_case_are_not_named():
 def shape_hint(got_shape, lead=(2, 3), d=4, v=5, got=None):
     h = np.ones(lead + (d,), np.float32)
     e = np.arange(v * d, dtype=np.float32).reshape(v, d)
-    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    case = Case(name="c[float32]", group="g", dtype="float32", inputs={"hidden": h, "embedding_matrix": e}, sizes={})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
     if got is None:
         got = np.zeros(got_shape, np.float32)
@@ -271,7 +272,7 @@ def test_shape_ideas():
     assert shape_hint(None, got=ref[0].astype(np.float32)) is None
     h = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     e = np.arange(20, dtype=np.float32).reshape(5, 4)
-    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    case = Case(name="c[float32]", group="g", dtype="float32", inputs={"hidden": h, "embedding_matrix": e}, sizes={})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
     assert said(tied.diagnose_shape(case, ref[0].astype(np.float32), ref)) == (
         "only the first row of the batch was computed (the leading axis of size 2 is missing); keep every "
@@ -288,26 +289,28 @@ def test_shape_ideas():
 
 
 def test_dtype_hints():
-    case = Case("c[float16]", "g", "float16", {"hidden": np.ones(2, np.float16)}, {})
+    case = Case(name="c[float16]", group="g", dtype="float16", inputs={"hidden": np.ones(2, np.float16)}, sizes={})
     assert said(tied.diagnose_dtype(case, np.ones(2, np.float32))) == (
         "the result was promoted to float32: compute as you like, but return float16 (e.g. .astype(hidden.dtype))")
-    case64 = Case("c[float64]", "g", "float64", {"hidden": np.ones(2)}, {})
+    case64 = Case(name="c[float64]", group="g", dtype="float64", inputs={"hidden": np.ones(2)}, sizes={})
     assert tied.diagnose_dtype(case64, np.ones(2, np.float32)).idea == "demoted"
     assert tied.diagnose_dtype(case64, np.ones(2, np.int64)).idea == "integer"
-    bf = Case("c[bfloat16]", "g", "bfloat16", {"hidden": np.ones(2, NP["bfloat16"])}, {})
+    bf = Case(name="c[bfloat16]", group="g", dtype="bfloat16", inputs={"hidden": np.ones(2, NP["bfloat16"])}, sizes={})
     assert tied.diagnose_dtype(bf, np.ones(2, np.float16)).idea == "other_half"
 
 
 def test_non_finite_and_type_hints():
     h = np.array([[0.0, 0.0], [1.0, 2.0]], np.float32)
-    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": np.eye(2, dtype=np.float32)}, {})
+    case = Case(name="c[float32]", group="g", dtype="float32",
+                inputs={"hidden": h, "embedding_matrix": np.eye(2, dtype=np.float32)}, sizes={})
     got = np.array([[np.nan, np.nan], [1.0, 2.0]])
     assert tied.diagnose_non_finite(case, got, h.astype(np.float64)).idea == "nan_zero_rows"
     # an infinity is called an overflow only where an intermediate really leaves the range
     assert tied.diagnose_non_finite(case, np.array([[0, 0], [np.inf, 2]]), h.astype(np.float64)) is None
     big = np.array([[300.0, 300.0]], np.float16)
-    case16 = Case("c[float16]", "g", "float16", {"hidden": big, "embedding_matrix": np.full((1, 2), 100.0, np.float16)},
-                  {})
+    case16 = Case(name="c[float16]", group="g", dtype="float16",
+                  inputs={"hidden": big, "embedding_matrix": np.full((1, 2), 100.0, np.float16)},
+                  sizes={})
     assert tied.diagnose_non_finite(case16, np.array([[np.inf]]), np.array([[60000.0]])).idea == "overflow"
     assert said(tied.diagnose_type("NoneType")) == "the function returned None: is a return statement missing?"
     assert said(tied.diagnose_type("list")) == "return an array, not a list (drop .tolist() or wrap with np.asarray)"
@@ -356,9 +359,9 @@ def test_combine_reads_exceptions_and_spots_a_hard_coded_shape():
 
 
 def result(name, dt, rank, kind=None, hint_id=None, shrunk=False):
-    failure = Failure(kind, "m", hint="h", data={"hint_id": hint_id} if hint_id else {}) if kind else None
-    return CaseResult(name, "g", "failed" if kind else "passed", dt, rank,
-                      {"hidden": ArrayInfo((2,) * rank, dt)}, failure=failure, shrunk=shrunk)
+    failure = Failure(kind=kind, message="m", hint="h", data={"hint_id": hint_id} if hint_id else {}) if kind else None
+    return CaseResult(name=name, group="g", status="failed" if kind else "passed", dtype=dt, rank=rank,
+                      inputs={"hidden": ArrayInfo(shape=(2,) * rank, dtype=dt)}, failure=failure, shrunk=shrunk)
 
 
 DT = ("float16", "float32", "float64")
@@ -430,7 +433,7 @@ def flushed_hint(h, e, dt="float32"):
     ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
     allowed = gradual_underflow_allowance(dt, ref, scale, h.shape[-1])
     assert np.any(np.abs(got - ref) > allowed)  # the verdict failed it
-    case = Case(f"c[{dt}]", "g", dt, {"hidden": h, "embedding_matrix": e}, {})
+    case = Case(name=f"c[{dt}]", group="g", dtype=dt, inputs={"hidden": h, "embedding_matrix": e}, sizes={})
     return tied.diagnose_values(case, got, ref, scale, allowed)
 
 
@@ -547,11 +550,11 @@ def test_a_missing_transpose_is_named_only_when_the_sizes_confirm_it():
     assert diagnose.for_exception("tied_lm_head", case, numpy_msg).idea == "shapes_do_not_line_up"
     assert diagnose.for_exception(None, case, numpy_msg) is None  # same names, another problem: no guess
     assert diagnose.for_exception(None, case, "NotImplementedError").idea == "not_implemented"
-    failure = with_exception_hint(Failure("exception", numpy_msg), "tied_lm_head", case)
+    failure = with_exception_hint(Failure(kind="exception", message=numpy_msg), "tied_lm_head", case)
     assert failure.hint is None  # worded when the report is made, for the learner's framework
     words.render_failure(failure, "numpy", "tied_lm_head")
     assert failure.data["hint_id"] == "shapes_do_not_line_up" and "transpose" in failure.hint
-    assert with_exception_hint(Failure("exception", numpy_msg), None, case).hint is None
+    assert with_exception_hint(Failure(kind="exception", message=numpy_msg), None, case).hint is None
     hints = [{"id": None, "kind": "exception", "message": numpy_msg, "text": None, "shapes": shapes}] * 3
     assert diagnose.combine(hints) == []
 
@@ -573,7 +576,7 @@ def test_a_saturating_half_running_sum_is_named_and_nothing_else_fits_it(low, hi
     h64, e64 = h.astype(np.float64), e.astype(np.float64)
     ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
     assert np.max(np.abs(got - ref) / allowed_error("float16", ref, scale, 4096)) > 10  # it stalls
-    case = Case("c[float16]", "g", "float16", {"hidden": h, "embedding_matrix": e}, {})
+    case = Case(name="c[float16]", group="g", dtype="float16", inputs={"hidden": h, "embedding_matrix": e}, sizes={})
     allowed = allowed_error("float16", ref, scale, 4096)
     hint = tied.diagnose_values(case, got.astype(np.float64), ref, scale, allowed)
     assert hint is not None and hint.idea == "half_accumulation", hint
@@ -590,7 +593,7 @@ def test_half_accumulation_is_not_claimed_for_noise():
     ref, scale = h64 @ e64.T, np.abs(h64) @ np.abs(e64).T
     allowed = allowed_error("float16", ref, scale, 256)
     got = (ref + 3 * allowed * np.random.default_rng(1).choice([-1, 1], ref.shape)).astype(np.float16)
-    case = Case("c[float16]", "g", "float16", {"hidden": h, "embedding_matrix": e}, {})
+    case = Case(name="c[float16]", group="g", dtype="float16", inputs={"hidden": h, "embedding_matrix": e}, sizes={})
     assert tied.diagnose_values(case, got.astype(np.float64), ref, scale, allowed) is None
 
 
@@ -608,7 +611,7 @@ def test_a_jax_array_from_a_numpy_submission_is_named_as_such():
 
 def test_an_integer_result_says_how_the_fractions_were_lost():
     h, e = inputs(seed=18, mean=(-3, 3), scale=(2, 4))
-    case = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    case = Case(name="c[float32]", group="g", dtype="float32", inputs={"hidden": h, "embedding_matrix": e}, sizes={})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
     assert said(tied.diagnose_dtype(case, np.trunc(ref).astype(np.int64))) == (
         "the result is an integer array (int64): the fractional parts were cut off (.astype(int)?); return float32 "
@@ -622,11 +625,12 @@ def test_shape_ideas_that_coincide_are_not_named():
     # the worked example's table starts with the identity: dropping its last row gives hidden itself
     h = np.array([2.0, -1.0], np.float32)
     e = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], np.float32)
-    case = Case("worked_example[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e}, {})
+    case = Case(name="worked_example[float32]", group="g", dtype="float32",
+                inputs={"hidden": h, "embedding_matrix": e}, sizes={})
     ref = h.astype(np.float64) @ e.astype(np.float64).T
     assert tied.diagnose_shape(case, h.copy(), ref) is None
     e2 = np.array([[3.0, 1.0], [0.5, 2.0], [1.0, 1.0]], np.float32)
-    case2 = Case("c[float32]", "g", "float32", {"hidden": h, "embedding_matrix": e2}, {})
+    case2 = Case(name="c[float32]", group="g", dtype="float32", inputs={"hidden": h, "embedding_matrix": e2}, sizes={})
     ref2 = h.astype(np.float64) @ e2.astype(np.float64).T
     assert tied.diagnose_shape(case2, ref2[:-1].astype(np.float32), ref2).idea == "vocab_dropped"
     assert tied.diagnose_shape(case2, h.copy(), ref2).idea == "returns_hidden"

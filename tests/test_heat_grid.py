@@ -24,12 +24,13 @@ E = RNG.standard_normal((50, 8))
 
 def failing(worst=(2, 17, 33)):
     """A float32 case of output (3, 40, 50) whose element ``worst`` is off by far."""
-    c = Case("big[float32]", "g", "float32", {"hidden": H.astype(np.float32), "embedding_matrix": E.astype(np.float32)},
-             {}, "tolerance")
+    c = Case(name="big[float32]", group="g", dtype="float32",
+             inputs={"hidden": H.astype(np.float32), "embedding_matrix": E.astype(np.float32)},
+             sizes={}, compare="tolerance")
     ref = H @ E.T
     got = ref.astype(np.float32)
     got[worst] += 1.0
-    f = compare.compare(c, CallOutcome("ok", result=got), Expected(ref, np.abs(H) @ np.abs(E).T, 8))
+    f = compare.compare(c, CallOutcome(status="ok", result=got), Expected(ref=ref, scale=np.abs(H) @ np.abs(E).T, n=8))
     return f
 
 
@@ -132,8 +133,9 @@ def test_a_feedback_page_shows_unsafe_characters_as_escapes():
     from grader.reports.notebook_html import feedback_page
     from grader.results import Failure, GroupScore, Report
     r = Report(problem="tied_lm_head", title="T", submission="caf\udce9\u202e.py", passed=False, score=0.0,
-               max_score=1.0, failure=Failure("import", "ValueError: \x1b[31mred"), cases=[],
-               groups=[GroupScore("g", 1, 0, 0, 0)], summary=[], environment={}, output={"stdout": "", "stderr": ""},
+               max_score=1.0, failure=Failure(kind="import", message="ValueError: \x1b[31mred"), cases=[],
+               groups=[GroupScore(group="g", points=1, earned=0, passed=0, total=0)], summary=[], environment={},
+               output={"stdout": "", "stderr": ""},
                seconds=0.1)
     page = feedback_page(r)
     page.encode("utf-8")

@@ -71,11 +71,11 @@ def grade_in_process(problem, path: Path, cases) -> list[dict]:
             with np.errstate(all="ignore"):
                 result = fn(*args)
         except Exception as exc:  # noqa: BLE001 - the submission's exception is an outcome
-            outcome = CallOutcome("exception", message=f"{type(exc).__name__}: {exc}",
+            outcome = CallOutcome(status="exception", message=f"{type(exc).__name__}: {exc}",
                                   error_types=[t.__name__ for t in type(exc).__mro__])
         else:
-            outcome = (CallOutcome("ok", result=result) if isinstance(result, np.ndarray)
-                       else CallOutcome("type", message=type(result).__name__))
+            outcome = (CallOutcome(status="ok", result=result) if isinstance(result, np.ndarray)
+                       else CallOutcome(status="type", message=type(result).__name__))
             outcome.mutated = [p.name for p, a in zip(problem.parameters, args)
                                if not np.array_equal(a, c.inputs[p.name], equal_nan=a.dtype.kind == "f")]
         if c.raises:
@@ -230,12 +230,12 @@ def test_an_instructors_hint_module_beside_the_spec_names_its_idea(tmp_path):
     exp = expected_for(problem, c)
     x, mask = c.inputs["embeddings"].astype(np.float64), c.inputs["mask"]
     total = (x * mask[..., None]).sum(axis=-2).astype(np.float32)
-    f = compare(c, CallOutcome("ok", result=total), exp)
+    f = compare(c, CallOutcome(status="ok", result=total), exp)
     assert f.data["hint_id"] == "sum_not_mean" and "valid rows of embeddings" in f.hint
     # an idea that does not reproduce the output is not named; a reserved id is the module's own
-    f = compare(c, CallOutcome("ok", result=(exp.ref ** 2).astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=(exp.ref ** 2).astype(np.float32)), exp)
     assert f.data["hint_id"] == "my_hints.offset"
-    f = compare(c, CallOutcome("ok", result=(exp.ref + 0.1 * exp.ref ** 2).astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=(exp.ref + 0.1 * exp.ref ** 2).astype(np.float32)), exp)
     assert f.hint is None
 
 

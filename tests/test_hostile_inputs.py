@@ -425,14 +425,17 @@ def test_printable(raw, shown):
 
 
 def _hostile_report() -> Report:
-    failure = Failure("exception", f"ValueError: {ESCAPES} \ud800", hint="\u202ehint",
+    failure = Failure(kind="exception", message=f"ValueError: {ESCAPES} \ud800", hint="\u202ehint",
                       details=["Traceback:\n  File \"x.py\"\x1b[0m", "line\r\x9b2K"])
     case = CaseResult(name="batch[float32]", group="shapes", status="failed", dtype="float32", rank=2,
-                      inputs={"hidden": ArrayInfo((2, 3), "float32")}, failure=failure, replay="grader check x.py")
-    return Report("tied_lm_head", "Tied LM head", f"{ESCAPES}caf\udce9.py", False, 0.0, 10.0, None, [case],
-                  [GroupScore("shapes", 10.0, 0.0, 0, 1)], [], {"seed": 0, "dtypes": ["float32"]},
-                  {"stdout": ESCAPES + "\n", "stderr": "\x1b[31m", "stdout_bytes": 9, "stderr_bytes": 5,
-                   "truncated": False}, 1.0)
+                      inputs={"hidden": ArrayInfo(shape=(2, 3), dtype="float32")}, failure=failure,
+                      replay="grader check x.py")
+    return Report(problem="tied_lm_head", title="Tied LM head", submission=f"{ESCAPES}caf\udce9.py", passed=False,
+                  score=0.0, max_score=10.0, failure=None, cases=[case],
+                  groups=[GroupScore(group="shapes", points=10.0, earned=0.0, passed=0, total=1)], summary=[],
+                  environment={"seed": 0, "dtypes": ["float32"]},
+                  output={"stdout": ESCAPES + "\n", "stderr": "\x1b[31m", "stdout_bytes": 9, "stderr_bytes": 5,
+                   "truncated": False}, seconds=1.0)
 
 
 @pytest.mark.parametrize("render", [

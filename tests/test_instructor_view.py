@@ -71,8 +71,10 @@ def test_submission_time_from_gradescope_git_or_the_file(tmp_path):
 
 def _report(score: float, digest: str, passed: bool = False) -> Report:
     env = {"submission_sha256": digest, "seed": 0, "framework": "numpy"}
-    return Report("p", "P", "a.py", passed, score, 10.0, None, [], [GroupScore("g", 10, score, 0, 1)], [], env,
-                  {"stdout": "", "stderr": ""}, 1.0)
+    return Report(problem="p", title="P", submission="a.py", passed=passed, score=score, max_score=10.0, failure=None,
+                  cases=[], groups=[GroupScore(group="g", points=10, earned=score, passed=0, total=1)], summary=[],
+                  environment=env,
+                  output={"stdout": "", "stderr": ""}, seconds=1.0)
 
 
 def _run(out: Path, scores: dict[str, tuple[float, str]], settings: dict) -> list[gradebook.Row]:
@@ -185,20 +187,25 @@ def test_similarity_page_escapes_code_and_links_back(tmp_path):
 
 
 def _case(group: str, status: str, kind: str | None = None, hint: str | None = None) -> CaseResult:
-    failure = Failure(kind, "off", hint=hint) if kind else None
+    failure = Failure(kind=kind, message="off", hint=hint) if kind else None
     return CaseResult(name=f"{group}{status}[float32]", group=group, status=status, dtype="float32", rank=1,
-                      inputs={"x": ArrayInfo((2,), "float32")}, failure=failure)
+                      inputs={"x": ArrayInfo(shape=(2,), dtype="float32")}, failure=failure)
 
 
 def test_grid_says_why_and_how_many_cases_were_not_run():
     from grader.reports import classview
-    full = Report("p", "P", "a.py", True, 4.0, 4.0, None, [_case("a", "passed")] * 3 + [_case("b", "passed")] * 2,
-                  [GroupScore("a", 2, 2, 3, 3), GroupScore("b", 2, 2, 2, 2)], [], {}, {}, 1.0)
-    crashed = Report("p", "P", "c.py", False, 0.0, 4.0, None,
-                     [_case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2 + [_case("b", "skipped")] * 2,
-                     [GroupScore("a", 2, 0, 0, 3), GroupScore("b", 2, 0, 0, 2)], [], {}, {}, 1.0)
+    full = Report(problem="p", title="P", submission="a.py", passed=True, score=4.0, max_score=4.0, failure=None,
+                  cases=[_case("a", "passed")] * 3 + [_case("b", "passed")] * 2,
+                  groups=[GroupScore(group="a", points=2, earned=2, passed=3, total=3),
+                          GroupScore(group="b", points=2, earned=2, passed=2,
+                                     total=2)], summary=[], environment={}, output={}, seconds=1.0)
+    crashed = Report(problem="p", title="P", submission="c.py", passed=False, score=0.0, max_score=4.0, failure=None,
+                     cases=[_case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2 + [_case("b", "skipped")] * 2,
+                     groups=[GroupScore(group="a", points=2, earned=0, passed=0, total=3),
+                             GroupScore(group="b", points=2, earned=0, passed=0,
+                                        total=2)], summary=[], environment={}, output={}, seconds=1.0)
     nothing = gradebook.placeholder_report(type("P", (), {"groups": {}, "id": "p", "title": "P", "max_score": 4.0})(),
-                                           "", Failure("import", "no submission: nothing was found"), 0.0)
+                                           "", Failure(kind="import", message="no submission: nothing was found"), 0.0)
     reports = {"ann": full, "dan": crashed, "kim": nothing}
     rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
     grid = classview.grid(rows, reports)
@@ -216,10 +223,16 @@ def test_a_learner_graded_in_fewer_dtypes_has_no_cases_not_run():
     largest case set (JAX's, with bfloat16) was counted as each learner's. Only a learner's own
     skipped cases are 'not run'."""
     from grader.reports import classview
-    jax = Report("p", "P", "j.py", False, 2.0, 4.0, None, [_case("a", "passed")] * 3 + [_case("b", "failed")] * 2,
-                 [GroupScore("a", 2, 2, 3, 3), GroupScore("b", 2, 0, 0, 2)], [], {}, {}, 1.0)
-    numpy = Report("p", "P", "n.py", False, 2.0, 4.0, None, [_case("a", "passed")] * 2 + [_case("b", "failed")],
-                   [GroupScore("a", 2, 2, 2, 2), GroupScore("b", 2, 0, 0, 1)], [], {}, {}, 1.0)
+    jax = Report(problem="p", title="P", submission="j.py", passed=False, score=2.0, max_score=4.0, failure=None,
+                 cases=[_case("a", "passed")] * 3 + [_case("b", "failed")] * 2,
+                 groups=[GroupScore(group="a", points=2, earned=2, passed=3, total=3),
+                         GroupScore(group="b", points=2, earned=0, passed=0,
+                                    total=2)], summary=[], environment={}, output={}, seconds=1.0)
+    numpy = Report(problem="p", title="P", submission="n.py", passed=False, score=2.0, max_score=4.0, failure=None,
+                   cases=[_case("a", "passed")] * 2 + [_case("b", "failed")],
+                   groups=[GroupScore(group="a", points=2, earned=2, passed=2, total=2),
+                           GroupScore(group="b", points=2, earned=0, passed=0,
+                                      total=1)], summary=[], environment={}, output={}, seconds=1.0)
     reports = {"jo": jax, "nu": numpy}
     rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
     lines = {line.learner: line for line in classview.grid(rows, reports).lines}
@@ -232,8 +245,10 @@ def test_one_mistake_is_one_hint_row_whatever_its_numbers():
     from grader.reports import classview
 
     def rep(hint: str) -> Report:
-        return Report("p", "P", "a.py", False, 0.0, 1.0, Failure("tolerance", "off", hint=hint), [],
-                      [GroupScore("a", 1, 0, 0, 1)], [], {}, {}, 1.0)
+        return Report(problem="p", title="P", submission="a.py", passed=False, score=0.0, max_score=1.0,
+                      failure=Failure(kind="tolerance", message="off", hint=hint), cases=[],
+                      groups=[GroupScore(group="a", points=1, earned=0, passed=0, total=1)], summary=[],
+                      environment={}, output={}, seconds=1.0)
     reports = {"ann": rep("the output has a constant offset of 1"), "ben": rep("the output has a constant offset of 0.999"),
                "cat": rep("work in float16 for the output")}
     rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
@@ -249,10 +264,12 @@ def test_a_feedback_page_agrees_with_its_full_report_and_names_the_cases_not_run
     import re
 
     from grader.reports.notebook_html import feedback_page
-    crashed = Report("p", "P", "c.py", False, 0.0, 4.0, None,
-                     [_case("a", "passed"), _case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2
+    crashed = Report(problem="p", title="P", submission="c.py", passed=False, score=0.0, max_score=4.0, failure=None,
+                     cases=[_case("a", "passed"), _case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2
                      + [_case("b", "skipped")] * 2,
-                     [GroupScore("a", 2, 0.5, 1, 4), GroupScore("b", 2, 0, 0, 2)], [], {}, {}, 1.0)
+                     groups=[GroupScore(group="a", points=2, earned=0.5, passed=1, total=4),
+                             GroupScore(group="b", points=2, earned=0, passed=0,
+                                        total=2)], summary=[], environment={}, output={}, seconds=1.0)
     page = html.unescape(feedback_page(crashed))
     counts = re.findall(r"(\d+ of \d+) cases passed", page)
     assert len(counts) >= 2 and set(counts) == {"1 of 6"}, counts   # the header and the full report
@@ -268,20 +285,26 @@ def test_an_assignments_missing_function_is_not_graded_rather_than_one_failing_c
     from grader.reports import classview, common, summary_md, view
     from grader.reports.notebook_html import feedback_page
 
-    missing = Failure("import", "the submission defines no function 'pool'")
+    missing = Failure(kind="import", message="the submission defines no function 'pool'")
     stand_in = CaseResult(name="pool", group="pool", status="error", dtype="", rank=0, inputs={}, failure=missing)
     good = [dataclasses_replace(_case("a", "passed"), name=f"head/a{i}[float32]", group="head/a") for i in range(3)]
     env = {"assignment": {"id": "lesson", "problems": [
         {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
         {"problem": "pool", "points": 3, "score": 0.0, "passed": False, "failure": "import"}]}}
-    ann = Report("lesson", "L", "a.py", False, 1.0, 4.0, None, good + [stand_in],
-                 [GroupScore("head/a", 1, 1, 3, 3), GroupScore("pool", 3, 0, 0, 1)], [], env, {}, 1.0)
+    ann = Report(problem="lesson", title="L", submission="a.py", passed=False, score=1.0, max_score=4.0, failure=None,
+                 cases=good + [stand_in],
+                 groups=[GroupScore(group="head/a", points=1, earned=1, passed=3, total=3),
+                         GroupScore(group="pool", points=3, earned=0, passed=0,
+                                    total=1)], summary=[], environment=env, output={}, seconds=1.0)
     pool_cases = [dataclasses_replace(_case("b", "passed"), name=f"pool/b{i}[float32]", group="pool/b") for i in range(5)]
     env_bob = {"assignment": {"id": "lesson", "problems": [
         {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
         {"problem": "pool", "points": 3, "score": 3.0, "passed": True, "failure": None}]}}
-    bob = Report("lesson", "L", "b.py", True, 4.0, 4.0, None, good + pool_cases,
-                 [GroupScore("head/a", 1, 1, 3, 3), GroupScore("pool/b", 3, 3, 5, 5)], [], env_bob, {}, 1.0)
+    bob = Report(problem="lesson", title="L", submission="b.py", passed=True, score=4.0, max_score=4.0, failure=None,
+                 cases=good + pool_cases,
+                 groups=[GroupScore(group="head/a", points=1, earned=1, passed=3, total=3),
+                         GroupScore(group="pool/b", points=3, earned=3, passed=5,
+                                    total=5)], summary=[], environment=env_bob, output={}, seconds=1.0)
     assert view.build(ann, common.INSTRUCTOR).counts_text == "3 of 4 cases passed; not graded: pool (import)"
     assert "3 of 4 cases passed; not graded: pool (import)" in html.unescape(feedback_page(ann))
     reports = {"ann": ann, "bob": bob}

@@ -182,10 +182,11 @@ def test_an_exception_points_at_the_line_that_raised():
           '  File "submissions/softmax.py", line 9, in helper\n    return np.take(x, 99)\n'
           '  File "/usr/lib/numpy/core.py", line 190, in take\n    raise IndexError\n'
           'IndexError: index 99 is out of bounds\n')
-    cases = [case("raises", "edge", "error", Failure("exception", "IndexError: index 99 is out of bounds",
+    cases = [case("raises", "edge", "error", Failure(kind="exception", message="IndexError: index 99 is out of bounds",
                                                      details=[tb])),
-             case("wrong", "edge", "failed", Failure("tolerance", "2 / 3 elements are outside the tolerance"))]
-    r = report(cases, [GroupScore("edge", 3, 0, 0, 2)])
+             case("wrong", "edge", "failed",
+                  Failure(kind="tolerance", message="2 / 3 elements are outside the tolerance"))]
+    r = report(cases, [GroupScore(group="edge", points=3, earned=0, passed=0, total=2)])
     lines = {tc.get("name"): tc.get("line") for tc in _testcases(junit.render(r, timestamp=STAMP))}
     assert lines == {"raises": "9", "wrong": "3"}
     errors = [x for x in github.render(r).splitlines() if x.startswith("::error")]

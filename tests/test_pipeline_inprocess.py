@@ -97,7 +97,7 @@ def test_a_timeout_stops_the_run_and_the_rest_are_skipped(tmp_path):
     def slow(hidden, embedding_matrix):
         calls.append(1)
         if len(calls) == 3:
-            return CallOutcome("timeout", message="the call used more than 10 s of CPU time", limit="cpu")
+            return CallOutcome(status="timeout", message="the call used more than 10 s of CPU time", limit="cpu")
         return hidden @ embedding_matrix.T
 
     report, _ = graded(tmp_path, slow)
@@ -109,7 +109,7 @@ def test_a_timeout_stops_the_run_and_the_rest_are_skipped(tmp_path):
 
 
 def test_four_crashes_end_the_run(tmp_path):
-    report, executor = graded(tmp_path, lambda h, e: CallOutcome("crash", message="killed by SIGSEGV"))
+    report, executor = graded(tmp_path, lambda h, e: CallOutcome(status="crash", message="killed by SIGSEGV"))
     statuses = [c.status for c in report.cases]
     assert statuses[:4] == ["error"] * 4 and set(statuses[4:]) == {"skipped"}
     assert executor.restarts == 3
@@ -129,7 +129,7 @@ def test_an_exception_is_an_error_with_its_traceback(tmp_path):
 def test_a_failed_import_is_the_whole_runs_failure(tmp_path):
     plan = plan_for(tmp_path)
     report = grading.grade(plan, InProcessExecutor(
-        right, import_outcome=ImportOutcome("import_error", message="NameError: name 'np' is not defined")))
+        right, import_outcome=ImportOutcome(status="import_error", message="NameError: name 'np' is not defined")))
     assert report.failure is not None and report.failure.kind == "import" and report.cases == []
     assert report.score == 0 and not report.passed
 

@@ -66,7 +66,8 @@ def test_a_file_that_cannot_be_loaded_is_not_gradable():
 def test_a_run_fault_is_gradable_with_no_points():
     import dataclasses
     from grader.results import Failure
-    r = dataclasses.replace(import_failure(), failure=Failure("timeout", "the submission took longer than 60 s"))
+    r = dataclasses.replace(import_failure(),
+                            failure=Failure(kind="timeout", message="the submission took longer than 60 s"))
     data = prairielearn.results(r)
     assert data["gradable"] is True and data["score"] == 0
     assert "could not be graded: timeout" in data["message"]

@@ -189,7 +189,7 @@ def test_exact_model_report_names_no_terms_and_no_scale():
     c = _case(EMB, "sequence[float32]")
     exp = _expected(EMB, c)
     got = exp.ref.astype(np.float32) * np.float32(1.5)
-    f = compare(c, CallOutcome("ok", result=got), exp)
+    f = compare(c, CallOutcome(status="ok", result=got), exp)
     assert f.kind == "tolerance" and f.message.endswith("differ from the exact result")
     assert not any("terms" in d or "scaled by" in d for d in f.details)
 
@@ -207,12 +207,12 @@ def test_masked_mean_scale_uses_abs_of_floats_and_passes_the_mask_unchanged():
 def test_empty_rows_must_be_exactly_zero_and_negative_zero_counts():
     c = _case(POOL, "no_valid_token[float32]")
     exp = _expected(POOL, c)
-    assert compare(c, CallOutcome("ok", result=-np.zeros(exp.ref.shape, np.float32)), exp) is None
+    assert compare(c, CallOutcome(status="ok", result=-np.zeros(exp.ref.shape, np.float32)), exp) is None
     tiny = np.full(exp.ref.shape, 1e-30, np.float32)
-    f = compare(c, CallOutcome("ok", result=tiny), exp)
+    f = compare(c, CallOutcome(status="ok", result=tiny), exp)
     assert f.kind == "tolerance" and "d = 0 terms" not in " ".join(f.details)
     nan = np.full(exp.ref.shape, np.nan, np.float32)
-    f = compare(c, CallOutcome("ok", result=nan), exp)
+    f = compare(c, CallOutcome(status="ok", result=nan), exp)
     assert f.kind == "non_finite" and f.data["hint_id"] == "nan_where_zero"
 
 
@@ -222,12 +222,12 @@ def test_generic_hints_use_the_problems_own_names_and_never_tied_lm_heads_ideas(
     c = _case(generic_only, "batch[float32]")
     exp = _expected(generic_only, c)
     assert exp.hints is None
-    f = compare(c, CallOutcome("ok", result=exp.ref.astype(np.float64)), exp)
+    f = compare(c, CallOutcome(status="ok", result=exp.ref.astype(np.float64)), exp)
     assert f.kind == "dtype" and "embeddings.dtype" in f.hint and "logits" not in f.hint and "hidden" not in f.hint
-    f = compare(c, CallOutcome("ok", result=(exp.ref * 3).astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=(exp.ref * 3).astype(np.float32)), exp)
     # the generic factor idea, worded for any problem; none of tied_lm_head's (logits, softmax...)
     assert f.kind == "tolerance" and f.hint == "looks like the whole result was multiplied by a constant factor of 3"
-    f = compare(c, CallOutcome("type", message="array of dtype <U3"), exp)
+    f = compare(c, CallOutcome(status="type", message="array of dtype <U3"), exp)
     assert "logits" not in f.hint
 
 
@@ -240,10 +240,10 @@ def test_masked_mean_pool_names_its_own_mistakes():
     emb = c.inputs["embeddings"].astype(np.float64)
     mask = c.inputs["mask"].astype(bool)
     by_seq_len = (emb * mask[..., None]).sum(-2) / emb.shape[-2]
-    f = compare(c, CallOutcome("ok", result=by_seq_len.astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=by_seq_len.astype(np.float32)), exp)
     assert f.kind == "tolerance" and "divided by seq_len" in f.hint and "constant factor" not in f.hint
     ignored = emb.mean(-2)
-    f = compare(c, CallOutcome("ok", result=ignored.astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=ignored.astype(np.float32)), exp)
     assert f.kind == "tolerance" and "mask was ignored" in f.hint
     from grader.hints import masked_mean_pool as own
     big = next(x for x in fixed_cases(POOL, NUMPY, 0) if x.dtype == "float16" and x.inputs["embeddings"].shape[-2] >= 4096)
@@ -256,16 +256,21 @@ def test_masked_mean_pool_names_its_own_mistakes():
 
 # -- cases that must raise -------------------------------------------------------------------------
 def test_judge_raises_accepts_listed_types_and_subclasses_only():
-    c = Case("negative_id[float32]", "invalid_ids", "float32", {}, {}, raises=("ValueError", "IndexError"))
-    assert judge_raises(c, CallOutcome("exception", message="IndexError: x", error_types=["IndexError", "LookupError",
+    c = Case(name="negative_id[float32]", group="invalid_ids", dtype="float32", inputs={}, sizes={},
+             raises=("ValueError", "IndexError"))
+    assert judge_raises(c,
+                        CallOutcome(status="exception", message="IndexError: x",
+                                    error_types=["IndexError", "LookupError",
                                                                                         "Exception"])) is None
-    sub = CallOutcome("exception", message="MyError: x", error_types=["MyError", "ValueError", "Exception"])
+    sub = CallOutcome(status="exception", message="MyError: x", error_types=["MyError", "ValueError", "Exception"])
     assert judge_raises(c, sub) is None
-    other = judge_raises(c, CallOutcome("exception", message="KeyError: 3", error_types=["KeyError", "LookupError"]))
+    other = judge_raises(c,
+                         CallOutcome(status="exception", message="KeyError: 3",
+                                     error_types=["KeyError", "LookupError"]))
     assert other.kind == "raises" and other.message == "raised KeyError, not one of ValueError, IndexError"
-    ret = judge_raises(c, CallOutcome("ok", result=np.zeros((3, 2), np.float32)))
+    ret = judge_raises(c, CallOutcome(status="ok", result=np.zeros((3, 2), np.float32)))
     assert ret.kind == "raises" and "returned an array of shape (3, 2)" in ret.message
-    none = judge_raises(c, CallOutcome("type", message="NoneType"))
+    none = judge_raises(c, CallOutcome(status="type", message="NoneType"))
     assert none.kind == "raises" and "returned NoneType" in none.message
 
 
@@ -447,13 +452,13 @@ def test_rank_pattern_is_worded_with_the_first_parameters_name():
 def test_generic_factor_and_offset_hints_only_when_every_element_fits():
     c = _case(POOL, "shifted_rows[float32]")
     exp = _expected(POOL, c)
-    f = compare(c, CallOutcome("ok", result=(exp.ref * 0.5).astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=(exp.ref * 0.5).astype(np.float32)), exp)
     assert f.data["hint_id"] == "scaled" and "factor of 0.5" in f.hint
-    f = compare(c, CallOutcome("ok", result=(exp.ref + 0.25).astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=(exp.ref + 0.25).astype(np.float32)), exp)
     assert f.data["hint_id"] == "shifted" and "constant 0.25 was added" in f.hint
     noisy = exp.ref * 0.5
     noisy.reshape(-1)[3] += 1.0  # one element that no single factor explains
-    f = compare(c, CallOutcome("ok", result=noisy.astype(np.float32)), exp)
+    f = compare(c, CallOutcome(status="ok", result=noisy.astype(np.float32)), exp)
     assert f.hint is None
 
 
@@ -479,9 +484,9 @@ def test_embedding_lookup_says_what_is_wrong_with_ids_that_must_raise():
              "bool_ids": ("bool_ids", "bool"), "float_ids": ("float_ids", "integer dtype")}
     for name, (hint_id, says) in wants.items():
         c = _case(EMB, f"{name}[float32]")
-        returned = CallOutcome("ok", result=np.zeros((3, 2), dtype=np.float32))
+        returned = CallOutcome(status="ok", result=np.zeros((3, 2), dtype=np.float32))
         f = judge_raises(c, returned, EMB.hints)
         assert f is not None and f.kind == "raises" and f.data["hint_id"] == hint_id and says in f.hint, (name, f.hint)
         assert "numpy" not in f.hint.lower() and "jax" not in f.hint.lower() and "torch" not in f.hint.lower()
-    generic = judge_raises(_case(EMB, "negative_id[float32]"), CallOutcome("ok", result=np.zeros((3, 2))))
+    generic = judge_raises(_case(EMB, "negative_id[float32]"), CallOutcome(status="ok", result=np.zeros((3, 2))))
     assert "break the function's contract" in generic.hint     # without the problem's module

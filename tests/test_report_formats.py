@@ -30,12 +30,12 @@ ENV = {"seed": 1234, "framework": "numpy", "dtypes": ["float32", "bfloat16"], "f
 
 def case(name, group, status="passed", failure=None, visibility="visible", dtype="float32", seconds=0.01):
     return CaseResult(name=name, group=group, status=status, dtype=dtype, rank=1,
-                      inputs={"x": ArrayInfo((3,), dtype)}, visibility=visibility, failure=failure,
+                      inputs={"x": ArrayInfo(shape=(3,), dtype=dtype)}, visibility=visibility, failure=failure,
                       seconds=seconds, replay=f"grader replay {name}" if status != "passed" else None)
 
 
 def tol(msg="max abs error 0.5 > allowed 1e-3", hint=None, details=("worst at [2]: got 1.5, expected 1.0",)):
-    return Failure("tolerance", msg, hint=hint, details=list(details), data={"count": 1})
+    return Failure(kind="tolerance", message=msg, hint=hint, details=list(details), data={"count": 1})
 
 
 def report(cases, groups, *, failure=None, output=None, problem="softmax"):
@@ -52,7 +52,9 @@ def passing():
     cases = [case("worked_example[float32]", "examples"),
              case("worked_example[bfloat16]", "examples", dtype="bfloat16"),
              case("empty_row", "edge"), case("large_logits", "edge")]
-    return report(cases, [GroupScore("examples", 2, 2, 2, 2), GroupScore("edge", 3, 3, 2, 2)])
+    return report(cases,
+                  [GroupScore(group="examples", points=2, earned=2, passed=2, total=2),
+                   GroupScore(group="edge", points=3, earned=3, passed=2, total=2)])
 
 
 def failing():
@@ -60,10 +62,12 @@ def failing():
              case("worked_example[bfloat16]", "examples", "failed", tol(hint="looks like softmax over axis 0"),
                   dtype="bfloat16"),
              case("empty_row", "edge", "failed", tol("max abs error 2 > allowed 1e-6")),
-             case("large_logits", "edge", "error", Failure("exception", "OverflowError: math range error",
+             case("large_logits", "edge", "error", Failure(kind="exception", message="OverflowError: math range error",
                                                           details=["Traceback (most recent call last):", "  line 3"])),
              case("huge", "edge", "skipped")]
-    return report(cases, [GroupScore("examples", 2, 1, 1, 2), GroupScore("edge", 3, 0, 0, 3)])
+    return report(cases,
+                  [GroupScore(group="examples", points=2, earned=1, passed=1, total=2),
+                   GroupScore(group="edge", points=3, earned=0, passed=0, total=3)])
 
 
 def hidden():
@@ -73,15 +77,18 @@ def hidden():
         cases.append(case(f"generated_{i}_{SECRET}" if bad else f"generated_{i}", "generated",
                           "failed" if bad else "passed",
                           tol(f"error at {SECRET}", details=[f"x = {SECRET}"]) if bad else None, visibility="hidden"))
-    return report(cases, [GroupScore("examples", 1, 1, 1, 1),
-                          GroupScore("generated", 4, 12 / 14 * 4, 12, 14, visibility="hidden")],
+    return report(cases, [GroupScore(group="examples", points=1, earned=1, passed=1, total=1),
+                          GroupScore(group="generated", points=4, earned=12 / 14 * 4, passed=12, total=14,
+                                     visibility="hidden")],
                   output={"stdout": f"printing {SECRET}\n", "stderr": ""})
 
 
 def import_failure():
-    f = Failure("import", "SyntaxError: invalid syntax (softmax.py, line 4)", hint="a missing colon",
+    f = Failure(kind="import", message="SyntaxError: invalid syntax (softmax.py, line 4)", hint="a missing colon",
                 details=["  File \"softmax.py\", line 4", "    def softmax(x)", "                  ^"])
-    return report([], [GroupScore("examples", 2, 0, 0, 0), GroupScore("edge", 3, 0, 0, 0)], failure=f)
+    return report([],
+                  [GroupScore(group="examples", points=2, earned=0, passed=0, total=0),
+                   GroupScore(group="edge", points=3, earned=0, passed=0, total=0)], failure=f)
 
 
 REPORTS = {"passing": passing, "failing": failing, "hidden": hidden, "import": import_failure}
@@ -336,9 +343,9 @@ def test_one_annotation_per_failure_pattern_with_a_count():
              for i in range(90)]
     other_hint = [case(f"bias{i}", "edge", "failed", tol("12 / 12 elements (100.0%) are outside the tolerance",
                                                          hint="a constant offset")) for i in range(3)]
-    raised = [case(f"raise{i}", "edge", "error", Failure("exception", f"IndexError: index {i} is out of bounds"))
+    raised = [case(f"raise{i}", "edge", "error", Failure(kind="exception", message=f"IndexError: index {i} is out of bounds"))
               for i in range(2)]
-    r = report(other_hint + alike + raised, [GroupScore("edge", 3, 0, 0, 95)])
+    r = report(other_hint + alike + raised, [GroupScore(group="edge", points=3, earned=0, passed=0, total=95)])
     errors = [line for line in github.render(r).splitlines() if line.startswith("::error")]
     assert len(errors) == 3
     assert "title=tolerance%3A 90 cases failed::gen000[float16]: tolerance: 3 / 300" in errors[0]
@@ -350,8 +357,8 @@ def test_one_annotation_per_failure_pattern_with_a_count():
 
 
 def test_annotations_are_capped_with_one_notice():
-    cases = [case(f"c{i}", "edge", "failed", Failure(f"kind{i}", f"message {i}")) for i in range(15)]
-    r = report(cases, [GroupScore("edge", 3, 0, 0, 15)])
+    cases = [case(f"c{i}", "edge", "failed", Failure(kind=f"kind{i}", message=f"message {i}")) for i in range(15)]
+    r = report(cases, [GroupScore(group="edge", points=3, earned=0, passed=0, total=15)])
     lines = github.render(r).splitlines()
     assert sum(line.startswith("::error") for line in lines) == github.MAX_ANNOTATIONS
     notices = [line for line in lines if line.startswith("::notice")]
@@ -491,9 +498,10 @@ def test_a_github_annotation_of_a_raise_names_the_exception_not_the_traceback_he
     """Issue 37: the ::error detail line of a case that raised was the bare "Traceback (most
     recent call last):"; it is the exception raised now."""
     from grader.reports import github
-    f = Failure("exception", "the submission raised ValueError: k out of range", details=[
+    f = Failure(kind="exception", message="the submission raised ValueError: k out of range", details=[
         "Traceback (most recent call last):\n  File \"softmax.py\", line 4, in softmax\n    raise ValueError('k')\n"
         "ValueError: k out of range"])
-    rep = report([case("worked_example", "examples", "failed", f)], [GroupScore("examples", 2, 0, 0, 1)])
+    rep = report([case("worked_example", "examples", "failed", f)],
+                 [GroupScore(group="examples", points=2, earned=0, passed=0, total=1)])
     out = github.render(rep, audience="learner")
     assert "ValueError: k out of range" in out and "Traceback (most recent call last):" not in out

@@ -21,13 +21,14 @@ ENV = {"seed": 7, "framework": "numpy", "dtypes": ["float32"], "python": "3.11.9
 
 def case(name, group, status="passed", failure=None, visibility="visible", shrunk=False, size=3):
     return CaseResult(name=name, group=group, status=status, dtype="float32", rank=1,
-                      inputs={"hidden": ArrayInfo((size,), "float32")}, visibility=visibility, failure=failure,
+                      inputs={"hidden": ArrayInfo(shape=(size,), dtype="float32")}, visibility=visibility,
+                      failure=failure,
                       seconds=0.01, replay=f"grader check sub.py --case '{name}'" if status != "passed" else None,
                       shrunk=shrunk)
 
 
 def wrong(message="12 / 12 elements (100.0%) are outside the tolerance", hint=HINT):
-    return Failure("tolerance", message, hint=hint, details=["worst at [0, 1]: got 3.5, expected 1.25"])
+    return Failure(kind="tolerance", message=message, hint=hint, details=["worst at [0, 1]: got 3.5, expected 1.25"])
 
 
 def one_report() -> Report:
@@ -42,10 +43,12 @@ def one_report() -> Report:
              case(f"{SECRET}3", "secret", "failed", wrong(f"wrong at {SECRET}"), visibility="hidden"),
              case("shrunk:gen002[float32]", "shrunk", "failed", wrong("2 / 2 elements are outside"), shrunk=True,
                   size=2)]
-    groups = [GroupScore("examples", 2, 1, 1, 2), GroupScore("random", 3, 2, 2, 3),
-              GroupScore("secret", 4, 3, 3, 4, visibility="hidden")]
-    return Report("tied_lm_head", "Tied LM head", "sub.py", False, 6.0, 9.0, None, cases, groups, [], dict(ENV),
-                  {"stdout": "", "stderr": "", "truncated": False}, 2.0)
+    groups = [GroupScore(group="examples", points=2, earned=1, passed=1, total=2),
+              GroupScore(group="random", points=3, earned=2, passed=2, total=3),
+              GroupScore(group="secret", points=4, earned=3, passed=3, total=4, visibility="hidden")]
+    return Report(problem="tied_lm_head", title="Tied LM head", submission="sub.py", passed=False, score=6.0,
+                  max_score=9.0, failure=None, cases=cases, groups=groups, summary=[], environment=dict(ENV),
+                  output={"stdout": "", "stderr": "", "truncated": False}, seconds=2.0)
 
 
 COUNT = "6 of 9 cases passed"
@@ -121,11 +124,13 @@ def test_classroom_result_stays_small():
     still carries each failing group's first case and the hint."""
     long = "x" * 400
     cases = [case(f"gen{i:04d}[float32]", f"group{i % 4}", "failed",
-                  Failure("tolerance", f"{long} {i}", hint=HINT, details=[f"Traceback line {j} {long}" for j in range(30)]))
+                  Failure(kind="tolerance", message=f"{long} {i}", hint=HINT,
+                          details=[f"Traceback line {j} {long}" for j in range(30)]))
              for i in range(2000)]
-    groups = [GroupScore(f"group{g}", 1, 0, 0, 500) for g in range(4)]
-    rep = Report("tied_lm_head", "Tied LM head", "sub.py", False, 0.0, 4.0, None, cases, groups, [], dict(ENV),
-                 {"stdout": "", "stderr": ""}, 1.0)
+    groups = [GroupScore(group=f"group{g}", points=1, earned=0, passed=0, total=500) for g in range(4)]
+    rep = Report(problem="tied_lm_head", title="Tied LM head", submission="sub.py", passed=False, score=0.0,
+                 max_score=4.0, failure=None, cases=cases, groups=groups, summary=[], environment=dict(ENV),
+                 output={"stdout": "", "stderr": ""}, seconds=1.0)
     line = github.classroom_output_line(rep)
     assert len(line) < 24 * 1024
     data = json.loads(base64.b64decode(line[len("result="):]))
@@ -204,13 +209,16 @@ def test_a_hint_found_for_a_pattern_reaches_each_group_that_shows_it():
     """The transpose hint of a no-transpose file is found for the failure pattern (the summary),
     not on each exception case: every format's group output still carries it."""
     shared = "the table needs a transpose"
-    cases = [case("worked_example[float32]", "examples", "error", Failure("exception", "ValueError: matmul")),
-             case("batch[float32]", "shapes", "error", Failure("exception", "ValueError: matmul"))]
+    cases = [case("worked_example[float32]", "examples", "error", Failure(kind="exception", message="ValueError: matmul")),
+             case("batch[float32]", "shapes", "error", Failure(kind="exception", message="ValueError: matmul"))]
     summary = [{"kind": "exception", "count": 2, "text": "exception: 2 cases, in float32",
                 "hints": [{"id": "transpose", "text": shared, "count": 2, "of": 2}]}]
-    rep = Report("tied_lm_head", "Tied LM head", "sub.py", False, 0.0, 3.0, None, cases,
-                 [GroupScore("examples", 1, 0, 0, 1), GroupScore("shapes", 2, 0, 0, 1)], summary, dict(ENV),
-                 {"stdout": "", "stderr": ""}, 1.0)
+    rep = Report(problem="tied_lm_head", title="Tied LM head", submission="sub.py", passed=False, score=0.0,
+                 max_score=3.0, failure=None, cases=cases,
+                 groups=[GroupScore(group="examples", points=1, earned=0, passed=0, total=1),
+                         GroupScore(group="shapes", points=2, earned=0, passed=0,
+                                    total=1)], summary=summary, environment=dict(ENV),
+                 output={"stdout": "", "stderr": ""}, seconds=1.0)
     assert all(shared in t["output"] for t in gradescope.results(rep)["tests"])
     assert all(shared in t["test_code"] for t in github.classroom_result(rep)["tests"])
     assert shared in reporter("text").render(rep) and shared in github.step_summary(rep)

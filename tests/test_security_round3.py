@@ -848,10 +848,11 @@ def test_a_killed_root_graders_working_folder_owned_by_its_sandbox_user_is_swept
 def test_a_dtype_left_out_by_a_stopped_run_is_not_said_to_pass():
     from grader.results import ArrayInfo, CaseResult, Failure
     from grader.summary import summarise
-    info = {"hidden": ArrayInfo((2,), "float16")}
+    info = {"hidden": ArrayInfo(shape=(2,), dtype="float16")}
 
     def case(name, dtype, status):
-        failure = Failure("timeout", "the call used more than 2 s of CPU time") if status == "timeout" else None
+        failure = Failure(kind="timeout",
+                          message="the call used more than 2 s of CPU time") if status == "timeout" else None
         return CaseResult(name=f"{name}[{dtype}]", group="g", status=status, dtype=dtype, rank=1, inputs=info,
                           failure=failure)
     cases = [case("a", "float16", "passed"), case("a", "float32", "passed"), case("big", "float16", "timeout"),

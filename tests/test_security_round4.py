@@ -357,11 +357,12 @@ def test_a_learners_junit_timestamp_does_not_time_the_hidden_calls():
     from grader.reports import reporter
     from grader.results import ArrayInfo, CaseResult, GroupScore, Report
     cases = [CaseResult(name=n, group=g, status="passed", dtype="float32", rank=1,
-                        inputs={"x": ArrayInfo((2,), "float32")}, visibility=v)
+                        inputs={"x": ArrayInfo(shape=(2,), dtype="float32")}, visibility=v)
              for n, g, v in (("a", "examples", "visible"), ("h", "secret", "hidden"))]
     rep = Report(problem="gelu", title="gelu", submission="g.py", passed=True, score=2.0, max_score=2.0,
-                 failure=None, cases=cases, groups=[GroupScore("examples", 1, 1, 1, 1),
-                                                    GroupScore("secret", 1, 1, 1, 1, visibility="hidden")],
+                 failure=None, cases=cases, groups=[GroupScore(group="examples", points=1, earned=1, passed=1, total=1),
+                                                    GroupScore(group="secret", points=1, earned=1, passed=1, total=1,
+                                                               visibility="hidden")],
                  summary=[], environment={}, output={}, seconds=1.0)
     learner = ET.fromstring(reporter("junit").render(rep, audience="learner").encode())
     assert learner.get("timestamp").endswith("T00:00:00")

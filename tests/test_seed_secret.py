@@ -250,11 +250,14 @@ def test_a_learner_rendering_of_an_instructor_report_hides_the_seed():
     from grader.reports.github import classroom_result, step_summary
 
     seed = derive_seed(b"k", b"x")
-    case = CaseResult("gen000[float32]", "generated", "failed", "float32", 2,
-                      {"hidden": ArrayInfo((9, 70), "float32")}, failure=Failure("tolerance", "off"),
+    case = CaseResult(name="gen000[float32]", group="generated", status="failed", dtype="float32", rank=2,
+                      inputs={"hidden": ArrayInfo(shape=(9, 70), dtype="float32")}, failure=Failure(kind="tolerance",
+                                                                                                    message="off"),
                       replay=f"grader check s.py --problem p --seed {seed} --case 'gen000[float32]'")
-    report = Report("p", "P", "s.py", False, 0.0, 1.0, None, [case], [GroupScore("generated", 1.0, 0.0, 0, 1)], [],
-                    {"seed": seed, "seed_source": "secret", "seed_secret_from": "--seed-secret"}, {})
+    report = Report(problem="p", title="P", submission="s.py", passed=False, score=0.0, max_score=1.0, failure=None,
+                    cases=[case], groups=[GroupScore(group="generated", points=1.0, earned=0.0, passed=0, total=1)],
+                    summary=[],
+                    environment={"seed": seed, "seed_source": "secret", "seed_secret_from": "--seed-secret"}, output={})
     for name in FORMATS:
         learner = reporter(name).render(report, audience="learner")
         assert str(seed) not in learner and "--seed " not in learner, name

@@ -127,7 +127,7 @@ def test_a_single_output_problem_still_calls_a_tuple_a_type_failure():
     problem = load_problem(find_problem("softmax"))
     case = fixed_cases(problem, ("float32",), 0)[0]
     exp = expected_for(problem, case)
-    outcome = CallOutcome("ok", results={"0": exp.ref.astype(np.float32), "1": exp.ref}, result_type="tuple")
+    outcome = CallOutcome(status="ok", results={"0": exp.ref.astype(np.float32), "1": exp.ref}, result_type="tuple")
     verdict = judge(case, outcome, exp)
     assert verdict.failure.kind == "type" and "tuple" in verdict.failure.message
 

@@ -33,14 +33,14 @@ class Offset:
         time.sleep(self.delay)
         h = case.inputs["hidden"].astype(np.float64)
         e = case.inputs["embedding_matrix"].astype(np.float64)
-        return CallOutcome("ok", result=(h @ e.T + 0.5).astype(case.dtype), seconds=self.delay)
+        return CallOutcome(status="ok", result=(h @ e.T + 0.5).astype(case.dtype), seconds=self.delay)
 
 
 def failing_generated(dtype="float32"):
     cases = generated_cases(PROBLEM, (dtype,), 0, 4)
-    results = [CaseResult(c.name, c.group, "failed", c.dtype, c.rank,
-                          {k: ArrayInfo(tuple(v.shape), v.dtype.name) for k, v in c.inputs.items()},
-                          failure=Failure("tolerance", "off")) for c in cases]
+    results = [CaseResult(name=c.name, group=c.group, status="failed", dtype=c.dtype, rank=c.rank,
+                          inputs={k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in c.inputs.items()},
+                          failure=Failure(kind="tolerance", message="off")) for c in cases]
     return cases, results
 
 
@@ -113,7 +113,7 @@ def test_calls_that_crash_or_block_cannot_keep_a_search_going(monkeypatch):
         def call(self, case, timeout=None):
             self.calls.append(clock.now)
             clock.now += 1.0
-            return CallOutcome("crash", message="killed by SIGSEGV", seconds=1.0)
+            return CallOutcome(status="crash", message="killed by SIGSEGV", seconds=1.0)
 
     sub = Crashes()
     shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",))
@@ -124,7 +124,7 @@ def test_calls_that_crash_or_block_cannot_keep_a_search_going(monkeypatch):
         def call(self, case, timeout=None):
             self.calls.append(clock.now)
             clock.now += 10.0                      # waits 10 s of wall clock, using no CPU
-            return CallOutcome("timeout", message="blocked", limit="wall", seconds=10.0, cpu_seconds=0.0)
+            return CallOutcome(status="timeout", message="blocked", limit="wall", seconds=10.0, cpu_seconds=0.0)
 
     sub = Blocks()
     shrink.shrink_failures(PROBLEM, cases, results, sub, judge, dtypes=("float32",))

@@ -36,17 +36,19 @@ class Tty(io.StringIO):
 
 def case(name, *, message="48 / 48 elements (100.0%) are outside the tolerance", hint=LONG_HINT, trace=None,
          kind="tolerance", dtype="float32"):
-    failure = Failure(kind, message, hint=hint, details=[trace] if trace else [])
+    failure = Failure(kind=kind, message=message, hint=hint, details=[trace] if trace else [])
     return CaseResult(name=f"{name}[{dtype}]", group="shapes", status="failed", dtype=dtype, rank=2,
-                      inputs={"hidden": ArrayInfo((4, 8), dtype), "embedding_matrix": ArrayInfo((12, 8), dtype)},
+                      inputs={"hidden": ArrayInfo(shape=(4, 8), dtype=dtype),
+                              "embedding_matrix": ArrayInfo(shape=(12, 8), dtype=dtype)},
                       visibility="visible", failure=failure, replay=REPLAY)
 
 
 def report(cases, *, passed=False, stdout=""):
-    return Report("tied_lm_head", "Tied LM head", "sub.py", passed, 10.0 if passed else 0.0, 10.0, None, cases,
-                  [GroupScore("shapes", 10, 10.0 if passed else 0.0, 0, len(cases))], [],
-                  {"seed": 0, "framework": "numpy", "dtypes": ["float32"], "sandbox": "bwrap"},
-                  {"stdout": stdout, "stderr": ""}, 1.0)
+    return Report(problem="tied_lm_head", title="Tied LM head", submission="sub.py", passed=passed,
+                  score=10.0 if passed else 0.0, max_score=10.0, failure=None, cases=cases,
+                  groups=[GroupScore(group="shapes", points=10, earned=10.0 if passed else 0.0, passed=0, total=len(cases))], summary=[],
+                  environment={"seed": 0, "framework": "numpy", "dtypes": ["float32"], "sandbox": "bwrap"},
+                  output={"stdout": stdout, "stderr": ""}, seconds=1.0)
 
 
 # -- when colour is used ---------------------------------------------------------------------------

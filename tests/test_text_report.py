@@ -11,19 +11,21 @@ TRACE = ('Traceback (most recent call last):\n  File "sub.py", line 6, in tied_l
 
 def case(name, shapes, *, kind="exception", group="shapes", values=None, dtype="float32", trace=None):
     details = [trace] if trace else []
-    failure = Failure(kind, f"ValueError: {name}", details=details)
+    failure = Failure(kind=kind, message=f"ValueError: {name}", details=details)
     return CaseResult(name=f"{name}[{dtype}]", group=group, status="error" if kind == "exception" else "failed",
                       dtype=dtype, rank=len(shapes[0]),
-                      inputs={"hidden": ArrayInfo(shapes[0], dtype), "embedding_matrix": ArrayInfo(shapes[1], dtype)},
+                      inputs={"hidden": ArrayInfo(shape=shapes[0], dtype=dtype),
+                              "embedding_matrix": ArrayInfo(shape=shapes[1], dtype=dtype)},
                       visibility="visible", failure=failure, values=values, replay=f"grader check sub.py --case {name}")
 
 
 def report(cases, env_extra=None, groups=None):
     env = {"seed": 0, "framework": "numpy", "dtypes": ["float32"], "sandbox": "bwrap"}
     env.update(env_extra or {})
-    groups = groups or [GroupScore("shapes", 2, 0, 0, len(cases))]
-    return Report("tied_lm_head", "Tied LM head", "sub.py", False, 0.0, 10.0, None, cases, groups, [], env,
-                  {"stdout": "", "stderr": ""}, 1.0)
+    groups = groups or [GroupScore(group="shapes", points=2, earned=0, passed=0, total=len(cases))]
+    return Report(problem="tied_lm_head", title="Tied LM head", submission="sub.py", passed=False, score=0.0,
+                  max_score=10.0, failure=None, cases=cases, groups=groups, summary=[], environment=env,
+                  output={"stdout": "", "stderr": ""}, seconds=1.0)
 
 
 def test_the_first_case_shown_is_not_a_degenerate_one():
@@ -48,9 +50,10 @@ def test_each_distinct_traceback_is_printed_once():
 
 def test_a_run_that_left_out_a_group_with_points_gives_no_score():
     ok = CaseResult(name="batch[float32]", group="shapes", status="passed", dtype="float32", rank=2,
-                    inputs={"hidden": ArrayInfo((4, 8), "float32")}, visibility="visible", failure=None)
+                    inputs={"hidden": ArrayInfo(shape=(4, 8), dtype="float32")}, visibility="visible", failure=None)
     rep = report([ok], {"partial": True, "unrun_groups": ["generated"]},
-                 [GroupScore("shapes", 2, 2, 1, 1), GroupScore("generated", 5, 0, 0, 0)])
+                 [GroupScore(group="shapes", points=2, earned=2, passed=1, total=1),
+                  GroupScore(group="generated", points=5, earned=0, passed=0, total=0)])
     first = text.render(rep).splitlines()[0]
     assert first.startswith("INCOMPLETE tied_lm_head: 1 of 1 cases passed, but group generated ran no case")
     assert "score" not in first.replace("no score", "")

@@ -135,7 +135,7 @@ class NonZeroOffset:  # as in test_working_folder
     def call(self, case, timeout=None):
         h = case.inputs["hidden"].astype(np.float64)
         e = case.inputs["embedding_matrix"].astype(np.float64)
-        return CallOutcome("ok", result=(h @ e.T + (0.5 if h.any() else 0.0)).astype(case.dtype), seconds=0.0)
+        return CallOutcome(status="ok", result=(h @ e.T + (0.5 if h.any() else 0.0)).astype(case.dtype), seconds=0.0)
 
 cases, results = failing_generated("float32")
 sys.addaudithook(hook)
@@ -158,7 +158,7 @@ class NonZeroOffset:
         self.storage.append(isolation.hypothesis_storage_folder())
         h = case.inputs["hidden"].astype(np.float64)
         e = case.inputs["embedding_matrix"].astype(np.float64)
-        return CallOutcome("ok", result=(h @ e.T + (0.5 if h.any() else 0.0)).astype(case.dtype), seconds=0.0)
+        return CallOutcome(status="ok", result=(h @ e.T + (0.5 if h.any() else 0.0)).astype(case.dtype), seconds=0.0)
 
 
 def test_the_shrink_search_reads_and_writes_nothing_in_the_working_folder(tmp_path):

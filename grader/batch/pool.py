@@ -333,7 +333,7 @@ class _Grader:
             why = f"exited with code {code}"
         last = next((line for line in reversed(tail) if line.startswith("grader:")), tail[-1] if tail else "")
         message = f"the grader's check process {why} and wrote no report" + (f": {last}" if last else "")
-        failure = Failure("crash", message, hint="the rest of the class was graded; see details for the "
+        failure = Failure(kind="crash", message=message, hint="the rest of the class was graded; see details for the "
                                                  "grader's stderr", details=tail)
         report = placeholder_report(self.problem, job.sub.shown, failure, seconds)
         if note:  # written here: no need to read it back to add the note (as for a check's report)
@@ -343,7 +343,7 @@ class _Grader:
 
     def no_file(self, sub: Submission) -> Row:
         """The row (and report) of a learner's folder with no identifiable submission."""
-        failure = Failure("import", sub.note or "no submission found",
+        failure = Failure(kind="import", message=sub.note or "no submission found",
                           hint=f"submit one .py file or .ipynb notebook that defines {' and '.join(self.problem.functions)}")
         report = placeholder_report(self.problem, sub.shown, failure, 0.0)
         write_report(report_path(self.out, sub.learner), report, self.args.audience)
@@ -359,7 +359,7 @@ class _Grader:
         """
         from ..reports.common import printable
         what = printable(f"{type(exc).__name__}: {exc}", one_line=True)[:500]
-        failure = Failure("crash", f"the grader could not check this submission ({what})",
+        failure = Failure(kind="crash", message=f"the grader could not check this submission ({what})",
                           hint="the rest of the class was graded; grade this learner again "
                                "(delete their report and run grader grade --resume)")
         report = placeholder_report(self.problem, sub.shown, failure, seconds)

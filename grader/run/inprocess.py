@@ -57,8 +57,8 @@ class InProcessExecutor:
         if self.import_outcome is not None:
             return self.import_outcome
         if self.fn is None:
-            return ImportOutcome("import_error", message="the submission defines no function")
-        return ImportOutcome("ok", versions=dict(self.versions))
+            return ImportOutcome(status="import_error", message="the submission defines no function")
+        return ImportOutcome(status="ok", versions=dict(self.versions))
 
     def facts(self) -> dict[str, Any]:
         return {"jax": self.versions.get("jax"), "torch": self.versions.get("torch"), "memory_limit": "none"}
@@ -77,10 +77,10 @@ class InProcessExecutor:
         try:
             result = self.fn(*args, **kwargs)  # type: ignore[misc]
         except MemoryError as exc:
-            return CallOutcome("memory", message="MemoryError: the submission ran out of memory",
+            return CallOutcome(status="memory", message="MemoryError: the submission ran out of memory",
                                traceback=parsing.format_exception(exc), seconds=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - the function's exception is data
-            return CallOutcome("exception", message=f"{type(exc).__name__}: {exc}"[:2000],
+            return CallOutcome(status="exception", message=f"{type(exc).__name__}: {exc}"[:2000],
                                traceback=parsing.format_exception(exc),
                                error_types=[c.__name__ for c in type(exc).__mro__][:32],
                                seconds=time.perf_counter() - t0)
@@ -92,18 +92,19 @@ class InProcessExecutor:
         if isinstance(result, (tuple, list, dict)):   # as the child sends one (grader._child._convert)
             return _several(result, mutated, seconds)
         if type(result) in (bool, int, float):   # a Python number, as the child sends it
-            return CallOutcome("ok", result=np.asarray(result), mutated=mutated, seconds=seconds,
+            return CallOutcome(status="ok", result=np.asarray(result), mutated=mutated, seconds=seconds,
                                result_type=type(result).__name__)
         if not isinstance(result, (np.ndarray, np.generic)):
             name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
                 f"{type(result).__module__}.{type(result).__qualname__}"
-            return CallOutcome("type", message=name, mutated=mutated, seconds=seconds)
+            return CallOutcome(status="type", message=name, mutated=mutated, seconds=seconds)
         arr = np.asarray(result)
         if type(arr) is not np.ndarray:
             arr = np.array(arr, copy=True).view(np.ndarray)
         if arr.dtype.name not in DTYPE_WHITELIST:
-            return CallOutcome("type", message=f"array of dtype {arr.dtype.name}", mutated=mutated, seconds=seconds)
-        return CallOutcome("ok", result=arr.copy(order="C"), mutated=mutated, seconds=seconds,
+            return CallOutcome(status="type", message=f"array of dtype {arr.dtype.name}", mutated=mutated,
+                               seconds=seconds)
+        return CallOutcome(status="ok", result=arr.copy(order="C"), mutated=mutated, seconds=seconds,
                            result_type=type(result).__name__)
 
     def close(self) -> dict[str, Any]:
@@ -146,8 +147,9 @@ def _several(result: Any, mutated: list[str], seconds: float) -> CallOutcome:
             break
         arrays[str(key)], types[str(key)] = arr, what
     if not ok:
-        return CallOutcome("type", message=name, mutated=mutated, seconds=seconds)
-    return CallOutcome("ok", results=arrays, result_types=types, result_type=kind, mutated=mutated, seconds=seconds)
+        return CallOutcome(status="type", message=name, mutated=mutated, seconds=seconds)
+    return CallOutcome(status="ok", results=arrays, result_types=types, result_type=kind, mutated=mutated,
+                       seconds=seconds)
 
 
 def framework_call(fn: Callable[..., Any], framework: str) -> Callable[..., Any]:
@@ -226,6 +228,6 @@ def for_file(path: Any, function: str, framework: str) -> InProcessExecutor:
             raise TypeError(f"{function} is a {type(fn).__name__}, not a function")
     except Exception as exc:  # noqa: BLE001 - the file's fault is an import outcome
         return InProcessExecutor(None, import_outcome=ImportOutcome(
-            "import_error", message=f"{type(exc).__name__}: {exc}"[:2000]))
+            status="import_error", message=f"{type(exc).__name__}: {exc}"[:2000]))
     return InProcessExecutor(framework_call(fn, framework))
 

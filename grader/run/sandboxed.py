@@ -86,14 +86,14 @@ class _Session:
             self.launch()
             started = self.ready()
             if started.status != "ok":
-                return CallOutcome("crash", message=f"restarting the submission failed: {started.message}")
+                return CallOutcome(status="crash", message=f"restarting the submission failed: {started.message}")
         if self.worker is None or self.worker.proc is None:
             self.restarts += 1
             self._collect()
             self.launch()
             started = self.ready()
             if started.status != "ok":
-                return CallOutcome("crash", message=f"restarting the submission failed: {started.message}")
+                return CallOutcome(status="crash", message=f"restarting the submission failed: {started.message}")
         assert self.worker is not None
         self.saw_hidden = self.saw_hidden or hidden
         return self.worker.call(case.inputs, timeout, keywords=case.keywords, scalars=case.scalars)

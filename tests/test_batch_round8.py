@@ -586,3 +586,47 @@ def test_a_table_of_every_case_the_old_ranges_could_draw_earns_nothing_under_a_s
     code, report = grade_function_in_process(stub, "--problem", "sinusoidal_positional_encoding", "--no-shrink",
                                              "--seed-secret", str(secret))
     assert code == 1 and report["score"] == 0, [(g["group"], g["earned"]) for g in report["groups"]]
+
+
+@pytest.mark.parametrize("problem,seed,body", [
+    ("masked_mean_pool", 1000050000150, "def masked_mean_pool(embeddings, mask):\n"
+                                        "    return np.array(np.asarray(embeddings)[..., 0, :])\n"),
+    ("embedding_lookup", 700150997433, "def embedding_lookup(token_ids, embedding_matrix):\n"
+                                       "    ids = np.asarray(token_ids)\n"
+                                       "    return np.array(np.broadcast_to(embedding_matrix[0], ids.shape + "
+                                       "embedding_matrix.shape[1:]))\n"),
+    ("top_k_indices", 300137997654, "def top_k_indices(scores, k):\n"
+                                    "    s = np.asarray(scores)\n"
+                                    "    return np.array(np.broadcast_to(np.arange(int(k), dtype=np.int64), "
+                                    "s.shape[:-1] + (int(k),)))\n"),
+])
+def test_an_input_cut_to_one_entry_or_positions_in_order_is_a_stub(tmp_path, problem, seed, body):
+    """Round twenty-four: the first token (masked_mean_pool), row 0 of the table (embedding_lookup)
+    and 0..k-1 (top_k_indices) answered 3-4 generated cases at these seeds (0.25-0.33 of 10; on
+    13% of secrets for top_k): an input cut to its first or last entry along an axis longer than
+    1, then laid out and broadcast, and integer positions in order, are a stub's answers."""
+    from tests.conftest import grade_function_in_process
+    stub = tmp_path / "stub.py"
+    stub.write_text("import numpy as np\n\n\n" + body)
+    code, report = grade_function_in_process(stub, "--problem", problem, "--seed", str(seed), "--no-shrink")
+    assert code == 1 and report["score"] == 0, [(g["group"], g["earned"]) for g in report["groups"] if g["earned"]]
+
+
+def test_a_right_permutation_is_work_not_a_stub(tmp_path):
+    """Round twenty-four's observation: round twenty-two's rule tried every permutation of an
+    input's axes, so merge_heads' right answer (a transpose) made 36 of its 39 cases free and a
+    right permutation that failed only the real-size cases scored 0. Only layouts that keep the
+    elements' order (squeezes, size-1 axes placed) count now: such a function keeps its points."""
+    import numpy as np
+    from grader.grading import _trivial
+    from tests.conftest import grade_function_in_process
+    x = np.random.default_rng(2).normal(size=(2, 3, 5, 4))              # (B, H, T, Dh)
+    assert _trivial(x.transpose(0, 2, 1, 3).reshape(2, 5, 12), {"x": x}) is None
+    stub = tmp_path / "merge.py"
+    stub.write_text("import numpy as np\n\n\ndef merge_heads(x):\n    x = np.asarray(x)\n"
+                    "    if x.size > 100_000:   # right, but wrong on the real sizes\n"
+                    "        return np.zeros(x.shape[:1] + x.shape[2:3] + (x.shape[1] * x.shape[3],), x.dtype)\n"
+                    "    return x.transpose(0, 2, 1, 3).reshape(x.shape[0], x.shape[2], -1)\n")
+    code, report = grade_function_in_process(stub, "--problem", "merge_heads", "--no-shrink")
+    assert code == 1 and report["score"] >= report["max_score"] / 2, [(g["group"], g["earned"], g["points"])
+                                                                       for g in report["groups"]]

@@ -152,13 +152,21 @@ def _prctl(option: int, arg: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
 
 
+def _default_signals() -> None:
+    """In a process forked from the zygote: no wake-up descriptor (the zygote's socket pair is
+    closed there) and the default handlers of SIGINT (KeyboardInterrupt), SIGTERM and SIGCHLD
+    instead of the zygote's flag-setting ones."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+
 def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.socket]) -> None:
     """In the forked process: become ``grader check`` with the request's streams, folder,
     environment and arguments, and exit with its code. Never returns."""
     code = 2
-    signal.set_wakeup_fd(-1)   # the zygote's wake-up socket is closed below
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _default_signals()
     try:
         if os.getsid(0) != os.getpid():   # a spare (_spare_process) is a session leader already
             os.setsid()
@@ -173,9 +181,6 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         for fd in set(fds):
             if fd > 2:
                 os.close(fd)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -216,9 +221,7 @@ def _spare_process(framework: str, sock: socket.socket, close: list[socket.socke
     line), and become that request's check (:func:`_forked_check`), which adopts the spare
     when it matches. Never returns."""
     from .run import spare
-    signal.set_wakeup_fd(-1)   # the zygote's wake-up socket is closed below
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _default_signals()
     try:
         os.setsid()   # the check's process group, as a forked check's
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -227,8 +230,6 @@ def _spare_process(framework: str, sock: socket.socket, close: list[socket.socke
         for other in close:
             with contextlib.suppress(OSError):
                 other.close()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         try:
             from .sandbox import choose_tier
             tier, wrap = choose_tier("auto")

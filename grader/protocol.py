@@ -143,27 +143,15 @@ def write_frame(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] |
         raise PeerClosed(f"cannot write to the other process: {exc}") from None
 
 
-def _read_exact(fd: int, n: int, deadline: float | None, watch: Callable[[], None] | None = None) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        if deadline is not None or watch is not None:
-            _wait(fd, select.POLLIN, deadline, watch)
-        try:
-            chunk = os.read(fd, min(n - got, 1 << 20))
-        except BlockingIOError:
-            continue
-        except OSError as exc:
-            raise PeerClosed(f"read failed: {exc}") from None
-        if not chunk:
-            raise PeerClosed("the other process closed the channel")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
 def _read_into(fd: int, view: memoryview, deadline: float | None,
                watch: Callable[[], None] | None = None) -> None:
-    """Fill ``view`` from ``fd`` (as :func:`_read_exact`, into the caller's buffer: no copy)."""
+    """Fill ``view`` from ``fd``, waiting (``_wait``) until the ``deadline`` with ``watch`` as
+    :func:`read_frame` says; into the caller's buffer, no copy.
+
+    Raises:
+        PeerClosed: the channel closed, or the read failed, before ``view`` was full.
+        Timeout: the deadline passed first.
+    """
     got, n = 0, len(view)
     while got < n:
         if deadline is not None or watch is not None:
@@ -177,6 +165,14 @@ def _read_into(fd: int, view: memoryview, deadline: float | None,
         if not k:
             raise PeerClosed("the other process closed the channel")
         got += k
+
+
+def _read_exact(fd: int, n: int, deadline: float | None, watch: Callable[[], None] | None = None) -> bytes:
+    """The next ``n`` bytes of ``fd`` (:func:`_read_into` a fresh buffer; ``n`` is capped by the
+    caller: the frame's magic, its length and its header of at most :data:`MAX_HEADER`)."""
+    buffer = bytearray(n)
+    _read_into(fd, memoryview(buffer), deadline, watch)
+    return bytes(buffer)
 
 
 def _text(value: str) -> str:

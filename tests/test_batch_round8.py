@@ -493,7 +493,6 @@ def test_an_input_transposed_and_broadcast_is_a_stub_not_an_answer(tmp_path):
     cut to its first or last entry along an axis before a broadcast or reshape is a stub too."""
     import numpy as np
     from grader.grading import _trivial
-    from tests.conftest import grade_function_in_process
     E = np.arange(5.0).reshape(5, 1)
     assert _trivial(np.ones((3, 1)) @ E.T, {"hidden": np.ones((3, 1)), "embedding_matrix": E}) == \
         "one of its inputs broadcast"
@@ -503,28 +502,30 @@ def test_an_input_transposed_and_broadcast_is_a_stub_not_an_answer(tmp_path):
     h, E = rng.normal(size=(3, 4)), rng.normal(size=(6, 4))
     assert _trivial(h @ E.T, {"hidden": h, "embedding_matrix": E}) is None        # computed: not free
     assert _trivial(np.sort(h, axis=-1)[:, ::-1], {"hidden": h}) is None          # h's values, moved
-    stub = tmp_path / "stub.py"
-    stub.write_text("import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
-                    "    shape = np.shape(hidden)[:-1] + (np.shape(embedding_matrix)[0],)\n"
-                    "    return np.broadcast_to(np.asarray(embedding_matrix).T[:1], shape).copy()\n")
-    secret = tmp_path / "secret"
-    secret.write_text("round twenty-two")
-    code, report = grade_function_in_process(stub, "--problem", "tied_lm_head", "--no-shrink",
-                                             "--seed-secret", str(secret))
+    code, report = _under_secret(tmp_path, "tied_lm_head",
+                                 "def tied_lm_head(hidden, embedding_matrix):\n"
+                                 "    shape = np.shape(hidden)[:-1] + (np.shape(embedding_matrix)[0],)\n"
+                                 "    return np.broadcast_to(np.asarray(embedding_matrix).T[:1], shape).copy()\n")
     assert code == 1 and report["score"] == 0, [g for g in report["groups"] if g["earned"]]
 
 
-def _secret_learner_report(tmp_path, problem: str, body: str) -> tuple[dict, dict]:
-    """The learner's and the instructor's JSON of one function under a secret seed."""
+def _under_secret(tmp_path, problem: str, body: str, audience: str = "learner") -> tuple[int, dict]:
+    """(exit code, JSON report) of ``body`` (after ``import numpy as np``) graded in process as
+    ``problem`` under a secret seed, without the shrink search."""
     from tests.conftest import grade_function_in_process
     stub = tmp_path / f"{problem}.py"
     stub.write_text("import numpy as np\n\n\n" + body)
     secret = tmp_path / "secret"
-    secret.write_text("withheld")
+    secret.write_text("a secret of the instructor's")
+    return grade_function_in_process(stub, "--problem", problem, "--no-shrink", "--seed-secret", str(secret),
+                                     "--audience", audience)
+
+
+def _secret_learner_report(tmp_path, problem: str, body: str) -> tuple[dict, dict]:
+    """The learner's and the instructor's JSON of one function under a secret seed."""
     out = []
     for audience in ("learner", "instructor"):
-        code, report = grade_function_in_process(stub, "--problem", problem, "--no-shrink", "--seed-secret",
-                                                 str(secret), "--audience", audience)
+        code, report = _under_secret(tmp_path, problem, body, audience)
         assert code == 1
         out.append(report)
     return out[0], out[1]
@@ -566,10 +567,8 @@ def test_a_table_of_every_case_the_old_ranges_could_draw_earns_nothing_under_a_s
     reference's values) took 7 of 10 under any secret with nothing computed. The ranges are now
     too wide to tabulate (seq_len <= 2048, every even d_model <= 256: about 135 MB); such a table
     answers no generated case, so the literal cases it also answers stay uncredited."""
-    from tests.conftest import grade_function_in_process
-    stub = tmp_path / "table.py"
-    stub.write_text(
-        "import numpy as np\n\n"
+    code, report = _under_secret(
+        tmp_path, "sinusoidal_positional_encoding",
         "_OLD = {2, 4, 6, 8, 10, 12, 14, 16, 18, 22, 24, 32, 40, 48, 62, 64}\n\n\n"
         "def _row_table(d):   # stands for a stored table: what the old ranges could draw\n"
         "    p = np.arange(64)[:, None]\n"
@@ -581,10 +580,6 @@ def test_a_table_of_every_case_the_old_ranges_could_draw_earns_nothing_under_a_s
         "    if seq_len <= 64 and d_model in _OLD:\n"
         "        return _row_table(d_model)[:seq_len]\n"
         "    return np.zeros((seq_len, d_model), np.float32)\n")
-    secret = tmp_path / "secret"
-    secret.write_text("round twenty-three")
-    code, report = grade_function_in_process(stub, "--problem", "sinusoidal_positional_encoding", "--no-shrink",
-                                             "--seed-secret", str(secret))
     assert code == 1 and report["score"] == 0, [(g["group"], g["earned"]) for g in report["groups"]]
 
 

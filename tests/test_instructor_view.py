@@ -192,18 +192,25 @@ def _case(group: str, status: str, kind: str | None = None, hint: str | None = N
                       inputs={"x": ArrayInfo(shape=(2,), dtype="float32")}, failure=failure)
 
 
+def _class_report(submission: str, passed: bool, score: float, cases: list, groups: list[tuple], *,
+                  problem: str = "p", title: str = "P", environment: dict | None = None) -> Report:
+    """A learner's report of ``cases`` with ``groups`` as (name, points, earned, passed, total);
+    its maximum is the groups' points."""
+    scores = [GroupScore(group=g, points=pts, earned=e, passed=n, total=t) for g, pts, e, n, t in groups]
+    return Report(problem=problem, title=title, submission=submission, passed=passed, score=score,
+                  max_score=float(sum(g.points for g in scores)), failure=None, cases=cases, groups=scores,
+                  summary=[], environment=environment or {}, output={}, seconds=1.0)
+
+
 def test_grid_says_why_and_how_many_cases_were_not_run():
     from grader.reports import classview
-    full = Report(problem="p", title="P", submission="a.py", passed=True, score=4.0, max_score=4.0, failure=None,
-                  cases=[_case("a", "passed")] * 3 + [_case("b", "passed")] * 2,
-                  groups=[GroupScore(group="a", points=2, earned=2, passed=3, total=3),
-                          GroupScore(group="b", points=2, earned=2, passed=2,
-                                     total=2)], summary=[], environment={}, output={}, seconds=1.0)
-    crashed = Report(problem="p", title="P", submission="c.py", passed=False, score=0.0, max_score=4.0, failure=None,
-                     cases=[_case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2 + [_case("b", "skipped")] * 2,
-                     groups=[GroupScore(group="a", points=2, earned=0, passed=0, total=3),
-                             GroupScore(group="b", points=2, earned=0, passed=0,
-                                        total=2)], summary=[], environment={}, output={}, seconds=1.0)
+    full = _class_report("a.py", True, 4.0,
+                         [_case("a", "passed")] * 3 + [_case("b", "passed")] * 2,
+                         [("a", 2, 2, 3, 3), ("b", 2, 2, 2, 2)])
+    crashed = _class_report("c.py", False, 0.0,
+                            [_case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2
+                            + [_case("b", "skipped")] * 2,
+                            [("a", 2, 0, 0, 3), ("b", 2, 0, 0, 2)])
     nothing = gradebook.placeholder_report(type("P", (), {"groups": {}, "id": "p", "title": "P", "max_score": 4.0})(),
                                            "", Failure(kind="import", message="no submission: nothing was found"), 0.0)
     reports = {"ann": full, "dan": crashed, "kim": nothing}
@@ -223,16 +230,12 @@ def test_a_learner_graded_in_fewer_dtypes_has_no_cases_not_run():
     largest case set (JAX's, with bfloat16) was counted as each learner's. Only a learner's own
     skipped cases are 'not run'."""
     from grader.reports import classview
-    jax = Report(problem="p", title="P", submission="j.py", passed=False, score=2.0, max_score=4.0, failure=None,
-                 cases=[_case("a", "passed")] * 3 + [_case("b", "failed")] * 2,
-                 groups=[GroupScore(group="a", points=2, earned=2, passed=3, total=3),
-                         GroupScore(group="b", points=2, earned=0, passed=0,
-                                    total=2)], summary=[], environment={}, output={}, seconds=1.0)
-    numpy = Report(problem="p", title="P", submission="n.py", passed=False, score=2.0, max_score=4.0, failure=None,
-                   cases=[_case("a", "passed")] * 2 + [_case("b", "failed")],
-                   groups=[GroupScore(group="a", points=2, earned=2, passed=2, total=2),
-                           GroupScore(group="b", points=2, earned=0, passed=0,
-                                      total=1)], summary=[], environment={}, output={}, seconds=1.0)
+    jax = _class_report("j.py", False, 2.0,
+                        [_case("a", "passed")] * 3 + [_case("b", "failed")] * 2,
+                        [("a", 2, 2, 3, 3), ("b", 2, 0, 0, 2)])
+    numpy = _class_report("n.py", False, 2.0,
+                          [_case("a", "passed")] * 2 + [_case("b", "failed")],
+                          [("a", 2, 2, 2, 2), ("b", 2, 0, 0, 1)])
     reports = {"jo": jax, "nu": numpy}
     rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
     lines = {line.learner: line for line in classview.grid(rows, reports).lines}
@@ -264,12 +267,10 @@ def test_a_feedback_page_agrees_with_its_full_report_and_names_the_cases_not_run
     import re
 
     from grader.reports.notebook_html import feedback_page
-    crashed = Report(problem="p", title="P", submission="c.py", passed=False, score=0.0, max_score=4.0, failure=None,
-                     cases=[_case("a", "passed"), _case("a", "error", "crash", "it died")] + [_case("a", "skipped")] * 2
-                     + [_case("b", "skipped")] * 2,
-                     groups=[GroupScore(group="a", points=2, earned=0.5, passed=1, total=4),
-                             GroupScore(group="b", points=2, earned=0, passed=0,
-                                        total=2)], summary=[], environment={}, output={}, seconds=1.0)
+    crashed = _class_report("c.py", False, 0.0,
+                            [_case("a", "passed"), _case("a", "error", "crash", "it died")]
+                            + [_case("a", "skipped")] * 2 + [_case("b", "skipped")] * 2,
+                            [("a", 2, 0.5, 1, 4), ("b", 2, 0, 0, 2)])
     page = html.unescape(feedback_page(crashed))
     counts = re.findall(r"(\d+ of \d+) cases passed", page)
     assert len(counts) >= 2 and set(counts) == {"1 of 6"}, counts   # the header and the full report
@@ -291,20 +292,18 @@ def test_an_assignments_missing_function_is_not_graded_rather_than_one_failing_c
     env = {"assignment": {"id": "lesson", "problems": [
         {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
         {"problem": "pool", "points": 3, "score": 0.0, "passed": False, "failure": "import"}]}}
-    ann = Report(problem="lesson", title="L", submission="a.py", passed=False, score=1.0, max_score=4.0, failure=None,
-                 cases=good + [stand_in],
-                 groups=[GroupScore(group="head/a", points=1, earned=1, passed=3, total=3),
-                         GroupScore(group="pool", points=3, earned=0, passed=0,
-                                    total=1)], summary=[], environment=env, output={}, seconds=1.0)
+    ann = _class_report("a.py", False, 1.0,
+                        good + [stand_in],
+                        [("head/a", 1, 1, 3, 3), ("pool", 3, 0, 0, 1)],
+                        problem="lesson", title="L", environment=env)
     pool_cases = [dataclasses_replace(_case("b", "passed"), name=f"pool/b{i}[float32]", group="pool/b") for i in range(5)]
     env_bob = {"assignment": {"id": "lesson", "problems": [
         {"problem": "head", "points": 1, "score": 1.0, "passed": True, "failure": None},
         {"problem": "pool", "points": 3, "score": 3.0, "passed": True, "failure": None}]}}
-    bob = Report(problem="lesson", title="L", submission="b.py", passed=True, score=4.0, max_score=4.0, failure=None,
-                 cases=good + pool_cases,
-                 groups=[GroupScore(group="head/a", points=1, earned=1, passed=3, total=3),
-                         GroupScore(group="pool/b", points=3, earned=3, passed=5,
-                                    total=5)], summary=[], environment=env_bob, output={}, seconds=1.0)
+    bob = _class_report("b.py", True, 4.0,
+                        good + pool_cases,
+                        [("head/a", 1, 1, 3, 3), ("pool/b", 3, 3, 5, 5)],
+                        problem="lesson", title="L", environment=env_bob)
     assert view.build(ann, common.INSTRUCTOR).counts_text == "3 of 4 cases passed; not graded: pool (import)"
     assert "3 of 4 cases passed; not graded: pool (import)" in html.unescape(feedback_page(ann))
     reports = {"ann": ann, "bob": bob}

@@ -7,7 +7,8 @@ The sources default to tests/corpus/correct and tests/corpus/wrong (or ../shared
 those are absent) plus submissions/; their .py files are taken in sorted order and repeated until
 there are ``--submissions`` of them, each a learner ``NNN_<name>.py``. Each run starts with an
 empty cache (``GRADER_CACHE_DIR`` a new folder), as a fresh CI machine would; ``--warm`` adds a
-run with the cache the first one filled.
+run with the cache the first one filled, and a regrade into that run's folder (the learners
+started longest first by the times it recorded).
 
 The table gives the wall time, the time per submission, the sum of the per-submission check
 times from the gradebook (what one job would take, roughly) and their ratio (the speed-up the
@@ -61,8 +62,9 @@ def main() -> int:
         names = make_class(klass, sources, args.submissions)
         for jobs in args.jobs:
             cache = Path(tmp) / f"cache-{jobs}"
-            for kind in ("empty", "warm") if args.warm else ("empty",):
-                out = Path(tmp) / f"out-{jobs}-{kind}"
+            for kind in ("empty", "warm", "regrade") if args.warm else ("empty",):
+                # regrade: into the warm run's folder, whose check times order the learners
+                out = Path(tmp) / f"out-{jobs}-{'warm' if kind == 'regrade' else kind}"
                 wall, cpu = timed([sys.executable, "-m", "grader", "grade", str(klass), "--jobs", str(jobs),
                                    "--out", str(out)], env={"GRADER_CACHE_DIR": str(cache)}, ok=(0, 1),
                                   timeout=3600)

@@ -677,3 +677,26 @@ def test_one_learners_failure_in_the_batch_costs_only_their_row(tmp_path, monkey
     assert all((out / f).is_file() for f in ("summary.md", "junit.xml", "summary.html"))
     assert len(list((out / "feedback").glob("*.txt"))) == 5
     assert "graded 5 submissions: 2 passed, 3 failed (3 could not be graded)" in captured.out
+
+
+def test_a_regrade_starts_the_longest_checks_of_the_last_run_first(tmp_path, fake_checks, capsys):
+    """Graded again into the same --out, learners start in the order of the last run's check
+    times, longest first (a learner new since then counts as the median: 5 s here, after bob's
+    9 s and, keeping the folder's order among equals, after carl's 5 s); the gradebook is sorted
+    by learner all the same. A first run keeps the folder's order. (Before: always the folder's
+    order, so a learner whose code loops until --timeout could start last and end the batch
+    alone: issue 33's grade of 50 learners.)"""
+    klass = tmp_path / "class"
+    for name in ("ann", "bob", "carl", "dave"):
+        write(klass / f"{name}.py", CORRECT)
+    out = tmp_path / "out"
+    argv = ["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "1", *FAST]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert fake_checks == ["ann", "bob", "carl", "dave"]
+    last = [gradebook.Row(learner=name, submission=f"{name}.py", passed=True, score=10, max_score=10, kinds=[],
+                          seconds=seconds, message="") for name, seconds in (("ann", 1.0), ("bob", 9.0), ("carl", 5.0))]
+    gradebook.write_gradebook(out / "gradebook.csv", last)
+    fake_checks.clear()
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert fake_checks == ["bob", "carl", "dave", "ann"]
+    assert [r.learner for r in gradebook.read_gradebook(out / "gradebook.csv")] == ["ann", "bob", "carl", "dave"]

@@ -698,13 +698,11 @@ def test_the_per_call_limit_is_cpu_time_with_a_wall_clock_backstop(tmp_path, tie
 
 def test_the_total_timeout_bounds_every_step(tmp_path):
     sub = write_submission(tmp_path, "import time\ndef tied_lm_head(h, e):\n    time.sleep(600)\n")
-    t0 = time.monotonic()
     with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=100), wrap=sandbox.Sandbox("rlimits"),
                 deadline=time.monotonic() + 8) as w:
         assert w.start().status == "ok"
         out = w.call(INPUTS)
-    assert out.status == "timeout" and out.limit == "total", out
-    assert time.monotonic() - t0 < 60
+    assert out.status == "timeout" and out.limit == "total", out  # the 8 s deadline, not the 100 s call limit
 
 
 def test_a_timeout_in_the_report_names_its_limit(tmp_path):

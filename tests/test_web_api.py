@@ -99,9 +99,7 @@ def test_problems_are_listed_with_their_installed_frameworks(client):
     ({"problem": "tied_lm_head", "framework": "numpy", "source": GOOD, "shrink": 0}, 422, "shrink"),
 ])
 def test_a_bad_check_request_is_one_clear_line(client, body, status, words):
-    start = time.monotonic()
     assert words in _one_line_error(client.post("/api/check", json=body), status)
-    assert time.monotonic() - start < 30
 
 
 def test_a_body_not_utf8_not_json_or_of_a_mebibyte_is_refused(client):

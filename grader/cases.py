@@ -194,7 +194,11 @@ def fill_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
     ``normal``: each row (last axis) is ``mean + scale * z`` with z from :meth:`Stream.normal`
     and a mean and scale drawn uniformly per row from the ``mean`` / ``scale`` ranges.
     ``uniform``: magnitudes in [low, high), with random signs if ``random_sign``.
-    ``zeros``: all 0 (-0.0 if ``negative``). ``basis``: row i is ``scale * e_(i mod d)``.
+    ``zeros``: all 0 (-0.0 if ``negative``). ``basis``: row i is ``scale * e_(p(i) mod d)``, p a
+    drawn order of the rows that is never the identity (with two rows or more): rows that selected
+    the features in order made ``hidden`` a multiple of the identity, whose product with a table
+    is that table transposed and scaled, an answer a stub could give without the product (issue
+    32, round twenty-five); the order keeps every feature selected when there are d rows.
     ``integers``: uniform integers in [low, high).
     """
     kind = fill.get("kind", "normal")
@@ -204,8 +208,9 @@ def fill_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
         out = np.zeros(shape)
         d = shape[-1] if shape else 1
         flat = out.reshape(-1, d) if out.size else out
-        for i in range(flat.shape[0] if out.size else 0):
-            flat[i, i % d] = float(fill.get("scale", 1.0))
+        rows = flat.shape[0] if out.size else 0
+        for i, j in enumerate(_shuffled_rows(stream, rows)):
+            flat[i, j % d] = float(fill.get("scale", 1.0))
         return out
     if kind == "uniform":
         lo, hi = float(fill.get("low", -1.0)), float(fill.get("high", 1.0))
@@ -228,6 +233,18 @@ def fill_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
     if fill.get("asymmetric") and len(shape) == 2 and shape[0] == shape[1] and shape[0] > 1:
         out[0, 1] = out[1, 0] + 1.0  # never symmetric, whatever the draw
     return out
+
+
+def _shuffled_rows(stream: Stream, n: int) -> list[int]:
+    """A shuffle of ``range(n)`` drawn from ``stream`` (Fisher-Yates with :meth:`Stream.integers`,
+    the same on every machine), rolled by one when it came out as the identity (n >= 2)."""
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = int(stream.integers(0, i))
+        order[i], order[j] = order[j], order[i]
+    if n > 1 and order == sorted(order):
+        order = order[1:] + order[:1]
+    return order
 
 
 def _plant_neg_inf(stream: Stream, values: np.ndarray, p: float) -> np.ndarray:

@@ -625,3 +625,41 @@ def test_a_right_permutation_is_work_not_a_stub(tmp_path):
     code, report = grade_function_in_process(stub, "--problem", "merge_heads", "--no-shrink")
     assert code == 1 and report["score"] >= report["max_score"] / 2, [(g["group"], g["earned"], g["points"])
                                                                        for g in report["groups"]]
+
+
+def test_the_basis_rows_are_shuffled_so_a_scaled_transpose_is_no_answer(tmp_path):
+    """Round twenty-five: tied_lm_head's basis cases had rows c * e_k in order, so hidden was c
+    times the identity and c * E.T the answer: the table transposed and scaled by hidden's first
+    entry, with no product, passed both basis groups' seeded cases (0.4 of 10 under a secret).
+    The rows now select the features in a drawn order that is never the identity, every feature
+    still selected (what the cases are for); a product still passes them."""
+    import numpy as np
+
+    from grader.cases import Stream, fill_array
+    stub = ("def tied_lm_head(hidden, embedding_matrix):\n"
+            "    h, e = np.asarray(hidden), np.asarray(embedding_matrix)\n"
+            "    if h.ndim == 2 and h.shape[0] == e.shape[1] and h.size:\n"
+            "        return (h.flat[0] * e.T).astype(h.dtype)\n"
+            "    return np.zeros(h.shape[:-1] + (e.shape[0],), h.dtype)\n")
+    code, report = _under_secret(tmp_path, "tied_lm_head", stub)
+    assert code == 1 and report["score"] == 0, report["score"]
+    for key in range(20):
+        rows = fill_array(Stream(key), (4, 4), {"kind": "basis", "scale": 2})
+        assert sorted(np.argmax(rows, axis=1).tolist()) == [0, 1, 2, 3] and not np.array_equal(rows, 2 * np.eye(4))
+        assert set(np.unique(rows)) == {0.0, 2.0}
+    assert _under_secret(tmp_path, "tied_lm_head", "def tied_lm_head(hidden, embedding_matrix):\n"
+                         "    return hidden @ embedding_matrix.T\n")[0] == 0
+
+
+def test_a_learners_own_gradescope_metadata_does_not_override_the_platforms(tmp_path):
+    """Round twenty-five: in Gradescope's layout the platform's submission_metadata.json sits
+    beside /autograder/submission; a learner who uploads their own (an earlier created_at) had
+    theirs read first, and chose their submission time. The platform's place is read first; the
+    learner's folder only where there is none above (a class folder)."""
+    learner = tmp_path / "autograder" / "submission"
+    learner.mkdir(parents=True)
+    (tmp_path / "autograder" / times.METADATA).write_text('{"created_at": "2026-01-09T14:22:32-07:00"}')
+    (learner / times.METADATA).write_text('{"created_at": "2025-12-01T00:00:00+00:00"}')
+    assert times._gradescope_time(learner) == datetime(2026, 1, 9, 21, 22, 32, tzinfo=timezone.utc)
+    (tmp_path / "autograder" / times.METADATA).unlink()
+    assert times._gradescope_time(learner) == datetime(2025, 12, 1, tzinfo=timezone.utc)

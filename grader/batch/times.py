@@ -2,8 +2,8 @@
 
 A learner's submission time is, first found first:
 
-* ``created_at`` of Gradescope's ``submission_metadata.json`` in the learner's folder or the
-  folder above it (Gradescope's autograder layout: ``/autograder/submission`` beside
+* ``created_at`` of Gradescope's ``submission_metadata.json`` in the folder above the learner's
+  folder or, failing that, in the learner's folder (Gradescope's autograder layout: ``/autograder/submission`` beside
   ``/autograder/submission_metadata.json``; source: Gradescope's "Submission Metadata" page of
   its autograder documentation);
 * the commit time of ``HEAD`` when the learner's folder is a Git repository (a GitHub Classroom
@@ -63,7 +63,9 @@ GIT_ENTRIES = 20_000  # files and folders of a learner's .git looked at before i
 
 def _gradescope_time(folder: Path) -> datetime | None:
     from ..siblings import read_no_follow
-    for place in (folder / METADATA, folder.parent / METADATA):
+    # the folder above first: on Gradescope that is the platform's file beside the learner's
+    # /autograder/submission, which the learner's own copy must not override (round twenty-five)
+    for place in (folder.parent / METADATA, folder / METADATA):
         try:  # no link followed, no FIFO waited on (the learner's folder may hold either)
             data, _, _ = read_no_follow(str(place), 1 << 20)
             if data is None:

@@ -654,12 +654,25 @@ def test_the_basis_rows_are_shuffled_so_a_scaled_transpose_is_no_answer(tmp_path
 def test_a_learners_own_gradescope_metadata_does_not_override_the_platforms(tmp_path):
     """Round twenty-five: in Gradescope's layout the platform's submission_metadata.json sits
     beside /autograder/submission; a learner who uploads their own (an earlier created_at) had
-    theirs read first, and chose their submission time. The platform's place is read first; the
-    learner's folder only where there is none above (a class folder)."""
+    theirs read first, and chose their submission time. Round twenty-six: reading the folder
+    above first for every learner let one file at a class folder's root set every learner's
+    time. The folder above is read, first, only for a learner's folder given to grader grade
+    itself; inside a class folder, only the learner's own file is."""
+    from grader.batch.discovery import Submission
     learner = tmp_path / "autograder" / "submission"
     learner.mkdir(parents=True)
+    (learner / "a.py").write_text("x = 1\n")
     (tmp_path / "autograder" / times.METADATA).write_text('{"created_at": "2026-01-09T14:22:32-07:00"}')
     (learner / times.METADATA).write_text('{"created_at": "2025-12-01T00:00:00+00:00"}')
-    assert times._gradescope_time(learner) == datetime(2026, 1, 9, 21, 22, 32, tzinfo=timezone.utc)
+    assert times._gradescope_time(learner, given=True) == datetime(2026, 1, 9, 21, 22, 32, tzinfo=timezone.utc)
+    (tmp_path / "out").mkdir()
+    sub = Submission("a", learner / "a.py", siblings=True)
+    assert times.record(tmp_path / "out", [sub], None, given=[str(learner)])["a"].at == "2026-01-09T21:22:32+00:00"
+    # the same folders graded as a class: the file above every learner's folder is not theirs
+    assert times.record(tmp_path / "out", [sub], None, given=[str(tmp_path / "autograder")])["a"].at \
+        == "2025-12-01T00:00:00+00:00"
+    (learner / times.METADATA).unlink()
+    assert times.record(tmp_path / "out", [sub], None, given=[str(tmp_path / "autograder")])["a"].source == "mtime"
     (tmp_path / "autograder" / times.METADATA).unlink()
-    assert times._gradescope_time(learner) == datetime(2025, 12, 1, tzinfo=timezone.utc)
+    (learner / times.METADATA).write_text('{"created_at": "2025-12-01T00:00:00+00:00"}')
+    assert times._gradescope_time(learner, given=True) == datetime(2025, 12, 1, tzinfo=timezone.utc)

@@ -58,7 +58,7 @@ def test_submission_time_from_gradescope_git_or_the_file(tmp_path):
             Submission("plain", plain), Submission("empty", None, note="no file", folder=str(empty))]
     out = tmp_path / "out"
     out.mkdir()
-    recorded = times.record(out, subs, deadline)
+    recorded = times.record(out, subs, deadline, given=[gs, tmp_path])  # gs/submission given as Gradescope's layout
     assert recorded["gs"].source == "gradescope" and recorded["gs"].at == "2026-01-09T21:22:32+00:00"
     assert recorded["gs"].late_seconds < 0
     assert recorded["git"].source == "git" and recorded["git"].at == "2026-01-11T08:00:00+00:00"

@@ -307,8 +307,11 @@ def test_two_runs_at_once_never_both_run(tmp_path):
 
 
 def test_port_and_open_and_a_taken_port(served, tmp_path):
-    """--port N serves there and --open hands the URL to the default browser ($BROWSER here);
-    a port already taken is one clear line and exit 2, not a traceback."""
+    """--port N serves there and --open sends the default browser ($BROWSER here) to the page
+    through a file only this user can read (0600 in a 0700 folder, removed when serve stops):
+    the browser's command line, which every local user reads in /proc, holds no token (round
+    twenty-six: it held the URL with its token). A port already taken is one clear line and
+    exit 2, not a traceback."""
     import socket as socketlib
     with socketlib.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -323,7 +326,16 @@ def test_port_and_open_and_a_taken_port(served, tmp_path):
             deadline = time.monotonic() + 30
             while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            assert opened.read_text() == s.url
+            given = opened.read_text()
+            assert s.token not in given and given.startswith("file:///"), given
+            page = Path(given[len("file://"):])
+            assert page.stat().st_mode & 0o777 == 0o600 and page.parent.stat().st_mode & 0o777 == 0o700
+            html = page.read_text()
+            assert f'content="0;url={s.url}"' in html and f"window.location.replace({json.dumps(s.url)})" in html
+        deadline = time.monotonic() + 60   # the page's server stops on serve's death signal, after it
+        while page.parent.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not page.parent.exists()
     finally:
         if saved is None:
             os.environ.pop("BROWSER")

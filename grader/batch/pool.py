@@ -751,7 +751,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         progress.close()
         appender.close()
     final = list(rows.values())
-    record_times(out, [chosen.get(s.learner, s) for s in subs], deadline)
+    record_times(out, [chosen.get(s.learner, s) for s in subs], deadline, args.paths)
     reports = write_outputs(out, final, args.audience, starters=getattr(args, "starter", None) or [],
                             threshold=getattr(args, "similarity", 0.5),
                             sources={s.learner: s.path for s in chosen.values() if s.path is not None},

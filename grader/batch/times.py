@@ -2,10 +2,11 @@
 
 A learner's submission time is, first found first:
 
-* ``created_at`` of Gradescope's ``submission_metadata.json`` in the folder above the learner's
-  folder or, failing that, in the learner's folder (Gradescope's autograder layout: ``/autograder/submission`` beside
-  ``/autograder/submission_metadata.json``; source: Gradescope's "Submission Metadata" page of
-  its autograder documentation);
+* ``created_at`` of Gradescope's ``submission_metadata.json``: for a learner's folder given to
+  ``grader grade`` itself, the one in the folder above (the platform's: Gradescope's autograder
+  layout is ``/autograder/submission`` beside ``/autograder/submission_metadata.json``; source:
+  Gradescope's "Submission Metadata" page of its autograder documentation) or, failing that,
+  the learner's; for a learner's folder inside a class folder, the learner's own only;
 * the commit time of ``HEAD`` when the learner's folder is a Git repository (a GitHub Classroom
   clone), read by the grader itself: ``HEAD``, one ref and one commit object, each read bounded
   (``git log`` would read the learner's ``.git/config``, whose ``gpg.program`` or ``core.pager``
@@ -61,11 +62,17 @@ def parse_deadline(text: str) -> datetime:
 GIT_ENTRIES = 20_000  # files and folders of a learner's .git looked at before it is read
 
 
-def _gradescope_time(folder: Path) -> datetime | None:
+def _gradescope_time(folder: Path, given: bool = False) -> datetime | None:
+    """``created_at`` of the ``submission_metadata.json`` that tells ``folder``'s submission time.
+
+    ``given``: the folder is itself a path given to ``grader grade`` (Gradescope's layout,
+    ``/autograder/submission``), so the folder above is the platform's and its file is read
+    first; a copy the learner uploads does not override it (round twenty-five). Otherwise the
+    folder above is the class folder all learners share, whose file is never read: one file
+    there set every learner's time (round twenty-six); only the learner's own is.
+    """
     from ..siblings import read_no_follow
-    # the folder above first: on Gradescope that is the platform's file beside the learner's
-    # /autograder/submission, which the learner's own copy must not override (round twenty-five)
-    for place in (folder.parent / METADATA, folder / METADATA):
+    for place in ((folder.parent / METADATA,) if given else ()) + (folder / METADATA,):
         try:  # no link followed, no FIFO waited on (the learner's folder may hold either)
             data, _, _ = read_no_follow(str(place), 1 << 20)
             if data is None:
@@ -299,12 +306,12 @@ def _head_sha(git: Path) -> bytes | None:
     return None
 
 
-def submission_time(path: Path | None, folder: Path | None) -> tuple[datetime, str] | None:
+def submission_time(path: Path | None, folder: Path | None, given: bool = False) -> tuple[datetime, str] | None:
     """The submission time of a learner whose file is ``path`` in their own ``folder`` (None for
-    a file among other learners' files), and where it comes from; None when neither a platform's
-    record nor a file tells it."""
+    a file among other learners' files; ``given``: that folder is a path given to ``grader
+    grade``), and where it comes from; None when neither a platform's record nor a file tells it."""
     if folder is not None:
-        for source, reader in (("gradescope", _gradescope_time), ("git", _git_time)):
+        for source, reader in (("gradescope", lambda f: _gradescope_time(f, given)), ("git", _git_time)):
             if (when := _utc(reader(folder))) is not None:
                 return when, source
     if path is None:  # nothing submitted: a folder's time is no submission's
@@ -333,18 +340,22 @@ def learner_folder(sub: Any) -> Path | None:
     return Path(sub.folder) if sub.folder else None
 
 
-def record(out: Path, subs: Iterable[Any], deadline: datetime | None) -> dict[str, Submitted]:
+def record(out: Path, subs: Iterable[Any], deadline: datetime | None,
+           given: Iterable[str | os.PathLike[str]] = ()) -> dict[str, Submitted]:
     """Write ``submitted.json`` into ``out``: the submission time of each chosen submission of
     ``subs`` (learners with nothing to read a time from are left out) and, with ``deadline``,
-    how late. Returns what it wrote, by learner.
+    how late. ``given``: the paths given to ``grader grade`` (a learner's folder among them is
+    read as Gradescope's layout, :func:`_gradescope_time`). Returns what it wrote, by learner.
 
     Raises:
         GraderError: the file cannot be written.
     """
     from .._io import write_output
     times: dict[str, Submitted] = {}
+    roots = {os.path.abspath(p) for p in given}
     for sub in subs:
-        found = submission_time(sub.path, learner_folder(sub))
+        folder = learner_folder(sub)
+        found = submission_time(sub.path, folder, folder is not None and os.path.abspath(folder) in roots)
         if found is None:
             continue
         when, source = found

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import socket
 import sys
+import tempfile
+from pathlib import Path
 
 from .launch import TOKEN_ENV
 
@@ -44,11 +48,39 @@ def main(argv: list[str]) -> int:
     sys.stdout.write(url + "\n")
     sys.stdout.flush()
     os.dup2(2, 1)   # the one line is said: stdout's pipe is closed by grader serve
+    opener = None
     if args.open:
         import threading
         import webbrowser
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        opener = redirect_file(url)
+        threading.Thread(target=webbrowser.open, args=(opener.as_uri(),), daemon=True).start()
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3,
                             lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    # uvicorn stops gracefully on SIGTERM (grader serve's death signal) and then raises it again
+    # with the handler it found: this one, so that the finally below runs instead of a bare death
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        if opener is not None:
+            shutil.rmtree(opener.parent, ignore_errors=True)
     return 0
+
+
+def redirect_file(url: str) -> Path:
+    """A page that sends the browser to ``url``, in a new folder only this user can open (mode
+    0700, the file 0600); the browser is started with this file's path, never ``url``.
+
+    A browser started with the URL keeps its ``?token=`` in its command line, which every local
+    user reads in ``/proc/PID/cmdline`` for the browser's whole life (issue 32, round twenty-six);
+    Jupyter opens such a file for the same reason. The folder is removed when the server stops.
+    """
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    folder = Path(tempfile.mkdtemp(prefix="grader-open-"))
+    page = folder / "open.html"
+    html = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
+                       autoescape=select_autoescape(default=True)).get_template("open.html").render(url=url)
+    fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(html)
+    return page

@@ -53,6 +53,57 @@ def _rank_text(pattern: tuple[str, int] | None, name: str = "hidden") -> str:
     return f", only up to rank {r} ({name} with at most {r} {axes}); larger ranks pass"
 
 
+def _input_dtype_pattern(failed: list[CaseResult], ran: list[CaseResult]) -> dict[str, Any] | None:
+    """Whether failures of one kind are confined to some dtypes of an input whose dtype is not
+    the graded one (an index array drawn int32 or int64, say): ``{"input": name, "failing":
+    [dtypes], "passing": [dtypes]}``, or None.
+
+    As for ranks (:func:`_rank_pattern`), not a coincidence: at least three failing cases, every
+    one with the input in a ``failing`` dtype, cases with it in the ``passing`` dtypes (of the
+    same kind: integers against integers) run in the same graded dtypes without this failure,
+    and at least two thirds of the cases run with the ``failing`` dtypes fail. ``ran``: the cases run in the graded dtypes where the kind failed.
+    (Issue 34: a lookup that refused int32 ids was summarised as failing "in every dtype",
+    the float ones, which were not what varied.)
+    """
+    if len(failed) < 3:
+        return None
+    for name in failed[0].inputs:
+        if not all(name in c.inputs for c in ran):
+            continue
+        if all(c.inputs[name].dtype == c.dtype for c in ran):   # the graded dtype itself
+            continue
+        failing = {c.inputs[name].dtype for c in failed}
+        kinds = {_kind(d) for d in failing}
+        # what varied among dtypes of one kind (int32 against int64): cases whose input is of
+        # another kind (float ids that must raise) test something else
+        alike = [c for c in ran if _kind(c.inputs[name].dtype) in kinds]
+        every = {c.inputs[name].dtype for c in alike}
+        if len(every) < 2 or failing == every:
+            continue
+        at = sum(c.inputs[name].dtype in failing for c in alike)
+        if 3 * len(failed) >= 2 * at:
+            return {"input": name, "failing": sorted(failing), "passing": sorted(every - failing)}
+    return None
+
+
+def _kind(dtype: str) -> str:
+    """``"i"``, ``"u"``, ``"f"``, ``"b"``... of a dtype name (``"f"`` for bfloat16 and names NumPy
+    does not know)."""
+    try:
+        return np.dtype(dtype).kind
+    except TypeError:
+        return "f"
+
+
+def _input_dtype_text(pattern: dict[str, Any] | None) -> str:
+    """The input dtype pattern in words: ``, only when token_ids is int32 (int64 passes)``."""
+    if pattern is None:
+        return ""
+    failing, passing = pattern["failing"], pattern["passing"]
+    return (f", only when {pattern['input']} is {' or '.join(failing)} "
+            f"({', '.join(passing)} pass{'es' if len(passing) == 1 else ''})")
+
+
 def _combine_safely(combine: Callable[..., list[dict[str, Any]]], hints: list[dict[str, Any]],
                     framework: str, module: str | None) -> list[dict[str, Any]]:
     """The shared hints, or none if combining them failed: hints never break a report."""
@@ -77,7 +128,9 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
     dtypes ran without this failure, else None), ``only_dtype`` (the one such dtype, else None),
     ``rank_pattern`` (``{"how": "only"|"from"|"up_to", "rank": r}`` when the failures are
     confined to some ranks of hidden, checked within the failing dtypes, else None),
-    ``from_rank`` (r for ``"from"``, else None), ``example`` (the smallest failing case, a
+    ``from_rank`` (r for ``"from"``, else None), ``input_dtypes`` (the failures confined to
+    some dtypes of an input that is not in the graded dtype, :func:`_input_dtype_pattern`, else
+    None), ``example`` (the smallest failing case, a
     shrunk one first), ``hints`` (:func:`grader.diagnose.combine` of the cases' hints, each
     ``id``, ``text``, ``count``, ``of``), ``hint`` (the first of them, or None) and ``text``,
     the one-line pattern for people, e.g.
@@ -103,6 +156,7 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
         only = f_dtypes if passing else None
         in_failing = [c for c in graded if c.dtype in f_dtypes]
         pattern = _rank_pattern(failed, in_failing)
+        input_dtypes = _input_dtype_pattern(failed, in_failing)
         shrunk = [c for c in cases if c.shrunk and c.failure is not None and c.failure.kind == kind]
         example = min(shrunk or failed, key=lambda c: (sum(int(np.prod(i.shape)) for i in c.inputs.values()), c.name))
         hints = _combine_safely(combine, [
@@ -120,12 +174,14 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
         else:
             where = "in " + ("every dtype (" + ", ".join(f_dtypes) + ")" if len(f_dtypes) > 1 else f_dtypes[0])
         first = next(iter(failed[0].inputs), "hidden")  # the parameter whose axes the rank counts
-        text = f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern, first)}"
+        text = (f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern, first)}"
+                f"{_input_dtype_text(input_dtypes)}")
         out.append({"kind": kind, "count": n, "dtypes": f_dtypes, "ranks": sorted({c.rank for c in failed}),
                     "by_dtype": {d: sum(c.dtype == d for c in failed) for d in f_dtypes},
                     "only_dtypes": only, "only_dtype": only[0] if only and len(only) == 1 else None,
                     "rank_pattern": {"how": pattern[0], "rank": pattern[1]} if pattern else None,
                     "from_rank": pattern[1] if pattern and pattern[0] == "from" else None,
+                    "input_dtypes": input_dtypes,
                     "example": example.name, "hint": hints[0] if hints else None, "hints": hints,
                     "text": text})
     return out

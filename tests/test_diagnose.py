@@ -388,6 +388,31 @@ def test_summary_rank_patterns():
     assert s["text"].endswith("only from rank 3 on (hidden with 3 or more axes); smaller ranks pass")
 
 
+def test_summary_says_which_dtype_of_an_index_input_fails():
+    """Issue 34: a lookup that refused int32 ids was summarised as "raises: 4 cases, only in
+    float32 (float16, float64 pass)", the float dtype, which was not what varied. The pattern
+    names the input and its dtypes (integers against integers: float ids that must raise test
+    something else); fewer than three failures, or a failing dtype that passes as often as it
+    fails, claim nothing."""
+    def lookup(name, dt, ids, kind=None):
+        failure = Failure(kind=kind, message="m", data={}) if kind else None
+        return CaseResult(name=name, group="g", status="failed" if kind else "passed", dtype=dt, rank=1,
+                          inputs={"token_ids": ArrayInfo(shape=(3,), dtype=ids),
+                                  "embedding_matrix": ArrayInfo(shape=(5, 2), dtype=dt)}, failure=failure)
+    cases = [lookup(f"a{i}[{dt}]", dt, ids, "exception" if ids == "int32" else None)
+             for dt in DT for i, ids in enumerate(["int32", "int64", "int32", "float32", "bool"])]
+    (s,) = summarise(cases, DT)
+    assert s["input_dtypes"] == {"input": "token_ids", "failing": ["int32"], "passing": ["int64"]}
+    assert s["text"] == ("exception: 6 cases, in every dtype (float16, float32, float64), only when token_ids is "
+                         "int32 (int64 passes)")
+    few = [c for c in cases if c.dtype == "float32"]
+    assert summarise(few, ("float32",))[0]["input_dtypes"] is None           # 2 failures: a coincidence
+    mixed = cases + [lookup(f"b{i}[{dt}]", dt, "int32") for dt in DT for i in range(3)]
+    assert summarise(mixed, DT)[0]["input_dtypes"] is None                     # int32 passes 9 of 15 times
+    floats = [result(f"a{i}[{dt}]", dt, 1, "tolerance" if dt == "float16" else None) for dt in DT for i in range(6)]
+    assert summarise(floats, DT)[0]["input_dtypes"] is None                    # only the graded dtype varied
+
+
 def test_summary_claims_no_rank_pattern_from_a_few_coincidences():
     cases = [result(f"c{i}[float32]", "float32", r, None) for i, r in enumerate([1, 1, 2, 2, 2, 2, 2, 3])]
     cases[2] = result("c2[float32]", "float32", 2, "non_finite")

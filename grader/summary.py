@@ -146,6 +146,7 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
     order = {d: i for i, d in enumerate(dtypes)}
     ran_dtypes = sorted({c.dtype for c in graded}, key=lambda d: (order.get(d, len(order)), d))
     stopped = {c.dtype for c in cases if not c.shrunk and c.status == "skipped"}   # left out after a stop
+    failing_dtypes = {c.dtype for c in graded if c.failure is not None}
     out = []
     # most frequent kind first; ``unearned`` (a case a stub passes, not credited beside a submission
     # that fails most others: ``grading.unearned``) last whatever its count: the submission's own
@@ -159,18 +160,24 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
         input_dtypes = _input_dtype_pattern(failed, in_failing)
         shrunk = [c for c in cases if c.shrunk and c.failure is not None and c.failure.kind == kind]
         example = min(shrunk or failed, key=lambda c: (sum(int(np.prod(i.shape)) for i in c.inputs.values()), c.name))
-        hints = _combine_safely(combine, [
+        shared = _combine_safely(combine, [
             {"id": c.failure.data.get("hint_id"), "params": c.failure.data.get("hint_params", {}),
              "text": c.failure.hint, "size": sum(int(np.prod(i.shape)) for i in c.inputs.values()),
              "dtype": c.dtype, "kind": kind, "message": c.failure.message, "data": c.failure.data,
              "shapes": {k: list(i.shape) for k, i in c.inputs.items()}}
-            for c in failed], framework, hints)
+            for c in failed], framework, hints)   # hints: the problem's module, the same for every kind
         n = len(failed)
         if only and any(d in stopped for d in passing):   # a timeout stopped the run: not a pass
             where = (f"only in {', '.join(only)} ({', '.join(passing)} passed the cases that ran before the run "
                      "stopped)")
         elif only:
-            where = f"only in {', '.join(only)} ({', '.join(passing)} pass{'es' if len(passing) == 1 else ''})"
+            # a dtype without this kind may fail in another way: it does not "pass" (a newcomer
+            # read "(float64 passes)" beside float64's own tolerance failures)
+            clean = [d for d in passing if d not in failing_dtypes]
+            other = [d for d in passing if d in failing_dtypes]
+            said = ([f"{', '.join(clean)} pass{'es' if len(clean) == 1 else ''}"] if clean else []) + \
+                ([f"{', '.join(other)} fail{'s' if len(other) == 1 else ''} in another way"] if other else [])
+            where = f"only in {', '.join(only)} ({'; '.join(said)})"
         else:
             where = "in " + ("every dtype (" + ", ".join(f_dtypes) + ")" if len(f_dtypes) > 1 else f_dtypes[0])
         first = next(iter(failed[0].inputs), "hidden")  # the parameter whose axes the rank counts
@@ -182,6 +189,6 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
                     "rank_pattern": {"how": pattern[0], "rank": pattern[1]} if pattern else None,
                     "from_rank": pattern[1] if pattern and pattern[0] == "from" else None,
                     "input_dtypes": input_dtypes,
-                    "example": example.name, "hint": hints[0] if hints else None, "hints": hints,
+                    "example": example.name, "hint": shared[0] if shared else None, "hints": shared,
                     "text": text})
     return out

@@ -413,6 +413,19 @@ def test_summary_says_which_dtype_of_an_index_input_fails():
     assert summarise(floats, DT)[0]["input_dtypes"] is None                    # only the graded dtype varied
 
 
+def test_every_summary_entry_gets_its_shared_hint_not_only_the_first():
+    """A newcomer's trial: the summary's second entry never had a hint (its 25 of 26 cases
+    carried "multiplied by 1/sqrt(d_model)"): the first entry's hints replaced the problem's hint
+    module in the loop, the second combine raised on them, and that was taken as "no hint"."""
+    cases = [result(f"a{i}[{dt}]", dt, 2, "dtype" if dt != "float64" else "tolerance",
+                    "promoted" if dt != "float64" else "factor") for dt in DT for i in range(4)]
+    entries = summarise(cases, DT, "numpy", "tied_lm_head")
+    assert [e["kind"] for e in entries] == ["dtype", "tolerance"]
+    assert all(e["hints"] and e["hint"]["count"] == 4 for e in entries), entries
+    assert entries[0]["text"] == "dtype: 8 cases, only in float16, float32 (float64 fails in another way)"
+    assert entries[1]["text"] == "tolerance: 4 cases, only in float64 (float16, float32 fail in another way)"
+
+
 def test_summary_claims_no_rank_pattern_from_a_few_coincidences():
     cases = [result(f"c{i}[float32]", "float32", r, None) for i, r in enumerate([1, 1, 2, 2, 2, 2, 2, 3])]
     cases[2] = result("c2[float32]", "float32", 2, "non_finite")

@@ -64,6 +64,7 @@ unreadable file, no key column, a key on two roster rows): one ``grader: error:`
 from __future__ import annotations
 
 import argparse
+import codecs
 import csv
 import io
 import math
@@ -198,15 +199,26 @@ def read_roster(path: str, key: str | None, preferred: str | None = None) -> Ros
     :func:`guess_key` with ``preferred``).
 
     Raises:
-        GraderError: the file cannot be read, is not UTF-8 CSV with a header, has no such column
-            (or none to guess), or has a key value twice.
+        GraderError: the file cannot be read, is not CSV (UTF-8, or UTF-16 with a byte-order
+            mark; commas, tabs or semicolons) with a header, has no such column (or none to
+            guess), or has a key value twice.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        raw = Path(path).read_bytes()
+        # Blackboard's Grade Center download is UTF-16 with a byte-order mark and tab-separated
+        # (its default; a newcomer's roster was refused as "not UTF-8"); Canvas and Moodle write
+        # UTF-8, perhaps with a BOM
+        text = raw.decode("utf-16") if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) \
+            else raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise GraderError(f"cannot read --roster {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        lines = list(csv.reader(io.StringIO(text)))
+        dialect = csv.Sniffer().sniff(text.partition("\n")[0], delimiters=",\t;")
+        delimiter = dialect.delimiter
+    except csv.Error:   # one column, or nothing to tell by: commas
+        delimiter = ","
+    try:
+        lines = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     except csv.Error as exc:
         raise GraderError(f"--roster {path!r} is not CSV: {exc}") from None
     if not lines:

@@ -132,7 +132,7 @@ BAD = [
 def test_bad_input_exits_2_with_one_error_line(argv, message, files, capsys):
     book, roster, tmp = files
     (tmp / "dup.csv").write_text("Student,SIS Login ID\nA,alice\nB,ALICE \n")
-    (tmp / "binary.csv").write_bytes(b"\xff\xfe\x00bad")
+    (tmp / "binary.csv").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xffbad")   # an image given as the roster
     (tmp / "twocols.csv").write_text("Username,Student ID,Username\nalice,1,dup\n")
     (tmp / "twice.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,HW 3 (1),HW 3 (2)\nA,1,2,alice,S,,\n")
     code, out, err = run([a.format(book=book, roster=roster, tmp=tmp, dup=tmp / "dup.csv",
@@ -272,6 +272,24 @@ def test_blackboard_uses_the_grade_center_column_of_the_roster_and_its_points(fi
     assert "column tied lm head (id 4412)" in err and "scaled to 100 points" in err
     code, out, err = run(["export", "blackboard", book, "--roster", tmp / "bb.csv", "--assignment", "HW 9"], capsys)
     assert "Blackboard makes a new text column" in err
+
+
+@pytest.mark.parametrize("encoding,delimiter", [("utf-16", "\t"), ("utf-8", "\t"), ("utf-8-sig", ";"),
+                                                ("utf-8", ",")])
+def test_a_grade_center_download_as_blackboard_writes_it_is_a_roster(files, capsys, encoding, delimiter):
+    """A newcomer's trial: Blackboard's Grade Center download is, by default, UTF-16 with a
+    byte-order mark and tab-separated (a .xls that is text); it was refused ("'utf-8' codec
+    can't decode byte 0xff"), and a tab-separated UTF-8 copy had "none of the id columns" (the
+    tabs inside one column name). Either, and Excel's semicolons, read as the comma CSV does."""
+    book, _, tmp = files
+    header = ["Last Name", "First Name", "Username", "Student ID", "Tied LM head [Total Pts: 100 Score] |4412"]
+    rows = [["Liddell", "Alice", "alice", "S-001", ""], ["Builder", "Bob", "bob", "S-002", ""]]
+    (tmp / "bb.xls").write_bytes("\n".join(delimiter.join(r) for r in [header, *rows]).encode(encoding) + b"")
+    code, out, err = run(["export", "blackboard", book, "--roster", tmp / "bb.xls", "--assignment", "tied lm head"],
+                         capsys)
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0][-1] == "tied lm head [Total Pts: 100 Score] |4412", err
+    assert [r[2:] for r in table[1:]] == [["alice", "S-001", "100"], ["bob", "S-002", "75"]]
 
 
 def test_moodle_says_what_the_grades_are_out_of_and_why_a_roster_matters(files, capsys):

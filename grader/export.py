@@ -69,6 +69,7 @@ import csv
 import io
 import math
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,10 +328,38 @@ def _line(cells: list[str]) -> str:
 
 
 def _unmatched(learners: list[str], roster: Roster) -> None:
+    """Name each learner not on the roster on stderr; when another column of the roster holds at
+    least half of their ids, say so, with the ``--key`` that matches on it (a newcomer's Moodle
+    roster: its email column, the default, matched none of 8 learners named by ID number, and
+    nothing pointed at ``--key idnumber``)."""
     from .reports.common import printable
     for learner in learners:
         sys.stderr.write(printable(f"grader: warning: learner {learner!r} is not on the roster (column "
                                    f"{roster.key!r}); left out of the export", one_line=True) + "\n")
+    better = _better_key(learners, roster)
+    if better is not None:
+        column, count = better
+        alias = next((k for k, v in KEYS.items() if v == column), column)
+        sys.stderr.write(printable(f"grader: note: the roster's column {column!r} holds {count} of these "
+                                   f"{len(learners)} ids: --key {shlex.quote(alias)} matches learners on it",
+                                   one_line=True) + "\n")
+
+
+def _better_key(learners: list[str], roster: Roster) -> tuple[str, int] | None:
+    """The roster column other than its key that holds the most of ``learners`` (compared as
+    :meth:`Roster.match` does) and how many, when that is at least half of them; else None. An
+    id column (:data:`KEYS`, :data:`ROSTER_KEYS`) wins a tie: a first name may equal a login."""
+    wanted = {_norm(name) for name in learners}
+    ids = set(KEYS.values()) | set(ROSTER_KEYS)
+    best: tuple[tuple[int, bool], str] | None = None
+    for column in roster.columns:
+        if not column or column == roster.key:
+            continue
+        count = len(wanted & {_norm(row.get(column) or "") for row in roster.rows})
+        rank = (count, column in ids)
+        if 2 * count >= len(wanted) > 0 and (best is None or rank > best[0]):
+            best = (rank, column)
+    return (best[1], best[0][0]) if best is not None else None
 
 
 def _distinct(rows: list[Any]) -> None:

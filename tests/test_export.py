@@ -351,3 +351,24 @@ def test_a_backslash_in_feedback_never_escapes_a_quote_for_php(tmp_path, capsys,
     rows = list(csv.reader(io.StringIO(out.replace("\r\n", "\n")), escapechar="\\"))   # fgetcsv's reading
     assert [r[0] for r in rows[1:]] == ["alice", "bob", "dave"] and len({len(r) for r in rows}) == 1, rows
     assert "\\" not in out and "see, you \u29f5" in out
+
+
+def test_a_roster_column_that_holds_the_ids_is_named_with_its_key(files, capsys):
+    """A newcomer's trial: Moodle's default key (the email) matched none of 8 learners named by
+    ID number, and nothing said which --key would: the export was a header and 8 warnings. The
+    column that holds most of the unmatched ids (an id column before a first name that happens
+    to equal a login) is named with the --key that matches on it; none when no column holds
+    half of them."""
+    book, _, tmp = files
+    (tmp / "moodle.csv").write_text("First name,Last name,ID number,Email address\n"
+                                    "Alice,Liddell,alice,al@uni.edu\nBob,Builder,bob,bb@uni.edu\n"
+                                    "Mallory,M,mallory,mm@uni.edu\n")
+    code, out, err = run(["export", "moodle", book, "--roster", tmp / "moodle.csv", "--assignment", "X"], capsys)
+    assert code == 1 and err.count("is not on the roster (column 'Email address')") == 3
+    assert "the roster's column 'ID number' holds 3 of these 3 ids: --key idnumber matches learners on it" in err
+    code, out, err = run(["export", "moodle", book, "--roster", tmp / "moodle.csv", "--assignment", "X",
+                          "--key", "idnumber"], capsys)
+    assert code == 0 and "not on the roster" not in err and len(list(csv.reader(io.StringIO(out)))) == 4
+    (tmp / "other.csv").write_text("First name,Email address\nZed,z@uni.edu\n")
+    code, out, err = run(["export", "moodle", book, "--roster", tmp / "other.csv", "--assignment", "X"], capsys)
+    assert code == 1 and "--key" not in err

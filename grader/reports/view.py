@@ -349,8 +349,19 @@ def feedback_line(report: Report, limit: int = 300) -> str:
             parts.append(common.one_line(v.failing[0]))
         parts += [t.text for t in v.tallies if t.passed < t.total][:1]
         # the first hint that says something: the withheld notice alone told a gradebook's and an
-        # LMS's feedback nothing (a newcomer's instructor run under --seed-secret)
-        parts += [f"hint: {h}" for h in v.hints if h != common.WITHHELD_HINT][:1]
+        # LMS's feedback nothing (a newcomer's instructor run under --seed-secret); a shared one
+        # with how many cases it fits, which the one line dropped ("a constant factor of 4" fit 3
+        # of 15 failing cases: a newcomer's trial)
+        shared = [h for e in v.summary for h in (e.get("hints") or []) if h.get("text")
+                  and h["text"] != common.WITHHELD_HINT]
+        if shared:
+            count, of, text = shared[0].get("count"), shared[0].get("of"), shared[0]["text"]
+        else:   # no summary (an older report): the first case hint, counted over the failing cases
+            text = next((h for h in v.hints if h != common.WITHHELD_HINT), None)
+            failed = [c for c in v.failing if c.failure is not None]
+            count, of = sum(c.failure.hint == text for c in failed), len(failed)
+        if text:
+            parts.append(f"hint: {text}" if count == of or not count else f"hint ({count} of {of} cases): {text}")
     text = common.printable("; ".join(parts), one_line=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

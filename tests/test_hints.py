@@ -345,3 +345,19 @@ def test_no_constant_offset_is_fitted_to_a_constant_right_answer():
     varied = np.linspace(0.01, 0.2, 16)
     ideas = generic._fitted(varied + 0.5, varied, np.full(16, 1e-3), "float16")
     assert "shifted" in {h.idea for h, _ in ideas}, ideas     # an offset on a varied answer is still named
+
+
+@pytest.mark.parametrize("mistake,idea", [("non_finite_d2l_naive_exp.py", "no_max_shift"),
+                                          ("tolerance_orris_axis0.py", "wrong_axis"),
+                                          ("tolerance_boomsday_ignores_axis.py", "wrong_axis")])
+def test_softmax_mistakes_get_their_own_hint(mistake, idea):
+    """A newcomer's trial: the course pack's softmax gave no hint for its two commonest mistakes,
+    exp without the max shift (NaN) and the wrong axis. Its hint module names each, as facts
+    (the idea and the axes), in the summary of the mistake files of problems/mistakes/softmax."""
+    from tests.conftest import ROOT, grade_function_in_process
+    got = grade_function_in_process(ROOT / "problems" / "mistakes" / "softmax" / mistake, "--problem", "softmax",
+                                    "--no-shrink")
+    assert got is not None
+    code, report = got
+    ideas = {h["id"] for entry in report["summary"] for h in entry["hints"]}
+    assert code == 1 and idea in ideas, report["summary"]

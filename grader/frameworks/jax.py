@@ -28,6 +28,8 @@ CODE = {
     "ddof1": "ddof=1",
     "int_check": "jnp.issubdtype({x}.dtype, jnp.integer)",
     "x64_off": ", or JAX without jax_enable_x64",
+    "reduce_axis": "axis={axis}, keepdims=True",
+    "minus_max": "{x} - jnp.max({x}, axis={axis}, keepdims=True)",
     "other_framework": "",
 }
 

@@ -30,6 +30,8 @@ CODE = {
     "ddof1": "ddof=1",
     "int_check": "np.issubdtype({x}.dtype, np.integer)",
     "x64_off": "",
+    "reduce_axis": "axis={axis}, keepdims=True",
+    "minus_max": "{x} - {x}.max(axis={axis}, keepdims=True)",
     "other_framework": "or import jax.numpy at the top to be graded as JAX",
 }
 

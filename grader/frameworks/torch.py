@@ -36,6 +36,8 @@ CODE = {
     "ddof1": "correction=1 (unbiased=True), torch.std's and torch.var's default",
     "int_check": "{x}.dtype in (torch.int32, torch.int64)",
     "x64_off": "",
+    "reduce_axis": "dim={axis}, keepdim=True",
+    "minus_max": "{x} - {x}.amax(dim={axis}, keepdim=True)",
     "other_framework": "or pass --framework jax to be graded as JAX",
 }
 

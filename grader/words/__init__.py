@@ -6,7 +6,7 @@ words it when the report is made (``grader.grading.finish``, and the summary's s
 ``grader.diagnose.combine``), for the framework the submission is graded as:
 
 * the wording table of the module that owns the idea: ``grader/words/<module>.py`` for a
-  bundled hint module (``tied_lm_head``, ``masked_mean_pool``, ``embedding_lookup``), then
+  bundled hint module (``tied_lm_head``, ``masked_mean_pool``, ``embedding_lookup``, ``softmax``), then
   ``grader/words/generic.py`` for the generic ideas every problem has. Each table is
   ``WORDS: dict[idea, function(facts, code) -> str]``;
 * the framework's code, from ``CODE`` in ``grader/frameworks/<framework>.py`` (a cast is
@@ -27,6 +27,7 @@ from ..hints import Hint
 from . import embedding_lookup as _embedding_lookup
 from . import generic as _generic
 from . import masked_mean_pool as _masked_mean_pool
+from . import softmax as _softmax
 from . import tied_lm_head as _tied_lm_head
 
 #: A wording: the hint's facts and the framework's :class:`Code` -> one sentence (no period).
@@ -35,7 +36,8 @@ Wording = Callable[[dict[str, Any], "Code"], str]
 #: The wording tables of the bundled hint modules, by the name a spec gives in ``hints``.
 TABLES: dict[str, dict[str, Wording]] = {"tied_lm_head": _tied_lm_head.WORDS,
                                          "masked_mean_pool": _masked_mean_pool.WORDS,
-                                         "embedding_lookup": _embedding_lookup.WORDS}
+                                         "embedding_lookup": _embedding_lookup.WORDS,
+                                         "softmax": _softmax.WORDS}
 #: The generic ideas' wording (every problem).
 GENERIC: dict[str, Wording] = _generic.WORDS
 #: Summary wordings of ideas whose facts a module reconciles across cases (factors that differ

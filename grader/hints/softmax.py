@@ -1,0 +1,77 @@
+"""Hint ideas of ``softmax(logits, axis=-1)``: the normalised exponentials along ``axis``.
+
+Each idea predicts the output of one mistake seen in learners' code (a newcomer's trial: the
+course pack's softmax gave no hint for either), and is named only when that prediction
+reproduces the output (``grader.hints.generic.judge``):
+
+* ``wrong_axis``: the softmax taken along another axis than ``axis`` (``axis=0``, or the
+  default last axis when another was asked for); ``whole_array``: over every entry at once;
+* ``no_max_shift`` (:func:`diagnose_non_finite`): ``exp`` of the logits without subtracting the
+  slice's maximum first overflows to infinity once a logit passes ``log`` of the dtype's largest
+  number (about 11.1 in float16, 88.7 in float32 and bfloat16, 709.8 in float64), and
+  ``inf / inf`` is NaN; the statement asks for the shift.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import Hint, Idea, Names, generic
+
+
+def _softmax(x: np.ndarray, axis: int | None) -> np.ndarray:
+    """The softmax of ``x`` (float64) along ``axis`` (None: over every entry), shifted."""
+    with np.errstate(all="ignore"):
+        top = np.max(x, axis=axis, keepdims=True)
+        e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _axis(inputs: dict[str, np.ndarray], ndim: int) -> int | None:
+    """The case's ``axis`` as a non-negative int (the default -1 when the case passes none)."""
+    value = inputs.get("axis")
+    try:
+        axis = -1 if value is None else int(np.asarray(value))
+    except (TypeError, ValueError):
+        return None
+    return axis % ndim if -ndim <= axis < ndim else None
+
+
+def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, names: Names) -> list[Idea]:
+    """The softmax along each other axis longer than 1, and over the whole array (``inputs``:
+    ``logits`` float64 and ``axis``; ``expected`` the exact output, float64)."""
+    x = inputs.get("logits")
+    if x is None or x.ndim < 1 or x.size == 0 or x.shape != expected.shape:
+        return []
+    axis = _axis(inputs, x.ndim)
+    if axis is None:
+        return []
+    out = [Idea(id="wrong_axis", text=None, predicted=_softmax(x, other),
+                params={"axis_used": other - x.ndim, "axis": axis - x.ndim})
+           for other in range(x.ndim) if other != axis and x.shape[other] > 1]
+    if x.ndim > 1 and x.size > x.shape[axis]:
+        out.append(Idea(id="whole_array", text=None, predicted=_softmax(x, None)))
+    return out
+
+
+def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """NaN or infinity where the probability is finite, in a slice whose largest logit passes
+    ``log`` of the dtype's largest number: ``exp`` overflowed, the maximum was not subtracted;
+    else the generic idea (a 0/0)."""
+    x = case.inputs.get("logits")
+    if x is not None and got.shape == ref.shape and np.shape(x) == ref.shape and np.ndim(x) >= 1:
+        from ..dtypes import max_finite
+        with np.errstate(all="ignore"):
+            logits = np.asarray(x, dtype=np.float64)
+            axis = _axis({k: np.asarray(v) for k, v in case.inputs.items()}, logits.ndim)
+            if axis is not None:
+                finite = np.where(np.isfinite(logits), logits, -np.inf)
+                top = np.max(finite, axis=axis, keepdims=True)
+                limit = float(np.log(max_finite(case.dtype)))
+                bad = ~np.isfinite(got) & np.isfinite(ref)
+                over = np.broadcast_to(top > limit, ref.shape)
+                if bad.any() and np.all(over[bad]):
+                    return Hint(idea="no_max_shift", facts={"dtype": case.dtype, "limit": round(limit, 1),
+                                                             "axis": axis - logits.ndim})
+    return generic.non_finite_hint(got, ref)

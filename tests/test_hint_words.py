@@ -21,7 +21,7 @@ FACTS = {"computed_in": "float32", "dtype": "float64", "first": "hidden", "funct
          "like": "hidden", "how": "truncated", "shape": [2, 5], "got_shape": [0], "from_list": True, "said": "only 2-D",
          "which": "last", "lead": 2, "logits": 9, "values_differ": True, "where": "sum", "seq_len": 7, "id": -1,
          "raise": "IndexError", "rows": [3], "rows_at": "last", "rows_of": 4, "zeros": True, "by": "max",
-         "axis_used": -2, "axis": -1, "limit": 11.1}
+         "axis_used": -2, "axis": -1, "limit": 11.1, "d": 8}
 
 #: tokens of another framework's code a learner of each framework must never read
 FOREIGN = {
@@ -54,13 +54,15 @@ OWN = {
     ("softmax", "no_max_shift"): {"numpy": "logits - logits.max(axis=axis, keepdims=True)",
                                   "jax": "logits - jnp.max(logits, axis=axis, keepdims=True)",
                                   "torch": "logits - logits.amax(dim=axis, keepdim=True)"},
+    ("layer_norm", "unbiased_variance"): {"numpy": "ddof=1", "jax": "ddof=1", "torch": "correction=1"},
     ("softmax", "wrong_axis"): {"numpy": "axis=axis, keepdims=True", "jax": "axis=axis, keepdims=True",
                                 "torch": "dim=axis, keepdim=True"},
 }
 #: ideas whose facts name another framework's type (a JAX array returned by a NumPy file)
 NAMES_THE_RETURNED_TYPE = {"jax_array"}
 
-IDEAS = [(module, idea) for module in ("tied_lm_head", "masked_mean_pool", "embedding_lookup", "softmax", None)
+PACK = ("softmax", "layer_norm", "scaled_dot_product_attention")
+IDEAS = [(module, idea) for module in ("tied_lm_head", "masked_mean_pool", "embedding_lookup", *PACK, None)
          for idea in (words.TABLES[module] if module else words.GENERIC)]
 
 
@@ -91,7 +93,7 @@ def test_a_torch_learner_reads_only_torch_code():
     _check("torch")
 
 
-@pytest.mark.parametrize("module", ["tied_lm_head", "masked_mean_pool", "embedding_lookup", "softmax"])
+@pytest.mark.parametrize("module", ["tied_lm_head", "masked_mean_pool", "embedding_lookup", *PACK])
 def test_every_idea_a_bundled_module_records_has_words(module):
     """Every id a bundled hint module can return is in its table or the generic one."""
     import ast

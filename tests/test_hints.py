@@ -347,17 +347,43 @@ def test_no_constant_offset_is_fitted_to_a_constant_right_answer():
     assert "shifted" in {h.idea for h, _ in ideas}, ideas     # an offset on a varied answer is still named
 
 
-@pytest.mark.parametrize("mistake,idea", [("non_finite_d2l_naive_exp.py", "no_max_shift"),
-                                          ("tolerance_orris_axis0.py", "wrong_axis"),
-                                          ("tolerance_boomsday_ignores_axis.py", "wrong_axis")])
-def test_softmax_mistakes_get_their_own_hint(mistake, idea):
-    """A newcomer's trial: the course pack's softmax gave no hint for its two commonest mistakes,
-    exp without the max shift (NaN) and the wrong axis. Its hint module names each, as facts
-    (the idea and the axes), in the summary of the mistake files of problems/mistakes/softmax."""
+@pytest.mark.parametrize("problem,mistake,idea", [
+    ("softmax", "non_finite_d2l_naive_exp.py", "no_max_shift"),
+    ("softmax", "tolerance_orris_axis0.py", "wrong_axis"),
+    ("softmax", "tolerance_boomsday_ignores_axis.py", "wrong_axis"),
+    ("layer_norm", "tolerance_annotated_transformer_std.py", "unbiased_variance"),
+    ("layer_norm", "tolerance_np_std_eps_outside.py", "eps_outside_sqrt"),
+    ("scaled_dot_product_attention", "tolerance_padding_mask_inverted.py", "mask_inverted"),
+])
+def test_course_pack_mistakes_get_their_own_hint(problem, mistake, idea):
+    """A newcomer's trial: the course pack's softmax, layer_norm and attention gave no hint for
+    their commonest mistakes (exp without the max shift, the wrong axis, the unbiased variance,
+    eps outside the root, an inverted mask). Their hint modules name each, as facts, in the
+    summary of the mistake files of problems/mistakes/<problem>."""
     from tests.conftest import ROOT, grade_function_in_process
-    got = grade_function_in_process(ROOT / "problems" / "mistakes" / "softmax" / mistake, "--problem", "softmax",
+    got = grade_function_in_process(ROOT / "problems" / "mistakes" / problem / mistake, "--problem", problem,
                                     "--no-shrink")
     assert got is not None
     code, report = got
+    ideas = {h["id"] for entry in report["summary"] for h in entry["hints"]}
+    assert code == 1 and idea in ideas, report["summary"]
+
+
+@pytest.mark.parametrize("problem,body,idea", [
+    ("layer_norm", "    return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)"
+                   " + beta\n", "gamma_ignored"),
+    ("scaled_dot_product_attention", "    s = q @ np.swapaxes(k, -1, -2)\n"
+                                     "    if mask is not None:\n        s = np.where(mask, s, -np.inf)\n"
+                                     "    e = np.exp(s - s.max(-1, keepdims=True))\n"
+                                     "    return (e / e.sum(-1, keepdims=True)) @ v\n", "no_scale"),
+])
+def test_a_hand_written_pack_mistake_gets_its_hint(tmp_path, problem, body, idea):
+    """The ideas without a mistake file: layer norm without gamma, attention without 1/sqrt(d)
+    (a newcomer's trial), each named in its summary."""
+    from tests.conftest import grade_function_in_process
+    params = {"layer_norm": "x, gamma, beta, eps=1e-5", "scaled_dot_product_attention": "q, k, v, mask=None"}[problem]
+    path = tmp_path / f"{problem}.py"
+    path.write_text(f"import numpy as np\n\n\ndef {problem}({params}):\n{body}")
+    code, report = grade_function_in_process(path, "--problem", problem, "--no-shrink")
     ideas = {h["id"] for entry in report["summary"] for h in entry["hints"]}
     assert code == 1 and idea in ideas, report["summary"]

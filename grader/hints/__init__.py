@@ -50,7 +50,9 @@ import numpy as np
 
 #: Bundled hint modules, by the name a spec gives in ``hints``.
 BUNDLED = {"tied_lm_head": "grader.hints.tied_lm_head", "masked_mean_pool": "grader.hints.masked_mean_pool",
-           "embedding_lookup": "grader.hints.embedding_lookup", "softmax": "grader.hints.softmax"}
+           "embedding_lookup": "grader.hints.embedding_lookup", "softmax": "grader.hints.softmax",
+           "layer_norm": "grader.hints.layer_norm",
+           "scaled_dot_product_attention": "grader.hints.scaled_dot_product_attention"}
 
 #: Functions a hint module may define; a module must define at least one.
 INTERFACE = ("ideas", "diagnose_values", "diagnose_shape", "diagnose_dtype", "diagnose_type", "diagnose_non_finite",

@@ -6,7 +6,8 @@ words it when the report is made (``grader.grading.finish``, and the summary's s
 ``grader.diagnose.combine``), for the framework the submission is graded as:
 
 * the wording table of the module that owns the idea: ``grader/words/<module>.py`` for a
-  bundled hint module (``tied_lm_head``, ``masked_mean_pool``, ``embedding_lookup``, ``softmax``), then
+  bundled hint module (``tied_lm_head``, ``masked_mean_pool``, ``embedding_lookup`` and the course
+  pack's ``softmax``, ``layer_norm``, ``scaled_dot_product_attention``), then
   ``grader/words/generic.py`` for the generic ideas every problem has. Each table is
   ``WORDS: dict[idea, function(facts, code) -> str]``;
 * the framework's code, from ``CODE`` in ``grader/frameworks/<framework>.py`` (a cast is
@@ -26,7 +27,9 @@ from .. import frameworks
 from ..hints import Hint
 from . import embedding_lookup as _embedding_lookup
 from . import generic as _generic
+from . import layer_norm as _layer_norm
 from . import masked_mean_pool as _masked_mean_pool
+from . import scaled_dot_product_attention as _attention
 from . import softmax as _softmax
 from . import tied_lm_head as _tied_lm_head
 
@@ -37,7 +40,8 @@ Wording = Callable[[dict[str, Any], "Code"], str]
 TABLES: dict[str, dict[str, Wording]] = {"tied_lm_head": _tied_lm_head.WORDS,
                                          "masked_mean_pool": _masked_mean_pool.WORDS,
                                          "embedding_lookup": _embedding_lookup.WORDS,
-                                         "softmax": _softmax.WORDS}
+                                         "softmax": _softmax.WORDS, "layer_norm": _layer_norm.WORDS,
+                                         "scaled_dot_product_attention": _attention.WORDS}
 #: The generic ideas' wording (every problem).
 GENERIC: dict[str, Wording] = _generic.WORDS
 #: Summary wordings of ideas whose facts a module reconciles across cases (factors that differ

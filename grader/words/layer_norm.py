@@ -1,0 +1,20 @@
+"""The wording of layer_norm's hint ideas (``grader/hints/layer_norm.py``).
+
+``WORDS[idea](facts, code)``: one sentence for the learner's framework (:class:`grader.words.Code`).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+Facts = dict[str, Any]
+
+WORDS: dict[str, Callable[[Facts, Any], str]] = {
+    "unbiased_variance": lambda f, c: ("looks like the variance was divided by d - 1 (the unbiased estimate, "
+                                       f"{c('ddof1')}) instead of by d: layer norm uses the mean of the squared "
+                                       "deviations over the last axis"),
+    "eps_outside_sqrt": lambda f, c: "looks like eps was added after the square root: divide by sqrt(var + eps)",
+    "gamma_ignored": lambda f, c: "looks like gamma was left out: multiply the normalised values by gamma",
+    "beta_ignored": lambda f, c: "looks like beta was left out: add beta after scaling by gamma",
+    "no_centring": lambda f, c: ("looks like the mean was not subtracted: normalise x - mean(x) by the standard "
+                                 "deviation, not x by its root mean square"),
+}

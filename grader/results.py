@@ -57,7 +57,7 @@ STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 #: a learner's case from the instructor's secret seed too large for a ``--replay`` literal gets
 #: this instead of a replay command (``CaseResult.replay_note``)
-SECRET_REPLAY_NOTE = "this case comes from the instructor's secret seed; run the whole check again"
+SECRET_REPLAY_NOTE = "this case's inputs come from the instructor's secret seed, so it cannot be replayed alone: fix what its failure says and submit again"
 
 
 def json_ratio(x: float, digits: int = 4) -> float | str:

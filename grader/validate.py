@@ -327,6 +327,20 @@ def _fmt(x: Any) -> str:
         return str(x)
 
 
+def _apart(a: Any, b: Any) -> tuple[str, str]:
+    """``a`` and ``b`` as :func:`_fmt` writes them, with the digits that tell them apart (up to
+    17): "spec -0.142932, reference -0.142932" told an author nothing."""
+    try:
+        x, y = float(a), float(b)
+    except (TypeError, ValueError):
+        return _fmt(a), _fmt(b)
+    for digits in (6, 9, 12, 17):
+        fx, fy = f"{x:.{digits}g}", f"{y:.{digits}g}"
+        if fx != fy:
+            return fx, fy
+    return _fmt(a), _fmt(b)
+
+
 def _small_list(arr: np.ndarray, limit: int = 16) -> Any:
     return np.asarray(arr, dtype=np.float64).tolist() if np.size(arr) <= limit else None
 
@@ -339,8 +353,9 @@ def _where(failure: Any) -> tuple[str, dict[str, Any]]:
                 {"kind": "shape", "got_shape": d.get("got"), "reference_shape": d.get("expected")})
     if failure.kind == "tolerance":
         idx = tuple(d.get("worst_index", ()))
+        got, expected = _apart(d.get("got"), d.get("expected"))
         return (f"{d.get('mismatched')} of {d.get('total')} elements; worst at index {idx}: "
-                f"{{other}} {_fmt(d.get('got'))}, reference {_fmt(d.get('expected'))}, "
+                f"{{other}} {got}, reference {expected}, "
                 f"error {_fmt(d.get('error'))}, allowed {_fmt(d.get('allowed'))}",
                 {"kind": "tolerance", "index": list(idx), "other": d.get("got"), "reference": d.get("expected"),
                  "error": d.get("error"), "allowed": d.get("allowed"), "mismatched": d.get("mismatched"),

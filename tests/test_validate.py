@@ -556,3 +556,12 @@ def test_a_mistake_may_list_two_kinds_and_either_counts(tmp_path):
     run = run_grader("validate", str(spec), "--format", "json")
     mistake = run.json()["mistakes"][0]
     assert run.code == 0 and mistake["ok"] and mistake["expected"] == "tolerance or non_finite", mistake
+
+
+def test_a_stale_value_is_written_with_the_digits_that_tell_it_apart():
+    """A newcomer's instructor trial: "spec -0.142932, reference -0.142932" (the same six digits);
+    the worst element is written with as many digits as tell the two apart, six when they differ
+    there, and as six when they are equal."""
+    assert validate._apart(-0.14293212345, -0.14293198765) == ("-0.142932123", "-0.142931988")
+    assert validate._apart(1.0, 2.0) == ("1", "2") and validate._apart(0.1, 0.1) == ("0.1", "0.1")
+    assert validate._apart(1.0, 1.0 + 2 ** -52) == ("1", "1.0000000000000002")

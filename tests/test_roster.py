@@ -41,6 +41,11 @@ def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
     assert len(warning) == 1 and "zed" in warning[0] and "alice" not in warning[0]
     feedback = next((out / "feedback").glob("carol-*.txt")).read_text()
     assert "None" not in feedback and "no submission" in feedback
+    # summary.md counts carol as "with no submission", never among the failure kinds (a
+    # newcomer's instructor read her as a failure of kind "import")
+    summary = (out / "summary.md").read_text()
+    kinds = summary.split("## Most common failure kinds", 1)[1].split("##", 1)[0]
+    assert "with no submission" in summary and "import" not in kinds and "carol" not in kinds, kinds
 
 
 def test_a_roster_without_an_id_column_is_one_line_and_exit_2(tmp_path):

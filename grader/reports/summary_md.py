@@ -83,6 +83,8 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
 
     kinds: dict[str, list[str]] = {}
     for r in rows:
+        if r.learner in reports and no_submission(reports[r.learner]):
+            continue   # nothing submitted is no failure of code (a newcomer read it as kind "import")
         for k in r.kinds:
             kinds.setdefault(k, []).append(r.learner)
     out += ["## Most common failure kinds", ""]

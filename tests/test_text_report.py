@@ -144,3 +144,19 @@ def test_a_scalar_input_is_shown_by_its_value_not_as_an_empty_shape():
     assert _shapes(case) == "logits (2, 5, 3) float16, axis = 1"
     case.values = None
     assert _shapes(case) == "logits (2, 5, 3) float16, axis (int64 scalar)"
+
+
+def test_the_html_feedback_shows_a_scalar_input_by_its_value_too():
+    """The same in the HTML feedback page (a newcomer read ``temperature () float64`` there while
+    the text report said ``temperature = 0.5``)."""
+    from grader.reports.notebook_html import render_html
+    case = {"name": "c[float32]", "group": "g", "status": "failed", "dtype": "float32", "rank": 1,
+            "inputs": {"logits": {"shape": [3], "dtype": "float32"}, "temperature": {"shape": [], "dtype": "float64"}},
+            "values": {"logits": [1.0, 2.0, 3.0], "temperature": 0.5},
+            "failure": {"kind": "tolerance", "message": "3 / 3 elements are outside the tolerance", "data": {}}}
+    data = {"problem": "p", "title": "P", "submission": "s.py", "passed": False, "score": 0, "max_score": 1,
+            "cases": [case], "groups": [], "summary": [], "environment": {}, "output": {}}
+    page = render_html(data)
+    assert "logits (3,) float32, temperature = 0.5" in page and "temperature ()" not in page
+    case["values"] = None
+    assert "temperature (float64 scalar)" in render_html(data)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+from types import SimpleNamespace
 from typing import Any
 
 
@@ -221,6 +222,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     # the text report's order: a degenerate case (a size-0 or size-1 axis, all-zero inputs) after
     # the others, then smallest first, a shrunk case before the case of its size it came from
     from ..results import LATE_KINDS
+    from .common import scalar_text
     failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c), sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
                                 not c.get("shrunk"), c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
@@ -233,7 +235,10 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
         out.append(f"<p><b>Failing cases</b> (smallest first; {min(len(distinct), MAX_CASES)} of {len(distinct)}):</p>")
     for c in list(distinct.values())[:MAX_CASES]:
         f = c["failure"]
-        shapes = ", ".join(f"{k} {tuple(v.get('shape', []))} {v.get('dtype')}" for k, v in (c.get("inputs") or {}).items())
+        # a scalar by its value, as the text report (a newcomer read "temperature () float64")
+        shapes = ", ".join(scalar_text(k, SimpleNamespace(dtype=v.get("dtype")), c.get("values"))
+                           if not v.get("shape") else f"{k} {tuple(v.get('shape', []))} {v.get('dtype')}"
+                           for k, v in (c.get("inputs") or {}).items())
         out.append('<div style="border-left:3px solid #cf222e;padding-left:8px;margin:6px 0">')
         out.append(f"<code>{_e(c['name'])}</code> ({_e(c.get('group'))}): {_e(shapes)}<br>")
         out.append(f"<b>{_e(f.get('kind'))}</b>: {_e(f.get('message'))}<br>")

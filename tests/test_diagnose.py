@@ -426,6 +426,20 @@ def test_every_summary_entry_gets_its_shared_hint_not_only_the_first():
     assert entries[1]["text"] == "tolerance: 4 cases, only in float64 (float16, float32 fail in another way)"
 
 
+def test_a_result_promoted_in_several_dtypes_is_one_hint():
+    """A newcomer's trial: "promoted to float64 ... return float16" and "... return float32", 31
+    of 62 cases each, two near-identical hints for one mistake. One hint names the dtypes."""
+    hints = [{"id": "promoted", "params": {"got": "float64", "want": dt, "like": "hidden", "how": "promoted"},
+              "text": f"return {dt}", "size": 4, "dtype": dt, "kind": "dtype", "message": "m", "data": {}}
+             for dt in ("float32", "float16") for _ in range(3)]
+    (h,) = diagnose.combine(hints, "torch")
+    assert (h["id"], h["count"], h["of"]) == ("promoted", 6, 6)
+    assert h["text"] == ("the result was promoted to float64: compute as you like, but return each case in its "
+                         "inputs' dtype (float16, float32) (e.g. .to(hidden.dtype))")
+    (one,) = diagnose.combine(hints[:3], "numpy")
+    assert one["text"] == "return float32"   # one dtype: the case's own sentence
+
+
 def test_summary_claims_no_rank_pattern_from_a_few_coincidences():
     cases = [result(f"c{i}[float32]", "float32", r, None) for i, r in enumerate([1, 1, 2, 2, 2, 2, 2, 3])]
     cases[2] = result("c2[float32]", "float32", 2, "non_finite")

@@ -104,7 +104,8 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
 
 def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
     """The summary sentence of a generic idea whose facts differ from case to case (a factor,
-    an offset), or of a lower precision shared by cases of several dtypes; None otherwise."""
+    an offset), or of a lower precision, a promoted or a demoted result shared by cases of
+    several dtypes; None otherwise."""
     if top in ("scaled", "shifted"):  # the generic fitted ideas: one case's value is not the others'
         what = "factor" if top == "scaled" else "offset"
         values = [float((h.get("params") or {}).get(what, math.nan)) for h in mine]
@@ -114,6 +115,15 @@ def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
             return (f"looks like the whole result was multiplied by a factor that differs from case to case ({span})"
                     if top == "scaled" else
                     f"looks like a constant was added to every element, a different one in each case ({span})")
+    if top.startswith(("promoted:", "demoted:")):
+        order = {"bfloat16": 0, "float16": 1, "float32": 2, "float64": 3}
+        dtypes = sorted({str(h.get("dtype")) for h in mine}, key=lambda d: (order.get(d, 9), d))
+        if len(dtypes) > 1:
+            how, got = top.split(":", 1)
+            like = (mine[0].get("params") or {}).get("like")
+            cast = f" (e.g. {code('cast_like', x=like)})" if like else ""
+            return (f"the result was {how} to {got}: compute as you like, but return each case in its inputs' "
+                    f"dtype ({', '.join(dtypes)}){cast}")
     if top.startswith("lower_precision:"):
         low = top.split(":", 1)[1]
         if len({h.get("dtype") for h in mine}) > 1:

@@ -16,7 +16,6 @@ Matplotlib is optional (``pip install 'grader[notebook]'``); without it the HTML
 from __future__ import annotations
 
 import base64
-import html
 import io
 from types import SimpleNamespace
 from typing import Any
@@ -26,14 +25,6 @@ from typing import Any
 RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 #: failing cases shown in the HTML, as in the text report
 MAX_CASES = 5
-
-
-def _e(text: Any) -> str:
-    """``text`` for the page: control, escape and bidi characters and lone surrogates (a file
-    name that is not UTF-8) as visible escapes (:func:`grader.reports.common.printable`), then
-    HTML-escaped."""
-    from grader.reports.common import printable
-    return html.escape(printable(str(text)), quote=True)
 
 
 def heat_map_png(case: dict[str, Any]) -> str | None:
@@ -159,7 +150,7 @@ def _not_graded(report: dict[str, Any]) -> str:
     if not isinstance(parts, list) or report.get("failure"):
         return ""
     missing = [f"{p.get('problem')} ({p.get('failure')})" for p in parts if isinstance(p, dict) and p.get("failure")]
-    return _e(f"; not graded: {', '.join(missing)}") if missing else ""
+    return f"; not graded: {', '.join(missing)}" if missing else ""
 
 
 def _worst(failure: dict[str, Any]) -> str:
@@ -171,87 +162,70 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     :data:`MAX_CASES` failing cases (kind, message, hint, worst element, the traceback of an
     error, a heat map for a tolerance failure: per element for a small case, per block of the
     output for a large one), and folded away the full text report and
-    the ``source`` that was graded (tracebacks' line numbers are its lines). Every value is
-    escaped."""
+    the ``source`` that was graded (tracebacks' line numbers are its lines). The markup is the
+    Jinja2 template ``templates/feedback.html.j2``, every value autoescaped."""
+    from ..results import LATE_KINDS
+    from .classview_anchor import anchor
+    from .common import scalar_text
+    from .templating import render
+
     passed = bool(report.get("passed"))
     counts = report.get("counts") or {}
-    colour = "#1a7f37" if passed else "#cf222e"
-    verdict = "PASS" if passed else "FAIL"
-    out = [f'<div class="grader-report" style="font-family:sans-serif;line-height:1.4">',
-           f'<div style="font-size:1.2em"><b style="color:{colour}">{verdict}</b> {_e(report.get("problem"))}: '
-           f'score {report.get("score", 0):g} / {report.get("max_score", 0):g}'
-           + (f' ({counts.get("passed", 0)} of {counts.get("total", 0)} cases passed{_not_graded(report)})'
-              if counts else "")
-           + "</div>"]
     env = report.get("environment") or {}
-    if env.get("framework"):   # not for the placeholder of a learner with nothing to run
-        out.append(f'<div style="color:#57606a">{_e(env.get("framework"))} submission, graded in '
-                   f'{_e(", ".join(env.get("dtypes") or []))}; sandbox {_e(env.get("sandbox"))}</div>')
-    if counts.get("skipped"):  # as the text report says it
-        out.append(f'<p><b>{counts["skipped"]} case{"s were" if counts["skipped"] != 1 else " was"} not run</b> '
-                   "(after a timeout or repeated crashes)</p>")
     groups = [g for g in report.get("groups") or [] if isinstance(g, dict)]
-    if len(groups) > 1 or (groups and not passed):
-        # the class view's grid links each cell here (grader.reports.classview.anchor)
-        from .classview_anchor import anchor
-        out.append('<table style="border-collapse:collapse;margin:0.4em 0"><tr><th style="text-align:left;'
-                   'padding:1px 8px">group</th><th style="padding:1px 8px">cases passed</th>'
-                   '<th style="padding:1px 8px">points</th></tr>')
-        for g in groups:
-            out.append(f'<tr id="{_e(anchor(str(g.get("group"))))}"><td style="padding:1px 8px">{_e(g.get("group"))}'
-                       f'</td><td style="padding:1px 8px;text-align:right">{_e(g.get("passed"))} of '
-                       f'{_e(g.get("total"))}</td><td style="padding:1px 8px;text-align:right">'
-                       f'{float(g.get("earned") or 0):g} / {float(g.get("points") or 0):g}</td></tr>')
-        out.append("</table>")
-    if f := report.get("failure"):
-        out.append(f'<p><b>{_e(f.get("kind"))}</b>: {_e(f.get("message"))}</p>')
-        if f.get("hint"):
-            out.append(f"<p>hint: {_e(f['hint'])}</p>")
-        if f.get("details"):
-            out.append(f'<pre style="font-size:0.85em">{_e(chr(10).join(f["details"])[-3000:])}</pre>')
-    if report.get("summary"):
-        out.append("<p><b>What failed</b> (by kind, dtype and rank):</p><ul>")
-        for entry in report["summary"]:
-            out.append(f"<li>{_e(entry.get('text'))}")
-            hints = entry.get("hints") or ([entry["hint"]] if entry.get("hint") else [])
-            out += [f"<br>hint ({h.get('count')} of {h.get('of')} cases): {_e(h.get('text'))}" for h in hints]
-            out.append("</li>")
-        out.append("</ul>")
+    shown_groups = groups if len(groups) > 1 or (groups and not passed) else []
+    f = report.get("failure")
     failing = [c for c in report.get("cases") or [] if c.get("status") not in ("passed", "skipped")
                and c.get("visibility") != "hidden" and c.get("failure")]
     # the text report's order: a degenerate case (a size-0 or size-1 axis, all-zero inputs) after
     # the others, then smallest first, a shrunk case before the case of its size it came from
-    from ..results import LATE_KINDS
-    from .common import scalar_text
-    failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c), sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
+    failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c),
+                                sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
                                 not c.get("shrunk"), c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
     distinct: dict[tuple[str, str], dict[str, Any]] = {}
     for c in failing:  # one entry per case and kind; one per message for errors of the run
-        f = c["failure"]
-        key = f.get("message", "") if f.get("kind") in RUN_KINDS else c["name"].split("[")[0].removeprefix("shrunk:")
-        distinct.setdefault((key, f["kind"]), c)
-    if distinct:
-        out.append(f"<p><b>Failing cases</b> (smallest first; {min(len(distinct), MAX_CASES)} of {len(distinct)}):</p>")
+        fc = c["failure"]
+        key = fc.get("message", "") if fc.get("kind") in RUN_KINDS else c["name"].split("[")[0].removeprefix("shrunk:")
+        distinct.setdefault((key, fc["kind"]), c)
+    cases = []
     for c in list(distinct.values())[:MAX_CASES]:
-        f = c["failure"]
-        # a scalar by its value, as the text report (a newcomer read "temperature () float64")
-        shapes = ", ".join(scalar_text(k, SimpleNamespace(dtype=v.get("dtype")), c.get("values"))
-                           if not v.get("shape") else f"{k} {tuple(v.get('shape', []))} {v.get('dtype')}"
-                           for k, v in (c.get("inputs") or {}).items())
-        out.append('<div style="border-left:3px solid #cf222e;padding-left:8px;margin:6px 0">')
-        out.append(f"<code>{_e(c['name'])}</code> ({_e(c.get('group'))}): {_e(shapes)}<br>")
-        out.append(f"<b>{_e(f.get('kind'))}</b>: {_e(f.get('message'))}<br>")
-        if worst := _worst(f):
-            out.append(f"{_e(worst)}<br>")
-        if hint := f.get("hint") or hints.get(c["name"].removeprefix("shrunk:")):
-            out.append(f"<b>hint</b>: {_e(hint)}<br>")
-        if f.get("kind") in RUN_KINDS and f.get("details"):
-            tail = "\n".join("\n".join(f["details"]).rstrip().splitlines()[-15:])
-            out.append(f'<pre style="font-size:0.85em">{_e(tail)}</pre>')
-        out.append("</div>")
-    # one picture: where the error is, for the tolerance failure with the most output values
-    # shown; else, for the largest one, its coarse grid (failure.data.grid)
+        fc = c["failure"]
+        cases.append({
+            "name": c["name"], "group": c.get("group"), "kind": fc.get("kind"), "message": fc.get("message"),
+            # a scalar by its value, as the text report (a newcomer read "temperature () float64")
+            "shapes": ", ".join(scalar_text(k, SimpleNamespace(dtype=v.get("dtype")), c.get("values"))
+                                if not v.get("shape") else f"{k} {tuple(v.get('shape', []))} {v.get('dtype')}"
+                                for k, v in (c.get("inputs") or {}).items()),
+            "worst": _worst(fc), "hint": fc.get("hint") or hints.get(c["name"].removeprefix("shrunk:")),
+            "tail": "\n".join("\n".join(fc["details"]).rstrip().splitlines()[-15:])
+            if fc.get("kind") in RUN_KINDS and fc.get("details") else ""})
+    # the graded hidden cases: a shrunk case is extra feedback, counted nowhere
+    hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden" and not c.get("shrunk")]
+    return render(
+        "feedback.html.j2", colour="#1a7f37" if passed else "#cf222e", verdict="PASS" if passed else "FAIL",
+        problem=report.get("problem"), score=f"{report.get('score', 0):g}", max_score=f"{report.get('max_score', 0):g}",
+        counts={"passed": counts.get("passed", 0), "total": counts.get("total", 0)} if counts else None,
+        not_graded=_not_graded(report),
+        # not for the placeholder of a learner with nothing to run
+        framework=env.get("framework"), dtypes=", ".join(env.get("dtypes") or []), sandbox=env.get("sandbox"),
+        skipped=counts.get("skipped") or 0,
+        # the class view's grid links each cell here (grader.reports.classview.anchor)
+        groups=[{"anchor": anchor(str(g.get("group"))), "group": g.get("group"), "passed": g.get("passed"),
+                 "total": g.get("total"), "earned": f"{float(g.get('earned') or 0):g}",
+                 "points": f"{float(g.get('points') or 0):g}"} for g in shown_groups],
+        failure={"kind": f.get("kind"), "message": f.get("message"), "hint": f.get("hint"),
+                 "details": "\n".join(f["details"])[-3000:] if f.get("details") else ""} if f else None,
+        summary=[{"text": e.get("text"), "hints": e.get("hints") or ([e["hint"]] if e.get("hint") else [])}
+                 for e in report.get("summary") or []],
+        cases=cases, distinct=len(distinct), picture=_picture(failing),
+        hidden={"passed": sum(c.get("status") == "passed" for c in hidden), "total": len(hidden)} if hidden else None,
+        text=text, source="\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), start=1)))
+
+
+def _picture(failing: list[dict[str, Any]]) -> dict[str, str] | None:
+    """One picture of where the output is off: for the tolerance failure with the most output
+    values shown; else, for the largest one, its coarse grid (``failure.data.grid``)."""
     tolerance_failures = [c for c in failing if c["failure"].get("kind") == "tolerance"]
     pictured = [c for c in tolerance_failures if (c.get("values") or {}).get("got")]
     pictured.sort(key=lambda c: -_numel(list(_shape_of(c["values"]["got"]))))
@@ -265,21 +239,8 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
             what = ("|got - expected| per element; the allowance at the framed worst one: "
                     + (_worst(c["failure"]).partition(", allowed ")[2] or "see above")) if pictured else \
                 "the largest |got - expected| / allowed per block of the output; over 1 is outside the tolerance"
-            out.append(f'<p>Where the output is off, in {_e(c["name"])} ({_e(over)}{_e(what)}):<br>'
-                       f'<img alt="error per output element of {_e(c["name"])}" src="data:image/png;base64,{png}"></p>')
-    # the graded hidden cases: a shrunk case is extra feedback, counted nowhere
-    hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden" and not c.get("shrunk")]
-    if hidden:
-        ok = sum(c.get("status") == "passed" for c in hidden)
-        out.append(f"<p>hidden cases: {ok} of {len(hidden)} passed</p>")
-    if text:
-        out.append(f'<details><summary>full report</summary><pre style="font-size:0.85em">{_e(text)}</pre></details>')
-    if source:
-        numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), start=1))
-        out.append(f'<details><summary>the source that was graded</summary><pre style="font-size:0.85em">'
-                   f'{_e(numbered)}</pre></details>')
-    out.append("</div>")
-    return "\n".join(out)
+            return {"name": c["name"], "over": over, "what": what, "png": png}
+    return None
 
 
 def _degenerate(case: dict[str, Any]) -> bool:
@@ -339,7 +300,9 @@ def feedback_page(report: Any, *, audience: str = "learner") -> str:
             body = render_html(data, body_text)
     except ImportError:
         body = render_html(data, body_text)
+    from markupsafe import Markup
+
+    from .templating import render
     title = f"{'PASS' if report.passed else 'FAIL'} {report.problem}: {report.submission}"
-    return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                      f'<meta http-equiv="Content-Security-Policy" content="{PAGE_CSP}">',
-                      f"<title>{_e(title)}</title></head><body>", body, "</body></html>", ""])
+    # the body is render_html's own autoescaped template output
+    return render("feedback_page.html.j2", csp=PAGE_CSP, title=title, body=Markup(body)) + "\n"

@@ -427,18 +427,45 @@ def escaped_keys(text: str, roster: Roster | None) -> list[str]:
 
 
 def _identity(rows: list[Any], roster: Roster | None, columns: tuple[str, ...],
-              bare: str) -> tuple[list[str], list[tuple[list[str], Any]], list[str]]:
+              bare: str, php: bool = False) -> tuple[list[str], list[tuple[list[str], Any]], list[str]]:
     """The identity columns an LMS matches by (those of ``columns`` the roster has, else one
     column ``bare`` holding the learner id) and, per learner in roster order (learner order
-    without a roster), its identity cells and gradebook row; and the learners not on the roster."""
-    from .reports.common import csv_cell
+    without a roster), its identity cells and gradebook row; and the learners not on the roster.
+
+    ``php``: the file is read by PHP's ``fgetcsv`` (Moodle), whose escape character is ``\\``:
+    a cell ending in a backslash keeps its field open over the rows after it (round
+    twenty-eight of issue 32: a learner's own last name ``Evil,\\`` in Moodle's participant
+    export dropped every later learner's grade). A backslash in a cell that only names the
+    learner is written as U+29F5 (:func:`_php_safe`, it looks the same); a learner whose
+    matching id holds one cannot be written safely and is left out, named on stderr.
+    """
+    from .reports.common import csv_cell, printable
     if roster is None:
         _distinct(rows)
-        return [bare], [([csv_cell(r.learner)], r) for r in sorted(rows, key=lambda r: r.learner)], []
-    by_student, unmatched = _matched(rows, roster)
-    head = [c for c in columns if c in roster.columns] or [roster.key]
-    return head, [([csv_cell(s.get(c, "")) for c in head], by_student[id(s)])
-                  for s in roster.rows if id(s) in by_student], unmatched
+        head, key = [bare], bare
+        students = [({bare: r.learner}, r) for r in sorted(rows, key=lambda r: r.learner)]
+        unmatched: list[str] = []
+    else:
+        by_student, unmatched = _matched(rows, roster)
+        head = [c for c in columns if c in roster.columns] or [roster.key]
+        key = roster.key
+        students = [(s, by_student[id(s)]) for s in roster.rows if id(s) in by_student]
+    out = []
+    for student, r in students:
+        if php and "\\" in (student.get(key) or ""):
+            sys.stderr.write(printable(f"grader: warning: learner {r.learner!r}'s {key} holds a backslash, which "
+                                       "Moodle's importer reads as an escape: left out of the export (enter their "
+                                       "grade by hand)", one_line=True) + "\n")
+            continue
+        out.append(([csv_cell(_php_safe(student.get(c, "")) if php and c != key else student.get(c, "") or "")
+                     for c in head], r))
+    return head, out, unmatched
+
+
+def _php_safe(text: str) -> str:
+    """``text`` with each backslash written as U+29F5 (it looks the same), for a cell that only
+    names a learner in a file PHP's ``fgetcsv`` reads (:func:`_identity`, :func:`_feedback`)."""
+    return text.replace("\\", "\u29f5")
 
 
 def _feedback(row: Any) -> str:
@@ -450,7 +477,7 @@ def _feedback(row: Any) -> str:
     field open over every later row (round eighteen of issue 32: alice's feedback held the
     others' names, emails and grades, theirs were not imported)."""
     from .reports.view import learner_paths
-    return learner_paths(row.message, row.submission, by_name=True).replace("\\", "\u29f5")
+    return _php_safe(learner_paths(row.message, row.submission, by_name=True))
 
 
 def moodle_csv(rows: list[Any], roster: Roster | None, assignment: str,
@@ -459,7 +486,7 @@ def moodle_csv(rows: list[Any], roster: Roster | None, assignment: str,
     the roster has, else ``Username``), the grade column ``assignment`` (scores scaled to
     ``points``) and ``Feedback``. Returns the text and the learners not on the roster."""
     from .reports.common import csv_cell, points as fmt
-    head, learners, unmatched = _identity(rows, roster, MOODLE_COLUMNS, "Username")
+    head, learners, unmatched = _identity(rows, roster, MOODLE_COLUMNS, "Username", php=True)
     out = [_line([*head, csv_cell(assignment), "Feedback"])]
     out += [_line([*cells, fmt(scaled(r.score, r.max_score, points)), csv_cell(_feedback(r))]) for cells, r in learners]
     return "".join(out), unmatched
@@ -508,7 +535,8 @@ def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = No
             student = roster.match(r.learner)
             ident, name = student[roster.key], student.get("Student", "")
         percent = 100 * r.score / r.max_score if r.max_score else 0.0
-        out.append(_line([csv_cell(ident), csv_cell(name), points(scaled(r.score, r.max_score, scale)),
+        # the name only names the learner: a backslash there as U+29F5, as in Moodle's file
+        out.append(_line([csv_cell(ident), csv_cell(_php_safe(name)), points(scaled(r.score, r.max_score, scale)),
                           points(scale if scale is not None else r.max_score), f"{percent:.1f}",
                           "true" if r.passed else "false",
                           *(points(scaled(r.problems[p], r.max_score, scale)) if p in r.problems else ""

@@ -372,3 +372,26 @@ def test_a_roster_column_that_holds_the_ids_is_named_with_its_key(files, capsys)
     (tmp / "other.csv").write_text("First name,Email address\nZed,z@uni.edu\n")
     code, out, err = run(["export", "moodle", book, "--roster", tmp / "other.csv", "--assignment", "X"], capsys)
     assert code == 1 and "--key" not in err
+
+
+def test_a_backslash_in_a_roster_name_cannot_swallow_the_rows_after_it(files, capsys):
+    """Round twenty-eight of issue 32: Moodle's importer reads CSV with PHP's fgetcsv, whose
+    escape is a backslash; a learner's own last name ``Evil,\\`` from Moodle's participant export
+    (quoted for its comma, ending in a backslash) kept its field open over every later row: the
+    next learner's grade was never imported. Round eighteen's fix covered the Feedback cell only.
+    Every cell that only names a learner writes a backslash as U+29F5; a learner whose matching
+    id holds one is left out and named."""
+    _, _, tmp = files
+    book = tmp / "book.csv"
+    gradebook.write_gradebook(book, [
+        gradebook.Row("alice", "a.py", True, 10, 10, [], 1.0, "passed"),
+        gradebook.Row("bob", "b.py", False, 7.5, 10, ["tolerance"], 1.0, "close"),
+        gradebook.Row("mal\\", "m.py", True, 10, 10, [], 1.0, "passed")])
+    (tmp / "moodle.csv").write_text('First name,Last name,ID number,Email address\n'
+                                    'Alice,"Evil,\\",1001,alice\nBob,Builder,1002,bob\nMal,M,1003,mal\\\n')
+    code, out, err = run(["export", "moodle", book, "--roster", tmp / "moodle.csv", "--assignment", "X",
+                          "--key", "email"], capsys)
+    table = list(csv.reader(io.StringIO(out), escapechar="\\"))   # as PHP's fgetcsv reads it
+    assert [r[:4] for r in table[1:]] == [["Alice", "Evil,\u29f5", "1001", "alice"], ["Bob", "Builder", "1002", "bob"]]
+    assert [r[4] for r in table[1:]] == ["10", "7.5"] and all(len(r) == len(table[0]) for r in table)
+    assert "s Email address holds a backslash" in err and "left out of the export" in err

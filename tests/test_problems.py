@@ -275,6 +275,20 @@ def test_judge_raises_accepts_listed_types_and_subclasses_only():
     assert none.kind == "raises" and "returned NoneType" in none.message
 
 
+def test_the_modules_reason_to_raise_is_for_a_function_that_returned_not_one_that_raised():
+    """A format consumer's read: a lookup raising TypeError for int32 ids got embedding_lookup's
+    "an ID is negative (-1): indexing counts it from the end, so it returns row 2 instead of
+    failing" on its must-raise cases: about returning, for a function that raised. That reason
+    is now for a function that returned; one that raised another type gets the contract."""
+    c = _case(EMB, "negative_id[float32]")
+    returned = judge_raises(c, CallOutcome(status="ok", result=np.zeros((3, 2), np.float32)), EMB.hints)
+    assert returned.data.get("hint_id") == "negative_id"
+    raised = judge_raises(c, CallOutcome(status="exception", message="TypeError: int32 ids",
+                                         error_types=["TypeError", "Exception"]), EMB.hints)
+    assert raised.kind == "raises" and raised.data.get("hint_id") is None
+    assert raised.hint == "these inputs break the function's contract (see the statement): raise ValueError, IndexError"
+
+
 def test_the_reference_must_raise_where_the_spec_says(tmp_path):
     c = _case(EMB, "negative_id[float32]")
     reference.must_raise(EMB, c.inputs, c.raises)  # the real reference raises IndexError

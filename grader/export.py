@@ -195,6 +195,19 @@ def guess_key(path: str, columns: list[str], preferred: str | None = None) -> st
     return key
 
 
+def _delimiter(header: str) -> str:
+    """The delimiter of a roster whose first line is ``header``: of comma, tab and semicolon, the
+    one that splits it (as :mod:`csv` reads it, quotes respected) into the most columns; a comma
+    on a tie. ``csv.Sniffer`` chose the comma whenever one appeared, so a tab-separated Grade
+    Center download with a column ``Lab 3, part 1`` was refused (a format consumer's read)."""
+    def width(delimiter: str) -> int:
+        try:
+            return len(next(csv.reader([header], delimiter=delimiter), []))
+        except csv.Error:
+            return 0
+    return max((",", "\t", ";"), key=width)   # max keeps the first of equals: the comma
+
+
 def read_roster(path: str, key: str | None, preferred: str | None = None) -> Roster:
     """The roster at ``path``, keyed on ``key`` (a :data:`KEYS` name or a column's name; None:
     :func:`guess_key` with ``preferred``).
@@ -213,11 +226,7 @@ def read_roster(path: str, key: str | None, preferred: str | None = None) -> Ros
             else raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise GraderError(f"cannot read --roster {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        dialect = csv.Sniffer().sniff(text.partition("\n")[0], delimiters=",\t;")
-        delimiter = dialect.delimiter
-    except csv.Error:   # one column, or nothing to tell by: commas
-        delimiter = ","
+    delimiter = _delimiter(text.partition("\n")[0])
     try:
         lines = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     except csv.Error as exc:

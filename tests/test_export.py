@@ -282,9 +282,13 @@ def test_a_grade_center_download_as_blackboard_writes_it_is_a_roster(files, caps
     can't decode byte 0xff"), and a tab-separated UTF-8 copy had "none of the id columns" (the
     tabs inside one column name). Either, and Excel's semicolons, read as the comma CSV does."""
     book, _, tmp = files
-    header = ["Last Name", "First Name", "Username", "Student ID", "Tied LM head [Total Pts: 100 Score] |4412"]
-    rows = [["Liddell", "Alice", "alice", "S-001", ""], ["Builder", "Bob", "bob", "S-002", ""]]
-    (tmp / "bb.xls").write_bytes("\n".join(delimiter.join(r) for r in [header, *rows]).encode(encoding) + b"")
+    # a column name with a comma, unquoted, as Excel saves tab or semicolon text: the delimiter is
+    # the one that splits the header most, not the first comma seen (a format consumer's read)
+    header = ["Last Name", "First Name", "Username", "Student ID", "Lab 3, part 1 [Total Pts: 5 Score] |4411",
+              "Tied LM head [Total Pts: 100 Score] |4412"]
+    rows = [["Liddell", "Alice", "alice", "S-001", "", ""], ["Builder", "Bob", "bob", "S-002", "", ""]]
+    lines = [header, *rows] if delimiter != "," else [[f'"{c}"' for c in header], *rows]   # CSV quotes its commas
+    (tmp / "bb.xls").write_bytes("\n".join(delimiter.join(r) for r in lines).encode(encoding))
     code, out, err = run(["export", "blackboard", book, "--roster", tmp / "bb.xls", "--assignment", "tied lm head"],
                          capsys)
     table = list(csv.reader(io.StringIO(out)))

@@ -387,3 +387,14 @@ def test_a_hand_written_pack_mistake_gets_its_hint(tmp_path, problem, body, idea
     code, report = grade_function_in_process(path, "--problem", problem, "--no-shrink")
     ideas = {h["id"] for entry in report["summary"] for h in entry["hints"]}
     assert code == 1 and idea in ideas, report["summary"]
+
+
+def test_no_max_shift_is_named_only_where_exp_of_the_unshifted_logits_is_what_broke():
+    """A format consumer's read: a softmax that subtracted the global maximum (axis 0) got NaN
+    from 0/0 where every exp underflowed, and was told "exp overflowed to infinity". The hint is
+    now predicted from exp of the unshifted logits in the case's dtype."""
+    from tests.conftest import ROOT, grade_function_in_process
+    code, report = grade_function_in_process(ROOT / "problems" / "mistakes" / "softmax" / "tolerance_orris_axis0.py",
+                                             "--problem", "softmax", "--no-shrink")
+    ideas = {h["id"] for entry in report["summary"] for h in entry["hints"]}
+    assert "non_finite" in {e["kind"] for e in report["summary"]} and "no_max_shift" not in ideas, report["summary"]

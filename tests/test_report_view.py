@@ -280,3 +280,19 @@ def test_feedback_handed_back_names_no_instructor_path():
                for c in theirs.cases), [c.replay for c in theirs.cases]
     r.submission = "bob.py"                       # already a bare name: the folder is still hidden
     assert all("/home/ta" not in (c.replay or "") for c in view.as_the_learner_has_it(r).cases)
+
+
+def test_feedback_line_names_the_entry_a_hint_belongs_to():
+    """A format consumer's read: "exception: 48 cases ...; hint: looks like a constant offset"
+    paired the first summary entry with the tolerance entry's hint. A hint of another entry than
+    the one the line names says whose it is."""
+    from grader.summary import summarise
+
+    from .test_diagnose import result
+    report = one_report()
+    report.cases = [result(f"e{i}[float32]", "float32", 2, "exception") for i in range(4)] + \
+        [result(f"t{i}[float32]", "float32", 2, "tolerance", "factor") for i in range(2)]
+    report.summary = summarise(report.cases, ("float32",))
+    line = view.feedback_line(report)
+    assert line.startswith("0 of 6 cases passed; exception: 4 cases, in float32;") and \
+        line.endswith("hint: for the tolerance cases: h"), line

@@ -46,6 +46,8 @@ def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
     summary = (out / "summary.md").read_text()
     kinds = summary.split("## Most common failure kinds", 1)[1].split("##", 1)[0]
     assert "with no submission" in summary and "import" not in kinds and "carol" not in kinds, kinds
+    slowest = summary.split("## Slowest submissions", 1)[1]
+    assert "carol" not in slowest and "import" not in slowest, slowest
 
 
 def test_a_roster_without_an_id_column_is_one_line_and_exit_2(tmp_path):

@@ -56,23 +56,27 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
 
 
 def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | None:
-    """NaN or infinity where the probability is finite, in a slice whose largest logit passes
-    ``log`` of the dtype's largest number: ``exp`` overflowed, the maximum was not subtracted;
-    else the generic idea (a 0/0)."""
+    """NaN or infinity where the probability is finite, exactly where ``exp`` of the unshifted
+    logits, computed in the case's dtype, gives them: the maximum was not subtracted; else the
+    generic idea (a 0/0). Predicted from what the mistake computes, not from the logits' size
+    alone: a global maximum subtracted instead makes exp underflow to 0/0 in other places (a
+    format consumer's read: that was told "exp overflowed")."""
     x = case.inputs.get("logits")
     if x is not None and got.shape == ref.shape and np.shape(x) == ref.shape and np.ndim(x) >= 1:
-        from ..dtypes import max_finite
-        with np.errstate(all="ignore"):
-            logits = np.asarray(x, dtype=np.float64)
-            axis = _axis({k: np.asarray(v) for k, v in case.inputs.items()}, logits.ndim)
-            if axis is not None:
-                finite = np.where(np.isfinite(logits), logits, -np.inf)
-                top = np.max(finite, axis=axis, keepdims=True)
-                limit = float(np.log(max_finite(case.dtype)))
-                bad = ~np.isfinite(got) & np.isfinite(ref)
-                over = np.broadcast_to(top > limit, ref.shape)
-                if bad.any() and np.all(over[bad]):
-                    # facts of ints and names only: a float fact withholds a seeded case's hint
-                    # (grader.reports.common.without_expected)
-                    return Hint(idea="no_max_shift", facts={"dtype": case.dtype, "axis": axis - logits.ndim})
+        from ..dtypes import dtype_of
+        axis = _axis({k: np.asarray(v) for k, v in case.inputs.items()}, np.ndim(x))
+        if axis is not None:
+            try:
+                low = np.asarray(x).astype(dtype_of(case.dtype))
+                with np.errstate(all="ignore"):
+                    e = np.exp(low)
+                    naive = np.asarray(e / np.sum(e, axis=axis, keepdims=True), dtype=np.float64)
+            except (TypeError, ValueError):
+                naive = None
+            bad = ~np.isfinite(got)
+            if naive is not None and bad.any() and np.array_equal(bad, ~np.isfinite(naive)) \
+                    and np.all(np.isfinite(ref[bad])):
+                # facts of ints and names only: a float fact withholds a seeded case's hint
+                # (grader.reports.common.without_expected)
+                return Hint(idea="no_max_shift", facts={"dtype": case.dtype, "axis": axis - np.ndim(x)})
     return generic.non_finite_hint(got, ref)

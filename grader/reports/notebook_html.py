@@ -216,7 +216,9 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                  "points": f"{float(g.get('points') or 0):g}"} for g in shown_groups],
         failure={"kind": f.get("kind"), "message": f.get("message"), "hint": f.get("hint"),
                  "details": "\n".join(f["details"])[-3000:] if f.get("details") else ""} if f else None,
-        summary=[{"text": e.get("text"), "hints": e.get("hints") or ([e["hint"]] if e.get("hint") else [])}
+        summary=[{"text": e.get("text"),
+                  "hints": [{"count": h.get("count"), "of": h.get("of"), "text": h.get("text")}
+                            for h in e.get("hints") or ([e["hint"]] if e.get("hint") else []) if isinstance(h, dict)]}
                  for e in report.get("summary") or []],
         cases=cases, distinct=len(distinct), picture=_picture(failing),
         hidden={"passed": sum(c.get("status") == "passed" for c in hidden), "total": len(hidden)} if hidden else None,

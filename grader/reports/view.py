@@ -352,10 +352,16 @@ def feedback_line(report: Report, limit: int = 300) -> str:
         # LMS's feedback nothing (a newcomer's instructor run under --seed-secret); a shared one
         # with how many cases it fits, which the one line dropped ("a constant factor of 4" fit 3
         # of 15 failing cases: a newcomer's trial)
-        shared = [h for e in v.summary for h in (e.get("hints") or []) if h.get("text")
-                  and h["text"] != common.WITHHELD_HINT]
+        # the first entry's own hint; else another entry's, named by its kind (the line names
+        # the first entry: "exception: 48 cases...; hint: a constant offset" read as the
+        # exception's hint, which was the tolerance entry's: a format consumer's read)
+        shared = [(i, e.get("kind"), h) for i, e in enumerate(v.summary) for h in (e.get("hints") or [])
+                  if h.get("text") and h["text"] != common.WITHHELD_HINT]
         if shared:
-            count, of, text = shared[0].get("count"), shared[0].get("of"), shared[0]["text"]
+            at, kind, h = shared[0]
+            count, of, text = h.get("count"), h.get("of"), h["text"]
+            if at:
+                text = f"for the {kind} cases: {text}"
         else:   # no summary (an older report): the first case hint, counted over the failing cases
             text = next((h for h in v.hints if h != common.WITHHELD_HINT), None)
             failed = [c for c in v.failing if c.failure is not None]

@@ -18,7 +18,9 @@ from .flags import note_replaced, options_from_args, resolve_problem
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``grader check``: grade one file, write the report, return 0/1."""
-    from .check import SEED_SECRET_ENV, check_submission, read_submission
+    from .check import check_submission
+    from .options import SEED_SECRET_ENV
+    from .submission import read_submission
     from .reports import reporter
     from .cleanup import remove_own_folders
     from .runner import harden_grader_process, reap_orphans

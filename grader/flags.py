@@ -43,7 +43,7 @@ def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = No
         GraderError: unknown problem, or the submission defines the function of none or several
             (the message lists the known problems' functions, and says when the file does not parse).
     """
-    from .check import functions_of
+    from .submission import functions_of
     from .spec import available_problems, find_problem, load_all, load_problem
 
     note_replaced(args.problems_dir)
@@ -86,7 +86,7 @@ def seed_secret_of(args: argparse.Namespace) -> tuple[bytes | None, str]:
     Raises:
         GraderError: the file is missing, unreadable or empty, or ``--seed`` was given too.
     """
-    from .check import SEED_SECRET_ENV, read_seed_secret
+    from .options import SEED_SECRET_ENV, read_seed_secret
 
     secret, source = read_seed_secret(args.seed_secret)
     if secret is not None and args.seed is not None:
@@ -107,8 +107,8 @@ def options_from_args(args: argparse.Namespace) -> Any:
     Raises:
         GraderError: a bad seed secret (see :func:`seed_secret_of`).
     """
-    from .check import CheckOptions
-    from .runner import Limits
+    from .options import CheckOptions
+    from .options import Limits
 
     secret, source = seed_secret_of(args)
     limits = Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)

@@ -209,7 +209,7 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
 def default_limits() -> Any:
     """The limits of a ``grader check`` given no ``--timeout`` or ``--memory-mb`` (what a spare
     is started with; a check with others starts its own child). Parsed once per process."""
-    from .runner import Limits
+    from .options import Limits
     args = _CLI["build_parser"]().parse_args(["check", "submission.py"])
     return Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)
 

@@ -296,7 +296,7 @@ def choose(sub: Submission, functions: Iterable[str], budget: Budget = DISCOVERY
     """
     if sub.candidates is None:
         return sub
-    from ..check import defined_functions, load_submission, names_in, scanned_functions
+    from ..submission import defined_functions, load_submission, names_in, scanned_functions
 
     wanted = frozenset(functions)
     folder = Path(sub.folder)

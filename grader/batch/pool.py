@@ -483,7 +483,7 @@ def _functions_defined(sub: Submission, names: frozenset[str]) -> set[str]:
     one of the names occurs in it. A file that does not parse still names its functions (a
     tolerant scan): its learner gets a failed row with the SyntaxError, not a batch that cannot
     choose its problem."""
-    from ..check import functions_of, load_submission, names_in
+    from ..submission import functions_of, load_submission, names_in
 
     sub = choose(sub, names)
     if sub.path is None:
@@ -578,7 +578,7 @@ class _Unchanged:
         return value if isinstance(value, str) and value else None
 
     def __call__(self, sub: Submission) -> bool:
-        from ..check import current_digest
+        from ..submission import current_digest
         from ..reports.common import printable
 
         recorded = self.recorded(sub.learner)

@@ -700,3 +700,28 @@ def test_a_regrade_starts_the_longest_checks_of_the_last_run_first(tmp_path, fak
     assert cli.main(argv) == 0, capsys.readouterr().err
     assert fake_checks == ["bob", "carl", "dave", "ann"]
     assert [r.learner for r in gradebook.read_gradebook(out / "gradebook.csv")] == ["ann", "bob", "carl", "dave"]
+
+
+def test_each_learners_feedback_is_written_as_their_check_ends(tmp_path, fake_checks, monkeypatch, capsys):
+    """Feedback files are written as each check ends, while the next ones run, and not again at
+    the end (the 50-learner grade spent its last 3.8 s writing all of them after the last check:
+    issue 33); the index and every file are there all the same."""
+    from grader.batch import outputs
+    klass = tmp_path / "class"
+    for name in ("ann", "bob", "cat"):
+        write(klass / f"{name}.py", CORRECT)
+    calls: list[tuple[str, int]] = []
+    real = outputs.write_feedback
+
+    def spy(out, learner, report):
+        calls.append((learner, len(fake_checks)))
+        return real(out, learner, report)
+
+    monkeypatch.setattr(outputs, "write_feedback", spy)
+    monkeypatch.setattr(pool, "write_feedback", spy)
+    out = tmp_path / "out"
+    assert cli.main(["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "1", *FAST]) == 0, \
+        capsys.readouterr().err
+    assert calls == [("ann", 1), ("bob", 2), ("cat", 3)]   # each before the next check started; once each
+    index = (out / "feedback" / "index.csv").read_text().splitlines()
+    assert len(index) == 4 and all((out / "feedback" / line.split(",")[2]).is_file() for line in index[1:])

@@ -48,12 +48,14 @@ SIMILARITY_HTML = "similarity.html"
 
 def write_outputs(out: Path, rows: list[Row], audience: str, *, sources: dict[str, Path] | None = None,
                   starters: Iterable[str] = (), threshold: float = 0.5,
-                  helpers: Iterable[str] = ()) -> dict[str, Report]:
+                  helpers: Iterable[str] = (), written: dict[str, str] | None = None) -> dict[str, Report]:
     """Rewrite ``gradebook.csv`` (sorted), ``junit.xml`` and ``summary.md`` of ``out`` from
     ``rows`` and their reports; with ``sources`` (learner -> the file graded), ``similarity.html``
     (pairs sharing ``threshold`` of their code, the ``starters`` files left out); then the
     class view. ``helpers``: the learners whose check takes along the modules beside their file
-    (their code is compared with those modules'). Returns the reports, by learner.
+    (their code is compared with those modules'). ``written``: the learners whose feedback files
+    were written from their report of this run as their check ended (:func:`write_feedback`), by
+    learner, with their page's name: not written again. Returns the reports, by learner.
 
     Raises:
         GraderError: a report is missing or unreadable, or a file cannot be written.
@@ -71,7 +73,7 @@ def write_outputs(out: Path, rows: list[Row], audience: str, *, sources: dict[st
     if sources is not None:
         write_similarity(out, sources, list(starters), threshold, next(iter(reports.values())).problem
                          if reports else "", helpers=set(helpers))
-    write_class_view(out, rows, reports)
+    write_class_view(out, rows, reports, written)
     return reports
 
 
@@ -108,7 +110,38 @@ def write_similarity(out: Path, sources: dict[str, Path], starters: list[str], t
         sys.stderr.write(printable(f"grader: note: {SIMILARITY_HTML} not written{why}", one_line=True)[:500] + "\n")
 
 
-def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> None:
+def write_feedback(out: Path, learner: str, report: Report) -> str:
+    """Write ``learner``'s feedback files from ``report``: ``feedback/<name>.txt``, their text
+    report in the learner audience (hidden cases as counts only), and the same as a page,
+    ``feedback/<name>.html`` (:func:`grader.reports.notebook_html.feedback_page`). Returns the
+    page's name, or "" when the page could not be made (said on stderr; the .txt is there).
+    ``grader grade`` writes them as each check ends, while the others run.
+
+    Raises:
+        GraderError: a feedback file cannot be written.
+    """
+    from .._io import write_output
+    from ..reports import text
+    from ..reports.common import LEARNER, printable
+    from ..reports.notebook_html import feedback_page
+    from ..reports.view import as_the_learner_has_it
+
+    name, page = feedback_name(learner), feedback_html_name(learner)
+    theirs = as_the_learner_has_it(report)  # bob.py, not the instructor's class/bob.py
+    write_output(text.render(theirs, audience=LEARNER), str(out / FEEDBACK / name))
+    try:  # one learner's page must never cost the others' feedback, the index or summary.html
+        write_output(feedback_page(theirs, audience=LEARNER), str(out / FEEDBACK / page))
+    except GraderError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - said, and the batch goes on
+        sys.stderr.write(printable(f"grader: note: the feedback page of {learner!r} could not be made "
+                                   f"({type(exc).__name__}: {exc}); its .txt is there", one_line=True) + "\n")
+        page = ""
+    return page
+
+
+def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report],
+                     written: dict[str, str] | None = None) -> None:
     """Write the learners' feedback files ``feedback/<name>.txt`` (:func:`feedback_name`): each
     learner's text report in the learner audience (hidden cases as counts only), to hand back,
     the same as a page, ``feedback/<name>.html`` (:func:`feedback_html_name`,
@@ -116,7 +149,8 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
     file, page); then ``summary.html``
     (:func:`grader.reports.classview.render`).
 
-    The class view costs only itself: when it cannot be made (matplotlib, the ``instructor``
+    ``written``: learners whose feedback files this run wrote already (:func:`write_feedback`),
+    with their page's name. The class view costs only itself: when it cannot be made (matplotlib, the ``instructor``
     extra, is missing; or rendering or writing it raises anything), a stale ``summary.html`` is
     removed and one ``grader: note: summary.html not written ...`` line goes to stderr; the
     feedback files are written before it is tried.
@@ -125,26 +159,14 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report]) -> 
         GraderError: a feedback file cannot be written.
     """
     from .._io import write_output
-    from ..reports import text
-    from ..reports.common import LEARNER, csv_cell, printable
-
-    from ..reports.notebook_html import feedback_page
-    from ..reports.view import as_the_learner_has_it
+    from ..reports.common import csv_cell, printable
 
     index = [csv_line(("learner", "file", "page"))]
     for r in sorted(rows, key=lambda r: r.learner):
-        name, page = feedback_name(r.learner), feedback_html_name(r.learner)
-        theirs = as_the_learner_has_it(reports[r.learner])  # bob.py, not the instructor's class/bob.py
-        write_output(text.render(theirs, audience=LEARNER), str(out / FEEDBACK / name))
-        try:  # one learner's page must never cost the others' feedback, the index or summary.html
-            write_output(feedback_page(theirs, audience=LEARNER), str(out / FEEDBACK / page))
-        except GraderError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - said, and the batch goes on
-            sys.stderr.write(printable(f"grader: note: the feedback page of {r.learner!r} could not be made "
-                                       f"({type(exc).__name__}: {exc}); its .txt is there", one_line=True) + "\n")
-            page = ""
-        index.append(csv_line((csv_cell(r.learner), name, page)))
+        page = (written or {}).get(r.learner)
+        if page is None:
+            page = write_feedback(out, r.learner, reports[r.learner])
+        index.append(csv_line((csv_cell(r.learner), feedback_name(r.learner), page)))
     write_output("".join(index), str(out / FEEDBACK / "index.csv"))
 
     why = None

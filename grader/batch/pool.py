@@ -42,7 +42,7 @@ from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HT
                         load_report, placeholder_report, read_gradebook, report_path, write_gradebook,
                         write_report)
 from .history import archive, longest_first
-from .outputs import SIMILARITY_HTML, write_outputs
+from .outputs import SIMILARITY_HTML, write_feedback, write_outputs
 from .times import parse_deadline, record as record_times
 from .settings import SETTINGS, grade_settings, read_settings, settings_diff, settings_of_reports, write_settings
 
@@ -729,10 +729,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
     progress = _Progress(len(todo))
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
 
+    written: dict[str, str] = {}
+
     def emit(row: Row) -> None:
         appender.append(row)
         rows[row.learner] = row
         progress.row(row)
+        # the learner's feedback now, while the other checks run, not all at the end
+        try:
+            written[row.learner] = write_feedback(out, row.learner, load_report(report_path(out, row.learner)))
+        except Exception:  # noqa: BLE001 - written again at the end, where a failure is said
+            written.pop(row.learner, None)
 
     def keep(sub: Submission) -> bool:
         if sub.learner not in kept:
@@ -755,7 +762,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     reports = write_outputs(out, final, args.audience, starters=getattr(args, "starter", None) or [],
                             threshold=getattr(args, "similarity", 0.5),
                             sources={s.learner: s.path for s in chosen.values() if s.path is not None},
-                            helpers={s.learner for s in chosen.values() if s.path is not None and s.siblings})
+                            helpers={s.learner for s in chosen.values() if s.path is not None and s.siblings},
+                            written=written)
     print(f"graded {tally(final, reports)}; {book}")
     return EXIT_PASSED if all(r.passed for r in final) else EXIT_FAILED
 

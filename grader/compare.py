@@ -164,16 +164,18 @@ def judge_raises(case: Case, outcome: CallOutcome, hints: str | None = None) -> 
     Only ``ok``, ``type`` and ``exception`` outcomes are judged here (a timeout, crash or memory
     failure keeps its own kind): returning anything, or raising a type not in the list (nor a
     subclass of one: ``outcome.error_types`` holds the type's names along its MRO), is a
-    ``raises`` failure. Its hint, for a function that returned, is the problem module's
-    (``hints``: its ``diagnose_raises`` names what is wrong with these inputs) when it has one,
-    else the statement's contract; for one that raised another type, the contract.
+    ``raises`` failure. Its hint is the problem module's (``hints``: its ``diagnose_raises``
+    names what is wrong with these inputs) when it has one, with the type raised among its facts
+    (``raised``) when the function raised another type; else the statement's contract.
     """
     failure = _judge_raises(case, outcome)
-    # the module's reason is about inputs the function let through ("it returns row 2 instead
-    # of failing"): not for a function that raised, only another type (a format consumer's read:
-    # a TypeError for int32 ids was told it returned a row)
-    if failure is not None and "raised" not in failure.data:
-        _hinted(failure, _safe(diagnose.for_raises, hints, case, list(case.raises)))
+    if failure is not None:
+        hint = _safe(diagnose.for_raises, hints, case, list(case.raises))
+        if hint is not None and hint.text is None and "raised" in failure.data:
+            # the function raised, only another type: the facts say which, so that the words
+            # do not say it "returns row 2 instead of failing" (a format consumer's read)
+            hint = diagnose.Hint(idea=hint.idea, facts={**hint.facts, "raised": failure.data["raised"]})
+        _hinted(failure, hint)
     return failure
 
 

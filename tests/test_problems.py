@@ -275,18 +275,24 @@ def test_judge_raises_accepts_listed_types_and_subclasses_only():
     assert none.kind == "raises" and "returned NoneType" in none.message
 
 
-def test_the_modules_reason_to_raise_is_for_a_function_that_returned_not_one_that_raised():
+def test_the_modules_reason_to_raise_says_what_a_function_that_raised_did():
     """A format consumer's read: a lookup raising TypeError for int32 ids got embedding_lookup's
     "an ID is negative (-1): indexing counts it from the end, so it returns row 2 instead of
-    failing" on its must-raise cases: about returning, for a function that raised. That reason
-    is now for a function that returned; one that raised another type gets the contract."""
+    failing" on its must-raise cases: about returning, for a function that raised. The hint's
+    facts now carry the type raised, and its words say that instead."""
+    from grader import words
     c = _case(EMB, "negative_id[float32]")
     returned = judge_raises(c, CallOutcome(status="ok", result=np.zeros((3, 2), np.float32)), EMB.hints)
-    assert returned.data.get("hint_id") == "negative_id"
+    assert returned.data.get("hint_id") == "negative_id" and "returns row" in returned.hint
     raised = judge_raises(c, CallOutcome(status="exception", message="TypeError: int32 ids",
                                          error_types=["TypeError", "Exception"]), EMB.hints)
-    assert raised.kind == "raises" and raised.data.get("hint_id") is None
-    assert raised.hint == "these inputs break the function's contract (see the statement): raise ValueError, IndexError"
+    assert raised.kind == "raises" and raised.data.get("hint_id") == "negative_id"
+    assert raised.data["hint_params"]["raised"] == "TypeError"
+    assert "returns row" not in raised.hint and raised.hint.endswith("raise ValueError or IndexError, not TypeError")
+    for idea in ("bool_ids", "float_ids", "id_out_of_range"):
+        text = words.render(words.Hint(idea=idea, facts={"dtype": "float32", "raise": "IndexError", "id": 9,
+                                                          "vocab_size": 5, "raised": "KeyError"}), "numpy", EMB.hints)
+        assert text.endswith("not KeyError") and "clamps" not in text, text
 
 
 def test_the_reference_must_raise_where_the_spec_says(tmp_path):

@@ -306,5 +306,5 @@ def feedback_page(report: Any, *, audience: str = "learner") -> str:
 
     from .templating import render
     title = f"{'PASS' if report.passed else 'FAIL'} {report.problem}: {report.submission}"
-    # the body is render_html's own autoescaped template output
-    return render("feedback_page.html.j2", csp=PAGE_CSP, title=title, body=Markup(body)) + "\n"
+    # the body is render_html's own autoescaped template output; the CSP a constant of ours
+    return render("feedback_page.html.j2", csp=Markup(PAGE_CSP), title=title, body=Markup(body)) + "\n"

@@ -104,9 +104,12 @@ def test_the_warm_process_grades_like_a_grader_per_call_and_stays(tmp_path):
                         argvs[kid] = fh.read()
                 except OSError:   # it ended meanwhile
                     pass
-            if own not in argvs.values():
+            # an empty command line is a child that has exited and not been reaped yet (a
+            # zombie: CI at b6e79c0 caught one): look again, as for one between fork and exec
+            if own not in argvs.values() and b"" not in argvs.values():
                 break
             time.sleep(0.1)
+        argvs = {kid: raw for kid, raw in argvs.items() if raw}
         assert len(argvs) <= 2, argvs
         for kid, raw in argvs.items():
             argv = raw.split(b"\0")

@@ -194,3 +194,14 @@ def load(hints: str | None) -> ModuleType | None:
 def as_float(a: Any) -> np.ndarray:
     """``a`` as a float64 array (bool and integer arrays by value)."""
     return np.asarray(a, dtype=np.float64)
+
+
+def softmax_along(x: np.ndarray, axis: int | None = -1) -> np.ndarray:
+    """The softmax of ``x`` (float64) along ``axis`` (None: over every entry), the maximum
+    subtracted first; a slice of only ``-inf`` gives NaN, as the formula does. The one the
+    bundled hint modules predict mistakes with (tied_lm_head, softmax, attention); not named
+    ``softmax``, which is the bundled module ``grader.hints.softmax``."""
+    with np.errstate(all="ignore"):
+        top = np.max(x, axis=axis, keepdims=True)
+        e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+        return e / np.sum(e, axis=axis, keepdims=True)

@@ -15,20 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Idea, Names
+from . import Idea, Names, softmax_along
 
 
 def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None, scale: float,
             axis: int = -1) -> np.ndarray:
     """``softmax(q k^T * scale)`` along ``axis``, masked where ``mask`` is False, times ``v``."""
-    with np.errstate(all="ignore"):
-        scores = np.einsum("...qd,...kd->...qk", q, k) * scale
-        if mask is not None:
-            scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
-        top = np.max(scores, axis=axis, keepdims=True)
-        e = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
-        weights = e / np.sum(e, axis=axis, keepdims=True)
-        return np.einsum("...qk,...kv->...qv", weights, v)
+    scores = np.einsum("...qd,...kd->...qk", q, k) * scale
+    if mask is not None:
+        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+    return np.einsum("...qk,...kv->...qv", softmax_along(scores, axis), v)
 
 
 def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, names: Names) -> list[Idea]:

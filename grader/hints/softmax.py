@@ -17,15 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Hint, Idea, Names, generic
-
-
-def _softmax(x: np.ndarray, axis: int | None) -> np.ndarray:
-    """The softmax of ``x`` (float64) along ``axis`` (None: over every entry), shifted."""
-    with np.errstate(all="ignore"):
-        top = np.max(x, axis=axis, keepdims=True)
-        e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
-        return e / np.sum(e, axis=axis, keepdims=True)
+from . import Hint, Idea, Names, generic, softmax_along
 
 
 def _axis(inputs: dict[str, np.ndarray], ndim: int) -> int | None:
@@ -47,11 +39,11 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
     axis = _axis(inputs, x.ndim)
     if axis is None:
         return []
-    out = [Idea(id="wrong_axis", text=None, predicted=_softmax(x, other),
+    out = [Idea(id="wrong_axis", text=None, predicted=softmax_along(x, other),
                 params={"axis_used": other - x.ndim, "axis": axis - x.ndim})
            for other in range(x.ndim) if other != axis and x.shape[other] > 1]
     if x.ndim > 1 and x.size > x.shape[axis]:
-        out.append(Idea(id="whole_array", text=None, predicted=_softmax(x, None)))
+        out.append(Idea(id="whole_array", text=None, predicted=softmax_along(x, None)))
     return out
 
 
@@ -64,7 +56,7 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
     x = case.inputs.get("logits")
     if x is not None and got.shape == ref.shape and np.shape(x) == ref.shape and np.ndim(x) >= 1:
         from ..dtypes import dtype_of
-        axis = _axis({k: np.asarray(v) for k, v in case.inputs.items()}, np.ndim(x))
+        axis = _axis(case.inputs, np.ndim(x))
         if axis is not None:
             try:
                 low = np.asarray(x).astype(dtype_of(case.dtype))

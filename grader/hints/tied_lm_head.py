@@ -74,7 +74,8 @@ from . import Hint, generic
 
 from ..cases import Case
 from ..dtypes import HALF_DTYPES, dtype_of, max_finite, smallest_normal
-from .tied_lm_head_context import MIN_FITTED, SAMPLE, Ctx, logsumexp, rss, softmax_of  # noqa: F401 - SAMPLE, re-exported
+from . import softmax_along as softmax_of
+from .tied_lm_head_context import MIN_FITTED, SAMPLE, Ctx, logsumexp, rss  # noqa: F401 - SAMPLE, re-exported
 
 #: Value ideas in the order they are tried.
 VALUE_IDEAS = (

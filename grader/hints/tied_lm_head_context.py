@@ -233,11 +233,6 @@ class Ctx:
         return self._sample
 
 
-def softmax_of(x: np.ndarray) -> np.ndarray:
-    z = np.exp(x - x.max(axis=-1, keepdims=True))
-    return z / z.sum(axis=-1, keepdims=True)
-
-
 def logsumexp(x: np.ndarray) -> np.ndarray:
     top = x.max(axis=-1, keepdims=True)
     return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))

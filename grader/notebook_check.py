@@ -52,6 +52,7 @@ from typing import Any, Callable
 
 from .reports.notebook_html import heat_map_png, render_html  # noqa: F401 - heat_map_png: this module's API
 from .siblings import parse as parse_python  # one parse at a time (CPython 3.11, gh-106905)
+from .isolation import neutral_folder
 from .warm import WARM_ENV, WarmGrader
 
 #: value types sent as ``NAME = repr(value)`` (exact types: a NumPy scalar's repr needs NumPy)
@@ -366,8 +367,10 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         for sibling, data in take_siblings(source, f"{name}.py"):
             with open(os.path.join(folder, sibling), "xb") as fh:
                 fh.write(data)
-        argv = [sys.executable, "-I", "-m", "grader", "check", path, "--problem", pid, "--format", "json",
-                "--audience", "learner"]
+        # --shown: the report names the file (and its siblings) as the learner knows them,
+        # "tied_lm_head.py" and "helper.py", never this temporary folder
+        argv = [sys.executable, "-I", "-m", "grader", "check", path, "--shown", f"{name}.py", "--problem", pid,
+                "--format", "json", "--audience", "learner"]
         if seed:
             argv += ["--seed", str(int(seed))]
         if max_examples is not None:
@@ -378,20 +381,17 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         if chosen:
             argv += ["--framework", chosen]
         answer = _warm().run(argv[4:], INTERRUPT_GRACE) if os.environ.get(WARM_ENV, "1") != "0" else None
-        out, err, code = answer if answer is not None else _run(argv, folder)
+        out, err, code = answer if answer is not None else _run(argv, neutral_folder())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if code not in (0, 1):
         line = next((x for x in err.splitlines() if x.startswith("grader:")), err.strip()[-500:])
         raise RuntimeError(f"the grader could not run (exit {code}): {line}")
     try:
-        # the file was temporary: positions name it without its folder, and no replay command
-        # points at it (call check() again instead)
-        # (the grader's private copy repeats the path under its own folder: that goes too)
-        report = json.loads(re.sub(r"[^\s\"'(]*" + re.escape(json.dumps(folder + os.sep)[1:-1]), "", out))
+        report = json.loads(out)
     except ValueError:
         raise RuntimeError(f"the grader gave no JSON report (exit {code}): {err.strip()[-500:]}") from None
-    for case in report.get("cases") or []:
+    for case in report.get("cases") or []:   # the file was temporary: call check() again instead
         case.pop("replay", None)
     return CheckResult(report, source, time.monotonic() - t0)
 

@@ -384,6 +384,30 @@ def test_notebook_check_takes_the_notebooks_own_modules(tmp_path, monkeypatch):
     assert result.report["environment"]["siblings"]["taken"] == ["nb_helper.py"]
 
 
+def test_notebook_check_names_the_kernels_files_by_name_not_its_temporary_folder(tmp_path, monkeypatch):
+    """check(fn) whose kernel module raises: the traceback names ``nb_broken.py`` and the
+    function's own file by name, as ``--shown`` gives them, never the temporary folder
+    check(fn) wrote them to (a regular expression over the JSON text used to cut it out)."""
+    from grader.notebook_check import check
+
+    (tmp_path / "nb_broken.py").write_text("def project(h, e):\n    return h @ e.T[10]\n")
+    (tmp_path / "nb_cell.py").write_text("from nb_broken import project\n\n\n"
+                                         "def tied_lm_head(hidden, embedding_matrix):\n"
+                                         "    return project(hidden, embedding_matrix)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("nb_cell", "nb_broken"):
+        sys.modules.pop(name, None)
+    import nb_cell  # noqa: E402 - the notebook's cell, imported from its folder
+
+    result = check(nb_cell.tied_lm_head, max_examples=1)
+    assert not result.passed and result.report["submission"] == "tied_lm_head.py"
+    text = json.dumps(result.report)
+    assert 'File \\"nb_broken.py\\", line 2, in project' in text, text[:3000]
+    assert 'File \\"tied_lm_head.py\\", line' in text
+    assert "grader-nb-" not in text and str(tmp_path) not in text
+
+
 def test_a_notebook_submission_imports_its_sibling_module(tmp_path):
     """A learner's notebook (graded like a .py) doing ``from helper import ...`` beside helper.py."""
     folder = tmp_path / "l"

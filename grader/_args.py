@@ -23,6 +23,14 @@ def positive_float(text: str) -> float:
     return value
 
 
+def scope_token(text: str) -> str:
+    """argparse type: a ``--jax-cache-scope`` token, 8 to 128 letters, digits, ``-`` or ``_``
+    (``check(fn)`` makes one with ``secrets.token_hex``)."""
+    if not 8 <= len(text) <= 128 or not all(c.isascii() and (c.isalnum() or c in "-_") for c in text):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a token of 8 to 128 letters, digits, - or _")
+    return text
+
+
 def int_at_least(minimum: int) -> Callable[[str], int]:
     """argparse type: a whole number >= ``minimum`` (``"-1"`` -> "'-1' must be 0 or more")."""
     def parse(text: str) -> int:

@@ -85,12 +85,19 @@ def jax_cache_dir(kind: str, owner: str | None = None) -> str | None:
 
 
 def submission_key(source: bytes, function: str, framework: str,
-                   siblings: Any = ()) -> str:
+                   siblings: Any = (), scope: str | None = None) -> str:
     """SHA-256 hex of a submission's exact source with the function and framework it is run as,
     and the sibling modules taken along with it (``(file name, bytes)`` pairs, from
     ``grader.siblings``): another ``helper.py`` is another key. Without siblings the key is
-    what it was before siblings existed (warm stores stay warm)."""
+    what it was before siblings existed (warm stores stay warm).
+
+    With ``scope`` (``CheckOptions.jax_scope``: one learner's kernel or page) the key is the
+    scope's, whatever the source: that learner's edited functions share one store."""
     h = hashlib.sha256()
+    if scope is not None:
+        for part in (f"scope={scope}", f"function={function}", f"framework={framework}"):
+            h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+        return h.hexdigest()
     for part in (f"function={function}", f"framework={framework}"):
         h.update(part.encode() + b"\0")
     h.update(source)

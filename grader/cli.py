@@ -28,7 +28,7 @@ from typing import Sequence
 from .version import __version__
 from .errors import EXIT_USAGE, GraderError
 
-from ._args import add_check_options, add_verbosity_options, int_at_least, positive_float  # noqa: F401
+from ._args import add_check_options, add_verbosity_options, int_at_least, positive_float, scope_token  # noqa: F401
 from ._io import write_output  # noqa: F401 - re-exported: callers imported it from here
 from .flags import options_from_args, resolve_problem, seed_secret_of  # noqa: F401 - re-exported
 from .commands import cmd_check, cmd_problems, cmd_validate
@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     # grader grade's own: it starts each check in a neutral folder with the file's absolute path,
     # and the report names the file as it was found (relative if it was given so)
     check.add_argument("--shown", metavar="PATH", help=argparse.SUPPRESS)
+    check.add_argument("--jax-cache-scope", metavar="TOKEN", type=scope_token,
+                       help="keep a JAX submission's compilations for TOKEN instead of for its exact source, so "
+                            "that an edited function compiles only what changed; for one learner's own checks "
+                            "(check(fn) gives one per notebook kernel), never for several people's files "
+                            "(docs/security.md, class 3)")
     check.add_argument("--progress", action="store_true",
                        help="write a line to stderr as the check goes, 'grader: progress: PHASE DONE TOTAL "
                             "SECONDS' (import 0 0; cases K N after each visible case; shrink 0 0; hidden 0 N "

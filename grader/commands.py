@@ -50,6 +50,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     opts.only_cases = args.cases
     opts.submission_shown = shown
     opts.submission_named = bool(args.shown)
+    opts.jax_scope = getattr(args, "jax_cache_scope", None)
     if args.replay:
         try:
             opts.replay = json.loads(args.replay)

@@ -369,8 +369,10 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
                 fh.write(data)
         # --shown: the report names the file (and its siblings) as the learner knows them,
         # "tied_lm_head.py" and "helper.py", never this temporary folder
+        # --jax-cache-scope: this kernel's JAX compilations are kept for the kernel, not for one
+        # exact source, so an edited function compiles only what changed (one learner's kernel)
         argv = [sys.executable, "-I", "-m", "grader", "check", path, "--shown", f"{name}.py", "--problem", pid,
-                "--format", "json", "--audience", "learner"]
+                "--format", "json", "--audience", "learner", "--jax-cache-scope", _kernel_scope()]
         if seed:
             argv += ["--seed", str(int(seed))]
         if max_examples is not None:
@@ -412,6 +414,18 @@ def take_siblings(source: str, main_name: str, folder: str | None = None) -> lis
 
 
 _WARM: WarmGrader | None = None
+_SCOPE: str | None = None
+
+
+def _kernel_scope() -> str:
+    """This kernel's ``--jax-cache-scope`` token (random, made on the first ``check(fn)``): the
+    checks of one kernel are one learner's, whose edited JAX functions then reuse each other's
+    compilations; another kernel, or a restarted one, starts its own."""
+    global _SCOPE
+    if _SCOPE is None:
+        import secrets
+        _SCOPE = secrets.token_hex(16)
+    return _SCOPE
 
 
 def _warm() -> WarmGrader:

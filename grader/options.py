@@ -113,6 +113,13 @@ class CheckOptions:
             kept) or None (under the cache folder, ``grader.cache.cache_root``). Defaults to
             ``GRADER_JAX_CACHE`` as set when the options are made (``cache.jax_cache_setting``);
             passed on explicitly, so a check changes no environment variable.
+        jax_scope: the warm compilations of a JAX submission are kept for this token instead of
+            for its exact source (``grader.cache.submission_key``): every check with the same
+            token reuses them, so an edited function compiles only the operations that changed.
+            ``check(fn)`` gives one token per notebook kernel and ``grader serve``'s page one per
+            server: one learner's own checks. None (the default, and always for ``grader grade``):
+            by source, since a store one submission wrote must never be loaded by another
+            person's (docs/security.md, class 3).
         siblings: take along the ``.py`` files beside the submission that it imports
             (``grader.siblings``; a multi-file submission). False for a file that shares its
             folder with other learners' files (``grader grade`` on a class folder of files).
@@ -140,6 +147,7 @@ class CheckOptions:
     audience: str = "learner"
     seed_source: str = ""
     jax_cache: str | None = field(default_factory=cache.jax_cache_setting)
+    jax_scope: str | None = None
     siblings: bool = field(default_factory=lambda: os.environ.get(SIBLINGS_ENV, "1") != "0")
     allowance_share: float = 1.0
 

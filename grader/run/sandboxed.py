@@ -32,7 +32,8 @@ class _Session:
     inputs can reach a visible case's result, message or timing; and its JAX compilations are
     not kept (``Worker.close(keep_cache=False)``). JAX submissions get the warm compilations
     of their exact source (``cache.jax_submission_store``, keyed by the bytes the child imports;
-    ``CheckOptions.jax_cache`` moves or disables it).
+    ``CheckOptions.jax_cache`` moves or disables it), or of one learner's scope
+    (``CheckOptions.jax_scope``).
     """
 
     def __init__(self, submission: Path, function: str, framework: str, opts: CheckOptions,
@@ -41,7 +42,8 @@ class _Session:
         jax_store = None
         if framework == "jax":
             try:  # the siblings' bytes are part of the key: a changed helper.py is another source
-                key = cache.submission_key(submission.read_bytes(), function, framework, siblings)
+                key = cache.submission_key(submission.read_bytes(), function, framework, siblings,
+                                         scope=opts.jax_scope)
                 jax_store = cache.jax_submission_store(key, opts.jax_cache)
             except OSError:
                 jax_store = None

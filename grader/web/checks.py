@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import shutil
+import secrets
 import signal
 import sys
 import tempfile
@@ -302,12 +303,14 @@ class Checker:
         self.peak: dict[str, int] = {}
         #: how the last check ran: "forked" (asked directly) or "process"
         self.last_path = ""
+        #: one learner's page: their edited JAX functions share warm compilations (--jax-cache-scope)
+        self.scope = secrets.token_hex(16)
 
     def arguments(self, problem: str, framework: str, shrink: bool = True) -> list[str]:
         """``grader`` ARGV of one Run (run in the attempt's folder): with ``--progress``, and
         ``--no-shrink`` when ``shrink`` is off."""
         argv = ["check", FILE_NAME, "--problem", problem, "--framework", framework, "--format", "json",
-                "--audience", "learner", "--progress"]
+                "--audience", "learner", "--progress", "--jax-cache-scope", self.scope]
         if not shrink:
             argv.append("--no-shrink")
         if self.problems_dir:

@@ -64,10 +64,13 @@ def import_jax() -> Any:
     the child has it; read when the CPU backend starts, which is done here: the references of
     248 cases of four pack problems 27.7 -> 21.3 CPU-s, the values bit for bit the same). Each
     variable is set for that alone and removed after it, so the caller's environment ends as
-    it was."""
+    it was. Either way, JAX's lowerings then share an MLIR context per thread
+    (``frameworks.jax.share_mlir_context``: the reference runs op by op in the graded dtype)."""
     with _IMPORT_LOCK:   # two threads' first imports of JAX met a partly initialised jax._src.lax.linalg
+        from .frameworks.jax import share_mlir_context
         if "jax" in sys.modules:
             import jax
+            share_mlir_context()
             return jax
         from .processes import CHEAP_COMPILE
         ours = {k: v for k, v in (("JAX_PLATFORMS", "cpu"), ("XLA_FLAGS", CHEAP_COMPILE)) if k not in os.environ}
@@ -79,6 +82,7 @@ def import_jax() -> Any:
         finally:
             for key in ours:
                 os.environ.pop(key, None)
+        share_mlir_context()
         return jax
 
 

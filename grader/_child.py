@@ -333,6 +333,12 @@ def main() -> int:
         # a spare child (runner.Spare): confined, its framework imported, no submission yet. The
         # grader writes the submission into the (read-only, empty until now) folder it was shown
         # and names the file; one submission, then this process ends (it is never handed another)
+        warm_up = getattr(fw, "warm_up", None)
+        if warm_up is not None:   # the framework's first computation, ahead (no problem, no case)
+            try:
+                warm_up()
+            except Exception:  # noqa: BLE001 - a warm-up that fails leaves the first call to pay it
+                pass
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "waiting"})
         try:
             header, _ = proto.read_frame(fd_in)

@@ -141,6 +141,37 @@ def test_a_spare_whose_child_died_is_replaced_by_a_child_of_the_checks_own():
     assert report.passed and "child" not in report.environment
 
 
+SEES_WARM_UP = """
+import os
+import jax
+import jax.numpy as jnp
+
+_cache = jax.config.jax_compilation_cache_dir
+WARMED = bool(_cache) and any(name.startswith("jit__lambda") for name in os.listdir(_cache))
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    out = jnp.matmul(hidden, embedding_matrix.T)
+    return out if WARMED else out + 1
+"""
+
+
+def test_a_jax_spare_has_run_its_first_computation_before_its_submission(tmp_path):
+    """A JAX spare pays JAX's first lowering and compilation (frameworks.jax.warm_up: x + 1 of a
+    scalar, nothing of the problem) before it is handed a submission; a child started for the
+    check has not."""
+    pytest.importorskip("jax")
+    sub = tmp_path / "sees_warm_up.py"
+    sub.write_text(SEES_WARM_UP)
+    opts = CheckOptions(max_examples=0, shrink=False, only_cases=["worked_example[float32]"], jax_cache=str(tmp_path / "jax"))
+    _prepare("jax")
+    served = check_submission(sub, PROBLEM, opts)
+    assert served.environment.get("child") == "spare"
+    assert served.passed or all(c.status == "passed" for c in served.cases), [c.failure for c in served.cases]
+    own = check_submission(sub, PROBLEM, dataclass_replace(opts, jax_cache=str(tmp_path / "jax-own")))
+    assert "child" not in own.environment and any(c.status != "passed" for c in own.cases)
+
+
 def dataclass_replace(obj, **changes):
     import dataclasses
     return dataclasses.replace(obj, **changes)

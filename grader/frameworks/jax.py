@@ -127,6 +127,15 @@ def setup(config: dict) -> dict:
     return {"jax": jax.__version__, "x64": bool(jax.config.jax_enable_x64)}
 
 
+def warm_up() -> None:
+    """Run one trivial computation (``x + 1`` of a float32 scalar) in a spare child, before it
+    has a submission: the first lowering and compilation of a process also loads JAX's lowering
+    rules and XLA's CPU client, which a served check would otherwise pay after it was handed
+    its submission. Nothing of any problem or case is computed."""
+    import numpy as np
+    _jax.jit(lambda x: x + 1)(np.float32(1)).block_until_ready()
+
+
 def to_framework(array):
     """The ``jax.Array`` the submission receives for the NumPy input ``array`` (a copy; its dtype
     canonicalised as ``jnp.asarray`` does: int64 to int32 without x64). ``jax.device_put``

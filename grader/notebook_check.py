@@ -342,7 +342,10 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
     on the source of ``fn`` and of what it uses (:func:`build_source`); nothing of the kernel is
     changed. ``seed``, ``max_examples`` and ``timeout`` (seconds per call) are the CLI's flags,
     and so is ``framework`` (``"numpy"``, ``"jax"`` or ``"torch"``; by default
-    :func:`framework_of`).
+    :func:`framework_of`). A JAX function defined in the kernel (a notebook cell) keeps its
+    compilations for the kernel, so an edited one compiles only what changed (:func:`scope_of`):
+    one kernel is one learner's; to check several people's code, import each from its file
+    (or use ``grader grade``).
 
     Raises:
         ValueError: ``fn`` cannot be sent as source (the message says why), or no problem fits.
@@ -369,10 +372,11 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
                 fh.write(data)
         # --shown: the report names the file (and its siblings) as the learner knows them,
         # "tied_lm_head.py" and "helper.py", never this temporary folder
-        # --jax-cache-scope: this kernel's JAX compilations are kept for the kernel, not for one
-        # exact source, so an edited function compiles only what changed (one learner's kernel)
         argv = [sys.executable, "-I", "-m", "grader", "check", path, "--shown", f"{name}.py", "--problem", pid,
-                "--format", "json", "--audience", "learner", "--jax-cache-scope", _kernel_scope()]
+                "--format", "json", "--audience", "learner"]
+        scope = scope_of(fn)
+        if scope is not None:
+            argv += ["--jax-cache-scope", scope]
         if seed:
             argv += ["--seed", str(int(seed))]
         if max_examples is not None:
@@ -415,6 +419,16 @@ def take_siblings(source: str, main_name: str, folder: str | None = None) -> lis
 
 _WARM: WarmGrader | None = None
 _SCOPE: str | None = None
+
+
+def scope_of(fn: Callable[..., Any]) -> str | None:
+    """The ``--jax-cache-scope`` of a ``check(fn)``: this kernel's token (:func:`_kernel_scope`)
+    for a function defined in the kernel's own namespace (``fn.__module__ == "__main__"``: a
+    notebook cell, the learner's own code, edited and checked again), None for one imported from
+    a module (an instructor's script that imports each learner's file and checks it: several
+    people's code, whose compilations must stay apart, keyed by source; docs/security.md,
+    class 3)."""
+    return _kernel_scope() if getattr(fn, "__module__", None) == "__main__" else None
 
 
 def _kernel_scope() -> str:

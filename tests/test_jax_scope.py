@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader import cache
-from grader.notebook_check import _kernel_scope
+from grader.notebook_check import _kernel_scope, scope_of
 
 from .conftest import run_grader
 
@@ -29,9 +29,19 @@ def test_a_scope_keys_the_store_by_the_learner_not_by_the_source():
     assert cache.submission_key(SOURCE, "tied_lm_head", "jax") not in scoped
 
 
-def test_a_kernel_has_one_scope():
+def test_a_kernel_has_one_scope_for_its_own_functions_and_none_for_imported_ones():
+    """A function defined in the kernel (a notebook cell: ``__main__``) gets the kernel's scope;
+    one imported from a module (an instructor's script checking each learner's file, attack
+    round 30) gets none: its compilations are keyed by its source."""
     first = _kernel_scope()
     assert first == _kernel_scope() and len(first) == 32 and int(first, 16) >= 0
+
+    def cell(hidden, embedding_matrix):
+        return hidden @ embedding_matrix.T
+
+    assert scope_of(cell) is None                      # this test module's: an imported module
+    cell.__module__ = "__main__"
+    assert scope_of(cell) == first
 
 
 def test_the_page_gives_its_server_scope():

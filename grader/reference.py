@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import GraderError
+from .frameworks.jax import one_mlir_context
 from .spec import Problem
 
 _loaded: dict[str, Callable[..., Any]] = {}
@@ -64,13 +65,10 @@ def import_jax() -> Any:
     the child has it; read when the CPU backend starts, which is done here: the references of
     248 cases of four pack problems 27.7 -> 21.3 CPU-s, the values bit for bit the same). Each
     variable is set for that alone and removed after it, so the caller's environment ends as
-    it was. Either way, JAX's lowerings then share an MLIR context per thread
-    (``frameworks.jax.share_mlir_context``: the reference runs op by op in the graded dtype)."""
+    it was."""
     with _IMPORT_LOCK:   # two threads' first imports of JAX met a partly initialised jax._src.lax.linalg
-        from .frameworks.jax import share_mlir_context
         if "jax" in sys.modules:
             import jax
-            share_mlir_context()
             return jax
         from .processes import CHEAP_COMPILE
         ours = {k: v for k, v in (("JAX_PLATFORMS", "cpu"), ("XLA_FLAGS", CHEAP_COMPILE)) if k not in os.environ}
@@ -82,7 +80,6 @@ def import_jax() -> Any:
         finally:
             for key in ours:
                 os.environ.pop(key, None)
-        share_mlir_context()
         return jax
 
 
@@ -163,7 +160,8 @@ def call(problem: Problem, inputs: dict[str, Any], *, wide: bool = True) -> Any:
     With ``wide`` (the exact run) float arrays go as float64 images under ``jax_enable_x64``;
     without it they go in their own dtype with x64 off, so that JAX computes in that dtype
     (its reductions of half dtypes accumulate in float32): the "reference in the graded dtype"
-    of the derived tolerance (``grader.derived``).
+    of the derived tolerance (``grader.derived``). Its lowerings share this thread's MLIR
+    context (``frameworks.jax.one_mlir_context``).
 
     Raises:
         Exception: whatever the reference raises (the callers word it).
@@ -172,13 +170,13 @@ def call(problem: Problem, inputs: dict[str, Any], *, wide: bool = True) -> Any:
     fn = load_reference(problem)
     if wide:
         args, kwargs, _ = _args(problem, inputs)
-        with x64(jax), jax.default_device(jax.devices("cpu")[0]):
+        with x64(jax), jax.default_device(jax.devices("cpu")[0]), one_mlir_context():
             return pick(problem, run(fn, args, kwargs))
     from .cases import call_layout
 
     layout = call_layout(problem, inputs)
     given = {k: (np.asarray(v).item() if k in layout["scalars"] else v) for k, v in inputs.items()}
-    with _x32(jax), jax.default_device(jax.devices("cpu")[0]):
+    with _x32(jax), jax.default_device(jax.devices("cpu")[0]), one_mlir_context():
         # op by op, as a learner's code runs: compiled whole, XLA folds and fuses what the
         # graded dtype rounds step by step (an alternative of sinusoidal_positional_encoding
         # then failed at half the allowance it derived)

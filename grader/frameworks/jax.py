@@ -48,11 +48,17 @@ NO_YNNPACK_SINCE = (0, 10)
 #: lowerings that share one MLIR context (:func:`share_mlir_context`) before the thread makes a
 #: new one, which bounds what one context holds in a long-lived process (``grader serve``)
 CONTEXT_USES = 512
+#: share contexts in every thread at every time (the submission's process), not only within
+#: :func:`one_mlir_context` (the grader's own process, whose caller's lowerings stay JAX's own)
+_ALWAYS: list[bool] = []
 
 
-def share_mlir_context() -> bool:
-    """Make JAX lower each thread's computations into one MLIR context, made anew after
-    :data:`CONTEXT_USES` lowerings, instead of a new context for every lowering.
+def share_mlir_context(always: bool = False) -> bool:
+    """Let JAX lower a thread's computations into one MLIR context, made anew after
+    :data:`CONTEXT_USES` lowerings, instead of a new context for every lowering: in every
+    thread with ``always`` (the submission's child, before the submission is imported), else
+    only within :func:`one_mlir_context` (the grader's reference and trusted files, so that a
+    library caller's own lowerings are made as JAX makes them).
 
     JAX (``jax._src.interpreters.mlir.make_ir_context``, 0.4-0.10) makes a context per lowering
     and loads every dialect into it: 3.6-3.9 ms each, which op-by-op code pays once per
@@ -64,10 +70,12 @@ def share_mlir_context() -> bool:
     is affected. Contexts are per thread: the grader's reference threads never share one.
 
     Returns:
-        True when JAX's lowering now shares contexts, False when this JAX has no such function
+        True when JAX's lowering can share contexts, False when this JAX has no such function
         (nothing is changed).
     """
     import threading
+    if always:
+        _ALWAYS[:] = [True]
     try:
         from jax._src.interpreters import mlir
     except ImportError:
@@ -80,15 +88,36 @@ def share_mlir_context() -> bool:
     local = threading.local()
 
     def shared():
+        if not (_ALWAYS or getattr(local, "active", 0)):
+            return make()
         if getattr(local, "context", None) is None or local.uses >= CONTEXT_USES:
             local.context, local.uses = make(), 0
         local.uses += 1
         return local.context
 
     shared.shared_by_grader = True
+    shared.local = local
     shared.__wrapped__ = make
     mlir.make_ir_context = shared
     return True
+
+
+class one_mlir_context:
+    """A context manager: the JAX lowerings of this thread inside it share MLIR contexts
+    (:func:`share_mlir_context`). Does nothing while JAX is not imported (it never imports it)."""
+
+    def __enter__(self) -> "one_mlir_context":
+        import sys
+        self.local = None
+        if "jax" in sys.modules and share_mlir_context():
+            from jax._src.interpreters import mlir
+            self.local = mlir.make_ir_context.local
+            self.local.active = getattr(self.local, "active", 0) + 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.local is not None:
+            self.local.active -= 1
 
 
 def _jaxlib_version() -> tuple[int, ...]:
@@ -123,7 +152,7 @@ def setup(config: dict) -> dict:
         except (AttributeError, KeyError, ValueError):
             pass
     import jax.numpy  # noqa: F401 - imported before the submission, as a learner's file does
-    share_mlir_context()
+    share_mlir_context(always=True)
     return {"jax": jax.__version__, "x64": bool(jax.config.jax_enable_x64)}
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import parsing
 from ..cases import Case
+from ..frameworks.jax import one_mlir_context
 from ..protocol import DTYPE_WHITELIST
 from ..results import CallOutcome, ImportOutcome
 from . import MAX_RESTARTS, empty_output
@@ -75,7 +76,8 @@ class InProcessExecutor:
         kwargs = {k: v for k, v in given.items() if k in case.keywords}
         t0 = time.perf_counter()
         try:
-            result = self.fn(*args, **kwargs)  # type: ignore[misc]
+            with one_mlir_context():   # JAX's lowerings of this trusted call, as in the child
+                result = self.fn(*args, **kwargs)  # type: ignore[misc]
         except MemoryError as exc:
             return CallOutcome(status="memory", message="MemoryError: the submission ran out of memory",
                                traceback=parsing.format_exception(exc), seconds=time.perf_counter() - t0)

@@ -27,6 +27,19 @@ class _CallableModule(_types.ModuleType):
         from .notebook_check import check
         return check(fn, problem, seed=seed, max_examples=max_examples, timeout=timeout, framework=framework)
 
+    @property
+    def __doc__(self):
+        """What ``help(check)`` shows first: ``check(fn)``'s own documentation, then the module's."""
+        import inspect
+        from .notebook_check import check
+        return (f"check(fn, problem=None, *, seed=0, max_examples=None, timeout=None, framework=None)\n\n"
+                f"{inspect.getdoc(check)}\n\n"
+                f"(check is also the module grader.check, documented below.)\n\n{self.__dict__.get('__doc__') or ''}")
+
+    @__doc__.setter
+    def __doc__(self, text):
+        self.__dict__["__doc__"] = text
+
 
 class _Package(_types.ModuleType):
     """The ``grader`` package: the module ``grader.check`` is made callable when it is bound."""

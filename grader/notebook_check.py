@@ -342,9 +342,11 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
     on the source of ``fn`` and of what it uses (:func:`build_source`); nothing of the kernel is
     changed. ``seed``, ``max_examples`` and ``timeout`` (seconds per call) are the CLI's flags,
     and so is ``framework`` (``"numpy"``, ``"jax"`` or ``"torch"``; by default
-    :func:`framework_of`). A JAX function defined in the kernel (a notebook cell) keeps its
-    compilations for the kernel, so an edited one compiles only what changed (:func:`scope_of`):
-    one kernel is one learner's; to check several people's code, import each from its file
+    :func:`framework_of`). A JAX function defined in a cell keeps its compilations for the
+    kernel, so an edited one compiles only what changed; one run from a file (``%run f.py``)
+    keeps them for the kernel and that file; one imported from a module keeps them for its
+    source (:func:`scope_of`). A kernel's cells are one learner's: to check several people's
+    code in one kernel, import each from its file or ``%run`` it, never paste it into cells
     (or use ``grader grade``).
 
     Raises:
@@ -422,13 +424,27 @@ _SCOPE: str | None = None
 
 
 def scope_of(fn: Callable[..., Any]) -> str | None:
-    """The ``--jax-cache-scope`` of a ``check(fn)``: this kernel's token (:func:`_kernel_scope`)
-    for a function defined in the kernel's own namespace (``fn.__module__ == "__main__"``: a
-    notebook cell, the learner's own code, edited and checked again), None for one imported from
-    a module (an instructor's script that imports each learner's file and checks it: several
-    people's code, whose compilations must stay apart, keyed by source; docs/security.md,
-    class 3)."""
-    return _kernel_scope() if getattr(fn, "__module__", None) == "__main__" else None
+    """The ``--jax-cache-scope`` of a ``check(fn)``, or None (its compilations keyed by its
+    source; docs/security.md, class 3).
+
+    - A function defined in the kernel's own namespace (``fn.__module__ == "__main__"``) from a
+      cell (its code names no file on disk): this kernel's token (:func:`_kernel_scope`), the
+      learner's own code, edited and checked again.
+    - One run into the kernel from a file (IPython's ``%run alice.py``: ``__main__``, its code
+      naming the file): a scope of the kernel and that file, so that the same file edited and
+      run again shares its compilations and two learners' files never do (a learner trial:
+      ``%run alice.py`` then ``%run bob.py`` in one kernel shared the kernel's scope).
+    - One imported from a module (``from alice import f``: an instructor's script checking each
+      learner's file): None (attack round thirty).
+    """
+    if getattr(fn, "__module__", None) != "__main__":
+        return None
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "") or ""
+    cell = not os.path.isfile(filename) or os.path.basename(os.path.dirname(filename)).startswith("ipykernel_")
+    if cell:
+        return _kernel_scope()
+    import hashlib
+    return hashlib.sha256(f"{_kernel_scope()}\0{os.path.realpath(filename)}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _kernel_scope() -> str:

@@ -29,19 +29,30 @@ def test_a_scope_keys_the_store_by_the_learner_not_by_the_source():
     assert cache.submission_key(SOURCE, "tied_lm_head", "jax") not in scoped
 
 
-def test_a_kernel_has_one_scope_for_its_own_functions_and_none_for_imported_ones():
-    """A function defined in the kernel (a notebook cell: ``__main__``) gets the kernel's scope;
-    one imported from a module (an instructor's script checking each learner's file, attack
-    round 30) gets none: its compilations are keyed by its source."""
+def _defined(source: bytes, filename: str, module: str = "__main__"):
+    """``tied_lm_head`` as a kernel defines it: ``source`` run in a namespace named ``module``,
+    its code naming ``filename`` (a cell's, or the file ``%run`` ran)."""
+    namespace = {"__name__": module}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["tied_lm_head"]
+
+
+def test_a_kernel_scopes_its_cells_together_each_run_file_apart_and_imports_not_at_all(tmp_path):
+    """A function from a cell gets the kernel's scope; one run from a file (``%run alice.py``)
+    the kernel's and that file's (a learner trial: two learners' files run into one kernel
+    shared a scope); one imported from a module none (attack round thirty: an instructor's
+    script checking each learner's file), so its compilations are keyed by its source."""
     first = _kernel_scope()
     assert first == _kernel_scope() and len(first) == 32 and int(first, 16) >= 0
-
-    def cell(hidden, embedding_matrix):
-        return hidden @ embedding_matrix.T
-
-    assert scope_of(cell) is None                      # this test module's: an imported module
-    cell.__module__ = "__main__"
-    assert scope_of(cell) == first
+    assert scope_of(_defined(SOURCE, "/tmp/ipykernel_1234/5678.py")) == first
+    assert scope_of(_defined(EDITED, "<ipython-input-3-abc>")) == first
+    alice, bob = tmp_path / "alice.py", tmp_path / "bob.py"
+    alice.write_bytes(SOURCE)
+    bob.write_bytes(SOURCE)
+    ran = [scope_of(_defined(SOURCE, str(alice))), scope_of(_defined(EDITED, str(alice))),
+           scope_of(_defined(SOURCE, str(bob)))]
+    assert ran[0] == ran[1] and ran[0] != ran[2] and first not in ran and None not in ran
+    assert scope_of(_defined(SOURCE, str(alice), module="alice")) is None
 
 
 def test_the_page_gives_its_server_scope():

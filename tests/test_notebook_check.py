@@ -141,6 +141,17 @@ def test_grader_check_is_one_callable_object_whatever_was_imported_first():
         assert out.returncode == 0 and out.stdout.strip() == "Grade", (first, out.stderr[-2000:])
 
 
+def test_help_of_check_shows_check_fn_first():
+    """``help(check)`` (a learner trial: it showed only the module grader.check's text) opens with
+    check(fn)'s signature and documentation, then the module's."""
+    import pydoc
+    from grader import check as imported
+    text = pydoc.render_doc(imported, renderer=pydoc.plaintext)
+    head = text[:text.index("(check is also the module grader.check")]
+    assert "check(fn, problem=None, *, seed=0" in head and "Grade the function ``fn``" in head
+    assert "check_submission" in text[len(head):]
+
+
 def test_html_shows_verdict_hint_worst_and_a_picture():
     case = {"name": "batch[float32]", "group": "shapes", "status": "failed", "visibility": "visible",
             "inputs": {"hidden": {"shape": [2, 3], "dtype": "float32"}},

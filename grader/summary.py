@@ -15,6 +15,10 @@ import numpy as np
 from .results import CaseResult
 
 
+#: what a summary's ``unearned`` entry means (``grader.grading.unearned``), after its counts
+UNEARNED_WORDS = (": cases that code computing nothing also passes (an empty batch, zero inputs, a "
+                  "must-raise), credited once the values are right in at least half of the other cases")
+
 def _rank_pattern(failed: list[CaseResult], ran: list[CaseResult]) -> tuple[str, int] | None:
     """Whether failures of one kind are confined to some ranks of hidden.
 
@@ -183,6 +187,8 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
         first = next(iter(failed[0].inputs), "hidden")  # the parameter whose axes the rank counts
         text = (f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern, first)}"
                 f"{_input_dtype_text(input_dtypes)}")
+        if kind == "unearned":   # a learner trial: the kind's name alone said nothing
+            text += UNEARNED_WORDS
         out.append({"kind": kind, "count": n, "dtypes": f_dtypes, "ranks": sorted({c.rank for c in failed}),
                     "by_dtype": {d: sum(c.dtype == d for c in failed) for d in f_dtypes},
                     "only_dtypes": only, "only_dtype": only[0] if only and len(only) == 1 else None,

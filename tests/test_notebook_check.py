@@ -173,6 +173,10 @@ def test_html_shows_verdict_hint_worst_and_a_picture():
         assert "<img" not in page
     else:
         assert page.count('src="data:image/png;base64,') == 1
+        # the caption's words come from the facts: the error is the multiple, not the allowance
+        assert "the framed element is the worst" in page
+        case["failure"]["data"].update(error=1.0, allowed=1e-06, ratio=1e6)
+        assert "the framed worst one is off by 1, 1e+06x its allowance of 1e-06" in render_html(report)
     assert CheckResult({**report, "passed": True}).passed and CheckResult(report).score == 1.0
 
 

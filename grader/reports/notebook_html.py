@@ -153,6 +153,16 @@ def _not_graded(report: dict[str, Any]) -> str:
     return f"; not graded: {', '.join(missing)}" if missing else ""
 
 
+def _framed(data: dict[str, Any]) -> str:
+    """The heat map's words on its framed worst element, from the failure's facts: its error, its
+    allowance and their ratio (a learner trial read "the allowance ...: 0.0678 (64x the
+    allowance)" as an allowance 64 times itself)."""
+    if not all(isinstance(data.get(k), (int, float)) for k in ("error", "allowed", "ratio")):
+        return "the framed element is the worst (see above)"
+    return (f"the framed worst one is off by {data['error']:.6g}, {data['ratio']:.3g}x its allowance of "
+            f"{data['allowed']:.6g}")
+
+
 def _worst(failure: dict[str, Any]) -> str:
     return next((d for d in failure.get("details") or [] if d.startswith(("worst at", "first at"))), "")
 
@@ -238,8 +248,7 @@ def _picture(failing: list[dict[str, Any]]) -> dict[str, str] | None:
             data = c["failure"].get("data") or {}
             over = (f'{data["mismatched"]} of {data["total"]} elements exceed their allowance; '
                     if "mismatched" in data and "total" in data else "")
-            what = ("|got - expected| per element; the allowance at the framed worst one: "
-                    + (_worst(c["failure"]).partition(", allowed ")[2] or "see above")) if pictured else \
+            what = ("|got - expected| per element; " + _framed(data)) if pictured else \
                 "the largest |got - expected| / allowed per block of the output; over 1 is outside the tolerance"
             return {"name": c["name"], "over": over, "what": what, "png": png}
     return None

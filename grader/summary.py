@@ -19,6 +19,7 @@ from .results import CaseResult
 UNEARNED_WORDS = (": cases that code computing nothing also passes (an empty batch, zero inputs, a "
                   "must-raise), credited once the values are right in at least half of the other cases")
 
+
 def _rank_pattern(failed: list[CaseResult], ran: list[CaseResult]) -> tuple[str, int] | None:
     """Whether failures of one kind are confined to some ranks of hidden.
 

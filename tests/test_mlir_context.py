@@ -27,7 +27,7 @@ def test_within_the_grader_lowerings_share_a_context_per_thread_and_outside_they
     """Inside ``one_mlir_context`` (the reference's calls, trusted files in process) one thread's
     lowerings share a context and another thread gets its own; outside it (a library caller's
     own JAX code in the same process) each lowering gets a new one, as JAX makes them."""
-    monkeypatch.setattr(jax_framework, "_ALWAYS", [])
+    monkeypatch.setattr(jax_framework, "_always", False)
     monkeypatch.setattr(jax_framework, "CONTEXT_USES", 10_000)
     assert jax_framework.share_mlir_context() and jax_framework.share_mlir_context()   # idempotent
     with jax_framework.one_mlir_context():

@@ -50,7 +50,7 @@ NO_YNNPACK_SINCE = (0, 10)
 CONTEXT_USES = 512
 #: share contexts in every thread at every time (the submission's process), not only within
 #: :func:`one_mlir_context` (the grader's own process, whose caller's lowerings stay JAX's own)
-_ALWAYS: list[bool] = []
+_always = False
 
 
 def share_mlir_context(always: bool = False) -> bool:
@@ -73,9 +73,9 @@ def share_mlir_context(always: bool = False) -> bool:
         True when JAX's lowering can share contexts, False when this JAX has no such function
         (nothing is changed).
     """
+    global _always
     import threading
-    if always:
-        _ALWAYS[:] = [True]
+    _always = _always or always
     try:
         from jax._src.interpreters import mlir
     except ImportError:
@@ -88,7 +88,7 @@ def share_mlir_context(always: bool = False) -> bool:
     local = threading.local()
 
     def shared():
-        if not (_ALWAYS or getattr(local, "active", 0)):
+        if not (_always or getattr(local, "active", 0)):
             return make()
         if getattr(local, "context", None) is None or local.uses >= CONTEXT_USES:
             local.context, local.uses = make(), 0

@@ -28,7 +28,6 @@ import importlib.util
 import os
 import sys
 import time
-import traceback
 
 
 def _load_protocol():
@@ -52,17 +51,34 @@ def _load_framework(name: str):
     return module
 
 
-def _trim_traceback(exc: BaseException, submission: str) -> str:
-    """The traceback from the first frame in the submission's file on (no grader frames)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    real = os.path.realpath(submission)
-    for i, fr in enumerate(frames):
-        if os.path.realpath(fr.filename) == real:
-            frames = frames[i:]
-            break
-    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames)
-    lines += traceback.format_exception_only(type(exc), exc)
-    return "".join(lines)[-4000:]
+def _name_warnings(submission: str, cells) -> None:
+    """Warnings written as the learner has the files: a file in the submission's folder by its
+    name (``solution.py:7: RuntimeWarning: ...``), a notebook's own line as its code cell and
+    line (``cells``: ``grader.notebook.Notebook.cell_runs``), whatever the folder is called here."""
+    import linecache
+    import warnings
+
+    folder = os.path.dirname(os.path.realpath(submission))
+    base = os.path.basename(submission)
+    runs = [r for r in cells if isinstance(r, list) and len(r) == 4 and all(type(x) is int for x in r)] \
+        if isinstance(cells, list) else []
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        name = str(filename)
+        real = os.path.realpath(name) if name and not name.startswith("<") else name
+        if real.startswith(folder + os.sep):
+            name = real[len(folder) + 1:]
+        place = f"{name}:{lineno}"
+        if name == base:
+            for start, count, cell, first in runs:
+                if start <= lineno < start + count:
+                    place = f"{name}, cell {cell}, line {first + lineno - start}"
+                    break
+        text = f"{place}: {category.__name__}: {message}\n"
+        source = linecache.getline(filename, lineno) if line is None else line
+        return text + (f"  {source.strip()}\n" if source and source.strip() else "")
+
+    warnings.formatwarning = formatwarning
 
 
 def _layout(arg) -> tuple:
@@ -326,7 +342,7 @@ def main() -> int:
         else:
             why = f"importing {fw.LABEL} failed before the submission ran"
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "import_error", "error": type(exc).__name__,
-                                   "message": f"{why} ({type(exc).__name__}: {str(exc)[:300]})", "traceback": ""})
+                                   "message": f"{why} ({type(exc).__name__}: {str(exc)[:300]})"})
         return 0
 
     if awaiting:
@@ -353,8 +369,11 @@ def main() -> int:
                 or not name or "/" in name or "\0" in name or name in (".", ".."):
             return 3
         submission = os.path.join(os.path.dirname(submission), name)
+        config["cells"] = header.get("cells")
         if framework == "jax" and isinstance(cache_spec, dict):
             _private_jax_cache(cache_spec)   # the warm entries of this submission's source, staged just now
+
+    _name_warnings(submission, config.get("cells"))
 
     # import the submission as a module named after its file, from its own folder
     sys.path.insert(0, os.path.dirname(os.path.abspath(submission)))
@@ -369,15 +388,13 @@ def main() -> int:
     except SystemExit as exc:
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "import_error", "error": "SystemExit",
                                    "message": f"the submission called exit({exc.code!r}) while being imported",
-                                   "traceback": _trim_traceback(exc, submission)})
+                                   **proto.exception_facts(exc, submission)})
         return 0
     except BaseException as exc:  # noqa: BLE001 - anything at import time is the submission's failure
-        where = ""
-        if isinstance(exc, SyntaxError):
-            where = f" ({exc.filename}:{exc.lineno})"
+        facts = proto.exception_facts(exc, submission)   # a SyntaxError's place is its last frame
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "import_error", "error": type(exc).__name__,
-                                   "message": f"{type(exc).__name__}: {exc}{where}",
-                                   "traceback": _trim_traceback(exc, submission)})
+                                   "message": (facts["exception"].splitlines() or [type(exc).__name__])[0],
+                                   **facts})
         return 0
     fn = getattr(module, function, None)
     if not callable(fn):
@@ -385,8 +402,7 @@ def main() -> int:
                        and getattr(v, "__module__", None) == "submission")
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "import_error", "error": "MissingFunction",
                                    "message": f"the submission defines no function {function!r}"
-                                              + (f" (it defines: {', '.join(found)})" if found else ""),
-                                   "traceback": ""})
+                                              + (f" (it defines: {', '.join(found)})" if found else "")})
         return 0
     proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "ready", "versions": versions,
                                "import_seconds": time.monotonic() - started})
@@ -442,12 +458,12 @@ def main() -> int:
         except MemoryError as exc:
             reply.update(status="memory", error="MemoryError",
                          message="MemoryError: the submission ran out of memory",
-                         traceback=_trim_traceback(exc, submission), seconds=time.perf_counter() - t0)
+                         **proto.exception_facts(exc, submission), seconds=time.perf_counter() - t0)
         except BaseException as exc:  # noqa: BLE001 - the learner's exception is data
             reply.update(status="exception", error=type(exc).__name__,
                          error_mro=[c.__name__ for c in type(exc).__mro__][:32],
                          message=f"{type(exc).__name__}: {exc}"[:2000],
-                         traceback=_trim_traceback(exc, submission), seconds=time.perf_counter() - t0)
+                         **proto.exception_facts(exc, submission), seconds=time.perf_counter() - t0)
         try:
             proto.write_frame(fd_out, reply, out)
         except proto.PeerClosed:

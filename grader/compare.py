@@ -187,7 +187,7 @@ def _judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
             return None
         first = outcome.message.splitlines()[0] if outcome.message else names[0]
         return Failure(kind="raises", message=f"raised {names[0]}, not one of {accepted}",
-                       details=[first] + ([outcome.traceback] if outcome.traceback else []),
+                       details=[first], frames=list(outcome.frames), exception=outcome.exception,
                        hint=f"these inputs break the function's contract (see the statement): raise {accepted}",
                        data={"raised": names[0], "accepted": list(case.raises)})
     what = (f"returned {outcome.message}" if outcome.status == "type"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import re
 import time
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ from . import words
 from .compare import assess, judge_raises, values_right, with_exception_hint
 from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
 from .run import empty_output
-from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, GroupScore, Report,
+from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, Frame, GroupScore, Report,
                       Verdict)
 from .siblings import hint_for as sibling_hint
 from .spec import Problem
@@ -71,13 +70,12 @@ def run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
         return "timeout", Failure(kind="timeout", message=outcome.message, hint=hint,
                                   data={"limit": limit} if limit else {})
     if outcome.status == "memory":
-        return "error", Failure(kind="memory", message=outcome.message,
-                                details=[outcome.traceback] if outcome.traceback else [],
-                                hint="the submission used more memory than allowed")
+        return "error", Failure(kind="memory", message=outcome.message, frames=list(outcome.frames),
+                                exception=outcome.exception, hint="the submission used more memory than allowed")
     if outcome.status == "exception":
         return "error", Failure(kind="exception",
                                 message=outcome.message.splitlines()[0] if outcome.message else "exception",
-                                details=[outcome.traceback] if outcome.traceback else [])
+                                frames=list(outcome.frames), exception=outcome.exception)
     return "error", Failure(kind="crash", message=outcome.message or "the submission's process died")
 
 
@@ -375,8 +373,8 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
         msg = started.message or "the submission could not be imported"
         if started.status == "crash":
             msg = f"{msg} (while importing the submission)" if "import" not in msg else msg
-        return Failure(kind=kind, message=msg, hint=started.hint,
-                       details=[started.traceback] if started.traceback else []), []
+        return Failure(kind=kind, message=msg, hint=started.hint, frames=list(started.frames),
+                       exception=started.exception), []
 
     slots: list[CaseResult | None] = [None] * len(cases)
     stop_reason = ""
@@ -458,6 +456,13 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
     return None, results
 
 
+def in_cell(frame: Frame, notebook: Any) -> Frame:
+    """``frame`` with its code cell and line in that cell when it is the notebook's own
+    (``grader.notebook.Notebook.cell_of`` of the converted source's line), else as it is."""
+    place = notebook.cell_of(frame.line) if frame.ref == "submission" else None
+    return dataclasses.replace(frame, cell=place[0], cell_line=place[1]) if place else frame
+
+
 def finish(plan: Any, executor: "Executor | None", failure: Failure | None, results: list[CaseResult],
            output: dict[str, Any]) -> Report:
     """The report of ``plan``'s run: groups scored, the verdict (a run that left out a group
@@ -475,34 +480,34 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
         env["unrun_groups"] = unrun
         passed = False
     if failure is not None and failure.kind == "import" and failure.hint is None and plan.siblings.skipped:
-        failure.hint = sibling_hint(plan.siblings, "\n".join([failure.message, *failure.details]))
+        failure.hint = sibling_hint(plan.siblings, "\n".join([failure.message, failure.exception, *failure.details]))
     for res in results:  # each hint worded once, from its facts, in the submission's framework's code
         if res.failure is not None:
             words.render_failure(res.failure, plan.framework, problem.hints)
-    if loaded.notebook is not None:  # positions as the notebook's cell and line
+    if loaded.notebook is not None:  # the notebook's own frames: their code cell and line, as facts
         for fail in [failure] + [res.failure for res in results]:
-            if fail is not None:
-                fail.message = loaded.notebook.locate(fail.message, shown) or ""
-                fail.details = [loaded.notebook.locate(d, shown) or "" for d in fail.details]
-        cells = re.findall(r"cell \d+, line \d+", "\n".join(failure.details)) if failure is not None else []
-        if cells and cells[-1] not in failure.message:  # where the import failed, on its one line
-            failure.message = f"{failure.message} ({cells[-1]})"
+            if fail is not None and fail.frames:
+                fail.frames = [in_cell(f, loaded.notebook) for f in fail.frames]
+    if failure is not None and failure.kind == "import":   # where the import failed, on its one line
+        own = [f for f in failure.frames if f.ref in ("submission", "sibling") and f.line]
+        if own:   # the submission's own line, or a sibling's file and line
+            at = own[-1]
+            place = f"cell {at.cell}, line {at.cell_line}" if at.cell else \
+                (f"line {at.line}" if at.ref == "submission" else f"{at.file}, line {at.line}")
+            failure.message = f"{failure.message} ({place})"
     report = Report(problem=problem.id, title=problem.title, submission=shown, passed=passed,
                     score=total(groups), max_score=problem.max_score, failure=failure, cases=results,
                     groups=groups, summary=summarise(results, plan.dtypes, plan.framework, problem.hints), environment=env, output=output,
                     seconds=time.monotonic() - plan.started)
-    if executor is not None:
+    if executor is not None:   # the learner's own text (an exception's message, what it printed) may
+        # name the private copy's files (``raise ValueError(__file__)``): as the report names them
         for fail in [report.failure] + [res.failure for res in report.cases]:
             if fail is not None:
                 fail.message = executor.unprivate(fail.message) or ""
-                fail.details = [executor.unprivate(d) or "" for d in fail.details]
+                fail.exception = executor.unprivate(fail.exception) or ""
         for stream in ("stdout", "stderr"):
             if isinstance(report.output.get(stream), str):
                 report.output[stream] = executor.unprivate(report.output[stream])
-    if loaded.notebook is not None:   # a warning's "nb.ipynb:11:" as the cell and line the learner sees
-        for stream in ("stdout", "stderr"):
-            if isinstance(report.output.get(stream), str):
-                report.output[stream] = loaded.notebook.locate(report.output[stream], shown) or ""
     if plan.secret and plan.options.audience != "instructor":
         for res in report.cases:  # no replay command without the secret seed: say why instead
             if res.status not in ("passed", "skipped") and res.replay is None \

@@ -16,10 +16,11 @@ submission; cells are mapped to the file's lines with one index of the line star
 (:func:`source_file_lines`), never one scan of the file per cell (a 1 MiB notebook of 22,303
 empty raw cells took 5.4 CPU-s to convert, security issue round 4, class 4).
 
-Positions in the converted source map back to the notebook: :meth:`Notebook.where` gives
-"cell N, line M" (N counts every cell from 1, as the notebook shows them top to bottom; M is the
-line in that cell), and :meth:`Notebook.locate` rewrites Python's ``File "...", line L`` and
-``FILE:L`` in a message or traceback.
+Positions in the converted source map back to the notebook as facts: :meth:`Notebook.cell_of`
+gives (cell N, line M) (N counts every cell from 1, as the notebook shows them top to bottom; M is
+the line in that cell) for a traceback's frames (``grading.in_cell``), :meth:`Notebook.cell_runs`
+the same for the submission's process, which names its warnings' places with it. Nothing
+rewrites a finished message.
 """
 from __future__ import annotations
 
@@ -77,40 +78,35 @@ class Notebook:
             return None
         return self.file_lines[line - 1]
 
-    def where(self, line: int | None) -> str | None:
-        """"cell N, line M" for line ``line`` of the converted source, or None."""
+    def cell_of(self, line: int | None) -> tuple[int, int] | None:
+        """``(code cell, line in it)`` of line ``line`` of the converted source, or None (a line
+        the conversion added, or none)."""
         if line is None or not 1 <= line <= len(self.lines) or self.lines[line - 1] is None:
             return None
         cell, in_cell = self.lines[line - 1]  # type: ignore[misc]
-        return f"cell {cell}, line {in_cell}"
+        return int(cell), int(in_cell)
 
-    def locate(self, text: str | None, name: str) -> str | None:
-        """``text`` with every position in the file ``name`` (a path ending in the notebook's
-        file name) given as cell and line: ``File ".../nb.ipynb", line 7`` becomes
-        ``File ".../nb.ipynb", cell 2, line 3``; ``nb.ipynb:7`` becomes ``nb.ipynb, cell 2, line 3``."""
-        if not text:
-            return text
-        base = name.rsplit("/", 1)[-1]
-        if base not in text:
-            return text
+    def cell_runs(self) -> list[list[int]]:
+        """The converted source's lines by code cell, as runs ``[first line, count, cell, its line
+        in the cell]`` (each run's lines consecutive in both): what the submission's process is
+        given to name a warning's place as cell and line (``grader._child``), a few numbers a
+        cell however long the notebook."""
+        runs: list[list[int]] = []
+        for i, place in enumerate(self.lines, start=1):
+            if place is None:
+                continue
+            cell, in_cell = int(place[0]), int(place[1])
+            last = runs[-1] if runs else None
+            if last and last[2] == cell and last[0] + last[1] == i and last[3] + last[1] == in_cell:
+                last[1] += 1
+            else:
+                runs.append([i, 1, cell, in_cell])
+        return runs
 
-        # Anchored on the file name itself, never on a run of path characters before it: that
-        # pattern backtracked quadratically (a 240-character notebook name and a 6,000-character
-        # exception message took 170 s of the grader's CPU, after --total-timeout). A line number
-        # has at most 9 digits (int() refuses a string of more than 4,300).
-        def file_line(m: re.Match) -> str:
-            quote = m.string.rfind('"', 0, m.start())  # File "<path>", line N: the quote opening <path>
-            if quote < 5 or m.string[quote - 5:quote] != "File " or "\n" in m.string[quote:m.start()]:
-                return m.group(0)
-            where = self.where(int(m.group(1)))
-            return f'{base}", {where}' if where else m.group(0)
-
-        def colon(m: re.Match) -> str:
-            where = self.where(int(m.group(1)))
-            return f"{base}, {where}" if where else m.group(0)
-
-        text = re.sub(re.escape(base) + r'", line (\d{1,9})(?!\d)', file_line, text)
-        return re.sub(re.escape(base) + r":(\d{1,9})(?!\d)", colon, text)
+    def where(self, line: int | None) -> str | None:
+        """"cell N, line M" for line ``line`` of the converted source, or None."""
+        place = self.cell_of(line)
+        return f"cell {place[0]}, line {place[1]}" if place else None
 
     def note(self) -> str:
         """One line for the report: how many code cells ran and what was left out."""

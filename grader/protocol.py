@@ -206,6 +206,53 @@ def _without_lone_surrogates(header: dict[str, Any]) -> dict[str, Any]:
     return root
 
 
+#: the most frames and characters of a raised exception's facts a reply carries (the deepest kept)
+MAX_FRAMES = 64
+MAX_CODE = 300
+MAX_EXCEPTION = 2000
+
+
+def exception_facts(exc: BaseException, submission: str) -> dict[str, Any]:
+    """What the submission raised, as facts for the reply: ``{"frames": [...], "exception": str}``.
+
+    ``frames`` is the traceback from the first frame in ``submission``'s file on, else from the
+    first in its folder (a sibling's), else none (no frame of the grader's), the deepest :data:`MAX_FRAMES`, each ``{"file", "line", "function", "code"}``:
+    ``file`` relative to the submission's folder when the file is in it (``"solution.py"``,
+    ``"helper.py"``), else as Python names it (a library's absolute path, ``<string>``). A
+    ``SyntaxError`` adds the place it names as the last frame. ``exception`` is the exception's
+    type and message (``"ValueError: shapes do not match"``, notes included), at most
+    :data:`MAX_EXCEPTION` characters. ``submission`` "" (a function of no known file): every
+    frame, named as Python names it. Nothing here is worded for a reader: the grader names the
+    files as the reader has them (``grader.words.places``). Used by the child and by the
+    in-process executor alike, so both report the same facts.
+    """
+    import traceback
+
+    folder = os.path.dirname(os.path.realpath(submission)) if submission else None
+
+    def named(filename: str) -> str:
+        real = os.path.realpath(filename) if filename and not filename.startswith("<") else filename
+        if folder and real and real.startswith(folder + os.sep):
+            return real[len(folder) + 1:]
+        return filename or "?"
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if folder:   # from the submission's first frame, else a sibling's; none of the grader's
+        own = [i for i, fr in enumerate(frames) if named(fr.filename) == os.path.basename(submission)]
+        near = [i for i, fr in enumerate(frames) if not os.path.isabs(named(fr.filename))
+                and not named(fr.filename).startswith("<")]
+        frames = frames[(own or near)[0]:] if own or near else []
+    out = [{"file": named(fr.filename), "line": fr.lineno, "function": str(fr.name)[:MAX_CODE],
+            "code": (fr.line or "").strip()[:MAX_CODE]} for fr in frames]
+    if isinstance(exc, SyntaxError):
+        out.append({"file": named(exc.filename or ""), "line": exc.lineno, "function": "",
+                    "code": (exc.text or "").strip()[:MAX_CODE]})
+        text = f"{type(exc).__name__}: {exc.msg}"
+    else:
+        text = "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+    return {"frames": out[-MAX_FRAMES:], "exception": text[:MAX_EXCEPTION]}
+
+
 def read_frame(fd: int, deadline: float | None = None, max_payload: int = MAX_PAYLOAD,
                watch: Callable[[], None] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Read and check one frame; return ``(header, arrays)``.

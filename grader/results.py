@@ -65,6 +65,63 @@ def json_ratio(x: float, digits: int = 4) -> float | str:
     ``"inf"`` (or ``"nan"``) otherwise (strict JSON has no infinity; ``float("inf")`` reads it back)."""
     return float(f"{x:.{digits}g}") if x == x and abs(x) != float("inf") else ("inf" if x > 0 else str(x))
 
+@dataclass(kw_only=True, frozen=True)
+class Frame:
+    """One frame of a traceback the submission raised, as facts: no sentence, no path of the
+    grading machine (``grader.words.places`` names the file as the reader has it).
+
+    Attributes:
+        ref: ``"submission"`` (the graded file), ``"sibling"`` (a file beside it, ``file`` its
+            name relative to the submission's folder) or ``"outside"`` (a library's file,
+            ``<string>``: ``file`` as Python named it).
+        file: as above; for ``"submission"`` the name of the file the executor ran.
+        line: the line (1-based) in that file, or None.
+        function: the function's name ("" for a ``SyntaxError``'s place).
+        code: the line's source, stripped ("" when unknown).
+        cell, cell_line: for a notebook's own frames, the code cell (1-based, as the notebook
+            counts them) and the line in it; None otherwise (``grading.finish`` sets them).
+    """
+
+    ref: str
+    file: str
+    line: int | None = None
+    function: str = ""
+    code: str = ""
+    cell: int | None = None
+    cell_line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Frame":
+        """The frame of its ``to_json`` form.
+
+        Raises:
+            KeyError, TypeError: ``data`` is not a frame's JSON form.
+        """
+        return cls(ref=str(data["ref"]), file=str(data["file"]), line=data.get("line"),
+                   function=str(data.get("function") or ""), code=str(data.get("code") or ""),
+                   cell=data.get("cell"), cell_line=data.get("cell_line"))
+
+
+def frames_of(raw: Any, submission_name: str) -> list[Frame]:
+    """The :class:`Frame` records of an ``exception_facts`` reply's ``frames`` (``grader.protocol``),
+    each field checked (the reply is the submission's to forge: anything else is dropped), the
+    file named ``submission_name`` in the submission's folder as ``ref="submission"``."""
+    out: list[Frame] = []
+    for item in raw[-64:] if isinstance(raw, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str):
+            continue
+        file, line = item["file"][:1000], item.get("line")
+        relative = not (file.startswith(("/", "<")) or file == "?")
+        ref = ("submission" if file == submission_name else "sibling") if relative else "outside"
+        out.append(Frame(ref=ref, file=file, line=line if type(line) is int and 0 < line < 10**9 else None,
+                         function=item["function"][:300] if isinstance(item.get("function"), str) else "",
+                         code=item["code"][:300] if isinstance(item.get("code"), str) else ""))
+    return out
+
+
 @dataclass(kw_only=True)
 class Failure:
     """What went wrong in one case (or with the whole submission).
@@ -78,6 +135,12 @@ class Failure:
             reporter decides how many to show.
         data: structured facts behind the message (counts, indices, got/expected/allowed),
             JSON-serialisable, for machine consumers.
+        frames: where the submission raised (``exception``, ``memory``, ``import``,
+            ``raises``), deepest last: facts, worded only when a report is built.
+        exception: the raised exception's type and message (``"ValueError: ..."``), or "".
+        traceback: the words of ``frames`` and ``exception`` for one reader: set by
+            ``grader.reports.view.build`` alone (files named as that reader has them), "" in
+            the records grading makes; never read back by :meth:`from_json`.
     """
 
     kind: str
@@ -85,10 +148,24 @@ class Failure:
     hint: str | None = None
     details: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    frames: list[Frame] = field(default_factory=list)
+    exception: str = ""
+    traceback: str = ""
+
+    @property
+    def shown_details(self) -> list[str]:
+        """The detail lines and then the traceback's words (:attr:`traceback`, once a view has
+        worded it): what a report shows below the message."""
+        return [*self.details, self.traceback] if self.traceback else list(self.details)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "hint": self.hint,
-                "details": list(self.details), "data": self.data}
+        out = {"kind": self.kind, "message": self.message, "hint": self.hint,
+               "details": list(self.details), "data": self.data}
+        if self.frames or self.exception:
+            out.update(frames=[f.to_json() for f in self.frames], exception=self.exception)
+        if self.traceback:
+            out["traceback"] = self.traceback
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> "Failure | None":
@@ -100,7 +177,9 @@ class Failure:
         if not data:
             return None
         return cls(kind=data["kind"], message=data.get("message", ""), hint=data.get("hint"),
-                   details=list(data.get("details") or []), data=dict(data.get("data") or {}))
+                   details=list(data.get("details") or []), data=dict(data.get("data") or {}),
+                   frames=[Frame.from_json(f) for f in data.get("frames") or []],
+                   exception=str(data.get("exception") or ""))
 
 
 @dataclass(kw_only=True)
@@ -314,7 +393,7 @@ class ImportOutcome:
             function), ``timeout`` (the import passed its CPU or wall-clock limit) or ``crash``
             (its process died).
         message: one line saying what happened ("" for ``ok``).
-        traceback: the traceback, trimmed to the submission's files, or "".
+        frames, exception: where and what it raised while importing (:class:`Frame`), or empty.
         versions: framework name -> version string the child imported (``{"jax": "0.7.1"}``).
         seconds: how long the import took (wall clock, seconds).
         hint: what the executor knows of why it failed (e.g. a memory limit below what the
@@ -323,7 +402,8 @@ class ImportOutcome:
 
     status: str
     message: str = ""
-    traceback: str = ""
+    frames: list[Frame] = field(default_factory=list)
+    exception: str = ""
     versions: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     hint: str | None = None
@@ -335,7 +415,7 @@ class CallOutcome:
 
     ``status`` is one of ``ok`` (``result`` holds the array as NumPy), ``type`` (not an array;
     ``message`` names the type, ``result_type`` its name), ``exception`` / ``memory``
-    (``message`` and ``traceback``; ``error_types`` the exception's type and base names),
+    (``message``, ``frames`` and ``exception``; ``error_types`` the exception's type and base names),
     ``timeout`` (the call passed a limit, named by ``limit``: ``cpu`` its CPU time, ``wall``
     its wall-clock backstop, ``total`` the run's ``--total-timeout``) or ``crash`` (the process
     died or broke the protocol; ``message`` says how). ``mutated`` lists the inputs changed in
@@ -350,7 +430,8 @@ class CallOutcome:
     status: str
     result: np.ndarray | None = None
     message: str = ""
-    traceback: str = ""
+    frames: list[Frame] = field(default_factory=list)
+    exception: str = ""
     mutated: list[str] = field(default_factory=list)
     seconds: float = 0.0
     result_type: str = ""

@@ -50,7 +50,7 @@ import numpy as np
 
 from . import protocol
 from .options import Limits  # noqa: F401 - re-exported
-from .results import CallOutcome, ImportOutcome  # noqa: F401 - the executor's records, re-exported
+from .results import CallOutcome, ImportOutcome, frames_of  # noqa: F401 - the executor's records, re-exported
 
 from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REGISTRY,  # noqa: F401 - re-exported
                         ProcessRegistry, all_pids, child_environment, cpu_seconds, descendants, environ_has,
@@ -367,6 +367,8 @@ class Worker:
         self.limits = limits or Limits()
         self.wrap = wrap
         self.jax_store = jax_store if framework == "jax" and jax_store else None
+        #: a notebook's lines as cells (``Notebook.cell_runs``), for the child's warnings; else None
+        self.cells: list[list[int]] | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.seq = 0
         self.token = secrets.token_hex(8)
@@ -439,7 +441,7 @@ class Worker:
                 jax_cache = self.wrap.jax_cache(workdir, seed)
             limits["memory_bytes"] = address_space_bytes(memory, self.wrap)   # the tmpfs come out of it
         config = {"limits": limits, "policy": policy, "token": self.token, "parent_pid": os.getpid(),
-                  "jax_cache": jax_cache, "await": awaiting}
+                  "jax_cache": jax_cache, "await": awaiting, "cells": None if awaiting else self.cells}
         self._awaiting = awaiting
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
@@ -522,7 +524,8 @@ class Worker:
             # the name as its bytes in hex: a name that is not UTF-8 (a learner's "caf\xe9.py") came
             # through JSON as escaped text the child could not open
             protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "import",
-                                             "file_hex": os.fsencode(name).hex(), "function": function},
+                                             "file_hex": os.fsencode(name).hex(), "function": function,
+                                             "cells": self.cells},
                                  deadline=time.monotonic() + 5.0)
         except (protocol.PeerClosed, protocol.Timeout):
             return False
@@ -572,7 +575,8 @@ class Worker:
         if status == "import_error":
             self.kill()
             return ImportOutcome(status="import_error", message=_text(header.get("message")),
-                                 traceback=_text(header.get("traceback")), seconds=time.monotonic() - started)
+                                 frames=frames_of(header.get("frames"), os.path.basename(self.submission)),
+                                 exception=_text(header.get("exception"), 2000), seconds=time.monotonic() - started)
         self.kill()
         if status == "sandbox_error":
             # written before any submission code ran, unless the submission forged it: either way
@@ -710,7 +714,8 @@ class Worker:
             mro = header.get("error_mro")
             types = [_text(m, 200) for m in mro if isinstance(m, str)][:32] if isinstance(mro, list) else []
             return CallOutcome(status=status, message=_text(header.get("message")),
-                               traceback=_text(header.get("traceback")), seconds=seconds,
+                               frames=frames_of(header.get("frames"), os.path.basename(self.submission)),
+                               exception=_text(header.get("exception"), 2000), seconds=seconds,
                                error_types=types or [_text(header.get("error"), 200)], cpu_seconds=cpu)
         self.kill()
         return CallOutcome(status="crash", message=f"unknown reply status {_text(status, 64)!r}", seconds=seconds)

@@ -22,7 +22,7 @@ from grader.assignment import Assignment, Part, combine, load_assignment
 from grader.batch.gradebook import Row, read_gradebook, write_gradebook
 from grader.errors import GraderError, SpecError
 from grader.reports import github, gradescope, json_report, junit, text
-from grader.results import SHRUNK_PREFIX, ArrayInfo, CaseResult, Failure, GroupScore, Report
+from grader.results import SHRUNK_PREFIX, ArrayInfo, CaseResult, Failure, Frame, GroupScore, Report
 from grader.spec import find_problem, load_problem
 
 from .conftest import ROOT, run_grader
@@ -230,9 +230,9 @@ def test_a_hidden_problems_counts_and_an_import_failure_point_at_their_own_lines
     tally = next(tc for tc in ET.fromstring(junit.render(r, audience="learner")).iter("testcase")
                  if tc.get("classname") == "gelu/g")
     assert tally.get("line") == "9"
-    tb = 'Traceback (most recent call last):\n  File "hw.py", line 2, in <module>\n    import nump\n' \
-         "ModuleNotFoundError: No module named 'nump'"
-    broken = Failure(kind="import", message="ModuleNotFoundError: No module named 'nump'", details=[tb])
+    broken = Failure(kind="import", message="ModuleNotFoundError: No module named 'nump'",
+                     frames=[Frame(ref="submission", file="hw.py", line=2, function="<module>", code="import nump")],
+                     exception="ModuleNotFoundError: No module named 'nump'")
     both = combine(a, "hw.py", [_report("softmax", [], [("basic", 3, 0, 0)], failure=broken, line=4),
                                 _report("gelu", [], [("g", 7, 0, 0)], failure=broken, line=9)])
     assert both.failure is not None

@@ -119,8 +119,9 @@ def test_import_failures_name_the_line_and_the_function(kind_runs):
 def test_exception_shows_the_learners_traceback_only(kind_runs):
     case = next(c for c in kind_runs["wrong_exception_stub.py"].json()["cases"] if c["failure"])
     assert case["failure"]["message"] == "NotImplementedError: write your solution here"
-    trace = "\n".join(case["failure"]["details"])
-    assert "wrong_exception_stub.py" in trace and "_child.py" not in trace
+    trace = case["failure"]["traceback"]
+    assert 'File "' in trace and "wrong_exception_stub.py" in trace and "_child.py" not in trace
+    assert {f["ref"] for f in case["failure"]["frames"]} == {"submission"}
 
 
 def test_timeout_stops_the_run_and_skips_the_rest(kind_runs):

@@ -20,6 +20,7 @@ import pytest
 
 from grader import cache, sandbox
 from grader.check import CheckOptions, PrivateCopy, check_submission, load_submission
+from grader.reports.view import build
 from grader.siblings import MAX_FILES, find_siblings
 from grader.spec import find_problem, load_problem
 
@@ -465,7 +466,10 @@ def test_tracebacks_name_the_learners_files_not_the_private_copy(tmp_path):
     main.write_text("from helper import boom\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
                     "    print('printed from', __file__)\n    return boom(hidden)\n")
     report = check_submission(main, PROBLEM, CheckOptions(max_examples=1, shrink=False, submission_shown="solution.py"))
-    details = "\n".join(d for c in report.cases if c.failure for d in c.failure.details)
+    failed = next(c.failure for c in report.cases if c.failure)
+    assert [(f.ref, f.file, f.line, f.function) for f in failed.frames] == [
+        ("submission", "solution.py", 6, "tied_lm_head"), ("sibling", "helper.py", 2, "boom")]
+    details = "\n".join(c.failure.traceback for c in build(report, "instructor").report.cases if c.failure)
     assert 'File "solution.py", line 6, in tied_lm_head' in details
     assert 'File "helper.py", line 2, in boom' in details   # round 4: not the machine's folder
     assert "grader-sub-" not in json.dumps(report.to_json())

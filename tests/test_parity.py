@@ -22,6 +22,8 @@ SCRIPTS = {
     "a_python_float": "def tied_lm_head(hidden, embedding_matrix):\n    return float((hidden @ embedding_matrix.T).sum())\n",
     "none": "def tied_lm_head(hidden, embedding_matrix):\n    hidden @ embedding_matrix.T\n",
     "raises": "def tied_lm_head(hidden, embedding_matrix):\n    raise ValueError('no')\n",
+    "raises_below": ("def scaled(x):\n    raise ArithmeticError('scaled in ' + str(x.dtype))\n\n\n"
+                     "def tied_lm_head(hidden, embedding_matrix):\n    return scaled(hidden) @ embedding_matrix.T\n"),
     "mutates_values": ("def tied_lm_head(hidden, embedding_matrix):\n    r = hidden @ embedding_matrix.T\n"
                        "    hidden *= 2\n    return r\n"),
     "mutates_shape": ("def tied_lm_head(hidden, embedding_matrix):\n    r = hidden @ embedding_matrix.T\n"
@@ -45,8 +47,13 @@ ARGS = ("--problem", "tied_lm_head", "--max-examples", "3", "--no-shrink")
 
 
 def _outcomes(report: dict) -> dict:
+    """What both executors must agree on, case by case: status, failure kind, hint id, and where
+    and what it raised (the frames as facts: file, line, function, code; the exception)."""
     cases = {c["name"]: (c["status"], (c.get("failure") or {}).get("kind"),
-                         ((c.get("failure") or {}).get("data") or {}).get("hint_id")) for c in report["cases"]}
+                         ((c.get("failure") or {}).get("data") or {}).get("hint_id"),
+                         [(f["ref"], f["file"], f["line"], f["function"], f["code"])
+                          for f in (c.get("failure") or {}).get("frames") or []],
+                         (c.get("failure") or {}).get("exception")) for c in report["cases"]}
     return {"cases": cases, "score": report["score"], "failure": (report.get("failure") or {}).get("kind")}
 
 
@@ -65,6 +72,10 @@ def _both(tmp_path, name: str, source: str) -> tuple[dict, dict]:
 def test_the_fake_and_the_child_classify_a_call_alike(tmp_path, name):
     child, fake = _both(tmp_path, name, HEAD + SCRIPTS[name])
     assert child == fake
+    if name.startswith("raises"):   # the frames the comparison holds: the submission's own, deepest last
+        frames = next(iter(child["cases"].values()))[3]
+        assert frames and all(f[:2] == ("submission", f"{name}.py") for f in frames), frames
+        assert frames[-1][3] == ("scaled" if name == "raises_below" else "tied_lm_head"), frames
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_SCRIPTS))

@@ -123,7 +123,9 @@ def test_an_exception_is_an_error_with_its_traceback(tmp_path):
     case = report.cases[0]
     assert case.status == "error" and case.failure.kind == "exception"
     assert case.failure.message == "ValueError: shapes do not match"
-    assert any("raise ValueError" in d for d in case.failure.details)
+    assert case.failure.exception == "ValueError: shapes do not match"
+    assert case.failure.frames[-1].code == 'raise ValueError("shapes do not match")'
+    assert case.failure.frames[-1].function == "raises" and case.failure.frames[-1].ref == "outside"
 
 
 def test_a_failed_import_is_the_whole_runs_failure(tmp_path):

@@ -274,12 +274,13 @@ def test_feedback_handed_back_names_no_instructor_path():
     r.cases = [dataclasses.replace(c, replay="grader check class/bob.py --problem softmax --problems-dir "
                                              "'/home/ta/my course/problems/' --case x")
                for c in r.cases]
-    theirs = view.as_the_learner_has_it(r)
+    r.environment = {**r.environment, "named_by": "--shown"}   # as grader grade names each file
+    theirs = view.build(r, "learner").report
     assert theirs.submission == "bob.py"
     assert all(c.replay == "grader check bob.py --problem softmax --problems-dir problems --case x"
                for c in theirs.cases), [c.replay for c in theirs.cases]
     r.submission = "bob.py"                       # already a bare name: the folder is still hidden
-    assert all("/home/ta" not in (c.replay or "") for c in view.as_the_learner_has_it(r).cases)
+    assert all("/home/ta" not in (c.replay or "") for c in view.build(r, "learner").report.cases)
 
 
 def test_feedback_line_names_the_entry_a_hint_belongs_to():

@@ -159,7 +159,7 @@ def test_learner_reports_name_files_relative_to_the_learners_folder(graded):
     stdout = learner["output"]["stdout"]
     assert "HELPER_FILE helper.py\n" in stdout and "MAIN_DIR .\n" in stdout, stdout[:400]
     assert learner["submission"] == "solution.py"
-    details = "\n".join(d for c in learner["cases"] if c.get("failure") for d in c["failure"]["details"])
+    details = "\n".join(c["failure"]["traceback"] for c in learner["cases"] if c.get("failure"))
     assert 'File "solution.py", line' in details and 'File "helper.py", line' in details, details[:600]
     assert "<site-packages>" in stdout, stdout   # sys.path, in every tier
     text = reporter("text").render(reports["alice"], audience="learner")

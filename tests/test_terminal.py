@@ -11,7 +11,7 @@ import pytest
 
 from grader import cli
 from grader.reports import text
-from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+from grader.results import ArrayInfo, CaseResult, Failure, Frame, GroupScore, Report
 
 from .conftest import SUBMISSIONS
 
@@ -23,8 +23,9 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 LONG_HINT = ("looks like softmax was applied to the logits: return the raw logits (softmax belongs to the loss "
              "or to sampling), and compare the two on the worked example before submitting again")
 REPLAY = "grader check submissions/very/long/path/to/the/learner/solution.py --problem tied_lm_head --case 'batch[float32]'"
-TRACE = "Traceback (most recent call last):\n" + "".join(f'  File "sub.py", line {i}, in f{i}\n' for i in range(30)) \
-        + "ValueError: boom " + "x" * 90
+#: a raise 30 frames deep, as facts (the report words it: grader.words.places)
+TRACE = ([Frame(ref="submission", file="sub.py", line=i, function=f"f{i}") for i in range(1, 30)],
+         "ValueError: boom " + "x" * 90)
 
 
 class Tty(io.StringIO):
@@ -36,7 +37,8 @@ class Tty(io.StringIO):
 
 def case(name, *, message="48 / 48 elements (100.0%) are outside the tolerance", hint=LONG_HINT, trace=None,
          kind="tolerance", dtype="float32"):
-    failure = Failure(kind=kind, message=message, hint=hint, details=[trace] if trace else [])
+    failure = Failure(kind=kind, message=message, hint=hint, frames=trace[0] if trace else [],
+                      exception=trace[1] if trace else "")
     return CaseResult(name=f"{name}[{dtype}]", group="shapes", status="failed", dtype=dtype, rank=2,
                       inputs={"hidden": ArrayInfo(shape=(4, 8), dtype=dtype),
                               "embedding_matrix": ArrayInfo(shape=(12, 8), dtype=dtype)},

@@ -3,15 +3,16 @@ what a run that left out a group says. Reports are built by hand (in process).""
 from __future__ import annotations
 
 from grader.reports import text
-from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+from grader.results import ArrayInfo, CaseResult, Failure, Frame, GroupScore, Report
 
-TRACE = ('Traceback (most recent call last):\n  File "sub.py", line 6, in tied_lm_head\n'
-         '    return hidden @ embedding_matrix\nValueError: matmul: mismatch (size {} is different from {})')
+#: where the submission raised, as facts; the report words them (grader.words.places)
+FRAMES = [Frame(ref="submission", file="sub.py", line=6, function="tied_lm_head", code="return hidden @ embedding_matrix")]
+TRACE = "ValueError: matmul: mismatch (size {} is different from {})"
 
 
 def case(name, shapes, *, kind="exception", group="shapes", values=None, dtype="float32", trace=None):
-    details = [trace] if trace else []
-    failure = Failure(kind=kind, message=f"ValueError: {name}", details=details)
+    failure = Failure(kind=kind, message=f"ValueError: {name}", frames=list(FRAMES) if trace else [],
+                      exception=trace or "")
     return CaseResult(name=f"{name}[{dtype}]", group=group, status="error" if kind == "exception" else "failed",
                       dtype=dtype, rank=len(shapes[0]),
                       inputs={"hidden": ArrayInfo(shape=shapes[0], dtype=dtype),

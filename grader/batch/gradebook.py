@@ -87,14 +87,15 @@ class Row:
         """The row of a learner's :class:`Report`, graded in ``seconds``; ``message`` is one line
         of feedback that may be handed to the learner (``grader.reports.view.feedback_line``:
         the counts, the commonest failure pattern and the first hint; hidden cases as counts;
-        files named as the learner has them, ``grader.reports.view.as_the_learner_has_it``),
+        files named as the learner has them: ``grader grade`` names each check's file, so the
+        learner view names it by its name, ``grader.reports.view.named_by_caller``),
         followed by ``; note: NOTE`` when the discovery left a note
         (:attr:`grader.batch.discovery.Submission.note`)."""
         from ..reports.common import printable
-        from ..reports.view import as_the_learner_has_it, feedback_line, learner_paths
+        from ..reports.view import feedback_line, learner_paths
         # what an LMS hands back (Moodle's and Canvas's feedback): files named relative to the
         # learner's folder, no path of the grading machine (the class folder under Slurm's absolute paths)
-        message = feedback_line(as_the_learner_has_it(report))
+        message = feedback_line(report)
         if note:
             message = printable(f"{message}; note: {learner_paths(note, report.submission, by_name=True)}",
                                 one_line=True)

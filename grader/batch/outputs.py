@@ -124,13 +124,12 @@ def write_feedback(out: Path, learner: str, report: Report) -> str:
     from ..reports import text
     from ..reports.common import LEARNER, printable
     from ..reports.notebook_html import feedback_page
-    from ..reports.view import as_the_learner_has_it
 
     name, page = feedback_name(learner), feedback_html_name(learner)
-    theirs = as_the_learner_has_it(report)  # bob.py, not the instructor's class/bob.py
-    write_output(text.render(theirs, audience=LEARNER), str(out / FEEDBACK / name))
+    # bob.py, not the instructor's class/bob.py: grader grade named the file (view.named_by_caller)
+    write_output(text.render(report, audience=LEARNER), str(out / FEEDBACK / name))
     try:  # one learner's page must never cost the others' feedback, the index or summary.html
-        write_output(feedback_page(theirs, audience=LEARNER), str(out / FEEDBACK / page))
+        write_output(feedback_page(report, audience=LEARNER), str(out / FEEDBACK / page))
     except GraderError:
         raise
     except Exception as exc:  # noqa: BLE001 - said, and the batch goes on

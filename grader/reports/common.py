@@ -292,10 +292,11 @@ def one_line(case: CaseResult) -> str:
 def failure_lines(failure: Failure, max_details: int | None = None) -> list[str]:
     """Message, ``hint:`` line and up to ``max_details`` detail lines (all when None) of a Failure."""
     lines = [failure.message] + ([f"hint: {failure.hint}"] if failure.hint else [])
-    details = failure.details if max_details is None else failure.details[:max_details]
+    shown = failure.shown_details
+    details = shown if max_details is None else shown[:max_details]
     lines += details
-    if max_details is not None and len(failure.details) > max_details:
-        lines.append(f"... {len(failure.details) - max_details} more lines")
+    if max_details is not None and len(shown) > max_details:
+        lines.append(f"... {len(shown) - max_details} more lines")
     return lines
 
 

@@ -80,8 +80,8 @@ def _failure_md(f: Failure) -> str:
     lines = [f"**The submission could not be graded** ({md(f.kind)}): {md(f.message)}", ""]
     if f.hint:
         lines += [f"hint: {md(f.hint)}", ""]
-    if f.details:
-        lines += fenced("\n".join(f.details[:40]))
+    if f.shown_details:
+        lines += fenced("\n".join(f.shown_details[:40]))
     return "\n".join(lines).rstrip("\n")
 
 

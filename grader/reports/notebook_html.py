@@ -163,6 +163,11 @@ def _framed(data: dict[str, Any]) -> str:
             f"{data['allowed']:.6g}")
 
 
+def _shown_details(failure: dict[str, Any]) -> list[str]:
+    """A JSON failure's detail lines and then its traceback's words (``Failure.shown_details``)."""
+    return [*(failure.get("details") or []), *([failure["traceback"]] if failure.get("traceback") else [])]
+
+
 def _worst(failure: dict[str, Any]) -> str:
     return next((d for d in failure.get("details") or [] if d.startswith(("worst at", "first at"))), "")
 
@@ -208,8 +213,8 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                                 if not v.get("shape") else f"{k} {tuple(v.get('shape', []))} {v.get('dtype')}"
                                 for k, v in (c.get("inputs") or {}).items()),
             "worst": _worst(fc), "hint": fc.get("hint") or hints.get(c["name"].removeprefix("shrunk:")),
-            "tail": "\n".join("\n".join(fc["details"]).rstrip().splitlines()[-15:])
-            if fc.get("kind") in RUN_KINDS and fc.get("details") else ""})
+            "tail": "\n".join("\n".join(_shown_details(fc)).rstrip().splitlines()[-15:])
+            if fc.get("kind") in RUN_KINDS and _shown_details(fc) else ""})
     # the graded hidden cases: a shrunk case is extra feedback, counted nowhere
     hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden" and not c.get("shrunk")]
     return render(
@@ -225,7 +230,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                  "total": g.get("total"), "earned": f"{float(g.get('earned') or 0):g}",
                  "points": f"{float(g.get('points') or 0):g}"} for g in shown_groups],
         failure={"kind": f.get("kind"), "message": f.get("message"), "hint": f.get("hint"),
-                 "details": "\n".join(f["details"])[-3000:] if f.get("details") else ""} if f else None,
+                 "details": "\n".join(_shown_details(f))[-3000:]} if f else None,
         summary=[{"text": e.get("text"),
                   "hints": [{"count": h.get("count"), "of": h.get("of"), "text": h.get("text")}
                             for h in e.get("hints") or ([e["hint"]] if e.get("hint") else []) if isinstance(h, dict)]}
@@ -314,6 +319,7 @@ def feedback_page(report: Any, *, audience: str = "learner") -> str:
     from markupsafe import Markup
 
     from .templating import render
-    title = f"{'PASS' if report.passed else 'FAIL'} {report.problem}: {report.submission}"
+    # the file as this audience's view names it (a learner's: by its name, no class folder)
+    title = f"{'PASS' if report.passed else 'FAIL'} {report.problem}: {data.get('submission')}"
     # the body is render_html's own autoescaped template output; the CSP a constant of ours
     return render("feedback_page.html.j2", csp=Markup(PAGE_CSP), title=title, body=Markup(body)) + "\n"

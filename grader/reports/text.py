@@ -127,14 +127,14 @@ def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity:
         return lines
     lines.add(f"    {f.kind}: {f.message}", "kind", True)
     budget = MAX_DETAIL_LINES if verbosity < VERBOSE else None
-    for detail in f.details:
-        if seen is not None and "Traceback" in detail:
+    for detail in f.shown_details:
+        if seen is not None and detail is f.traceback:
             key = re.sub(r"\d+", "N", detail.strip())  # the same error with other sizes is the same traceback
             if key in seen:
                 lines.add(f"    (the same traceback as {seen[key]} above)", "dim")
                 continue
             seen[key] = case.name
-        prose = "Traceback" not in detail  # "worst at index ...": wrapped; a traceback: never
+        prose = detail is not f.traceback  # "worst at index ...": wrapped; a traceback: never
         for line in detail.rstrip().splitlines():
             if budget is not None and budget <= 0:
                 break
@@ -255,7 +255,7 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         f = report.failure
         lines.blank()
         lines.add(f"{f.kind}: {f.message}", "kind", True)
-        for detail in f.details:
+        for detail in f.shown_details:
             detail_lines = detail.rstrip().splitlines()
             for line in detail_lines if verbosity >= VERBOSE else detail_lines[-MAX_DETAIL_LINES:]:
                 lines.add(f"    {line}")

@@ -117,10 +117,9 @@ class ReportView:
 
     def line_of(self, case: CaseResult) -> int:
         """The line an annotation or JUnit testcase of ``case`` points at: for a case whose call
-        raised (its failure carries the traceback, as the JSON report's ``failure.details``
-        does), the line of the deepest frame in the submission's file, the line that raised or
+        raised (its failure's frames), the line of the deepest frame in the submission's file, the line that raised or
         called into what raised; else :attr:`line`, the graded function's ``def``."""
-        return raising_line(case, self.report.submission) or self.part_line(case) or self.line
+        return raising_line(case.failure) or self.part_line(case) or self.line
 
     def problem_of(self, case: CaseResult) -> str:
         """The problem of ``case`` in an assignment's report (``environment.assignment``), else
@@ -152,12 +151,7 @@ class ReportView:
     def failure_line(self) -> int:
         """The line of the whole-submission failure: the deepest frame of the submission's file in
         its traceback (the ``import`` that raised, not the ``def`` after it), else :attr:`line`."""
-        f = self.failure
-        if f is None:
-            return self.line
-        probe = CaseResult(name="", group="", status="error", dtype="", rank=0, inputs={}, visibility="visible",
-                           failure=f)
-        return raising_line(probe, self.report.submission) or self.line
+        return raising_line(self.failure) or self.line
 
     def one_line_message(self, case: CaseResult) -> str:
         """The case's message and its hint on one line, ``"3 / 10 elements are outside the
@@ -224,22 +218,28 @@ def _hints(report: Report, summary: list[dict[str, Any]], failing: list[CaseResu
     return list(dict.fromkeys(out.values()))
 
 
-_FRAME = re.compile(r'File "([^"\n]*)", line (\d{1,9})(?!\d)')
+def raising_line(failure: Failure | None) -> int | None:
+    """The line of the deepest frame of ``failure``'s traceback in the graded file itself, or
+    None (no traceback, none of its frames in that file, or a notebook's, whose frames are cells)."""
+    own = [f.line for f in (failure.frames if failure else []) if f.ref == "submission" and f.line
+           and f.cell is None]
+    return own[-1] if own else None
 
 
-def raising_line(case: CaseResult, submission: str) -> int | None:
-    """The line of the deepest traceback frame in the file ``submission`` (the path the report
-    names it by, as its tracebacks do) among ``case.failure.details``, or None (no traceback,
-    or none of its frames is in the submission: a notebook's frames say "cell N, line M")."""
-    if not case.failure or not submission:
-        return None
-    wanted = os.path.normpath(submission)
-    found = None
-    for detail in case.failure.details:
-        for m in _FRAME.finditer(str(detail)):
-            if os.path.normpath(m.group(1)) == wanted and int(m.group(2)) > 0:
-                found = int(m.group(2))
-    return found
+def worded_tracebacks(report: Report, by_name: bool = False) -> Report:
+    """``report`` with every failure's :attr:`~grader.results.Failure.traceback` worded from its
+    frames (``grader.words.places.traceback_text``: the graded file as ``report.submission``,
+    or by its name with ``by_name``)."""
+    from ..words.places import traceback_text
+
+    def worded(f: Failure | None) -> Failure | None:
+        if f is None or not (f.frames or f.exception):
+            return f
+        return dataclasses.replace(f, traceback=traceback_text(f, report.submission, by_name))
+
+    return dataclasses.replace(report, failure=worded(report.failure),
+                               cases=[dataclasses.replace(c, failure=worded(c.failure)) if c.failure else c
+                                      for c in report.cases])
 
 
 def workspace_path(path: str, environ: Mapping[str, str] | None = None) -> str:
@@ -273,8 +273,10 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
     """
     file = workspace_path(report.submission)
     report = common.for_audience(report, common.check_audience(audience))
+    by_name = audience == common.LEARNER and named_by_caller(report)
+    report = worded_tracebacks(report, by_name)   # the frames in words, files as this reader has them
     if audience == common.LEARNER:  # no path of the grading machine, in any format
-        report = learner_paths(report, report.submission, by_name=named_by_caller(report))
+        report = learner_paths(report, report.submission, by_name=by_name)
         if os.path.isabs(file):  # outside a CI workspace: as the learner has it
             file = report.submission
     graded = [c for c in report.cases if not c.shrunk]
@@ -372,14 +374,6 @@ def feedback_line(report: Report, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def as_the_learner_has_it(report: Report) -> Report:
-    """``report`` naming the submission as its learner has it, by its file name (the learner
-    does not have the instructor's ``class/bob/`` folder), and its siblings relative to it: the
-    report for feedback handed back from ``grader grade`` (run in the grading process, whose
-    working folder the shown path is relative to). :func:`learner_paths` with ``by_name``."""
-    return learner_paths(report, report.submission, by_name=True)
-
-
 #: paths that name nothing of one machine: never rewritten
 _SYSTEM_PATHS = frozenset({"/", "/usr", "/usr/local"})
 _T = TypeVar("_T")
@@ -398,7 +392,7 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
     them) with every path of the grading machine in its strings written as a learner may see it.
     Applied to every learner-audience text and to nothing an instructor reads, whose reports
     keep full paths: :func:`build` for the learner audience (so every format, the gradebook's
-    message through :func:`feedback_line`), :func:`as_the_learner_has_it`, ``grader export``.
+    message through :func:`feedback_line`), ``grader export``.
 
     What the learner's code printed, raised and crashed with comes back naming what its process
     could see (the executor's ``unprivate`` has already written the private copy as the

@@ -10,6 +10,7 @@ shrinking, hints and reports, and for outcomes scripted by a test (a function ma
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -18,8 +19,8 @@ import numpy as np
 from .. import parsing
 from ..cases import Case
 from ..frameworks.jax import one_mlir_context
-from ..protocol import DTYPE_WHITELIST
-from ..results import CallOutcome, ImportOutcome
+from ..protocol import DTYPE_WHITELIST, exception_facts
+from ..results import CallOutcome, ImportOutcome, frames_of
 from . import MAX_RESTARTS, empty_output
 
 
@@ -38,6 +39,8 @@ class InProcessExecutor:
         versions: what :meth:`facts` reports as imported (e.g. ``{"jax": "0.7.1"}``).
         import_outcome: the :class:`ImportOutcome` :meth:`start` gives (default ``ok``).
         output: the captured output :meth:`close` gives (default: nothing written).
+        submission: the file ``fn`` comes from ("": none), which an exception's frames are
+            trimmed to and named by, as the child does (``grader.protocol.exception_facts``).
 
     Attributes:
         calls: the cases called, in order.
@@ -46,8 +49,10 @@ class InProcessExecutor:
     max_restarts = MAX_RESTARTS
 
     def __init__(self, fn: Callable[..., Any] | None, *, versions: dict[str, Any] | None = None,
-                 import_outcome: ImportOutcome | None = None, output: dict[str, Any] | None = None) -> None:
+                 import_outcome: ImportOutcome | None = None, output: dict[str, Any] | None = None,
+                 submission: str = "") -> None:
         self.fn, self.versions = fn, dict(versions or {})
+        self.submission = str(submission)
         self.import_outcome = import_outcome
         self.output = output
         self.restarts = 0
@@ -80,10 +85,10 @@ class InProcessExecutor:
                 result = self.fn(*args, **kwargs)  # type: ignore[misc]
         except MemoryError as exc:
             return CallOutcome(status="memory", message="MemoryError: the submission ran out of memory",
-                               traceback=parsing.format_exception(exc), seconds=time.perf_counter() - t0)
+                               **self._facts(exc), seconds=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - the function's exception is data
             return CallOutcome(status="exception", message=f"{type(exc).__name__}: {exc}"[:2000],
-                               traceback=parsing.format_exception(exc),
+                               **self._facts(exc),
                                error_types=[c.__name__ for c in type(exc).__mro__][:32],
                                seconds=time.perf_counter() - t0)
         seconds = time.perf_counter() - t0
@@ -108,6 +113,13 @@ class InProcessExecutor:
                                seconds=seconds)
         return CallOutcome(status="ok", result=arr.copy(order="C"), mutated=mutated, seconds=seconds,
                            result_type=type(result).__name__)
+
+    def _facts(self, exc: BaseException) -> dict[str, Any]:
+        """``frames`` and ``exception`` of ``exc``, as the child's reply gives them."""
+        with parsing.AST_LOCK:   # Python 3.11's traceback reads each frame's source
+            facts = exception_facts(exc, self.submission)
+        return {"frames": frames_of(facts["frames"], os.path.basename(self.submission)),
+                "exception": facts["exception"]}
 
     def close(self) -> dict[str, Any]:
         return dict(self.output) if self.output is not None else empty_output()
@@ -231,5 +243,5 @@ def for_file(path: Any, function: str, framework: str) -> InProcessExecutor:
     except Exception as exc:  # noqa: BLE001 - the file's fault is an import outcome
         return InProcessExecutor(None, import_outcome=ImportOutcome(
             status="import_error", message=f"{type(exc).__name__}: {exc}"[:2000]))
-    return InProcessExecutor(framework_call(fn, framework))
+    return InProcessExecutor(framework_call(fn, framework), submission=str(path))
 

@@ -38,7 +38,8 @@ class _Session:
 
     def __init__(self, submission: Path, function: str, framework: str, opts: CheckOptions,
                  wrap: Any, siblings: list[tuple[str, bytes]] = (), folder: str | None = None,
-                 shared: tuple[str, ...] = (), deadline: float | None = None, spare: Any = None) -> None:
+                 shared: tuple[str, ...] = (), deadline: float | None = None, spare: Any = None,
+                 cells: list[list[int]] | None = None) -> None:
         jax_store = None
         if framework == "jax":
             try:  # the siblings' bytes are part of the key: a changed helper.py is another source
@@ -59,16 +60,19 @@ class _Session:
         self._launch_failure: ImportOutcome | None = None
         self.spare = spare               # a Worker started ahead (grader.run.spare), for the first launch
         self.adopted = False             # the first process was that spare
+        self.cells = cells               # a notebook's lines as cells, for its warnings' places
 
     def launch(self) -> None:
         spare, self.spare = self.spare, None
         if spare is not None:
+            spare.cells = self.cells
             if spare.hand_over(os.path.basename(self.submission), self.function, self.jax_store, self.deadline):
                 self.worker, self.saw_hidden, self._launch_failure, self.adopted = spare, False, None, True
                 return
             spare.close(keep_cache=False)   # it died or never set up: a process of this check's own
         self.worker = Worker(self.submission, self.function, self.framework, self.limits, self.wrap, self.jax_store,
                              self.folder, shared=self.shared, deadline=self.deadline)
+        self.worker.cells = self.cells
         self.saw_hidden = False
         self._launch_failure = self.worker.launch()
 
@@ -159,7 +163,8 @@ class SubprocessExecutor:
         self.options, self.tier, self.wrap, self.shown, self.framework = options, tier, wrap, shown, framework
         self.session = _Session(Path(self.copy.path), function, framework, options, wrap, siblings.files,
                                 self.copy.folder, shared=(self.copy.root,), deadline=deadline,
-                                spare=spare.worker if spare is not None else None)
+                                spare=spare.worker if spare is not None else None,
+                                cells=loaded.notebook.cell_runs() if loaded.notebook is not None else None)
         self._launched = False
         self.launch()
 

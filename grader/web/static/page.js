@@ -10,7 +10,12 @@
   let framework = config.frameworks[0] || "numpy";
   let runNumber = 0;
 
-  function el(tag, attrs, ...children) {
+  // a failure's detail lines, then the traceback the report worded from its frames
+function shownDetails(f) {
+  return (f.details || []).concat(f.traceback ? [f.traceback] : []);
+}
+
+function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (k === "class") node.className = v; else if (k === "text") node.textContent = v; else node.setAttribute(k, v);
@@ -236,7 +241,7 @@
     if (report.failure) {
       parts.push(el("p", { class: "error-line", text: report.failure.message || report.failure.kind }));
       if (report.failure.hint) parts.push(el("p", { class: "hint", text: "Hint: " + report.failure.hint }));
-      for (const d of report.failure.details || []) parts.push(el("pre", { class: "details", text: d }));
+      for (const d of shownDetails(report.failure)) parts.push(el("pre", { class: "details", text: d }));
     }
     if ((report.hints || []).length) {
       const list = el("ul", { class: "hints" });
@@ -312,7 +317,7 @@
       for (const [k, text] of rows) dl.append(el("dt", { text: k }), el("dd", {}, el("pre", { text: text })));
       box.append(dl);
     }
-    for (const line of f.details || []) box.append(el("pre", { class: "details", text: line }));
+    for (const line of shownDetails(f)) box.append(el("pre", { class: "details", text: line }));
     // only where the server can draw one (heat_map_png: the values, or a tolerance grid)
     if (f.kind === "tolerance" && attempt && ((("got" in v) && ("expected" in v)) || d.grid)) {
       const img = el("img", { class: "heatmap", alt: "Heat map of where " + c.name + " is off: |got - expected| over the output",

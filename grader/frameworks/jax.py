@@ -104,13 +104,18 @@ def share_mlir_context(always: bool = False) -> bool:
 
 class one_mlir_context:
     """A context manager: the JAX lowerings of this thread inside it share MLIR contexts
-    (:func:`share_mlir_context`). Does nothing while JAX is not imported (it never imports it)."""
+    (:func:`share_mlir_context`). Does nothing while JAX's lowering module is not imported, or
+    is being imported by another thread (it never imports anything: importing JAX's modules
+    from here while a reference thread was importing JAX gave that thread a partially
+    initialised ``jax._src.traceback_util``, and the check failed)."""
 
     def __enter__(self) -> "one_mlir_context":
         import sys
         self.local = None
-        if "jax" in sys.modules and share_mlir_context():
-            from jax._src.interpreters import mlir
+        mlir = sys.modules.get("jax._src.interpreters.mlir")
+        if mlir is not None and not getattr(getattr(mlir, "__spec__", None), "_initializing", False) \
+                and "jax" in sys.modules and not getattr(sys.modules["jax"].__spec__, "_initializing", False) \
+                and share_mlir_context():
             self.local = mlir.make_ir_context.local
             self.local.active = getattr(self.local, "active", 0) + 1
         return self

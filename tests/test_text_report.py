@@ -161,3 +161,16 @@ def test_the_html_feedback_shows_a_scalar_input_by_its_value_too():
     assert "logits (3,) float32, temperature = 0.5" in page and "temperature ()" not in page
     case["values"] = None
     assert "temperature (float64 scalar)" in render_html(data)
+
+
+def test_a_jax_reports_header_says_jax_enable_x64_once():
+    """A learner's trial: "jax_enable_x64 on" closed the header line and opened the note under it
+    (tied_lm_head's JAX note says it); a problem whose note does not still gets it in the header."""
+    from grader.spec import load_problem
+    from .conftest import PROBLEMS
+    note = load_problem(PROBLEMS / "tied_lm_head.yaml").framework_notes["jax"]
+    assert "jax_enable_x64" in note
+    for framework_note in (note, ""):
+        out = text.render(report([case("c", ((2,), (3, 2)), kind="tolerance")],
+                                 env_extra={"framework": "jax", "framework_note": framework_note}))
+        assert out.count("jax_enable_x64") == 1, out[:400]

@@ -243,8 +243,8 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         seed = f"seed {env.get('seed')}" + (" (from the instructor's secret)" if env.get("seed_source") == "secret" else "")
     if env.get("framework"):   # a report of a run (not the placeholder of a learner with nothing to run)
         ran = f"{env.get('framework')} submission, graded in {dtypes}; {seed}; sandbox {env.get('sandbox')}"
-        if env.get("framework") == "jax":
-            ran += "; jax_enable_x64 on"
+        if env.get("framework") == "jax" and "jax_enable_x64" not in (env.get("framework_note") or ""):
+            ran += "; jax_enable_x64 on"   # said once: here, unless the problem's note below says it
         lines.add(ran, "", True)
     if env.get("framework_note"):
         lines.add(f"note: {env['framework_note']}", "note", True)

@@ -462,7 +462,7 @@ def main() -> int:
         except BaseException as exc:  # noqa: BLE001 - the learner's exception is data
             reply.update(status="exception", error=type(exc).__name__,
                          error_mro=[c.__name__ for c in type(exc).__mro__][:32],
-                         message=f"{type(exc).__name__}: {exc}"[:2000],
+                         message=f"{type(exc).__name__}: {proto.safe_str(exc)}"[:2000],
                          **proto.exception_facts(exc, submission), seconds=time.perf_counter() - t0)
         try:
             proto.write_frame(fd_out, reply, out)

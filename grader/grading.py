@@ -412,7 +412,7 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
             res = CaseResult(status=verdict.status, failure=failure, seconds=outcome.seconds, margin=verdict.margin,
                              values=values_of(case, exp, outcome.result) if failure else None, **base)
             if failure is not None:
-                res.replay = plan.replay_command(case)
+                res.replay_facts = plan.replay_of(case)
             slots[i] = res
             if opts.progress and case.visibility != "hidden":
                 opts.progress("cases", done, len(visible))
@@ -439,7 +439,7 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
             opts.progress("shrink", 0, 0)
         shrunk = shrink_failures(plan.problem, [cases[i] for i in shown], [slots[i] for i in shown], executor,
                                  judge, dtypes=plan.dtypes, seed=opts.seed, call_timeout=opts.limits.call_timeout,
-                                 replay=plan.replay_command, deadline=plan.deadline - reserve, budget=visible_cpu)
+                                 replay=plan.replay_of, deadline=plan.deadline - reserve, budget=visible_cpu)
     paused = time.monotonic()
     yield
     waited = time.monotonic() - paused
@@ -510,7 +510,7 @@ def finish(plan: Any, executor: "Executor | None", failure: Failure | None, resu
                 report.output[stream] = executor.unprivate(report.output[stream])
     if plan.secret and plan.options.audience != "instructor":
         for res in report.cases:  # no replay command without the secret seed: say why instead
-            if res.status not in ("passed", "skipped") and res.replay is None \
+            if res.status not in ("passed", "skipped") and res.replay_facts is None \
                     and (res.failure is None or res.failure.kind != "unearned"):   # it passed: nothing to replay
                 res.replay_note = SECRET_REPLAY_NOTE
     return report

@@ -401,6 +401,7 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         raise RuntimeError(f"the grader gave no JSON report (exit {code}): {err.strip()[-500:]}") from None
     for case in report.get("cases") or []:   # the file was temporary: call check() again instead
         case.pop("replay", None)
+        case.pop("replay_facts", None)
     return CheckResult(report, source, time.monotonic() - t0)
 
 

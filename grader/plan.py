@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import platform
-import shlex
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from .compare import SMALL, Expected
 from .errors import GraderError
 from .expected import expected_for, expected_from
 from .options import CheckOptions, derive_seed
-from .results import Failure
+from .results import Failure, Replay
 from .siblings import Siblings
 from .spec import Problem
 from .submission import LoadedSubmission, fix_for, function_line, load_submission, siblings_of, submission_digest
@@ -140,34 +139,40 @@ class Plan:
     deadline: float = 0.0
     seeded: frozenset[str] = frozenset()
 
+    def replay_of(self, case: Case) -> Replay | None:
+        """How to re-run exactly ``case`` (:func:`replay_of`)."""
+        return replay_of(self.options, self.problem, case, self.shown, case.name in self.seeded)
+
     def replay_command(self, case: Case) -> str | None:
-        """The shell command that re-runs exactly ``case`` (:func:`replay_command`)."""
-        return replay_command(self.options, self.problem, case, self.shown)
+        """The shell command that re-runs exactly ``case``, as the check was given its files."""
+        replay = self.replay_of(case)
+        return replay.words() if replay is not None else None
 
 
-def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str | None:
-    """The shell command that re-runs exactly ``case`` (by name, or as a literal for small ones).
+def replay_of(opts: CheckOptions, problem: Problem, case: Case, shown: str, seeded: bool = False) -> Replay | None:
+    """How to re-run exactly ``case`` (by name, or as a literal for small ones), as facts
+    (``grader.results.Replay``; ``seeded``: the seed chooses the case's inputs).
 
     With a secret seed (``opts.seed_source == "secret"``) and the learner audience the command
     never holds ``--seed``: a case with at most ``compare.SMALL`` elements per array is given
     as a literal (``--replay JSON``), a larger one gets None (``reports.common.SECRET_REPLAY_NOTE``
     says why). The instructor gets ``--seed N --case NAME``.
     """
-    base = ["grader", "check", shown, "--problem", problem.id]
-    if opts.problems_dir:
-        base += ["--problems-dir", opts.problems_dir]
-    if opts.framework:
-        base += ["--framework", opts.framework]
+    base = {"submission": shown, "problem": problem.id, "problems_dir": opts.problems_dir or None,
+            "framework": opts.framework or None, "seeded": seeded}
     secret_for_learner = opts.seed_source == "secret" and opts.audience != "instructor"
     small = all(a.size <= SMALL for a in case.inputs.values())
     if case.origin in ("shrunk", "replay") or (secret_for_learner and small):
-        lit = json.dumps(case_literal(case), separators=(",", ":"))
-        return shlex.join(base + ["--replay", lit])
+        return Replay(**base, literal=json.dumps(case_literal(case), separators=(",", ":")))
     if secret_for_learner:
         return None
-    seed = ["--seed", str(opts.seed)] if opts.seed else []
-    extra = ["--max-examples", str(opts.max_examples)] if opts.max_examples is not None else []
-    return shlex.join(base + seed + extra + ["--case", case.name])
+    return Replay(**base, case=case.name, seed=opts.seed or None, max_examples=opts.max_examples)
+
+
+def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str | None:
+    """The shell command that re-runs exactly ``case`` (:func:`replay_of` in words)."""
+    replay = replay_of(opts, problem, case, shown)
+    return replay.words() if replay is not None else None
 
 
 def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,

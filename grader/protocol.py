@@ -226,28 +226,52 @@ def exception_facts(exc: BaseException, submission: str) -> dict[str, Any]:
     files as the reader has them (``grader.words.places``). Used by the child and by the
     in-process executor alike, so both report the same facts.
     """
+    try:
+        return _exception_facts(exc, submission)
+    except Exception:  # noqa: BLE001 - an exception whose fields are not what Python gives (a
+        # SyntaxError built with a number for its file name, a NUL in a code object's file name)
+        # is still the submission's exception: its type, and no frames
+        return {"frames": [], "exception": safe_str(type(exc).__name__)[:MAX_EXCEPTION]}
+
+
+def safe_str(value: Any) -> str:
+    """``str(value)``, or ``"?"`` when that raises (a learner's ``__str__``)."""
+    try:
+        return value if isinstance(value, str) else str(value)
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def _exception_facts(exc: BaseException, submission: str) -> dict[str, Any]:
     import traceback
 
     folder = os.path.dirname(os.path.realpath(submission)) if submission else None
 
-    def named(filename: str) -> str:
-        real = os.path.realpath(filename) if filename and not filename.startswith("<") else filename
+    def named(filename: Any) -> str:
+        filename = safe_str(filename) if filename is not None else ""
+        try:
+            real = os.path.realpath(filename) if filename and not filename.startswith("<") else filename
+        except (ValueError, OSError):   # a NUL in the name
+            real = ""
         if folder and real and real.startswith(folder + os.sep):
             return real[len(folder) + 1:]
         return filename or "?"
 
+    def number(value: Any) -> int | None:
+        return value if type(value) is int else None
+
     frames = traceback.extract_tb(exc.__traceback__)
     if folder:   # from the submission's first frame, else a sibling's; none of the grader's
-        own = [i for i, fr in enumerate(frames) if named(fr.filename) == os.path.basename(submission)]
-        near = [i for i, fr in enumerate(frames) if not os.path.isabs(named(fr.filename))
-                and not named(fr.filename).startswith("<")]
+        names = [named(fr.filename) for fr in frames]
+        own = [i for i, n in enumerate(names) if n == os.path.basename(submission)]
+        near = [i for i, n in enumerate(names) if not os.path.isabs(n) and not n.startswith(("<", "?"))]
         frames = frames[(own or near)[0]:] if own or near else []
-    out = [{"file": named(fr.filename), "line": fr.lineno, "function": str(fr.name)[:MAX_CODE],
-            "code": (fr.line or "").strip()[:MAX_CODE]} for fr in frames]
+    out = [{"file": named(fr.filename), "line": number(fr.lineno), "function": safe_str(fr.name)[:MAX_CODE],
+            "code": safe_str(fr.line or "").strip()[:MAX_CODE]} for fr in frames]
     if isinstance(exc, SyntaxError):
-        out.append({"file": named(exc.filename or ""), "line": exc.lineno, "function": "",
-                    "code": (exc.text or "").strip()[:MAX_CODE]})
-        text = f"{type(exc).__name__}: {exc.msg}"
+        out.append({"file": named(exc.filename), "line": number(exc.lineno), "function": "",
+                    "code": safe_str(exc.text or "").strip()[:MAX_CODE]})
+        text = f"{type(exc).__name__}: {safe_str(exc.msg)}"
     else:
         text = "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
     return {"frames": out[-MAX_FRAMES:], "exception": text[:MAX_EXCEPTION]}

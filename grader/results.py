@@ -33,6 +33,7 @@ and, for the run rather than the values:
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -198,6 +199,79 @@ class ArrayInfo:
         return cls(shape=tuple(data["shape"]), dtype=data["dtype"])
 
 
+@dataclass(kw_only=True, frozen=True)
+class Replay:
+    """The command that re-runs exactly one case, as facts (``grader.plan.replay_of`` makes it;
+    :meth:`words` writes it, once, for the reader: ``grader.reports.view.build``).
+
+    Attributes:
+        submission: the graded file as the check was given it.
+        problem: the problem's id.
+        case: the case's name (``--case``), or None when the case is a literal.
+        literal: the case as ``--replay`` JSON (a shrunk or replayed case, or a learner's case
+            of a secret seed small enough to write out), or None.
+        seed: ``--seed`` (None: the default seed 0, not written).
+        problems_dir, framework, max_examples: ``--problems-dir``, ``--framework`` and
+            ``--max-examples`` as the check had them, or None.
+        seeded: the case's inputs come from the seed (a learner told no seed cannot replay it
+            by name: :meth:`without_seed`).
+    """
+
+    submission: str
+    problem: str
+    case: str | None = None
+    literal: str | None = None
+    seed: int | None = None
+    problems_dir: str | None = None
+    framework: str | None = None
+    max_examples: int | None = None
+    seeded: bool = False
+
+    def words(self, submission: str | None = None, problems_dir: str | None = None) -> str:
+        """The shell command (``shlex.join``), naming the file ``submission`` and the problems
+        folder ``problems_dir`` when given (the reader's names), else as the check had them."""
+        import os
+        import shlex
+
+        words = ["grader", "check", submission or self.submission, "--problem", self.problem]
+        if self.problems_dir:
+            words += ["--problems-dir", os.path.normpath(problems_dir or self.problems_dir)]
+        if self.framework:
+            words += ["--framework", self.framework]
+        if self.literal is not None:
+            return shlex.join(words + ["--replay", self.literal])
+        if self.seed:
+            words += ["--seed", str(self.seed)]
+        if self.max_examples is not None:
+            words += ["--max-examples", str(self.max_examples)]
+        return shlex.join(words + ["--case", str(self.case)])
+
+    def without_seed(self) -> "Replay | None":
+        """The command for a reader not told the seed: the same without ``--seed`` when the
+        seed does not choose the case's inputs (a literal, or a spec's fixed case), else None."""
+        if self.literal is not None or not self.seed:
+            return self
+        return None if self.seeded else dataclasses.replace(self, seed=None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> "Replay | None":
+        """The facts of a :meth:`to_json` form (None for none).
+
+        Raises:
+            KeyError, TypeError, ValueError: ``data`` is not a replay's JSON form.
+        """
+        if not data:
+            return None
+        number = lambda v: int(v) if v is not None else None  # noqa: E731
+        return cls(submission=str(data["submission"]), problem=str(data["problem"]), case=data.get("case"),
+                   literal=data.get("literal"), seed=number(data.get("seed")), problems_dir=data.get("problems_dir"),
+                   framework=data.get("framework"), max_examples=number(data.get("max_examples")),
+                   seeded=bool(data.get("seeded", False)))
+
+
 @dataclass(kw_only=True)
 class CaseResult:
     """The outcome of one test case.
@@ -217,7 +291,10 @@ class CaseResult:
         seconds: wall time of the call in the submission's process (seconds).
         values: for small cases (64 elements or fewer per array), the inputs, expected and
             got values as nested lists, for display; else None.
-        replay: a shell command that re-runs exactly this case, or None.
+        replay_facts: how to re-run exactly this case (:class:`Replay`), or None.
+        replay: that command in words for one reader: set by ``grader.reports.view.build`` alone
+            (from :attr:`replay_facts`), None in the records grading makes; read back by
+            :meth:`from_json` only from a report that has no facts (an older one).
         replay_note: why there is no replay command, or None (a learner's case from the
             instructor's secret seed too large for a ``--replay`` literal).
         shrunk: True when this case is the smallest failing input found by shrinking.
@@ -239,6 +316,7 @@ class CaseResult:
     seconds: float = 0.0
     values: dict[str, Any] | None = None
     replay: str | None = None
+    replay_facts: Replay | None = None
     shrunk: bool = False
     replay_note: str | None = None
     margin: float | None = None
@@ -253,6 +331,7 @@ class CaseResult:
             "failure": self.failure.to_json() if self.failure else None,
             "seconds": round(self.seconds, 6),
             "values": self.values, "replay": self.replay, "shrunk": self.shrunk,
+            **({"replay_facts": self.replay_facts.to_json()} if self.replay_facts else {}),
             **({"replay_note": self.replay_note} if self.replay_note else {}),
             **({"margin": json_ratio(self.margin)} if self.margin is not None else {}),
             **({"seeded": True} if self.seeded else {}),
@@ -270,7 +349,9 @@ class CaseResult:
                    rank=int(c.get("rank", 0)),
                    inputs={k: ArrayInfo.from_json(v) for k, v in (c.get("inputs") or {}).items()},
                    visibility=c.get("visibility", "visible"), failure=Failure.from_json(c.get("failure")),
-                   seconds=float(c.get("seconds", 0.0)), values=c.get("values"), replay=c.get("replay"),
+                   seconds=float(c.get("seconds", 0.0)), values=c.get("values"),
+                   replay=None if c.get("replay_facts") else c.get("replay"),
+                   replay_facts=Replay.from_json(c.get("replay_facts")),
                    shrunk=bool(c.get("shrunk", False)), replay_note=c.get("replay_note"),
                    margin=float(c["margin"]) if c.get("margin") is not None else None,
                    seeded=bool(c.get("seeded", False)))

@@ -33,7 +33,7 @@ import numpy as np
 
 
 from .cases import Case, case_strategy
-from .results import SHRUNK_PREFIX, ArrayInfo, CaseResult
+from .results import SHRUNK_PREFIX, ArrayInfo, CaseResult, Replay
 
 MAX_SHRINKS = 2
 #: CPU seconds all the searches of one check may use at least, whatever the graded cases cost:
@@ -60,7 +60,7 @@ def _key(case: Case) -> str:
 
 def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], executor: Any,
                     judge: Callable[[Case, Any, Any], Any], *, dtypes: tuple[str, ...], seed: int = 0,
-                    call_timeout: float = 10.0, replay: Callable[[Case], str | None] | None = None,
+                    call_timeout: float = 10.0, replay: Callable[[Case], Replay | None] | None = None,
                     deadline: float | None = None, budget: float | None = None) -> list[CaseResult]:
     """Small failing inputs like the first failing generated cases, as extra :class:`CaseResult` records.
 
@@ -78,7 +78,7 @@ def shrink_failures(problem: Any, cases: list[Case], results: list[CaseResult], 
         dtypes: the graded dtypes, in the order generation spreads cases over them.
         seed: the run's case seed (each search's hypothesis seed derives from it).
         call_timeout: CPU seconds per call (cut to what the search has left).
-        replay: the replay command of a case (``grader.plan.Plan.replay_command``), or None.
+        replay: how to re-run a case (``grader.plan.Plan.replay_of``), or None.
         deadline: ``time.monotonic()`` value of the run's ``--total-timeout``; no search goes past it.
         budget: CPU seconds for all the searches together (the graded visible cases' cost, at
             least :data:`MIN_BUDGET`; shared equally, at most :data:`SHRINK_BUDGET` each), or
@@ -132,7 +132,7 @@ def _targets(cases: list[Case], results: list[CaseResult]) -> list[tuple[Case, C
 
 
 def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor: Any, judge: Callable[..., Any],
-            dtypes: tuple[str, ...], seed: int, call_timeout: float, replay: Callable[[Case], str | None] | None,
+            dtypes: tuple[str, ...], seed: int, call_timeout: float, replay: Callable[[Case], Replay | None] | None,
             deadline: float | None, budget: float | None = None) -> list[CaseResult]:
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
@@ -214,7 +214,7 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
         res = CaseResult(name=case.name, group="shrunk", status=verdict.status, dtype=dt, rank=case.rank,
                          inputs=info, visibility=original.visibility, seeded=original_res.seeded,
                          failure=failure, seconds=outcome.seconds,
-                         values=values_of(case, exp, outcome.result), replay=replay(case) if replay else None,
+                         values=values_of(case, exp, outcome.result), replay_facts=replay(case) if replay else None,
                          shrunk=True)
         failure.details.insert(0, f"a smaller input that fails like {original.name} ({kind}), "
                                   f"found and shrunk by hypothesis in {time.monotonic() - t0:.1f} s")

@@ -103,3 +103,49 @@ def test_the_words_are_made_by_the_view_and_never_read_back_as_facts():
     assert 'File "class/bob/solution.py", line 5' in shown.traceback and shown.shown_details[-1] == shown.traceback
     again = Failure.from_json(shown.to_json())   # a report read back: the facts, not the words
     assert again.traceback == "" and again.frames == FAILURE.frames and again.exception == FAILURE.exception
+
+
+def _raised(make):
+    try:
+        make()
+    except BaseException as exc:  # noqa: BLE001
+        return exc
+    raise AssertionError("nothing raised")
+
+
+class _NoStr(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (_ for _ in ()).throw(SyntaxError("nope", (123, 4, 5, 6))),          # a number for its file
+    lambda: (_ for _ in ()).throw(SyntaxError("nope", ("solution.py", "7", 5, 12345))),  # text not a string
+    lambda: (_ for _ in ()).throw(_NoStr()),                                       # __str__ raises
+    lambda: eval(compile("1/0", "/x\x00y", "eval")),                               # a NUL in the file name
+], ids=["syntax_file_number", "syntax_text_number", "str_raises", "nul_file"])
+def test_an_exception_with_fields_python_never_gives_is_still_facts(make):
+    """Attack round 31: a SyntaxError built with a number for its file name, or a NUL in a code
+    object's file name, made exception_facts raise in the child, which then crashed: the report
+    said "crash" and showed the child's own traceback. Now: facts, whatever the fields."""
+    facts = exception_facts(_raised(make), "/nowhere/solution.py")
+    assert isinstance(facts["exception"], str) and facts["exception"]
+    assert all(isinstance(f["file"], str) and (f["line"] is None or isinstance(f["line"], int))
+               for f in facts["frames"])
+
+
+def test_a_learners_view_names_no_folder_of_the_graders_run():
+    """Attack round 31: a frame compiled under a made-up name beside the private copy, and a
+    function renamed to os.getcwd(), named the run's grader-sub-* and grader-run-* folders in
+    grade's feedback. The learner's view names them <private> and <workdir>."""
+    import tempfile
+
+    from grader.reports.view import learner_paths
+    tmp = tempfile.gettempdir()
+    leak = Failure(kind="exception", message="m", exception="E", frames=[
+        Frame(ref="outside", file=f"{tmp}/grader-sub-21870-_cf_zbg8/leak_parent.py", line=1,
+              function=f"at:{tmp}/grader-run-21870-ab_c9/x|cwd:{tmp}/grader-run-21870-ab_c9")])
+    shown = learner_paths(leak, "solution.py")
+    assert shown.frames[0].file == "<private>/leak_parent.py"
+    assert shown.frames[0].function == "at:<workdir>/x|cwd:<workdir>"
+    assert "grader-" not in traceback_text(shown, "solution.py")

@@ -70,7 +70,7 @@ def test_an_offset_fails_on_tolerance_with_a_replay_command_and_partial_score(tm
     kinds = {c.failure.kind for c in report.cases if c.failure}
     assert "tolerance" in kinds
     failing = next(c for c in report.cases if c.failure)
-    assert failing.replay and "--case" in failing.replay and failing.status == "failed"
+    assert failing.replay_facts and "--case" in failing.replay_facts.words() and failing.status == "failed"
     assert report.score < report.max_score
 
 
@@ -155,7 +155,7 @@ def test_the_judge_is_the_one_judge_of_shrink_and_check(tmp_path):
                        shrink=True)
     shrunk = [c for c in report.cases if c.shrunk]
     assert shrunk and all(c.failure.kind == "tolerance" and c.group == "shrunk" for c in shrunk)
-    assert all("--replay" in c.replay for c in shrunk)
+    assert all(c.replay_facts.literal is not None and "--replay" in c.replay_facts.words() for c in shrunk)
     assert "shrunk" not in {g.group for g in report.groups}
 
 

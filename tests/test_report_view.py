@@ -271,9 +271,10 @@ def test_feedback_handed_back_names_no_instructor_path():
     from tests.test_report_formats import REPORTS
     r = REPORTS["failing"]()
     r.submission = "class/bob.py"
-    r.cases = [dataclasses.replace(c, replay="grader check class/bob.py --problem softmax --problems-dir "
-                                             "'/home/ta/my course/problems/' --case x")
-               for c in r.cases]
+    from grader.results import Replay
+    r.cases = [dataclasses.replace(c, replay=None, replay_facts=Replay(
+        submission="class/bob.py", problem="softmax", problems_dir="/home/ta/my course/problems/", case="x"))
+        for c in r.cases]
     r.environment = {**r.environment, "named_by": "--shown"}   # as grader grade names each file
     theirs = view.build(r, "learner").report
     assert theirs.submission == "bob.py"

@@ -300,12 +300,13 @@ def test_a_literal_case_of_a_secret_run_keeps_a_replay_for_the_learner(tmp_path)
     A case whose inputs the seed does not choose is the same case under any seed: its replay
     command loses --seed and stays; a seeded case keeps the note."""
     from grader.check import grade_plan
-    from grader.reports.common import SECRET_REPLAY_NOTE, for_audience
+    from grader.reports.common import SECRET_REPLAY_NOTE
+    from grader.reports.view import build
     from grader.run.inprocess import InProcessExecutor
     import numpy as np
     plan = _secret_plan(tmp_path, "def tied_lm_head(h, e):\n    return h @ e.T\n", audience="instructor")  # as grade
     report = grade_plan(plan, InProcessExecutor(lambda h, e: np.zeros(h.shape[:-1] + e.shape[:1], h.dtype)))
-    learner = {c.name: c for c in for_audience(report, "learner").cases}
+    learner = {c.name: c for c in build(report, "learner").report.cases}
     literal = [n for n, c in learner.items() if not c.seeded and c.status == "failed"]
     # (a case failed only as unearned passed its call: it has nothing to replay)
     seeded = [n for n, c in learner.items() if c.seeded and c.status == "failed" and not c.shrunk
@@ -313,7 +314,12 @@ def test_a_literal_case_of_a_secret_run_keeps_a_replay_for_the_learner(tmp_path)
     assert literal and seeded
     for name in literal:
         assert learner[name].replay and "--seed" not in learner[name].replay and "--case" in learner[name].replay
-    assert all(learner[n].replay is None and learner[n].replay_note == SECRET_REPLAY_NOTE for n in seeded)
+        assert learner[name].replay_facts.seed is None    # the facts a learner's JSON carries too
+    assert all(learner[n].replay is None and learner[n].replay_facts is None
+               and learner[n].replay_note == SECRET_REPLAY_NOTE for n in seeded)
+    # the instructor's view keeps the seed
+    instructor = {c.name: c for c in build(report, "instructor").report.cases}
+    assert all("--seed" in instructor[n].replay for n in literal + seeded)
 
 
 def test_nothing_a_learner_sees_is_made_after_a_hidden_call(tmp_path):

@@ -13,7 +13,7 @@ from grader import reference, shrink, spec
 from grader.cases import generated_cases
 from grader.grading import judge
 from grader.options import CheckOptions
-from grader.plan import replay_command
+from grader.plan import replay_of
 from grader.results import ArrayInfo, CaseResult, Failure
 from grader.results import CallOutcome
 
@@ -89,14 +89,14 @@ def test_no_search_when_the_run_has_no_time_left():
 
 def test_what_the_search_finds_fails_the_same_way_and_is_no_larger():
     cases, results = failing_generated()
-    replay = lambda case: replay_command(CheckOptions(), PROBLEM, case, "sub.py")  # noqa: E731
+    replay = lambda case: replay_of(CheckOptions(), PROBLEM, case, "sub.py")  # noqa: E731
     out = shrink.shrink_failures(PROBLEM, cases, results, Offset(), judge, dtypes=("float32",), replay=replay)
     assert out, "an offset of 0.5 fails on any input: the search finds one"
     found = out[0]
     assert found.shrunk and found.failure.kind == "tolerance"
     original = next(c for c in cases if found.name == f"shrunk:{c.name}")
     assert sum(np.prod(i.shape) for i in found.inputs.values()) <= original.size * len(original.inputs)
-    assert "--replay" in found.replay
+    assert found.replay_facts.literal is not None and "--replay" in found.replay_facts.words()
 
 
 def test_calls_that_crash_or_block_cannot_keep_a_search_going(monkeypatch):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shlex
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -105,40 +104,16 @@ def check_audience(audience: str) -> str:
     return audience
 
 
-def _names_seed(replay: str) -> bool:
-    try:
-        return "--seed" in shlex.split(replay)
-    except ValueError:
-        return "--seed" in replay
-
-
-def _without_seed(replay: str) -> str | None:
-    """``replay`` (a ``grader check`` command) without its ``--seed N``, or None when it cannot
-    be split."""
-    try:
-        words = shlex.split(replay)
-    except ValueError:
-        return None
-    out, skip = [], False
-    for w in words:
-        if skip:
-            skip = False
-        elif w == "--seed":
-            skip = True
-        elif not w.startswith("--seed="):
-            out.append(w)
-    return shlex.join(out)
-
-
 def for_audience(report: Report, audience: str) -> Report:
     """``report`` as ``audience`` may see it (docs/security.md, round two class 6 and round four
     classes 2 and 3). An instructor sees everything. A learner:
 
     - never sees a seed derived from the instructor's secret: ``grader check`` leaves it out of a
       learner's report already; an instructor's report (``environment.seed_source`` ``"secret"``
-      with the number) shown to a learner gets ``seed: "secret"``; a replay command naming
-      ``--seed`` loses it for a case whose inputs the seed does not choose, and is replaced by
-      :data:`SECRET_REPLAY_NOTE` for the others;
+      with the number) shown to a learner gets ``seed: "secret"``; a case's replay loses its
+      seed where the seed does not choose the case's inputs (``Replay.without_seed``, on the
+      facts), and is :data:`SECRET_REPLAY_NOTE` for the others (and for an older report's
+      replay words, which carry no facts to tell them apart);
     - is not shown the expected values of a case whose inputs came from the secret seed
       (``CaseResult.seeded``): :func:`without_expected` (one run's report was a table of answers
       a helper file replayed in the next);
@@ -154,11 +129,13 @@ def for_audience(report: Report, audience: str) -> Report:
         return report
     cases = []
     for c in report.cases:
-        if renamed and c.replay and _names_seed(c.replay):
+        if renamed and c.replay_facts is not None:
             # a case whose inputs the seed does not choose (a literal of the spec) is the same case
             # under any seed: its command without --seed replays it; the others get the note
-            again = None if c.seeded else _without_seed(c.replay)
-            c = dataclasses.replace(c, replay=again, replay_note=None if again else SECRET_REPLAY_NOTE)
+            again = c.replay_facts.without_seed()
+            c = dataclasses.replace(c, replay=None, replay_facts=again, replay_note=None if again else SECRET_REPLAY_NOTE)
+        elif renamed and c.replay:   # an older report's words: whether they name the seed is not a fact here
+            c = dataclasses.replace(c, replay=None, replay_note=SECRET_REPLAY_NOTE)
         cases.append(without_expected(c) if secret and c.seeded else c)
     env = {k: v for k, v in env.items() if k != "cases_digest"}
     parts = (env.get("assignment") or {}).get("problems") if isinstance(env.get("assignment"), dict) else None

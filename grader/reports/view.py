@@ -226,20 +226,26 @@ def raising_line(failure: Failure | None) -> int | None:
     return own[-1] if own else None
 
 
-def worded_tracebacks(report: Report, by_name: bool = False) -> Report:
-    """``report`` with every failure's :attr:`~grader.results.Failure.traceback` worded from its
-    frames (``grader.words.places.traceback_text``: the graded file as ``report.submission``,
-    or by its name with ``by_name``)."""
+def worded(report: Report) -> Report:
+    """``report`` with its facts in words, for the reader its paths now name (``build`` calls it
+    after :func:`learner_paths` has named a learner's files as the learner has them): every
+    failure's :attr:`~grader.results.Failure.traceback` from its frames
+    (``grader.words.places.traceback_text``) and every case's ``replay`` command from its
+    :class:`~grader.results.Replay` facts. A report with neither is returned as it is."""
     from ..words.places import traceback_text
 
-    def worded(f: Failure | None) -> Failure | None:
+    def failure(f: Failure | None) -> Failure | None:
         if f is None or not (f.frames or f.exception):
             return f
-        return dataclasses.replace(f, traceback=traceback_text(f, report.submission, by_name))
+        return dataclasses.replace(f, traceback=traceback_text(f, report.submission))
 
-    return dataclasses.replace(report, failure=worded(report.failure),
-                               cases=[dataclasses.replace(c, failure=worded(c.failure)) if c.failure else c
-                                      for c in report.cases])
+    def case(c: CaseResult) -> CaseResult:
+        if c.failure is None and c.replay_facts is None:
+            return c
+        return dataclasses.replace(c, failure=failure(c.failure),
+                                   replay=c.replay_facts.words() if c.replay_facts is not None else c.replay)
+
+    return dataclasses.replace(report, failure=failure(report.failure), cases=[case(c) for c in report.cases])
 
 
 def workspace_path(path: str, environ: Mapping[str, str] | None = None) -> str:
@@ -273,12 +279,11 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
     """
     file = workspace_path(report.submission)
     report = common.for_audience(report, common.check_audience(audience))
-    by_name = audience == common.LEARNER and named_by_caller(report)
-    report = worded_tracebacks(report, by_name)   # the frames in words, files as this reader has them
-    if audience == common.LEARNER:  # no path of the grading machine, in any format
-        report = learner_paths(report, report.submission, by_name=by_name)
+    if audience == common.LEARNER:  # no path of the grading machine, in any format (facts included)
+        report = learner_paths(report, report.submission, by_name=named_by_caller(report))
         if os.path.isabs(file):  # outside a CI workspace: as the learner has it
             file = report.submission
+    report = worded(report)   # the frames and replays in words, files as this reader now has them
     graded = [c for c in report.cases if not c.shrunk]
     shown, concealed = common.split_cases(graded, audience)
     shrunk = [c for c in report.cases if c.shrunk and not common.conceals(c, audience)]
@@ -404,7 +409,7 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
       ``grader check`` typed it; the platform templates give ``--shown``, the name submitted),
       unless ``by_name`` (feedback of ``grader grade``, where ``class/bob/`` is the instructor's
       layout): then files in it are named relative to it (``helper.py``) and the folder is ``.``;
-    - with ``by_name``, a ``--problems-dir`` folder named in a replay command (and
+    - with ``by_name``, a ``--problems-dir`` folder of a case's replay facts (and
       ``$GRADER_PROBLEMS_DIR``): by its last part (a course that hands out its problems gives
       the folder that name);
     - the grader's package folder (``<grader>``), the checkout holding it (an editable
@@ -418,33 +423,13 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
     in the ``rlimits`` or ``none`` tier reads from ``/proc``) is not rewritten.
     """
     import dataclasses
-    import shlex
     import site
     import sys
 
-    def strings(value: Any) -> Any:
-        """Every string in ``value``, in order (a stack, not recursion: thousands of nodes)."""
-        stack = [value]
-        while stack:
-            v = stack.pop()
-            if isinstance(v, str):
-                yield v
-            elif isinstance(v, dict):
-                stack.extend(reversed(list(v.values())))
-            elif isinstance(v, (list, tuple)):
-                if not _numbers_only(v):   # an array's values: no string in them
-                    stack.extend(reversed(v))
-            elif dataclasses.is_dataclass(v) and not isinstance(v, type):
-                stack.extend(reversed([getattr(v, f.name) for f in dataclasses.fields(v)]))
-
     problems = [os.environ.get("GRADER_PROBLEMS_DIR") or ""]
-    for text in strings(value) if by_name else ():   # the folders are rewritten only by name
-        if "--problems-dir" in text:
-            try:
-                words = shlex.split(text)
-            except ValueError:
-                continue
-            problems += [b for a, b in zip(words, words[1:]) if a == "--problems-dir"]
+    if by_name:   # the folders are rewritten only by name: those of the replay facts
+        cases = value.cases if isinstance(value, Report) else []
+        problems += [c.replay_facts.problems_dir for c in cases if c.replay_facts and c.replay_facts.problems_dir]
     swaps: dict[str, str] = {}        # the text of a path (a folder, or a folder and "/") -> its neutral name
 
     def add(path: str, name: str, sub: str | None = None) -> None:
@@ -486,25 +471,24 @@ def learner_paths(value: _T, submission: str, by_name: bool = False) -> _T:
         add(os.getcwd(), os.curdir, "")
     except OSError:   # the working folder was removed
         pass
-    if not swaps:
-        return value
+    # the grader's own folders of this run, whatever the run: the private copy's
+    # (grader-sub-PID-XXXX, whose submission/ folder is the learner's, written back already) and
+    # the child's working folder (grader-run-PID-XXXX): a frame of code compiled under a made-up
+    # name beside the copy, or a function renamed to os.getcwd(), named them (attack round 31)
+    own = re.compile(r"(?<![\w.~/-])(?:" + "|".join(re.escape(t) for t in {tmp, os.path.realpath(tmp)})
+                     + r")/grader-(sub|run)-[\w-]+(?![\w-])")
     # a folder ends where a path component ends: never inside /work/main2 or /work/main.bak
     pattern = re.compile(r"(?<![\w.~/-])(?:" + "|".join(
         re.escape(k) + ("" if k.endswith(os.sep) else r"(?![\w-]|\.[\w-])")
-        for k in sorted(swaps, key=len, reverse=True)) + ")")
-
-    def command(text: str) -> str:
-        """A replay command as ``shlex.join`` writes it once its folders are rewritten."""
-        try:
-            words = shlex.split(text)
-        except ValueError:
-            return text
-        return shlex.join([os.path.normpath(w) if a == "--problems-dir" else w for a, w in zip(["", *words], words)])
+        for k in sorted(swaps, key=len, reverse=True)) + ")") if swaps else None
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            out = pattern.sub(lambda m: swaps[m.group(0)], v) if os.sep in v else v
-            return command(out) if out != v and out.startswith("grader ") and "--problems-dir" in out else out
+            if os.sep not in v:
+                return v
+            if "grader-" in v:
+                v = own.sub(lambda m: "<private>" if m.group(1) == "sub" else "<workdir>", v)
+            return pattern.sub(lambda m: swaps[m.group(0)], v) if pattern is not None else v
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):

@@ -19,7 +19,7 @@ import numpy as np
 from .. import parsing
 from ..cases import Case
 from ..frameworks.jax import one_mlir_context
-from ..protocol import DTYPE_WHITELIST, exception_facts
+from ..protocol import DTYPE_WHITELIST, exception_facts, safe_str
 from ..results import CallOutcome, ImportOutcome, frames_of
 from . import MAX_RESTARTS, empty_output
 
@@ -87,7 +87,7 @@ class InProcessExecutor:
             return CallOutcome(status="memory", message="MemoryError: the submission ran out of memory",
                                **self._facts(exc), seconds=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - the function's exception is data
-            return CallOutcome(status="exception", message=f"{type(exc).__name__}: {exc}"[:2000],
+            return CallOutcome(status="exception", message=f"{type(exc).__name__}: {safe_str(exc)}"[:2000],
                                **self._facts(exc),
                                error_types=[c.__name__ for c in type(exc).__mro__][:32],
                                seconds=time.perf_counter() - t0)

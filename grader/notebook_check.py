@@ -334,15 +334,17 @@ def framework_of(fn: Callable[..., Any], source: str) -> str | None:
 
 def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
           max_examples: int | None = None, timeout: float | None = None,
-          framework: str | None = None) -> CheckResult:
+          framework: str | None = None, case: str | None = None, replay: str | None = None) -> CheckResult:
     """Grade the function ``fn`` (just defined in a notebook) and return a :class:`CheckResult`.
 
     The problem is the one whose function is named like ``fn`` unless ``problem`` (an id) is
     given. The grading runs in a separate process (``python -I -m grader check``, sandboxed)
     on the source of ``fn`` and of what it uses (:func:`build_source`); nothing of the kernel is
     changed. ``seed``, ``max_examples`` and ``timeout`` (seconds per call) are the CLI's flags,
-    and so is ``framework`` (``"numpy"``, ``"jax"`` or ``"torch"``; by default
-    :func:`framework_of`). A JAX function defined in a cell keeps its compilations for the
+    and so are ``framework`` (``"numpy"``, ``"jax"`` or ``"torch"``; by default
+    :func:`framework_of`), ``case`` (one case by name, ``--case``) and ``replay`` (one case as
+    its JSON literal, ``--replay``): each failing case's ``replay:`` line is the call that runs
+    it again, ``check(fn, case='batch[float16]')`` (:func:`kernel_replay`). A JAX function defined in a cell keeps its compilations for the
     kernel, so an edited one compiles only what changed; one run from a file (``%run f.py``)
     keeps them for the kernel and that file; one imported from a module keeps them for its
     source (:func:`scope_of`). A kernel's cells are one learner's: to check several people's
@@ -388,6 +390,10 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         chosen = framework or framework_of(fn, source)
         if chosen:
             argv += ["--framework", chosen]
+        if case is not None:
+            argv += ["--case", str(case)]
+        if replay is not None:
+            argv += ["--replay", replay if isinstance(replay, str) else json.dumps(replay)]
         answer = _warm().run(argv[4:], INTERRUPT_GRACE) if os.environ.get(WARM_ENV, "1") != "0" else None
         out, err, code = answer if answer is not None else _run(argv, neutral_folder())
     finally:
@@ -399,10 +405,30 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         report = json.loads(out)
     except ValueError:
         raise RuntimeError(f"the grader gave no JSON report (exit {code}): {err.strip()[-500:]}") from None
-    for case in report.get("cases") or []:   # the file was temporary: call check() again instead
-        case.pop("replay", None)
-        case.pop("replay_facts", None)
+    for entry in report.get("cases") or []:   # the file was temporary: the call that runs the case again
+        facts = entry.pop("replay_facts", None)
+        entry["replay"] = kernel_replay(name, facts, problem, framework) if isinstance(facts, dict) else None
     return CheckResult(report, source, time.monotonic() - t0)
+
+
+def kernel_replay(name: str, facts: dict[str, Any], problem: str | None = None,
+                  framework: str | None = None) -> str:
+    """The ``check(...)`` call that runs one case again in the kernel, from the case's replay facts
+    (``grader.results.Replay`` as JSON): ``check(tied_lm_head, case='batch[float16]', seed=3)``,
+    or with ``replay='{...}'`` for a case given as its literal (a shrunk one). ``problem`` and
+    ``framework``: what the learner gave, repeated (else found again as before)."""
+    args = [name] + ([repr(problem)] if problem else [])
+    if facts.get("literal") is not None:
+        args.append(f"replay={facts['literal']!r}")
+    else:
+        args.append(f"case={facts.get('case')!r}")
+        if facts.get("seed"):
+            args.append(f"seed={int(facts['seed'])}")
+        if facts.get("max_examples") is not None:
+            args.append(f"max_examples={int(facts['max_examples'])}")
+    if framework:
+        args.append(f"framework={framework!r}")
+    return f"check({', '.join(args)})"
 
 
 def take_siblings(source: str, main_name: str, folder: str | None = None) -> list[tuple[str, bytes]]:

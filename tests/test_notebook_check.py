@@ -206,6 +206,20 @@ def test_check_passes_a_correct_function_and_fails_a_wrong_one_with_its_hint():
     assert "hint" in bad._repr_html_()
 
 
+def test_a_failing_case_says_the_call_that_runs_it_again_and_that_call_does():
+    """A learner's trial: check(fn)'s report had no replay lines (its file is temporary). Each
+    failing case now names the check() call that runs it alone, and that call grades that one
+    case, failing the same way."""
+    bad = check(softmax_head, problem="tied_lm_head", max_examples=3)
+    failing = [c for c in bad.report["cases"] if c["status"] == "failed" and not c.get("shrunk")]
+    first = failing[0]
+    assert first["replay"] == f"check(softmax_head, 'tied_lm_head', case={first['name']!r}, max_examples=3)"
+    assert f"replay: {first['replay']}" in bad.text()
+    again = check(softmax_head, "tied_lm_head", case=first["name"], max_examples=3)
+    assert [(c["name"], c["status"]) for c in again.report["cases"]] == [(first["name"], "failed")]
+    assert again.report["cases"][0]["failure"]["kind"] == first["failure"]["kind"]
+
+
 def test_check_refuses_an_unknown_problem_in_the_kernel():
     with pytest.raises(ValueError, match="no single problem"):
         check(softmax_head)

@@ -466,9 +466,12 @@ def in_cell(frame: Frame, notebook: Any) -> Frame:
 def finish(plan: Any, executor: "Executor | None", failure: Failure | None, results: list[CaseResult],
            output: dict[str, Any]) -> Report:
     """The report of ``plan``'s run: groups scored, the verdict (a run that left out a group
-    with points is no pass), and every failure worded for the learner: a sibling module's hint
-    for an import failure, the framework's own names, a notebook's cells and lines, the
-    learner's paths instead of the private copy's, and no replay command of a secret seed."""
+    with points is no pass), and every failure's facts completed: a sibling module's hint for an
+    import failure, each hint worded in the framework's own code, a notebook's frames given
+    their cell and line, the import failure's place on its one line, the private copy's path as
+    the report names the file in the learner's own text (``Executor.unprivate``), and a note
+    instead of a replay under a secret seed. Tracebacks and replay commands are worded later,
+    for each reader (``grader.reports.view.build``)."""
     problem, env, shown, loaded = plan.problem, plan.environment, plan.shown, plan.loaded
     unearned(results, free_cases(plan))
     groups = scores(problem, results, failure)

@@ -22,17 +22,29 @@ from .version import __version__
 class _CallableModule(_types.ModuleType):
     """The module ``grader.check``, callable as :func:`grader.notebook_check.check`."""
 
-    def __call__(self, fn, problem=None, *, seed=0, max_examples=None, timeout=None, framework=None):
-        """Grade the function ``fn`` in a separate process: :func:`grader.notebook_check.check`."""
+    def __call__(self, fn, problem=None, **options):
+        """Grade the function ``fn`` in a separate process: :func:`grader.notebook_check.check`,
+        whose keyword options (``seed``, ``case``, ...) are passed on as they are, so the two
+        can never disagree (a learner's trial: ``check(fn, case=...)``, printed by check()
+        itself, was refused here)."""
         from .notebook_check import check
-        return check(fn, problem, seed=seed, max_examples=max_examples, timeout=timeout, framework=framework)
+        return check(fn, problem, **options)
+
+    @property
+    def __signature__(self):
+        """``check(fn)``'s own signature (``inspect.signature(grader.check)``), without annotations."""
+        import inspect
+        from .notebook_check import check
+        sig = inspect.signature(check)
+        return sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+                           return_annotation=inspect.Signature.empty)
 
     @property
     def __doc__(self):
         """What ``help(check)`` shows first: ``check(fn)``'s own documentation, then the module's."""
         import inspect
         from .notebook_check import check
-        return (f"check(fn, problem=None, *, seed=0, max_examples=None, timeout=None, framework=None)\n\n"
+        return (f"check{self.__signature__}\n\n"
                 f"{inspect.getdoc(check)}\n\n"
                 f"(check is also the module grader.check, documented below.)\n\n{self.__dict__.get('__doc__') or ''}")
 

@@ -457,10 +457,12 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
 
 
 def in_cell(frame: Frame, notebook: Any) -> Frame:
-    """``frame`` with its code cell and line in that cell when it is the notebook's own
-    (``grader.notebook.Notebook.cell_of`` of the converted source's line), else as it is."""
+    """``frame`` with its code cell and line in that cell, and the ``.ipynb`` file's line, when it
+    is the notebook's own (``grader.notebook.Notebook.cell_of`` and ``file_line`` of the converted
+    source's line), else as it is."""
     place = notebook.cell_of(frame.line) if frame.ref == "submission" else None
-    return dataclasses.replace(frame, cell=place[0], cell_line=place[1]) if place else frame
+    return dataclasses.replace(frame, cell=place[0], cell_line=place[1], file_line=notebook.file_line(frame.line)) \
+        if place else frame
 
 
 def finish(plan: Any, executor: "Executor | None", failure: Failure | None, results: list[CaseResult],

@@ -81,6 +81,8 @@ class Frame:
         code: the line's source, stripped ("" when unknown).
         cell, cell_line: for a notebook's own frames, the code cell (1-based, as the notebook
             counts them) and the line in it; None otherwise (``grading.finish`` sets them).
+        file_line: for a notebook's own frames, the line of the ``.ipynb`` file (its JSON text)
+            that holds it, which a GitHub annotation or a JUnit ``line`` names; else None.
     """
 
     ref: str
@@ -90,6 +92,7 @@ class Frame:
     code: str = ""
     cell: int | None = None
     cell_line: int | None = None
+    file_line: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,7 +106,7 @@ class Frame:
         """
         return cls(ref=str(data["ref"]), file=str(data["file"]), line=data.get("line"),
                    function=str(data.get("function") or ""), code=str(data.get("code") or ""),
-                   cell=data.get("cell"), cell_line=data.get("cell_line"))
+                   cell=data.get("cell"), cell_line=data.get("cell_line"), file_line=data.get("file_line"))
 
 
 def frames_of(raw: Any, submission_name: str) -> list[Frame]:

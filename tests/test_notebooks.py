@@ -87,19 +87,6 @@ def test_cell_runs_give_every_line_its_cell_in_a_few_numbers_a_cell():
     assert covered == {i for i in range(1, len(nb.lines) + 1) if nb.cell_of(i) is not None}
 
 
-def test_a_notebooks_warning_names_its_cell_and_line(tmp_path):
-    """The child writes a warning's place as the learner has the notebook (no pass rewrites the
-    output afterwards): ``nb.ipynb, cell 3, line 2: UserWarning: ...``."""
-    from .conftest import check_like_cli
-    path = tmp_path / "nb.ipynb"
-    path.write_bytes(_nb(("markdown", "x"), ("code", "import warnings\nimport numpy as np"),
-                         ("code", "def tied_lm_head(hidden, embedding_matrix):\n    warnings.warn('look here')\n"
-                                  "    return hidden @ embedding_matrix.T")))
-    code, report = check_like_cli(str(path), "--problem", "tied_lm_head", "--max-examples", "1", "--no-shrink")
-    assert code == 0, report.get("failure")
-    assert "nb.ipynb, cell 3, line 2: UserWarning: look here" in report["output"]["stderr"], report["output"]
-
-
 @pytest.mark.parametrize("data, why", [(b"{not json", "nbformat cannot read it"),
                                        (b"\xff\xfe", "not UTF-8"),
                                        (b'{"cells": 3}', "nbformat cannot read it")])
@@ -199,6 +186,29 @@ def test_a_notebooks_annotations_point_into_the_ipynb(tmp_path):
     lines = [int(l.split("line=")[1].split(",")[0].split("::")[0]) for l in run.stdout.splitlines() if "line=" in l]
     raw = path.read_text().split("\n")
     assert lines and all("def tied_lm_head" in raw[n - 1] for n in lines), (lines, run.stdout[:500])
+
+
+def test_a_notebooks_raising_line_is_annotated_at_its_line_of_the_ipynb(tmp_path):
+    """A learner's trial: a notebook's exception was annotated at the ``def`` (the frames named
+    cells, not lines of the file); a .py file's at the raising line. The frames now carry the
+    .ipynb file's line too (``Frame.file_line``), which the annotation names."""
+    from grader.reports import github
+    from grader.results import Report
+    from tests.conftest import check_like_cli
+    nb = tmp_path / "raises.ipynb"
+    nb.write_bytes(_nb(("markdown", "# lm head"), ("code", "import numpy as np"),
+                       ("code", ["def tied_lm_head(hidden, embedding_matrix):\n",
+                                 "    scores = hidden @ embedding_matrix\n",
+                                 "    return scores"])))
+    code, data = check_like_cli(str(nb), "--problem", "tied_lm_head", *FAST)
+    assert code == 1
+    frame = next(c for c in data["cases"] if c.get("failure"))["failure"]["frames"][-1]
+    assert (frame["cell"], frame["cell_line"]) == (3, 2)
+    raw = nb.read_text().split("\n")
+    assert "scores = hidden @ embedding_matrix" in raw[frame["file_line"] - 1]
+    lines = [int(l.split("line=")[1].split(",")[0].split("::")[0])
+             for l in github.render(Report.from_json(data)).splitlines() if l.startswith("::error")]
+    assert frame["file_line"] in lines, (lines, frame)
 
 
 def test_a_warning_in_the_captured_output_names_the_cell_and_line(tmp_path):

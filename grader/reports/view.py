@@ -219,10 +219,12 @@ def _hints(report: Report, summary: list[dict[str, Any]], failing: list[CaseResu
 
 
 def raising_line(failure: Failure | None) -> int | None:
-    """The line of the deepest frame of ``failure``'s traceback in the graded file itself, or
-    None (no traceback, none of its frames in that file, or a notebook's, whose frames are cells)."""
-    own = [f.line for f in (failure.frames if failure else []) if f.ref == "submission" and f.line
-           and f.cell is None]
+    """The line of the graded file that holds the deepest frame of ``failure``'s traceback in
+    that file (a notebook's: the ``.ipynb`` file's line, ``Frame.file_line``), or None (no
+    traceback, or none of its frames in that file)."""
+    own = [(f.file_line if f.cell is not None else f.line) for f in (failure.frames if failure else [])
+           if f.ref == "submission" and f.line]
+    own = [n for n in own if n]
     return own[-1] if own else None
 
 

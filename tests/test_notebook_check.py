@@ -192,6 +192,29 @@ def softmax_head(hidden, embedding_matrix):
     return (e / e.sum(axis=-1, keepdims=True)).astype(hidden.dtype)
 
 
+def test_html_cases_give_their_replay_and_a_repeated_traceback_once():
+    """A learner's trial: the HTML's case cards had no replay line (only the folded text report
+    did) and repeated the whole traceback for every case, where the text report says "the same
+    traceback as ... above"."""
+    frames = [{"ref": "submission", "file": "s.py", "line": 3, "function": "f", "code": "return h @ e"}]
+
+    def case(name, n):
+        return {"name": name, "group": "shapes", "status": "error", "dtype": "float32", "rank": 2,
+                "inputs": {"hidden": {"shape": [2, n], "dtype": "float32"}}, "visibility": "visible",
+                "failure": {"kind": "exception", "message": f"ValueError: size {n} differs", "details": [],
+                            "frames": frames, "exception": f"ValueError: size {n} differs",
+                            "traceback": f"Traceback (most recent call last):\n  File \"s.py\", line 3, in f\n"
+                                         f"ValueError: size {n} differs\n"},
+                "replay": f"grader check s.py --case {name}"}
+    report = {"problem": "tied_lm_head", "passed": False, "score": 0, "max_score": 10,
+              "cases": [case("a[float32]", 3), case("b[float32]", 4)], "environment": {}}
+    html = render_html(report, "")
+    assert html.count("Traceback (most recent call last)") == 1
+    assert "(the same traceback as a[float32] above)" in html
+    assert "replay: <code>grader check s.py --case a[float32]</code>" in html
+    assert "replay: <code>grader check s.py --case b[float32]</code>" in html
+
+
 def test_check_passes_a_correct_function_and_fails_a_wrong_one_with_its_hint():
     good = check(tied_lm_head, max_examples=3)
     assert good.passed and good.score == good.max_score == 10.0, good.text()

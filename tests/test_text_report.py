@@ -114,6 +114,19 @@ def test_the_heading_counts_graded_runs_only_never_a_shrunk_case():
     assert "3 failing graded runs in all" in heading and "0 of 3 cases passed" in out
 
 
+def test_the_smallest_failing_input_leads_even_with_an_axis_of_one():
+    """A learner's trial: the shrunk case (1, 1, 2) counted as degenerate (an axis of 1), so six
+    larger cases came first and it was not among the five shown. Found failing by the search,
+    it is the most telling example: it leads its kind."""
+    import dataclasses
+    runs = [case(f"batch{i}", ((4, 8 + i), (12, 8 + i))) for i in range(6)]
+    small = dataclasses.replace(case("small", ((1, 1, 2), (3, 2))), name="shrunk:batch0[float32]", group="shrunk",
+                                shrunk=True)
+    out = text.render(report(runs + [small]))
+    shown = [line.split()[1] for line in out.splitlines() if line.startswith("x ")]
+    assert shown[0] == "shrunk:batch0[float32]" and len(shown) == text.MAX_CASES, shown
+
+
 def test_a_stubs_must_raise_cases_come_after_its_own_failure(tmp_path):
     """A newcomer's finding: a ``raise NotImplementedError`` stub's list of failing cases began
     with the must-raise cases (the smallest: "raised NotImplementedError, not one of IndexError")

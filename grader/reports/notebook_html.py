@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import base64
 import io
+import json
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -194,7 +196,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                and c.get("visibility") != "hidden" and c.get("failure")]
     # the text report's order: a degenerate case (a size-0 or size-1 axis, all-zero inputs) after
     # the others, then smallest first, a shrunk case before the case of its size it came from
-    failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c),
+    failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c) and not c.get("shrunk"),
                                 sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
                                 not c.get("shrunk"), c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
@@ -204,8 +206,16 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
         key = fc.get("message", "") if fc.get("kind") in RUN_KINDS else c["name"].split("[")[0].removeprefix("shrunk:")
         distinct.setdefault((key, fc["kind"]), c)
     cases = []
+    seen: dict[str, str] = {}   # a traceback's facts -> the case that showed it (the text report's rule)
     for c in list(distinct.values())[:MAX_CASES]:
         fc = c["failure"]
+        same = None
+        if fc.get("frames") or fc.get("exception"):
+            key = json.dumps([[f.get("ref"), f.get("file"), f.get("line"), f.get("function")]
+                              for f in fc.get("frames") or [] if isinstance(f, dict)]) \
+                + re.sub(r"\d+", "N", str(fc.get("exception") or ""))
+            same = seen.setdefault(key, c["name"])
+            same = None if same == c["name"] else same
         cases.append({
             "name": c["name"], "group": c.get("group"), "kind": fc.get("kind"), "message": fc.get("message"),
             # a scalar by its value, as the text report (a newcomer read "temperature () float64")
@@ -214,7 +224,8 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                                 for k, v in (c.get("inputs") or {}).items()),
             "worst": _worst(fc), "hint": fc.get("hint") or hints.get(c["name"].removeprefix("shrunk:")),
             "tail": "\n".join("\n".join(_shown_details(fc)).rstrip().splitlines()[-15:])
-            if fc.get("kind") in RUN_KINDS and _shown_details(fc) else ""})
+            if fc.get("kind") in RUN_KINDS and _shown_details(fc) and not same else "",
+            "same_as": same, "replay": c.get("replay"), "replay_note": c.get("replay_note")})
     # the graded hidden cases: a shrunk case is extra feedback, counted nowhere
     hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden" and not c.get("shrunk")]
     return render(

@@ -273,7 +273,9 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
                 lines.add(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}", "hint", True)
 
     failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
-    failing.sort(key=lambda c: (c.failure is not None and c.failure.kind in LATE_KINDS, _degenerate(c),
+    # (a shrunk case is small by design, often with an axis of 1: never put back as degenerate, or
+    # the smallest failing input, the most telling example, fell past the cases shown: a learner's trial)
+    failing.sort(key=lambda c: (c.failure is not None and c.failure.kind in LATE_KINDS, _degenerate(c) and not c.shrunk,
                                 sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
     # one entry per case and failure kind: the same case failing in several dtypes is listed once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}

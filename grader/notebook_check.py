@@ -173,7 +173,17 @@ def _import_line(name: str, value: Any) -> str | None:
 
 
 def build_source(fn: Callable[..., Any]) -> str:
-    """The Python source of a module defining ``fn`` and what it needs from its globals.
+    """The Python source of a module defining ``fn`` and what it needs from its globals
+    (:func:`build_source_and_places`, the source alone)."""
+    return build_source_and_places(fn)[0]
+
+
+def build_source_and_places(fn: Callable[..., Any]) -> tuple[str, list[list[Any]]]:
+    """The Python source of a module defining ``fn`` and what it needs from its globals, and
+    where its functions' lines came from: runs ``[first line, count, cell label, its line there]``
+    for each function defined in a kernel cell (the label as IPython names the cell in its own
+    tracebacks, ``"In[5]"``: ``get_ipython().compile.format_code_name``), so that a traceback
+    through the built file names the learner's cell and line (:func:`kernel_places`).
 
     Modules become ``import`` lines (``import numpy as np``); objects importable from a module
     (``from scipy.special import softmax``) their ``from`` import; the notebook's other
@@ -235,11 +245,33 @@ def build_source(fn: Callable[..., Any]) -> str:
                     f"{f.__name__} uses the global {name!r} ({type(value).__name__}), which check() cannot send "
                     "to the grader: only modules, functions defined with def, and simple constants (numbers, "
                     "strings, None, tuples of them) are sent; build it inside the function instead")
-        functions.append(source)
+        functions.append((source, None if compiled else _cell_of(f)))
 
     add(fn, f"the function {getattr(fn, '__name__', fn)!r}")
     parts = ["# built by grader.check() from the notebook", *dict.fromkeys(imports), *dict.fromkeys(constants)]
-    return "\n".join(parts) + "\n\n\n" + "\n\n".join(s.rstrip() + "\n" for s in functions)
+    text = "\n".join(parts) + "\n\n\n"
+    places: list[list[Any]] = []
+    for i, (source, cell) in enumerate(functions):
+        body = source.rstrip() + "\n"
+        if cell is not None:
+            places.append([text.count("\n") + 1, body.count("\n"), cell[0], cell[1]])
+        text += body + ("\n" if i < len(functions) - 1 else "")
+    return text, places
+
+
+def _cell_of(f: types.FunctionType) -> tuple[str, int] | None:
+    """``(label, first line)`` of the kernel cell that defined ``f`` (``"In[5]"`` and the line of
+    its ``def`` or first decorator there), or None outside an IPython kernel's cells."""
+    try:
+        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin in a kernel
+    except NameError:
+        return None
+    try:
+        named = shell.compile.format_code_name(f.__code__.co_filename)
+        first = inspect.getsourcelines(f)[1]
+    except Exception:  # noqa: BLE001 - no such IPython API, no source: the built file's lines stay
+        return None
+    return (str(named[1]), int(first)) if named else None
 
 
 def _problem_of(fn: Callable[..., Any], problem: str | None) -> tuple[str, str]:
@@ -359,7 +391,7 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
 
     t0 = time.monotonic()
     pid, function = _problem_of(fn, problem)
-    source = build_source(fn)
+    source, places = build_source_and_places(fn)
     name = getattr(fn, "__name__", "submission")
     if name != function:  # graded under the problem's function name
         source += f"\n\n{function} = {name}\n"
@@ -408,7 +440,32 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
     for entry in report.get("cases") or []:   # the file was temporary: the call that runs the case again
         facts = entry.pop("replay_facts", None)
         entry["replay"] = kernel_replay(name, facts, problem, framework) if isinstance(facts, dict) else None
+    kernel_places(report, places)
     return CheckResult(report, source, time.monotonic() - t0)
+
+
+def kernel_places(report: dict[str, Any], places: list[list[Any]]) -> None:
+    """Give the frames of ``report`` (a JSON report of the built file) in a function from a
+    kernel cell that cell's label and line (``cell_label``, ``cell_line``: facts, from
+    :func:`build_source_and_places`'s runs), and word each traceback again from them
+    (``grader.words.places``: ``Cell In[5], line 3``, as IPython names it)."""
+    from .results import Failure
+    from .words.places import traceback_text
+
+    if not places:
+        return
+    for fc in [report.get("failure")] + [c.get("failure") for c in report.get("cases") or []]:
+        if not isinstance(fc, dict) or not fc.get("frames"):
+            continue
+        for frame in fc["frames"]:
+            line = frame.get("line")
+            if frame.get("ref") != "submission" or type(line) is not int:
+                continue
+            for start, count, label, first in places:
+                if start <= line < start + count:
+                    frame.update(cell_label=label, cell_line=first + line - start)
+                    break
+        fc["traceback"] = traceback_text(Failure.from_json(fc), str(report.get("submission") or ""))
 
 
 def kernel_replay(name: str, facts: dict[str, Any], problem: str | None = None,

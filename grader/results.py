@@ -83,6 +83,8 @@ class Frame:
             counts them) and the line in it; None otherwise (``grading.finish`` sets them).
         file_line: for a notebook's own frames, the line of the ``.ipynb`` file (its JSON text)
             that holds it, which a GitHub annotation or a JUnit ``line`` names; else None.
+        cell_label: for a function ``check(fn)`` sent from a kernel cell, that cell as IPython
+            names it (``"In[5]"``), with ``cell_line`` its line there; else None.
     """
 
     ref: str
@@ -93,6 +95,7 @@ class Frame:
     cell: int | None = None
     cell_line: int | None = None
     file_line: int | None = None
+    cell_label: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,7 +109,8 @@ class Frame:
         """
         return cls(ref=str(data["ref"]), file=str(data["file"]), line=data.get("line"),
                    function=str(data.get("function") or ""), code=str(data.get("code") or ""),
-                   cell=data.get("cell"), cell_line=data.get("cell_line"), file_line=data.get("file_line"))
+                   cell=data.get("cell"), cell_line=data.get("cell_line"), file_line=data.get("file_line"),
+                   cell_label=str(data["cell_label"]) if data.get("cell_label") else None)
 
 
 def frames_of(raw: Any, submission_name: str) -> list[Frame]:

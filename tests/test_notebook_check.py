@@ -280,6 +280,10 @@ def test_check_in_a_jupyter_kernel(tmp_path, monkeypatch):
         "print(jax.config.jax_enable_x64 == x64_before, signal.getsignal(signal.SIGINT) is sigint_before,\n"
         "      dict(os.environ) == env_before, other.poll() is None)\n"
         "other.kill(); other.wait()",
+        # a traceback through two cells names them as IPython does (In[8], In[9]), not the built file
+        "def scale(x):\n    y = x\n    raise ValueError('in a helper cell')",
+        "def raising_head(hidden, embedding_matrix):\n    return scale(hidden)",
+        "print(check(raising_head, problem='tied_lm_head', max_examples=2))",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nbclient.NotebookClient(nb, kernel_name="grader-test", timeout=300,
@@ -295,6 +299,8 @@ def test_check_in_a_jupyter_kernel(tmp_path, monkeypatch):
     printed = "".join(o.get("text", "") for o in nb.cells[6].outputs)
     # x64, SIGINT's handler, the environment, the kernel's other child: as they were
     assert printed.split() == ["True"] * 4, printed
+    raised = "".join(o.get("text", "") for o in nb.cells[9].outputs)
+    assert "Cell In[9], line 2, in raising_head" in raised and "Cell In[8], line 3, in scale" in raised, raised[:1500]
 
 
 def test_a_function_whose_source_python_did_not_keep_is_sent_as_its_code():

@@ -30,7 +30,10 @@ def file_name(frame: Frame, submission: str, by_name: bool = False) -> str:
 
 
 def place(frame: Frame, submission: str, by_name: bool = False) -> str:
-    """``File "solution.py", line 7`` or, for a notebook's frame, ``File "nb.ipynb", cell 2, line 3``."""
+    """``File "solution.py", line 7`` or, for a notebook's frame, ``File "nb.ipynb", cell 2, line 3``,
+    or, for a kernel cell's (``check(fn)``), ``Cell In[5], line 3`` as IPython writes it."""
+    if frame.cell_label and frame.cell_line:
+        return f"Cell {frame.cell_label}, line {frame.cell_line}"
     where = f"cell {frame.cell}, line {frame.cell_line}" if frame.cell else \
         (f"line {frame.line}" if frame.line else "line ?")
     return f'File "{file_name(frame, submission, by_name)}", {where}'

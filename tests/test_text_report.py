@@ -187,3 +187,16 @@ def test_a_jax_reports_header_says_jax_enable_x64_once():
         out = text.render(report([case("c", ((2,), (3, 2)), kind="tolerance")],
                                  env_extra={"framework": "jax", "framework_note": framework_note}))
         assert out.count("jax_enable_x64") == 1, out[:400]
+
+
+def test_a_case_failing_in_another_dtype_with_another_hint_is_not_the_same_way():
+    """A learner's trial: "(the same case fails the same way in float16, float64)" where
+    float64's hint said the opposite of float32's."""
+    import dataclasses
+    first, same, other = (case("batch", ((4, 8), (12, 8)), kind="tolerance", dtype=dt) for dt in
+                          ("float32", "float16", "float64"))
+    first.failure.hint = same.failure.hint = "promoted to float64"
+    other = dataclasses.replace(other, failure=dataclasses.replace(other.failure, hint="demoted to float32"))
+    out = text.render(report([first, same, other]))
+    assert "(the same case fails the same way in float32)" in out   # (float16 is listed first, by name)
+    assert "(in float64 it fails as tolerance too, with another hint: demoted to float32)" in out

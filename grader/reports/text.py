@@ -293,9 +293,16 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
         for same in list(distinct.values())[:most]:
             lines += _case_lines(same[0], seen, verbosity)
-            others = [c.dtype for c in same[1:]]
-            if others:
-                lines.add(f"    (the same case fails the same way in {', '.join(others)})", "", True)
+            hint = v.hint_of(same[0])
+            alike = [c.dtype for c in same[1:] if v.hint_of(c) == hint]
+            if alike:
+                lines.add(f"    (the same case fails the same way in {', '.join(alike)})", "", True)
+            for c in same[1:]:   # the same kind with another hint (a learner's trial: "the same way" was not)
+                if v.hint_of(c) != hint:
+                    kind = c.failure.kind if c.failure else c.status
+                    other = v.hint_of(c)
+                    lines.add(f"    (in {c.dtype} it fails as {kind} too, "
+                              + (f"with another hint: {other})" if other else "with no hint)"), "hint", True)
     if v.skipped:
         lines.add(f"{v.skipped} cases were not run (after a timeout or repeated crashes)", "note", True)
     for tally in v.tallies:

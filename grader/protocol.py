@@ -216,7 +216,9 @@ def exception_facts(exc: BaseException, submission: str) -> dict[str, Any]:
     """What the submission raised, as facts for the reply: ``{"frames": [...], "exception": str}``.
 
     ``frames`` is the traceback from the first frame in ``submission``'s file on, else from the
-    first in its folder (a sibling's), else none (no frame of the grader's), the deepest :data:`MAX_FRAMES`, each ``{"file", "line", "function", "code"}``:
+    first in its folder (a sibling's), else none (no frame of the grader's), the deepest
+    :data:`MAX_FRAMES`, each ``{"file", "line", "function", "code", "marks"}`` (``marks``: the
+    ``~~^^`` markers Python writes under the code line, where it writes them):
     ``file`` relative to the submission's folder when the file is in it (``"solution.py"``,
     ``"helper.py"``), else as Python names it (a library's absolute path, ``<string>``). A
     ``SyntaxError`` adds the place it names as the last frame. ``exception`` is the exception's
@@ -240,6 +242,18 @@ def safe_str(value: Any) -> str:
         return value if isinstance(value, str) else str(value)
     except Exception:  # noqa: BLE001
         return "?"
+
+
+def _marks(frame: Any) -> str:
+    """The markers Python 3.11+ writes under a frame's code line (``~~~~^^^^``: where on the line
+    the failing operation is), aligned with the stripped code line, or "" (none, or older Python)."""
+    import traceback
+    try:
+        rows = traceback.StackSummary().format_frame_summary(frame).splitlines()
+    except Exception:  # noqa: BLE001 - no markers is no fact lost
+        return ""
+    marks = rows[2][4:] if len(rows) >= 3 and rows[2].startswith("    ") else ""
+    return marks.rstrip()[:MAX_CODE] if marks.strip() and not marks.strip(" ~^") else ""
 
 
 def _exception_facts(exc: BaseException, submission: str) -> dict[str, Any]:
@@ -267,7 +281,7 @@ def _exception_facts(exc: BaseException, submission: str) -> dict[str, Any]:
         near = [i for i, n in enumerate(names) if not os.path.isabs(n) and not n.startswith(("<", "?"))]
         frames = frames[(own or near)[0]:] if own or near else []
     out = [{"file": named(fr.filename), "line": number(fr.lineno), "function": safe_str(fr.name)[:MAX_CODE],
-            "code": safe_str(fr.line or "").strip()[:MAX_CODE]} for fr in frames]
+            "code": safe_str(fr.line or "").strip()[:MAX_CODE], "marks": _marks(fr)} for fr in frames]
     if isinstance(exc, SyntaxError):
         out.append({"file": named(exc.filename), "line": number(exc.lineno), "function": "",
                     "code": safe_str(exc.text or "").strip()[:MAX_CODE]})

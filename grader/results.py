@@ -85,6 +85,8 @@ class Frame:
             that holds it, which a GitHub annotation or a JUnit ``line`` names; else None.
         cell_label: for a function ``check(fn)`` sent from a kernel cell, that cell as IPython
             names it (``"In[5]"``), with ``cell_line`` its line there; else None.
+        marks: where on the code line the failing operation is, as Python 3.11 marks it under
+            the line (spaces, ``~`` and ``^`` only, aligned with ``code``), or "".
     """
 
     ref: str
@@ -96,6 +98,7 @@ class Frame:
     cell_line: int | None = None
     file_line: int | None = None
     cell_label: str | None = None
+    marks: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,7 +113,16 @@ class Frame:
         return cls(ref=str(data["ref"]), file=str(data["file"]), line=data.get("line"),
                    function=str(data.get("function") or ""), code=str(data.get("code") or ""),
                    cell=data.get("cell"), cell_line=data.get("cell_line"), file_line=data.get("file_line"),
-                   cell_label=str(data["cell_label"]) if data.get("cell_label") else None)
+                   cell_label=str(data["cell_label"]) if data.get("cell_label") else None,
+                   marks=_marks_of(data.get("marks")))
+
+
+def _marks_of(value: Any) -> str:
+    """A frame's ``marks`` as read from a reply or a report: only spaces, ``~`` and ``^`` (what
+    Python writes there), at most 300 characters; anything else is dropped."""
+    if not isinstance(value, str) or len(value) > 300 or value.strip(" ~^"):
+        return ""
+    return value.rstrip()
 
 
 def frames_of(raw: Any, submission_name: str) -> list[Frame]:
@@ -126,7 +138,8 @@ def frames_of(raw: Any, submission_name: str) -> list[Frame]:
         ref = ("submission" if file == submission_name else "sibling") if relative else "outside"
         out.append(Frame(ref=ref, file=file, line=line if type(line) is int and 0 < line < 10**9 else None,
                          function=item["function"][:300] if isinstance(item.get("function"), str) else "",
-                         code=item["code"][:300] if isinstance(item.get("code"), str) else ""))
+                         code=item["code"][:300] if isinstance(item.get("code"), str) else "",
+                         marks=_marks_of(item.get("marks"))))
     return out
 
 

@@ -149,3 +149,20 @@ def test_a_learners_view_names_no_folder_of_the_graders_run():
     assert shown.frames[0].file == "<private>/leak_parent.py"
     assert shown.frames[0].function == "at:<workdir>/x|cwd:<workdir>"
     assert "grader-" not in traceback_text(shown, "solution.py")
+
+
+def test_pythons_markers_under_the_code_line_are_kept_as_facts_and_only_markers(tmp_path):
+    """The format consumers' read: the ``~~~^^^`` lines Python 3.11 writes under a frame's code
+    were gone once tracebacks became frames. They are a frame's ``marks`` (spaces, ~ and ^ only:
+    anything else a child sends is dropped) and the words put them back under the line."""
+    exc = _raise_from(tmp_path, {"solution.py": "CONFIG = {}\n\n\ndef f(x):\n    return x + CONFIG['k']\n"},
+                      "solution.py", "f(1)")
+    facts = exception_facts(exc, str(tmp_path / "solution.py"))
+    frame = frames_of(facts["frames"], "solution.py")[-1]
+    assert frame.code == "return x + CONFIG['k']" and frame.marks.strip() and not frame.marks.strip(" ~^")
+    at = frame.code.index("CONFIG")
+    assert frame.marks.index("~") == at or frame.marks.index("^") == at, (frame.code, frame.marks)
+    words = traceback_text(Failure(kind="exception", message="", exception="KeyError: 'k'", frames=[frame]), "solution.py")
+    assert f"    {frame.code}\n    {frame.marks}\n" in words
+    forged = frames_of([{"file": "solution.py", "line": 1, "marks": "^^\x1b[31m"}], "solution.py")
+    assert forged[0].marks == ""

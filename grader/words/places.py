@@ -52,6 +52,8 @@ def traceback_text(failure: Failure, submission: str, by_name: bool = False) -> 
         lines.append(head)
         if frame.code:
             lines.append(f"    {frame.code}")
+            if frame.marks:
+                lines.append(f"    {frame.marks}")
     if failure.exception:
         lines.append(failure.exception)
     return "\n".join(lines) + "\n"

@@ -166,7 +166,11 @@ def replay_of(opts: CheckOptions, problem: Problem, case: Case, shown: str, seed
         return Replay(**base, literal=json.dumps(case_literal(case), separators=(",", ":")))
     if secret_for_learner:
         return None
-    return Replay(**base, case=case.name, seed=opts.seed or None, max_examples=opts.max_examples)
+    # under a secret, a small seeded case keeps its literal for a learner shown the instructor's
+    # report (grade's feedback): they get it as --replay, as a learner's own check gives it
+    small_literal = json.dumps(case_literal(case), separators=(",", ":")) \
+        if opts.seed_source == "secret" and seeded and small else None
+    return Replay(**base, case=case.name, seed=opts.seed or None, max_examples=opts.max_examples, small=small_literal)
 
 
 def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str | None:

@@ -235,6 +235,8 @@ class Replay:
             ``--max-examples`` as the check had them, or None.
         seeded: the case's inputs come from the seed (a learner told no seed cannot replay it
             by name: :meth:`without_seed`).
+        small: for a seeded case small enough to write out, its ``--replay`` literal, which a
+            reader not told the seed gets instead (:meth:`without_seed`); else None.
     """
 
     submission: str
@@ -246,6 +248,7 @@ class Replay:
     framework: str | None = None
     max_examples: int | None = None
     seeded: bool = False
+    small: str | None = None
 
     def words(self, submission: str | None = None, problems_dir: str | None = None) -> str:
         """The shell command (``shlex.join``), naming the file ``submission`` and the problems
@@ -268,10 +271,15 @@ class Replay:
 
     def without_seed(self) -> "Replay | None":
         """The command for a reader not told the seed: the same without ``--seed`` when the
-        seed does not choose the case's inputs (a literal, or a spec's fixed case), else None."""
+        seed does not choose the case's inputs (a literal, or a spec's fixed case), the case as
+        its literal when it is small enough (:attr:`small`), else None."""
         if self.literal is not None or not self.seed:
-            return self
-        return None if self.seeded else dataclasses.replace(self, seed=None)
+            return dataclasses.replace(self, small=None)
+        if not self.seeded:
+            return dataclasses.replace(self, seed=None, small=None)
+        if self.small is not None:
+            return dataclasses.replace(self, case=None, seed=None, max_examples=None, literal=self.small, small=None)
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
@@ -289,7 +297,7 @@ class Replay:
         return cls(submission=str(data["submission"]), problem=str(data["problem"]), case=data.get("case"),
                    literal=data.get("literal"), seed=number(data.get("seed")), problems_dir=data.get("problems_dir"),
                    framework=data.get("framework"), max_examples=number(data.get("max_examples")),
-                   seeded=bool(data.get("seeded", False)))
+                   seeded=bool(data.get("seeded", False)), small=data.get("small"))
 
 
 @dataclass(kw_only=True)

@@ -422,10 +422,11 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         chosen = framework or framework_of(fn, source)
         if chosen:
             argv += ["--framework", chosen]
+        # (as one --flag=value word each: a value starting with "-" is never read as a flag)
         if case is not None:
-            argv += ["--case", str(case)]
+            argv.append(f"--case={case}")
         if replay is not None:
-            argv += ["--replay", replay if isinstance(replay, str) else json.dumps(replay)]
+            argv.append(f"--replay={replay if isinstance(replay, str) else json.dumps(replay)}")
         answer = _warm().run(argv[4:], INTERRUPT_GRACE) if os.environ.get(WARM_ENV, "1") != "0" else None
         out, err, code = answer if answer is not None else _run(argv, neutral_folder())
     finally:

@@ -34,6 +34,7 @@ and, for the run rather than the values:
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,11 +111,20 @@ class Frame:
         Raises:
             KeyError, TypeError: ``data`` is not a frame's JSON form.
         """
-        return cls(ref=str(data["ref"]), file=str(data["file"]), line=data.get("line"),
+        label = data.get("cell_label")
+        return cls(ref=str(data["ref"]), file=str(data["file"]), line=_count(data.get("line")),
                    function=str(data.get("function") or ""), code=str(data.get("code") or ""),
-                   cell=data.get("cell"), cell_line=data.get("cell_line"), file_line=data.get("file_line"),
-                   cell_label=str(data["cell_label"]) if data.get("cell_label") else None,
+                   cell=_count(data.get("cell")), cell_line=_count(data.get("cell_line")),
+                   file_line=_count(data.get("file_line")),
+                   # as IPython names a cell, In[5], and nothing else (a report is read back from disk)
+                   cell_label=label if isinstance(label, str) and re.fullmatch(r"In\[\d{1,9}\]", label) else None,
                    marks=_marks_of(data.get("marks")))
+
+
+def _count(value: Any) -> int | None:
+    """A line, cell or count of a report read back: a positive int below 10**9, else None (a
+    hand-edited ``Infinity`` or ``"12"`` is no number of ours)."""
+    return value if type(value) is int and 0 < value < 10**9 else None
 
 
 def _marks_of(value: Any) -> str:
@@ -293,11 +303,17 @@ class Replay:
         """
         if not data:
             return None
-        number = lambda v: int(v) if v is not None else None  # noqa: E731
-        return cls(submission=str(data["submission"]), problem=str(data["problem"]), case=data.get("case"),
-                   literal=data.get("literal"), seed=number(data.get("seed")), problems_dir=data.get("problems_dir"),
-                   framework=data.get("framework"), max_examples=number(data.get("max_examples")),
-                   seeded=bool(data.get("seeded", False)), small=data.get("small"))
+        def number(v: Any) -> int | None:   # an int as JSON gives it; a hand-edited Infinity is none
+            return v if type(v) is int else None
+
+        def text(v: Any) -> str | None:
+            return v if isinstance(v, str) else None
+
+        return cls(submission=str(data["submission"]), problem=str(data["problem"]), case=text(data.get("case")),
+                   literal=text(data.get("literal")), seed=number(data.get("seed")),
+                   problems_dir=text(data.get("problems_dir")), framework=text(data.get("framework")),
+                   max_examples=number(data.get("max_examples")), seeded=bool(data.get("seeded", False)),
+                   small=text(data.get("small")))
 
 
 @dataclass(kw_only=True)

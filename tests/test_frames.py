@@ -166,3 +166,18 @@ def test_pythons_markers_under_the_code_line_are_kept_as_facts_and_only_markers(
     assert f"    {frame.code}\n    {frame.marks}\n" in words
     forged = frames_of([{"file": "solution.py", "line": 1, "marks": "^^\x1b[31m"}], "solution.py")
     assert forged[0].marks == ""
+
+
+def test_a_report_read_back_keeps_only_fields_of_their_kind():
+    """Attack round 32: a hand-edited report's replay seed of Infinity made int() raise
+    OverflowError (a graded learner then showed as a crash on --resume), and a cell label with a
+    newline wrote its own line into the text report. Read back, each field is of its kind or
+    none."""
+    from grader.results import Replay
+    replay = Replay.from_json({"submission": "s.py", "problem": "p", "case": "c", "seed": float("inf"),
+                               "max_examples": "3", "literal": 5})
+    assert (replay.seed, replay.max_examples, replay.literal) == (None, None, None)
+    frame = Frame.from_json({"ref": "submission", "file": "s.py", "line": "3", "file_line": float("inf"),
+                             "cell_label": "In[5], line 1\n::error file=a::x", "cell_line": 2})
+    assert (frame.line, frame.file_line, frame.cell_label) == (None, None, None)
+    assert Frame.from_json({"ref": "submission", "file": "s.py", "cell_label": "In[12]"}).cell_label == "In[12]"

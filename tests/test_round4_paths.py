@@ -236,4 +236,5 @@ def test_the_graders_temporary_folder_is_named_neutrally(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(secret))
     text = f"cwd: {secret}/grader-run-1234-abcd\nHOME={secret}/grader-run-1234-abcd"
     out = learner_paths(text, "class/alice/solution.py", by_name=True)
-    assert "SECRETCLASS" not in out and "<tmp>/grader-run-1234-abcd" in out
+    # the run's own working folder by its role (attack round 31), under any TMPDIR
+    assert "SECRETCLASS" not in out and out == "cwd: <workdir>\nHOME=<workdir>", out

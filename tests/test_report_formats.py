@@ -14,7 +14,7 @@ import pytest
 import xmlschema  # pure Python; a dev/CI dependency (pip install xmlschema)
 
 from grader.reports import common, github, gradescope, junit
-from grader.results import ArrayInfo, CaseResult, Failure, GroupScore, Report
+from grader.results import ArrayInfo, CaseResult, Failure, Frame, GroupScore, Report
 
 ROOT = Path(__file__).resolve().parents[1]
 XSDS = {name: xmlschema.XMLSchema10(ROOT / "tests" / "schemas" / name) for name in ("JUnit.xsd", "junit-10.xsd")}
@@ -62,8 +62,9 @@ def failing():
              case("worked_example[bfloat16]", "examples", "failed", tol(hint="looks like softmax over axis 0"),
                   dtype="bfloat16"),
              case("empty_row", "edge", "failed", tol("max abs error 2 > allowed 1e-6")),
-             case("large_logits", "edge", "error", Failure(kind="exception", message="OverflowError: math range error",
-                                                          details=["Traceback (most recent call last):", "  line 3"])),
+             case("large_logits", "edge", "error", Failure(
+                 kind="exception", message="OverflowError: math range error", exception="OverflowError: math range error",
+                 frames=[Frame(ref="submission", file="softmax.py", line=3, function="softmax", code="return math.exp(x)")])),
              case("huge", "edge", "skipped")]
     return report(cases,
                   [GroupScore(group="examples", points=2, earned=1, passed=1, total=2),
@@ -84,6 +85,7 @@ def hidden():
 
 
 def import_failure():
+    # a syntax error the grader's own parse found (plan.py): no child ran, so no frames
     f = Failure(kind="import", message="SyntaxError: invalid syntax (softmax.py, line 4)", hint="a missing colon",
                 details=["  File \"softmax.py\", line 4", "    def softmax(x)", "                  ^"])
     return report([],
@@ -498,9 +500,9 @@ def test_a_github_annotation_of_a_raise_names_the_exception_not_the_traceback_he
     """Issue 37: the ::error detail line of a case that raised was the bare "Traceback (most
     recent call last):"; it is the exception raised now."""
     from grader.reports import github
-    f = Failure(kind="exception", message="the submission raised ValueError: k out of range", details=[
-        "Traceback (most recent call last):\n  File \"softmax.py\", line 4, in softmax\n    raise ValueError('k')\n"
-        "ValueError: k out of range"])
+    f = Failure(kind="exception", message="the submission raised ValueError: k out of range",
+                exception="ValueError: k out of range",
+                frames=[Frame(ref="submission", file="softmax.py", line=4, function="softmax", code="raise ValueError('k')")])
     rep = report([case("worked_example", "examples", "failed", f)],
                  [GroupScore(group="examples", points=2, earned=0, passed=0, total=1)])
     out = github.render(rep, audience="learner")

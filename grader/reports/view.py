@@ -117,8 +117,8 @@ class ReportView:
 
     def line_of(self, case: CaseResult) -> int:
         """The line an annotation or JUnit testcase of ``case`` points at: for a case whose call
-        raised (its failure's frames), the line of the deepest frame in the submission's file, the line that raised or
-        called into what raised; else :attr:`line`, the graded function's ``def``."""
+        raised (its failure's frames), the line of the deepest frame in the submission's file,
+        the line that raised or called into what raised; else :attr:`line`, the ``def``."""
         return raising_line(case.failure) or self.part_line(case) or self.line
 
     def problem_of(self, case: CaseResult) -> str:

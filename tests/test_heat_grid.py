@@ -115,6 +115,11 @@ def test_the_page_lists_cases_in_the_text_reports_order_degenerate_ones_last():
                         "cases": [zero, one, real]})
     order = re.findall(r"<code>([^<]+)</code> \(", page)
     assert order[0] == "batch[float32]" and set(order[1:]) == {"shrunk:gen3[float32]", "d_model_1[float32]"}
+    # a shrunk case of non-zero values leads, an axis of 1 or not (it is the smallest failing input)
+    small = case("shrunk:gen4[float32]", [1, 2], {"hidden": [[0.5, -1.0]]}, shrunk=True)
+    page = render_html({"passed": False, "problem": "tied_lm_head", "score": 0, "max_score": 1,
+                        "cases": [zero, one, real, small]})
+    assert re.findall(r"<code>([^<]+)</code> \(", page)[0] == "shrunk:gen4[float32]"
 
 
 def test_a_long_case_name_is_broken_to_the_figures_width():

@@ -196,7 +196,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                and c.get("visibility") != "hidden" and c.get("failure")]
     # the text report's order: a degenerate case (a size-0 or size-1 axis, all-zero inputs) after
     # the others, then smallest first, a shrunk case before the case of its size it came from
-    failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c) and not c.get("shrunk"),
+    failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c),
                                 sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
                                 not c.get("shrunk"), c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
@@ -272,10 +272,11 @@ def _picture(failing: list[dict[str, Any]]) -> dict[str, str] | None:
 
 def _degenerate(case: dict[str, Any]) -> bool:
     """A case of a JSON report that says little as a first example (as
-    ``grader.reports.text._degenerate``): an input with an axis of size 0 or 1, or all-zero inputs."""
+    ``grader.reports.text._degenerate``): an input with an axis of size 0 or 1 (unless the case
+    is a shrunk one, small by design), or all-zero inputs."""
     inputs = case.get("inputs") or {}
-    if any(_numel(i.get("shape", [])) <= 1 or 0 in i.get("shape", []) or 1 in i.get("shape", [])
-           for i in inputs.values()):
+    if not case.get("shrunk") and any(_numel(i.get("shape", [])) <= 1 or 0 in i.get("shape", [])
+                                      or 1 in i.get("shape", []) for i in inputs.values()):
         return True
     values = case.get("values") or {}
     arrays = [values.get(name) for name in inputs]

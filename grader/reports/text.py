@@ -89,9 +89,11 @@ def _compact(value: object, limit: int | None = 200) -> str:
 
 
 def _degenerate(case: CaseResult) -> bool:
-    """A case that says little as a first example: an input with an axis of size 0 or 1, or inputs
-    that are all zeros (a 1x1 zero case explains less than the worked example)."""
-    if any(_size(i.shape) <= 1 or 0 in i.shape or 1 in i.shape for i in case.inputs.values()):
+    """A case that says little as a first example: an input with an axis of size 0 or 1 (unless
+    the case is a shrunk one: small by design, it is the smallest failing input, the most telling
+    example; a learner's trial found it past the cases shown), or inputs that are all zeros (a 1x1
+    zero case explains less than the worked example, shrunk or not)."""
+    if not case.shrunk and any(_size(i.shape) <= 1 or 0 in i.shape or 1 in i.shape for i in case.inputs.values()):
         return True
     values = case.values or {}
     arrays = [values.get(name) for name in case.inputs]
@@ -273,9 +275,7 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
                 lines.add(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}", "hint", True)
 
     failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
-    # (a shrunk case is small by design, often with an axis of 1: never put back as degenerate, or
-    # the smallest failing input, the most telling example, fell past the cases shown: a learner's trial)
-    failing.sort(key=lambda c: (c.failure is not None and c.failure.kind in LATE_KINDS, _degenerate(c) and not c.shrunk,
+    failing.sort(key=lambda c: (c.failure is not None and c.failure.kind in LATE_KINDS, _degenerate(c),
                                 sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
     # one entry per case and failure kind: the same case failing in several dtypes is listed once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}

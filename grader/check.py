@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .options import (SEED_LABEL, SEED_SECRET_ENV, SIBLINGS_ENV, CheckOptions, Limits,  # noqa: F401 - re-exported
                       derive_seed, read_seed_secret)
 from .expected import expected_for, values_of  # noqa: F401 - re-exported
-from .plan import Plan, make_plan, replay_command  # noqa: F401 - re-exported
+from .plan import Plan, make_plan  # noqa: F401 - re-exported
 from .results import SECRET_REPLAY_NOTE, CallOutcome, ImportOutcome, Report  # noqa: F401 - re-exported
 from .run import MAX_RESTARTS  # noqa: F401 - re-exported
 from .spec import Problem

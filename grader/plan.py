@@ -143,11 +143,6 @@ class Plan:
         """How to re-run exactly ``case`` (:func:`replay_of`)."""
         return replay_of(self.options, self.problem, case, self.shown, case.name in self.seeded)
 
-    def replay_command(self, case: Case) -> str | None:
-        """The shell command that re-runs exactly ``case``, as the check was given its files."""
-        replay = self.replay_of(case)
-        return replay.words() if replay is not None else None
-
 
 def replay_of(opts: CheckOptions, problem: Problem, case: Case, shown: str, seeded: bool = False) -> Replay | None:
     """How to re-run exactly ``case`` (by name, or as a literal for small ones), as facts
@@ -171,12 +166,6 @@ def replay_of(opts: CheckOptions, problem: Problem, case: Case, shown: str, seed
     small_literal = json.dumps(case_literal(case), separators=(",", ":")) \
         if opts.seed_source == "secret" and seeded and small else None
     return Replay(**base, case=case.name, seed=opts.seed or None, max_examples=opts.max_examples, small=small_literal)
-
-
-def replay_command(opts: CheckOptions, problem: Problem, case: Case, shown: str) -> str | None:
-    """The shell command that re-runs exactly ``case`` (:func:`replay_of` in words)."""
-    replay = replay_of(opts, problem, case, shown)
-    return replay.words() if replay is not None else None
 
 
 def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,

@@ -275,13 +275,14 @@ def _exception_facts(exc: BaseException, submission: str) -> dict[str, Any]:
         return value if type(value) is int else None
 
     frames = traceback.extract_tb(exc.__traceback__)
+    names = [named(fr.filename) for fr in frames]
     if folder:   # from the submission's first frame, else a sibling's; none of the grader's
-        names = [named(fr.filename) for fr in frames]
         own = [i for i, n in enumerate(names) if n == os.path.basename(submission)]
         near = [i for i, n in enumerate(names) if not os.path.isabs(n) and not n.startswith(("<", "?"))]
-        frames = frames[(own or near)[0]:] if own or near else []
-    out = [{"file": named(fr.filename), "line": number(fr.lineno), "function": safe_str(fr.name)[:MAX_CODE],
-            "code": safe_str(fr.line or "").strip()[:MAX_CODE], "marks": _marks(fr)} for fr in frames]
+        start = (own or near)[0] if own or near else len(frames)
+        frames, names = frames[start:], names[start:]
+    out = [{"file": name, "line": number(fr.lineno), "function": safe_str(fr.name)[:MAX_CODE],
+            "code": safe_str(fr.line or "").strip()[:MAX_CODE], "marks": _marks(fr)} for fr, name in zip(frames, names)]
     if isinstance(exc, SyntaxError):
         out.append({"file": named(exc.filename), "line": number(exc.lineno), "function": "",
                     "code": safe_str(exc.text or "").strip()[:MAX_CODE]})

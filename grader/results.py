@@ -146,7 +146,7 @@ def frames_of(raw: Any, submission_name: str) -> list[Frame]:
         file, line = item["file"][:1000], item.get("line")
         relative = not (file.startswith(("/", "<")) or file == "?")
         ref = ("submission" if file == submission_name else "sibling") if relative else "outside"
-        out.append(Frame(ref=ref, file=file, line=line if type(line) is int and 0 < line < 10**9 else None,
+        out.append(Frame(ref=ref, file=file, line=_count(line),
                          function=item["function"][:300] if isinstance(item.get("function"), str) else "",
                          code=item["code"][:300] if isinstance(item.get("code"), str) else "",
                          marks=_marks_of(item.get("marks"))))
@@ -182,6 +182,14 @@ class Failure:
     frames: list[Frame] = field(default_factory=list)
     exception: str = ""
     traceback: str = ""
+
+    @property
+    def same_raise(self) -> str:
+        """What makes two tracebacks "the same" for a report that shows one of them once: the same
+        places (each frame's file, line and function) and the same exception but for the numbers
+        it names (the same error with other sizes). Facts, never the worded text."""
+        import re
+        return repr(([(f.ref, f.file, f.line, f.function) for f in self.frames], re.sub(r"\d+", "N", self.exception)))
 
     @property
     def shown_details(self) -> list[str]:
@@ -260,15 +268,15 @@ class Replay:
     seeded: bool = False
     small: str | None = None
 
-    def words(self, submission: str | None = None, problems_dir: str | None = None) -> str:
-        """The shell command (``shlex.join``), naming the file ``submission`` and the problems
-        folder ``problems_dir`` when given (the reader's names), else as the check had them."""
+    def words(self) -> str:
+        """The shell command (``shlex.join``), naming the file and the problems folder as these
+        facts do (a learner's view has named them as the learner has them already)."""
         import os
         import shlex
 
-        words = ["grader", "check", submission or self.submission, "--problem", self.problem]
+        words = ["grader", "check", self.submission, "--problem", self.problem]
         if self.problems_dir:
-            words += ["--problems-dir", os.path.normpath(problems_dir or self.problems_dir)]
+            words += ["--problems-dir", os.path.normpath(self.problems_dir)]
         if self.framework:
             words += ["--framework", self.framework]
         if self.literal is not None:

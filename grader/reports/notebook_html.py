@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
-import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -181,7 +179,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     output for a large one), and folded away the full text report and
     the ``source`` that was graded (tracebacks' line numbers are its lines). The markup is the
     Jinja2 template ``templates/feedback.html.j2``, every value autoescaped."""
-    from ..results import LATE_KINDS
+    from ..results import LATE_KINDS, Failure
     from .classview_anchor import anchor
     from .common import scalar_text
     from .templating import render
@@ -211,9 +209,10 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
         fc = c["failure"]
         same = None
         if fc.get("frames") or fc.get("exception"):
-            key = json.dumps([[f.get("ref"), f.get("file"), f.get("line"), f.get("function")]
-                              for f in fc.get("frames") or [] if isinstance(f, dict)]) \
-                + re.sub(r"\d+", "N", str(fc.get("exception") or ""))
+            try:   # the text report's rule (Failure.same_raise), on the JSON's facts
+                key = Failure.from_json(fc).same_raise
+            except (KeyError, TypeError, ValueError):
+                key = c["name"]
             same = seen.setdefault(key, c["name"])
             same = None if same == c["name"] else same
         cases.append({

@@ -131,9 +131,7 @@ def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity:
     budget = MAX_DETAIL_LINES if verbosity < VERBOSE else None
     for detail in f.shown_details:
         if seen is not None and detail is f.traceback:
-            # the same places and the same exception but for the sizes it names: the same traceback
-            # (keyed by the facts, the frames and the exception, never by the worded text)
-            key = repr(([(fr.ref, fr.file, fr.line, fr.function) for fr in f.frames], re.sub(r"\d+", "N", f.exception)))
+            key = f.same_raise
             if key in seen:
                 lines.add(f"    (the same traceback as {seen[key]} above)", "dim")
                 continue

@@ -4,11 +4,16 @@ JAX's persistent compilation caches.
 Where: ``$GRADER_CACHE_DIR``, else ``$XDG_CACHE_HOME/grader``, else ``~/.cache/grader`` (the XDG
 Base Directory Specification). ``GRADER_NO_CACHE=1`` (or ``--no-cache``) turns every cache off.
 
-``cases-<key>.npz`` holds the cases of one (problem spec, reference source, seed, generated
+``cases-<key>.bin`` holds the cases of one (problem spec, reference source, seed, generated
 count, dtypes, versions) combination, with the reference's exact outputs and condition scales,
 so that a warm check imports neither hypothesis nor JAX in the grader's process. The key is a
 SHA-256 over everything the values depend on, so a changed spec or reference (the "stale
-expected values" failure of graders in the field) can never be served from the cache.
+expected values" failure of graders in the field) can never be served from the cache. The file
+is one JSON header (each case's fields, each array's dtype, shape and place, and the set's
+:func:`grader.cases.cases_digest`) and one block of the arrays' bytes, read with one ``read``
+into one buffer that the arrays view. Format 3 was an ``.npz`` (a zip member, a CRC and an
+``ast``-parsed header per array: tied_lm_head's 93 cases, 33 MB in 361 arrays, took 90-180 ms
+to read, and hashing them again for the report's digest 30-60 ms more, in every check).
 
 Case sets of a run seeded from the instructor's secret (``--seed-secret``) are never written
 here, nor read: they are the answers, and this folder is readable by whoever runs the grader
@@ -26,9 +31,11 @@ can reach (docs/security.md).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import mmap
 import os
 import re
 import shutil
@@ -40,14 +47,19 @@ from typing import Any
 
 import numpy as np
 
-from . import memo, parsing
+from . import memo
 from .version import __version__
 from .cachedir import cache_root  # noqa: F401 - re-exported: grader.cache.cache_root
 from .cases import Case
 from .dtypes import dtype_of
 from .spec import Problem, problem_digest
 
-FORMAT = 3   # 2: a case keeps its "raises" (format 1 dropped it and the check patched it back); 3: its call layout
+FORMAT = 4   # 2: a case keeps its "raises" (format 1 dropped it and the check patched it back); 3: its call layout;
+             # 4: one file of a JSON header and the arrays' bytes (``cases-<key>.bin``), with the set's digest
+#: the first bytes of a case file; then the header's length (8 bytes, little-endian) and the header
+MAGIC = b"grader-cases\0\0\0\x04"
+#: each array of a case file starts at a multiple of this many bytes of its data block
+_ALIGN = 64
 JAX_ENTRY_BYTES = 16 << 20       # largest JAX cache entry taken back from a submission's process
 JAX_EXPORT_BYTES = 64 << 20      # most bytes taken back from one process
 JAX_STORE_FILES = 4096           # most entries kept for one source
@@ -264,89 +276,149 @@ def case_key(problem: Problem, seed: int, count: int, dtypes: tuple[str, ...]) -
     return h.hexdigest()
 
 
-def load_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | None:
-    """The cached cases with their exact outputs and scales, or None on a miss or a bad file.
-
-    NumPy parses each array's ``.npy`` header with ``ast.literal_eval``, so the read holds
-    :data:`grader.parsing.AST_LOCK` and is tried again on CPython 3.11's interleaving error
-    (gh-106905: threads of ``grader validate`` read the cache at once).
-    """
+def _case_file(key: str) -> Path | None:
     root = cache_root()
-    mark = memo.stamp(root / f"cases-{key}.npz") if root is not None and memo.ENABLED else None
-    for attempt in range(parsing.RETRIES + 1):
-        try:
-            with parsing.AST_LOCK:
-                return memo.remembered("cases", key, mark, lambda: _read_cases(key))
-        except SystemError as exc:
-            if not parsing.is_interleaving_error(exc) or attempt == parsing.RETRIES:
-                raise
-    return None
+    return None if root is None else root / f"cases-{key}.bin"
+
+
+def load_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | None:
+    """The cached cases with their exact outputs and scales, or None on a miss or a bad file
+    (a file of another format, cut short, or whose header places an array outside its data).
+
+    The arrays are writable views of one private mapping of the file per read: each read gives
+    arrays of its own (in a fork server, where :mod:`grader.memo` keeps one read, each check
+    has its own copy-on-write copy).
+    """
+    path = _case_file(key)
+    if path is None:
+        return None
+    mark = memo.stamp(path) if memo.ENABLED else None
+    return memo.remembered("cases", key, mark, lambda: _read(path, True))
 
 
 def case_set_digest(key: str, cases: list[Case]) -> str:
     """:func:`grader.cases.cases_digest` of ``cases``, the whole set read from the case cache
-    under ``key``: remembered (``grader.memo``) while that file is unchanged, so a fork server's
-    checks do not hash every input again (0.1-0.2 s of a NumPy check of tied_lm_head)."""
+    under ``key``: the digest its file's header holds, written with the arrays it hashes
+    (hashing every input again was 30-60 ms of a NumPy check of tied_lm_head), else computed."""
     from .cases import cases_digest
-    root = cache_root()
-    mark = memo.stamp(root / f"cases-{key}.npz") if root is not None and memo.ENABLED else None
-    return memo.remembered("cases-digest", key, mark, lambda: cases_digest(cases))
+    path = _case_file(key)
+    if path is not None:
+        mark = memo.stamp(path) if memo.ENABLED else None
+        header = memo.remembered("cases-header", key, mark, lambda: _read(path, False))
+        if isinstance(header, dict) and isinstance(header.get("digest"), str):
+            return header["digest"]
+    return cases_digest(cases)
 
 
-def _read_cases(key: str) -> list[tuple[Case, np.ndarray, np.ndarray | None]] | None:
-    root = cache_root()
-    if root is None:
-        return None
-    path = root / f"cases-{key}.npz"
+def _read(path: Path, arrays: bool) -> Any:
+    """The case file at ``path``: its cases (``arrays``), or only its header; None if it is
+    missing or bad."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(bytes(data["meta"]).decode())
-            out = []
-            for i, m in enumerate(meta):
-                inputs = {name: data[f"{i}:in:{name}"].view(dtype_of(m["input_dtypes"][name]))
-                          for name in m["inputs"]}
-                ref = data[f"{i}:ref"]
-                scale = data[f"{i}:scale"] if m["has_scale"] else None
-                literal = data[f"{i}:literal"] if m["has_literal"] else None
-                sizes = {k: tuple(v) if isinstance(v, list) else v for k, v in m["sizes"].items()}
-                case = Case(name=m["name"], group=m["group"], dtype=m["dtype"], inputs=inputs, sizes=sizes,
-                            compare=m["compare"], expected_literal=literal, origin=m["origin"],
-                            visibility=m["visibility"], raises=tuple(m.get("raises", ())),
-                            keywords=tuple(m.get("keywords", ())), scalars=tuple(m.get("scalars", ())))
-                out.append((case, ref, scale))
-            return out
-    except (OSError, KeyError, ValueError, TypeError):
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            head = fh.read(len(MAGIC) + 8)
+            if len(head) != len(MAGIC) + 8 or head[:len(MAGIC)] != MAGIC:
+                return None
+            length = int.from_bytes(head[len(MAGIC):], "little")
+            if length > size:
+                return None
+            header = json.loads(fh.read(length).decode())
+            if not arrays:
+                return header
+            start = _aligned(len(MAGIC) + 8 + length)
+            if start > size:
+                return None
+            # mapped, not read: a private copy-on-write mapping (pages of the page cache, copied
+            # only where a user writes), which stays valid after the file is replaced (a newer
+            # set is written to another file and renamed over this one, never truncated)
+            whole = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+        return _cases_of(header, memoryview(whole)[start:])
+    except (OSError, KeyError, ValueError, TypeError, AttributeError, IndexError):
         return None
+
+
+def _aligned(n: int) -> int:
+    return -(-n // _ALIGN) * _ALIGN
+
+
+def _array(data: memoryview, place: list[Any]) -> np.ndarray:
+    """The array that ``place`` (dtype name, shape, offset) names in ``data``: a view of it.
+
+    Raises:
+        ValueError: the place is not within the data, or the dtype is unknown.
+    """
+    name, shape, offset = place
+    dtype = dtype_of(name)
+    shape = tuple(int(n) for n in shape)
+    offset = int(offset)
+    count = int(np.prod(shape, dtype=np.int64))
+    if any(n < 0 for n in shape) or offset < 0 or offset + count * dtype.itemsize > len(data):
+        raise ValueError("an array outside the case file")
+    return np.frombuffer(data, dtype=dtype, count=count, offset=offset).reshape(shape)
+
+
+def _cases_of(header: dict[str, Any], data: memoryview) -> list[tuple[Case, np.ndarray, np.ndarray | None]]:
+    out = []
+    for m in header["cases"]:
+        arrays = m["arrays"]
+        inputs = {name: _array(data, arrays["in"][name]) for name in m["inputs"]}
+        scale = _array(data, arrays["scale"]) if "scale" in arrays else None
+        literal = _array(data, arrays["literal"]) if "literal" in arrays else None
+        sizes = {k: tuple(v) if isinstance(v, list) else v for k, v in m["sizes"].items()}
+        case = Case(name=m["name"], group=m["group"], dtype=m["dtype"], inputs=inputs, sizes=sizes,
+                    compare=m["compare"], expected_literal=literal, origin=m["origin"],
+                    visibility=m["visibility"], raises=tuple(m.get("raises", ())),
+                    keywords=tuple(m.get("keywords", ())), scalars=tuple(m.get("scalars", ())))
+        out.append((case, _array(data, arrays["ref"]), scale))
+    return out
 
 
 def store_cases(key: str, items: list[tuple[Case, np.ndarray, np.ndarray | None]]) -> None:
     """Write the case set atomically (a temp file renamed into place); failures are ignored."""
-    root = cache_root()
-    if root is None:
+    from .cases import cases_digest
+
+    path = _case_file(key)
+    if path is None:
         return
-    arrays: dict[str, Any] = {}
+    blocks: list[np.ndarray] = []
+    at = 0
+
+    def place(arr: Any) -> list[Any]:
+        nonlocal at
+        a = np.asarray(arr)
+        a = a if a.flags.c_contiguous else a.copy(order="C")   # (ascontiguousarray makes a 0-d array 1-d)
+        offset = _aligned(at)
+        blocks.append(np.zeros(offset - at, dtype=np.uint8))
+        blocks.append(a.reshape(-1).view(np.uint8))
+        at = offset + a.nbytes
+        return [a.dtype.name, list(a.shape), offset]
+
     meta = []
-    for i, (case, ref, scale) in enumerate(items):
-        for name, arr in case.inputs.items():
-            # bfloat16 is stored as its uint16 bit pattern (npz cannot name ml_dtypes types)
-            arrays[f"{i}:in:{name}"] = arr.view(f"u{arr.dtype.itemsize}") if arr.dtype.name == "bfloat16" else arr
-        arrays[f"{i}:ref"] = ref
+    for case, ref, scale in items:
+        arrays: dict[str, Any] = {"in": {name: place(arr) for name, arr in case.inputs.items()}, "ref": place(ref)}
         if scale is not None:
-            arrays[f"{i}:scale"] = scale
+            arrays["scale"] = place(scale)
         if case.expected_literal is not None:
-            arrays[f"{i}:literal"] = case.expected_literal
-        meta.append({"name": case.name, "group": case.group, "dtype": case.dtype,
-                     "inputs": list(case.inputs), "input_dtypes": {k: v.dtype.name for k, v in case.inputs.items()},
+            arrays["literal"] = place(case.expected_literal)
+        meta.append({"name": case.name, "group": case.group, "dtype": case.dtype, "inputs": list(case.inputs),
                      "sizes": {k: list(v) if isinstance(v, tuple) else v for k, v in case.sizes.items()},
                      "compare": case.compare, "origin": case.origin, "visibility": case.visibility,
                      "raises": list(case.raises), "keywords": list(case.keywords), "scalars": list(case.scalars),
-                     "has_scale": scale is not None, "has_literal": case.expected_literal is not None})
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+                     "arrays": arrays})
+    header = json.dumps({"cases": meta, "digest": cases_digest([c for c, _, _ in items])}).encode()
+    head = MAGIC + len(header).to_bytes(8, "little") + header
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".cases-", suffix=".npz", dir=root)
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, root / f"cases-{key}.npz")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".cases-", suffix=".bin", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(head + b"\0" * (_aligned(len(head)) - len(head)))
+                for block in blocks:
+                    fh.write(memoryview(block))
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except OSError:
         pass

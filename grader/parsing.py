@@ -6,9 +6,10 @@ interrupted (a garbage collection runs a finalizer, which lets another thread ru
 thread converts in between, the first fails a valid source with ``SystemError: AST constructor
 recursion depth mismatch``. ``grader validate`` grades its mistakes in threads while the main
 thread computes the oracle, and NumPy parses every ``.npy`` header of an ``.npz`` with
-``ast.literal_eval``: CI at load 7 failed a correct exercise this way. Every such conversion in
-the grader (its own parses and its reads of the case cache) holds :data:`AST_LOCK`; a parse that
-still meets the error (another library parsed without the lock) is retried.
+``ast.literal_eval``: CI at load 7 failed a correct exercise this way (when the case cache was
+an ``.npz``; its file has a JSON header since format 4). Every such conversion in the grader
+holds :data:`AST_LOCK`; a parse that still meets the error (another library parsed without the
+lock) is retried.
 """
 
 from __future__ import annotations

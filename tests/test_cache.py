@@ -51,10 +51,63 @@ def test_store_and_load_round_trip_every_dtype(tmp_path, monkeypatch):
             assert np.array_equal(c1.inputs[name].view(np.uint8), c0.inputs[name].view(np.uint8))
         assert np.array_equal(r1, r0)
         assert (s1 is None) == (s0 is None)
-    (tmp_path / "cases-k.npz").write_bytes(b"garbage")
+    (tmp_path / "cases-k.bin").write_bytes(b"garbage")
     assert cache.load_cases("k") is None
     monkeypatch.setenv("GRADER_NO_CACHE", "1")
     assert cache.cache_root() is None and cache.load_cases("k") is None
+
+
+def test_a_case_file_keeps_0d_empty_bool_integer_and_literal_arrays_and_its_digest(tmp_path, monkeypatch):
+    """Format 4 (one JSON header, one block of bytes): every array comes back with its dtype and
+    shape (a 0-d reference stays 0-d, an empty scale stays (2, 0)), the header's digest is the
+    one the cases hash to, and a loaded array is the reader's own (a write to it reaches neither
+    the file nor the next read)."""
+    from grader.cases import cases_digest, generated_cases
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path))
+    p = load_problem(ROOT / "problems" / "embedding_lookup.yaml")
+    cases = fixed_cases(p, p.frameworks["jax"], 0) + generated_cases(p, p.frameworks["jax"], 0, 4)
+    assert any(c.expected_literal is not None for c in cases)
+    items = [(c, np.array(7, dtype=np.int64) if i % 2 else np.arange(3.0)[::-1], None if i % 3 else np.ones((2, 0)))
+             for i, c in enumerate(cases)]
+    cache.store_cases("k", items)
+    loaded = cache.load_cases("k")
+    assert {"bool", "int32", "int64", "bfloat16", "float16", "float64"} <= \
+        {a.dtype.name for c, _, _ in loaded for a in c.inputs.values()}
+    for (c0, r0, s0), (c1, r1, s1) in zip(items, loaded, strict=True):
+        assert (c1.raises, c1.keywords, c1.scalars) == (c0.raises, c0.keywords, c0.scalars)
+        for name, a in c0.inputs.items():
+            assert (c1.inputs[name].dtype, c1.inputs[name].shape) == (a.dtype, a.shape)
+            assert c1.inputs[name].tobytes() == a.tobytes()
+        assert (r1.dtype, r1.shape) == (r0.dtype, r0.shape) and np.array_equal(r1, r0)
+        assert (s1 is None) == (s0 is None) and (s1 is None or s1.shape == (2, 0))
+        if c0.expected_literal is not None:
+            assert c1.expected_literal.shape == np.shape(c0.expected_literal)
+            assert np.array_equal(c1.expected_literal, c0.expected_literal)
+    assert cache.case_set_digest("k", []) == cases_digest([c for c, _, _ in items])
+    first = loaded[0][0].inputs["embedding_matrix"]
+    before = first.copy()
+    first[...] = 0
+    assert np.array_equal(cache.load_cases("k")[0][0].inputs["embedding_matrix"], before)
+
+
+def test_a_case_file_cut_short_or_pointing_outside_itself_is_a_miss(tmp_path, monkeypatch):
+    import json
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path))
+    p = load_problem(ROOT / "problems" / "tied_lm_head.yaml")
+    cache.store_cases("k", [(c, np.arange(3.0), None) for c in fixed_cases(p, ("float32",), 0)])
+    whole = (tmp_path / "cases-k.bin").read_bytes()
+    assert cache.load_cases("k") is not None
+    (tmp_path / "cases-k.bin").write_bytes(whole[: len(whole) - 8])
+    assert cache.load_cases("k") is None
+    n = len(cache.MAGIC)
+    length = int.from_bytes(whole[n:n + 8], "little")
+    header = json.loads(whole[n + 8:n + 8 + length])
+    header["cases"][0]["arrays"]["ref"][2] = len(whole)   # an offset past the data
+    text = json.dumps(header).encode()
+    (tmp_path / "cases-k.bin").write_bytes(cache.MAGIC + len(text).to_bytes(8, "little") + text)
+    assert cache.load_cases("k") is None
+    (tmp_path / "cases-k.bin").write_bytes(b"PK\x03\x04" + whole[4:])   # another format
+    assert cache.load_cases("k") is None
 
 
 def test_warm_run_reports_the_same_as_cold(tmp_path):
@@ -62,7 +115,7 @@ def test_warm_run_reports_the_same_as_cold(tmp_path):
     args = ("check", str(SUBMISSIONS / "wrong_tolerance_softmax.py"), "--format", "json",
             "--max-examples", "6", "--no-shrink")
     cold = run_grader(*args, env=env)
-    assert list((tmp_path / "c").glob("cases-*.npz")), "the cold run stores the case set"
+    assert list((tmp_path / "c").glob("cases-*.bin")), "the cold run stores the case set"
     warm = run_grader(*args, env=env)
     assert cold.code == warm.code == 1
     strip = lambda r: [(c["name"], c["status"], c["failure"]["message"] if c["failure"] else None)  # noqa: E731
@@ -111,27 +164,31 @@ def test_a_warm_passing_check_imports_no_hypothesis_jsonschema_or_jax(tmp_path):
     assert bad.returncode == 2 and "titel" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
 
-def test_a_cached_sets_digest_is_remembered_while_its_file_is_unchanged(tmp_path, monkeypatch):
-    """A fork server's checks hash a cached case set's inputs once (cache.case_set_digest), not
-    per check; a set written again is hashed again, and with the memos off nothing is kept."""
+def test_a_cached_sets_digest_is_its_files_not_hashed_again_per_check(tmp_path, monkeypatch):
+    """A check of a cached case set takes its digest from the file's header (written with the
+    arrays it hashes), not by hashing every input again; a set written again has its own, and
+    with the memos on (a fork server) the header is read once per file."""
     from grader import memo
     from grader.cases import cases_digest
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path))
     p = load_problem(ROOT / "problems" / "tied_lm_head.yaml")
     cases = fixed_cases(p, ("float32",), 3)
     cache.store_cases("d", [(c, np.zeros(1), None) for c in cases])
-    hashed = []
+    hashed, read = [], []
     monkeypatch.setattr("grader.cases.cases_digest", lambda cs: hashed.append(1) or cases_digest(cs))
+    first = cache.case_set_digest("d", cases)
+    assert first == cases_digest(cases) and not hashed
+    other = fixed_cases(p, ("float64",), 3)
+    want = cases_digest(other)
+    cache.store_cases("d", [(c, np.zeros(1), None) for c in other])      # written again
+    hashed.clear()
+    assert cache.case_set_digest("d", other) == want != first and not hashed
+    real_read = cache._read
+    monkeypatch.setattr(cache, "_read", lambda path, arrays: read.append(arrays) or real_read(path, arrays))
     monkeypatch.setattr(memo, "ENABLED", True)
     monkeypatch.setattr(memo, "_store", {})
-    first = cache.case_set_digest("d", cases)
-    assert first == cases_digest(cases) and cache.case_set_digest("d", cases) == first and len(hashed) == 1
-    other = fixed_cases(p, ("float64",), 3)
-    cache.store_cases("d", [(c, np.zeros(1), None) for c in other])      # written again: another stamp
-    assert cache.case_set_digest("d", other) == cases_digest(other) and len(hashed) == 2
-    monkeypatch.setattr(memo, "ENABLED", False)
-    cache.case_set_digest("d", other)
-    assert len(hashed) == 3
+    assert cache.case_set_digest("d", other) == cache.case_set_digest("d", other) and read == [False]
+    assert cache.case_set_digest("none", cases) == cases_digest(cases)   # no file: hashed
 
 
 def test_a_sources_jax_store_and_all_stores_stay_bounded(tmp_path, monkeypatch):

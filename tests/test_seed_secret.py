@@ -103,7 +103,7 @@ def _run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None)
 
 
 def _case_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("cases-*.npz")) if folder.is_dir() else []
+    return sorted(folder.glob("cases-*.bin")) if folder.is_dir() else []
 
 
 # -- the derived seed ---------------------------------------------------------------------------

@@ -491,7 +491,7 @@ def test_gradescope_setup_installs_torch_and_warms_the_caches(tmp_path):
     assert calls[2] == ["install", f"grader[torch] @ git+https://github.com/YOUR-ORG/grader.git@v{__version__}"]
     assert "warmed the caches with solution_numpy.py" in result.stderr
     cache = root / "cache"
-    cached = {p.name: p.stat().st_mtime_ns for p in cache.glob("cases-*.npz")}
+    cached = {p.name: p.stat().st_mtime_ns for p in cache.glob("cases-*.bin")}
     assert cached and cache.stat().st_uid == os.getuid()
     # a learner graded as run_autograder does: the case set comes from the cache, not rewritten
     (root / "submission").mkdir()
@@ -501,7 +501,7 @@ def test_gradescope_setup_installs_torch_and_warms_the_caches(tmp_path):
                             timeout=300, env=env)
     assert graded.returncode == 0, graded.stderr
     assert json.loads((root / "results" / "results.json").read_text())["score"] < 10
-    assert {p.name: p.stat().st_mtime_ns for p in cache.glob("cases-*.npz")} == cached
+    assert {p.name: p.stat().st_mtime_ns for p in cache.glob("cases-*.bin")} == cached
 
 
 def test_gradescope_setup_refuses_a_solution_that_fails(tmp_path):
@@ -566,7 +566,7 @@ def test_classroom_workflow_runs_every_step_and_caches_pip_and_the_grader(tmp_pa
     spec = hashlib.sha256(find_problem("tied_lm_head").read_bytes()).hexdigest()[:16]
     assert out["key"] == f"grader-{grader.__version__}-tied_lm_head-{spec}"
     assert out["dir"] == str(tmp_path / "home" / ".cache" / "grader")
-    assert list(Path(out["dir"]).glob("cases-*.npz")), "the Grade step did not use the cached folder"
+    assert list(Path(out["dir"]).glob("cases-*.bin")), "the Grade step did not use the cached folder"
     assert json.loads(base64.b64decode(out["result"]))["status"] == "pass"
 
 

@@ -359,13 +359,24 @@ def test_expected_values_stored_by_validate_are_those_check_stores(tmp_path, mon
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "by_check"))
     (tmp_path / "correct.py").write_text(CORRECT)
     assert check_submission(tmp_path / "correct.py", problem, CheckOptions(shrink=False)).passed
-    ours = sorted((tmp_path / "by_validate").glob("cases-*.npz"))
-    theirs = sorted((tmp_path / "by_check").glob("cases-*.npz"))
+    ours = sorted((tmp_path / "by_validate").glob("cases-*.bin"))
+    theirs = sorted((tmp_path / "by_check").glob("cases-*.bin"))
     assert [f.name for f in ours] == [f.name for f in theirs] and len(ours) == 1
-    with np.load(ours[0]) as a, np.load(theirs[0]) as b:
-        assert sorted(a.files) == sorted(b.files)
-        for key in a.files:
-            assert a[key].dtype == b[key].dtype and np.array_equal(a[key], b[key]), key
+    from grader import cache
+    key = ours[0].stem[len("cases-"):]
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "by_validate"))
+    a = cache.load_cases(key)
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "by_check"))
+    b = cache.load_cases(key)
+    assert a and b and [c.name for c, _, _ in a] == [c.name for c, _, _ in b]
+    for (ca, ra, sa), (cb, rb, sb) in zip(a, b):
+        assert list(ca.inputs) == list(cb.inputs), ca.name
+        for name in ca.inputs:
+            assert ca.inputs[name].dtype == cb.inputs[name].dtype, (ca.name, name)
+            assert np.array_equal(ca.inputs[name], cb.inputs[name]), (ca.name, name)
+        assert ra.dtype == rb.dtype and np.array_equal(ra, rb, equal_nan=True), ca.name
+        assert (sa is None) == (sb is None) and (sa is None or np.array_equal(sa, sb, equal_nan=True)), ca.name
+    assert ours[0].read_bytes() == theirs[0].read_bytes()
 
 
 def test_an_oracle_module_beside_the_reference(tmp_path):

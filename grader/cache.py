@@ -330,7 +330,10 @@ def _read(path: Path, arrays: bool) -> Any:
                 return None
             # mapped, not read: a private copy-on-write mapping (pages of the page cache, copied
             # only where a user writes), which stays valid after the file is replaced (a newer
-            # set is written to another file and renamed over this one, never truncated)
+            # set is written to another file and renamed over this one, never truncated). The
+            # mapping holds a descriptor of the file while its arrays live: no child gets it
+            # (every child is started with only its two protocol pipes: runner.Worker) and the
+            # grader is not dumpable, so no child opens /proc/<grader>/fd (docs/security.md, a22)
             whole = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
         return _cases_of(header, memoryview(whole)[start:])
     except (OSError, KeyError, ValueError, TypeError, AttributeError, IndexError):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .version import __version__
 from .errors import EXIT_USAGE, GraderError
@@ -44,8 +44,11 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``grader`` argument parser with every subcommand."""
+def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
+    """The ``grader`` argument parser with every subcommand, or (``only_check``) with ``check``
+    alone: what ``grader check ARGS`` parses with, its messages and exit codes the same, without
+    importing the batch, export and web modules that the other subcommands' parsers need (30-60
+    ms of a cold check)."""
     parser = _Parser(prog="grader", description="Grade numeric coding exercises against a reference solution.")
     parser.add_argument("--version", action="version", version=f"grader {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -74,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "SECONDS' (import 0 0; cases K N after each visible case; shrink 0 0; hidden 0 N "
                             "once; SECONDS: the system's monotonic clock); the exercise page shows them")
 
+    if only_check:
+        return parser
     probs = sub.add_parser("problems", help="list the problems the grader knows, or print one's statement",
                            description="List the problems (id and title), or with ID print that problem's "
                                        "statement. A spec that fails to load is named with its error; the others "
@@ -141,40 +146,49 @@ def _one_line(exc: BaseException) -> str:
     return printable(str(exc), one_line=True)
 
 
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs ``command``, importing only that command's modules: a check
+    imported the batch, gradebook, summary, export and serve modules too (30-60 ms of a cold
+    ``grader check``; docs/performance.md).
+
+    Raises:
+        KeyError: no such command (argparse has refused it before).
+    """
+    if command in ("check", "problems", "validate"):
+        return {"check": cmd_check, "problems": cmd_problems, "validate": cmd_validate}[command]
+    if command == "serve":
+        from .forkserver import cmd_serve
+        return lambda a: cmd_serve(a, main, build_parser)
+    if command == "export":
+        from .export import HANDLERS as export_handlers
+        return export_handlers[command]
+    from .batch import merge, pool
+    if command == "grade":
+        grade = pool.HANDLERS["grade"]
+        return lambda a: pool.cmd_grade_for_terminal(a, grade)
+    return merge.HANDLERS[command]
+
+
 def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
     """Run the CLI; returns the exit code (see the module docstring).
 
     ``grader check`` is first offered to this user's ``grader serve``, if one is running
-    (:func:`grader.forkserver.run_served`): it forks the same check from a warm grader, with
+    (:func:`grader.forkserver_client.run_served`): it forks the same check from a warm grader, with
     this process's streams, folder and environment. When none answers, or ``serve`` is false,
     the check runs here."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if serve and argv[:1] == ["check"]:
-        from . import forkserver
-        served = forkserver.run_served(argv)
+        from .forkserver_client import run_served   # not the zygote's module: 30 ms of a check
+        served = run_served(argv)
         if served is not None:
             return served
-    parser = build_parser()
+    parser = build_parser(only_check=argv[:1] == ["check"])
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from .forkserver import cmd_serve
-    handlers = {"check": cmd_check, "problems": cmd_problems,
-                "serve": lambda a: cmd_serve(a, main, build_parser)}
-    handlers["validate"] = cmd_validate
-    from .export import HANDLERS as export_handlers
-    handlers.update(export_handlers)
     try:
-        from .batch import merge, pool
-        handlers.update(pool.HANDLERS)
-        handlers.update(merge.HANDLERS)
-        grade = handlers["grade"]
-        handlers["grade"] = lambda a: pool.cmd_grade_for_terminal(a, grade)
-    except ImportError:
-        pass
-    try:
-        return handlers[args.command](args)
+        return _handler(args.command)(args)
     except GraderError as exc:
         sys.stderr.write(f"grader: error: {_one_line(exc)}\n")
         return EXIT_USAGE

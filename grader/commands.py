@@ -75,6 +75,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                                  width=module.terminal_width(stream), verbosity=args.verbosity)
     else:  # machine-readable: never colour, wrapping or verbosity
         rendered = module.render(report, audience=args.audience)
+    if args.format == "text" and not args.output:
+        from .reports.text import actions_safe   # a learner's line is no workflow command in the log
+        rendered = actions_safe(rendered)
     write_output(rendered, args.output)
     if args.format == "github":
         module.write_github_files(report, audience=args.audience)

@@ -393,6 +393,28 @@ def render(report: Report, *, audience: str = "learner", color: bool = False, wi
     return "\n".join(out) + "\n"
 
 
+#: a line GitHub's runner takes as a workflow command: ``::name ...::`` after leading blanks
+#: (actions/runner ``ActionCommand.TryParseV2`` trims them first), or the older ``##[name]``
+_WORKFLOW_COMMAND = re.compile(r"^\s*::|##\[", re.MULTILINE)
+
+
+def actions_safe(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` for a GitHub Actions log: where the runner would read one of its lines as a
+    workflow command (a learner's print, exception message or file name that starts a line with
+    ``::error file=...::``, ``::add-mask::``, ``::stop-commands::``...), the whole text between
+    ``::stop-commands::TOKEN`` and ``::TOKEN::`` with an unguessable token, the runner's own way
+    to print untrusted text (GitHub's "Stopping and starting workflow commands"); unchanged
+    elsewhere (``GITHUB_ACTIONS`` not ``true``) and where no line looks like a command.
+    For the text report, which a person reads in the log; never JSON or XML, whose readers
+    parse the whole output, nor the github format, whose commands are meant."""
+    env = os.environ if env is None else env
+    if env.get("GITHUB_ACTIONS") != "true" or not _WORKFLOW_COMMAND.search(text):
+        return text
+    import secrets
+    token = secrets.token_hex(16)
+    return f"::stop-commands::{token}\n{text}{'' if text.endswith(chr(10)) else chr(10)}::{token}::\n"
+
+
 def _size(shape: tuple[int, ...]) -> int:
     n = 1
     for s in shape:

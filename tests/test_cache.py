@@ -110,6 +110,64 @@ def test_a_case_file_cut_short_or_pointing_outside_itself_is_a_miss(tmp_path, mo
     assert cache.load_cases("k") is None
 
 
+def _rewritten(whole: bytes, change) -> bytes:
+    """A case file's bytes with its header changed by ``change(header)``, the data block kept."""
+    import json
+    n = len(cache.MAGIC)
+    length = int.from_bytes(whole[n:n + 8], "little")
+    header = json.loads(whole[n + 8:n + 8 + length])
+    change(header)
+    text = json.dumps(header).encode()
+    head = cache.MAGIC + len(text).to_bytes(8, "little") + text
+    head += b"\0" * (-len(head) % 64)
+    return head + whole[-(-(n + 8 + length) // 64) * 64:]
+
+
+def _overlap(h):
+    h["cases"][1]["arrays"]["ref"][2] = h["cases"][0]["arrays"]["ref"][2]
+
+
+def _name_a_list(h):
+    h["cases"][0]["name"] = ["x"]
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "link", "deep", "huge header", "overlap", "name a list", "unchanged"])
+def test_a_hostile_case_file_is_a_miss_not_a_crash_or_a_hang(tmp_path, monkeypatch, hostile):
+    """Round 33: whoever can write the cache folder made every check end with exit 2 (a header
+    nested 200,000 deep, a field of another type), hang (a FIFO in the file's place), allocate
+    what a header's length claimed, or grade inputs that shared bytes; each is now a miss (the
+    set is made again), and no link is followed."""
+    import os
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path))
+    p = load_problem(ROOT / "problems" / "tied_lm_head.yaml")
+    cache.store_cases("k", [(c, np.arange(3.0), None) for c in fixed_cases(p, ("float32",), 0)])
+    path = tmp_path / "cases-k.bin"
+    whole = path.read_bytes()
+    path.unlink()
+    n = len(cache.MAGIC)
+    if hostile == "fifo":
+        os.mkfifo(path)
+    elif hostile == "link":
+        (tmp_path / "elsewhere.bin").write_bytes(whole)
+        path.symlink_to(tmp_path / "elsewhere.bin")
+    elif hostile == "deep":
+        text = b"[" * 200_000 + b"]" * 200_000
+        path.write_bytes(cache.MAGIC + len(text).to_bytes(8, "little") + text)
+    elif hostile == "huge header":
+        with open(path, "wb") as fh:
+            fh.write(cache.MAGIC + (1 << 40).to_bytes(8, "little"))
+            fh.truncate((1 << 40) + 64)          # sparse: as large as the header claims
+    elif hostile == "overlap":
+        path.write_bytes(_rewritten(whole, _overlap))
+    elif hostile == "name a list":
+        path.write_bytes(_rewritten(whole, _name_a_list))
+    else:
+        path.write_bytes(_rewritten(whole, lambda h: None))
+    loaded = cache.load_cases("k")
+    assert (loaded is not None) == (hostile == "unchanged")
+    assert cache.case_set_digest("k", []) is not None
+
+
 def test_warm_run_reports_the_same_as_cold(tmp_path):
     env = {"GRADER_CACHE_DIR": str(tmp_path / "c")}
     args = ("check", str(SUBMISSIONS / "wrong_tolerance_softmax.py"), "--format", "json",

@@ -13,7 +13,10 @@ is one JSON header (each case's fields, each array's dtype, shape and place, and
 :func:`grader.cases.cases_digest`) and one block of the arrays' bytes, read with one ``read``
 into one buffer that the arrays view. Format 3 was an ``.npz`` (a zip member, a CRC and an
 ``ast``-parsed header per array: tied_lm_head's 93 cases, 33 MB in 361 arrays, took 90-180 ms
-to read, and hashing them again for the report's digest 30-60 ms more, in every check).
+to read, and hashing them again for the report's digest 30-60 ms more, in every check). The
+header's digest is taken as written: whoever can write this folder can change the expected
+values themselves, which no digest of the inputs would show (the folder is the grader's; no
+sandboxed child can reach it: docs/security.md).
 
 Case sets of a run seeded from the instructor's secret (``--seed-secret``) are never written
 here, nor read: they are the answers, and this folder is readable by whoever runs the grader

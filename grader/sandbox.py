@@ -51,6 +51,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -573,17 +574,24 @@ def probe(tier: str) -> tuple[bool, str]:
 
 
 #: what a probe's outcome depends on besides the grader's source: the kernel's boot, the settings
-#: that allow user namespaces, and which namespaces, cgroup and confinement this process is in
-#: (another container, or a container's own seccomp profile, gives another key)
+#: that allow namespaces, the security modules and this process's profile, and which namespaces,
+#: cgroup and confinement this process is in (another container, or a container's own seccomp
+#: profile, gives another key)
 _PROBE_FACTS = ("/proc/sys/kernel/random/boot_id", "/proc/sys/user/max_user_namespaces",
+                "/proc/sys/user/max_mnt_namespaces", "/proc/sys/user/max_pid_namespaces",
+                "/proc/sys/user/max_net_namespaces", "/proc/sys/user/max_ipc_namespaces",
+                "/proc/sys/user/max_uts_namespaces", "/proc/sys/user/max_cgroup_namespaces",
                 "/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
-                "/proc/self/cgroup")
+                "/proc/self/cgroup", "/proc/self/attr/current",
+                "/sys/kernel/security/lsm")
 _PROBE_NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")
 _PROBE_STATUS = ("Uid", "Gid", "CapEff", "CapBnd", "NoNewPrivs", "Seccomp", "Seccomp_filters")
 
 
-#: the extra bubblewrap flags a probe may find to work (:func:`_probe_run`)
-_BWRAP_EXTRAS = ("--disable-userns",)
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    """A file's identity for :func:`_probe_key`: device, inode, mode (a setuid bit), owner,
+    size, and modification and change times in ns."""
+    return st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _probe_key(tier: str, program: str) -> str | None:
@@ -599,12 +607,12 @@ def _probe_key(tier: str, program: str) -> str | None:
     h = hashlib.sha256()
     try:
         parts = [tier, grader_source_digest(), sys.executable, program,
-                 *(repr(tuple(os.stat(f)[i] for i in (1, 2, 6, 8))) for f in (sys.executable, program)),
+                 *(repr(_identity(os.stat(f))) for f in (sys.executable, program)),
                  *(f"{k}={os.environ.get(k)}" for k in ("GRADER_SECCOMP", "GRADER_SANDBOX_UIDS"))]
         for fact in _PROBE_FACTS:
             try:
                 parts.append(Path(fact).read_text())
-            except FileNotFoundError:
+            except (FileNotFoundError, PermissionError, OSError):
                 parts.append("-")
         parts += [os.readlink(f"/proc/self/ns/{ns}") for ns in _PROBE_NAMESPACES]
         status = Path("/proc/self/status").read_text().splitlines()
@@ -616,40 +624,81 @@ def _probe_key(tier: str, program: str) -> str | None:
     return h.hexdigest()
 
 
+def _strongest(tier: str) -> Sandbox:
+    """The first variant :func:`_probe_run` tries for ``tier``: the one every check should get."""
+    if tier == "bwrap" and os.geteuid() != 0:
+        return Sandbox("bwrap", ("--disable-userns",))
+    return Sandbox(tier)
+
+
+def _private(st: os.stat_result) -> bool:
+    """Whether a file or folder is this user's and nobody else may write it."""
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
 def _remembered_probe(tier: str, program: str, run: Any) -> tuple[bool, str, Sandbox | None]:
     """``run()`` (the probe of ``tier``), or what it found before on this machine in the same state
-    (:func:`_probe_key`), from ``<cache>/sandbox-probe-<key>.json``: the probe starts a sandboxed
-    child (Python and NumPy: 0.2-0.25 CPU s, a fifth of a warm NumPy check's CPU) in every
-    grader process otherwise. Only a tier that worked is remembered: a failure may pass (a
-    probe that timed out on a loaded machine, no sandbox user free) and must not leave every
-    later check in a weaker tier, so it is probed again by the next process. Only the grader
-    writes that folder; a file that does not parse as a probe's outcome is ignored."""
+    (:func:`_probe_key`) less than :data:`PROBE_MEMO_SECONDS` ago, from
+    ``<cache>/sandbox-probe-<key>.json``: the probe starts a sandboxed child (Python and NumPy:
+    0.1-0.25 CPU s, a fifth of a warm NumPy check's CPU) in every grader process otherwise.
+
+    Only the strongest variant's success is remembered (:func:`_strongest`: bubblewrap with
+    ``--size``, and ``--disable-userns`` where it applies): a failure, or a weaker variant that
+    passed after a stronger one failed, may pass (a probe that timed out on a loaded machine, no
+    sandbox user free) and must not leave later checks in a weaker tier until the next boot
+    (attack round 33). The memo is read only from a regular file (no link followed) that is this
+    user's, in a folder that is this user's, neither writable by anyone else (a shared cache
+    folder, which the Slurm template allows, gives no memo), and only as the strongest variant;
+    anything else is ignored and the probe runs."""
     from .cachedir import cache_root
 
     root = cache_root()
     key = _probe_key(tier, program) if root is not None else None
     path = root / f"sandbox-probe-{key}.json" if key else None
-    if path is not None:
-        try:
-            found = json.loads(path.read_text())
-            extra, sized = found["bwrap_extra"], found["bwrap_sized"]
-            if found["ok"] is True and isinstance(sized, bool) and isinstance(extra, list) and \
-                    all(a in _BWRAP_EXTRAS for a in extra):
-                return True, "", Sandbox(tier, tuple(extra), sized)
-        except (OSError, ValueError, KeyError, TypeError, GraderError):
-            pass
+    strongest = _strongest(tier)
+    if path is not None and _remembered(path, strongest):
+        return True, "", strongest
     ok, why, found = run()
-    if path is not None and ok and found is not None:
-        record = {"ok": True, "bwrap_extra": list(found.bwrap_extra), "bwrap_sized": found.bwrap_sized}
+    if path is not None and ok and found is not None and \
+            (found.bwrap_extra, found.bwrap_sized) == (strongest.bwrap_extra, strongest.bwrap_sized):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".sandbox-probe-", dir=path.parent)
-            with os.fdopen(fd, "w") as fh:
-                json.dump(record, fh)
-            os.replace(tmp, path)
+            if _private(os.stat(path.parent)):
+                fd, tmp = tempfile.mkstemp(prefix=".sandbox-probe-", dir=path.parent)
+                with os.fdopen(fd, "w") as fh:
+                    json.dump({"ok": True, "bwrap_extra": list(found.bwrap_extra),
+                               "bwrap_sized": found.bwrap_sized}, fh)
+                os.replace(tmp, path)
         except OSError:
             pass
     return ok, why, found
+
+
+#: how long a remembered probe stands: a machine whose state the key misses (a security profile
+#: loaded at run time) gets probed again within this many seconds
+PROBE_MEMO_SECONDS = 3600
+
+
+def _remembered(path: Path, strongest: Sandbox) -> bool:
+    """Whether ``path`` holds a success of ``strongest`` that this process may trust (see
+    :func:`_remembered_probe`)."""
+    import time
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _private(st) or not _private(os.stat(path.parent)) or \
+                st.st_size > 4096 or not 0 <= time.time() - st.st_mtime < PROBE_MEMO_SECONDS:
+            return False
+        found = json.loads(os.read(fd, 4096))
+        return isinstance(found, dict) and found.get("ok") is True and \
+            found.get("bwrap_extra") == list(strongest.bwrap_extra) and found.get("bwrap_sized") is strongest.bwrap_sized
+    except (OSError, ValueError, RecursionError):
+        return False
+    finally:
+        os.close(fd)
 
 
 def _probe_locked(tier: str) -> tuple[bool, str, Sandbox | None]:
@@ -665,7 +714,7 @@ def _probe_run(tier: str) -> tuple[bool, str, Sandbox | None]:
         return ok, why, Sandbox("unshare") if ok else None
     why = ""
     # --disable-userns needs --unshare-user, which a root grader does not use (bwrap_argv)
-    first = () if os.geteuid() == 0 else (Sandbox("bwrap", ("--disable-userns",)),)
+    first = () if os.geteuid() == 0 else (_strongest("bwrap"),)
     for candidate in (*first, Sandbox("bwrap"), Sandbox("bwrap", (), False)):
         ok, why = _run_probe(candidate)
         if ok:

@@ -20,10 +20,14 @@ def probes(tmp_path, monkeypatch):
     if shutil.which("bwrap") is None:
         monkeypatch.setattr(sandbox.shutil, "which", lambda name: "/bin/sh" if name == "bwrap" else None)
     calls: list[tuple] = []
-    outcome = {"ok": True}
+    outcome = {"ok": True, "strongest fails": False}
+    strongest = sandbox._strongest("bwrap")
 
     def run_probe(candidate):
         calls.append((candidate.bwrap_extra, candidate.bwrap_sized))
+        if outcome["strongest fails"] and (candidate.bwrap_extra, candidate.bwrap_sized) == \
+                (strongest.bwrap_extra, strongest.bwrap_sized):
+            return False, "the probe took longer than 20 s"
         return (True, "") if outcome["ok"] else (False, "no user namespaces")
 
     monkeypatch.setattr(sandbox, "_run_probe", run_probe)
@@ -74,6 +78,7 @@ def test_another_state_is_probed_again(probes, monkeypatch):
     {"ok": "yes", "bwrap_extra": [], "bwrap_sized": True},
     {"ok": True, "bwrap_extra": "--disable-userns", "bwrap_sized": True},
     {"ok": True, "bwrap_extra": [], "bwrap_sized": 1},
+    {"ok": True, "bwrap_extra": [], "bwrap_sized": False},       # a weaker variant than the probe's
     "not a record",
 ])
 def test_a_file_that_is_no_probes_outcome_is_probed_again(probes, record):
@@ -83,7 +88,7 @@ def test_a_file_that_is_no_probes_outcome_is_probed_again(probes, record):
     path.write_text(json.dumps(record))
     (ok, _), found = probe()
     assert ok and len(calls) == 2
-    assert "--bind" not in found.bwrap_extra
+    assert "--bind" not in found.bwrap_extra and found.bwrap_sized is True
     assert json.loads(path.read_text())["ok"] is True      # written again
 
 
@@ -93,3 +98,47 @@ def test_no_cache_folder_no_memo(probes, monkeypatch):
     probe()
     probe()
     assert len(calls) == 2 and not list(folder.glob("sandbox-probe-*.json"))
+
+
+def test_a_weaker_variant_that_passed_is_not_remembered(probes):
+    """Round 33: the strongest variant timed out once on a loaded machine, bubblewrap without
+    --size passed, and every later check ran without size caps until the next boot."""
+    calls, outcome, probe, folder = probes
+    outcome["strongest fails"] = True
+    (ok, _), found = probe()
+    assert ok and found.bwrap_sized is False
+    assert not list(folder.glob("sandbox-probe-*.json"))
+    outcome["strongest fails"] = False
+    n = len(calls)
+    (ok, _), found = probe()
+    assert ok and found.bwrap_sized is True and len(calls) == n + 1
+
+
+def test_a_memo_others_may_write_an_old_one_or_a_link_is_not_trusted(probes):
+    import os
+    import time
+    calls, _, probe, folder = probes
+    probe()
+    (path,) = folder.glob("sandbox-probe-*.json")
+    record = path.read_text()
+    os.chmod(path, 0o666)                                    # anyone may write it
+    probe()
+    assert len(calls) == 2
+    os.chmod(path, 0o600)
+    old = time.time() - sandbox.PROBE_MEMO_SECONDS - 60      # older than a memo stands
+    os.utime(path, (old, old))
+    probe()
+    assert len(calls) == 3
+    path.unlink()
+    (folder / "elsewhere.json").write_text(record)
+    path.symlink_to(folder / "elsewhere.json")
+    probe()
+    assert len(calls) == 4
+    path.unlink()
+    os.chmod(folder, 0o777)                                  # a folder anyone may write: no memo
+    try:
+        probe()
+        probe()
+        assert len(calls) == 6 and not path.exists()
+    finally:
+        os.chmod(folder, 0o700)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -20,7 +21,10 @@ from .errors import GraderError
 def write_output(text: str, path: str | None) -> None:
     """Write ``text`` to ``path`` atomically (a temp file renamed into place), or to stdout.
 
-    A path that exists and is not a regular file (``/dev/null``, a FIFO) is written in place.
+    A path that exists and is not a regular file (``/dev/null``, a FIFO), or is a symbolic link
+    (``/dev/stdout``), is written in place, through the link: renaming a temporary file over
+    ``/dev/stdout`` replaced the link with a regular file for every later process (attack
+    round 33, as root).
 
     Raises:
         GraderError: the file cannot be written.
@@ -31,9 +35,9 @@ def write_output(text: str, path: str | None) -> None:
         return
     target = Path(path)
     try:
-        if target.exists() and not target.is_file():
-            # a device, FIFO or the like (/dev/null, /dev/stdout): write into it; renaming a
-            # temp file over it would replace the device with a regular file
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            # a device, FIFO or the like (/dev/null), or a link (/dev/stdout): write into it;
+            # renaming a temp file over it would replace the device or the link
             with open(target, "w", encoding="utf-8") as fh:
                 fh.write(text)
             return
@@ -52,3 +56,23 @@ def csv_line(cells: Iterable[str]) -> str:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerow(list(cells))
     return buf.getvalue()
+
+
+def reaches_output(path: str | None) -> bool:
+    """Whether a report written to ``path`` (None: stdout) lands where this process's standard
+    output goes, or anywhere that is not a regular file (``/dev/stdout``, ``/dev/stderr``, a
+    FIFO, a terminal): a CI log may read it (attack round 33: ``--output /dev/stdout`` went
+    around the Actions fence of :func:`grader.reports.text.actions_safe`)."""
+    if not path:
+        return True
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return True
+    try:
+        out = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino)

@@ -38,6 +38,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -53,7 +54,7 @@ from . import memo
 from .version import __version__
 from .cachedir import cache_root  # noqa: F401 - re-exported: grader.cache.cache_root
 from .cases import Case
-from .dtypes import dtype_of
+from .dtypes import FLOAT_NAMES, dtype_of
 from .spec import Problem, problem_digest
 
 FORMAT = 4   # 2: a case keeps its "raises" (format 1 dropped it and the check patched it back); 3: its call layout;
@@ -343,45 +344,75 @@ def _read(path: Path, arrays: bool) -> Any:
             start = _aligned(len(MAGIC) + 8 + length)
             if start > st.st_size:
                 return None
+            if st.st_size - start > _aligned(header["_end"]):
+                return None     # bytes past the last array: no file store_cases writes
             fh.seek(start)
             data = bytearray(st.st_size - start)
             if fh.readinto(data) != len(data):
                 return None
         return _cases_of(header, memoryview(data))
-    except (OSError, KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError, MemoryError):
+    except (OSError, KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError, MemoryError,
+            OverflowError):
         return None
 
 
 #: the largest header a case file may have (tied_lm_head's 93 cases: 60 kB)
 _HEADER_BYTES = 16 << 20
-_TEXT_FIELDS = ("name", "group", "dtype", "compare", "origin", "visibility")
+_TEXT_FIELDS = ("name", "group")
 _LIST_FIELDS = ("inputs", "raises", "keywords", "scalars")
+#: the values a case's other fields may take (``grader.cases.Case``)
+_CHOICES = {"dtype": FLOAT_NAMES, "compare": ("tolerance", "exact"),
+            "origin": ("fixed", "generated", "shrunk", "replay"), "visibility": ("visible", "hidden")}
+
+
+def _array_dtype(name: Any) -> np.dtype | None:
+    """The dtype of an array named ``name`` in a header: bfloat16 or a plain NumPy boolean,
+    integer, float or complex dtype by its canonical name; None for anything else (``object``,
+    ``V8``, ``datetime64[ns]``, ``U5``, ``>f8``, ``(2,)f8``, ``f8,i4``...)."""
+    if not isinstance(name, str):
+        return None
+    if name == "bfloat16":
+        return dtype_of(name)
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        return None
+    return dtype if dtype.kind in "biufc" and dtype.name == name and dtype.isnative else None
 
 
 def _header(header: Any) -> dict[str, Any] | None:
-    """``header`` if it is a case file's (each case's fields of their types, every array's place a
-    (dtype name, shape, offset) triple, no two arrays overlapping), else None."""
+    """``header`` if it is a case file's (each case's fields of their types and values, every
+    array's place a (dtype name, shape, offset) triple of a plain dtype and a shape of fewer than
+    2**40 elements, no two arrays overlapping), else None (attack round 33)."""
     if not isinstance(header, dict) or not isinstance(header.get("cases"), list) or \
             not isinstance(header.get("digest", ""), str):
         return None
-    places = []
+    spans = []
     for m in header["cases"]:
         if not isinstance(m, dict) or not all(isinstance(m.get(k), str) for k in _TEXT_FIELDS) or \
+                not all(m.get(k) in values for k, values in _CHOICES.items()) or \
                 not all(isinstance(m.get(k), list) and all(isinstance(x, str) for x in m[k]) for k in _LIST_FIELDS) or \
                 not isinstance(m.get("sizes"), dict) or not isinstance(m.get("arrays"), dict) or \
                 not isinstance(m["arrays"].get("in"), dict) or set(m["arrays"]["in"]) != set(m["inputs"]):
             return None
+        for v in m["sizes"].values():
+            if not (type(v) is int or (isinstance(v, list) and all(type(n) is int for n in v))):
+                return None
         arrays = m["arrays"]
         for place in [*arrays["in"].values(), *(arrays[k] for k in ("ref", "scale", "literal") if k in arrays)]:
-            if not (isinstance(place, list) and len(place) == 3 and isinstance(place[0], str) and
-                    isinstance(place[1], list) and all(type(n) is int and n >= 0 for n in place[1]) and
-                    type(place[2]) is int and place[2] >= 0):
+            if not (isinstance(place, list) and len(place) == 3 and isinstance(place[1], list) and
+                    all(type(n) is int and 0 <= n < 1 << 40 for n in place[1]) and
+                    type(place[2]) is int and 0 <= place[2] < 1 << 62):
                 return None
-            places.append(place)
-    spans = sorted((offset, offset + int(np.prod(shape, dtype=np.int64)) * dtype_of(name).itemsize)
-                   for name, shape, offset in places)
+            dtype = _array_dtype(place[0])
+            count = math.prod(place[1])
+            if dtype is None or count >= 1 << 40:
+                return None
+            spans.append((place[2], place[2] + count * dtype.itemsize))
+    spans.sort()
     if any(end > start for (_, end), (start, _) in zip(spans, spans[1:])):
         return None       # two arrays share bytes: no file store_cases writes
+    header["_end"] = spans[-1][1] if spans else 0
     return header
 
 
@@ -396,12 +427,12 @@ def _array(data: memoryview, place: list[Any]) -> np.ndarray:
         ValueError: the place is not within the data, or the dtype is unknown.
     """
     name, shape, offset = place
-    dtype = dtype_of(name)
+    dtype = _array_dtype(name)
     shape = tuple(int(n) for n in shape)
     offset = int(offset)
-    count = int(np.prod(shape, dtype=np.int64))
-    if any(n < 0 for n in shape) or offset < 0 or offset + count * dtype.itemsize > len(data):
-        raise ValueError("an array outside the case file")
+    count = math.prod(shape)
+    if dtype is None or any(n < 0 for n in shape) or offset < 0 or offset + count * dtype.itemsize > len(data):
+        raise ValueError("an array outside the case file, or of a dtype no case has")
     return np.frombuffer(data, dtype=dtype, count=count, offset=offset).reshape(shape)
 
 

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from ._io import write_output
+from ._io import reaches_output, write_output
 from .errors import EXIT_FAILED, EXIT_PASSED, GraderError
 from .flags import note_replaced, options_from_args, resolve_problem
 
@@ -75,7 +75,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                                  width=module.terminal_width(stream), verbosity=args.verbosity)
     else:  # machine-readable: never colour, wrapping or verbosity
         rendered = module.render(report, audience=args.audience)
-    if args.format == "text" and not args.output:
+    if args.format == "text" and reaches_output(args.output):
         from .reports.text import actions_safe   # a learner's line is no workflow command in the log
         rendered = actions_safe(rendered)
     write_output(rendered, args.output)

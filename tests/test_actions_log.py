@@ -52,3 +52,29 @@ def test_a_learners_exception_message_runs_no_command_in_the_log(tmp_path):
     assert not plain.stdout.startswith("::stop-commands::")
     json_run = run_grader(*args, "--format", "json", env={"GITHUB_ACTIONS": "true"})
     assert json_run.stdout.lstrip().startswith("{")
+
+
+def test_a_report_written_to_dev_stdout_is_fenced_and_the_link_stays(tmp_path):
+    """Round 33: ``--output /dev/stdout`` went around the fence, and, with stdout a regular file,
+    renamed a temporary file over the /dev/stdout link. Both through a real process: its stdout
+    is a file here."""
+    import os
+    import subprocess
+    import sys
+    sub = tmp_path / "submission.py"
+    sub.write_text(RAISES)
+    log = tmp_path / "log.txt"
+    link = tmp_path / "stdout-link"
+    link.symlink_to("/proc/self/fd/1")
+    before = os.lstat("/dev/stdout")
+    with open(log, "w") as out:
+        proc = subprocess.run([sys.executable, "-I", "-m", "grader", "check", str(sub), "--problem", "tied_lm_head",
+                               "--max-examples", "2", "--no-shrink", "--output", str(link)],
+                              stdout=out, stderr=subprocess.PIPE, text=True, cwd=tmp_path, timeout=300,
+                              env={**os.environ, "GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 1, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    assert os.lstat("/dev/stdout").st_ino == before.st_ino
+    lines = log.read_text().splitlines()
+    assert re.fullmatch(r"::stop-commands::[0-9a-f]{32}", lines[0]), lines[:3]
+    assert any(line.strip().startswith("::error file=README.md") for line in lines)

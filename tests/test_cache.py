@@ -131,7 +131,29 @@ def _name_a_list(h):
     h["cases"][0]["name"] = ["x"]
 
 
-@pytest.mark.parametrize("hostile", ["fifo", "link", "deep", "huge header", "overlap", "name a list", "unchanged"])
+def _ref_dtype(name):
+    def change(h):
+        h["cases"][0]["arrays"]["ref"][0] = name
+    return change
+
+
+def _field(key, value):
+    def change(h):
+        h["cases"][0][key] = value
+    return change
+
+
+def _huge_shape(h):
+    h["cases"][0]["arrays"]["ref"][1] = [2 ** 70]
+
+
+HEADERS = {f"ref {d}": _ref_dtype(d) for d in ("V8", "object", "datetime64[ns]", ">f8", "U5", "(2,)f8", "f8,i4")}
+HEADERS.update({"case dtype object": _field("dtype", "object"), "sizes a dict": _field("sizes", {"n": {"a": 1}}),
+                "visibility odd": _field("visibility", "secret"), "huge shape": _huge_shape})
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "link", "deep", "huge header", "overlap", "name a list", "padded",
+                                     *HEADERS, "unchanged"])
 def test_a_hostile_case_file_is_a_miss_not_a_crash_or_a_hang(tmp_path, monkeypatch, hostile):
     """Round 33: whoever can write the cache folder made every check end with exit 2 (a header
     nested 200,000 deep, a field of another type), hang (a FIFO in the file's place), allocate
@@ -161,6 +183,12 @@ def test_a_hostile_case_file_is_a_miss_not_a_crash_or_a_hang(tmp_path, monkeypat
         path.write_bytes(_rewritten(whole, _overlap))
     elif hostile == "name a list":
         path.write_bytes(_rewritten(whole, _name_a_list))
+    elif hostile == "padded":
+        path.write_bytes(whole)
+        with open(path, "r+b") as fh:
+            fh.truncate(len(whole) + (1 << 30))    # sparse: a gigabyte past the last array
+    elif hostile in HEADERS:
+        path.write_bytes(_rewritten(whole, HEADERS[hostile]))
     else:
         path.write_bytes(_rewritten(whole, lambda h: None))
     loaded = cache.load_cases("k")

@@ -356,3 +356,19 @@ def test_a_reader_that_goes_away_ends_the_output_quietly():
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "internal error" not in err and "Traceback" not in err, err
+
+
+def test_a_check_imports_no_batch_export_or_zygote_module(tmp_path):
+    """``grader check`` builds only its own parser and imports only its own handler (5c0b6ab):
+    the batch, gradebook, summary, export and fork-server modules cost 30-60 ms of every check."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom grader.cli import main\n"
+            f"code = main(['check', {str(SUBMISSIONS / 'correct_numpy.py')!r}, '--max-examples', '2', '--no-shrink',"
+            f" '--output', {str(tmp_path / 'r.txt')!r}])\n"
+            "heavy = sorted(m for m in sys.modules if m.startswith(('grader.batch', 'grader.export', 'grader.web',"
+            " 'grader.summary_md', 'grader.reports.summary_md')) or m == 'grader.forkserver')\n"
+            "print(code, heavy)\n")
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert proc.stdout.strip() == "0 []", proc.stdout + proc.stderr

@@ -338,14 +338,13 @@ def _read(path: Path, arrays: bool) -> Any:
             length = int.from_bytes(head[len(MAGIC):], "little")
             if length > min(st.st_size, _HEADER_BYTES):
                 return None
-            header = _header(json.loads(fh.read(length).decode()))
-            if header is None or not arrays:
-                return header
+            header = json.loads(fh.read(length).decode())
+            end = _data_end(header)
+            if end is None or not arrays:
+                return None if end is None else header
             start = _aligned(len(MAGIC) + 8 + length)
-            if start > st.st_size:
-                return None
-            if st.st_size - start > _aligned(header["_end"]):
-                return None     # bytes past the last array: no file store_cases writes
+            if not end <= st.st_size - start <= _aligned(end):
+                return None     # cut short, or bytes past the last array: no file store_cases writes
             fh.seek(start)
             data = bytearray(st.st_size - start)
             if fh.readinto(data) != len(data):
@@ -380,10 +379,11 @@ def _array_dtype(name: Any) -> np.dtype | None:
     return dtype if dtype.kind in "biufc" and dtype.name == name and dtype.isnative else None
 
 
-def _header(header: Any) -> dict[str, Any] | None:
-    """``header`` if it is a case file's (each case's fields of their types and values, every
-    array's place a (dtype name, shape, offset) triple of a plain dtype and a shape of fewer than
-    2**40 elements, no two arrays overlapping), else None (attack round 33)."""
+def _data_end(header: Any) -> int | None:
+    """Where the last array of ``header`` ends in the data block, if it is a case file's header
+    (each case's fields of their types and values, every array's place a (dtype name, shape,
+    offset) triple of a plain dtype and a shape of fewer than 2**40 elements, no two arrays
+    overlapping), else None (attack round 33)."""
     if not isinstance(header, dict) or not isinstance(header.get("cases"), list) or \
             not isinstance(header.get("digest", ""), str):
         return None
@@ -412,8 +412,7 @@ def _header(header: Any) -> dict[str, Any] | None:
     spans.sort()
     if any(end > start for (_, end), (start, _) in zip(spans, spans[1:])):
         return None       # two arrays share bytes: no file store_cases writes
-    header["_end"] = spans[-1][1] if spans else 0
-    return header
+    return spans[-1][1] if spans else 0
 
 
 def _aligned(n: int) -> int:
@@ -421,19 +420,10 @@ def _aligned(n: int) -> int:
 
 
 def _array(data: memoryview, place: list[Any]) -> np.ndarray:
-    """The array that ``place`` (dtype name, shape, offset) names in ``data``: a view of it.
-
-    Raises:
-        ValueError: the place is not within the data, or the dtype is unknown.
-    """
+    """The array that ``place`` (dtype name, shape, offset: checked by :func:`_data_end`, and
+    ``data`` as long as it says) names in ``data``: a view of it."""
     name, shape, offset = place
-    dtype = _array_dtype(name)
-    shape = tuple(int(n) for n in shape)
-    offset = int(offset)
-    count = math.prod(shape)
-    if dtype is None or any(n < 0 for n in shape) or offset < 0 or offset + count * dtype.itemsize > len(data):
-        raise ValueError("an array outside the case file, or of a dtype no case has")
-    return np.frombuffer(data, dtype=dtype, count=count, offset=offset).reshape(shape)
+    return np.frombuffer(data, dtype=_array_dtype(name), count=math.prod(shape), offset=offset).reshape(shape)
 
 
 def _cases_of(header: dict[str, Any], data: memoryview) -> list[tuple[Case, np.ndarray, np.ndarray | None]]:

@@ -131,8 +131,10 @@ def warm_for(flags: list[str]) -> None:
         problems = [part.problem for part in load_assignment(args.assignment, args.problems_dir).parts]
     elif args.problem:
         problems = [spec.load_problem(spec.find_problem(args.problem, args.problems_dir))]
-    else:
-        problems = list(spec.load_all(args.problems_dir)[0].values())
+    # every spec, also with --problem: a check that names no problem matches its function
+    # against all of them (parsing 20 specs was 0.09 s of a served 0.45 s check)
+    everything = list(spec.load_all(args.problems_dir)[0].values())
+    problems = problems or everything
     if not secret:
         opts = options_from_args(args)
         for problem in problems:

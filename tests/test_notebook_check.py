@@ -358,3 +358,41 @@ def test_check_grades_a_torch_function_that_never_names_torch():
     result = check(scope["tied_lm_head"], max_examples=2)
     assert result.passed, result.report.get("failure") or [c["failure"] for c in result.report["cases"] if c["failure"]][:2]
     assert result.report["environment"]["framework"] == "torch"
+
+
+def test_a_kernel_parses_each_spec_once_and_again_only_when_it_changes(monkeypatch):
+    """check(fn) matches the function's name against every spec: a kernel keeps what it parsed
+    (0.15 s of YAML a call otherwise) and reads a spec again when its stamp changes."""
+    from grader import memo, notebook_check, spec
+
+    monkeypatch.setattr(notebook_check, "_FUNCTIONS", {})
+    loads: list[str] = []
+    real = spec.load_problem
+
+    def counting(path):
+        loads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(spec, "load_problem", counting)
+    first = notebook_check._functions_of_problems()
+    assert first["tied_lm_head"] == "tied_lm_head" and len(loads) == len(spec.available_problems())
+    loads.clear()
+    assert notebook_check._functions_of_problems() == first and loads == []
+    edited = str(spec.available_problems()["softmax"])
+    real_stamp = memo.stamp
+    monkeypatch.setattr(memo, "stamp", lambda p: (0, 0, 0, 1) if str(p) == edited else real_stamp(p))
+    assert notebook_check._functions_of_problems() == first and loads == [edited]
+
+
+def test_the_problem_of_a_function_is_found_by_its_name():
+    from grader.notebook_check import _problem_of
+
+    def tied_lm_head(hidden, embedding_matrix):
+        return hidden @ embedding_matrix.T
+
+    def no_such_problem(x):
+        return x
+
+    assert _problem_of(tied_lm_head, None) == ("tied_lm_head", "tied_lm_head")
+    with pytest.raises(ValueError, match="no single problem has a function named 'no_such_problem'"):
+        _problem_of(no_such_problem, None)

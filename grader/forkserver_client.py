@@ -197,9 +197,10 @@ class Reader:
         return out
 
 
-def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2)) -> int | None:
-    """``grader check ARGV`` run by the user's ``grader serve``, with this process's folder and
-    environment and the streams ``fds`` (stdin, stdout, stderr; default this process's): its exit code, or None when there is no server to ask (none running,
+def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2), cwd: str | None = None) -> int | None:
+    """``grader check ARGV`` run by the user's ``grader serve``, with this process's environment,
+    the working folder ``cwd`` (default this process's) and the streams ``fds`` (stdin, stdout,
+    stderr; default this process's): its exit code, or None when there is no server to ask (none running,
     not this user's, stale, or it went away before the check started): the caller runs the check
     itself. An interrupt is passed on (SIGINT to the check, which ends as ``grader check`` does;
     a second one kills it)."""
@@ -215,7 +216,7 @@ def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2)) -> int | 
         return None
     try:
         try:
-            send_request(sock, argv, dict(os.environ), os.getcwd(), list(fds))
+            send_request(sock, argv, dict(os.environ), os.getcwd() if cwd is None else cwd, list(fds))
         except OSError:
             return None
         reader = Reader(sock)

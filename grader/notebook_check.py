@@ -455,7 +455,9 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
             argv.append(f"--case={case}")
         if replay is not None:
             argv.append(f"--replay={replay if isinstance(replay, str) else json.dumps(replay)}")
-        answer = _warm().run(argv[4:], INTERRUPT_GRACE) if os.environ.get(WARM_ENV, "1") != "0" else None
+        answer = _served(argv[4:])
+        if answer is None and os.environ.get(WARM_ENV, "1") != "0":
+            answer = _warm().run(argv[4:], INTERRUPT_GRACE)
         out, err, code = answer if answer is not None else _run(argv, neutral_folder())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -580,6 +582,26 @@ def _warm() -> WarmGrader:
         _WARM = WarmGrader()
         atexit.register(_WARM.stop)
     return _WARM
+
+
+def _served(args: list[str]) -> tuple[str, str, int] | None:
+    """``grader <args>`` run by this user's ``grader serve`` when one runs (a forked grader with
+    a spare child: no warm grader of the kernel's own is started or asked), from a neutral
+    working folder, its output caught in two temporary files: (stdout, stderr, exit code), or
+    None when no server answers. An interrupt reaches the check as SIGINT (a second one kills
+    it), which ends with exit 130: raised again here as KeyboardInterrupt, as the warm grader's
+    path does."""
+    from .forkserver_client import run_served
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as null:
+        code = run_served(args, (null.fileno(), out.fileno(), err.fileno()), cwd=neutral_folder())
+        if code is None:
+            return None
+        if code == 130:
+            raise KeyboardInterrupt
+        out.seek(0)
+        err.seek(0)
+        return out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), code
 
 
 def _run(argv: list[str], cwd: str) -> tuple[str, str, int]:

@@ -55,7 +55,7 @@ from .results import CallOutcome, ImportOutcome, frames_of  # noqa: F401 - the e
 from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REGISTRY,  # noqa: F401 - re-exported
                         ProcessRegistry, all_pids, child_environment, cpu_seconds, descendants, environ_has,
                         harden_grader_process, is_subreaper, kill_orphan_trees, prctl, proc_stat, reap_orphans, track_child,
-                        track_marker, untrack_child)
+                        track_marker, untrack_child, wait_exit)
 
 
 def _text(value: Any, limit: int = 20_000) -> str:
@@ -726,10 +726,7 @@ class Worker:
         assert self.proc is not None
         code = self.proc.poll()
         if code is None and isinstance(exc, protocol.PeerClosed):
-            try:
-                code = self.proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
+            code = wait_exit(self.proc, 2.0)
         self.kill()
         return code
 
@@ -785,10 +782,7 @@ class Worker:
                 os.kill(target, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        wait_exit(proc, 5.0)
         untrack_child(proc.pid)
         self._sweep_orphans(proc.pid)
         for fd in ("_req", "_rep"):
@@ -867,8 +861,8 @@ class Worker:
             try:
                 protocol.write_frame(self._req, {"seq": 0, "token": self.token, "op": "exit"},
                                      deadline=time.monotonic() + 0.5)
-                self.proc.wait(timeout=0.5)
-            except (protocol.PeerClosed, protocol.Timeout, subprocess.TimeoutExpired):
+                wait_exit(self.proc, 0.5)
+            except (protocol.PeerClosed, protocol.Timeout):
                 pass
         self.kill()
 

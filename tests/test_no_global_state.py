@@ -163,3 +163,19 @@ def test_trusted_jax_code_gets_float64_in_a_scope_only():
         assert jax.config.jax_enable_x64 is False
     finally:
         jax.config.update("jax_enable_x64", old)
+
+
+def test_wait_exit_returns_when_the_child_ends_and_none_while_it_runs():
+    """The runner's wait for its child: the exit code once it has ended (reaped), None when it
+    still runs at the timeout, and a child that already ended is not waited for."""
+    from grader.processes import wait_exit
+
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert wait_exit(slow, 0.05) is None and slow.returncode is None
+    finally:
+        slow.kill()
+        assert wait_exit(slow, 10.0) == -signal.SIGKILL
+    quick = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    assert wait_exit(quick, 30.0) == 3 and quick.returncode == 3
+    assert wait_exit(quick, 0.0) == 3   # already reaped: its code again, no wait

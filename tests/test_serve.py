@@ -167,6 +167,39 @@ def test_the_notebook_warm_grader_forwards_to_the_server(server, monkeypatch):
     assert _warm_server._served(argv) is None
 
 
+def test_check_fn_asks_the_server_itself_from_a_neutral_folder(server, monkeypatch, tmp_path):
+    """``check(fn)`` with a server running: the check is forked by the server (``served: pool``)
+    and no warm grader of the kernel's own is started; the check's working folder is a neutral
+    one, not the kernel's (which holds the learner's files). Without a server
+    (``GRADER_SERVE=0``) the warm grader runs it."""
+    from grader import notebook_check
+
+    sock, _ = server
+    monkeypatch.setenv(forkserver.SOCKET_ENV, str(sock))
+    monkeypatch.setenv(forkserver.SERVE_ENV, "1")
+    monkeypatch.chdir(tmp_path)
+    started = []
+    monkeypatch.setattr(notebook_check.WarmGrader, "start", lambda self: started.append(self))
+    folders = []
+    real = forkserver.send_request
+
+    def spy(sock_, argv, env, cwd, fds):
+        folders.append(cwd)
+        return real(sock_, argv, env, cwd, fds)
+
+    import grader.forkserver_client as client
+    monkeypatch.setattr(client, "send_request", spy)
+
+    def tied_lm_head(hidden, embedding_matrix):
+        return hidden @ embedding_matrix.T
+
+    result = notebook_check.check(tied_lm_head, max_examples=4)
+    assert result.passed and result.report["environment"]["served"] == "pool"
+    assert started == [] and folders and all(os.path.realpath(f) != os.path.realpath(tmp_path) for f in folders)
+    monkeypatch.setenv(forkserver.SERVE_ENV, "0")
+    assert notebook_check._served(["check", str(SUBMISSIONS / "correct_numpy.py"), *FAST]) is None
+
+
 def test_memos_stand_while_the_file_is_unchanged(tmp_path, monkeypatch):
     """The server's in-memory specs and case sets (``grader.memo``) are read again once their
     file changes: an instructor's edit reaches the next served check."""

@@ -8,9 +8,11 @@ files of tied_lm_head (the default run: every case, shrinking on). The two serve
 sockets, warmed for tied_lm_head) are started once before the rounds and stopped after; a
 spare is refilled while the other commands of the round run. Prints the median wall time of
 each, its ratio to its floor, and the load average. Each round also runs a kernel-like Python
-that calls ``check(tied_lm_head)`` (NumPy) three times with the spare server's socket
-(``checkfn_first`` its first call, which starts the kernel's warm grader; ``checkfn_later`` the
-others), as a notebook does with ``grader serve`` running.
+that calls ``check(tied_lm_head)`` (NumPy) five times with the spare server's socket, as a
+notebook does with ``grader serve`` running (the kernel asks the server itself):
+``checkfn_first`` its first call, ``checkfn_later`` the next two, back to back (each waits for
+the spare the call before it started when it ended), ``checkfn_paused`` two more, each after a
+second's pause.
 
     .venv/bin/python benchmarks/serve.py [ROUNDS]
 """
@@ -37,7 +39,8 @@ from grader import check
 def tied_lm_head(hidden, embedding_matrix):
     return hidden @ embedding_matrix.T
 out = []
-for _ in range(3):
+for pause in (0, 0, 0, 1, 1):
+    time.sleep(pause)
     t = time.perf_counter(); r = check(tied_lm_head); out.append(time.perf_counter() - t)
     assert r.passed, r
 print(json.dumps(out))
@@ -45,7 +48,9 @@ print(json.dumps(out))
 
 
 def kernel_calls(env: dict[str, str]) -> list[float]:
-    """The wall times of a kernel's three ``check(fn)`` calls."""
+    """The wall times of a kernel's five ``check(fn)`` calls: three back to back (the later two
+    wait for the spare the first one's end started), then two after a second's pause each, as a
+    learner who edits between checks gives the spare time to start."""
     import json
     got = subprocess.run([PY, "-c", KERNEL], check=True, capture_output=True, text=True, env=env, cwd="/tmp")
     return json.loads(got.stdout.strip().splitlines()[-1])
@@ -82,7 +87,8 @@ def main() -> int:
                 times.setdefault(f"{fw}_spare", []).append(wall(check, envs["spare"]))
             calls = kernel_calls(envs["spare"])
             times.setdefault("checkfn_first", []).append(calls[0])
-            times.setdefault("checkfn_later", []).extend(calls[1:])
+            times.setdefault("checkfn_later", []).extend(calls[1:3])
+            times.setdefault("checkfn_paused", []).extend(calls[3:])
     finally:
         for server in servers:
             server.terminate()

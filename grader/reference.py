@@ -184,9 +184,11 @@ def call(problem: Problem, inputs: dict[str, Any], *, wide: bool = True) -> Any:
                                 **{k: v for k, v in given.items() if k in layout["keywords"]}))
 
 
-#: reference functions JAX cannot trace (Python control flow on values, a result that is no
-#: array): called op by op from then on (``run``)
-_eager_only: set[int] = set()
+#: calls JAX could not compile (Python control flow on values, a result that is no array), by
+#: function and signature: called op by op without trying again (``run``). Per signature, not per
+#: function: with the reference computed in several threads, a flag per function would make
+#: which cases ran compiled depend on the threads' timing
+_eager_only: set[tuple[Any, ...]] = set()
 #: ``jax.jit`` of a reference function per layout of its non-array arguments
 _jitted: dict[tuple[Any, ...], Any] = {}
 
@@ -199,16 +201,19 @@ def run(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
     compilations, 8.2 of its 16 CPU-s, before). Only the exact (float64) runs come here: the
     runs in the graded dtype stay op by op (:func:`call`), as a learner's code runs. Anything
     the compiled call raises is raised again by the op-by-op call (a reference that must raise
-    raises its own exception; one JAX cannot trace stays op by op).
+    raises its own exception; a signature JAX cannot trace stays op by op). Whether a call runs
+    compiled depends on its own signature only, never on which calls ran before it (the
+    reference's threads, :func:`grader.plan.reference_threads`).
 
     Raises:
         Exception: whatever ``fn`` raises when called op by op.
     """
-    if id(fn) in _eager_only:
-        return fn(*args, **kwargs)
-    jax = _jax()
     static = tuple(i for i, a in enumerate(args) if not isinstance(a, np.ndarray))
     names = tuple(sorted(k for k, v in kwargs.items() if not isinstance(v, np.ndarray)))
+    signature = _signature(fn, args, kwargs, static, names)
+    if signature is not None and signature in _eager_only:
+        return fn(*args, **kwargs)
+    jax = _jax()
     key = (id(fn), static, names)
     compiled = _jitted.get(key)
     if compiled is None:
@@ -217,8 +222,27 @@ def run(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
         return compiled(*args, **kwargs)
     except Exception:  # noqa: BLE001 - op by op: its own exception, or a reference JAX cannot trace
         out = fn(*args, **kwargs)
-        _eager_only.add(id(fn))   # it ran op by op where it did not compile: always op by op
+        if signature is not None:   # it ran op by op where it did not compile: this signature, always
+            _eager_only.add(signature)
         return out
+
+
+def _signature(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], static: tuple[int, ...],
+               names: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """What ``jax.jit`` compiles ``fn(*args, **kwargs)`` for: each array's shape and dtype, the
+    other arguments' values (static), and whether x64 is on; None when a static value cannot be
+    a key (the call is then tried compiled each time)."""
+    def one(a: Any) -> Any:
+        return ("array", a.shape, a.dtype.str) if isinstance(a, np.ndarray) else ("static", type(a).__name__, a)
+
+    x64_on = _jax().dtypes.canonicalize_dtype(np.float64) == np.float64   # this thread's setting
+    key = (id(fn), static, names, x64_on, tuple(one(a) for a in args),
+           tuple((k, one(kwargs[k])) for k in sorted(kwargs)))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def pick(problem: Problem, raw: Any) -> Any:

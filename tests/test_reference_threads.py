@@ -39,3 +39,29 @@ def test_the_thread_count_is_the_cores_at_most_four(monkeypatch):
     assert plan.reference_threads() == 4
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert plan.reference_threads() == 1
+
+
+def test_a_signature_jax_cannot_compile_leaves_the_others_compiled():
+    """``reference.run`` runs a call op by op when JAX cannot compile it, for that signature only:
+    whether a case ran compiled never depends on which cases ran before it (in another thread)."""
+    import jax
+
+    from grader import reference
+
+    seen: list[str] = []
+
+    def fn(x):
+        seen.append("traced" if isinstance(x, jax.core.Tracer) else "eager")
+        if x.shape[0] > 2 and float(x.sum()) > 0:   # a value in Python control flow: no jit for this shape
+            return x * 2
+        return x + 1
+
+    with reference.x64(reference._jax()):
+        assert np.asarray(reference.run(fn, [np.ones(3)], {})).tolist() == [2.0, 2.0, 2.0]
+        assert seen == ["traced", "eager"]
+        seen.clear()
+        assert np.asarray(reference.run(fn, [np.ones(2)], {})).tolist() == [2.0, 2.0]
+        assert seen == ["traced"]                     # another signature is still compiled
+        seen.clear()
+        reference.run(fn, [np.ones(3)], {})
+        assert seen == ["eager"]                      # the failing one is not traced again

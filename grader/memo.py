@@ -7,7 +7,7 @@ as an ``.npz``, 15-20 ms since it is one mapped file: ``grader.cache``). Everywh
 memos are off: :data:`ENABLED` is False and :func:`remembered` just calls ``make``.
 
 An entry stands while its file is the one it was made from: the same device, inode, size
-and modification time (:func:`stamp`), so an instructor's edit to a spec, or a case set
+modification and change times (:func:`stamp`), so an instructor's edit to a spec, or a case set
 written again, is read afresh by the next check. Values must not be mutated by their users;
 in the fork server each check works on its own copy-on-write copy, so one check's use never
 reaches the next.
@@ -24,14 +24,16 @@ ENABLED = False
 _store: dict[tuple[str, Hashable], tuple[Hashable, Any]] = {}
 
 
-def stamp(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | None:
-    """(device, inode, size, mtime in ns) of ``path`` (links followed, as the readers do), or
-    None when it cannot be stat'ed (nothing is remembered then)."""
+def stamp(path: str | os.PathLike[str]) -> tuple[int, int, int, int, int] | None:
+    """(device, inode, size, mtime in ns, ctime in ns) of ``path`` (links followed, as the
+    readers do), or None when it cannot be stat'ed (nothing is remembered then). The ctime is
+    the one time a user cannot set back: a same-size rewrite with its mtime restored
+    (``os.utime``) was taken for the old file (attack round 34)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def remembered(kind: str, key: Hashable, mark: Hashable | None, make: Callable[[], T]) -> T:

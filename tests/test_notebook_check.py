@@ -380,7 +380,7 @@ def test_a_kernel_parses_each_spec_once_and_again_only_when_it_changes(monkeypat
     assert notebook_check._functions_of_problems() == first and loads == []
     edited = str(spec.available_problems()["softmax"])
     real_stamp = memo.stamp
-    monkeypatch.setattr(memo, "stamp", lambda p: (0, 0, 0, 1) if str(p) == edited else real_stamp(p))
+    monkeypatch.setattr(memo, "stamp", lambda p: (0, 0, 0, 1, 1) if str(p) == edited else real_stamp(p))
     assert notebook_check._functions_of_problems() == first and loads == [edited]
 
 

@@ -111,7 +111,11 @@ def test_every_dtype_has_a_real_size_case():
         assert real, dt
         case = real[0]
         h, e = case.inputs["hidden"], case.inputs["embedding_matrix"]
-        assert e.shape[0] % 128 != 0 and e.shape[1] >= 1024 and int(np.prod(h.shape[:-1])) >= 4 and h.ndim >= 3
+        rows = int(np.prod(h.shape[:-1]))
+        # 16 rows: the default run's largest output (a path taken only for big outputs runs);
+        # 4 in float16, where NumPy has no BLAS (the other dtypes hold the big output)
+        assert e.shape[0] % 128 != 0 and e.shape[1] >= 1024 and h.ndim >= 3
+        assert rows >= (4 if dt == "float16" else 16), (dt, h.shape)
 
 
 def _expected(case):

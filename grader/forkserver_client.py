@@ -46,10 +46,14 @@ def code_stamp() -> tuple[tuple[str, int, int], ...]:
 
 def identity(stamp: tuple[tuple[str, int, int], ...] | None = None) -> str:
     """Which grader this is: SHA-256 of :func:`code_stamp` (its package's path and every source
-    file's size and time). A client sends its own; a server of another install, or of other
-    code, refuses the check (the client then runs it itself)."""
+    file's size and time) and of the Python environment running it (``sys.prefix``, a virtual
+    environment's folder, and ``sys.version``). A client sends its own; a server of another
+    install, of other code, or of another environment (a kernel of another virtual environment
+    sharing an editable install: attack round 34) refuses the check (the client then runs it
+    itself, with its own Python and libraries)."""
     import hashlib
-    return hashlib.sha256(repr(code_stamp() if stamp is None else stamp).encode()).hexdigest()
+    code = code_stamp() if stamp is None else stamp
+    return hashlib.sha256(repr((code, sys.prefix, sys.version)).encode()).hexdigest()
 
 
 # -- the client side ---------------------------------------------------------------------------------

@@ -329,3 +329,13 @@ def test_sigterm_stops_the_server_even_when_it_lands_in_a_destructor(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.split()[:2] == ["stopped", "0"], (out.stdout, out.stderr)
     assert int(out.stdout.split()[2]) <= 2   # it stopped at the select after the signal
+
+
+def test_the_identity_covers_the_python_environment(monkeypatch):
+    """A kernel of another virtual environment sharing this editable install is another grader
+    to the server (attack round 34): its check is not run with the server's Python and libraries."""
+    stamp = forkserver.code_stamp()
+    mine = forkserver.identity(stamp)
+    assert forkserver.identity(stamp) == mine
+    monkeypatch.setattr(sys, "prefix", sys.prefix + "-other-venv")
+    assert forkserver.identity(stamp) != mine

@@ -80,19 +80,11 @@ def _prepare_spare(argv: list[str], cli) -> None:
 
 def _served(argv: list[str]) -> tuple[int, str, str] | None:
     """``grader <argv>`` run by this user's ``grader serve`` (a ``check`` only), its output
-    caught in two temporary files: (exit code, stdout, stderr), or None when no server answers."""
-    import tempfile
-
-    from . import forkserver
+    caught: (exit code, stdout, stderr), or None when no server answers."""
+    from .forkserver_client import run_served_captured
     if argv[:1] != ["check"]:
         return None
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as null:
-        code = forkserver.run_served(argv, (null.fileno(), out.fileno(), err.fileno()))
-        if code is None:
-            return None
-        out.seek(0)
-        err.seek(0)
-        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    return run_served_captured(argv)
 
 
 def main() -> int:

@@ -253,6 +253,21 @@ def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2), cwd: str 
         sock.close()
 
 
+def run_served_captured(argv: list[str], cwd: str | None = None) -> tuple[int, str, str] | None:
+    """:func:`run_served` with no input and the check's output caught in two temporary files:
+    (exit code, stdout, stderr), or None when no server answers (for a caller whose own streams
+    are not the check's: ``check(fn)`` in a kernel, the kernel's warm grader)."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as null:
+        code = run_served(argv, (null.fileno(), out.fileno(), err.fileno()), cwd=cwd)
+        if code is None:
+            return None
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+
+
 # -- grader grade's own fork server --------------------------------------------------------------------
 
 #: how long ``grader grade`` waits for its fork server to be ready, in seconds

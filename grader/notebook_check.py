@@ -591,17 +591,15 @@ def _served(args: list[str]) -> tuple[str, str, int] | None:
     None when no server answers. An interrupt reaches the check as SIGINT (a second one kills
     it), which ends with exit 130: raised again here as KeyboardInterrupt, as the warm grader's
     path does."""
-    from .forkserver_client import run_served
+    from .forkserver_client import run_served_captured
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as null:
-        code = run_served(args, (null.fileno(), out.fileno(), err.fileno()), cwd=neutral_folder())
-        if code is None:
-            return None
-        if code == 130:
-            raise KeyboardInterrupt
-        out.seek(0)
-        err.seek(0)
-        return out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), code
+    answer = run_served_captured(args, cwd=neutral_folder())
+    if answer is None:
+        return None
+    code, out, err = answer
+    if code == 130:
+        raise KeyboardInterrupt
+    return out, err, code
 
 
 def _run(argv: list[str], cwd: str) -> tuple[str, str, int]:

@@ -50,6 +50,15 @@ os.environ["GRADER_SERVE"] = "0"
 if "GRADER_CACHE_DIR" not in os.environ:
     os.environ["GRADER_CACHE_DIR"] = tempfile.mkdtemp(prefix="grader-test-cache-")
     atexit.register(shutil.rmtree, os.environ["GRADER_CACHE_DIR"], True)
+# JAX imported the grader's way (``grader.reference.import_jax``: XLA's cheaper compile,
+# ``processes.CHEAP_COMPILE``, which the reference runs and the submission's child use) before
+# any test module imports it: XLA reads its flags once, when its CPU backend starts, and a test
+# module that imported JAX first (test_no_global_state.py, at collection) left every in-process
+# reference of the worker compiling with LLVM's full optimisation: gelu's validation 18.2 ->
+# 30.1 CPU-s, other values than the product's in the last ULP of exp, tanh, log1p
+from grader.reference import import_jax  # noqa: E402
+
+import_jax()
 SUBMISSIONS = ROOT / "submissions"
 PROBLEMS = ROOT / "problems"
 

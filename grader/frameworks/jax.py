@@ -13,9 +13,12 @@ RESULT = "a jax.Array or a numpy.ndarray"
 ADDRESS_SPACE_MIB = 1536
 #: how code is written in JAX, for the wording of hints (``grader.words``; keys as in
 #: ``grader/frameworks/numpy.py``). ``x64_off``: JAX's own cause of a float64 result computed in
-#: float32, said to JAX learners only
+#: float32, said to JAX learners only; the child turns ``jax_enable_x64`` on before the
+#: submission is imported (:func:`setup`), so only the submission's own code can turn it off
+#: (a newcomer read "JAX without jax_enable_x64" as a setting they had to make)
 CODE = {
     "array": "a jax.Array",
+    "noun": "an array",
     "as_array": "jnp.asarray",
     "cast": "{x}.astype(jnp.{dtype})",
     "cast_like": ".astype({x}.dtype)",
@@ -27,7 +30,7 @@ CODE = {
     "new_values": "operations that return new arrays",
     "ddof1": "ddof=1",
     "int_check": "jnp.issubdtype({x}.dtype, jnp.integer)",
-    "x64_off": ", or JAX without jax_enable_x64",
+    "x64_off": ", or jax_enable_x64 turned off by the submission (the grader turns it on)",
     "reduce_axis": "axis={axis}, keepdims=True",
     "minus_max": "{x} - jnp.max({x}, axis={axis}, keepdims=True)",
     "other_framework": "",

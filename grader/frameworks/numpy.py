@@ -18,6 +18,7 @@ ADDRESS_SPACE_MIB = 256
 #: templates filled with the hint's facts (``x``: a parameter's name, ``dtype``: a dtype's name)
 CODE = {
     "array": "a numpy.ndarray",
+    "noun": "an array",
     "as_array": "np.asarray",
     "cast": "{x}.astype(np.{dtype})",
     "cast_like": ".astype({x}.dtype)",

@@ -24,6 +24,7 @@ ADDRESS_SPACE_MIB = 736
 #: ``grader/frameworks/numpy.py``)
 CODE = {
     "array": "a torch.Tensor",
+    "noun": "a tensor",
     "as_array": "torch.as_tensor",
     "cast": "{x}.to(torch.{dtype})",
     "cast_like": ".to({x}.dtype)",

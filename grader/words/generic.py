@@ -51,8 +51,8 @@ def transposed(f: Facts, code: Any) -> str:
 def not_array(f: Facts, code: Any) -> str:
     returned = f.get("returned", "")
     if returned in ("list", "tuple"):
-        return f"return an array, not a {returned} (drop .tolist() or wrap with {code('as_array')})"
-    return f"the function returned a {returned}, not an array: return {code('array')}, e.g. {code('as_array')}(result)"
+        return f"return {code('noun')}, not a {returned} (drop .tolist() or wrap with {code('as_array')})"
+    return f"the function returned a {returned}, not {code('noun')}: return {code('array')}, e.g. {code('as_array')}(result)"
 
 
 def jax_array(f: Facts, code: Any) -> str:

@@ -211,7 +211,7 @@ def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,
         # four, class 2); the secret itself goes no further than this line
         opts = dataclasses.replace(opts, seed=derive_seed(opts.seed_secret or b"", seed_material(loaded, siblings)),
                                    seed_secret=None, seed_source="secret")
-    framework = opts.framework or frameworks.detect(loaded.tree)
+    framework = opts.framework or frameworks.detect(loaded.tree, loaded.source)
     if framework not in problem.frameworks:
         raise GraderError(f"problem {problem.id!r} does not grade {framework} submissions "
                           f"(it grades: {', '.join(problem.frameworks)})")

@@ -360,12 +360,12 @@ def current_digest(path: str | Path, take_siblings: bool = True) -> str:
     return submission_digest(loaded, siblings_of(path, loaded, take_siblings))
 
 
-def detect_framework(tree: ast.Module | None) -> str:
+def detect_framework(tree: ast.Module | None, source: str | None = None) -> str:
     """The submission's framework from its imports: ``"jax"`` or ``"torch"`` if it imports one
-    (anywhere in the file; the first in source order if both), else ``"numpy"``
-    (``grader.frameworks.detect``)."""
+    (anywhere in the file; the first in source order if both), else ``"numpy"``; a file that
+    does not parse, from its ``source``'s import lines (``grader.frameworks.detect``)."""
     from .frameworks import detect
-    return detect(tree)
+    return detect(tree, source)
 
 
 def defined_functions(tree: ast.Module | None) -> set[str]:

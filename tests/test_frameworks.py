@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import check_like_cli
+from tests.conftest import PROBLEMS, check_like_cli
 
 from grader import frameworks
 from grader.check import CheckOptions, check_submission, detect_framework
@@ -52,6 +52,34 @@ needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (
 def test_framework_is_detected_from_import_statements(source, framework):
     assert detect_framework(ast.parse(source)) == framework
     assert frameworks.detect(ast.parse(source)) == framework
+
+
+@pytest.mark.parametrize("source,framework", [
+    ("import torch\n\ndef tied_lm_head(hidden, embedding_matrix)\n    return hidden\n", "torch"),
+    ("import numpy as np, torch.nn as nn\nx = (\n", "torch"),
+    ("from jax import numpy as jnp\ndef f(:\n", "jax"),
+    ("def f(x):\n    import jax.numpy as jnp\n  return (\n", "jax"),
+    ("# import torch\nimport numpy as np\nx = (\n", "numpy"),     # a comment is no import
+    ("from .torch import helper\nx = (\n", "numpy"),               # nor a relative import
+    ("import torchvision\nx = (\n", "numpy"),
+])
+def test_a_file_that_does_not_parse_is_given_the_framework_it_imports(source, framework):
+    """A newcomer's PyTorch file with a syntax error was reported as "numpy submission, graded in
+    float16, float32, float64": without an AST, its import lines are scanned."""
+    with pytest.raises(SyntaxError):
+        ast.parse(source)
+    assert detect_framework(None, source) == framework
+
+
+def test_a_torch_file_with_a_syntax_error_is_reported_as_torch(tmp_path):
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.spec import load_problem
+    sub = tmp_path / "solution.py"
+    sub.write_text("import torch\n\ndef tied_lm_head(hidden, embedding_matrix)\n    return hidden\n")
+    plan = make_plan(sub, load_problem(PROBLEMS / "tied_lm_head.yaml"), CheckOptions(), lambda request: ("none", None))
+    assert plan.framework == "torch"
+    assert plan.loaded.tree is None
 
 
 def test_every_framework_has_a_module_the_child_can_load_by_path():

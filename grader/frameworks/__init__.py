@@ -41,14 +41,30 @@ def get(name: str) -> ModuleType:
     return _MODULES[name]
 
 
-def detect(tree: ast.Module | None) -> str:
+#: an import statement of a file whose AST is lost: ``import a.b as c, d`` (group 1: ``a.b as c,
+#: d``) or ``from a.b import c`` (group 2: ``a.b``); relative imports do not match
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:import[ \t]+([\w., \t]+)|from[ \t]+(\w[\w.]*)[ \t]+import\b)", re.MULTILINE)
+
+
+def detect(tree: ast.Module | None, source: str | None = None) -> str:
     """The framework a submission is written for, from its import statements (never comments
     or strings): the first import, in source order, of a framework other than NumPy
     (``import torch``, ``from jax.numpy import ...``, ``import torch.nn.functional as F``),
     anywhere in the file (inside a function too); ``"numpy"`` when there is none. Relative
-    imports (``from .torch import x``) do not count.
+    imports (``from .torch import x``) do not count. A file that does not parse (``tree`` None)
+    is read by a tolerant scan of ``source``'s lines that start with ``import`` or ``from``
+    (:data:`_IMPORT_LINE`): a PyTorch file with a syntax error was reported as a NumPy
+    submission graded in NumPy's dtypes (a newcomer's trial).
     """
     if tree is None:
+        for match in _IMPORT_LINE.finditer(source or ""):
+            names = [match.group(2)] if match.group(2) else \
+                [item.split()[0] for item in match.group(1).split(",") if item.strip()]
+            for name in names:
+                top = name.split(".")[0]
+                for fw in FRAMEWORKS[1:]:
+                    if top in _MODULES[fw].MODULES:
+                        return fw
         return "numpy"
     found: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):

@@ -7,7 +7,8 @@
     matches students by), then one assignment column headed ``NAME (ID)`` (an existing
     assignment; ``NAME`` alone: one titled exactly that, else Canvas creates one). A ``Points Possible`` row comes first,
     as in Canvas's own export; then one row per roster student who has a row in the gradebook,
-    in roster order, with the learner's score in points. Students without a row are left out
+    in roster order, with the learner's score in points. A roster with none of ``Student``,
+    ``ID``, ``SIS User ID``, ``SIS Login ID`` is bad input (Canvas could match no row). Students without a row are left out
     (so an import never blanks a grade given some other way) and counted in a note on stderr.
     Canvas's import reads a student name or ID or SIS User ID, the SIS Login ID, the Section,
     and assignment columns (a new name creates an assignment; an existing grade is overwritten):
@@ -43,8 +44,10 @@ Scores are in points out of the gradebook's ``max_score``, or scaled to ``--poin
 ``grader export csv GRADEBOOK.csv [--roster ROSTER.csv]``
     A generic LMS CSV (``id``, ``name``, ``score``, ``max_score``, ``percent``, ``passed``, then
     for an assignment's gradebook each problem's points, then ``feedback``), one row per learner:
-    ``id`` is the roster's key value (the learner id without a roster), ``feedback`` the
-    gradebook's one-line message.
+    ``id`` is the roster's key value (the learner id without a roster), ``name`` the roster's
+    name of the student (its ``Student``, ``name``, ``Name`` or ``Full name`` column, else its
+    first and last name columns; empty without a roster), ``feedback`` the gradebook's one-line
+    message.
 
 The roster is a CSV with a header row, e.g. Canvas's gradebook export (``Gradebook > Export``);
 its ``Points Possible`` row and rows without the key are skipped. A learner (the gradebook's
@@ -542,7 +545,7 @@ def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = No
         ident, name = r.learner, ""
         if roster is not None:
             student = roster.match(r.learner)
-            ident, name = student[roster.key], student.get("Student", "")
+            ident, name = student[roster.key], roster_name(student)
         percent = 100 * r.score / r.max_score if r.max_score else 0.0
         # the name only names the learner: a backslash there as U+29F5, as in Moodle's file
         out.append(_line([csv_cell(ident), csv_cell(_php_safe(name)), points(scaled(r.score, r.max_score, scale)),
@@ -552,6 +555,29 @@ def generic_csv(rows: list[Any], roster: Roster | None, scale: float | None = No
                             for p in problems),
                           csv_cell(_feedback(r))]))
     return "".join(out), unmatched
+
+
+#: the roster columns that hold a student's whole name (Canvas's ``Student`` first), and the
+#: pairs of first and last name columns (Moodle's and Blackboard's exports), in the order they
+#: are looked for
+NAME_COLUMNS = ("Student", "name", "Name", "Full name", "full_name", "Student name")
+NAME_PAIRS = (("First name", "Last name"), ("First Name", "Last Name"), ("First name", "Surname"),
+              ("first_name", "last_name"))
+
+
+def roster_name(student: dict[str, str]) -> str:
+    """The name of the roster row ``student`` for the generic CSV's ``name`` column: its first
+    non-empty :data:`NAME_COLUMNS` cell, else its first and last name (:data:`NAME_PAIRS`), else
+    "". Only ``Student`` was read, so an ``id,name,email`` class list gave every row an empty
+    name (a newcomer's trial)."""
+    for column in NAME_COLUMNS:
+        if (student.get(column) or "").strip():
+            return student[column].strip()
+    for first, last in NAME_PAIRS:
+        both = " ".join(p for p in ((student.get(first) or "").strip(), (student.get(last) or "").strip()) if p)
+        if both:
+            return both
+    return ""
 
 
 def _name(args: argparse.Namespace) -> str:
@@ -567,6 +593,12 @@ def _canvas(args: argparse.Namespace, rows: list[Any], roster: Roster,
     """Canvas's export for ``args``: the column's id and points from the roster where it has
     them; what was chosen for the instructor is appended to ``notes``."""
     name = _name(args)
+    if not any(c in roster.columns for c in CANVAS_COLUMNS[:4]):
+        # every row's identity cells would be empty, and Canvas matches a row to a student by
+        # them: a newcomer's ``id,name,email`` class list gave such a file, with exit 0
+        raise GraderError(f"--roster {args.roster!r} has none of the columns Canvas matches a student by "
+                          f"({', '.join(CANVAS_COLUMNS[:4])}; its columns: {', '.join(roster.columns[:8])}); give "
+                          "Canvas's gradebook export (Grades > Export) as the roster")
     _note = notes.append
     ident = args.assignment_id.strip() if args.assignment_id else None
     number, possible = canvas_column(roster, name, ident)

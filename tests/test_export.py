@@ -104,6 +104,23 @@ def test_generic_csv_with_and_without_a_roster(files, capsys):
     assert [(r["id"], r["name"]) for r in table] == [("alice", "Alice Liddell"), ("Bob", "Bob Builder")]
 
 
+@pytest.mark.parametrize("header,row,name", [
+    ("id,name,email", "alice,Alice Liddell,a@x.org", "Alice Liddell"),
+    ("Username,First name,Last name", "alice,Alice,Liddell", "Alice Liddell"),
+    ("Username,Last Name,First Name", "alice,Liddell,Alice", "Alice Liddell"),
+    ("Username,Email address", "alice,a@x.org", ""),
+])
+def test_the_generic_csv_names_a_student_from_the_rosters_name_columns(files, capsys, header, row, name):
+    """A newcomer's ``id,name,email`` class list gave every row of ``export csv`` an empty name:
+    only Canvas's ``Student`` column was read."""
+    book, _, tmp = files
+    roster = tmp / "class.csv"
+    roster.write_text(f"{header}\n{row}\n")
+    code, out, err = run(["export", "csv", book, "--roster", roster], capsys)
+    table = list(csv.DictReader(io.StringIO(out)))
+    assert code == 1 and [(r["id"], r["name"]) for r in table] == [("alice", name)], (out, err)
+
+
 BAD = [
     (["export", "canvas", "{book}", "--assignment", "x"], "the following arguments are required: --roster"),
     (["export", "canvas", "{book}", "--roster", "{roster}"], "the following arguments are required: --assignment"),
@@ -125,6 +142,10 @@ BAD = [
     (["export", "blackboard", "{book}", "--roster", "{roster}", "--key", "login", "--assignment", "x"],
      "Blackboard matches students by Username"),
     (["export", "csv", "{book}", "--roster", "{twocols}"], "has the column 'Username' twice"),
+    # a class list Canvas could match no row of (every identity cell empty): refused, not written
+    (["export", "canvas", "{book}", "--roster", "{plain}", "--assignment", "x"],
+     "has none of the columns Canvas matches a student by (Student, ID, SIS User ID, SIS Login ID; its columns: "
+     "id, name, email)"),
 ]
 
 
@@ -134,9 +155,11 @@ def test_bad_input_exits_2_with_one_error_line(argv, message, files, capsys):
     (tmp / "dup.csv").write_text("Student,SIS Login ID\nA,alice\nB,ALICE \n")
     (tmp / "binary.csv").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xffbad")   # an image given as the roster
     (tmp / "twocols.csv").write_text("Username,Student ID,Username\nalice,1,dup\n")
+    (tmp / "plain.csv").write_text("id,name,email\nalice,Alice Liddell,a@x.org\nbob,Bob B,b@x.org\n")
     (tmp / "twice.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,HW 3 (1),HW 3 (2)\nA,1,2,alice,S,,\n")
     code, out, err = run([a.format(book=book, roster=roster, tmp=tmp, dup=tmp / "dup.csv",
-                                   binary=tmp / "binary.csv", twice=tmp / "twice.csv", twocols=tmp / "twocols.csv")
+                                   binary=tmp / "binary.csv", twice=tmp / "twice.csv", twocols=tmp / "twocols.csv",
+                                   plain=tmp / "plain.csv")
                           for a in argv], capsys)
     errors = [line for line in err.splitlines() if line.startswith("grader: error: ")]
     assert code == 2 and len(errors) == 1 and message in errors[0] and err.endswith(errors[0] + "\n"), err

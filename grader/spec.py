@@ -815,6 +815,9 @@ def _load_problem(path: Path) -> Problem:
         missing = symbols - set(gen.get("sizes", {}))
         if missing:
             raise fail(["generated", "sizes"], f"missing sizes: {', '.join(sorted(missing))}")
+        for sym in gen.get("sizes", {}):   # a misspelled size was drawn and never used (an instructor's trial)
+            if sym not in symbols:
+                raise fail(["generated", "sizes", sym], f"unknown size; sizes: {', '.join(sorted(symbols))}")
         for sym, bounds in gen.get("sizes", {}).items():
             if isinstance(bounds, dict):
                 if sym == LEAD:

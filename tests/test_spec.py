@@ -61,6 +61,10 @@ BROKEN = [
     ("dtypes: [float16, float32, float64]", "dtypes: [float16, float8]", "frameworks.numpy.dtypes[1]", "'float8'"),
     ("module: tied_lm_head", "module: nothere", "reference.module", "no reference solution"),
     ("  - name: batch\n", "  - name: single_vector\n", "cases[2].name", "duplicate case name"),
+    # a misspelled size in the generated section was drawn and never used (an instructor's trial)
+    ('sizes: {"...": [1, 5], d_model: [2, 64], vocab_size: [2, 96]}',
+     'sizes: {"...": [1, 5], d_model: [2, 64], vocab_size: [2, 96], vocab: [2, 9]}',
+     "generated.sizes.vocab", "unknown size; sizes: ..., d_model, vocab_size"),
 ]
 
 

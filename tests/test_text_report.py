@@ -200,3 +200,30 @@ def test_a_case_failing_in_another_dtype_with_another_hint_is_not_the_same_way()
     out = text.render(report([first, same, other]))
     assert "(the same case fails the same way in float32)" in out   # (float16 is listed first, by name)
     assert "(in float64 it fails as tolerance too, with another hint: demoted to float32)" in out
+
+
+def test_a_hint_only_large_cases_carry_is_shown_among_the_five():
+    """A newcomer's masked_mean_pool file divided by the count (NaN in every small case) and
+    summed in float16 (an overflow only two long cases reach): the five smallest cases all said
+    NaN and the overflow's hint was in the JSON alone. The smallest case of each hint id is
+    shown first; the cases shown are still listed smallest first."""
+    import dataclasses
+
+    def hinted(name, n, idea):
+        c = case(name, ((n, 8), (12, 8)), kind="non_finite")
+        return dataclasses.replace(c, failure=dataclasses.replace(
+            c.failure, hint=f"the {idea} hint", data={"hint_id": idea}))
+    runs = [hinted(f"small{i}", 2 + i, "nan_where_zero") for i in range(7)]
+    runs += [hinted("long_a", 500, "half_sum_overflow"), hinted("long_b", 600, "half_sum_overflow")]
+    out = text.render(report(runs))
+    shown = [line.split()[1] for line in out.splitlines() if line.startswith("x ")]
+    assert shown == ["small0[float32]", "small1[float32]", "small2[float32]", "small3[float32]",
+                     "long_a[float32]"], shown
+    assert "the half_sum_overflow hint" in out
+    heading = next(line for line in out.splitlines() if line.startswith("Failing cases"))
+    assert heading.startswith("Failing cases (smallest first, each hint at least once; 5 of 9 shown")
+    # with one hint only, the five smallest, and the heading as before
+    out = text.render(report(runs[:7]))
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("x ")] == \
+        [f"small{i}[float32]" for i in range(5)]
+    assert "each hint at least once" not in out

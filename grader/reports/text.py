@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 import textwrap
-from typing import IO, Mapping
+from typing import IO, Any, Mapping
 
 from ..results import LATE_KINDS, CaseResult, Report
 from . import view
@@ -282,14 +282,16 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         distinct.setdefault(key, []).append(c)
     if distinct:
         most = len(distinct) if verbosity >= VERBOSE else MAX_CASES
+        shown, every_hint = _shown_cases(v, list(distinct.values()), most)
         lines.blank()
         graded = len(v.failing)  # the graded runs: a shrunk case is extra feedback, never counted
         runs = "run" if graded == 1 else "runs"
-        lines.add(f"Failing cases (smallest first; {min(len(distinct), most)} of {len(distinct)} shown, each once "
+        lines.add(f"Failing cases (smallest first{', each hint at least once' if every_hint else ''}; "
+                  f"{len(shown)} of {len(distinct)} shown, each once "
                   f"for all the dtypes it fails in; {graded} failing graded {runs} in all, one per case and dtype):",
                   "heading", True)
         seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
-        for same in list(distinct.values())[:most]:
+        for same in shown:
             lines += _case_lines(same[0], seen, verbosity)
             hint = v.hint_of(same[0])
             alike = [c.dtype for c in same[1:] if v.hint_of(c) == hint]
@@ -420,3 +422,33 @@ def _size(shape: tuple[int, ...]) -> int:
     for s in shape:
         n *= s
     return n
+
+
+def _hint_id(v: Any, case: CaseResult) -> str | None:
+    """The hint id of ``case``'s failure, or of the shrunk case found from it (None: no hint)."""
+    small = v.shrunk_of.get(case.name)
+    for failure in (case.failure, small.failure if small is not None else None):
+        if failure is not None and failure.hint and (failure.data or {}).get("hint_id"):
+            return str(failure.data["hint_id"])
+    return None
+
+
+def _shown_cases(v: Any, entries: list[list[CaseResult]], most: int) -> tuple[list[list[CaseResult]], bool]:
+    """The ``most`` failing-case entries the text report shows (``entries`` smallest first) and
+    whether any was chosen out of size order: the smallest case of each hint id first, then
+    the smallest others, shown smallest first. A masked_mean_pool learner who divided by the
+    count and summed in float16 saw five NaN cases and never the float16 overflow's hint, which
+    only two large cases carried (a newcomer's trial)."""
+    if len(entries) <= most:
+        return entries, False
+    ids: set[str] = set()
+    first, rest = [], []
+    for same in entries:
+        hint = _hint_id(v, same[0])
+        (first if hint is not None and hint not in ids else rest).append(same)
+        if hint is not None:
+            ids.add(hint)
+    chosen = {id(s) for s in (first[:most] + rest)[:most]}
+    shown = [s for s in entries if id(s) in chosen]
+    return shown, shown != entries[:most]
+

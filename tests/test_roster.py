@@ -41,6 +41,7 @@ def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
     assert len(warning) == 1 and "zed" in warning[0] and "alice" not in warning[0]
     feedback = next((out / "feedback").glob("carol-*.txt")).read_text()
     assert "None" not in feedback and "no submission" in feedback
+    assert feedback.splitlines()[0].endswith("  (no submission)"), feedback   # not a header ending in spaces
     # summary.md counts carol as "with no submission", never among the failure kinds (a
     # newcomer's instructor read her as a failure of kind "import")
     summary = (out / "summary.md").read_text()

@@ -167,8 +167,11 @@ def _verdict(v: view.ReportView) -> tuple[str, str]:
     if env.get("partial"):  # --case / --replay: a few cases, no grade
         return (f"{verdict} {report.problem}: {v.passed} of {v.total} selected case"
                 f"{'s' if v.total != 1 else ''} passed (a partial run: no score)  {report.submission}", style)
+    # a roster learner with nothing submitted has no file to name (an instructor read the bare
+    # "FAIL log_softmax: score 0 / 10  " as a header that lost its name)
+    shown = report.submission or "(no submission)"
     return (f"{verdict} {report.problem}: score {report.score:g} / {report.max_score:g}"
-            + (f" ({v.counts_text})" if v.total else "") + f"  {report.submission}", style)
+            + (f" ({v.counts_text})" if v.total else "") + f"  {shown}", style)
 
 
 def _sibling_lines(siblings: object) -> _Lines:

@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 import textwrap
-from typing import IO, Any, Mapping
+from typing import IO, Mapping
 
 from ..results import LATE_KINDS, CaseResult, Report
 from . import view
@@ -427,7 +427,7 @@ def _size(shape: tuple[int, ...]) -> int:
     return n
 
 
-def _hint_id(v: Any, case: CaseResult) -> str | None:
+def _hint_id(v: view.ReportView, case: CaseResult) -> str | None:
     """The hint id of ``case``'s failure, or of the shrunk case found from it (None: no hint)."""
     small = v.shrunk_of.get(case.name)
     for failure in (case.failure, small.failure if small is not None else None):
@@ -436,7 +436,7 @@ def _hint_id(v: Any, case: CaseResult) -> str | None:
     return None
 
 
-def _shown_cases(v: Any, entries: list[list[CaseResult]], most: int) -> tuple[list[list[CaseResult]], bool]:
+def _shown_cases(v: view.ReportView, entries: list[list[CaseResult]], most: int) -> tuple[list[list[CaseResult]], bool]:
     """The ``most`` failing-case entries the text report shows (``entries`` smallest first) and
     whether any was chosen out of size order: the smallest case of each hint id first, then
     the smallest others, shown smallest first. A masked_mean_pool learner who divided by the

@@ -40,7 +40,16 @@ def remembered(kind: str, key: Hashable, mark: Hashable | None, make: Callable[[
     """``make()``, or what it returned before for (``kind``, ``key``) while ``mark`` (a
     :func:`stamp`) is unchanged. A None ``mark`` or result is never remembered; exceptions
     pass through and nothing is kept."""
-    if not ENABLED or mark is None:
+    if not ENABLED:
+        return make()
+    return remember(kind, key, mark, make)
+
+
+def remember(kind: str, key: Hashable, mark: Hashable | None, make: Callable[[], T]) -> T:
+    """:func:`remembered` whether or not :data:`ENABLED`: for a caller that keeps its own
+    values in any process (``check(fn)``'s function name of each spec, in a kernel), values it
+    never hands out to be mutated."""
+    if mark is None:
         return make()
     entry = _store.get((kind, key))
     if entry is not None and entry[0] == mark:

@@ -300,31 +300,26 @@ def _problem_of(fn: Callable[..., Any], problem: str | None) -> tuple[str, str]:
     return matches[0]
 
 
-#: spec path -> (its memo.stamp, (problem id, function name)), kept for the kernel's life: a
-#: kernel's every check(fn) matched its function against all specs, parsing each one's YAML
-#: (0.15 s of a 0.6 s served check); an edited spec (another stamp) is read again
-_FUNCTIONS: dict[str, tuple[object, tuple[str, str]]] = {}
-
-
 def _functions_of_problems() -> dict[str, str]:
-    """Problem id -> its function's name, for every problem that loads (as :func:`load_all`)."""
+    """Problem id -> its function's name, for every problem that loads (as :func:`load_all`).
+    Each spec's pair is kept for the kernel's life while its :func:`grader.memo.stamp` holds
+    (:func:`grader.memo.remember`): a kernel's every check(fn) matched its function against all
+    specs, parsing each one's YAML (0.15 s of a 0.6 s served check); an edited spec is read again."""
     from . import memo
     from .errors import GraderError
     from .spec import available_problems, load_problem
 
+    def pair(path: str) -> tuple[str, str]:
+        found = load_problem(path)
+        return found.id, found.function
+
     out: dict[str, str] = {}
     for path in available_problems().values():
-        mark = memo.stamp(path)
-        kept = _FUNCTIONS.get(str(path))
-        if kept is None or mark is None or kept[0] != mark:
-            try:
-                found = load_problem(path)
-            except GraderError:
-                _FUNCTIONS.pop(str(path), None)
-                continue
-            kept = (mark, (found.id, found.function))
-            _FUNCTIONS[str(path)] = kept
-        out[kept[1][0]] = kept[1][1]
+        try:
+            pid, function = memo.remember("function", str(path), memo.stamp(path), lambda: pair(path))
+        except GraderError:
+            continue
+        out[pid] = function
     return out
 
 

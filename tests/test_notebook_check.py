@@ -365,7 +365,7 @@ def test_a_kernel_parses_each_spec_once_and_again_only_when_it_changes(monkeypat
     (0.15 s of YAML a call otherwise) and reads a spec again when its stamp changes."""
     from grader import memo, notebook_check, spec
 
-    monkeypatch.setattr(notebook_check, "_FUNCTIONS", {})
+    monkeypatch.setattr(memo, "_store", {})
     loads: list[str] = []
     real = spec.load_problem
 

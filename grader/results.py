@@ -30,6 +30,9 @@ and, for the run rather than the values:
 ``memory``      the submission exceeded its memory limit
 ``import``      the submission could not be loaded (syntax error, missing function,
                 exception or exit at import time)
+``missing``     nothing was submitted: a roster learner of whom nothing was found, or a
+                learner's folder with no .py file or notebook (``grader grade``); counted
+                apart from a file that could not be graded
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ LATE_KINDS = ("raises", "unearned")
 #: how the note of a learner's folder with no .py file begins (``grader.batch.discovery``): a
 #: learner with nothing submitted, counted with the roster's learners of whom nothing was found
 EMPTY_FOLDER = "no submission: the learner's folder"
-RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
+RUN_KINDS = ("exception", "timeout", "crash", "memory", "import", "missing")
 KINDS = CASE_KINDS + RUN_KINDS
 
 #: the name of a shrunk case is this and the name of the case it was shrunk from (grader.shrink)
@@ -600,6 +603,6 @@ class Verdict:
 def no_submission(report: "Report") -> bool:
     """Whether ``report`` stands for a learner with nothing submitted (a roster learner of whom
     nothing was found, ``grader.batch.pool.NO_SUBMISSION``, or an empty folder,
-    :data:`EMPTY_FOLDER`: its failure says ``no submission: ...``): counted and shown apart from
-    a file that could not be graded."""
-    return report.failure is not None and (report.failure.message or "").startswith("no submission")
+    :data:`EMPTY_FOLDER`: its failure's kind is ``missing``): counted and shown apart from a file
+    that could not be graded."""
+    return report.failure is not None and report.failure.kind == "missing"

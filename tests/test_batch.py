@@ -412,6 +412,8 @@ def test_discover_layouts(tmp_path):
                          "(a.py, b.py)",
                    "di": f"no submission: the learner's folder {tmp_path}/class/di holds no .py file"}
     assert [s.learner for s in found] == ["amy", "bo", "cy", "di", "zed", "one"]
+    # di submitted nothing (kind "missing" in the gradebook); cy's files cannot be told apart ("import")
+    assert [s.learner for s in found if s.missing] == ["di"]
 
 
 def test_discover_disambiguates_repeated_ids(tmp_path):

@@ -212,7 +212,7 @@ def test_grid_says_why_and_how_many_cases_were_not_run():
                             + [_case("b", "skipped")] * 2,
                             [("a", 2, 0, 0, 3), ("b", 2, 0, 0, 2)])
     nothing = gradebook.placeholder_report(type("P", (), {"groups": {}, "id": "p", "title": "P", "max_score": 4.0})(),
-                                           "", Failure(kind="import", message="no submission: nothing was found"), 0.0)
+                                           "", Failure(kind="missing", message="no submission: nothing was found"), 0.0)
     reports = {"ann": full, "dan": crashed, "kim": nothing}
     rows = [gradebook.Row.of_report(k, v, 1.0) for k, v in reports.items()]
     grid = classview.grid(rows, reports)

@@ -108,7 +108,7 @@ def graded(tmp_path):
     with no submission (0), zed submitted but is not on the roster."""
     rows = [gradebook.Row("ann", "class/ann/a.py", True, 10, 10, [], 1.0, "passed"),
             gradebook.Row("bob", "class/bob/a.py", False, 7.5, 10, ["tolerance"], 1.0, "hint: float32"),
-            gradebook.Row("cal", "", False, 0, 10, ["import"], 0.0, "no submission"),
+            gradebook.Row("cal", "", False, 0, 10, ["missing"], 0.0, "no submission"),
             gradebook.Row("zed", "class/zed/a.py", True, 10, 10, [], 1.0, "passed")]
     book = tmp_path / "gradebook.csv"
     gradebook.write_gradebook(book, rows)

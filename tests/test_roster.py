@@ -36,6 +36,8 @@ def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
     assert set(rows) == {"alice", "bob", "carol", "zed"}
     assert rows["carol"]["score"] == "0" and rows["carol"]["passed"] == "false" and rows["carol"]["submission"] == ""
     assert "no submission" in rows["carol"]["message"]
+    # nothing submitted is its own kind, never a failure of code (an instructor read "import")
+    assert rows["carol"]["kinds"] == "missing" and rows["zed"]["kinds"] == ""
     assert rows["alice"]["passed"] == "true" and rows["zed"]["passed"] == "true"
     warning = [line for line in run.stderr.splitlines() if "not on the roster" in line]
     assert len(warning) == 1 and "zed" in warning[0] and "alice" not in warning[0]

@@ -72,6 +72,8 @@ class Submission:
             ``files``), in order; :func:`choose` chooses. None otherwise.
         overflow: why ``candidates`` is not the whole folder (more files or entries than the
             budget allows), or None.
+        missing: nothing was submitted (a folder with no .py file, a roster learner of whom
+            nothing was found): the row's kind is ``missing``, not a failure of code.
     """
 
     learner: str
@@ -83,6 +85,7 @@ class Submission:
     overflow: str | None = None
     anchor: tuple[str, str] | None = None   # (the path given, absolute; its real path when found)
     given: bool = False                      # a learner's folder given by path (not found in a class)
+    missing: bool = False
 
     @property
     def shown(self) -> str:
@@ -270,7 +273,7 @@ def _learner_folder(folder: Path, budget: Budget) -> Submission:
     if not files:
         # nothing submitted: counted with the roster's learners of whom nothing was found
         # (gradebook.no_submission), not as a file that could not be graded
-        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py file", str(folder))
+        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py file", str(folder), missing=True)
     if len(files) == 1 and overflow is None:
         return Submission(learner, files[0], siblings=True)
     return Submission(learner, None, None, str(folder), candidates=tuple(files[:budget.files]), overflow=overflow)

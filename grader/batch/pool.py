@@ -343,7 +343,9 @@ class _Grader:
 
     def no_file(self, sub: Submission) -> Row:
         """The row (and report) of a learner's folder with no identifiable submission."""
-        failure = Failure(kind="import", message=sub.note or "no submission found",
+        # nothing submitted (a roster learner of whom nothing was found, an empty folder) is kind
+        # "missing", never a failure of code; files of which none is the submission are "import"
+        failure = Failure(kind="missing" if sub.missing else "import", message=sub.note or "no submission found",
                           hint=f"submit one .py file or .ipynb notebook that defines {' and '.join(self.problem.functions)}")
         report = placeholder_report(self.problem, sub.shown, failure, 0.0)
         write_report(report_path(self.out, sub.learner), report, self.args.audience)
@@ -628,7 +630,7 @@ def with_roster(subs: list[Submission], path: str, key: str | None) -> list[Subm
         sys.stderr.write(printable(f"grader: warning: {len(strangers)} submission{'s are' if len(strangers) != 1 else ' is'} "
                                    f"of learners not on the roster (column {roster.key!r}), graded all the same: "
                                    f"{shown}", one_line=True) + "\n")
-    missing = [Submission(learner=row[roster.key], path=None, note=NO_SUBMISSION)
+    missing = [Submission(learner=row[roster.key], path=None, note=NO_SUBMISSION, missing=True)
                for row in roster.rows if id(row) not in found]
     return subs + missing
 

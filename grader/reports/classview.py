@@ -177,7 +177,7 @@ def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
             hints = []
         if hints:
             text += f"; hint: {hints[0]}"
-    if not_run and status != "no submission" and not (rep.failure is not None and rep.failure.kind == "import"):
+    if not_run and status != "no submission" and not (rep.failure is not None and rep.failure.kind in ("import", "missing")):
         # (a file that could not be imported ran nothing, plainly; a crash or a timeout is worth the count)
         text += ("; " if text else "") + f"{not_run} case{'s were' if not_run != 1 else ' was'} not run"
     text = common.printable(text, one_line=True)

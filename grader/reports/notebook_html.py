@@ -20,9 +20,8 @@ import io
 from types import SimpleNamespace
 from typing import Any
 
+from ..results import RUN_KINDS  # failure kinds of the run rather than the values
 
-#: failure kinds of the run rather than the values (``grader.results.RUN_KINDS``)
-RUN_KINDS = ("exception", "timeout", "crash", "memory", "import")
 #: failing cases shown in the HTML, as in the text report
 MAX_CASES = 5
 

@@ -32,7 +32,7 @@ from grader.results import Report
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "prairielearn_results.schema.json"
 MAX_LISTED = 10          # failing cases listed per test output
 MAX_BYTES = 1_000_000    # PrairieLearn's limit on results.json
-NOT_GRADABLE = ("import",)  # failure kinds of a file that could not be loaded at all
+NOT_GRADABLE = ("import", "missing")  # failure kinds of a file that could not be loaded at all, or of none
 
 
 def _group_test(v: view.ReportView, group: common.GroupView) -> dict[str, Any]:

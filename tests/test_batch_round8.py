@@ -676,3 +676,32 @@ def test_a_learners_own_gradescope_metadata_does_not_override_the_platforms(tmp_
     (tmp_path / "autograder" / times.METADATA).unlink()
     (learner / times.METADATA).write_text('{"created_at": "2025-12-01T00:00:00+00:00"}')
     assert times._gradescope_time(learner, given=True) == datetime(2025, 12, 1, tzinfo=timezone.utc)
+
+
+def test_a_stub_that_only_raises_earns_nothing_where_every_answer_is_an_input_reshaped():
+    """An instructor's unfold_patches (split the last axis into patches: every expected output is
+    the input reshaped, so every case that returns is "free"): ``raise ValueError`` passed its
+    must-raise cases and took 1 of 8 points, since no case was left to say it answered nothing.
+    The reshaped cases are then the work: the must-raise ones count beside them, and a right
+    answer keeps every case."""
+    from grader.grading import unearned
+    from grader.results import CaseResult, Failure
+
+    def case(name, status):
+        failure = None if status == "passed" else Failure(kind="exception", message="ValueError: todo")
+        return CaseResult(name=name, group="g", dtype="float32", status=status, rank=1, inputs={},
+                          failure=failure)
+
+    free = {"patch_1": "one of its inputs reshaped", "leading": "one of its inputs reshaped",
+            "not_multiple": "an exception"}
+    stub = [case("patch_1", "failed"), case("leading", "failed"), case("not_multiple", "passed")]
+    unearned(stub, free)
+    assert stub[2].status == "failed" and stub[2].failure.kind == "unearned", stub[2]
+    assert stub[2].failure.data["other_cases"] == 2 and stub[2].failure.data["others_passed"] == 0
+    right = [case("patch_1", "passed"), case("leading", "passed"), case("not_multiple", "passed")]
+    unearned(right, free)
+    assert all(r.status == "passed" for r in right)
+    # a stub returning an input reshaped answers them: it is the right function, and keeps them
+    half = [case("patch_1", "passed"), case("leading", "failed"), case("not_multiple", "passed")]
+    unearned(half, free)
+    assert [r.status for r in half] == ["passed", "failed", "passed"]

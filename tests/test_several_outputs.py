@@ -188,3 +188,28 @@ def test_a_bad_output_shape_is_one_line_of_the_spec_and_exit_2(tmp_path):
     sub.write_text("def tail_and_total(x, k):\n    return x, x\n")
     run = run_grader("check", str(sub), "--problem", "tail_and_total", "--problems-dir", str(folder))
     assert run.code == 2 and len(run.stderr.strip().splitlines()) == 1 and "size 'm'" in run.stderr
+
+
+def test_each_output_is_judged_at_the_share_of_its_allowance_validate_asks():
+    """``grader validate`` grades an alternative at 0.5 of every allowance: with several outputs
+    each output's own record kept the whole allowance, and an instructor's torch alternative
+    "passed within 0.5 of every allowance" at 0.62 of one. An output at 0.6 of its allowance
+    passes at the full allowance and fails at half; its margin is 0.6 either way."""
+    from dataclasses import replace
+
+    from grader.cases import Case
+    from grader.compare import Expected, assess
+
+    part = Expected(ref=np.array([1.0, 2.0]), scale=np.array([1e-3, 1e-3]), n=1, model="derived",
+                    out_dtype="float64")
+    whole = Expected(ref=pack_outputs([part.ref, part.ref]), scale=pack_outputs([part.scale, part.scale]), n=1,
+                     model="derived", out_dtype="float64", parts=(("a", part), ("b", part)), several_as="tuple")
+    case = Case(name="c", group="g", dtype="float64", inputs={"x": np.zeros(2)}, sizes={})
+    off = np.array([1.0 + 6e-4, 2.0])
+    outcome = CallOutcome(status="ok", result_type="tuple", results={"0": part.ref.copy(), "1": off},
+                          result_types={"0": "ndarray", "1": "ndarray"})
+    failure, margin = assess(case, outcome, whole)
+    assert failure is None and margin == pytest.approx(0.6)
+    failure, margin = assess(case, outcome, replace(whole, allowance_share=0.5))
+    assert failure is not None and failure.kind == "tolerance" and failure.data["output"] == "b", failure
+    assert margin == pytest.approx(0.6)

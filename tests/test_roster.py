@@ -48,7 +48,11 @@ def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
     # newcomer's instructor read her as a failure of kind "import")
     summary = (out / "summary.md").read_text()
     kinds = summary.split("## Most common failure kinds", 1)[1].split("##", 1)[0]
-    assert "with no submission" in summary and "import" not in kinds and "carol" not in kinds, kinds
+    assert "1 learner submitted nothing" in summary and "import" not in kinds and "carol" not in kinds, kinds
+    # carol is no submission that failed: 3 submissions graded, and one learner sent none
+    assert "3 submissions: **2 passed**, 1 failed. 1 learner submitted nothing." in summary, summary
+    assert "graded 3 submissions: 2 passed, 1 failed (0 could not be graded); 1 learner submitted nothing" \
+        in run.stdout, run.stdout
     slowest = summary.split("## Slowest submissions", 1)[1]
     assert "carol" not in slowest and "import" not in slowest, slowest
 

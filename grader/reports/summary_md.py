@@ -57,10 +57,10 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     missing = [r for r in rows if r.learner in reports and no_submission(reports[r.learner])]
     scores = [r.score for r in rows]
     top = max(r.max_score for r in rows)
-    notes = ([f"{len(crashed)} could not be graded"] if crashed else []) + \
-        ([f"{len(missing)} with no submission"] if missing else [])
-    out += [f"{len(rows)} submission{'s' if len(rows) != 1 else ''}: **{passed} passed**, {len(rows) - passed} failed"
-            + (f" ({', '.join(notes)})" if notes else "") + ".",
+    n = len(rows) - len(missing)   # a learner who submitted nothing is no submission that failed
+    out += [f"{n} submission{'s' if n != 1 else ''}: **{passed} passed**, {n - passed} failed"
+            + (f" ({len(crashed)} could not be graded)" if crashed else "") + "."
+            + (f" {_nothing(len(missing))}." if missing else ""),
             f"Score: mean {points(statistics.fmean(scores))}, median {points(statistics.median(scores))} "
             f"of {points(top)} points.", ""]
 
@@ -185,12 +185,19 @@ def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
 
 
 def tally(rows: list[Row], reports: dict[str, Report]) -> str:
-    """The run's last line: submissions, passed, failed and (:func:`could_not_be_graded`) not graded."""
+    """The run's last line: submissions, passed, failed and (:func:`could_not_be_graded`) not
+    graded; then the learners who submitted nothing (a roster's, an empty folder), counted apart:
+    an instructor read "4 could not be graded" where one file could not and three learners
+    submitted nothing, and "9 submissions: 3 passed, 6 failed" where one learner sent none."""
     passed = sum(r.passed for r in rows)
     missing = sum(r.learner in reports and no_submission(reports[r.learner]) for r in rows)
     crashed = sum(r.learner in reports and could_not_be_graded(reports[r.learner]) for r in rows) - missing
-    # a roster's learners with nothing submitted are counted apart (an instructor read "4 could not
-    # be graded" where one file could not and three learners submitted nothing)
-    return (f"{len(rows)} submission{'s' if len(rows) != 1 else ''}: {passed} passed, {len(rows) - passed} failed ({crashed} could not be graded"
-            + (f", {missing} with no submission" if missing else "") + ")")
+    n = len(rows) - missing
+    return (f"{n} submission{'s' if n != 1 else ''}: {passed} passed, {n - passed} failed ({crashed} could not be graded)"
+            + (f"; {_nothing(missing)}" if missing else ""))
+
+
+def _nothing(missing: int) -> str:
+    """How many learners submitted nothing, in words."""
+    return f"{missing} learner{'s' if missing != 1 else ''} submitted nothing"
 

@@ -124,7 +124,8 @@ def add_parser(sub: Any) -> None:
                             "ID), sis (SIS User ID), id (ID), name (Student), email (Email address), idnumber "
                             f"(ID number), username (Username), or a column's name; default: {DEFAULT_KEY[target]}, "
                             "else the first of the id columns grader grade --roster looks for")
-        p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+        # --output as grader check names it (an instructor's export --output exited 2)
+        p.add_argument("--out", "--output", dest="out", metavar="FILE", help="write to FILE instead of stdout")
         p.add_argument("--points", type=_positive, metavar="N",
                        help="scale each score to N points (score / max_score * N), for an LMS assignment worth N")
     for p in (canvas, moodle, blackboard):
@@ -495,10 +496,13 @@ def _feedback(row: Any) -> str:
 def moodle_csv(rows: list[Any], roster: Roster | None, assignment: str,
                points: float | None = None) -> tuple[str, list[str]]:
     """Moodle's grade import CSV of gradebook ``rows``: identity columns (:data:`MOODLE_COLUMNS`
-    the roster has, else ``Username``), the grade column ``assignment`` (scores scaled to
+    the roster has and the roster's key column, else ``Username``), the grade column ``assignment`` (scores scaled to
     ``points``) and ``Feedback``. Returns the text and the learners not on the roster."""
     from .reports.common import csv_cell, points as fmt
-    head, learners, unmatched = _identity(rows, roster, MOODLE_COLUMNS, "Username", php=True)
+    # the roster column the learners were matched by is a field Moodle can identify them by too
+    # (an instructor's --key Username export had no Username column)
+    columns = MOODLE_COLUMNS + ((roster.key,) if roster is not None and roster.key not in MOODLE_COLUMNS else ())
+    head, learners, unmatched = _identity(rows, roster, columns, "Username", php=True)
     out = [_line([*head, csv_cell(assignment), "Feedback"])]
     out += [_line([*cells, fmt(scaled(r.score, r.max_score, points)), csv_cell(_feedback(r))]) for cells, r in learners]
     return "".join(out), unmatched

@@ -88,6 +88,10 @@ def test_canvas_export_to_a_file_with_every_learner_matched(files, capsys):
     assert code == 0 and out == ""
     head = (tmp / "canvas.csv").read_text().splitlines()[0]
     assert head == "Student,ID,SIS User ID,SIS Login ID,Section,HW 3"  # no id: Canvas creates the assignment
+    # --output, as grader check names it, writes the same file (an instructor's --output exited 2)
+    code, out, _ = run(["export", "canvas", book, "--roster", roster, "--assignment", "HW 3",
+                        "--output", tmp / "canvas2.csv"], capsys)
+    assert code == 0 and out == "" and (tmp / "canvas2.csv").read_text() == (tmp / "canvas.csv").read_text()
 
 
 def test_generic_csv_with_and_without_a_roster(files, capsys):
@@ -238,6 +242,15 @@ def test_moodle_export_has_moodles_identity_columns_the_grade_and_feedback(files
     assert code == 1 and "'mallory' is not on the roster (column 'Email address')" in err
     code, out, _ = run(["export", "moodle", book, "--assignment", "Lesson 1"], capsys)
     assert list(csv.reader(io.StringIO(out)))[0] == ["Username", "Lesson 1", "Feedback"] and code == 0
+    # matched by a roster column of Moodle's own: that column is exported, to identify users by
+    (tmp / "moodle_users.csv").write_text("First name,Last name,Email address,Username\n"
+                                          "Alice,Liddell,a@example.edu,alice\nBob,Builder,b@example.edu,bob\n")
+    book.write_text(book.read_text().replace("alice@example.edu,", "alice,").replace("Bob@example.edu,", "bob,"))
+    code, out, _ = run(["export", "moodle", book, "--roster", tmp / "moodle_users.csv", "--assignment", "L1",
+                        "--key", "Username"], capsys)
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0] == ["First name", "Last name", "Email address", "Username", "L1", "Feedback"], table
+    assert table[1][:5] == ["Alice", "Liddell", "a@example.edu", "alice", "10"]
 
 
 def test_blackboard_export_quotes_every_cell_and_heads_an_existing_column_by_id(files, capsys):

@@ -246,6 +246,52 @@ def width_findings(problem: Any, plan: _Plan) -> list[Finding]:
     return findings
 
 
+def allowance_findings(plan: _Plan) -> list[Finding]:
+    """A warning naming the cases whose allowance is at least every expected value's own size,
+    in some output: an answer of zeros passes them, so they test no value (an instructor's
+    reference squared ``x - mean`` in float16, which overflowed there: the derived allowance,
+    measured from the reference run in the graded dtype, grew as large as the values, and a
+    mistake returning zeros passed with no word of why). The allowance is the one ``grader
+    check`` uses (:func:`grader.tolerance.model`), at full share; cases judged exactly, by a
+    checker, or that must raise are left out."""
+    from .compare import Expected
+    from .dtypes import dtype_of
+    from . import tolerance
+
+    def useless(e: Expected, dtype: str) -> bool:
+        out = e.out_dtype or dtype
+        if e.checker is not None or e.model == "exact" or dtype_of(out).kind in "biu":
+            return False
+        ref = np.asarray(e.ref, dtype=np.float64)
+        try:
+            full = np.broadcast_to(np.asarray(tolerance.model(e.model).allowed(out, ref, e.scale, e.n),
+                                              dtype=np.float64), ref.shape)
+        except (KeyError, TypeError, ValueError):   # a model this check cannot read: no finding
+            return False
+        shown = np.isfinite(ref) & (ref != 0)
+        return bool(shown.any()) and bool(np.all(np.abs(ref[shown]) <= full[shown]))
+
+    names = []
+    for entry in plan.entries:
+        e, case = entry.expected, entry.case
+        if e is None or getattr(case, "raises", ()) or getattr(case, "compare", "") == "exact":
+            continue
+        parts = [p for _, p in e.parts] if e.parts else [e]
+        if any(useless(p, case.dtype) for p in parts):
+            names.append(entry.label)
+    if not names:
+        return []
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return [Finding(WARNING, "tolerance",
+                    f"{len(names)} case{'s' if len(names) != 1 else ''} allow{'' if len(names) != 1 else 's'} "
+                    f"an error as large as every expected value, so an answer of zeros passes: {shown}. "
+                    "The derived allowance measures the reference run in the graded dtype: where that run "
+                    "loses every digit (a square or sum that overflows float16, a cancellation), the "
+                    "allowance grows as large as the values. Compute that step in float32 inside the "
+                    "reference (as the statement asks of learners) or give the problem another tolerance",
+                    {"cases": names})]
+
+
 def _evaluate(problem: Any, entry: _Entry) -> None:
     """Fill ``entry.ref`` and ``entry.scale`` from the reference (GraderError if it fails)."""
     from . import reference
@@ -665,6 +711,8 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         v.findings.append(Finding(ERROR, "reference", str(exc)))
         return done()
     v.findings.extend(stale)
+    if not stale:
+        v.findings.extend(allowance_findings(plan))
     v.timings["reference"] = time.monotonic() - t
 
     # 4. the mistakes, in the background while the oracle runs here

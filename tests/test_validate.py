@@ -139,6 +139,8 @@ def test_bundled_problem_validates(problem_id):
     for a in report["alternatives"]:
         assert all(float(m) <= a["share"] for m in a["margins"].values()), (a["file"], a["margins"])
     assert {"least_mistake_margin", "worst_alternative_margin"} <= set(report["groups"][0])
+    # no case whose allowance lets zeros pass (a reference that loses every digit in a half dtype)
+    assert not [f for f in report["findings"] if f["check"] == "tolerance"], report["findings"]
 
 
 def test_a_pack_problem_validates_the_same_through_the_cli():
@@ -576,3 +578,48 @@ def test_a_stale_value_is_written_with_the_digits_that_tell_it_apart():
     assert validate._apart(-0.14293212345, -0.14293198765) == ("-0.142932123", "-0.142931988")
     assert validate._apart(1.0, 2.0) == ("1", "2") and validate._apart(0.1, 0.1) == ("0.1", "0.1")
     assert validate._apart(1.0, 1.0 + 2 ** -52) == ("1", "1.0000000000000002")
+
+
+NORMALISE_SPEC = """\
+id: rms_scale
+title: Divide by the root mean square
+statement: |
+  Return `x / sqrt(mean(x ** 2, axis=-1) + 1e-6)` for `x` of shape (..., d), in the dtype of `x`;
+  compute the mean of squares in float32 for float16.
+function:
+  name: rms_scale
+  parameters:
+    - {name: x, shape: ["...", d]}
+  returns: {shape: ["...", d], dtype: same_as_inputs}
+reference: {module: rms_scale}
+frameworks:
+  numpy: {dtypes: [float16, float32]}
+groups:
+  values: {points: 1}
+cases:
+  - name: large_values
+    group: values
+    sizes: {"...": [3], d: 32}
+    fill: {x: {kind: uniform, low: 300, high: 3000, random_sign: true}}
+"""
+
+
+@pytest.mark.parametrize("square", ["x * x", "jnp.square(x.astype(jnp.float32))"])
+def test_an_allowance_as_large_as_the_values_is_named(tmp_path, square):
+    """An instructor's reference squared in float16, which overflows there: the derived allowance
+    (the reference run in the graded dtype) grew as large as the values, and a mistake returning
+    zeros passed with no word of why. Validate names such cases; a reference that squares in
+    float32 has none."""
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "rms_scale.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef rms_scale(x):\n"
+        f"    ms = jnp.mean({square}, axis=-1, keepdims=True)\n"
+        "    return (x / jnp.sqrt(ms + 1e-6)).astype(x.dtype)\n")
+    (tmp_path / "rms_scale.yaml").write_text(NORMALISE_SPEC)
+    v = validate.validate_problem(tmp_path / "rms_scale.yaml", jobs=1)
+    found = [f for f in v.findings if f.check == "tolerance"]
+    if square == "x * x":
+        assert len(found) == 1 and found[0].level == "warning", v.findings
+        assert found[0].data["cases"] == ["large_values[float16]"] and "zeros passes" in found[0].message
+    else:
+        assert found == [], found

@@ -275,7 +275,8 @@ def _convert(result, fw, proto) -> tuple:
     """What the reply says of ``result``: ``_convert_one``'s, or for a tuple, list or dict of at
     most :data:`MAX_ITEMS` arrays (dict keys: short str) ``("several", [(key, array, type name)],
     "tuple" | "list" | "dict")``; a container with any other item is a ``type`` reply naming the
-    container, as before several outputs existed."""
+    container, as before several outputs existed, with its first such item's key and what it is
+    (``("type", name, (key, what))``)."""
     if not isinstance(result, (tuple, list, dict)):
         return _convert_one(result, fw, proto)
     kind = "dict" if isinstance(result, dict) else ("list" if isinstance(result, list) else "tuple")
@@ -289,8 +290,8 @@ def _convert(result, fw, proto) -> tuple:
     converted = []
     for key, value in items:
         status, arr, item_type = _convert_one(value, fw, proto)
-        if status != "ok":
-            return "type", name, ""
+        if status != "ok":   # the container, and its first item that is no array: (key, what it is)
+            return "type", name, (str(key), arr)
         converted.append((str(key), arr, item_type))
     return "several", converted, kind
 
@@ -455,6 +456,8 @@ def main() -> int:
                 out.update({f"result:{k}": arr for k, arr, _ in value})
             else:
                 reply.update(status="type", type_name=value)
+                if isinstance(result_type, tuple):   # a tuple, list or dict with an item that is no array
+                    reply["bad_item"] = list(result_type)
         except MemoryError as exc:
             reply.update(status="memory", error="MemoryError",
                          message="MemoryError: the submission ran out of memory",

@@ -289,6 +289,12 @@ def _several_items(outcome: CallOutcome, expected: Expected) -> tuple[dict[str, 
     else:
         want = f"a tuple of {len(names)} ({listing})"
     if outcome.status == "type":
+        if outcome.result_types:   # the container, with an item that is no array
+            key, what = next(iter(outcome.result_types.items()))
+            names_it = f"item {key}" if key.isdigit() else f"item {key!r}"
+            it = "None" if what == "NoneType" else ("an " if what[:1].lower() in "aeiou" else "a ") + what
+            return None, f"the function returned a {outcome.message} whose {names_it} is {it}: each of " \
+                         f"{listing} must be an array"
         return None, f"the function returned {outcome.message}, not {want}"
     if outcome.results is None:
         shape = tuple(outcome.result.shape) if outcome.result is not None else ()
@@ -345,8 +351,16 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
     margin is the worst output's."""
     items, why = _several_items(outcome, expected)
     if items is None:
-        return Failure(kind="type", message=why, data={"returned": outcome.result_type or outcome.message,
-                                          "expected": [n for n, _ in expected.parts or ()]}), None
+        failure = Failure(kind="type", message=why, data={"returned": outcome.result_type or outcome.message,
+                                                          "expected": [n for n, _ in expected.parts or ()]})
+        if outcome.status == "type" and outcome.result_types:
+            # the container was right but an item is no array (``[y.tolist(), mean, rstd]``): the
+            # hint is that item's, as for a one-output problem (an instructor's learner was told of
+            # the container only, and looked for the fault there)
+            key, what = next(iter(outcome.result_types.items()))
+            failure.data["item"] = {"key": key, "returned": what}
+            return _hinted(failure, _safe(diagnose.for_type, expected.hints, what, expected.out_dtype or case.dtype)), None
+        return failure, None
     verdicts: list[tuple[str, Failure | None, float | None]] = []
     for name, part in expected.parts or ():
         if part.allowance_share != expected.allowance_share:

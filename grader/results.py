@@ -560,7 +560,9 @@ class CallOutcome:
     A tuple, list or dict of arrays comes back as ``ok`` with ``result`` None, ``results`` (item
     key, ``"0"``, ``"1"``... or the dict's keys, -> array), ``result_types`` (key -> the item's
     type name) and ``result_type`` ``"tuple"``, ``"list"`` or ``"dict"``; a spec with one output
-    judges it a ``type`` failure, one with several outputs judges each item.
+    judges it a ``type`` failure, one with several outputs judges each item. A ``type`` outcome
+    of such a container with an item that is no array names that item in ``result_types``
+    (its key -> what it is: ``{"0": "list"}`` for ``[y.tolist(), ...]``).
     """
 
     status: str

@@ -708,8 +708,11 @@ class Worker:
             return CallOutcome(status="ok", result=out["result"], mutated=mutated, seconds=seconds,
                                result_type=_text(header.get("result_type"), 200), cpu_seconds=cpu)
         if status == "type":
+            item = header.get("bad_item")   # a container's first item that is no array: [key, what it is]
+            bad = {_text(item[0], 64): _text(item[1], 200)} if isinstance(item, list) and len(item) == 2 \
+                and all(isinstance(x, str) for x in item) else {}
             return CallOutcome(status="type", message=_text(header.get("type_name"), 200) or "?", mutated=mutated,
-                               seconds=seconds, cpu_seconds=cpu)
+                               seconds=seconds, cpu_seconds=cpu, result_types=bad)
         if status in ("exception", "memory"):
             mro = header.get("error_mro")
             types = [_text(m, 200) for m in mro if isinstance(m, str)][:32] if isinstance(mro, list) else []

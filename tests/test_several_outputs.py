@@ -213,3 +213,28 @@ def test_each_output_is_judged_at_the_share_of_its_allowance_validate_asks():
     failure, margin = assess(case, outcome, replace(whole, allowance_share=0.5))
     assert failure is not None and failure.kind == "tolerance" and failure.data["output"] == "b", failure
     assert margin == pytest.approx(0.6)
+
+
+def test_an_item_that_is_no_array_is_named_alike_by_the_child_and_the_fake(tmp_path):
+    """An instructor's learner returned ``[y.tolist(), mean.tolist(), rstd.tolist()]`` and was told
+    "the function returned list, not a tuple of 3" with no hint: the container was fine, its
+    items were not. The child (``bad_item``) and the in-process fake name the first such item,
+    the message says it, and the hint is that item's (drop .tolist())."""
+    from tests.conftest import check_like_cli
+
+    folder = make(tmp_path)
+    sub = tmp_path / "lists.py"
+    sub.write_text("import numpy as np\n\ndef tail_and_total(x, k):\n"
+                   "    return [(2 * x[..., k - 1:]).tolist(), x.sum(-1)]\n")
+    args = ("--problem", "tail_and_total", "--problems-dir", str(folder), "--no-shrink")
+    child_code, child = check_like_cli(str(sub), *args)
+    fake_code, fake = grade_function_in_process(sub, *args)
+    for report in (child, fake):
+        first = failures(report)[0]
+        assert first["kind"] == "type" and first["data"]["item"] == {"key": "0", "returned": "list"}, first
+        assert first["message"] == ("the function returned a list whose item 0 is a list: each of tail, total "
+                                    "must be an array"), first["message"]
+        assert first["data"]["hint_id"] == "not_array" and ".tolist()" in first["hint"], first
+    assert child_code == fake_code == 1
+    assert [(c["name"], c["status"], c["failure"]["message"]) for c in child["cases"]] == \
+        [(c["name"], c["status"], c["failure"]["message"]) for c in fake["cases"]]

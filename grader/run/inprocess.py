@@ -146,7 +146,8 @@ def _one(result: Any) -> tuple[np.ndarray | None, str]:
 
 def _several(result: Any, mutated: list[str], seconds: float) -> CallOutcome:
     """The outcome of a returned tuple, list or dict, as the child's reply gives it: each item
-    an array (``results``), or a ``type`` outcome naming the container."""
+    an array (``results``), or a ``type`` outcome naming the container (and in ``result_types``
+    its first item that is no array, as the child's ``bad_item``)."""
     kind = "dict" if isinstance(result, dict) else ("list" if isinstance(result, list) else "tuple")
     name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
         f"{type(result).__module__}.{type(result).__qualname__}"
@@ -154,14 +155,15 @@ def _several(result: Any, mutated: list[str], seconds: float) -> CallOutcome:
     arrays: dict[str, np.ndarray] = {}
     types: dict[str, str] = {}
     ok = 0 < len(items) <= 16 and (kind != "dict" or all(type(k) is str and k.isidentifier() for k, _ in items))
+    bad: dict[str, str] = {}
     for key, value in items if ok else ():
         arr, what = _one(value)
         if arr is None:
-            ok = False
+            ok, bad = False, {str(key): what}
             break
         arrays[str(key)], types[str(key)] = arr, what
     if not ok:
-        return CallOutcome(status="type", message=name, mutated=mutated, seconds=seconds)
+        return CallOutcome(status="type", message=name, mutated=mutated, seconds=seconds, result_types=bad)
     return CallOutcome(status="ok", results=arrays, result_types=types, result_type=kind, mutated=mutated,
                        seconds=seconds)
 

@@ -15,9 +15,25 @@ import numpy as np
 from .results import CaseResult
 
 
-#: what a summary's ``unearned`` entry means (``grader.grading.unearned``), after its counts
-UNEARNED_WORDS = (": cases that code computing nothing also passes (an empty batch, zero inputs, a "
-                  "must-raise), credited once the values are right in at least half of the other cases")
+#: why a case is free (``grader.grading.free_cases``, a failure's ``data["free_because"]``), as a
+#: summary's ``unearned`` entry says it; another reason is an expected result (zeros, a constant...)
+_FREE_SHORT = {"an exception": "it must raise",
+               "seedless": "its inputs are the same under every seed, so a published run's answers pass it"}
+
+
+def unearned_words(failed: list[CaseResult]) -> str:
+    """What a summary's ``unearned`` entry means (``grader.grading.unearned``), after its counts,
+    with the reasons of these cases only: a learner graded under a secret seed was told "(an empty
+    batch, zero inputs, a must-raise)" of a literal case that was none of those."""
+    reasons: list[str] = []
+    for c in failed:
+        why = (c.failure.data or {}).get("free_because") if c.failure is not None else None
+        said = _FREE_SHORT.get(why, f"its expected result is {why}") if isinstance(why, str) else None
+        if said and said not in reasons:
+            reasons.append(said)
+    return (": cases a submission can pass without computing their answer"
+            + (f" ({'; '.join(reasons)})" if reasons else "")
+            + ", credited once the values are right in at least half of the other cases")
 
 
 def _rank_pattern(failed: list[CaseResult], ran: list[CaseResult]) -> tuple[str, int] | None:
@@ -189,7 +205,7 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
         text = (f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern, first)}"
                 f"{_input_dtype_text(input_dtypes)}")
         if kind == "unearned":   # a learner trial: the kind's name alone said nothing
-            text += UNEARNED_WORDS
+            text += unearned_words(failed)
         out.append({"kind": kind, "count": n, "dtypes": f_dtypes, "ranks": sorted({c.rank for c in failed}),
                     "by_dtype": {d: sum(c.dtype == d for c in failed) for d in f_dtypes},
                     "only_dtypes": only, "only_dtype": only[0] if only and len(only) == 1 else None,

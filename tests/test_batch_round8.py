@@ -705,3 +705,20 @@ def test_a_stub_that_only_raises_earns_nothing_where_every_answer_is_an_input_re
     half = [case("patch_1", "passed"), case("leading", "failed"), case("not_multiple", "passed")]
     unearned(half, free)
     assert [r.status for r in half] == ["passed", "failed", "passed"]
+
+
+@pytest.mark.parametrize("why,said,not_said", [
+    ("seedless", "its inputs are the same under every seed", "must raise"),
+    ("an exception", "it must raise", "every seed"),
+    ("zeros", "its expected result is zeros", "must raise"),
+])
+def test_the_unearned_summary_gives_these_cases_reasons_only(why, said, not_said):
+    """A learner graded under a secret seed read "(an empty batch, zero inputs, a must-raise)" of
+    literal cases that were none of those: the summary names the reasons its cases have."""
+    from grader.results import CaseResult, Failure
+    from grader.summary import summarise
+
+    cases = [CaseResult(name=f"c{i}[float32]", group="g", dtype="float32", status="failed", rank=1, inputs={},
+                        failure=Failure(kind="unearned", message="m", data={"free_because": why})) for i in range(2)]
+    entry = next(e for e in summarise(cases, ("float32",)) if e["kind"] == "unearned")
+    assert said in entry["text"] and not_said not in entry["text"] and "empty batch" not in entry["text"], entry["text"]

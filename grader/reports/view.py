@@ -212,9 +212,11 @@ def _hints(report: Report, summary: list[dict[str, Any]], failing: list[CaseResu
         for h in entry.get("hints") or ([entry["hint"]] if entry.get("hint") else []):
             if h.get("text"):
                 out.setdefault(h.get("id") or h["text"], h["text"])
-    for c in (*shrunk, *failing):
-        if c.failure and c.failure.hint:
-            out.setdefault(c.failure.data.get("hint_id") or c.failure.hint, c.failure.hint)
+    # an uncredited case's hint ("make the other cases right first") after every other: it is
+    # about the others (an instructor's grid led with it beside a learner's wrong-axis failures)
+    cases = [c for c in (*shrunk, *failing) if c.failure and c.failure.hint]
+    for c in sorted(cases, key=lambda c: c.failure.kind == "unearned"):
+        out.setdefault(c.failure.data.get("hint_id") or c.failure.hint, c.failure.hint)
     return list(dict.fromkeys(out.values()))
 
 

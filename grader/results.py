@@ -62,7 +62,7 @@ STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 #: a learner's case from the instructor's secret seed too large for a ``--replay`` literal gets
 #: this instead of a replay command (``CaseResult.replay_note``)
-SECRET_REPLAY_NOTE = "this case's inputs come from the instructor's secret seed, so it cannot be replayed alone: fix what its failure says and submit again"
+SECRET_REPLAY_NOTE = "this case's inputs come from the instructor's secret seed and are too large to print as a replay, so it cannot be replayed alone: fix what its failure says and submit again"
 
 
 def json_ratio(x: float, digits: int = 4) -> float | str:

@@ -34,7 +34,7 @@ from .conftest import ROOT, SUBMISSIONS
 
 # spelt out here (not imported) so that the tests run, and fail, against a grader without them
 SEED_SECRET_ENV = "GRADER_SEED_SECRET"
-SECRET_REPLAY_NOTE = "this case's inputs come from the instructor's secret seed, so it cannot be replayed alone: fix what its failure says and submit again"
+SECRET_REPLAY_NOTE = "this case's inputs come from the instructor's secret seed and are too large to print as a replay, so it cannot be replayed alone: fix what its failure says and submit again"
 
 
 def derive_seed(secret: bytes, data: bytes) -> int:

@@ -390,3 +390,18 @@ def test_a_copy_moved_into_a_helper_module_is_still_a_copy(tmp_path):
     assert "bob" in page and "ann" in page and "cat" not in page.split("<table", 1)[-1]
     write_similarity(out, sources, [], 0.5, "tied_lm_head")   # the main files alone: bob is no copy
     assert "bob" not in (out / "similarity.html").read_text().split("<table", 1)[-1]
+
+
+def test_the_grid_reason_says_how_many_of_its_cases_are_hidden():
+    """The grid counts hidden cases, which the learner's gradebook message leaves out: an
+    instructor read "dtype in 21 cases" in summary.html and "dtype: 19 cases" in the gradebook.
+    The grid says how many of them are hidden."""
+    import dataclasses
+
+    from grader.reports import classview
+    hidden = dataclasses.replace(_case("h", "failed", "dtype"), visibility="hidden", name="h[float32]")
+    rep = _class_report("d.py", False, 1.0, [_case("a", "failed", "dtype")] * 2 + [hidden, _case("b", "passed")],
+                        [("a", 2, 0, 0, 2), ("h", 1, 0, 0, 1), ("b", 1, 1, 1, 1)])
+    rows = [gradebook.Row.of_report("dee", rep, 1.0)]
+    line = classview.grid(rows, {"dee": rep}).lines[0]
+    assert line.reason.startswith("dtype in 3 cases (1 hidden)"), line.reason

@@ -207,6 +207,27 @@ def test_failure_rates_per_group_are_sorted_by_rate():
     assert [(g, len(who), n) for g, who, n in groups] == [("examples", 2, 3), ("shapes", 3, 5), ("values", 2, 5)]
 
 
+def test_a_case_a_secret_seed_chose_is_rated_in_its_group_only():
+    """Under a secret seed each learner's gen001 had other inputs: an instructor saw "gen001"
+    rated across the class as if one case. A seeded case counts in its group, not by name."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from grader.reports import summary_md
+
+    def rep(failing):
+        seeded = dataclasses.replace(case("gen001[float32]", "generated", "failed" if failing else "passed",
+                                          wrong() if failing else None), seeded=True)
+        return SimpleNamespace(cases=[seeded, case("worked_example[float32]", "examples", "failed", wrong())])
+
+    reports = {"ann": rep(True), "bob": rep(False)}
+    rows = [SimpleNamespace(learner=name) for name in reports]
+    groups, cases = summary_md.failure_rates(rows, reports)
+    assert ("generated", ["ann"], 2) in groups and ("examples", ["ann", "bob"], 2) in groups
+    assert [c for c, _, _ in cases] == ["worked_example"]
+    assert "counts in its group only" in summary_md.RATE_NOTE
+
+
 def test_a_hint_found_for_a_pattern_reaches_each_group_that_shows_it():
     """The transpose hint of a no-transpose file is found for the failure pattern (the summary),
     not on each exception case: every format's group output still carries it."""

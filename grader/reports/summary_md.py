@@ -133,7 +133,8 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
     first, then most failing (sorted by count, 1 of 3 (33%) stood between rows of 40%); per case
     (its name without the dtype), the learners failing it in some dtype of those who ran it,
     the failing cases only, highest rate first. Shrunk cases are no graded cases and
-    are left out; learners whose run graded no case too."""
+    are left out; learners whose run graded no case too; a case a secret seed chose
+    (``CaseResult.seeded``) counts in its group only (each learner had other inputs)."""
     ran: dict[str, dict[str, set[str]]] = {"group": {}, "case": {}}
     failed: dict[str, dict[str, list[str]]] = {"group": {}, "case": {}}
     for row in sorted(rows, key=lambda r: r.learner):
@@ -143,7 +144,10 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
         for c in rep.cases:
             if c.shrunk or c.status == "skipped" or part_not_graded(c):
                 continue
-            for level, key in (("group", c.group), ("case", c.name.split("[", 1)[0])):
+            # a case whose inputs a secret seed chose has each learner's own inputs: its name is
+            # no one case to rate across the class (an instructor saw gen001 added up), its group is
+            levels = (("group", c.group),) if c.seeded else (("group", c.group), ("case", c.name.split("[", 1)[0]))
+            for level, key in levels:
                 ran[level].setdefault(key, set()).add(row.learner)
                 if c.status != "passed" and row.learner not in failed[level].setdefault(key, []):
                     failed[level][key].append(row.learner)
@@ -158,7 +162,8 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
 
 #: under summary.md's failure-rate tables: why the learner counts differ from row to row
 RATE_NOTE = ("Counted of the learners whose run reached the group or case: a learner whose cases there "
-             "were skipped (after a crash) or who could not be graded is left out.")
+             "were skipped (after a crash) or who could not be graded is left out. Under a secret seed a case "
+             "whose inputs the seed chose differs from learner to learner: it counts in its group only.")
 
 
 def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:

@@ -396,7 +396,7 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
         nonlocal stop_reason, done
         for i in indices:
             case = cases[i]
-            info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
+            info = ArrayInfo.of_inputs(case.inputs, case.scalars)
             base = dict(name=case.name, group=case.group, dtype=case.dtype, rank=case.rank, inputs=info,
                         visibility=case.visibility, seeded=case.name in plan.seeded)
             done += 1

@@ -226,18 +226,41 @@ class Failure:
 
 @dataclass(kw_only=True)
 class ArrayInfo:
-    """Shape and dtype name of one array (no values), e.g. ``ArrayInfo(shape=(2, 3), dtype="float32")``."""
+    """Shape and dtype name of one array (no values), e.g. ``ArrayInfo(shape=(2, 3), dtype="float32")``;
+    for a scalar parameter (``stride``, ``eps``, ``patch``) its ``value`` too, a Python number,
+    whatever the case's size (an instructor's learner saw ``{"shape": [], "dtype": "int64"}``
+    of a large case's patch length and could not tell it)."""
 
     shape: tuple[int, ...]
     dtype: str
+    value: int | float | bool | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"shape": list(self.shape), "dtype": self.dtype}
+        out: dict[str, Any] = {"shape": list(self.shape), "dtype": self.dtype}
+        if self.value is not None:
+            out["value"] = self.value
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ArrayInfo":
         """The record of its ``to_json`` form."""
-        return cls(shape=tuple(data["shape"]), dtype=data["dtype"])
+        value = data.get("value")
+        return cls(shape=tuple(data["shape"]), dtype=data["dtype"],
+                   value=value if isinstance(value, (int, float, bool)) else None)
+
+    @classmethod
+    def of_inputs(cls, inputs: dict[str, Any], scalars: tuple[str, ...] = ()) -> dict[str, "ArrayInfo"]:
+        """The records of a case's ``inputs`` (name -> array): each array's shape and dtype, and
+        the value of each of ``scalars`` (0-d arrays) that is a finite number."""
+        import math
+
+        def value(name: str, a: Any) -> int | float | bool | None:
+            if name not in scalars or getattr(a, "ndim", 1) != 0:
+                return None
+            v = a.item()
+            return v if isinstance(v, (bool, int)) or (isinstance(v, float) and math.isfinite(v)) else None
+
+        return {k: cls(shape=tuple(v.shape), dtype=v.dtype.name, value=value(k, v)) for k, v in inputs.items()}
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -210,7 +210,7 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
             continue  # shapes shrink toward the spec's pool order, not always toward fewer elements
         case.origin = "shrunk"
         case.name = f"{SHRUNK_PREFIX}{original.name}"
-        info = {k: ArrayInfo(shape=tuple(v.shape), dtype=v.dtype.name) for k, v in case.inputs.items()}
+        info = ArrayInfo.of_inputs(case.inputs, case.scalars)
         res = CaseResult(name=case.name, group="shrunk", status=verdict.status, dtype=dt, rank=case.rank,
                          inputs=info, visibility=original.visibility, seeded=original_res.seeded,
                          failure=failure, seconds=outcome.seconds,

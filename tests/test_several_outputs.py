@@ -238,3 +238,20 @@ def test_an_item_that_is_no_array_is_named_alike_by_the_child_and_the_fake(tmp_p
     assert child_code == fake_code == 1
     assert [(c["name"], c["status"], c["failure"]["message"]) for c in child["cases"]] == \
         [(c["name"], c["status"], c["failure"]["message"]) for c in fake["cases"]]
+
+
+def test_a_scalar_parameter_has_its_value_in_every_case_whatever_its_size(tmp_path):
+    """An instructor's learner read ``{"shape": [], "dtype": "int64"}`` of a large case's patch
+    length. A scalar parameter's value is in every case's inputs record (JSON and text), an
+    array's is not; a non-finite float is left out rather than written as JSON cannot hold it."""
+    from grader.reports.common import scalar_text
+    from grader.results import ArrayInfo
+
+    folder = make(tmp_path)
+    report = grade(tmp_path, folder, "return 2 * x[..., k - 1:], x.sum(-1)")
+    for c in report["cases"]:
+        assert isinstance(c["inputs"]["k"]["value"], int) and "value" not in c["inputs"]["x"], c["inputs"]
+    infos = ArrayInfo.of_inputs({"x": np.zeros(3), "k": np.asarray(2), "eps": np.asarray(np.inf)}, ("k", "eps"))
+    assert [i.value for i in infos.values()] == [None, 2, None]
+    assert ArrayInfo.from_json(infos["k"].to_json()) == infos["k"] and "value" not in infos["eps"].to_json()
+    assert scalar_text("k", infos["k"], None) == "k = 2" and scalar_text("eps", infos["eps"], None) == "eps (float64 scalar)"

@@ -278,9 +278,12 @@ def failure_lines(failure: Failure, max_details: int | None = None) -> list[str]
 
 
 def scalar_text(name: str, info: object, values: dict | None) -> str:
-    """A 0-d input for people: ``axis = -1``, or ``axis (int64 scalar)`` when its value is not in
-    the report (a case too large for its values, or a hidden one)."""
+    """A 0-d input for people: ``axis = -1`` (from the case's values, or a scalar parameter's
+    :attr:`~grader.results.ArrayInfo.value`), or ``axis (int64 scalar)`` when the report has no
+    value for it."""
     value = (values or {}).get(name)
+    if value is None or isinstance(value, (list, dict)):
+        value = getattr(info, "value", None)   # a scalar parameter's value, kept whatever the case's size
     if value is not None and not isinstance(value, (list, dict)):
         return f"{name} = {value}"
     return f"{name} ({getattr(info, 'dtype', '')} scalar)"

@@ -395,7 +395,9 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
         first.data["output"] = name
     first.data["outputs"] = summary
     for other, extra in failing[1:]:
-        first.details.append(f"also {extra.kind}{' in ' + other if other else ''}: {extra.message}")
+        if not other:   # an output's own failure is in the line of every output's verdict above
+            # (an instructor's learner read each output's dtype three times)
+            first.details.append(f"also {extra.kind}: {extra.message}")
         first.data.setdefault("also", []).append({"kind": extra.kind, "message": extra.message,
                                                   **({"output": other} if other else {})})
     return first, margin

@@ -255,3 +255,18 @@ def test_a_scalar_parameter_has_its_value_in_every_case_whatever_its_size(tmp_pa
     assert [i.value for i in infos.values()] == [None, 2, None]
     assert ArrayInfo.from_json(infos["k"].to_json()) == infos["k"] and "value" not in infos["eps"].to_json()
     assert scalar_text("k", infos["k"], None) == "k = 2" and scalar_text("eps", infos["eps"], None) == "eps (float64 scalar)"
+
+
+def test_each_outputs_failure_is_said_once(tmp_path):
+    """An instructor's learner read each output's dtype failure three times: the headline, the
+    line of every output's verdict, and an "also dtype in ..." line per other output. The line
+    of verdicts says each output's; only a mutation (no output's) is added with "also"."""
+    folder = make(tmp_path)
+    report = grade(tmp_path, folder, "return (2 * x[..., k - 1:]).astype(np.float64), x.sum(-1).astype(np.float64)")
+    first = next(f for f in failures(report) if f["kind"] == "dtype")
+    assert first["details"][0].startswith("tail is off: dtype float64") and "total is off: dtype float64" in first["details"][0]
+    assert not [d for d in first["details"] if d.startswith("also")], first["details"]
+    assert first["data"]["also"] == [{"kind": "dtype", "message": first["data"]["also"][0]["message"], "output": "total"}]
+    report = grade(tmp_path, folder, "r = 2 * x[..., k - 1:], x.sum(-1)\nx *= 2\nreturn r")
+    mutated = next(f for f in failures(report) if f["kind"] == "mutation")
+    assert mutated["message"].startswith("the function changed its input x")

@@ -134,6 +134,15 @@ def _combine_safely(combine: Callable[..., list[dict[str, Any]]], hints: list[di
         return []
 
 
+def _word_safely(hint: Any, framework: str, module: str | None) -> str | None:
+    """``hint`` in the framework's words, or None if wording it failed: hints never break a report."""
+    from . import words
+    try:
+        return words.render(hint, framework, module)
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str = "numpy",
               hints: str | None = None) -> list[dict[str, Any]]:
     """Failures grouped by kind, with the dtypes and ranks they occur in, and a shared hint.
@@ -188,6 +197,15 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
              "shapes": {k: list(i.shape) for k, i in c.inputs.items()}}
             for c in failed], framework, hints)   # hints: the problem's module, the same for every kind
         n = len(failed)
+        first = next(iter(failed[0].inputs), "hidden")  # the parameter whose axes the rank counts
+        if not shared and kind in ("tolerance", "non_finite") and f_dtypes == ["float16"] \
+                and "bfloat16" in passing and "bfloat16" not in failing_dtypes:
+            # bfloat16 has fewer digits than float16 and float32's range: where it passes and float16
+            # fails, a value left float16's range (an instructor's torch learner squared in float16
+            # and got zeros, with no hint)
+            from .hints import Hint
+            said = _word_safely(Hint(idea="half_range", facts={"first": first}), framework, hints)
+            shared = [{"id": "half_range", "text": said, "count": n, "of": n}] if said else []
         if only and any(d in stopped for d in passing):   # a timeout stopped the run: not a pass
             where = (f"only in {', '.join(only)} ({', '.join(passing)} passed the cases that ran before the run "
                      "stopped)")
@@ -201,7 +219,6 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
             where = f"only in {', '.join(only)} ({'; '.join(said)})"
         else:
             where = "in " + ("every dtype (" + ", ".join(f_dtypes) + ")" if len(f_dtypes) > 1 else f_dtypes[0])
-        first = next(iter(failed[0].inputs), "hidden")  # the parameter whose axes the rank counts
         text = (f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern, first)}"
                 f"{_input_dtype_text(input_dtypes)}")
         if kind == "unearned":   # a learner trial: the kind's name alone said nothing

@@ -174,3 +174,29 @@ def test_one_idea_found_in_many_cases_is_one_line_to_fix():
     hints = view.build(report).hints
     assert len(hints) == len(set(hints)) and sum(h in worded for h in hints) <= 1, hints
     assert any("sqrt" in h for h in hints), hints
+
+
+@pytest.mark.parametrize("framework,cast", [("torch", "x.to(torch.float32)"), ("jax", "x.astype(jnp.float32)"),
+                                            ("numpy", "x.astype(np.float32)")])
+def test_float16_failing_where_bfloat16_passes_is_named_a_range_problem(framework, cast):
+    """An instructor's torch learner squared in float16 (zeros where the values were large) and
+    got no hint. bfloat16 keeps fewer digits than float16 but float32's range: where it passes
+    and float16 fails, the summary says a value left float16's range, in the learner's code."""
+    from grader.results import ArrayInfo, CaseResult, Failure
+    from grader.summary import summarise
+
+    def case(name, dtype, status):
+        failure = Failure(kind="tolerance", message="off") if status == "failed" else None
+        return CaseResult(name=f"{name}[{dtype}]", group="g", dtype=dtype, status=status, rank=2, failure=failure,
+                          inputs={"x": ArrayInfo(shape=(4, 64), dtype=dtype)})
+
+    dtypes = ("bfloat16", "float16", "float32", "float64")
+    cases = [case("large", d, "failed" if d == "float16" else "passed") for d in dtypes]
+    entry = summarise(cases, dtypes, framework)[0]
+    assert entry["hint"]["id"] == "half_range" and cast in entry["hint"]["text"], entry["hint"]
+    assert "65504" in entry["hint"]["text"]
+    # float16 and bfloat16 both failing, or no bfloat16 graded (NumPy's dtypes): no such inference
+    both = [case("large", d, "failed" if d in ("float16", "bfloat16") else "passed") for d in dtypes]
+    assert summarise(both, dtypes, framework)[0]["hint"] is None
+    numpy_dtypes = ("float16", "float32", "float64")
+    assert summarise([c for c in cases if c.dtype != "bfloat16"], numpy_dtypes, framework)[0]["hint"] is None

@@ -73,7 +73,17 @@ def dtype_words(f: Facts, code: Any) -> str:
     return f"return {want}, {rule}{how}"
 
 
+def half_range(f: Facts, code: Any) -> str:
+    """``half_range``: float16 fails where bfloat16 (fewer digits, float32's range) passes."""
+    first = f.get("first") or "x"
+    return ("float16 fails where bfloat16 passes, which has fewer digits but float32's range: a value inside the "
+            "computation left float16's range (above 65504 it becomes inf, below 6e-8 it becomes 0: a square, a "
+            f"sum, an exp?); compute that step in float32 (e.g. {code('cast', x=first, dtype='float32')}) and "
+            "return float16")
+
+
 WORDS: dict[str, Callable[[Facts, Any], str]] = {
+    "half_range": half_range,
     "lower_precision": lower_precision,
     "variance_count": variance_count,
     "scaled": lambda f, c: f"looks like the whole result was multiplied by a constant factor of {_fmt(f['factor'])}",

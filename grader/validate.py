@@ -831,6 +831,8 @@ def render_text(v: Validation) -> str:
         text = v.oracle["text"] if len(v.oracle["text"]) <= 60 else v.oracle["text"][:57] + "..."
         status(("oracle",), f"oracle ({v.oracle['kind']} {text!r}, {v.oracle['precision']}) agrees "
                             f"with the reference on {v.oracle['cases']} cases (float64 tolerance)")
+    else:   # an oracle that could not run (an unknown name): said at its step, not after the alternatives
+        status(("oracle",), None)
     if v.mistakes:
         n_ok = sum(m.ok for m in v.mistakes)
         t = v.timings.get("mistakes", 0.0)

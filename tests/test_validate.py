@@ -285,6 +285,15 @@ def test_the_oracle_sees_no_builtins(tmp_path):
     assert run.code == 1
     (finding,) = errors_of(run)
     assert "oracle.numpy: unknown name 'len'" in finding["message"]
+    # the text says it at the oracle's step, before the mistakes and alternatives (an instructor
+    # found it printed after them)
+    alt = tmp_path / "problems" / "alternatives" / "weighted_sum"
+    alt.mkdir(parents=True)
+    (alt / "matmul.py").write_text(CORRECT)
+    spec.write_text(spec.read_text() + "alternatives: {dir: alternatives/weighted_sum}\n")
+    lines = validate.render_text(validate.validate_problem(spec, jobs=1)).splitlines()
+    oracle = next(i for i, line in enumerate(lines) if "unknown name 'len'" in line)
+    assert oracle < next(i for i, line in enumerate(lines) if "alternatives:" in line), lines
 
 
 def test_the_oracle_runs_in_long_double(tmp_path):

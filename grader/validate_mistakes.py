@@ -318,9 +318,15 @@ def alternative_findings(results: list[AlternativeResult]) -> list[Finding]:
         if a.error is not None:
             findings.append(Finding(ERROR, "alternatives", f"alternative {a.file} could not be graded: {a.error}"))
         elif not a.passed:
+            worst = max(a.margins.values(), default=None)
+            # within the whole allowance, beyond the share: the allowance is tight for this correct
+            # file (an instructor's torch mean in float64 reached 0.62): say by how much to widen it
+            advice = (f" (it passes the whole allowance, at most {worst:.2g} of it: if the file is right, widen the "
+                      f"allowance by at least {worst / a.share:.2g}x: tolerance.factor, or tolerance.factors for the "
+                      f"dtype of {a.case})") if a.kind == "tolerance" and worst is not None and worst <= 1 else ""
             findings.append(Finding(ERROR, "alternatives",
                                     f"alternative {a.file} fails at {a.share:g} of the allowance: {a.kind} in "
-                                    f"{a.failed} of {a.total} cases; first {a.case}: {a.message}"))
+                                    f"{a.failed} of {a.total} cases; first {a.case}: {a.message}{advice}"))
     return findings
 
 

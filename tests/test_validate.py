@@ -632,3 +632,18 @@ def test_an_allowance_as_large_as_the_values_is_named(tmp_path, square):
         assert found[0].data["cases"] == ["large_values[float16]"] and "zeros passes" in found[0].message
     else:
         assert found == [], found
+
+
+def test_an_alternative_within_the_allowance_but_beyond_its_share_is_told_how_much_to_widen():
+    """An instructor's torch alternative reached 0.62 of a float64 allowance: a right file the
+    allowance is tight for. The error says by how much to widen it, and where to; a file beyond
+    the whole allowance gets no such advice (it may be wrong)."""
+    from grader.validate_mistakes import AlternativeResult, alternative_findings
+
+    tight = AlternativeResult(file="torch_ln.py", share=0.5, kind="tolerance", failed=1, total=36,
+                              case="real_size[float64]", message="mean: off", margins={"a": 0.1, "b": 0.62})
+    (finding,) = alternative_findings([tight])
+    assert "widen the allowance by at least 1.2x" in finding.message and "real_size[float64]" in finding.message
+    wrong = AlternativeResult(file="w.py", share=0.5, kind="tolerance", failed=3, total=36, case="c[float32]",
+                              message="off", margins={"a": 3.0})
+    assert "widen" not in alternative_findings([wrong])[0].message

@@ -238,11 +238,12 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
     """
     others = [r for r in results if r.name not in free and not r.shrunk]
     if not others:
-        # every case that returns is free by its value: the answer is an input reshaped or a
-        # constant for every input (an instructor's unfold_patches: a stub that only raised took
-        # its must-raise point, 1 of 8). Those cases are the work: they decide whether the cases
-        # free of any work (an exception; a seedless case under a secret) count
-        free = {k: v for k, v in free.items() if v in _WORKLESS}
+        # every case that returns is free by its value: the answer is an input reshaped for every
+        # input (an instructor's unfold_patches: a stub that only raised took its must-raise point,
+        # 1 of 8). Those cases are the work: they decide whether the others count (the must-raise
+        # ones, zeros, a constant: a zeros stub took a zeros group and then the must-raise one,
+        # an attacker's round)
+        free = {k: v for k, v in free.items() if v not in _FROM_AN_INPUT}
         others = [r for r in results if r.name not in free and not r.shrunk]
     # the visible cases decide when there are any: a count that took in hidden cases, printed in
     # a visible case's message, told how many hidden inputs a submission had sorted one way
@@ -271,9 +272,9 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
 
 #: the share of the other cases a submission must answer before its must-raise cases count
 ANSWERED = 0.5
-#: why a case is free whatever its answer's value: it must raise, or (under a secret seed) its
-#: inputs are the same under every seed (:func:`free_cases`)
-_WORKLESS = ("an exception", "seedless")
+#: :func:`_trivial`'s reasons for an answer that is one of the case's inputs: the work itself
+#: where every answer is so (:func:`unearned`)
+_FROM_AN_INPUT = ("one of its inputs unchanged", "one of its inputs reshaped", "one of its inputs broadcast")
 
 
 def scores(problem: Problem, cases: list[CaseResult], whole_failure: Failure | None) -> list[GroupScore]:

@@ -410,10 +410,18 @@ def test_discover_layouts(tmp_path):
                    "one": "one/src/answer.py",
                    "cy": f"several .py files in the learner's folder {tmp_path}/class/cy define tied_lm_head "
                          "(a.py, b.py)",
-                   "di": f"no submission: the learner's folder {tmp_path}/class/di holds no .py file"}
+                   "di": f"no submission: the learner's folder {tmp_path}/class/di holds no .py file but files "
+                         "named as tests (test_it.py), which are never graded as the submission"}
     assert [s.learner for s in found] == ["amy", "bo", "cy", "di", "zed", "one"]
     # di submitted nothing (kind "missing" in the gradebook); cy's files cannot be told apart ("import")
     assert [s.learner for s in found if s.missing] == ["di"]
+    # a folder of tests only (a starter's tests/, or a solution named test_solution.py): nothing
+    # submitted, and the note names the files passed over instead of saying there is none
+    write(tmp_path / "class2" / "erin" / "test_solution.py", CORRECT)
+    write(tmp_path / "class2" / "fay" / "solution.py", CORRECT)
+    write(tmp_path / "class2" / "gus" / "solution.py", CORRECT)
+    erin, _, _ = discovery.discover([str(tmp_path / "class2")], ["tied_lm_head"])
+    assert erin.missing and erin.path is None and "named as tests (test_solution.py)" in erin.note, erin
 
 
 def test_discover_disambiguates_repeated_ids(tmp_path):

@@ -705,6 +705,15 @@ def test_a_stub_that_only_raises_earns_nothing_where_every_answer_is_an_input_re
     half = [case("patch_1", "passed"), case("leading", "failed"), case("not_multiple", "passed")]
     unearned(half, free)
     assert [r.status for r in half] == ["passed", "failed", "passed"]
+    # an attacker's round: a zeros stub took the zeros cases (4 of the 6 returning ones) as work,
+    # and then the must-raise one; the reshaped cases alone are the work
+    free = {"plain": "one of its inputs reshaped", "plain2": "one of its inputs reshaped",
+            "zero_a": "zeros", "zero_b": "zeros", "not_divisor": "an exception"}
+    zeros = [case("plain", "failed"), case("plain2", "failed"), case("zero_a", "passed"), case("zero_b", "passed"),
+             case("not_divisor", "passed")]
+    unearned(zeros, free)
+    assert [r.status for r in zeros] == ["failed"] * 5 and all(r.failure.kind == "unearned" for r in zeros[2:])
+    assert zeros[2].failure.data["other_cases"] == 2
 
 
 @pytest.mark.parametrize("why,said,not_said", [

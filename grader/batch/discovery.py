@@ -109,13 +109,15 @@ def _skipped_file(name: str) -> bool:
 MAX_DEPTH = 32
 
 
-def _py_files(folder: Path, limit: int | None = None, max_entries: int | None = None) -> tuple[list[Path], str | None]:
+def _py_files(folder: Path, limit: int | None = None, max_entries: int | None = None,
+              tests: list[str] | None = None) -> tuple[list[Path], str | None]:
     """The candidate ``.py`` files under ``folder`` (down to :data:`MAX_DEPTH` levels), sorted,
     and None; or, once more than ``limit`` files or ``max_entries`` folder entries are seen,
     the first ``limit + 1`` files found and why the walk stopped (a learner's folder of a million
     files is not walked to the end). Walked without recursion (:func:`grader.siblings.walk_tree`):
     a learner's folder nested a thousand levels deep once aborted the whole class run with
-    RecursionError."""
+    RecursionError. ``tests``, when given, collects up to three names of the files passed over as
+    tests (``test_*.py``, ``*_test.py``, ``conftest.py``)."""
     from ..siblings import walk_tree
 
     found: list[Path] = []
@@ -124,6 +126,9 @@ def _py_files(folder: Path, limit: int | None = None, max_entries: int | None = 
         entries += len(dirs) + len(files)
         dirs[:] = sorted(d for d in dirs if not _skipped_dir(d))
         found += [Path(root, f) for f in sorted(files) if not _skipped_file(f)]
+        if tests is not None and len(tests) < 3:   # passed over as tests: named if nothing else is found
+            tests += [f for f in sorted(files) if f.endswith(SUFFIXES) and not f.startswith(".")
+                      and _skipped_file(f)][:3 - len(tests)]
         if limit is not None and len(found) > limit:
             return found[:limit + 1], f"it holds more than {limit} .py files"
         if max_entries is not None and entries > max_entries:
@@ -268,8 +273,15 @@ def _found(paths: list[str], budget: Budget, exclude: set[str] = frozenset()) ->
 
 def _learner_folder(folder: Path, budget: Budget) -> Submission:
     """A learner's folder in a class, its files listed (within ``budget``), none read."""
-    files, overflow = _py_files(folder, limit=budget.files, max_entries=budget.entries)
+    tests: list[str] = []
+    files, overflow = _py_files(folder, limit=budget.files, max_entries=budget.entries, tests=tests)
     learner = learner_id(folder.name)
+    if not files and tests:
+        # nothing but tests: counted as nothing submitted (a classroom starter's tests/ folder is
+        # no work), but said truly: an attacker's only file, test_solution.py, read "holds no .py file"
+        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py file but files named as tests "
+                                         f"({', '.join(tests)}), which are never graded as the submission",
+                          str(folder), missing=True)
     if not files:
         # nothing submitted: counted with the roster's learners of whom nothing was found
         # (gradebook.no_submission), not as a file that could not be graded

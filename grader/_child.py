@@ -242,58 +242,11 @@ def _probe(config: dict) -> int:
     return 0
 
 
-#: most items of a returned tuple, list or dict sent as several results (a spec with several outputs)
-MAX_ITEMS = 16
-
-
-def _convert_one(result, fw, proto) -> tuple:
-    """``("ok", C-contiguous NumPy array, type name)`` of a Python number, NumPy array or the
-    framework's own array, else ``("type", what it is, "")``; ``proto`` is grader/protocol.py."""
-    import numpy as np  # imported by main() already; the child's modules load lazily
-    own, result_type = None, type(result).__name__
-    if type(result) in (bool, int, float):   # a Python number: the grader decides if it may be one
-        result = np.asarray(result)
-    if not isinstance(result, (np.ndarray, np.generic)):
-        try:  # the framework's own array (jax.Array, torch.Tensor) as a NumPy array
-            own = fw.to_numpy(result)
-        except TypeError as exc:  # a tensor of a dtype NumPy lacks: "array of dtype ..."
-            return "type", str(exc)[:200], ""
-        if own:
-            result, result_type = own
-    if not isinstance(result, (np.ndarray, np.generic)):
-        return "type", (f"{type(result).__module__}.{type(result).__qualname__}"
-                        if type(result).__module__ != "builtins" else type(result).__qualname__), ""
-    arr = np.asarray(result)
-    if type(arr) is not np.ndarray:
-        arr = np.array(arr, copy=True).view(np.ndarray)
-    if arr.dtype.name not in proto.DTYPE_WHITELIST:
-        return "type", f"array of dtype {arr.dtype.name}", ""
-    return "ok", (arr if arr.flags.c_contiguous else arr.copy(order="C")), result_type
-
-
 def _convert(result, fw, proto) -> tuple:
-    """What the reply says of ``result``: ``_convert_one``'s, or for a tuple, list or dict of at
-    most :data:`MAX_ITEMS` arrays (dict keys: short str) ``("several", [(key, array, type name)],
-    "tuple" | "list" | "dict")``; a container with any other item is a ``type`` reply naming the
-    container, as before several outputs existed, with its first such item's key and what it is
-    (``("type", name, (key, what))``)."""
-    if not isinstance(result, (tuple, list, dict)):
-        return _convert_one(result, fw, proto)
-    kind = "dict" if isinstance(result, dict) else ("list" if isinstance(result, list) else "tuple")
-    name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
-        f"{type(result).__module__}.{type(result).__qualname__}"
-    if not 0 < len(result) <= MAX_ITEMS:
-        return "type", name, ""
-    items = list(result.items()) if kind == "dict" else list(enumerate(result))
-    if kind == "dict" and not all(type(k) is str and 0 < len(k) <= 64 and k.isidentifier() for k, _ in items):
-        return "type", name, ""
-    converted = []
-    for key, value in items:
-        status, arr, item_type = _convert_one(value, fw, proto)
-        if status != "ok":   # the container, and its first item that is no array: (key, what it is)
-            return "type", name, (str(key), arr)
-        converted.append((str(key), arr, item_type))
-    return "several", converted, kind
+    """What the reply says of ``result``: ``grader.protocol.convert_result`` with the framework's
+    own arrays converted by ``fw.to_numpy`` (the in-process executor classifies with the same
+    function: one classifier of a call's result)."""
+    return proto.convert_result(result, fw.to_numpy)
 
 
 def main() -> int:

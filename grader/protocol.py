@@ -50,6 +50,67 @@ DTYPE_WHITELIST = frozenset({
 })
 
 
+#: most items of a returned tuple, list or dict sent as several results (a spec with several outputs)
+MAX_ITEMS = 16
+
+
+def type_name(value: Any) -> str:
+    """``value``'s type as a reply names it: a builtin's name (``list``), else ``module.QualName``."""
+    t = type(value)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def convert_one(result: Any, to_numpy: Callable[[Any], Any]) -> tuple[str, Any, str]:
+    """``("ok", C-contiguous NumPy array, type name)`` of a Python number, a NumPy array (a
+    subclass as a plain copy) or a framework's own array (``to_numpy(result)``: ``(array, type
+    name)`` or None, ``grader.frameworks.<fw>.to_numpy``), else ``("type", what it is, "")``: the
+    type's name, ``"array of dtype X"`` outside :data:`DTYPE_WHITELIST`, or the framework's own
+    words for a tensor NumPy cannot hold. Used by the sandboxed child and the in-process executor
+    alike."""
+    own, result_type = None, type(result).__name__
+    if type(result) in (bool, int, float):   # a Python number: the grader decides if it may be one
+        result = np.asarray(result)
+    if not isinstance(result, (np.ndarray, np.generic)):
+        try:  # the framework's own array (jax.Array, torch.Tensor) as a NumPy array
+            own = to_numpy(result)
+        except TypeError as exc:  # a tensor of a dtype NumPy lacks: "array of dtype ..."
+            return "type", str(exc)[:200], ""
+        if own:
+            result, result_type = own
+    if not isinstance(result, (np.ndarray, np.generic)):
+        return "type", type_name(result), ""
+    arr = np.asarray(result)
+    if type(arr) is not np.ndarray:
+        arr = np.array(arr, copy=True).view(np.ndarray)
+    if arr.dtype.name not in DTYPE_WHITELIST:
+        return "type", f"array of dtype {arr.dtype.name}", ""
+    return "ok", (arr if arr.flags.c_contiguous else arr.copy(order="C")), result_type
+
+
+def convert_result(result: Any, to_numpy: Callable[[Any], Any]) -> tuple[str, Any, Any]:
+    """What a reply says of a call's ``result``: :func:`convert_one`'s, or for a tuple, list or
+    dict of at most :data:`MAX_ITEMS` arrays (dict keys: identifiers of at most 64 characters)
+    ``("several", [(key, array, type name)], "tuple" | "list" | "dict")``; a container with any
+    other item is ``("type", the container's name, (key, what the first such item is))``, and
+    one of no or too many items (or other keys) ``("type", its name, "")``."""
+    if not isinstance(result, (tuple, list, dict)):
+        return convert_one(result, to_numpy)
+    kind = "dict" if isinstance(result, dict) else ("list" if isinstance(result, list) else "tuple")
+    name = type_name(result)
+    if not 0 < len(result) <= MAX_ITEMS:
+        return "type", name, ""
+    items = list(result.items()) if kind == "dict" else list(enumerate(result))
+    if kind == "dict" and not all(type(k) is str and 0 < len(k) <= 64 and k.isidentifier() for k, _ in items):
+        return "type", name, ""
+    converted = []
+    for key, value in items:
+        status, arr, item_type = convert_one(value, to_numpy)
+        if status != "ok":   # the container, and its first item that is no array: (key, what it is)
+            return "type", name, (str(key), arr)
+        converted.append((str(key), arr, item_type))
+    return "several", converted, kind
+
+
 class ProtocolError(Exception):
     """A frame broke the protocol: bad magic, oversized header, unknown dtype, wrong byte count."""
 

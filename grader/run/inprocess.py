@@ -19,7 +19,7 @@ import numpy as np
 from .. import parsing
 from ..cases import Case
 from ..frameworks.jax import one_mlir_context
-from ..protocol import DTYPE_WHITELIST, exception_facts, safe_str
+from ..protocol import convert_result, exception_facts, safe_str
 from ..results import CallOutcome, ImportOutcome, frames_of
 from . import MAX_RESTARTS, empty_output
 
@@ -96,23 +96,19 @@ class InProcessExecutor:
             self._crashed = result.status == "crash"
             return result
         mutated = [k for k, v in arrays.items() if _layout(v) != before[k]]
-        if isinstance(result, (tuple, list, dict)):   # as the child sends one (grader._child._convert)
-            return _several(result, mutated, seconds)
-        if type(result) in (bool, int, float):   # a Python number, as the child sends it
-            return CallOutcome(status="ok", result=np.asarray(result), mutated=mutated, seconds=seconds,
-                               result_type=type(result).__name__)
-        if not isinstance(result, (np.ndarray, np.generic)):
-            name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
-                f"{type(result).__module__}.{type(result).__qualname__}"
-            return CallOutcome(status="type", message=name, mutated=mutated, seconds=seconds)
-        arr = np.asarray(result)
-        if type(arr) is not np.ndarray:
-            arr = np.array(arr, copy=True).view(np.ndarray)
-        if arr.dtype.name not in DTYPE_WHITELIST:
-            return CallOutcome(status="type", message=f"array of dtype {arr.dtype.name}", mutated=mutated,
+        # classified by the child's own function (grader.protocol.convert_result); a framework's
+        # array by that framework's to_numpy when framework_call made ``fn``; copied, as a reply is
+        to_numpy = getattr(self.fn, "to_numpy", None) or (lambda value: None)
+        status, value, extra = convert_result(result, to_numpy)
+        if status == "ok":
+            return CallOutcome(status="ok", result=value.copy(order="C"), mutated=mutated, seconds=seconds,
+                               result_type=extra)
+        if status == "several":
+            return CallOutcome(status="ok", results={k: a.copy(order="C") for k, a, _ in value},
+                               result_types={k: t for k, _, t in value}, result_type=extra, mutated=mutated,
                                seconds=seconds)
-        return CallOutcome(status="ok", result=arr.copy(order="C"), mutated=mutated, seconds=seconds,
-                           result_type=type(result).__name__)
+        return CallOutcome(status="type", message=value, mutated=mutated, seconds=seconds,
+                           result_types={extra[0]: extra[1]} if isinstance(extra, tuple) else {})
 
     def _facts(self, exc: BaseException) -> dict[str, Any]:
         """``frames`` and ``exception`` of ``exc``, as the child's reply gives them."""
@@ -128,51 +124,12 @@ class InProcessExecutor:
         return text
 
 
-def _one(result: Any) -> tuple[np.ndarray | None, str]:
-    """A Python number or NumPy array as the child sends it: ``(array, type name)``; ``(None,
-    what it is)`` for anything else."""
-    if type(result) in (bool, int, float):
-        return np.asarray(result), type(result).__name__
-    if not isinstance(result, (np.ndarray, np.generic)):
-        return None, (type(result).__qualname__ if type(result).__module__ == "builtins" else
-                      f"{type(result).__module__}.{type(result).__qualname__}")
-    arr = np.asarray(result)
-    if type(arr) is not np.ndarray:
-        arr = np.array(arr, copy=True).view(np.ndarray)
-    if arr.dtype.name not in DTYPE_WHITELIST:
-        return None, f"array of dtype {arr.dtype.name}"
-    return arr.copy(order="C"), type(result).__name__
-
-
-def _several(result: Any, mutated: list[str], seconds: float) -> CallOutcome:
-    """The outcome of a returned tuple, list or dict, as the child's reply gives it: each item
-    an array (``results``), or a ``type`` outcome naming the container (and in ``result_types``
-    its first item that is no array, as the child's ``bad_item``)."""
-    kind = "dict" if isinstance(result, dict) else ("list" if isinstance(result, list) else "tuple")
-    name = type(result).__qualname__ if type(result).__module__ == "builtins" else \
-        f"{type(result).__module__}.{type(result).__qualname__}"
-    items = list(result.items()) if kind == "dict" else list(enumerate(result))
-    arrays: dict[str, np.ndarray] = {}
-    types: dict[str, str] = {}
-    ok = 0 < len(items) <= 16 and (kind != "dict" or all(type(k) is str and k.isidentifier() for k, _ in items))
-    bad: dict[str, str] = {}
-    for key, value in items if ok else ():
-        arr, what = _one(value)
-        if arr is None:
-            ok, bad = False, {str(key): what}
-            break
-        arrays[str(key)], types[str(key)] = arr, what
-    if not ok:
-        return CallOutcome(status="type", message=name, mutated=mutated, seconds=seconds, result_types=bad)
-    return CallOutcome(status="ok", results=arrays, result_types=types, result_type=kind, mutated=mutated,
-                       seconds=seconds)
-
-
 def framework_call(fn: Callable[..., Any], framework: str) -> Callable[..., Any]:
     """``fn`` called as the sandboxed child calls it: NumPy array inputs converted with
     ``grader.frameworks.<framework>.to_framework`` (JAX arrays under a thread-local
-    ``jax_enable_x64``, torch tensors sharing the arrays' memory), a framework result converted
-    back with ``to_numpy`` and a Python number left as it is. Nothing in this process's
+    ``jax_enable_x64``, torch tensors sharing the arrays' memory); the result is returned as the
+    function gave it, and the returned callable's ``to_numpy`` (the framework's) is what
+    :class:`InProcessExecutor` converts it with, as the child does. Nothing in this process's
     configuration is changed (``grader.frameworks.<fw>.bind``).
 
     Raises:
@@ -198,20 +155,12 @@ def framework_call(fn: Callable[..., Any], framework: str) -> Callable[..., Any]
     def call(*args: Any, **kwargs: Any) -> Any:
         if scope is not None:   # the conversion too: a float64 input stays float64
             with scope():
-                result = run(*args, **kwargs)
-        else:
-            result = run(*args, **kwargs)
-        if isinstance(result, dict):   # each item converted, the container kept
-            return {k: convert(v) for k, v in result.items()}
-        if type(result) in (tuple, list):
-            return type(result)(convert(v) for v in result)
-        return convert(result)
+                return run(*args, **kwargs)
+        return run(*args, **kwargs)
 
-    def convert(result: Any) -> Any:
-        if type(result) in (bool, int, float):
-            return result
-        converted = fw.to_numpy(result)
-        return converted[0] if isinstance(converted, tuple) else result
+    # the result is the framework's own: InProcessExecutor converts it as the child does
+    # (grader.protocol.convert_result with this framework's to_numpy)
+    call.to_numpy = fw.to_numpy  # type: ignore[attr-defined]
     return call
 
 

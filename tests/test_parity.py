@@ -42,6 +42,9 @@ TORCH_SCRIPTS = {
                         "    w = embedding_matrix.clone().requires_grad_(True)\n    return hidden @ w.T\n"),
     "torch_bfloat16_always": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
                               "    return (hidden @ embedding_matrix.T).to(torch.bfloat16)\n"),
+    # a tensor NumPy cannot hold: a type failure in both (it was an exception in the fake)
+    "torch_complex32": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                        "    return (hidden @ embedding_matrix.T).float().to(torch.complex32)\n"),
 }
 ARGS = ("--problem", "tied_lm_head", "--max-examples", "3", "--no-shrink")
 
@@ -83,3 +86,5 @@ def test_the_fake_and_the_child_classify_a_torch_call_alike(tmp_path, name):
     pytest.importorskip("torch")
     child, fake = _both(tmp_path, name, TORCH_SCRIPTS[name])
     assert child == fake
+    if name == "torch_complex32":
+        assert {c[1] for c in child["cases"].values()} == {"type"}, child["cases"]

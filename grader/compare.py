@@ -403,6 +403,20 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
     return first, margin
 
 
+def full_allowance(expected: Expected, out_dtype: str) -> np.ndarray:
+    """The allowed absolute error of each element of ``expected.ref`` under its tolerance model
+    for output dtype ``out_dtype`` (float64, the ref's shape) at the full allowance
+    (``allowance_share`` ignored); 0 where the expected value is infinite or NaN, which only the
+    same value matches whatever the model (``u |ref|`` is inf there).
+
+    Raises:
+        KeyError: an unknown model; whatever the model raises for its inputs.
+    """
+    ref = np.asarray(expected.ref, dtype=np.float64)
+    full = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
+    return np.where(np.isfinite(ref), np.broadcast_to(np.asarray(full, dtype=np.float64), ref.shape), 0.0)
+
+
 def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Failure | None, float | None]:
     """The value failure of an output of the expected shape, and its margin (:func:`assess`)."""
     ref = expected.ref
@@ -452,17 +466,14 @@ def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Fa
             err = np.abs(g - rounded)
             mask = ~(g == rounded)
         else:
-            full = tolerance.model(expected.model).allowed(out_dtype, ref, expected.scale, expected.n)
-            # an infinite or NaN expected element has no allowance whatever the model (u|ref| is
-            # inf there): only the same value matches it, never a finite one
-            full = np.where(finite_ref, np.broadcast_to(np.asarray(full, dtype=np.float64), ref.shape), 0.0)
+            full = full_allowance(expected, out_dtype)
             allowed = full * expected.allowance_share
             err = np.abs(g - ref)
             mask = ~(err <= allowed)
             if np.any(~finite_ref & ~same):
                 margin = math.inf
             elif finite_ref.any():
-                full = np.broadcast_to(np.asarray(full, dtype=np.float64), ref.shape)[finite_ref]
+                full = full[finite_ref]
                 e = err[finite_ref]
                 ratio = np.where(full > 0, e / np.where(full > 0, full, 1.0), np.where(e > 0, np.inf, 0.0))
                 margin = float(np.max(np.where(np.isnan(ratio), np.inf, ratio)))

@@ -29,6 +29,7 @@ from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Fa
 from .siblings import hint_for as sibling_hint
 from .spec import Problem
 from .summary import summarise
+from .words.generic import FREE_BECAUSE, free_because
 
 if TYPE_CHECKING:
     from .compare import Expected
@@ -212,11 +213,6 @@ def _rearranged(x: np.ndarray, values: np.ndarray) -> Iterator[np.ndarray]:
 
 
 #: what :func:`unearned` says a free case's expected result is, by :func:`free_cases`' reason
-_FREE_WORDS = {"an exception": "it raised as this case requires",
-               "seedless": "its inputs are the same under every seed, so a table of a published run's "
-                           "answers passes it",
-               }
-
 
 def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
     """Fail the passed :func:`free_cases` of a submission that does not answer most of the others.
@@ -258,8 +254,7 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
     for r in results:
         if r.name in free and r.status == "passed":
             why = free[r.name]
-            said = _FREE_WORDS.get(why, f"its expected result is {why}, which a function that computes nothing "
-                                        "also gives")
+            said = free_because(why) + ("" if why in FREE_BECAUSE else ", which a function that computes nothing also gives")
             r.status = "failed"
             r.failure = Failure(kind="unearned",
                                 message=f"{said}, but {counted} got their values right: such a case counts "

@@ -37,6 +37,7 @@ and, for the run rather than the values:
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -252,8 +253,6 @@ class ArrayInfo:
     def of_inputs(cls, inputs: dict[str, Any], scalars: tuple[str, ...] = ()) -> dict[str, "ArrayInfo"]:
         """The records of a case's ``inputs`` (name -> array): each array's shape and dtype, and
         the value of each of ``scalars`` (0-d arrays) that is a finite number."""
-        import math
-
         def value(name: str, a: Any) -> int | float | bool | None:
             if name not in scalars or getattr(a, "ndim", 1) != 0:
                 return None

@@ -15,20 +15,15 @@ import numpy as np
 from .results import CaseResult
 
 
-#: why a case is free (``grader.grading.free_cases``, a failure's ``data["free_because"]``), as a
-#: summary's ``unearned`` entry says it; another reason is an expected result (zeros, a constant...)
-_FREE_SHORT = {"an exception": "it must raise",
-               "seedless": "its inputs are the same under every seed, so a published run's answers pass it"}
-
-
 def unearned_words(failed: list[CaseResult]) -> str:
     """What a summary's ``unearned`` entry means (``grader.grading.unearned``), after its counts,
     with the reasons of these cases only: a learner graded under a secret seed was told "(an empty
     batch, zero inputs, a must-raise)" of a literal case that was none of those."""
+    from .words.generic import free_because
     reasons: list[str] = []
     for c in failed:
         why = (c.failure.data or {}).get("free_because") if c.failure is not None else None
-        said = _FREE_SHORT.get(why, f"its expected result is {why}") if isinstance(why, str) else None
+        said = free_because(why) if isinstance(why, str) else None
         if said and said not in reasons:
             reasons.append(said)
     return (": cases a submission can pass without computing their answer"

@@ -252,11 +252,10 @@ def allowance_findings(plan: _Plan) -> list[Finding]:
     reference squared ``x - mean`` in float16, which overflowed there: the derived allowance,
     measured from the reference run in the graded dtype, grew as large as the values, and a
     mistake returning zeros passed with no word of why). The allowance is the one ``grader
-    check`` uses (:func:`grader.tolerance.model`), at full share; cases judged exactly, by a
+    check`` uses (:func:`grader.compare.full_allowance`), at full share; cases judged exactly, by a
     checker, or that must raise are left out."""
-    from .compare import Expected
+    from .compare import Expected, full_allowance
     from .dtypes import dtype_of
-    from . import tolerance
 
     def useless(e: Expected, dtype: str) -> bool:
         out = e.out_dtype or dtype
@@ -264,8 +263,7 @@ def allowance_findings(plan: _Plan) -> list[Finding]:
             return False
         ref = np.asarray(e.ref, dtype=np.float64)
         try:
-            full = np.broadcast_to(np.asarray(tolerance.model(e.model).allowed(out, ref, e.scale, e.n),
-                                              dtype=np.float64), ref.shape)
+            full = full_allowance(e, out)
         except (KeyError, TypeError, ValueError):   # a model this check cannot read: no finding
             return False
         shown = np.isfinite(ref) & (ref != 0)

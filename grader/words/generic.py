@@ -73,6 +73,19 @@ def dtype_words(f: Facts, code: Any) -> str:
     return f"return {want}, {rule}{how}"
 
 
+#: why a case is free (``grader.grading.free_cases``: a failure's ``data["free_because"]``), in
+#: words, for the ``unearned`` failure and the summary's entry alike; another reason is the case's
+#: expected result (zeros, a constant, one of its inputs reshaped...): :func:`free_because`
+FREE_BECAUSE = {"an exception": "it raised as this case requires",
+                "seedless": "its inputs are the same under every seed, so a table of a published run's answers "
+                            "passes it"}
+
+
+def free_because(why: str) -> str:
+    """Why a case is free (:data:`FREE_BECAUSE`), in words."""
+    return FREE_BECAUSE.get(why, f"its expected result is {why}")
+
+
 def half_range(f: Facts, code: Any) -> str:
     """``half_range``: float16 fails where bfloat16 (fewer digits, float32's range) passes."""
     first = f.get("first") or "x"

@@ -271,9 +271,14 @@ def kill_orphan_trees(select: Callable[[int, list[str]], bool], wait: float) -> 
 
     me, killed = os.getpid(), 0
     deadline = time.monotonic() + wait
+    #: children picked once stay picked until reaped: a dying process's /proc/<pid>/environ
+    #: reads empty once its memory is released, before it is a zombie, and ``select`` (which
+    #: reads the marker there) then passed it over: the barrier returned with it still exiting
+    chosen: set[int] = set()
     while True:
         table, children = _process_table()
-        mine = [pid for pid in children.get(me, ()) if select(pid, table[pid])]
+        mine = [pid for pid in children.get(me, ()) if pid in chosen or select(pid, table[pid])]
+        chosen.update(mine)
         live = [pid for pid in mine + _below(children, mine) if is_alive(pid, table[pid][0])]
         for pid in live:
             try:
@@ -283,9 +288,10 @@ def kill_orphan_trees(select: Callable[[int, list[str]], bool], wait: float) -> 
                 pass
         for pid in mine:                 # only these pids: never another child's exit status
             try:
-                os.waitpid(pid, os.WNOHANG)
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    chosen.discard(pid)  # reaped: its pid may be given to a new child
             except (ChildProcessError, OSError):
-                pass
+                chosen.discard(pid)
         if (not live and not mine) or time.monotonic() > deadline:
             return killed
         time.sleep(0.01)

@@ -137,6 +137,28 @@ def test_reap_orphans_kills_what_runs_below_a_leftover_and_waits_until_it_is_gon
             pass
 
 
+def test_the_orphan_barrier_keeps_a_child_it_picked_until_it_has_reaped_it():
+    """A dying process's marker (its /proc environ) reads empty once its memory is released,
+    before it is a zombie: ``select`` says no the second time. The barrier still waits for it
+    and reaps it (it once returned with the leftover still exiting: a flaky
+    test_reap_orphans_kills_what_runs_below_a_leftover_and_waits_until_it_is_gone)."""
+    from grader.processes import kill_orphan_trees
+    kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    seen: list[int] = []
+
+    def once(pid: int, fields: list[str]) -> bool:
+        if pid != kid.pid:
+            return False
+        seen.append(pid)
+        return len(seen) == 1
+    try:
+        assert kill_orphan_trees(once, wait=10.0) >= 1
+        assert not Path(f"/proc/{kid.pid}").exists(), "the barrier returned before it reaped the child"
+    finally:
+        kid.kill()
+        kid.wait()
+
+
 def test_no_module_imports_another_modules_private_names():
     """shrink, validate and check share grader.grading's public functions, not check's privates."""
     offenders = []

@@ -42,6 +42,12 @@ TORCH_SCRIPTS = {
                         "    w = embedding_matrix.clone().requires_grad_(True)\n    return hidden @ w.T\n"),
     "torch_bfloat16_always": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
                               "    return (hidden @ embedding_matrix.T).to(torch.bfloat16)\n"),
+    # the tensor given changed in place, the NumPy array it shares memory with not in layout: a
+    # mutation in both (the fake compared its NumPy copies only and passed it)
+    "torch_transposed_in_place": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                                  "    r = hidden @ embedding_matrix.T\n    embedding_matrix.t_()\n    return r\n"),
+    "torch_values_in_place": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                              "    r = hidden @ embedding_matrix.T\n    hidden.mul_(2)\n    return r\n"),
     # a tensor NumPy cannot hold: a type failure in both (it was an exception in the fake)
     "torch_complex32": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
                         "    return (hidden @ embedding_matrix.T).float().to(torch.complex32)\n"),
@@ -88,3 +94,5 @@ def test_the_fake_and_the_child_classify_a_torch_call_alike(tmp_path, name):
     assert child == fake
     if name == "torch_complex32":
         assert {c[1] for c in child["cases"].values()} == {"type"}, child["cases"]
+    if name.endswith("_in_place"):
+        assert "mutation" in {c[1] for c in child["cases"].values()}, child["cases"]

@@ -10,6 +10,7 @@ shrinking, hints and reports, and for outcomes scripted by a test (a function ma
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any, Callable
@@ -19,14 +20,9 @@ import numpy as np
 from .. import parsing
 from ..cases import Case
 from ..frameworks.jax import one_mlir_context
-from ..protocol import convert_result, exception_facts, safe_str
+from ..protocol import before_call, convert_result, exception_facts, mutated_inputs, safe_str
 from ..results import CallOutcome, ImportOutcome, frames_of
 from . import MAX_RESTARTS, empty_output
-
-
-def _layout(arr: np.ndarray) -> tuple[Any, ...]:
-    """What a mutation check compares: values (bytes), shape, strides and dtype."""
-    return (arr.tobytes(), arr.shape, arr.strides, arr.dtype.str)
 
 
 class InProcessExecutor:
@@ -75,14 +71,19 @@ class InProcessExecutor:
             self._crashed = False
         self.calls.append(case)
         arrays = {k: v.copy() for k, v in case.inputs.items()}
-        before = {k: _layout(v) for k, v in arrays.items()}
-        given = {k: (v.item() if k in case.scalars else v) for k, v in arrays.items()}
+        # the arguments in the framework's type, as the child makes them (framework_call's
+        # to_framework and scope; a plain function gets the NumPy arrays themselves)
+        to_framework = getattr(self.fn, "to_framework", None) or (lambda v: v)
+        invoke = getattr(self.fn, "invoke", self.fn)
+        with getattr(self.fn, "scope", contextlib.nullcontext)():
+            given = {k: (v.item() if k in case.scalars else to_framework(v)) for k, v in arrays.items()}
+        before = before_call(arrays, given, case.scalars)
         args = [v for k, v in given.items() if k not in case.keywords]
         kwargs = {k: v for k, v in given.items() if k in case.keywords}
         t0 = time.perf_counter()
         try:
             with one_mlir_context():   # JAX's lowerings of this trusted call, as in the child
-                result = self.fn(*args, **kwargs)  # type: ignore[misc]
+                result = invoke(*args, **kwargs)  # type: ignore[misc]
         except MemoryError as exc:
             return CallOutcome(status="memory", message="MemoryError: the submission ran out of memory",
                                **self._facts(exc), seconds=time.perf_counter() - t0)
@@ -95,7 +96,7 @@ class InProcessExecutor:
         if isinstance(result, CallOutcome):
             self._crashed = result.status == "crash"
             return result
-        mutated = [k for k, v in arrays.items() if _layout(v) != before[k]]
+        mutated = mutated_inputs(arrays, given, before)   # the child's own function, as below
         # classified by the child's own function (grader.protocol.convert_result); a framework's
         # array by that framework's to_numpy when framework_call made ``fn``; copied, as a reply is
         to_numpy = getattr(self.fn, "to_numpy", None) or (lambda value: None)
@@ -146,21 +147,26 @@ def framework_call(fn: Callable[..., Any], framework: str) -> Callable[..., Any]
         from ..reference import x64
         scope = lambda: x64(jax)  # noqa: E731
 
-    def run(*args: Any, **kwargs: Any) -> Any:
-        conv = lambda v: fw.to_framework(v) if isinstance(v, np.ndarray) else v  # noqa: E731
-        result = fn(*(conv(a) for a in args), **{k: conv(v) for k, v in kwargs.items()})
-        fw.sync(result)
+    def invoke(*args: Any, **kwargs: Any) -> Any:
+        """``fn`` on arguments already the framework's (made with ``call.to_framework`` in
+        ``call.scope``), waited for as the child waits."""
+        with (scope or contextlib.nullcontext)():
+            result = fn(*args, **kwargs)
+            fw.sync(result)
         return result
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        if scope is not None:   # the conversion too: a float64 input stays float64
-            with scope():
-                return run(*args, **kwargs)
-        return run(*args, **kwargs)
+        conv = lambda v: fw.to_framework(v) if isinstance(v, np.ndarray) else v  # noqa: E731
+        with (scope or contextlib.nullcontext)():   # the conversion too: a float64 input stays float64
+            return invoke(*(conv(a) for a in args), **{k: conv(v) for k, v in kwargs.items()})
 
-    # the result is the framework's own: InProcessExecutor converts it as the child does
-    # (grader.protocol.convert_result with this framework's to_numpy)
+    # InProcessExecutor makes the arguments and converts the result as the child does (their
+    # layouts before and after: grader.protocol.before_call; the result: convert_result with this
+    # framework's to_numpy)
     call.to_numpy = fw.to_numpy  # type: ignore[attr-defined]
+    call.to_framework = fw.to_framework  # type: ignore[attr-defined]
+    call.invoke = invoke  # type: ignore[attr-defined]
+    call.scope = scope or contextlib.nullcontext  # type: ignore[attr-defined]
     return call
 
 

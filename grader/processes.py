@@ -347,7 +347,10 @@ def child_environment(framework: str, workdir: str, marker: str = "") -> dict[st
         "JAX_ENABLE_X64": "1",
         # one thread; and a cheaper XLA compile for the submission's many small signatures (each
         # (shape, dtype) compiles once): about 4% off a cold JAX check, measured (docs/performance.md)
-        "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1 {CHEAP_COMPILE}",
+        # every word a flag: XLA stops reading XLA_FLAGS at the first word without "--" and
+        # silently drops the rest (a stray "intra_op_parallelism_threads=1" here, until
+        # 2026-12-07, dropped CHEAP_COMPILE and the child's NO_YNNPACK from every child)
+        "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen=false {CHEAP_COMPILE}",
         "TF_CPP_MIN_LOG_LEVEL": "2",
     }
     if marker:

@@ -35,11 +35,29 @@ def test_jax_reduces_without_proc_cpuinfo(tmp_path):
     if probe.returncode != 0:
         pytest.skip(f"bubblewrap cannot make a namespace here: {probe.stderr.decode(errors='replace')[:200]}")
     # an empty /proc: /proc/cpuinfo cannot be opened, as when the child's read of it failed
-    # (the rest of the file system as it is: the venv may live under /tmp, as in a CI clone)
+    # (the rest of the file system as it is: the venv may live under /tmp, as in a CI clone),
+    # with the XLA_FLAGS the child is given (a word of it that XLA cannot read once dropped
+    # NO_YNNPACK, which setup appends, and this failed in every child)
+    import os
+
+    from grader.processes import child_environment
+    env = dict(os.environ, XLA_FLAGS=child_environment("jax", "/tmp")["XLA_FLAGS"])
     proc = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/proc",
                            "--chdir", "/", sys.executable, "-I", "-c", SCRIPT],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_every_word_of_the_childs_xla_flags_is_a_flag():
+    """XLA reads XLA_FLAGS up to its first word without "--" and drops the rest without a word:
+    "intra_op_parallelism_threads=1" there once dropped the cheaper compile (processes.
+    CHEAP_COMPILE: each of a JAX check's compilations took 2.5x the CPU) and NO_YNNPACK."""
+    from grader.frameworks.jax import NO_YNNPACK
+    from grader.processes import CHEAP_COMPILE, child_environment
+    words = child_environment("jax", "/tmp")["XLA_FLAGS"].split()
+    assert words and all(w.startswith("--") for w in words), words
+    assert set(CHEAP_COMPILE.split()) <= set(words)
+    assert NO_YNNPACK.startswith("--") and " " not in NO_YNNPACK
 
 
 REFERENCE_IMPORT = r"""

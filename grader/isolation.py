@@ -10,7 +10,8 @@ this module keeps the libraries the grader uses from reading (or writing) files 
   with the working folder a neutral empty folder and both variables pointing at a private empty
   folder (its configuration and font-cache folders are fixed then, for the process), and
   :func:`matplotlib_defaults` draws under matplotlib's built-in defaults plus what the charts set,
-  so a configuration loaded by someone else's earlier import does not count either.
+  so a configuration loaded by someone else's earlier import does not count either. Its font
+  list (a cache, no configuration) is kept in the grader's cache folder for the next process.
 * **hypothesis** (the shrink search, ``grader.shrink``) keeps its storage in ``./.hypothesis``
   (its constants cache, ``.hypothesis/constants/``, even with ``database=None``):
   :func:`hypothesis_storage` points it at a private folder while the grader's search runs, and
@@ -111,6 +112,7 @@ def import_matplotlib() -> Any:
             import matplotlib
             return matplotlib
         empty = private_folder("matplotlib")
+        kept = _font_lists(empty)
         saved = {name: os.environ.get(name) for name in MPL_VARIABLES}
         try:
             for name in MPL_VARIABLES:
@@ -129,7 +131,75 @@ def import_matplotlib() -> Any:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
+        if kept is not None:
+            _keep_font_lists(empty, kept)
         return matplotlib
+
+
+#: matplotlib's font list (``fontlist-v<version>.json`` in its cache folder): built by scanning
+#: the system's fonts when missing, 0.5-1.3 CPU-s, in every ``grader grade`` and ``merge``
+#: while the cache folder was a new private one each time
+FONT_LISTS = "fontlist-v*.json"
+#: a font list larger than this is not one (matplotlib's is tens of kB)
+FONT_LIST_MAX = 8 << 20
+
+
+def _font_lists(private: str) -> Path | None:
+    """Copy the font lists kept in the grader's cache folder (``<cache>/matplotlib``, made by
+    :func:`_keep_font_lists`) into matplotlib's ``private`` cache folder; that folder, or None
+    when caching is off. Only matplotlib's cache is taken, never a configuration: the private
+    folder holds no ``matplotlibrc``. The grader's cache folder is the grader's own (its
+    expected values are kept there too: docs/security.md); regular files only, not followed
+    through links."""
+    from .cachedir import cache_root
+
+    root = cache_root()
+    if root is None:
+        return None
+    kept = root / "matplotlib"
+    for path in kept.glob(FONT_LISTS) if kept.is_dir() else ():
+        try:
+            data = _read_regular(path)
+        except OSError:
+            continue
+        if data is not None:
+            with open(os.path.join(private, path.name), "wb") as out:
+                out.write(data)
+    return kept
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """``path``'s bytes when it is a regular file of at most :data:`FONT_LIST_MAX` bytes, opened
+    without following a link; else None."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        import stat
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > FONT_LIST_MAX:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(FONT_LIST_MAX + 1)
+    finally:
+        os.close(fd)
+
+
+def _keep_font_lists(private: str, kept: Path) -> None:
+    """Keep the font lists matplotlib built in ``private`` in ``kept`` for the next process
+    (written whole under a temporary name, then renamed); nothing when it cannot be written."""
+    for path in Path(private).glob(FONT_LISTS):
+        if (kept / path.name).exists():
+            continue
+        tmp = None
+        try:
+            kept.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(dir=kept, prefix=".fontlist-")
+            with os.fdopen(fd, "wb") as out:
+                out.write(path.read_bytes())
+            os.replace(tmp, kept / path.name)
+        except OSError:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
 
 #: what the charts set on top of matplotlib's defaults: mathtext off (a ``$...$`` in a learner

@@ -67,6 +67,41 @@ def test_summary_html_reads_no_matplotlibrc_of_the_working_folder_or_environment
     assert snapshot(klass) == before  # no font cache or anything else written into the class folder
 
 
+FONTS = ("import json, sys\nfrom grader.isolation import import_matplotlib\nimport_matplotlib()\n"
+         "from matplotlib import font_manager\n"
+         "print(json.dumps(sorted({f.name for f in font_manager.fontManager.ttflist})))\n")
+
+
+@pytest.mark.subprocess  # matplotlib's first import: one per process
+def test_matplotlibs_font_list_is_kept_in_the_graders_cache_and_read_from_there(tmp_path):
+    """matplotlib builds its font list (scanning the system's fonts, 0.5-1.3 CPU-s) where none
+    is in its cache folder, a new private one in each grader process: the list is kept in the
+    grader's cache folder and the next process reads it from there (a list edited there is the
+    one it sees), never through a link."""
+    import subprocess
+    cache = tmp_path / "cache"
+    env = {**os.environ, "GRADER_CACHE_DIR": str(cache)}
+
+    def fonts() -> list[str]:
+        run = subprocess.run([sys.executable, "-I", "-c", FONTS], capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        return json.loads(run.stdout)
+
+    first = fonts()
+    kept = list((cache / "matplotlib").glob("fontlist-v*.json"))
+    assert len(kept) == 1 and "DejaVu Sans" in first
+    listed = json.loads(kept[0].read_text())
+    for font in listed["ttflist"]:
+        font["name"] = "Kept " + font["name"]
+    kept[0].write_text(json.dumps(listed))
+    assert "Kept DejaVu Sans" in fonts()           # read from the kept list, not built again
+    elsewhere = tmp_path / "elsewhere.json"
+    kept[0].rename(elsewhere)
+    kept[0].symlink_to(elsewhere)                  # a link is not followed: the list is built
+    assert fonts() == first
+
+
 def test_the_charts_use_matplotlibs_defaults_whatever_was_configured_before(tmp_path, monkeypatch):
     """matplotlib imported earlier by someone else, with TeX turned on (as a matplotlibrc read
     then would): the charts are still drawn with the built-in defaults, and the caller's

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from grader.results import SECRET_REPLAY_NOTE, CaseResult, Failure, Report  # noqa: F401 - the note, re-exported
+from grader.results import LATE_KINDS, SECRET_REPLAY_NOTE, CaseResult, Failure, Report  # noqa: F401 - the note, re-exported
 
 LEARNER, INSTRUCTOR = "learner", "instructor"
 AUDIENCES = (LEARNER, INSTRUCTOR)
@@ -383,3 +383,78 @@ def may_show_output(report: Report, audience: str) -> bool:
 def points(x: float) -> str:
     """Points for display: ``2`` rather than ``2.0``, at most 4 decimals (``1.3333``)."""
     return f"{round(x, 4):g}"
+
+
+#: failure kinds an example explains through its values: for these even a shrunk case of all
+#: zeros is put after the others (a heat map of zeros against zeros says little); for the others
+#: (an exception, a shape, a dtype...) the values do not matter and the shrunk case leads
+VALUE_KINDS = ("tolerance", "non_finite")
+#: failure kinds whose telling case often has an axis of size 0 or 1 (a forgotten keepdims
+#: returns (4, 4) for x of shape (4, 1)): such a case is not put after the others for it. A
+#: learner's trial found that case 13th, behind cases of 60 and 65 elements.
+AXIS_KINDS = ("shape",)
+
+
+def example_order(kind: str, shrunk: bool, shapes: list[tuple[int, ...]], all_zero: bool,
+                  name: str) -> tuple[Any, ...]:
+    """The sort key of a failing case among the examples a report shows (the text report and the
+    feedback page alike): a :data:`LATE_KINDS` failure last; a degenerate case after the others
+    (an input with an axis of size 0 or 1, or all-zero inputs: a 1x1 zero case explains less
+    than the worked example), except a shrunk case (the smallest failing input hypothesis found,
+    zeros wherever the values do not matter: the most telling example; for its zeros only of a
+    :data:`VALUE_KINDS` failure) and, for its axes, a :data:`AXIS_KINDS` failure; then the fewest input elements first, a shrunk case before the
+    case of its size it came from, then by name.
+
+    Args:
+        kind: the failure kind (or the case's status when it has no failure).
+        shrunk: whether the case is a shrunk one (extra feedback).
+        shapes: the shapes of its inputs (a scalar parameter: ``()``).
+        all_zero: whether every input's values are known and all zero.
+        name: the case's name.
+    """
+    size = 0
+    degenerate_shape = False
+    for shape in shapes:
+        n = 1
+        for extent in shape:
+            n *= int(extent)
+        size += n
+        degenerate_shape = degenerate_shape or n <= 1 or 0 in shape or 1 in shape
+    degenerate = ((degenerate_shape and not shrunk and kind not in AXIS_KINDS)
+                  or (all_zero and (not shrunk or kind in VALUE_KINDS)))
+    return (kind in LATE_KINDS, degenerate, size, not shrunk, name)
+
+
+def pick_examples(entries: list[Any], most: int, hint_of: Any, kind_of: Any) -> tuple[list[Any], bool]:
+    """The ``most`` of ``entries`` (in :func:`example_order`) a report shows, and whether any was
+    chosen out of that order: the first entry of each hint id, then the first of each failure
+    kind not yet shown, then the others in order; shown in their order. A masked_mean_pool
+    learner who divided by the count and summed in float16 saw five NaN cases and never the
+    float16 overflow's hint, which only two large cases carried; a layer_norm learner saw five
+    cases of one exception and not the shape failure of the one case with d_model 1.
+
+    Args:
+        entries: the candidate examples, best first.
+        most: how many to show.
+        hint_of: entry -> its hint id, or None.
+        kind_of: entry -> its failure kind.
+    """
+    if len(entries) <= most:
+        return entries, False
+    hints: set[str] = set()
+    kinds: set[str] = set()
+    first, second, rest = [], [], []
+    for entry in entries:
+        hint, kind = hint_of(entry), kind_of(entry)
+        if hint is not None and hint not in hints:
+            first.append(entry)
+        elif kind not in kinds:
+            second.append(entry)
+        else:
+            rest.append(entry)
+        if hint is not None:
+            hints.add(hint)
+        kinds.add(kind)
+    chosen = {id(e) for e in (first + second + rest)[:most]}
+    shown = [e for e in entries if id(e) in chosen]
+    return shown, shown != entries[:most]

@@ -178,9 +178,9 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     output for a large one), and folded away the full text report and
     the ``source`` that was graded (tracebacks' line numbers are its lines). The markup is the
     Jinja2 template ``templates/feedback.html.j2``, every value autoescaped."""
-    from ..results import LATE_KINDS, Failure
+    from ..results import Failure
     from .classview_anchor import anchor
-    from .common import scalar_text
+    from .common import example_order, pick_examples, scalar_text
     from .templating import render
 
     passed = bool(report.get("passed"))
@@ -191,11 +191,10 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     f = report.get("failure")
     failing = [c for c in report.get("cases") or [] if c.get("status") not in ("passed", "skipped")
                and c.get("visibility") != "hidden" and c.get("failure")]
-    # the text report's order: a degenerate case (a size-0 or size-1 axis, all-zero inputs) after
-    # the others, then smallest first, a shrunk case before the case of its size it came from
-    failing.sort(key=lambda c: (c["failure"].get("kind") in LATE_KINDS, _degenerate(c),
-                                sum(_numel(i.get("shape", [])) for i in (c.get("inputs") or {}).values()),
-                                not c.get("shrunk"), c.get("name", "")))
+    # the text report's order (common.example_order) and choice (common.pick_examples)
+    failing.sort(key=lambda c: example_order(
+        c["failure"].get("kind", ""), bool(c.get("shrunk")),
+        [tuple(i.get("shape", [])) for i in (c.get("inputs") or {}).values()], _all_zero(c), c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
     distinct: dict[tuple[str, str], dict[str, Any]] = {}
     for c in failing:  # one entry per case and kind; one per message for errors of the run
@@ -204,7 +203,9 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
         distinct.setdefault((key, fc["kind"]), c)
     cases = []
     seen: dict[str, str] = {}   # a traceback's facts -> the case that showed it (the text report's rule)
-    for c in list(distinct.values())[:MAX_CASES]:
+    examples, _ = pick_examples(list(distinct.values()), MAX_CASES, lambda c: (c["failure"].get("data") or {}).get("hint_id"),
+                                lambda c: c["failure"].get("kind"))
+    for c in examples:
         fc = c["failure"]
         same = None
         if fc.get("frames") or fc.get("exception"):
@@ -268,14 +269,9 @@ def _picture(failing: list[dict[str, Any]]) -> dict[str, str] | None:
     return None
 
 
-def _degenerate(case: dict[str, Any]) -> bool:
-    """A case of a JSON report that says little as a first example (as
-    ``grader.reports.text._degenerate``): an input with an axis of size 0 or 1 (unless the case
-    is a shrunk one, small by design), or all-zero inputs."""
+def _all_zero(case: dict[str, Any]) -> bool:
+    """Whether every input's values of a JSON report's case are known and all zero."""
     inputs = case.get("inputs") or {}
-    if not case.get("shrunk") and any(_numel(i.get("shape", [])) <= 1 or 0 in i.get("shape", [])
-                                      or 1 in i.get("shape", []) for i in inputs.values()):
-        return True
     values = case.get("values") or {}
     arrays = [values.get(name) for name in inputs]
 

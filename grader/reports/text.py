@@ -26,8 +26,8 @@ import shutil
 import textwrap
 from typing import IO, Mapping
 
-from ..results import LATE_KINDS, CaseResult, Report
-from . import view
+from ..results import CaseResult, Report
+from . import common, view
 from .common import printable, scalar_text
 
 MAX_CASES = 5
@@ -88,16 +88,11 @@ def _compact(value: object, limit: int | None = 200) -> str:
 
 
 
-def _degenerate(case: CaseResult) -> bool:
-    """A case that says little as a first example: an input with an axis of size 0 or 1 (unless
-    the case is a shrunk one: small by design, it is the smallest failing input, the most telling
-    example; a learner's trial found it past the cases shown), or inputs that are all zeros (a 1x1
-    zero case explains less than the worked example, shrunk or not)."""
-    if not case.shrunk and any(_size(i.shape) <= 1 or 0 in i.shape or 1 in i.shape for i in case.inputs.values()):
-        return True
+def _all_zero(case: CaseResult) -> bool:
+    """Whether every input's values are known and all zero."""
     values = case.values or {}
     arrays = [values.get(name) for name in case.inputs]
-    return all(a is not None for a in arrays) and all(not any(_flat(a)) for a in arrays)
+    return bool(arrays) and all(a is not None for a in arrays) and all(not any(_flat(a)) for a in arrays)
 
 
 def _flat(value: object) -> list[float]:
@@ -276,8 +271,8 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
                 lines.add(f"    hint ({hint['count']} of {hint['of']} cases): {hint['text']}", "hint", True)
 
     failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
-    failing.sort(key=lambda c: (c.failure is not None and c.failure.kind in LATE_KINDS, _degenerate(c),
-                                sum(_size(i.shape) for i in c.inputs.values()), not c.shrunk, c.name))
+    failing.sort(key=lambda c: common.example_order(c.failure.kind if c.failure else c.status, c.shrunk,
+                                                    [i.shape for i in c.inputs.values()], _all_zero(c), c.name))
     # one entry per case and failure kind: the same case failing in several dtypes is listed once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}
     for c in failing:
@@ -289,7 +284,7 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         lines.blank()
         graded = len(v.failing)  # the graded runs: a shrunk case is extra feedback, never counted
         runs = "run" if graded == 1 else "runs"
-        lines.add(f"Failing cases (smallest first{', each hint at least once' if every_hint else ''}; "
+        lines.add(f"Failing cases (smallest first{', each hint and kind at least once' if every_hint else ''}; "
                   f"{len(shown)} of {len(distinct)} shown, each once "
                   f"for all the dtypes it fails in; {graded} failing graded {runs} in all, one per case and dtype):",
                   "heading", True)
@@ -437,21 +432,10 @@ def _hint_id(v: view.ReportView, case: CaseResult) -> str | None:
 
 
 def _shown_cases(v: view.ReportView, entries: list[list[CaseResult]], most: int) -> tuple[list[list[CaseResult]], bool]:
-    """The ``most`` failing-case entries the text report shows (``entries`` smallest first) and
-    whether any was chosen out of size order: the smallest case of each hint id first, then
-    the smallest others, shown smallest first. A masked_mean_pool learner who divided by the
-    count and summed in float16 saw five NaN cases and never the float16 overflow's hint, which
-    only two large cases carried (a newcomer's trial)."""
-    if len(entries) <= most:
-        return entries, False
-    ids: set[str] = set()
-    first, rest = [], []
-    for same in entries:
-        hint = _hint_id(v, same[0])
-        (first if hint is not None and hint not in ids else rest).append(same)
-        if hint is not None:
-            ids.add(hint)
-    chosen = {id(s) for s in (first[:most] + rest)[:most]}
-    shown = [s for s in entries if id(s) in chosen]
-    return shown, shown != entries[:most]
+    """The ``most`` failing-case entries the text report shows (``entries`` in
+    ``common.example_order``) and whether any was chosen out of that order
+    (``common.pick_examples``: each hint id, then each failure kind, at least once)."""
+    return common.pick_examples(entries, most, lambda same: _hint_id(v, same[0]),
+                                lambda same: same[0].failure.kind if same[0].failure else same[0].status)
+
 

@@ -51,6 +51,13 @@ def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
     assert "1 learner submitted nothing" in summary and "import" not in kinds and "carol" not in kinds, kinds
     # carol is no submission that failed: 3 submissions graded, and one learner sent none
     assert "3 submissions: **2 passed**, 1 failed. 1 learner submitted nothing." in summary, summary
+    # the statistics are over the 4 learners, carol at 0 (as the distribution and summary.html):
+    # said so, not read as the submissions' own mean (a trial)
+    scores = sorted(float(r["score"]) for r in rows.values())
+    mean = sum(scores) / 4
+    assert "Score of all 4 learners (the learner who submitted nothing counted as 0): mean " in summary, summary
+    from grader.reports.common import points
+    assert f"nothing counted as 0): mean {points(mean)}, " in summary, (mean, summary)
     assert "graded 3 submissions: 2 passed, 1 failed (0 could not be graded); 1 learner submitted nothing" \
         in run.stdout, run.stdout
     slowest = summary.split("## Slowest submissions", 1)[1]

@@ -29,6 +29,11 @@ def _link(learner: str) -> str:
     return f"[{md(learner)}]({REPORTS}/{report_name(learner)})"
 
 
+def _counted(missing: int) -> str:
+    """Who the score statistics count as 0 besides the submissions."""
+    return "the learner who submitted nothing counted" if missing == 1 else f"the {missing} who submitted nothing counted"
+
+
 def summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     """``summary.md``: totals, score distribution, commonest failure kinds (with an example
     learner each), failure rates per case group and per case, submissions that could not be
@@ -61,7 +66,10 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     out += [f"{n} submission{'s' if n != 1 else ''}: **{passed} passed**, {n - passed} failed"
             + (f" ({len(crashed)} could not be graded)" if crashed else "") + "."
             + (f" {_nothing(len(missing))}." if missing else ""),
-            f"Score: mean {points(statistics.fmean(scores))}, median {points(statistics.median(scores))} "
+            # over every learner, as summary.html and the distribution below: say so when that is
+            # more than the submissions (a trial read the mean as the submissions' own)
+            (f"Score of all {len(rows)} learners ({_counted(len(missing))} as 0): " if missing else "Score: ")
+            + f"mean {points(statistics.fmean(scores))}, median {points(statistics.median(scores))} "
             f"of {points(top)} points.", ""]
 
     out += ["## Score distribution", "", "| Score | Learners | |", "| --- | ---: | --- |"]

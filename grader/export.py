@@ -320,10 +320,17 @@ def blackboard_column(roster: Roster | None, name: str, ident: str | None) -> tu
 
 
 def scaled(score: float, max_score: float, points: float | None) -> float:
-    """``score`` out of ``max_score`` as points out of ``points`` (None: unscaled), 4 decimals."""
+    """``score`` out of ``max_score`` as points out of ``points`` (None: unscaled), to 4 decimals
+    less one for each power of ten the scaling multiplies by: the gradebook's scores are rounded
+    to 4 decimals, and a scaled digit beyond what they carry is noise (2/3 of a point, 0.6667 in
+    the gradebook, scaled by 2 was 1.3334 in an export: now 1.333)."""
     if points is None:
         return score
-    return round(score / max_score * points, 4) if max_score else 0.0
+    if not max_score:
+        return 0.0
+    factor = points / max_score
+    lost = max(0, math.ceil(math.log10(factor))) if factor > 0 else 0
+    return round(score * factor, max(0, 4 - lost))
 
 
 def _rows(path: str) -> list[Any]:

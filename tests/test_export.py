@@ -435,3 +435,14 @@ def test_a_backslash_in_a_roster_name_cannot_swallow_the_rows_after_it(files, ca
     assert [r[:4] for r in table[1:]] == [["Alice", "Evil,\u29f5", "1001", "alice"], ["Bob", "Builder", "1002", "bob"]]
     assert [r[4] for r in table[1:]] == ["10", "7.5"] and all(len(r) == len(table[0]) for r in table)
     assert "s Email address holds a backslash" in err and "left out of the export" in err
+
+
+def test_a_scaled_score_carries_no_digit_the_gradebooks_rounding_lost():
+    """2/3 of a point is 0.6667 in the gradebook (4 decimals); scaled to 20 points it was
+    1.3334 in a Canvas export (a trial), a digit the gradebook does not carry: one decimal
+    fewer for each power of ten the scaling multiplies by."""
+    from grader.export import scaled
+    assert scaled(0.6667, 10, 20) == 1.333
+    assert scaled(0.6667, 10, 100) == 6.667 and scaled(0.6667, 10, 1000) == 66.67
+    assert scaled(0.6667, 10, 10) == 0.6667 and scaled(0.6667, 10, 5) in (0.3333, 0.3334)   # nothing lost
+    assert scaled(0.6667, 10, None) == 0.6667 and scaled(3, 0, 20) == 0.0

@@ -344,8 +344,12 @@ class CheckResult:
         return bool(self.report.get("passed"))
 
     @property
-    def score(self) -> float:
-        """Points earned."""
+    def score(self) -> float | None:
+        """Points earned; None for a partial run (one case replayed with ``case=``, or
+        ``max_examples=0``), which the report shows as "a partial run: no score" (it was 0.0,
+        which read as a score of nothing)."""
+        if (self.report.get("environment") or {}).get("partial"):
+            return None
         return float(self.report.get("score") or 0.0)
 
     @property

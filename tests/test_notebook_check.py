@@ -178,6 +178,9 @@ def test_html_shows_verdict_hint_worst_and_a_picture():
         case["failure"]["data"].update(error=1.0, allowed=1e-06, ratio=1e6)
         assert "the framed worst one is off by 1, 1e+06x its allowance of 1e-06" in render_html(report)
     assert CheckResult({**report, "passed": True}).passed and CheckResult(report).score == 1.0
+    # a partial run (check(fn, case=...)) has no score, as its report says: None, not 0.0 (a trial)
+    partial = {**report, "score": 0.0, "environment": {**(report.get("environment") or {}), "partial": True}}
+    assert CheckResult(partial).score is None
 
 
 # -- graded in a subprocess ------------------------------------------------------------------

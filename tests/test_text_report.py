@@ -246,3 +246,19 @@ def test_a_shape_failure_of_an_axis_of_one_and_a_zero_shrunk_case_lead_and_each_
     big = case("huge", ((64, 1024), (512, 1024)), kind="shape")      # the only shape failure, the largest case
     order = [line.split()[1] for line in text.render(report([*many, big])).splitlines() if line.startswith("x ")]
     assert len(order) == text.MAX_CASES and "huge[float32]" in order, order
+
+
+def test_one_hint_idea_with_other_numbers_in_other_dtypes_is_the_same_way():
+    """A trial: "constant factor of 0.2001" in bfloat16, then three lines "(in float16 it fails
+    as tolerance too, with another hint: ... 0.2)": one hint id is one way of failing."""
+    cases = []
+    for dtype, factor in (("bfloat16", "0.2001"), ("float16", "0.2"), ("float32", "0.2")):
+        c = case("all_valid", ((3, 4), (5, 4)), kind="tolerance", dtype=dtype)
+        c.failure.hint = f"looks like the whole result was multiplied by a constant factor of {factor}"
+        c.failure.data = {"hint_id": "constant_factor"}
+        cases.append(c)
+    other = case("all_valid", ((3, 4), (5, 4)), kind="tolerance", dtype="float64")
+    other.failure.hint, other.failure.data = "compute in float64", {"hint_id": "float32_compute"}
+    out = text.render(report([*cases, other]))
+    assert "(the same case fails the same way in float16, float32)" in out, out
+    assert "another hint: compute in float64" in out and out.count("another hint") == 1, out

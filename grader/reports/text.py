@@ -291,12 +291,14 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
         for same in shown:
             lines += _case_lines(same[0], seen, verbosity)
-            hint = v.hint_of(same[0])
-            alike = [c.dtype for c in same[1:] if v.hint_of(c) == hint]
+            hint, hint_id = v.hint_of(same[0]), _hint_id(v, same[0])
+            # the same hint, or the same hint idea with other numbers (a factor of 0.2001 in one
+            # dtype, 0.2 in the others: a trial read three lines that said one thing)
+            alike = [c for c in same[1:] if v.hint_of(c) == hint or (hint_id is not None and _hint_id(v, c) == hint_id)]
             if alike:
-                lines.add(f"    (the same case fails the same way in {', '.join(alike)})", "", True)
+                lines.add(f"    (the same case fails the same way in {', '.join(c.dtype for c in alike)})", "", True)
             for c in same[1:]:   # the same kind with another hint (a learner's trial: "the same way" was not)
-                if v.hint_of(c) != hint:
+                if c not in alike:
                     kind = c.failure.kind if c.failure else c.status
                     other = v.hint_of(c)
                     lines.add(f"    (in {c.dtype} it fails as {kind} too, "

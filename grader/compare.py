@@ -113,14 +113,10 @@ def allowed_error(dtype: str, ref: np.ndarray, scale: np.ndarray | None, n: int)
 
 
 def _fmt(x: float) -> str:
-    """A value in a message, written as the report's value lines (JSON) write it: ``NaN``,
-    ``Infinity``, ``-Infinity`` (a newcomer saw ``got nan`` above ``got = [NaN, ...]``)."""
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return f"{x:.6g}"
+    """A value in a message, written as the text report's value lines (Python's words, as the
+    learner's own prints) write it: ``nan``, ``inf``, ``-inf`` (a newcomer once saw ``got nan``
+    above ``got = [NaN, ...]`` when those lines were JSON; a trial then read ``-Infinity``)."""
+    return f"{float(x):.6g}"
 
 
 def _values(arr: np.ndarray) -> Any:

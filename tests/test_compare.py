@@ -291,7 +291,9 @@ def test_a_missed_infinite_expected_value_is_an_infinite_margin():
 
 def test_non_finite_values_are_written_as_the_value_lines_write_them():
     """A newcomer's finding: a message said ``got nan`` above the report's ``got = [NaN, ...]``;
-    messages now write NaN and infinities as the JSON value lines do."""
+    messages and value lines now write NaN and infinities alike, as Python does (a trial read
+    JSON's ``-Infinity`` and ``[true]`` as foreign to a Python learner)."""
     from grader.compare import _fmt
-    assert [_fmt(float("nan")), _fmt(float("inf")), _fmt(-float("inf")), _fmt(0.5)] == \
-        ["NaN", "Infinity", "-Infinity", "0.5"]
+    from grader.reports.text import _compact
+    assert [_fmt(float("nan")), _fmt(float("inf")), _fmt(-float("inf")), _fmt(0.5)] == ["nan", "inf", "-inf", "0.5"]
+    assert _compact([[float("nan"), float("-inf")], [True, False]]) == "[[nan, -inf], [True, False]]"

@@ -19,7 +19,6 @@ report's own.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -82,7 +81,10 @@ def _shapes(case: CaseResult) -> str:
 
 
 def _compact(value: object, limit: int | None = 200) -> str:
-    text = json.dumps(value, separators=(", ", ": "))
+    """A case's value (nested lists of numbers and booleans, as the JSON report holds them) as
+    Python writes it, which the learner's own prints match: ``True``, ``nan``, ``-inf`` (a trial
+    read ``mask = [true]`` and ``-Infinity``, JSON's words); cut at ``limit`` characters."""
+    text = repr(value)
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 

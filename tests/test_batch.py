@@ -410,7 +410,7 @@ def test_discover_layouts(tmp_path):
                    "one": "one/src/answer.py",
                    "cy": f"several .py files in the learner's folder {tmp_path}/class/cy define tied_lm_head "
                          "(a.py, b.py)",
-                   "di": f"no submission: the learner's folder {tmp_path}/class/di holds no .py file but files "
+                   "di": f"no submission: the learner's folder {tmp_path}/class/di holds no .py or .ipynb file but files "
                          "named as tests (test_it.py), which are never graded as the submission"}
     assert [s.learner for s in found] == ["amy", "bo", "cy", "di", "zed", "one"]
     # di submitted nothing (kind "missing" in the gradebook); cy's files cannot be told apart ("import")

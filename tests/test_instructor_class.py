@@ -188,7 +188,7 @@ def test_summary_html_in_chromium_shows_grid_reasons_times_missing_and_changes(b
     # the reasons
     assert re.search(r"crash in \d+ cases?; \d+ cases were not run", body["dan"]["Reason"]), body["dan"]["Reason"]
     assert body["fay"]["Reason"].startswith("tolerance in") and "hint:" in body["fay"]["Reason"]
-    assert "holds no .py file" in body["eve"]["Reason"] and "not run" not in body["eve"]["Reason"]
+    assert "holds no .py or .ipynb file" in body["eve"]["Reason"] and "not run" not in body["eve"]["Reason"]
     assert body["kim"]["Reason"] == body["lee"]["Reason"] == "no submission"
     assert body["ann"]["Reason"] == "passed"
     # the times: the file's, the notebook's, the Git commit's; lateness against --deadline

@@ -279,13 +279,13 @@ def _learner_folder(folder: Path, budget: Budget) -> Submission:
     if not files and tests:
         # nothing but tests: counted as nothing submitted (a classroom starter's tests/ folder is
         # no work), but said truly: an attacker's only file, test_solution.py, read "holds no .py file"
-        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py file but files named as tests "
+        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py or .ipynb file but files named as tests "
                                          f"({', '.join(tests)}), which are never graded as the submission",
                           str(folder), missing=True)
     if not files:
         # nothing submitted: counted with the roster's learners of whom nothing was found
         # (gradebook.no_submission), not as a file that could not be graded
-        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py file", str(folder), missing=True)
+        return Submission(learner, None, f"{EMPTY_FOLDER} {folder} holds no .py or .ipynb file", str(folder), missing=True)
     if len(files) == 1 and overflow is None:
         return Submission(learner, files[0], siblings=True)
     return Submission(learner, None, None, str(folder), candidates=tuple(files[:budget.files]), overflow=overflow)

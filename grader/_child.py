@@ -377,8 +377,9 @@ def main() -> int:
             fw.sync(result)
             seconds = time.perf_counter() - t0
             reply["seconds"] = seconds
-            reply["mutated"] = proto.mutated_inputs(arrays, given, before)
             status, value, result_type = _convert(result, fw, proto)
+            # after the conversion, which can run the submission's code (a subclass's hooks)
+            reply["mutated"] = proto.mutated_inputs(arrays, given, before, fw.to_numpy)
             if status == "ok":
                 reply["status"] = "ok"
                 out["result"] = value
@@ -400,6 +401,10 @@ def main() -> int:
                          error_mro=[c.__name__ for c in type(exc).__mro__][:32],
                          message=f"{type(exc).__name__}: {proto.safe_str(exc)}"[:2000],
                          **proto.exception_facts(exc, submission), seconds=time.perf_counter() - t0)
+            try:   # a case that must raise is no pass when the inputs were changed on the way
+                reply["mutated"] = proto.mutated_inputs(arrays, given, before, fw.to_numpy)
+            except BaseException:  # noqa: BLE001 - the exception is the reply
+                pass
         try:
             proto.write_frame(fd_out, reply, out)
         except proto.PeerClosed:

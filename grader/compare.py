@@ -165,6 +165,8 @@ def judge_raises(case: Case, outcome: CallOutcome, hints: str | None = None) -> 
     (``raised``) when the function raised another type; else the statement's contract.
     """
     failure = _judge_raises(case, outcome)
+    if failure is not None and failure.kind == "mutation":
+        return _hinted(failure, diagnose.mutation_hint())
     if failure is not None:
         hint = _safe(diagnose.for_raises, hints, case, list(case.raises))
         if hint is not None and hint.text is None and "raised" in failure.data:
@@ -179,6 +181,13 @@ def _judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
     accepted = ", ".join(case.raises)
     if outcome.status == "exception":
         names = outcome.error_types or [outcome.message.split(":", 1)[0]]
+        if set(names) & set(case.raises) and outcome.mutated:
+            # the right error, but the caller's inputs were changed on the way (an attacker zeroed
+            # the table before raising: every must-raise case passed)
+            return Failure(kind="mutation", message=f"the function changed its input"
+                                                    f"{'s' if len(outcome.mutated) > 1 else ''} "
+                                                    f"{', '.join(outcome.mutated)} in place before it raised {names[0]}",
+                           data={"mutated": list(outcome.mutated), "raised": names[0]})
         if set(names) & set(case.raises):
             return None
         first = outcome.message.splitlines()[0] if outcome.message else names[0]

@@ -144,15 +144,30 @@ def before_call(arrays: dict[str, np.ndarray], given: dict[str, Any],
 
 
 def mutated_inputs(arrays: dict[str, np.ndarray], given: dict[str, Any],
-                   before: dict[str, tuple[bytes, Any]]) -> list[str]:
+                   before: dict[str, tuple[bytes, Any]],
+                   to_numpy: Callable[[Any], Any] | None = None) -> list[str]:
     """The parameters a call changed in place (its ``mutated``, in ``arrays``' order): values
     (bytes), or the shape, strides or dtype of the array or of the argument given
-    (``hidden.shape = (-1, d)`` and ``E.t_()`` change those, not the bytes). ``before`` is
-    :func:`before_call`'s. Used by the sandboxed child and the in-process executor alike."""
+    (``hidden.shape = (-1, d)`` and ``E.t_()`` change those, not the bytes), or, with the
+    framework's ``to_numpy`` (``grader.frameworks.<fw>.to_numpy``), the values the argument
+    itself reads now when it is no NumPy array: a torch tensor whose storage was swapped
+    (``x.data = ...``, ``x.set_(...)``) or whose negative bit was set reads other values over an
+    unchanged array; a JAX array deleted reads nothing (counted as changed). ``before`` is
+    :func:`before_call`'s. Used by the sandboxed child and the in-process executor alike, after
+    the result was converted (converting can run the submission's code: a subclass's hooks).
+    """
     out = []
     for k, v in arrays.items():
         data, shapes = before[k]
-        if v.tobytes() != data or (shapes is not None and shapes != (layout(v), layout(given[k]))):
+        changed = v.tobytes() != data or (shapes is not None and shapes != (layout(v), layout(given[k])))
+        if not changed and shapes is not None and to_numpy is not None and not isinstance(given[k], np.ndarray):
+            try:
+                seen = to_numpy(given[k])
+                changed = seen is not None and (np.asarray(seen[0]).tobytes() != data
+                                                or tuple(np.shape(seen[0])) != v.shape)
+            except Exception:  # noqa: BLE001 - an argument that cannot be read any more was changed
+                changed = True
+        if changed:
             out.append(k)
     return out
 

@@ -719,7 +719,8 @@ class Worker:
             return CallOutcome(status=status, message=_text(header.get("message")),
                                frames=frames_of(header.get("frames"), os.path.basename(self.submission)),
                                exception=_text(header.get("exception"), 2000), seconds=seconds,
-                               error_types=types or [_text(header.get("error"), 200)], cpu_seconds=cpu)
+                               error_types=types or [_text(header.get("error"), 200)], cpu_seconds=cpu,
+                               mutated=mutated)
         self.kill()
         return CallOutcome(status="crash", message=f"unknown reply status {_text(status, 64)!r}", seconds=seconds)
 

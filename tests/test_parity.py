@@ -48,6 +48,15 @@ TORCH_SCRIPTS = {
                                   "    r = hidden @ embedding_matrix.T\n    embedding_matrix.t_()\n    return r\n"),
     "torch_values_in_place": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
                               "    r = hidden @ embedding_matrix.T\n    hidden.mul_(2)\n    return r\n"),
+    # the tensor's storage swapped or its negative bit set: the NumPy array it shared memory with
+    # is untouched in bytes and layout, the caller's tensor reads other values (an attacker's
+    # finding: all three passed 10/10 in the child)
+    "torch_data_rebound": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                           "    r = hidden @ embedding_matrix.T\n    hidden.data = torch.zeros_like(hidden)\n    return r\n"),
+    "torch_set_": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                   "    r = hidden @ embedding_matrix.T\n    hidden.set_(torch.full_like(hidden, 7.0))\n    return r\n"),
+    "torch_negative_bit": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                           "    r = hidden @ embedding_matrix.T\n    torch._C._set_neg(hidden, True)\n    return r\n"),
     # a tensor NumPy cannot hold: a type failure in both (it was an exception in the fake)
     "torch_complex32": ("import torch\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
                         "    return (hidden @ embedding_matrix.T).float().to(torch.complex32)\n"),
@@ -94,5 +103,36 @@ def test_the_fake_and_the_child_classify_a_torch_call_alike(tmp_path, name):
     assert child == fake
     if name == "torch_complex32":
         assert {c[1] for c in child["cases"].values()} == {"type"}, child["cases"]
-    if name.endswith("_in_place"):
-        assert "mutation" in {c[1] for c in child["cases"].values()}, child["cases"]
+    if name.endswith("_in_place") or name in ("torch_data_rebound", "torch_set_", "torch_negative_bit"):
+        kinds = {c[1] for c in child["cases"].values()}
+        assert "mutation" in kinds, child["cases"]
+
+
+#: a lookup that zeroes its inputs before raising the error its contract asks for (an attacker's
+#: finding: every must-raise case passed, 10/10): a mutation in both, not a pass
+LOOKUP_THAT_DAMAGES = """import numpy as np
+
+
+def embedding_lookup(token_ids, embedding_matrix):
+    V = embedding_matrix.shape[0]
+    if token_ids.dtype.kind not in "iu" or token_ids.dtype == np.bool_:
+        embedding_matrix[...] = 0
+        raise TypeError("ids")
+    if token_ids.size and (token_ids.min() < 0 or token_ids.max() >= V):
+        embedding_matrix[...] = 0
+        raise IndexError("range")
+    return embedding_matrix[token_ids]
+"""
+
+
+def test_inputs_changed_before_the_required_error_are_a_mutation_in_both(tmp_path):
+    path = tmp_path / "damages.py"
+    path.write_text(LOOKUP_THAT_DAMAGES)
+    args = ("--problem", "embedding_lookup", "--max-examples", "3", "--no-shrink")
+    child_code, child = check_like_cli(str(path), *args)
+    fake_code, fake = grade_function_in_process(path, *args)
+    assert child_code == fake_code == 1
+    assert _outcomes(child) == _outcomes(fake)
+    raised = [c for c in child["cases"] if (c.get("failure") or {}).get("kind") == "mutation"]
+    assert raised and all("before it raised" in c["failure"]["message"] for c in raised), child["cases"]
+    assert child["score"] < child["max_score"]

@@ -258,3 +258,20 @@ def test_progress_is_told_per_visible_case_and_once_for_the_hidden_ones(tmp_path
     grade_plan(plan, InProcessExecutor(lambda hidden, embedding_matrix: hidden @ embedding_matrix.T + 1.0))
     assert seen[-1] == ("shrink", 0, 0) or seen[-1][0] == "hidden" and seen[-2] == ("shrink", 0, 0)
     assert [a for a in seen if a[0] == "cases"] == [("cases", k, visible) for k in range(visible + 1)]
+
+
+def test_an_input_changed_while_the_result_is_converted_is_a_mutation(tmp_path):
+    """An attacker's finding: a result whose conversion runs the function's code (a tuple
+    subclass's ``__len__``) changed an input after the mutation check: the check now runs after
+    the conversion (the child and the fake alike, grader.protocol.mutated_inputs)."""
+    import numpy as np
+    from grader.cases import Case
+    from grader.run.inprocess import for_file
+
+    sub = tmp_path / "late.py"
+    sub.write_text("import numpy as np\n\n\nclass Late(tuple):\n    def __len__(self):\n"
+                   "        self.x[...] = 0\n        return tuple.__len__(self)\n\n\n"
+                   "def step(x):\n    out = Late((x * 2, x + 1))\n    out.x = x\n    return out\n")
+    executor = for_file(sub, "step", "numpy")
+    outcome = executor.call(Case(name="c", group="g", dtype="float64", inputs={"x": np.arange(1.0, 5.0)}, sizes={}))
+    assert outcome.mutated == ["x"], outcome

@@ -91,16 +91,17 @@ class InProcessExecutor:
             return CallOutcome(status="exception", message=f"{type(exc).__name__}: {safe_str(exc)}"[:2000],
                                **self._facts(exc),
                                error_types=[c.__name__ for c in type(exc).__mro__][:32],
-                               seconds=time.perf_counter() - t0)
+                               seconds=time.perf_counter() - t0, mutated=self._mutated(arrays, given, before))
         seconds = time.perf_counter() - t0
         if isinstance(result, CallOutcome):
             self._crashed = result.status == "crash"
             return result
-        mutated = mutated_inputs(arrays, given, before)   # the child's own function, as below
-        # classified by the child's own function (grader.protocol.convert_result); a framework's
-        # array by that framework's to_numpy when framework_call made ``fn``; copied, as a reply is
+        # classified by the child's own functions (grader.protocol.convert_result, then
+        # mutated_inputs: the conversion can run the function's code); a framework's array by
+        # that framework's to_numpy when framework_call made ``fn``; copied, as a reply is
         to_numpy = getattr(self.fn, "to_numpy", None) or (lambda value: None)
         status, value, extra = convert_result(result, to_numpy)
+        mutated = self._mutated(arrays, given, before)
         if status == "ok":
             return CallOutcome(status="ok", result=value.copy(order="C"), mutated=mutated, seconds=seconds,
                                result_type=extra)
@@ -110,6 +111,10 @@ class InProcessExecutor:
                                seconds=seconds)
         return CallOutcome(status="type", message=value, mutated=mutated, seconds=seconds,
                            result_types={extra[0]: extra[1]} if isinstance(extra, tuple) else {})
+
+    def _mutated(self, arrays: dict[str, Any], given: dict[str, Any], before: dict[str, Any]) -> list[str]:
+        """``grader.protocol.mutated_inputs`` with the framework's ``to_numpy``, as the child."""
+        return mutated_inputs(arrays, given, before, getattr(self.fn, "to_numpy", None))
 
     def _facts(self, exc: BaseException) -> dict[str, Any]:
         """``frames`` and ``exception`` of ``exc``, as the child's reply gives them."""

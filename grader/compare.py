@@ -154,6 +154,16 @@ def with_exception_hint(failure: Failure, hints: str | None, case: Case) -> Fail
     return failure
 
 
+def mutation_failure(mutated: list[str], raised: str = "") -> Failure:
+    """The ``mutation`` failure of a call that changed the inputs ``mutated`` in place (and then
+    raised ``raised``, the error a must-raise case asks for), with the mutation hint."""
+    return _hinted(Failure(
+        kind="mutation", message=f"the function changed its input{'s' if len(mutated) > 1 else ''} "
+                                 f"{', '.join(mutated)} in place" + (f" before it raised {raised}" if raised else ""),
+        data={"mutated": list(mutated), **({"raised": raised} if raised else {})}),
+        diagnose.mutation_hint())
+
+
 def judge_raises(case: Case, outcome: CallOutcome, hints: str | None = None) -> Failure | None:
     """The verdict of a case that must raise one of ``case.raises``, or None when it did.
 
@@ -165,9 +175,7 @@ def judge_raises(case: Case, outcome: CallOutcome, hints: str | None = None) -> 
     (``raised``) when the function raised another type; else the statement's contract.
     """
     failure = _judge_raises(case, outcome)
-    if failure is not None and failure.kind == "mutation":
-        return _hinted(failure, diagnose.mutation_hint())
-    if failure is not None:
+    if failure is not None and failure.kind != "mutation":
         hint = _safe(diagnose.for_raises, hints, case, list(case.raises))
         if hint is not None and hint.text is None and "raised" in failure.data:
             # the function raised, only another type: the facts say which, so that the words
@@ -181,15 +189,10 @@ def _judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
     accepted = ", ".join(case.raises)
     if outcome.status == "exception":
         names = outcome.error_types or [outcome.message.split(":", 1)[0]]
-        if set(names) & set(case.raises) and outcome.mutated:
-            # the right error, but the caller's inputs were changed on the way (an attacker zeroed
-            # the table before raising: every must-raise case passed)
-            return Failure(kind="mutation", message=f"the function changed its input"
-                                                    f"{'s' if len(outcome.mutated) > 1 else ''} "
-                                                    f"{', '.join(outcome.mutated)} in place before it raised {names[0]}",
-                           data={"mutated": list(outcome.mutated), "raised": names[0]})
         if set(names) & set(case.raises):
-            return None
+            # the right error, but with the caller's inputs changed on the way it is no pass (an
+            # attacker zeroed the table before raising: every must-raise case passed)
+            return mutation_failure(outcome.mutated, names[0]) if outcome.mutated else None
         first = outcome.message.splitlines()[0] if outcome.message else names[0]
         return Failure(kind="raises", message=f"raised {names[0]}, not one of {accepted}",
                        details=[first], frames=list(outcome.frames), exception=outcome.exception,
@@ -264,11 +267,7 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
         if value_failure is not None:
             problems.append(value_failure)
     if outcome.mutated:
-        problems.append(_hinted(Failure(
-            kind="mutation", message=f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
-                        f"{', '.join(outcome.mutated)} in place",
-            data={"mutated": list(outcome.mutated)}),
-            diagnose.mutation_hint()))
+        problems.append(mutation_failure(outcome.mutated))
     if not problems:
         return None, margin
     first = problems[0]
@@ -387,10 +386,7 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
             lines.append(f"{name} is off: {f.message}" + (f" (also {', '.join(more)})" if more else ""))
     failing = [(name, f) for name, f, _ in verdicts if f is not None]
     if outcome.mutated:
-        failing.append(("", _hinted(Failure(
-            kind="mutation", message=f"the function changed its input{'s' if len(outcome.mutated) > 1 else ''} "
-                        f"{', '.join(outcome.mutated)} in place", data={"mutated": list(outcome.mutated)}),
-            diagnose.mutation_hint())))
+        failing.append(("", mutation_failure(outcome.mutated)))
     if not failing:
         return None, margin
     name, first = failing[0]

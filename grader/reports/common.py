@@ -395,6 +395,15 @@ VALUE_KINDS = ("tolerance", "non_finite")
 AXIS_KINDS = ("shape",)
 
 
+def all_zero(values: dict[str, Any] | None, names: Any) -> bool:
+    """Whether a case's inputs ``names`` all have values in ``values`` (the report's nested
+    lists) and every one of them is zero (:func:`example_order`'s ``all_zero``)."""
+    def flat(v: Any) -> list[Any]:
+        return [x for item in v for x in flat(item)] if isinstance(v, list) else [v]
+    arrays = [(values or {}).get(name) for name in names]
+    return bool(arrays) and all(a is not None for a in arrays) and all(not any(flat(a)) for a in arrays)
+
+
 def example_order(kind: str, shrunk: bool, shapes: list[tuple[int, ...]], all_zero: bool,
                   name: str) -> tuple[Any, ...]:
     """The sort key of a failing case among the examples a report shows (the text report and the

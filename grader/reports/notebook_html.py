@@ -180,7 +180,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     Jinja2 template ``templates/feedback.html.j2``, every value autoescaped."""
     from ..results import Failure
     from .classview_anchor import anchor
-    from .common import example_order, pick_examples, scalar_text
+    from .common import all_zero, example_order, pick_examples, scalar_text
     from .templating import render
 
     passed = bool(report.get("passed"))
@@ -194,7 +194,8 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     # the text report's order (common.example_order) and choice (common.pick_examples)
     failing.sort(key=lambda c: example_order(
         c["failure"].get("kind", ""), bool(c.get("shrunk")),
-        [tuple(i.get("shape", [])) for i in (c.get("inputs") or {}).values()], _all_zero(c), c.get("name", "")))
+        [tuple(i.get("shape", [])) for i in (c.get("inputs") or {}).values()], all_zero(c.get("values"), c.get("inputs") or {}),
+        c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
     distinct: dict[tuple[str, str], dict[str, Any]] = {}
     for c in failing:  # one entry per case and kind; one per message for errors of the run
@@ -267,17 +268,6 @@ def _picture(failing: list[dict[str, Any]]) -> dict[str, str] | None:
                 "the largest |got - expected| / allowed per block of the output; over 1 is outside the tolerance"
             return {"name": c["name"], "over": over, "what": what, "png": png}
     return None
-
-
-def _all_zero(case: dict[str, Any]) -> bool:
-    """Whether every input's values of a JSON report's case are known and all zero."""
-    inputs = case.get("inputs") or {}
-    values = case.get("values") or {}
-    arrays = [values.get(name) for name in inputs]
-
-    def flat(v: Any) -> list[Any]:
-        return [x for item in v for x in flat(item)] if isinstance(v, list) else [v]
-    return bool(arrays) and all(a is not None for a in arrays) and all(not any(flat(a)) for a in arrays)
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:

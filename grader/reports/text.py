@@ -88,21 +88,6 @@ def _compact(value: object, limit: int | None = 200) -> str:
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
-
-
-def _all_zero(case: CaseResult) -> bool:
-    """Whether every input's values are known and all zero."""
-    values = case.values or {}
-    arrays = [values.get(name) for name in case.inputs]
-    return bool(arrays) and all(a is not None for a in arrays) and all(not any(_flat(a)) for a in arrays)
-
-
-def _flat(value: object) -> list[float]:
-    if isinstance(value, list):
-        return [x for v in value for x in _flat(v)]
-    return [float(value)]  # type: ignore[arg-type]
-
-
 class _Lines(list):
     """The report's lines, each ``(text, style, wrap)``: ``style`` names what gets colour (a key
     of ``_SGR``, or ``""``), ``wrap`` whether it is prose that may be wrapped to the width."""
@@ -274,7 +259,8 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
 
     failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
     failing.sort(key=lambda c: common.example_order(c.failure.kind if c.failure else c.status, c.shrunk,
-                                                    [i.shape for i in c.inputs.values()], _all_zero(c), c.name))
+                                                    [i.shape for i in c.inputs.values()], common.all_zero(c.values, c.inputs),
+                                                    c.name))
     # one entry per case and failure kind: the same case failing in several dtypes is listed once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}
     for c in failing:
@@ -417,13 +403,6 @@ def actions_safe(text: str, env: Mapping[str, str] | None = None) -> str:
     import secrets
     token = secrets.token_hex(16)
     return f"::stop-commands::{token}\n{text}{'' if text.endswith(chr(10)) else chr(10)}::{token}::\n"
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _hint_id(v: view.ReportView, case: CaseResult) -> str | None:

@@ -146,6 +146,9 @@ def _key(h: dict[str, Any]) -> str | None:
     low = (h.get("params") or {}).get("computed_in")
     if low:
         return f"{h['id']}:{low}"
+    also = (h.get("params") or {}).get("also_computed_in")
+    if also:   # the idea with a second mistake (part of it computed in a lower format): its own line
+        return f"{h['id']}+{also}"
     got = (h.get("params") or {}).get("got")
     if h["id"] in ("promoted", "demoted") and got:
         # one mistake (a result in float64, say) in several case dtypes: one hint that names

@@ -110,3 +110,17 @@ def test_every_idea_a_bundled_module_records_has_words(module):
                 ids.add(node.args[0].value)
     missing = sorted(i for i in ids if words.wording(i, module) is None)
     assert missing == []
+
+
+@pytest.mark.parametrize("framework,cast", [("numpy", "x.astype(np.float32)"), ("jax", "x.astype(jnp.float32)"),
+                                            ("torch", "x.to(torch.float32)")])
+def test_the_second_mistake_is_worded_in_the_learners_code(framework, cast):
+    """A hint with ``also_computed_in`` (two mistakes at once) adds a clause in the learner's
+    own code; JAX's ``jax_enable_x64`` only to a JAX learner."""
+    facts = {"d": 9, "also_computed_in": "float32", "on_grid": False, "dtype": "float64", "first": "x"}
+    text = words.render(Hint(idea="unbiased_variance", facts=facts), framework, "layer_norm")
+    plain = words.render(Hint(idea="unbiased_variance", facts={"d": 9}), framework, "layer_norm")
+    assert text.startswith(plain + "; ") and cast in text and "compute in float64" in text, text
+    assert ("jax_enable_x64" in text) == (framework == "jax"), text
+    for token in FOREIGN[framework]:
+        assert not re.search(token, text), (framework, token, text)

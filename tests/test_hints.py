@@ -398,3 +398,53 @@ def test_no_max_shift_is_named_only_where_exp_of_the_unshifted_logits_is_what_br
                                              "--problem", "softmax", "--no-shrink")
     ideas = {h["id"] for entry in report["summary"] for h in entry["hints"]}
     assert "non_finite" in {e["kind"] for e in report["summary"]} and "no_max_shift" not in ideas, report["summary"]
+
+
+def test_two_mistakes_at_once_are_both_named():
+    """A newcomer's trial: layer norm with ``ddof=1`` computed in float32 got its hint in
+    float16 and float32 but none in float64, where neither mistake alone explains the output.
+    The idea is judged again with float32's rounding: the float64 cases name the unbiased
+    variance *and* float32, the others the variance alone; the text report does not call the
+    float64 failure "the same way" without the second mistake."""
+    from tests.conftest import ROOT, grade_function_in_process
+    path = ROOT / "problems" / "mistakes" / "layer_norm" / "tolerance_float32_unbiased.py"
+    code, report = grade_function_in_process(path, "--problem", "layer_norm", "--no-shrink")
+    hinted = {}
+    for c in report["cases"]:
+        data = (c["failure"] or {}).get("data") or {}
+        if data.get("hint_id") == "unbiased_variance":
+            hinted.setdefault(c["dtype"], set()).add((data.get("hint_params") or {}).get("also_computed_in"))
+    assert code == 1 and hinted.get("float64") == {"float32"}, hinted
+    assert hinted.get("float16") == {None} and hinted.get("float32") == {None}, hinted
+    lines = [h["text"] for e in report["summary"] for h in e["hints"] if h["id"] == "unbiased_variance"]
+    assert any("computed in float32 (a cast such as x.astype(np.float32)?); compute in float64" in t for t in lines), lines
+    assert any("float32" not in t for t in lines), lines
+
+
+def test_a_right_float32_computation_is_no_second_mistake():
+    """The second clause needs an idea that explains the output: a correct layer norm computed
+    in float32 for float64 inputs is named as a lower precision alone, never with an idea."""
+    from grader.hints import Names, generic, layer_norm
+    rng = np.random.default_rng(3)
+    x, gamma, beta = rng.normal(size=(6, 16)), rng.normal(size=16), rng.normal(size=16)
+    ref = layer_norm._norm(x, gamma, beta, 1e-5)
+    x32 = x.astype(np.float32)
+    m = x32.mean(-1, keepdims=True)
+    got = ((x32 - m) / np.sqrt(x32.var(-1, keepdims=True) + np.float32(1e-5)) * gamma + beta).astype(np.float64)
+    names = Names(function="layer_norm", parameters=("x", "gamma", "beta", "eps"), dtype="float64")
+    ideas = layer_norm.ideas({"x": x, "gamma": gamma, "beta": beta, "eps": np.float64(1e-5)}, ref, got, names)
+    allowed = np.full(ref.shape, 1e-14)
+    hint = generic.value_ideas(got, ref, allowed, "float64", lambda low: np.zeros_like(ref), names, ideas)
+    assert hint is None or "also_computed_in" not in hint.facts, hint
+
+
+def test_a_layer_norm_without_eps_is_named_and_its_nan_rows_too():
+    """A newcomer's trial: a layer norm without eps got no hint, neither for its values (a few
+    units off in float32 and float64) nor for the NaN of a constant row (0/0)."""
+    from tests.conftest import ROOT, grade_function_in_process
+    path = ROOT / "problems" / "mistakes" / "layer_norm" / "tolerance_no_eps.py"
+    code, report = grade_function_in_process(path, "--problem", "layer_norm", "--no-shrink")
+    by_kind = {e["kind"]: {h["id"] for h in e["hints"]} for e in report["summary"]}
+    assert code == 1 and by_kind.get("tolerance") == {"no_eps"} and by_kind.get("non_finite") == {"no_eps"}, by_kind
+    texts = [h["text"] for e in report["summary"] for h in e["hints"] if e["kind"] == "non_finite"]
+    assert any("variance 0" in t for t in texts), texts

@@ -11,7 +11,10 @@ worse than none), and the shape, dtype and type ideas state facts the values con
   a constant factor, a constant offset, one offset per row (all axes but the last), and the
   ideas of the problem's own hint module (:mod:`grader.hints`). Of the ideas that fit, the one
   with the smallest residual is named, unless an idea of another id fits about as well (4x): then
-  none is. A failure that flushing subnormals to zero explains gets none.
+  none is. A failure that flushing subnormals to zero explains gets none. When no idea
+  explains the output in its own dtype, the ideas are judged again with a lower format's
+  rounding (:func:`_in_lower_precision`: two mistakes at once, such as ``ddof=1`` computed in
+  float32), and the hint names both.
 * **shape** (:func:`shape_hint`): the right values with the axes reversed, or with an axis of
   size 1 added or dropped (checked on the values: a shape alone names no cause).
 * **dtype** (:func:`dtype_hint`), **type** (:func:`type_hint`), **non-finite**
@@ -291,6 +294,13 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
             if r is not None:
                 candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
         candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype, full_ref, fix, ~matched)]
+        if not candidates:
+            return _in_lower_precision(got, ref, allowed, dtype, full_ref, fix, matched, names, problem_ideas)
+    return _best(candidates, got, ref)
+
+
+def _best(candidates: list[tuple[float, Hint]], got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """The candidate of smallest residual, unless one of another id is within :data:`AMBIGUOUS`."""
     if not candidates:
         return None
     floor = 1e-3 * _rss(got - ref)
@@ -299,6 +309,54 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
     if any(h.idea != best.idea and max(r, floor) <= AMBIGUOUS * max(best_r, floor) for r, h in candidates[1:]):
         return None
     return best
+
+
+def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str, full_ref: np.ndarray,
+                        fix: Callable[[Any], Any], matched: np.ndarray, names: Names,
+                        problem_ideas: list[Idea] | None) -> Hint | None:
+    """Two mistakes at once: a mistake of the problem's ideas (or the generic transpose and
+    fitted ones) *and* part of the computation in a lower format (a newcomer's trial: layer norm
+    with ``ddof=1`` computed in float32 got a hint in float16 and float32 but none in float64,
+    where neither mistake alone explains the output).
+
+    Tried only when no idea explains the output in its own dtype. The finest format of
+    :data:`LOWER`, and a coarser one only where every value is a number of it (its grid: a
+    coarser rounding explains more, so it is claimed only on that evidence), judges the ideas,
+    finest first, as if the output dtype were that format: two roundings of it
+    at every element, plus one rounding of the case's largest value (a normwise floor for the
+    format's rounding inside the computation, Higham 2002, section 1.2). The first format in
+    which an idea explains the output (unambiguously, :func:`_best`) names it: what the idea
+    leaves unexplained is that format's rounding, and the idea's own change is far larger
+    (:func:`judge`'s residual rule). The hint is the idea's, with the facts ``also_computed_in``
+    (the format), ``on_grid`` (every value is a number of it: the result itself was rounded
+    to it), ``dtype`` and ``first`` (the first parameter), which :func:`grader.words.render`
+    words as a second clause.
+    """
+    for i, low in enumerate(LOWER.get(dtype, ())):
+        on_grid = bool(np.array_equal(got.astype(dtype_of(low)).astype(np.float64), got))
+        if i > 0 and not on_grid:   # a coarser format only where the result is made of its numbers
+            continue
+        u = unit_roundoff(low)
+        carried = np.broadcast_to(allowed, ref.shape) + u * float(np.max(np.abs(ref)))
+        candidates: list[tuple[float, Hint]] = []
+        for idea in problem_ideas or []:
+            r = judge(fix(idea.predicted), got, ref, allowed, low, carried)
+            if r is not None:
+                candidates.append((r, Hint(idea=idea.id, facts=dict(idea.params), text=idea.text)))
+        if ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] >= 2:
+            r = judge(fix(np.swapaxes(full_ref, -1, -2)), got, ref, allowed, low, carried)
+            if r is not None:
+                candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
+        candidates += [(r, h) for h, r in _fitted(got, ref, carried, low, full_ref, fix, ~matched)]
+        best = _best(candidates, got, ref)
+        if best is None:
+            continue
+        if best.text is not None:   # an instructor's sentence is shown as it is: no second clause
+            return None
+        first = names.parameters[0] if names.parameters else ""
+        return Hint(idea=best.idea, facts={**best.facts, "also_computed_in": low, "on_grid": on_grid,
+                                           "dtype": dtype, "first": first})
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

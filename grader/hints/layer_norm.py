@@ -8,18 +8,24 @@ reproduces the output (``grader.hints.generic.judge``):
 * ``unbiased_variance``: the variance divided by d - 1 (``ddof=1``, torch's ``var`` default);
 * ``eps_outside_sqrt``: ``sqrt(var) + eps`` instead of ``sqrt(var + eps)``;
 * ``gamma_ignored`` / ``beta_ignored``: the scale or the shift left out;
-* ``no_centring``: the root mean square of ``x`` instead of its standard deviation (RMS norm).
+* ``no_centring``: the root mean square of ``x`` instead of its standard deviation (RMS norm);
+* ``no_eps``: eps left out (``sqrt(var)``): a few units in float32's and float64's last places
+  where the variance is about 1, and NaN or infinity for a constant row (a newcomer's trial:
+  neither got a hint), named by :func:`diagnose_non_finite` there.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from . import Idea, Names
+from . import Hint, Idea, Names, generic
 
 
 def _norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float, *, ddof: int = 0,
           eps_outside: bool = False, centre: bool = True) -> np.ndarray:
-    """Layer norm of ``x`` (float64) over the last axis, with one of the mistakes above."""
+    """Layer norm of ``x`` (float64) over the last axis, with one of the mistakes above
+    (``eps=0`` for ``no_eps``)."""
     d = x.shape[-1]
     with np.errstate(all="ignore"):
         mean = x.mean(axis=-1, keepdims=True) if centre else 0.0
@@ -39,6 +45,8 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
     zero, one = np.zeros_like(beta), np.ones_like(gamma)
     out = [Idea(id="eps_outside_sqrt", text=None, predicted=_norm(x, gamma, beta, eps, eps_outside=True)),
            Idea(id="no_centring", text=None, predicted=_norm(x, gamma, beta, eps, centre=False))]
+    if eps > 0:
+        out.append(Idea(id="no_eps", text=None, predicted=_norm(x, gamma, beta, 0.0)))
     if x.shape[-1] > 1:
         out.insert(0, Idea(id="unbiased_variance", text=None, predicted=_norm(x, gamma, beta, eps, ddof=1),
                            params={"d": int(x.shape[-1])}))
@@ -47,3 +55,23 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
     if np.any(beta != 0):
         out.append(Idea(id="beta_ignored", text=None, predicted=_norm(x, gamma, zero, eps)))
     return out
+
+
+def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | None:
+    """NaN or infinity only in rows (along the last axis) whose variance is 0 while the expected
+    output is finite there: a division by ``sqrt(var)`` without eps (``no_eps``). Otherwise
+    the generic non-finite hint (:func:`grader.hints.generic.non_finite_hint`).
+
+    Args:
+        case: the ``grader.cases.Case`` (its ``x``); got: the output, float64; ref: the exact
+            output, float64.
+    """
+    x = np.asarray(case.inputs.get("x"), dtype=np.float64) if "x" in case.inputs else None
+    eps = float(np.asarray(case.inputs.get("eps", 1e-5), dtype=np.float64))
+    if x is not None and x.ndim >= 1 and x.shape[-1] > 0 and got.shape == ref.shape == x.shape and eps > 0:
+        with np.errstate(all="ignore"):
+            constant = np.ptp(x, axis=-1) == 0
+            bad = np.any(~np.isfinite(got) & np.isfinite(ref), axis=-1)
+        if np.any(bad) and np.all(constant[bad]) and np.all(np.isfinite(ref)):
+            return Hint(idea="no_eps", facts={"where": "constant_rows"})
+    return generic.non_finite_hint(got, ref)

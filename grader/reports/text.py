@@ -289,6 +289,9 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
                 if c not in alike:
                     kind = c.failure.kind if c.failure else c.status
                     other = v.hint_of(c)
+                    if hint and other and other.startswith(hint + "; "):   # the same, with a second mistake
+                        lines.add(f"    (in {c.dtype} it fails the same way, and {other[len(hint) + 2:]})", "hint", True)
+                        continue
                     lines.add(f"    (in {c.dtype} it fails as {kind} too, "
                               + (f"with another hint: {other})" if other else "with no hint)"), "hint", True)
     if v.skipped:
@@ -410,7 +413,9 @@ def _hint_id(v: view.ReportView, case: CaseResult) -> str | None:
     small = v.shrunk_of.get(case.name)
     for failure in (case.failure, small.failure if small is not None else None):
         if failure is not None and failure.hint and (failure.data or {}).get("hint_id"):
-            return str(failure.data["hint_id"])
+            also = ((failure.data or {}).get("hint_params") or {}).get("also_computed_in")
+            # the same idea with a second mistake (part of it in float32) is not "the same way"
+            return str(failure.data["hint_id"]) + (f"+{also}" if also else "")
     return None
 
 

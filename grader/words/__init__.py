@@ -101,7 +101,13 @@ def render(hint: Hint, framework: str = "numpy", module: str | None = None) -> s
     if hint.text is not None:
         return hint.text
     words = wording(hint.idea, module)
-    return words(dict(hint.facts), Code(framework)) if words is not None else None
+    if words is None:
+        return None
+    code = Code(framework)
+    text = words(dict(hint.facts), code)
+    if hint.facts.get("also_computed_in"):   # two mistakes at once (grader.hints.generic._in_lower_precision)
+        text += "; " + _generic.also_lower(dict(hint.facts), code)
+    return text
 
 
 def render_failure(failure: Any, framework: str, module: str | None) -> None:

@@ -25,6 +25,18 @@ def lower_precision(f: Facts, code: Any) -> str:
             f"precision ({cast}{x64}?); compute in {dtype}")
 
 
+def also_lower(f: Facts, code: Any) -> str:
+    """The second clause of a hint whose mistake was also computed in a lower format
+    (``also_computed_in``): the values are that format's numbers."""
+    low, dtype, first = f["also_computed_in"], f.get("dtype") or "the inputs' dtype", f.get("first")
+    cast = f"a cast such as {code('cast', x=first, dtype=low)}" if first else f"a cast to {low}"
+    x64 = code("x64_off") if (dtype, low) == ("float64", "float32") else ""
+    if f.get("on_grid"):
+        return f"also, every value is a {low} number: it was computed in {low} precision ({cast}{x64}?); compute in {dtype}"
+    return (f"the rest of the error is of {low}'s size: part of it was computed in {low} ({cast}{x64}?); "
+            f"compute in {dtype}")
+
+
 #: the causes of a wrong count, by the factor's formula (``grader.hints.generic._COUNT_FACTORS``)
 def _count_cause(formula: str, code: Any) -> str:
     return {

@@ -15,6 +15,9 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "eps_outside_sqrt": lambda f, c: "looks like eps was added after the square root: divide by sqrt(var + eps)",
     "gamma_ignored": lambda f, c: "looks like gamma was left out: multiply the normalised values by gamma",
     "beta_ignored": lambda f, c: "looks like beta was left out: add beta after scaling by gamma",
+    "no_eps": lambda f, c: ("looks like eps was left out: divide by sqrt(var + eps), not sqrt(var)"
+                            + (" (a row whose values are all equal has variance 0: without eps it gives 0/0)"
+                               if f.get("where") == "constant_rows" else "")),
     "no_centring": lambda f, c: ("looks like the mean was not subtracted: normalise x - mean(x) by the standard "
                                  "deviation, not x by its root mean square"),
 }

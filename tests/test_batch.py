@@ -174,7 +174,7 @@ def test_batch_junit_has_a_suite_per_learner_and_fits_the_schemas(graded):
 def test_batch_summary(graded):
     _, out, _, _ = graded
     text = (out / "summary.md").read_text()
-    assert "8 submissions: **2 passed**, 6 failed (3 could not be graded)." in text
+    assert "8 learners: **2 passed**, 6 failed (3 could not be graded)." in text
     assert "| 10 (full marks) | 2 | ██ |" in text
     link = {name: f"[{name}](reports/{gradebook.report_name(name)})" for name in ("eve", "carol", "frank")}
     assert f"| timeout | 1 | {link['eve']} |" in text
@@ -331,7 +331,7 @@ def test_shards_are_disjoint_their_union_is_the_class_and_merge(tmp_path, hidden
     assert [r["learner"] for r in rows] == sorted(names)
     assert {p.name for p in (merged / "reports").glob("*.json")} == {gradebook.report_name(n) for n in names}
     assert len(ET.parse(merged / "junit.xml").getroot()) == len(names)
-    assert "8 submissions: **1 passed**, 7 failed (7 could not be graded)." in (merged / "summary.md").read_text()
+    assert "8 learners: **1 passed**, 7 failed (7 could not be graded)." in (merged / "summary.md").read_text()
     # --audience learner: hidden cases are redacted in the learner's report
     ok = json.loads(gradebook.report_path(merged, "ok").read_text())
     assert not [c for c in ok["cases"] if c["visibility"] == "hidden"] and ok["hidden"]

@@ -347,7 +347,7 @@ def test_could_not_be_graded_means_a_whole_submission_failure_everywhere(tmp_pat
     assert summary_md.tally(list(rows.values()), reports) == "3 submissions: 1 passed, 2 failed (1 could not be graded)"
 
     md = (tmp_path / "summary.md").read_text()
-    assert "3 submissions: **" in md and "(1 could not be graded)." in md
+    assert "3 learners: **" in md and "(1 could not be graded)." in md
     ungraded = md.split("## Could not be graded")[1].split("##")[0]
     assert "SyntaxError" in ungraded and "imp" in ungraded and "crashy" not in ungraded
 

@@ -297,3 +297,5 @@ def test_non_finite_values_are_written_as_the_value_lines_write_them():
     from grader.reports.text import _compact
     assert [_fmt(float("nan")), _fmt(float("inf")), _fmt(-float("inf")), _fmt(0.5)] == ["nan", "inf", "-inf", "0.5"]
     assert _compact([[float("nan"), float("-inf")], [True, False]]) == "[[nan, -inf], [True, False]]"
+    # a report read back from its JSON (grader grade's feedback) holds them as strings
+    assert _compact([["nan", "inf"], ["-inf", 1.5]]) == "[[nan, inf], [-inf, 1.5]]"

@@ -416,6 +416,9 @@ def test_two_mistakes_at_once_are_both_named():
             hinted.setdefault(c["dtype"], set()).add((data.get("hint_params") or {}).get("also_computed_in"))
     assert code == 1 and hinted.get("float64") == {"float32"}, hinted
     assert hinted.get("float16") == {None} and hinted.get("float32") == {None}, hinted
+    # its d = 1 rows are NaN from ddof=1 (0 / 0, eps or not): not "eps was left out" (a helper's trial)
+    ids = {((c["failure"] or {}).get("data") or {}).get("hint_id") for c in report["cases"]}
+    assert "no_eps" not in ids, ids
     lines = [h["text"] for e in report["summary"] for h in e["hints"] if h["id"] == "unbiased_variance"]
     assert any("computed in float32 (a cast such as x.astype(np.float32)?); compute in float64" in t for t in lines), lines
     assert any("float32" not in t for t in lines), lines
@@ -445,6 +448,24 @@ def test_a_layer_norm_without_eps_is_named_and_its_nan_rows_too():
     path = ROOT / "problems" / "mistakes" / "layer_norm" / "tolerance_no_eps.py"
     code, report = grade_function_in_process(path, "--problem", "layer_norm", "--no-shrink")
     by_kind = {e["kind"]: {h["id"] for h in e["hints"]} for e in report["summary"]}
-    assert code == 1 and by_kind.get("tolerance") == {"no_eps"} and by_kind.get("non_finite") == {"no_eps"}, by_kind
+    # its NaN rows are d = 1 ones, where ddof=1 gives the same 0/0: both causes are named
+    assert code == 1 and by_kind.get("tolerance") == {"no_eps"}, by_kind
+    assert by_kind.get("non_finite") == {"zero_variance_rows"}, by_kind
     texts = [h["text"] for e in report["summary"] for h in e["hints"] if e["kind"] == "non_finite"]
-    assert any("variance 0" in t for t in texts), texts
+    assert any("variance is 0" in t and "without eps" in t for t in texts), texts
+
+
+def test_a_constant_row_of_several_values_names_the_missing_eps():
+    """NaN on a constant row of d >= 2 values comes from eps left out (ddof=1 divides by d - 1 > 0)."""
+    from grader.cases import Case
+    from grader.hints import layer_norm
+    x = np.array([[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]])
+    ref = np.array([[0.5, 0.5, 0.5], [-1.2, 0.0, 1.2]])
+    got = np.array([[np.nan, np.nan, np.nan], [-1.2, 0.0, 1.2]])
+    case = Case(name="c", group="g", dtype="float64",
+                inputs={"x": x, "gamma": np.ones(3), "beta": np.full(3, 0.5), "eps": np.float64(1e-5)}, sizes={})
+    assert layer_norm.diagnose_non_finite(case, got, ref).idea == "no_eps"
+    one = Case(name="c", group="g", dtype="float64",
+               inputs={"x": x[:, :1], "gamma": np.ones(1), "beta": np.full(1, 0.5), "eps": np.float64(1e-5)}, sizes={})
+    assert layer_norm.diagnose_non_finite(one, np.full((2, 1), np.nan), np.full((2, 1), 0.5)).idea == \
+        "zero_variance_rows"

@@ -319,10 +319,11 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
     with ``ddof=1`` computed in float32 got a hint in float16 and float32 but none in float64,
     where neither mistake alone explains the output).
 
-    Tried only when no idea explains the output in its own dtype. The finest format of
-    :data:`LOWER`, and a coarser one only where every value is a number of it (its grid: a
-    coarser rounding explains more, so it is claimed only on that evidence), judges the ideas,
-    finest first, as if the output dtype were that format: two roundings of it
+    Tried only when no idea explains the output in its own dtype. float32 inside a float64
+    result, and otherwise a format of :data:`LOWER` only where every value is a number of it
+    (its grid: a coarser rounding explains more, so it is claimed only on that evidence; a
+    float32 result's float16 and bfloat16 are told apart only so), judges the ideas, finest
+    first, as if the output dtype were that format: two roundings of it
     at every element, plus one rounding of the case's largest value (a normwise floor for the
     format's rounding inside the computation, Higham 2002, section 1.2). The first format in
     which an idea explains the output (unambiguously, :func:`_best`) names it: what the idea
@@ -334,8 +335,8 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
     """
     for i, low in enumerate(LOWER.get(dtype, ())):
         on_grid = bool(np.array_equal(got.astype(dtype_of(low)).astype(np.float64), got))
-        if i > 0 and not on_grid:   # a coarser format only where the result is made of its numbers
-            continue
+        if not on_grid and (i > 0 or dtype != "float64"):
+            continue   # without its grid only float32 inside a float64 result: a coarser rounding explains more
         u = unit_roundoff(low)
         carried = np.broadcast_to(allowed, ref.shape) + u * float(np.max(np.abs(ref)))
         candidates: list[tuple[float, Hint]] = []

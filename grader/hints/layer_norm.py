@@ -11,7 +11,9 @@ reproduces the output (``grader.hints.generic.judge``):
 * ``no_centring``: the root mean square of ``x`` instead of its standard deviation (RMS norm);
 * ``no_eps``: eps left out (``sqrt(var)``): a few units in float32's and float64's last places
   where the variance is about 1, and NaN or infinity for a constant row (a newcomer's trial:
-  neither got a hint), named by :func:`diagnose_non_finite` there.
+  neither got a hint), named by :func:`diagnose_non_finite` there;
+* ``zero_variance_rows``: NaN on rows of one value (d = 1), which either mistake gives (no eps,
+  or ``ddof=1``: a division by d - 1 = 0).
 """
 from __future__ import annotations
 
@@ -58,8 +60,9 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
 
 
 def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | None:
-    """NaN or infinity only in rows (along the last axis) whose variance is 0 while the expected
-    output is finite there: a division by ``sqrt(var)`` without eps (``no_eps``). Otherwise
+    """NaN or infinity only in rows (along the last axis, of two values or more) whose variance is
+    0 while the expected output is finite there: a division by ``sqrt(var)`` without eps
+    (``no_eps``; a newcomer's trial: with d = 1, ``ddof=1`` gives the same NaN). Otherwise
     the generic non-finite hint (:func:`grader.hints.generic.non_finite_hint`).
 
     Args:
@@ -73,5 +76,7 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
             constant = np.ptp(x, axis=-1) == 0
             bad = np.any(~np.isfinite(got) & np.isfinite(ref), axis=-1)
         if np.any(bad) and np.all(constant[bad]) and np.all(np.isfinite(ref)):
-            return Hint(idea="no_eps", facts={"where": "constant_rows"})
+            # rows of one value (d = 1): ddof=1 divides their variance by d - 1 = 0, eps or not, so
+            # both causes are named (a helper's trial read "eps was left out" with eps there)
+            return Hint(idea="zero_variance_rows" if x.shape[-1] == 1 else "no_eps", facts={"where": "constant_rows"})
     return generic.non_finite_hint(got, ref)

@@ -405,7 +405,9 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str, t
                and statuses_of(the_grid, r.learner) != "no submission"]
     scores = [r.score for r in rows]
     context.update(
-        empty=False, grid=the_grid, passed=statuses["passed"], failed=len(rows) - statuses["passed"],
+        # a learner who submitted nothing is counted apart, not among the failed (as summary.md)
+        empty=False, grid=the_grid, passed=statuses["passed"],
+        failed=len(rows) - statuses["passed"] - statuses["no submission"],
         ungraded=len(crashed), missing=[line.learner for line in the_grid.lines if line.status == "no submission"],
         late=[line for line in the_grid.lines if line.late_seconds is not None and line.late_seconds > 0],
         mean=statistics.fmean(scores), median=statistics.median(scores),

@@ -63,9 +63,11 @@ def _summary_markdown(rows: list[Row], reports: dict[str, Report]) -> str:
     scores = [r.score for r in rows]
     top = max(r.max_score for r in rows)
     n = len(rows) - len(missing)   # a learner who submitted nothing is no submission that failed
-    out += [f"{n} submission{'s' if n != 1 else ''}: **{passed} passed**, {n - passed} failed"
-            + (f" ({len(crashed)} could not be graded)" if crashed else "") + "."
-            + (f" {_nothing(len(missing))}." if missing else ""),
+    # the same words as summary.html's (a helper read "3 submissions ... 1 learner submitted
+    # nothing" here and "4 learners: 1 passed, 3 failed (1 with no submission)" there)
+    out += [f"{len(rows)} learner{'s' if len(rows) != 1 else ''}: **{passed} passed**, {n - passed} failed"
+            + (f" ({len(crashed)} could not be graded)" if crashed else "")
+            + (f", {len(missing)} submitted nothing" if missing else "") + ".",
             # over every learner, as summary.html and the distribution below: say so when that is
             # more than the submissions (a trial read the mean as the submissions' own)
             (f"Score of all {len(rows)} learners ({_counted(len(missing))} as 0): " if missing else "Score: ")

@@ -19,6 +19,7 @@ report's own.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -83,9 +84,24 @@ def _shapes(case: CaseResult) -> str:
 def _compact(value: object, limit: int | None = 200) -> str:
     """A case's value (nested lists of numbers and booleans, as the JSON report holds them) as
     Python writes it, which the learner's own prints match: ``True``, ``nan``, ``-inf`` (a trial
-    read ``mask = [true]`` and ``-Infinity``, JSON's words); cut at ``limit`` characters."""
-    text = repr(value)
+    read ``mask = [true]`` and ``-Infinity``, JSON's words); cut at ``limit`` characters. A
+    report read back from JSON holds non-finite numbers as the strings ``"nan"``, ``"inf"`` and
+    ``"-inf"`` (strict JSON has none): they read as the numbers (a helper read ``['nan', 'nan']``
+    in a class's feedback)."""
+    text = repr(_numbers(value))
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+
+
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _numbers(value: object) -> object:
+    """``value`` with the JSON report's non-finite strings as floats, lists item by item."""
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    if isinstance(value, str) and value in _NON_FINITE:
+        return _NON_FINITE[value]
+    return value
 
 
 class _Lines(list):

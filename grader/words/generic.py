@@ -126,8 +126,9 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "promoted": dtype_words,
     "demoted": dtype_words,
     "dtype": dtype_words,
-    "nan_where_zero": lambda f, c: ("NaN exactly where the expected result is 0: a 0/0, such as a division by a "
-                                    "count that is zero? the statement says what to return there"),
+    "nan_where_zero": lambda f, c: ("NaN exactly where the expected result is 0: a 0/0 (a division by something "
+                                    "that is zero there: a count, a sum or a norm?); the statement says what to "
+                                    "return there"),
     "not_handled": lambda f, c: (f"the function refuses these inputs (NotImplementedError: {f['said']}): the "
                                  f"statement asks for them too; handle them"),
     "not_implemented": lambda f, c: "the function raises NotImplementedError: write its body",

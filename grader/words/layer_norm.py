@@ -18,6 +18,9 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "no_eps": lambda f, c: ("looks like eps was left out: divide by sqrt(var + eps), not sqrt(var)"
                             + (" (a row whose values are all equal has variance 0: without eps it gives 0/0)"
                                if f.get("where") == "constant_rows" else "")),
+    "zero_variance_rows": lambda f, c: ("NaN on rows of one value (d = 1): their variance is 0, and dividing by "
+                                        f"sqrt(var) without eps, or by d - 1 = 0 ({c('ddof1')}), gives 0/0; divide "
+                                        "the squared deviations by d, and add eps inside the square root"),
     "no_centring": lambda f, c: ("looks like the mean was not subtracted: normalise x - mean(x) by the standard "
                                  "deviation, not x by its root mean square"),
 }

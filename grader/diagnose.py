@@ -127,8 +127,9 @@ def for_values(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarray, 
             return np.zeros_like(ref)
         return np.asarray(tolerance.model(model).allowed(dtype, ref, scale, n), dtype=np.float64)
 
+    shapes = {k: tuple(np.shape(v)) for k, v in case.inputs.items() if k not in case.scalars and np.ndim(v) >= 1}
     return generic.value_ideas(got, ref, allowed, out_dtype, allowed_in, _names(case),
-                               problem_ideas(hints, case, got, ref))
+                               problem_ideas(hints, case, got, ref), shapes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,6 +150,9 @@ def _key(h: dict[str, Any]) -> str | None:
     also = (h.get("params") or {}).get("also_computed_in")
     if also:   # the idea with a second mistake (part of it computed in a lower format): its own line
         return f"{h['id']}+{also}"
+    if h["id"] == "axis_factor":   # the same axis in every case, whatever its size there
+        params = h.get("params") or {}
+        return f"axis_factor:{params.get('how')}:{','.join(map(str, params.get('where') or ()))}"
     got = (h.get("params") or {}).get("got")
     if h["id"] in ("promoted", "demoted") and got:
         # one mistake (a result in float64, say) in several case dtypes: one hint that names

@@ -469,3 +469,28 @@ def test_a_constant_row_of_several_values_names_the_missing_eps():
                inputs={"x": x[:, :1], "gamma": np.ones(1), "beta": np.full(1, 0.5), "eps": np.float64(1e-5)}, sizes={})
     assert layer_norm.diagnose_non_finite(one, np.full((2, 1), np.nan), np.full((2, 1), 0.5)).idea == \
         "zero_variance_rows"
+
+
+def test_a_factor_that_is_an_axis_size_is_named_as_that_axis():
+    """A helper's trial: a cross entropy divided by N * C instead of N read "multiplied by a
+    factor that differs from case to case (from 0.000244 to 0.5003)". A factor of 1/n or n for
+    an input's axis size n >= 3 names that axis, per case and once in the summary."""
+    from grader.hints import generic
+    shapes = {"logits": (4, 6), "targets": (4,)}
+    hint = generic._axis_factor(1 / 6, shapes)
+    assert hint.idea == "axis_factor" and hint.facts["where"] == ["logits.shape[-1]"] and hint.facts["how"] == "divided"
+    assert generic._axis_factor(4.0, shapes).facts["where"] == ["logits.shape[-2]", "targets.shape[-1]"]
+    assert generic._axis_factor(0.5, shapes) is None and generic._axis_factor(1 / 7, shapes) is None
+
+
+def test_a_cross_entropy_over_the_wrong_count_names_the_axis(tmp_path):
+    from tests.conftest import grade_function_in_process
+    path = tmp_path / "ce.py"
+    path.write_text("import numpy as np\n\n\ndef cross_entropy(logits, targets):\n"
+                    "    z = logits.astype(np.float64)\n    m = z.max(axis=-1, keepdims=True)\n"
+                    "    lse = np.log(np.exp(z - m).sum(axis=-1)) + m[..., 0]\n"
+                    "    n, c = z.shape\n"
+                    "    return np.asarray((lse - z[np.arange(n), targets]).sum() / (n * c), dtype=logits.dtype)\n")
+    code, report = grade_function_in_process(path, "--problem", "cross_entropy", "--no-shrink")
+    hints = [h for e in report["summary"] for h in e["hints"]]
+    assert code == 1 and any(h["id"] == "axis_factor" and "logits.shape[-1]" in h["text"] for h in hints), hints

@@ -8,7 +8,8 @@ worse than none), and the shape, dtype and type ideas state facts the values con
   that format's grid, the grid visible beyond the allowance, and the output within the tolerance
   model's allowance *in that format* of the reference rounded to it; bfloat16 and float16 told
   apart by the prediction, never by the grid alone), the last two axes swapped (a square result),
-  a constant factor, a constant offset, one offset per row (all axes but the last), and the
+  a constant factor (named as an input's axis size where it is one: a mean over the wrong
+  count), a constant offset, one offset per row (all axes but the last), and the
   ideas of the problem's own hint module (:mod:`grader.hints`). Of the ideas that fit, the one
   with the smallest residual is named, unless an idea of another id fits about as well (4x): then
   none is. A failure that flushing subnormals to zero explains gets none. When no idea
@@ -50,7 +51,7 @@ RESERVED = frozenset({
     # generic
     "lower_precision", "transposed", "scaled", "shifted", "row_shifted", "extra_axis", "lost_axis", "promoted",
     "demoted", "dtype", "not_numeric", "not_array", "none", "jax_array", "nan_where_zero", "not_implemented",
-    "mutation", "constant_shape",
+    "mutation", "constant_shape", "axis_factor", "variance_count", "not_handled",
     # tied_lm_head
     "zeros", "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
     "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden", "swapped_axes",
@@ -172,16 +173,38 @@ def _variance_count(c: float, n: int) -> Hint | None:
     return None
 
 
+def _axis_factor(c: float, shapes: dict[str, tuple[int, ...]] | None) -> Hint | None:
+    """The hint for a constant factor ``c`` that is ``1/n`` or ``n`` for the size ``n >= 3`` of
+    one input's axis (to 1e-3 relative): a mean taken over the wrong count (a cross entropy
+    divided by N * C instead of N is 1/C), a sum where a mean was asked, or None. ``shapes``:
+    parameter name -> the case input's shape, in call order. Every axis of that size is named
+    (facts ``where``: ``["logits.shape[-1]"]``), the last axis of each input first; sizes of
+    1 and 2 are too common to mean anything."""
+    if not shapes or not math.isfinite(c) or c <= 0:
+        return None
+    for how, n_of in (("divided", 1 / c), ("multiplied", c)):
+        n = round(n_of)
+        if n < 3 or abs(n_of - n) > 1e-3 * n:
+            continue
+        where = [f"{name}.shape[{k - len(shape)}]" for name, shape in shapes.items()
+                 for k in reversed(range(len(shape))) if shape[k] == n]
+        if where:
+            return Hint(idea="axis_factor", facts={"factor": c, "n": n, "how": how, "where": where})
+    return None
+
+
 def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
             full_ref: np.ndarray | None = None, fix: Callable[[Any], np.ndarray] | None = None,
-            keep: np.ndarray | None = None) -> list[tuple[Hint, float]]:
+            keep: np.ndarray | None = None,
+            shapes: dict[str, tuple[int, ...]] | None = None) -> list[tuple[Hint, float]]:
     """A constant factor, a constant offset and one offset per row, each judged with the
     stricter :data:`FITTED` share and a fitted value read to 4 significant digits.
 
     With matched infinities (:func:`value_ideas`): ``got`` and ``ref`` hold 0 there, the
     predictions are made from ``full_ref`` (the infinities included: ``-inf * 2`` is still
     ``-inf``, ``-inf * -2`` is not) and passed through ``fix``, and the offsets are fitted on the
-    ``keep`` elements only."""
+    ``keep`` elements only. A factor that is an input's axis size or its reciprocal is named
+    as such (:func:`_axis_factor`, with ``shapes``)."""
     full_ref = ref if full_ref is None else full_ref
     fix = fix or (lambda p: p)
     keep = np.ones(ref.shape, dtype=bool) if keep is None else keep
@@ -194,10 +217,11 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
     # (any 0-d output is "a constant factor" of the right one): there only a factor that names
     # something counts (a count: a sum for a mean, n for n - 1; or its reciprocal)
     few = int(keep.sum()) < MIN_EVIDENCE
-    if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4 and (not few or _names_a_count(c, ref)):
+    if math.isfinite(c) and c != 0 and abs(c - 1) >= 5e-4 and \
+            (not few or _names_a_count(c, ref) or _axis_factor(c, shapes) is not None):
         r = judge(fix(c * full_ref), got, ref, allowed, dtype, max(abs(c), 1.0) * allowed, FITTED)
         if r is not None:
-            out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0)
+            out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0) or _axis_factor(c, shapes)
                         or Hint(idea="scaled", facts={"factor": c}), r))
     diff = got - ref
     c = float(np.median(diff[keep])) if keep.any() else 0.0
@@ -237,7 +261,8 @@ def matched_non_finite(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
                 allowed_in: Callable[[str], np.ndarray], names: Names,
-                problem_ideas: list[Idea] | None = None) -> Hint | None:
+                problem_ideas: list[Idea] | None = None,
+                shapes: dict[str, tuple[int, ...]] | None = None) -> Hint | None:
     """The mistake behind a value mismatch, from the generic ideas and the problem's own, or None.
 
     Infinities (and NaNs) that ``got`` matches where ``ref`` has them (the ``-inf`` of masked
@@ -252,7 +277,8 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
         dtype: the output dtype's name; allowed_in: the tolerance model's allowance for the same
         case in another dtype (for :func:`lower_precision`); names: the spec's names;
         problem_ideas: the problem module's :class:`Idea` predictions (already renamed off
-        :data:`RESERVED`).
+        :data:`RESERVED`); shapes: the case's array inputs' shapes by parameter name (a factor
+        that is an axis size is named so).
     """
     if ref.size == 0 or got.shape != ref.shape:
         return None
@@ -293,9 +319,10 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
             r = judge(fix(np.swapaxes(full_ref, -1, -2)), got, ref, allowed, dtype, np.swapaxes(allowed, -1, -2))
             if r is not None:
                 candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
-        candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype, full_ref, fix, ~matched)]
+        candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype, full_ref, fix, ~matched, shapes)]
         if not candidates:
-            return _in_lower_precision(got, ref, allowed, dtype, full_ref, fix, matched, names, problem_ideas)
+            return _in_lower_precision(got, ref, allowed, dtype, full_ref, fix, matched, names, problem_ideas,
+                                       shapes)
     return _best(candidates, got, ref)
 
 
@@ -313,7 +340,8 @@ def _best(candidates: list[tuple[float, Hint]], got: np.ndarray, ref: np.ndarray
 
 def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str, full_ref: np.ndarray,
                         fix: Callable[[Any], Any], matched: np.ndarray, names: Names,
-                        problem_ideas: list[Idea] | None) -> Hint | None:
+                        problem_ideas: list[Idea] | None,
+                        shapes: dict[str, tuple[int, ...]] | None = None) -> Hint | None:
     """Two mistakes at once: a mistake of the problem's ideas (or the generic transpose and
     fitted ones) *and* part of the computation in a lower format (a newcomer's trial: layer norm
     with ``ddof=1`` computed in float32 got a hint in float16 and float32 but none in float64,
@@ -348,7 +376,7 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
             r = judge(fix(np.swapaxes(full_ref, -1, -2)), got, ref, allowed, low, carried)
             if r is not None:
                 candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
-        candidates += [(r, h) for h, r in _fitted(got, ref, carried, low, full_ref, fix, ~matched)]
+        candidates += [(r, h) for h, r in _fitted(got, ref, carried, low, full_ref, fix, ~matched, shapes)]
         best = _best(candidates, got, ref)
         if best is None:
             continue

@@ -111,6 +111,8 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "half_range": half_range,
     "lower_precision": lower_precision,
     "variance_count": variance_count,
+    "axis_factor": lambda f, c: (f"looks like the whole result was {f['how']} by {f['n']} "
+                                 f"(= {' = '.join(f['where'])}): a mean over the wrong count (or a sum for a mean)?"),
     "scaled": lambda f, c: f"looks like the whole result was multiplied by a constant factor of {_fmt(f['factor'])}",
     "shifted": lambda f, c: f"looks like a constant {_fmt(f['offset'])} was added to every element",
     "row_shifted": lambda f, c: ("looks like each row of the result (along its last axis) was shifted by its own "
@@ -151,6 +153,13 @@ def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
             return (f"looks like the whole result was multiplied by a factor that differs from case to case ({span})"
                     if top == "scaled" else
                     f"looks like a constant was added to every element, a different one in each case ({span})")
+    if top.startswith("axis_factor:"):   # the same axis, its size differing from case to case
+        params = mine[0].get("params") or {}
+        sizes = sorted({int(h["params"]["n"]) for h in mine if (h.get("params") or {}).get("n")})
+        if len(sizes) > 1:
+            return (f"looks like the whole result was {params.get('how')} by {' and '.join(params.get('where') or [])} "
+                    f"({', '.join(map(str, sizes[:6]))}{'...' if len(sizes) > 6 else ''} in these cases): a mean over "
+                    "the wrong count (or a sum for a mean)?")
     if top.startswith(("promoted:", "demoted:")):
         order = {"bfloat16": 0, "float16": 1, "float32": 2, "float64": 3}
         dtypes = sorted({str(h.get("dtype")) for h in mine}, key=lambda d: (order.get(d, 9), d))

@@ -54,7 +54,12 @@ HINTED = {
     "softmax": {"tolerance_orris_axis0.py": {"wrong_axis"}},
     "scaled_dot_product_attention": {"tolerance_padding_mask_inverted.py": {"mask_inverted"}},
     "greedy_next_token": {"dtype_jax_argmax_int32.py": {"dtype"}},
-    "kl_divergence": {"tolerance_sum_over_rows.py": {"scaled"}},
+    # the course pack's other hint modules (a helper's trial: none of these got a hint) and a
+    # factor that is an axis size; NumPy files (the torch-written ones are in test_hints.py)
+    "kl_divergence": {"tolerance_sum_over_rows.py": {"axis_factor"}},
+    "gelu": {"tolerance_picogpt_tanh.py": {"tanh_approximation"}},
+    "rms_norm": {"tolerance_float16_squares_overflow.py": {"square_overflow"}},
+    "cross_entropy": {"tolerance_sum_not_mean.py": {"axis_factor"}},
 }
 NO_SANDBOX = lambda request: ("none", None)  # noqa: E731 - the tier a plan records; nothing is started
 

@@ -55,13 +55,20 @@ OWN = {
                                   "jax": "logits - jnp.max(logits, axis=axis, keepdims=True)",
                                   "torch": "logits - logits.amax(dim=axis, keepdim=True)"},
     ("layer_norm", "unbiased_variance"): {"numpy": "ddof=1", "jax": "ddof=1", "torch": "correction=1"},
+    ("rms_norm", "wrong_axis"): {"numpy": "axis=-1, keepdims=True", "jax": "axis=-1, keepdims=True",
+                                 "torch": "dim=-1, keepdim=True"},
+    ("rms_norm", "square_overflow"): {"numpy": "x.astype(np.float32)", "jax": "x.astype(jnp.float32)",
+                                      "torch": "x.to(torch.float32)"},
+    ("cross_entropy", "no_max_shift"): {"numpy": "logits - logits.max(axis=-1, keepdims=True)",
+                                        "jax": "logits - jnp.max(logits, axis=-1, keepdims=True)",
+                                        "torch": "logits - logits.amax(dim=-1, keepdim=True)"},
     ("softmax", "wrong_axis"): {"numpy": "axis=axis, keepdims=True", "jax": "axis=axis, keepdims=True",
                                 "torch": "dim=axis, keepdim=True"},
 }
 #: ideas whose facts name another framework's type (a JAX array returned by a NumPy file)
 NAMES_THE_RETURNED_TYPE = {"jax_array"}
 
-PACK = ("softmax", "layer_norm", "scaled_dot_product_attention")
+PACK = ("softmax", "layer_norm", "scaled_dot_product_attention", "rms_norm", "gelu", "kl_divergence", "cross_entropy")
 IDEAS = [(module, idea) for module in ("tied_lm_head", "masked_mean_pool", "embedding_lookup", *PACK, None)
          for idea in (words.TABLES[module] if module else words.GENERIC)]
 

@@ -354,6 +354,13 @@ def test_no_constant_offset_is_fitted_to_a_constant_right_answer():
     ("layer_norm", "tolerance_annotated_transformer_std.py", "unbiased_variance"),
     ("layer_norm", "tolerance_np_std_eps_outside.py", "eps_outside_sqrt"),
     ("scaled_dot_product_attention", "tolerance_padding_mask_inverted.py", "mask_inverted"),
+    # a helper's trial: the rest of the course pack had no hint module
+    ("kl_divergence", "tolerance_reversed_arguments.py", "reversed"),
+    ("gelu", "tolerance_hf_quick_gelu.py", "sigmoid_approximation"),
+    ("gelu", "tolerance_jax_nn_gelu_default.py", "tanh_approximation"),
+    ("rms_norm", "tolerance_bzhang_eps_outside_sqrt.py", "eps_outside_sqrt"),
+    ("rms_norm", "tolerance_t5_float32_variance_f64.py", "lower_precision"),
+    ("cross_entropy", "non_finite_d2l_softmax_then_log.py", "no_max_shift"),
 ])
 def test_course_pack_mistakes_get_their_own_hint(problem, mistake, idea):
     """A newcomer's trial: the course pack's softmax, layer_norm and attention gave no hint for

@@ -41,6 +41,9 @@ MIN_EVIDENCE = 4  # elements an idea must change beyond the allowance unless it 
 IMPROVE = 0.5  # an idea's residual must be at most this share of the right answer's
 FITTED = 0.25  # ... and this share for an idea with a fitted parameter (a factor, offsets)
 AMBIGUOUS = 4.0  # another id within this factor of the best residual: the case cannot tell them apart
+#: an idea judged with a lower format's rounding (:func:`_in_lower_precision`) claims that format
+#: only when what it leaves is at least this share of the format's unit roundoff times the output
+NOT_LOWER = 0.01
 
 #: For a result in each dtype, the formats it may have been computed in instead.
 LOWER = {"float64": ("float32", "bfloat16", "float16"), "float32": ("bfloat16", "float16")}
@@ -356,7 +359,9 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
     format's rounding inside the computation, Higham 2002, section 1.2). The first format in
     which an idea explains the output (unambiguously, :func:`_best`) names it: what the idea
     leaves unexplained is that format's rounding, and the idea's own change is far larger
-    (:func:`judge`'s residual rule). The hint is the idea's, with the facts ``also_computed_in``
+    (:func:`judge`'s residual rule). Where what it leaves is far below that rounding
+    (:data:`NOT_LOWER`), the idea is named alone: the submission rounded its own mistaken
+    computation otherwise than the prediction, in the output's dtype. The hint is the idea's, with the facts ``also_computed_in``
     (the format), ``on_grid`` (every value is a number of it: the result itself was rounded
     to it), ``dtype`` and ``first`` (the first parameter), which :func:`grader.words.render`
     words as a second clause.
@@ -380,11 +385,27 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
         best = _best(candidates, got, ref)
         if best is None:
             continue
+        residual = min(r for r, h in candidates if h is best)
+        if residual < NOT_LOWER * u * _rss(ref):
+            # what the idea leaves is far below the format's rounding: the submission's own
+            # rounding of its mistake (a reversed KL's sum in float64 differs from the prediction's
+            # by more than the right answer's allowance), not a lower precision: the idea alone
+            return best
         if best.text is not None:   # an instructor's sentence is shown as it is: no second clause
             return None
         first = names.parameters[0] if names.parameters else ""
         return Hint(idea=best.idea, facts={**best.facts, "also_computed_in": low, "on_grid": on_grid,
                                            "dtype": dtype, "first": first})
+    if dtype == "float64":
+        # no idea, and the right answer within float32's rounding but well beyond float64's: an
+        # intermediate in float32 whose result is not itself a float32 number (T5's variance in
+        # float32 times float64 inputs), which lower_precision's grid rule cannot see
+        u = unit_roundoff("float32")
+        band = np.broadcast_to(allowed, ref.shape) + 2 * u * np.abs(ref) + u * float(np.max(np.abs(ref)))
+        if np.all(np.abs(got - ref) <= band) and _rss(got - ref) >= NOT_LOWER * u * _rss(ref):
+            return Hint(idea="lower_precision", facts={"computed_in": "float32", "dtype": dtype, "on_grid": False,
+                                                       "function": names.function,
+                                                       "first": names.parameters[0] if names.parameters else ""})
     return None
 
 

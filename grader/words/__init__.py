@@ -25,10 +25,14 @@ from typing import Any, Callable
 
 from .. import frameworks
 from ..hints import Hint
+from . import cross_entropy as _cross_entropy
 from . import embedding_lookup as _embedding_lookup
+from . import gelu as _gelu
+from . import kl_divergence as _kl_divergence
 from . import generic as _generic
 from . import layer_norm as _layer_norm
 from . import masked_mean_pool as _masked_mean_pool
+from . import rms_norm as _rms_norm
 from . import scaled_dot_product_attention as _attention
 from . import softmax as _softmax
 from . import tied_lm_head as _tied_lm_head
@@ -41,7 +45,9 @@ TABLES: dict[str, dict[str, Wording]] = {"tied_lm_head": _tied_lm_head.WORDS,
                                          "masked_mean_pool": _masked_mean_pool.WORDS,
                                          "embedding_lookup": _embedding_lookup.WORDS,
                                          "softmax": _softmax.WORDS, "layer_norm": _layer_norm.WORDS,
-                                         "scaled_dot_product_attention": _attention.WORDS}
+                                         "scaled_dot_product_attention": _attention.WORDS,
+                                         "rms_norm": _rms_norm.WORDS, "gelu": _gelu.WORDS,
+                                         "kl_divergence": _kl_divergence.WORDS, "cross_entropy": _cross_entropy.WORDS}
 #: The generic ideas' wording (every problem).
 GENERIC: dict[str, Wording] = _generic.WORDS
 #: Summary wordings of ideas whose facts a module reconciles across cases (factors that differ

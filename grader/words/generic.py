@@ -21,6 +21,9 @@ def lower_precision(f: Facts, code: Any) -> str:
     function = f.get("function") or "the function"
     cast = f"a cast such as {code('cast', x=first, dtype=low)}" if f.get("first") else f"a cast to {low}"
     x64 = code("x64_off") if (dtype, low) == ("float64", "float32") else ""
+    if f.get("on_grid", True) is False:   # an intermediate in the lower format, the result not on its grid
+        return (f"the errors are of {low}'s size: part of {function} was computed in {low} ({cast}{x64}?); "
+                f"compute in {dtype}")
     return (f"every value is a {low} number and the errors are {low}'s: {function} computed in {low} "
             f"precision ({cast}{x64}?); compute in {dtype}")
 

@@ -1,0 +1,18 @@
+"""The wording of cross_entropy's hint ideas (``grader/hints/cross_entropy.py``).
+
+``WORDS[idea](facts, code)``: one sentence for the learner's framework (:class:`grader.words.Code`).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+Facts = dict[str, Any]
+
+WORDS: dict[str, Callable[[Facts, Any], str]] = {
+    "no_max_shift": lambda f, c: ("exp overflowed to infinity: exp(x) passes the dtype's largest number once a logit "
+                                  "is above about 11.1 in float16, 88.7 in float32 and bfloat16, 709.8 in float64; "
+                                  "use the max-shifted logsumexp: subtract each row's maximum before exp "
+                                  f"({c('minus_max', x='logits', axis=-1)}) and add it back after the log"),
+    "probability_not_log": lambda f, c: ("looks like the probability of the target was used where the loss takes "
+                                         "its negative log: -log(softmax(logits)[target]), averaged over the rows"),
+}

@@ -64,7 +64,7 @@ from .errors import GraderError, SpecError
 from .validate_mistakes import (ERROR, WARNING, AlternativeResult, ExecutorFor, Finding, MistakeResult,  # noqa: F401
                                 rounded_margin, alternative_files, alternative_findings, grade_alternative,
                                 grade_mistakes, margin_findings, mistake_files, mistake_findings,
-                                mutation_scores, single_case_findings)
+                                mutation_scores, score_findings, single_case_findings)
 _DTYPE_ORDER = ("bfloat16", "float16", "float32", "float64")
 
 
@@ -765,6 +765,7 @@ def validate_problem(spec_path: str | os.PathLike[str], *, jobs: int | None = No
         v.findings.extend(coverage)
         v.findings.extend(margin_findings(graded))
         v.findings.extend(single_case_findings(graded))
+        v.findings.extend(score_findings(graded))
     return done()
 
 
@@ -832,6 +833,7 @@ def render_text(v: Validation) -> str:
     else:   # an oracle that could not run (an unknown name): said at its step, not after the alternatives
         status(("oracle",), None)
     if v.mistakes:
+        from .reports.common import points
         n_ok = sum(m.ok for m in v.mistakes)
         t = v.timings.get("mistakes", 0.0)
         lines.append(f"  {'ok      ' if n_ok == len(v.mistakes) else 'ERROR   '} mistakes: {n_ok} of "
@@ -846,8 +848,11 @@ def render_text(v: Validation) -> str:
                 n = len(m.caught_by)
                 what = (f"{m.kind} ({m.kinds.get(m.kind or '', 0)} of {m.total} cases; caught by {n} "
                         f"case{'s' if n != 1 else ''})")
-                if m.kind == "tolerance" and m.margin is not None:
-                    what += f", up to {_times(m.margin)} the allowance"
+                if m.kind == "tolerance" and m.margin is not None:   # inf: an infinite or NaN value somewhere
+                    what += (f", up to {_times(m.margin)} the allowance" if math.isfinite(float(m.margin))
+                             else ", an infinite or NaN value where the expected one is finite")
+                if m.score is not None and m.max_score:
+                    what += f", scores {points(m.score)} of {points(m.max_score)}"
                 if not m.ok:
                     what += f", expected {m.expected}"
             lines.append(f"           {p(m.file):<{width}}  {what}")

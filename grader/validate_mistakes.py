@@ -66,6 +66,7 @@ class MistakeResult:
             at the full allowance): how far beyond the tolerance the mistake lands there.
         caught_by: the distinct cases that catch it, by name without the dtype
             (``late_step`` for ``late_step[float32]`` and ``late_step[float64]``), in report order.
+        score, max_score: the points it earns, of the problem's (None: not graded).
     """
 
     file: str
@@ -80,6 +81,8 @@ class MistakeResult:
     seconds: float = 0.0
     margins: dict[str, float] = field(default_factory=dict)
     caught_by: list[str] = field(default_factory=list)
+    score: float | None = None
+    max_score: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -97,7 +100,8 @@ class MistakeResult:
         return {"file": self.file, "expected": self.expected, "kind": self.kind, "ok": self.ok,
                 "passed": self.passed, "kinds": self.kinds, "groups": self.groups, "failed": self.failed,
                 "total": self.total, "error": self.error, "seconds": round(self.seconds, 3),
-                "margins": {g: rounded_margin(m) for g, m in self.margins.items()}, "caught_by": self.caught_by}
+                "margins": {g: rounded_margin(m) for g, m in self.margins.items()}, "caught_by": self.caught_by,
+                "score": self.score, "max_score": self.max_score}
 
     @property
     def margin(self) -> float | None:
@@ -228,6 +232,7 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
     result.total = len(every)
     result.passed = bool(report.passed)
     result.margins = group_margins(graded)
+    result.score, result.max_score = report.score, report.max_score
     result.seconds = time.monotonic() - started
     return result
 
@@ -375,6 +380,27 @@ def margin_findings(results: list[MistakeResult]) -> list[Finding]:
                                     f"mistake {m.file} is caught by only {m.margin:.3g}x the allowance at most "
                                     f"(under {WIDE_MARGIN:g}x): a slightly looser tolerance would pass it",
                                     {"file": m.file, "margin": rounded_margin(m.margin)}))
+    return findings
+
+
+#: a mistake that keeps this share of the points or more is worth a word to the instructor
+LENIENT = 0.75
+
+
+def score_findings(results: list[MistakeResult]) -> list[Finding]:
+    """A warning for each mistake caught that still earns :data:`LENIENT` of the points or more
+    (a helper's trial: a softmax without the max shift, which the statement forbids, scored
+    8.4 of 10): the groups that catch it carry few points. A warning, not an error: a mistake
+    that matters only at the edges may rightly cost little."""
+    findings = []
+    for m in results:
+        if m.ok and m.score is not None and m.max_score and m.score >= LENIENT * m.max_score:
+            from .reports.common import points
+            findings.append(Finding(WARNING, "lenient",
+                                    f"mistake {m.file} still scores {points(m.score)} of {points(m.max_score)}: "
+                                    f"the groups that catch it ({', '.join(m.groups)}) carry few of the points; "
+                                    "give them more if the statement makes this a requirement",
+                                    {"file": m.file, "score": m.score, "max_score": m.max_score}))
     return findings
 
 

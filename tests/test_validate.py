@@ -432,6 +432,21 @@ def test_json_is_strict_with_non_finite_values():
     assert data["valid"] is False and data["errors"] == 1
 
 
+def test_a_mistake_that_keeps_most_of_the_points_is_a_warning_with_its_score():
+    """A helper's trial: a softmax without the max shift, which the statement forbids, scored
+    8.4 of 10, and validate did not say so. Each mistake's score is in its line and its JSON; one
+    that keeps 75% of the points or more is a warning naming the groups that catch it."""
+    from grader.validate import MistakeResult, score_findings
+    lenient = MistakeResult("no_shift.py", "non_finite", kind="non_finite", groups=["values", "real_size"],
+                            score=8.3958, max_score=10.0)
+    strict = MistakeResult("axis0.py", "tolerance", kind="tolerance", groups=["shapes"], score=2.4, max_score=10.0)
+    wrong_kind = MistakeResult("odd.py", "shape", kind="tolerance", score=9.0, max_score=10.0)   # an error already
+    found = score_findings([lenient, strict, wrong_kind])
+    assert [(f.level, f.data["file"]) for f in found] == [("warning", "no_shift.py")]
+    assert "8.3958 of 10" in found[0].message and "values, real_size" in found[0].message
+    assert strict.to_json()["score"] == 2.4 and strict.to_json()["max_score"] == 10.0
+
+
 def test_a_value_mistake_caught_by_less_than_ten_allowances_is_a_warning():
     from grader.validate import MistakeResult, margin_findings
     narrow = MistakeResult("narrow.py", "tolerance", kind="tolerance", margins={"values": 3.0, "examples": 0.4})

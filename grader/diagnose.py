@@ -152,7 +152,8 @@ def _key(h: dict[str, Any]) -> str | None:
         return f"{h['id']}+{also}"
     if h["id"] == "axis_factor":   # the same axis in every case, whatever its size there
         params = h.get("params") or {}
-        return f"axis_factor:{params.get('how')}:{','.join(map(str, params.get('where') or ()))}"
+        return (f"axis_factor:{params.get('how')}:{'root:' if params.get('root') else ''}"
+                f"{','.join(map(str, params.get('where') or ()))}")
     got = (h.get("params") or {}).get("got")
     if h["id"] in ("promoted", "demoted") and got:
         # one mistake (a result in float64, say) in several case dtypes: one hint that names

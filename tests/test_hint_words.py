@@ -21,7 +21,7 @@ FACTS = {"computed_in": "float32", "dtype": "float64", "first": "hidden", "funct
          "like": "hidden", "how": "truncated", "shape": [2, 5], "got_shape": [0], "from_list": True, "said": "only 2-D",
          "which": "last", "lead": 2, "logits": 9, "values_differ": True, "where": "sum", "seq_len": 7, "id": -1,
          "raise": "IndexError", "rows": [3], "rows_at": "last", "rows_of": 4, "zeros": True, "by": "max",
-         "axis_used": -2, "axis": -1, "d": 8}
+         "axis_used": -2, "axis": -1, "d": 8, "eps": 1e-5}
 
 #: tokens of another framework's code a learner of each framework must never read
 FOREIGN = {
@@ -124,7 +124,7 @@ def test_every_idea_a_bundled_module_records_has_words(module):
 def test_the_second_mistake_is_worded_in_the_learners_code(framework, cast):
     """A hint with ``also_computed_in`` (two mistakes at once) adds a clause in the learner's
     own code; JAX's ``jax_enable_x64`` only to a JAX learner."""
-    facts = {"d": 9, "also_computed_in": "float32", "on_grid": False, "dtype": "float64", "first": "x"}
+    facts = {"d": 9, "also_computed_in": "float32", "on_grid": True, "dtype": "float64", "first": "x"}
     text = words.render(Hint(idea="unbiased_variance", facts=facts), framework, "layer_norm")
     plain = words.render(Hint(idea="unbiased_variance", facts={"d": 9}), framework, "layer_norm")
     assert text.startswith(plain + "; ") and cast in text and "compute in float64" in text, text

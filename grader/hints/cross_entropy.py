@@ -7,6 +7,8 @@ A helper's trial: an overflow (``got inf, expected 6082.33``) got no hint. Named
 * ``no_max_shift`` (:func:`diagnose_non_finite`): ``exp`` of the unshifted logits, computed in
   the case's dtype, overflows to infinity (a logit above about 11.1 in float16, 88.7 in float32
   and bfloat16, 709.8 in float64), so the log of the sum is infinite;
+* ``log_of_softmax`` (:func:`diagnose_non_finite`): the target's probability underflows to 0
+  in the case's dtype before its log, shifted or not (``-log(0)`` is infinite);
 * ``probability_not_log`` (values): ``1 - softmax[target]`` or ``-softmax[target]`` averaged, the
   log left out.
 """
@@ -32,19 +34,30 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
 
 
 def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | None:
-    """An infinite or NaN loss where the expected one is finite, which ``exp`` of the unshifted
-    logits in the case's dtype gives: the maximum was not subtracted (``no_max_shift``); else
-    the generic hint."""
-    z = case.inputs.get("logits")
+    """An infinite or NaN loss where the expected one is finite. Two mistakes give it, told
+    apart by what each computes in the case's dtype: ``exp`` of the unshifted logits overflows
+    (``no_max_shift``), or the target's probability (a softmax, shifted or not) underflows to 0
+    before its log (``log_of_softmax``: a helper's trial was told to subtract the maximum, which
+    its code did). Where the case lets both happen, or only the second, the second is named: its
+    advice (logsumexp minus the target's logit) mends both. Else the generic hint."""
+    z, t = case.inputs.get("logits"), case.inputs.get("targets")
     if z is not None and np.ndim(z) == 2 and np.size(z) and not np.all(np.isfinite(got)) \
             and np.all(np.isfinite(ref)):
         from ..dtypes import dtype_of
         try:
             with np.errstate(all="ignore"):
-                e = np.exp(np.asarray(z).astype(dtype_of(case.dtype)))
-                naive = np.log(np.sum(e.astype(np.float64), axis=-1))
+                low = np.asarray(z).astype(dtype_of(case.dtype))
+                overflow = not np.all(np.isfinite(np.log(np.sum(np.exp(low).astype(np.float64), axis=-1))))
+                underflow = False
+                if t is not None and np.shape(t) == np.shape(z)[:1] and np.all((np.asarray(t) >= 0)
+                                                                               & (np.asarray(t) < np.shape(z)[1])):
+                    e = np.exp(low - low.max(axis=-1, keepdims=True))
+                    p = (e / e.sum(axis=-1, keepdims=True))[np.arange(np.shape(z)[0]), np.asarray(t).astype(np.int64)]
+                    underflow = bool(np.any(p == 0))
         except (TypeError, ValueError):
-            naive = None
-        if naive is not None and not np.all(np.isfinite(naive)):
+            overflow = underflow = False
+        if underflow:
+            return Hint(idea="log_of_softmax", facts={"dtype": case.dtype})
+        if overflow:
             return Hint(idea="no_max_shift", facts={"dtype": case.dtype})
     return generic.non_finite_hint(got, ref)

@@ -179,21 +179,28 @@ def _variance_count(c: float, n: int) -> Hint | None:
 def _axis_factor(c: float, shapes: dict[str, tuple[int, ...]] | None) -> Hint | None:
     """The hint for a constant factor ``c`` that is ``1/n`` or ``n`` for the size ``n >= 3`` of
     one input's axis (to 1e-3 relative): a mean taken over the wrong count (a cross entropy
-    divided by N * C instead of N is 1/C), a sum where a mean was asked, or None. ``shapes``:
-    parameter name -> the case input's shape, in call order. Every axis of that size is named
-    (facts ``where``: ``["logits.shape[-1]"]``), the last axis of each input first; sizes of
-    1 and 2 are too common to mean anything."""
+    divided by N * C instead of N is 1/C), a sum where a mean was asked; or ``1/sqrt(n)`` or
+    ``sqrt(n)`` (``root``: a sum of squares for their mean under a root, an RMS norm over the
+    sum). None otherwise, and where one factor reads both ways (1/4 is 1/n for n = 4 and
+    1/sqrt(16): a helper's trial was told "divided by 4 (= x.shape[-2])" for a sum over 16).
+    ``shapes``: parameter name -> the case input's shape, in call order. Every axis of the size
+    is named (facts ``where``: ``["logits.shape[-1]"]``), the last axis of each input first;
+    sizes of 1 and 2 (and under a root, 3 and 4) are too common to mean anything."""
     if not shapes or not math.isfinite(c) or c <= 0:
         return None
-    for how, n_of in (("divided", 1 / c), ("multiplied", c)):
-        n = round(n_of)
-        if n < 3 or abs(n_of - n) > 1e-3 * n:
-            continue
-        where = [f"{name}.shape[{k - len(shape)}]" for name, shape in shapes.items()
-                 for k in reversed(range(len(shape))) if shape[k] == n]
-        if where:
-            return Hint(idea="axis_factor", facts={"factor": c, "n": n, "how": how, "where": where})
-    return None
+    found = []
+    for root in (False, True):
+        for how, n_of in (("divided", 1 / c), ("multiplied", c)):
+            n_of = n_of * n_of if root else n_of
+            n = round(n_of)
+            if n < (5 if root else 3) or abs(n_of - n) > 2e-3 * n:   # 1/2 and 2 (root of 4) are too common
+                continue
+            where = [f"{name}.shape[{k - len(shape)}]" for name, shape in shapes.items()
+                     for k in reversed(range(len(shape))) if shape[k] == n]
+            if where:
+                found.append(Hint(idea="axis_factor", facts={"factor": c, "n": n, "how": how, "where": where,
+                                                             "root": root}))
+    return found[0] if len(found) == 1 else None
 
 
 def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
@@ -346,30 +353,27 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
                         problem_ideas: list[Idea] | None,
                         shapes: dict[str, tuple[int, ...]] | None = None) -> Hint | None:
     """Two mistakes at once: a mistake of the problem's ideas (or the generic transpose and
-    fitted ones) *and* part of the computation in a lower format (a newcomer's trial: layer norm
-    with ``ddof=1`` computed in float32 got a hint in float16 and float32 but none in float64,
-    where neither mistake alone explains the output).
+    fitted ones) *and* the result computed in a lower format (a newcomer's trial: layer norm with
+    ``ddof=1`` computed in float32 got a hint in float16 and float32 but none in float64, where
+    neither mistake alone explains the output).
 
-    Tried only when no idea explains the output in its own dtype. float32 inside a float64
-    result, and otherwise a format of :data:`LOWER` only where every value is a number of it
-    (its grid: a coarser rounding explains more, so it is claimed only on that evidence; a
-    float32 result's float16 and bfloat16 are told apart only so), judges the ideas, finest
-    first, as if the output dtype were that format: two roundings of it
+    Tried only when no idea explains the output in its own dtype. Each format of :data:`LOWER`
+    whose grid holds every value of ``got`` (finest first; for a float64 result float32 also
+    without it) judges the ideas as if the output dtype were that format: two roundings of it
     at every element, plus one rounding of the case's largest value (a normwise floor for the
-    format's rounding inside the computation, Higham 2002, section 1.2). The first format in
-    which an idea explains the output (unambiguously, :func:`_best`) names it: what the idea
-    leaves unexplained is that format's rounding, and the idea's own change is far larger
-    (:func:`judge`'s residual rule). Where what it leaves is far below that rounding
-    (:data:`NOT_LOWER`), the idea is named alone: the submission rounded its own mistaken
-    computation otherwise than the prediction, in the output's dtype. The hint is the idea's, with the facts ``also_computed_in``
-    (the format), ``on_grid`` (every value is a number of it: the result itself was rounded
-    to it), ``dtype`` and ``first`` (the first parameter), which :func:`grader.words.render`
-    words as a second clause.
+    format's rounding inside the computation, Higham 2002, section 1.2). The first idea that
+    explains the output (unambiguously, :func:`_best`) is named: with the facts
+    ``also_computed_in`` (the format), ``on_grid``, ``dtype`` and ``first`` (the first
+    parameter), which :func:`grader.words.render` words as a second clause, only where every
+    value is a number of that format and what the idea leaves is of that format's rounding
+    (:data:`NOT_LOWER`); else the idea alone. A leftover of float32's size is no proof of
+    float32: a helper's trial read "computed in float32" in pure float64 code whose leftover
+    was an eps, an erf approximation (1.5e-7) or a hard-coded constant.
     """
     for i, low in enumerate(LOWER.get(dtype, ())):
         on_grid = bool(np.array_equal(got.astype(dtype_of(low)).astype(np.float64), got))
         if not on_grid and (i > 0 or dtype != "float64"):
-            continue   # without its grid only float32 inside a float64 result: a coarser rounding explains more
+            continue   # without its grid only float32 inside a float64 result, and then the idea alone
         u = unit_roundoff(low)
         carried = np.broadcast_to(allowed, ref.shape) + u * float(np.max(np.abs(ref)))
         candidates: list[tuple[float, Hint]] = []
@@ -386,26 +390,17 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
         if best is None:
             continue
         residual = min(r for r, h in candidates if h is best)
-        if residual < NOT_LOWER * u * _rss(ref):
-            # what the idea leaves is far below the format's rounding: the submission's own
-            # rounding of its mistake (a reversed KL's sum in float64 differs from the prediction's
-            # by more than the right answer's allowance), not a lower precision: the idea alone
+        if not on_grid or residual < NOT_LOWER * u * _rss(ref):
+            # no grid, or what the idea leaves is far below the format's rounding: the idea alone.
+            # A leftover of float32's size is no proof of float32 (a helper's trial: an eps,
+            # an erf approximation of 1.5e-7, a hard-coded constant read as "computed in
+            # float32" in pure float64 code); only a result made of float32 numbers is
             return best
         if best.text is not None:   # an instructor's sentence is shown as it is: no second clause
             return None
         first = names.parameters[0] if names.parameters else ""
-        return Hint(idea=best.idea, facts={**best.facts, "also_computed_in": low, "on_grid": on_grid,
+        return Hint(idea=best.idea, facts={**best.facts, "also_computed_in": low, "on_grid": True,
                                            "dtype": dtype, "first": first})
-    if dtype == "float64":
-        # no idea, and the right answer within float32's rounding but well beyond float64's: an
-        # intermediate in float32 whose result is not itself a float32 number (T5's variance in
-        # float32 times float64 inputs), which lower_precision's grid rule cannot see
-        u = unit_roundoff("float32")
-        band = np.broadcast_to(allowed, ref.shape) + 2 * u * np.abs(ref) + u * float(np.max(np.abs(ref)))
-        if np.all(np.abs(got - ref) <= band) and _rss(got - ref) >= NOT_LOWER * u * _rss(ref):
-            return Hint(idea="lower_precision", facts={"computed_in": "float32", "dtype": dtype, "on_grid": False,
-                                                       "function": names.function,
-                                                       "first": names.parameters[0] if names.parameters else ""})
     return None
 
 

@@ -12,6 +12,7 @@ reproduces the output (``grader.hints.generic.judge``):
 * ``no_eps``: eps left out (``sqrt(var)``): a few units in float32's and float64's last places
   where the variance is about 1, and NaN or infinity for a constant row (a newcomer's trial:
   neither got a hint), named by :func:`diagnose_non_finite` there;
+* ``eps_ignored``: a constant eps of the learner's own instead of the argument;
 * ``zero_variance_rows``: NaN on rows of one value (d = 1), which either mistake gives (no eps,
   or ``ddof=1``: a division by d - 1 = 0).
 """
@@ -22,6 +23,9 @@ from typing import Any
 import numpy as np
 
 from . import Hint, Idea, Names, generic
+
+#: eps constants learners write instead of the argument (PyTorch's 1e-5, 1e-6, 1e-8, 1e-12)
+FIXED_EPS = (1e-5, 1e-6, 1e-8, 1e-12)
 
 
 def _norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float, *, ddof: int = 0,
@@ -49,6 +53,10 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
            Idea(id="no_centring", text=None, predicted=_norm(x, gamma, beta, eps, centre=False))]
     if eps > 0:
         out.append(Idea(id="no_eps", text=None, predicted=_norm(x, gamma, beta, 0.0)))
+        # eps ignored for a constant of the learner's own: where the case's eps is another, it is
+        # told from a missing one (a helper's trial read "eps was left out" beside its + 1e-5)
+        out += [Idea(id="eps_ignored", text=None, predicted=_norm(x, gamma, beta, fixed), params={"eps": fixed})
+                for fixed in FIXED_EPS if not np.isclose(fixed, eps, rtol=1e-3, atol=0)]
     if x.shape[-1] > 1:
         out.insert(0, Idea(id="unbiased_variance", text=None, predicted=_norm(x, gamma, beta, eps, ddof=1),
                            params={"d": int(x.shape[-1])}))

@@ -11,6 +11,8 @@ no hint), named only when that prediction reproduces the output
 * ``weight_ignored``: the scale left out;
 * ``centred``: the mean subtracted first (layer norm without its shift);
 * ``wrong_axis``: the mean of squares taken along another axis than the last (``dim=0``);
+  ``whole_array``: over every element at once;
+* ``eps_ignored``: a constant eps of the learner's own (1e-5, 1e-6, 1e-8) instead of the argument;
 * ``square_overflow``: ``x**2`` computed in float16, where it overflows to infinity above
   about 256 and the row becomes 0 (``x / inf``).
 """
@@ -23,9 +25,11 @@ import numpy as np
 from . import Hint, Idea, Names, generic
 
 HALF_SQUARE_LIMIT = 65504.0   # float16's largest number: x**2 overflows above its root
+#: eps constants learners write instead of the argument (PyTorch's 1e-5 and 1e-6, 1e-8)
+FIXED_EPS = (1e-5, 1e-6, 1e-8)
 
 
-def _rms(x: np.ndarray, weight: np.ndarray, eps: float, *, axis: int = -1, eps_outside: bool = False,
+def _rms(x: np.ndarray, weight: np.ndarray, eps: float, *, axis: int | None = -1, eps_outside: bool = False,
          centre: bool = False) -> np.ndarray:
     """RMS norm of ``x`` (float64) with one of the mistakes above (``eps=0`` for ``no_eps``)."""
     with np.errstate(all="ignore"):
@@ -49,6 +53,12 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
         out.append(Idea(id="weight_ignored", text=None, predicted=_rms(x, np.ones_like(weight), eps)))
     out += [Idea(id="wrong_axis", text=None, predicted=_rms(x, weight, eps, axis=a), params={"axis_used": a - x.ndim})
             for a in range(x.ndim - 1) if x.shape[a] > 1]
+    if x.ndim > 1 and x.size > x.shape[-1]:   # one mean over every element (a helper's trial: read as axis -2)
+        out.append(Idea(id="whole_array", text=None, predicted=_rms(x, weight, eps, axis=None)))
+    # the eps argument ignored for a constant of the learner's own (the defaults of the
+    # frameworks and papers): where the case's eps is another, "eps was left out" would mislead
+    out += [Idea(id="eps_ignored", text=None, predicted=_rms(x, weight, fixed), params={"eps": fixed})
+            for fixed in FIXED_EPS if eps > 0 and not np.isclose(fixed, eps, rtol=1e-3, atol=0)]
     if names.dtype == "float16" and np.any(x * x > HALF_SQUARE_LIMIT):
         with np.errstate(all="ignore"):
             sq = np.where(x * x > HALF_SQUARE_LIMIT, np.inf, x * x)

@@ -112,7 +112,8 @@ def render(hint: Hint, framework: str = "numpy", module: str | None = None) -> s
     code = Code(framework)
     text = words(dict(hint.facts), code)
     if hint.facts.get("also_computed_in"):   # two mistakes at once (grader.hints.generic._in_lower_precision)
-        text += "; " + _generic.also_lower(dict(hint.facts), code)
+        also = _generic.also_lower(dict(hint.facts), code)
+        text += (" " + also[0].upper() + also[1:]) if text.endswith("?") else "; " + also
     return text
 
 

@@ -13,6 +13,10 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                   "is above about 11.1 in float16, 88.7 in float32 and bfloat16, 709.8 in float64; "
                                   "use the max-shifted logsumexp: subtract each row's maximum before exp "
                                   f"({c('minus_max', x='logits', axis=-1)}) and add it back after the log"),
+    "log_of_softmax": lambda f, c: ("the loss is infinite: the target's probability underflowed to 0 before its log, "
+                                    "and -log(0) is infinite; never take the log "
+                                    "of a softmax: the loss of a row is logsumexp(logits) - logits[target], with "
+                                    f"the maximum subtracted inside ({c('minus_max', x='logits', axis=-1)})"),
     "probability_not_log": lambda f, c: ("looks like the probability of the target was used where the loss takes "
                                          "its negative log: -log(softmax(logits)[target]), averaged over the rows"),
 }

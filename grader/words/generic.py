@@ -21,9 +21,6 @@ def lower_precision(f: Facts, code: Any) -> str:
     function = f.get("function") or "the function"
     cast = f"a cast such as {code('cast', x=first, dtype=low)}" if f.get("first") else f"a cast to {low}"
     x64 = code("x64_off") if (dtype, low) == ("float64", "float32") else ""
-    if f.get("on_grid", True) is False:   # an intermediate in the lower format, the result not on its grid
-        return (f"the errors are of {low}'s size: part of {function} was computed in {low} ({cast}{x64}?); "
-                f"compute in {dtype}")
     return (f"every value is a {low} number and the errors are {low}'s: {function} computed in {low} "
             f"precision ({cast}{x64}?); compute in {dtype}")
 
@@ -34,10 +31,7 @@ def also_lower(f: Facts, code: Any) -> str:
     low, dtype, first = f["also_computed_in"], f.get("dtype") or "the inputs' dtype", f.get("first")
     cast = f"a cast such as {code('cast', x=first, dtype=low)}" if first else f"a cast to {low}"
     x64 = code("x64_off") if (dtype, low) == ("float64", "float32") else ""
-    if f.get("on_grid"):
-        return f"also, every value is a {low} number: it was computed in {low} precision ({cast}{x64}?); compute in {dtype}"
-    return (f"the rest of the error is of {low}'s size: part of it was computed in {low} ({cast}{x64}?); "
-            f"compute in {dtype}")
+    return f"also, every value is a {low} number: it was computed in {low} precision ({cast}{x64}?); compute in {dtype}"
 
 
 #: the causes of a wrong count, by the factor's formula (``grader.hints.generic._COUNT_FACTORS``)
@@ -114,7 +108,10 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "half_range": half_range,
     "lower_precision": lower_precision,
     "variance_count": variance_count,
-    "axis_factor": lambda f, c: (f"looks like the whole result was {f['how']} by {f['n']} "
+    "axis_factor": lambda f, c: (f"looks like the whole result was {f['how']} by sqrt({f['n']}) (= sqrt("
+                                 f"{' = '.join(f['where'])})): a sum of squares where their mean was meant, under the "
+                                 "root?" if f.get("root") else
+                                 f"looks like the whole result was {f['how']} by {f['n']} "
                                  f"(= {' = '.join(f['where'])}): a mean over the wrong count (or a sum for a mean)?"),
     "scaled": lambda f, c: f"looks like the whole result was multiplied by a constant factor of {_fmt(f['factor'])}",
     "shifted": lambda f, c: f"looks like a constant {_fmt(f['offset'])} was added to every element",
@@ -160,7 +157,11 @@ def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
         params = mine[0].get("params") or {}
         sizes = sorted({int(h["params"]["n"]) for h in mine if (h.get("params") or {}).get("n")})
         if len(sizes) > 1:
-            return (f"looks like the whole result was {params.get('how')} by {' and '.join(params.get('where') or [])} "
+            where = list(params.get("where") or [])
+            named = where[0] + (f" (= {' = '.join(where[1:])})" if len(where) > 1 else "") if where else "an axis size"
+            if params.get("root"):
+                named = f"sqrt({named})"
+            return (f"looks like the whole result was {params.get('how')} by {named} "
                     f"({', '.join(map(str, sizes[:6]))}{'...' if len(sizes) > 6 else ''} in these cases): a mean over "
                     "the wrong count (or a sum for a mean)?")
     if top.startswith(("promoted:", "demoted:")):

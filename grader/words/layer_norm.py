@@ -21,6 +21,8 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "zero_variance_rows": lambda f, c: ("NaN on rows of one value (d = 1): their variance is 0, and dividing by "
                                         f"sqrt(var) without eps, or by d - 1 = 0 ({c('ddof1')}), gives 0/0; divide "
                                         "the squared deviations by d, and add eps inside the square root"),
+    "eps_ignored": lambda f, c: (f"looks like a fixed eps of {f['eps']:g} was used instead of the eps argument: "
+                                 "use the eps the call gives"),
     "no_centring": lambda f, c: ("looks like the mean was not subtracted: normalise x - mean(x) by the standard "
                                  "deviation, not x by its root mean square"),
 }

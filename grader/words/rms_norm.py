@@ -18,6 +18,10 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                              "the root mean square, without centring"),
     "wrong_axis": lambda f, c: (f"looks like the mean of the squares was taken along axis {f['axis_used']} instead "
                                 f"of the last axis ({c('reduce_axis', axis=-1)})"),
+    "whole_array": lambda f, c: ("looks like the mean of the squares was taken over the whole array instead of "
+                                 f"along the last axis ({c('reduce_axis', axis=-1)})"),
+    "eps_ignored": lambda f, c: (f"looks like a fixed eps of {f['eps']:g} was used instead of the eps argument: "
+                                 "use the eps the call gives"),
     "square_overflow": lambda f, c: ("x**2 overflowed in float16 (above about 256 it passes 65504, float16's largest "
                                      "number) and the row became 0: square in float32 "
                                      f"({c('cast', x='x', dtype='float32')}) and round once at the end"),

@@ -262,3 +262,24 @@ def test_one_hint_idea_with_other_numbers_in_other_dtypes_is_the_same_way():
     out = text.render(report([*cases, other]))
     assert "(the same case fails the same way in float16, float32)" in out, out
     assert "another hint: compute in float64" in out and out.count("another hint") == 1, out
+
+
+def test_a_tolerance_explanation_is_said_once_then_referred_to():
+    """A helper's trial: the same long derivation of the allowance under every failing case. The
+    text report says it once per wording, then refers to the case that said it."""
+    from grader.reports.text import _case_lines
+    from grader.results import ArrayInfo, CaseResult, Failure
+    why = "tolerance: derived from the reference in float32 (unit roundoff 5.96e-08): 4 x (...) there"
+
+    def case(name, explanation):
+        return CaseResult(name=name, group="g", dtype="float32", status="failed", rank=1,
+                          inputs={"x": ArrayInfo(shape=(3,), dtype="float32")},
+                          failure=Failure(kind="tolerance", message="1 / 3 elements are outside the tolerance",
+                                          details=["worst at index (0,): ...", explanation]))
+    seen: dict = {}
+    first = [t for t, _, _ in _case_lines(case("a[float32]", why), seen)]
+    second = [t for t, _, _ in _case_lines(case("b[float32]", why), seen)]
+    other = [t for t, _, _ in _case_lines(case("c[float32]", why.replace("float32", "float64")), seen)]
+    assert f"    {why}" in first and f"    {why}" not in second
+    assert "    (tolerance: as for a[float32] above)" in second
+    assert any("float64" in t for t in other)    # another wording is said in full

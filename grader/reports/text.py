@@ -116,8 +116,9 @@ class _Lines(list):
 
 
 def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity: int = NORMAL) -> _Lines:
-    """The lines of one failing case; a traceback already shown (in ``seen``) is referred to, not
-    repeated; ``verbosity`` VERBOSE shows every detail line and whole values."""
+    """The lines of one failing case; a traceback or a tolerance explanation already shown (in
+    ``seen``) is referred to, not repeated; ``verbosity`` VERBOSE shows every detail line and
+    whole values."""
     f = case.failure
     lines = _Lines()
     lines.add(f"x {case.name}  ({case.group})", "case")
@@ -132,6 +133,14 @@ def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity:
             key = f.same_raise
             if key in seen:
                 lines.add(f"    (the same traceback as {seen[key]} above)", "dim")
+                continue
+            seen[key] = case.name
+        if seen is not None and detail.startswith("tolerance: "):
+            # how the allowance is made, said once per wording (a helper read the same long
+            # derivation in every failing case)
+            key = "tolerance:" + detail
+            if key in seen:
+                lines.add(f"    (tolerance: as for {seen[key]} above)", "dim")
                 continue
             seen[key] = case.name
         prose = detail is not f.traceback  # "worst at index ...": wrapped; a traceback: never

@@ -476,8 +476,8 @@ def test_a_softmax_of_one_element_is_a_constant_a_stub_does_not_earn(tmp_path):
     import numpy as np
     from grader.grading import _trivial
     from tests.conftest import grade_function_in_process
-    assert _trivial(np.array([1.0]), {"logits": np.array([3.5])}) == "1, a number a guess hits"
-    assert _trivial(np.array([0.5], np.float16), {}) == "0.5, a number a guess hits"
+    assert _trivial(np.array([1.0]), {"logits": np.array([3.5])}) == "one round number, which a guess hits"
+    assert _trivial(np.array([0.5], np.float16), {}) == "one round number, which a guess hits"
     assert _trivial(np.array([2.0, 2.0]), {}) == "a constant"
     assert _trivial(np.array([0.7310586]), {"x": np.array([1.0])}) is None     # sigmoid(1): computed
     stub = tmp_path / "ones.py"

@@ -662,3 +662,15 @@ def test_an_alternative_within_the_allowance_but_beyond_its_share_is_told_how_mu
     wrong = AlternativeResult(file="w.py", share=0.5, kind="tolerance", failed=3, total=36, case="c[float32]",
                               message="off", margins={"a": 3.0})
     assert "widen" not in alternative_findings([wrong])[0].message
+
+
+def test_kinds_tied_for_commonest_take_the_stated_one():
+    """A helper's mistake failed one case as non_finite and one as tolerance; it stated
+    tolerance and validate called it non_finite (the first kind in the list): of kinds tied for
+    the commonest, the stated one is the mistake's kind; a kind that is not tied still wins."""
+    from collections import Counter
+
+    from grader.validate_mistakes import _dominant
+    assert _dominant(Counter(non_finite=1, tolerance=1), ("tolerance",)) == "tolerance"
+    assert _dominant(Counter(non_finite=1, tolerance=1)) == _dominant(Counter(tolerance=1, non_finite=1))
+    assert _dominant(Counter(non_finite=2, tolerance=1), ("tolerance",)) == "non_finite"

@@ -15,7 +15,7 @@ worse than none), and the shape, dtype and type ideas state facts the values con
   none is. A failure that flushing subnormals to zero explains gets none. When no idea
   explains the output in its own dtype, the ideas are judged again with a lower format's
   rounding (:func:`_in_lower_precision`: two mistakes at once, such as ``ddof=1`` computed in
-  float32), and the hint names both.
+  float32): the idea is named, and the lower format too where every value is a number of it.
 * **shape** (:func:`shape_hint`): the right values with the axes reversed, or with an axis of
   size 1 added or dropped (checked on the values: a shape alone names no cause).
 * **dtype** (:func:`dtype_hint`), **type** (:func:`type_hint`), **non-finite**

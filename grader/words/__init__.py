@@ -7,7 +7,8 @@ words it when the report is made (``grader.grading.finish``, and the summary's s
 
 * the wording table of the module that owns the idea: ``grader/words/<module>.py`` for a
   bundled hint module (``tied_lm_head``, ``masked_mean_pool``, ``embedding_lookup`` and the course
-  pack's ``softmax``, ``layer_norm``, ``scaled_dot_product_attention``), then
+  pack's ``softmax``, ``layer_norm``, ``rms_norm``, ``gelu``, ``cross_entropy``, ``kl_divergence``,
+  ``scaled_dot_product_attention``), then
   ``grader/words/generic.py`` for the generic ideas every problem has. Each table is
   ``WORDS: dict[idea, function(facts, code) -> str]``;
 * the framework's code, from ``CODE`` in ``grader/frameworks/<framework>.py`` (a cast is

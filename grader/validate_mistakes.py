@@ -395,10 +395,10 @@ def score_findings(results: list[MistakeResult]) -> list[Finding]:
     (a helper's trial: a softmax without the max shift, which the statement forbids, scored
     8.4 of 10): the groups that catch it carry few points. A warning, not an error: a mistake
     that matters only at the edges may rightly cost little."""
+    from .reports.common import points
     findings = []
     for m in results:
         if m.ok and m.score is not None and m.max_score and m.score >= LENIENT * m.max_score:
-            from .reports.common import points
             findings.append(Finding(WARNING, "lenient",
                                     f"mistake {m.file} still scores {points(m.score)} of {points(m.max_score)}: "
                                     f"the groups that catch it ({', '.join(m.groups)}) carry few of the points; "

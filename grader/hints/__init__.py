@@ -207,3 +207,10 @@ def softmax_along(x: np.ndarray, axis: int | None = -1) -> np.ndarray:
         top = np.max(x, axis=axis, keepdims=True)
         e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
         return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def logsumexp(x: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(x)))`` of ``x`` (float64) along the last axis, kept, the maximum subtracted
+    first (tied_lm_head's log-softmax idea, kl_divergence's log-probabilities)."""
+    top = x.max(axis=-1, keepdims=True)
+    return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))

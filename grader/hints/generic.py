@@ -320,20 +320,32 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
         low = lower_precision(got, ref, allowed, dtype, allowed_in, names)
         if low is not None:
             return low[0]
-        candidates: list[tuple[float, Hint]] = []
-        for idea in problem_ideas or []:
-            r = judge(fix(idea.predicted), got, ref, allowed, dtype)
-            if r is not None:
-                candidates.append((r, Hint(idea=idea.id, facts=dict(idea.params), text=idea.text)))
-        if ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] >= 2:
-            r = judge(fix(np.swapaxes(full_ref, -1, -2)), got, ref, allowed, dtype, np.swapaxes(allowed, -1, -2))
-            if r is not None:
-                candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
-        candidates += [(r, h) for h, r in _fitted(got, ref, allowed, dtype, full_ref, fix, ~matched, shapes)]
+        candidates = _candidates(got, ref, allowed, dtype, full_ref, fix, matched, problem_ideas, shapes)
         if not candidates:
             return _in_lower_precision(got, ref, allowed, dtype, full_ref, fix, matched, names, problem_ideas,
                                        shapes)
     return _best(candidates, got, ref)
+
+
+def _candidates(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str, full_ref: np.ndarray,
+                fix: Callable[[Any], Any], matched: np.ndarray, problem_ideas: list[Idea] | None,
+                shapes: dict[str, tuple[int, ...]] | None, carried: np.ndarray | None = None) -> list[tuple[float, Hint]]:
+    """The value ideas that explain ``got`` (:func:`judge`), each with its residual: the problem's
+    own, the last two axes swapped (a square result), and the fitted ones (:func:`_fitted`).
+    ``carried``: the allowance each is judged with (:func:`_in_lower_precision`: a lower
+    format's); by default the case's own, swapped for the transpose."""
+    out: list[tuple[float, Hint]] = []
+    for idea in problem_ideas or []:
+        r = judge(fix(idea.predicted), got, ref, allowed, dtype, carried)
+        if r is not None:
+            out.append((r, Hint(idea=idea.id, facts=dict(idea.params), text=idea.text)))
+    if ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] >= 2:
+        r = judge(fix(np.swapaxes(full_ref, -1, -2)), got, ref, allowed, dtype,
+                  np.swapaxes(allowed, -1, -2) if carried is None else carried)
+        if r is not None:
+            out.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
+    fitted_allowed = allowed if carried is None else carried
+    return out + [(r, h) for h, r in _fitted(got, ref, fitted_allowed, dtype, full_ref, fix, ~matched, shapes)]
 
 
 def _best(candidates: list[tuple[float, Hint]], got: np.ndarray, ref: np.ndarray) -> Hint | None:
@@ -376,16 +388,7 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
             continue   # without its grid only float32 inside a float64 result, and then the idea alone
         u = unit_roundoff(low)
         carried = np.broadcast_to(allowed, ref.shape) + u * float(np.max(np.abs(ref)))
-        candidates: list[tuple[float, Hint]] = []
-        for idea in problem_ideas or []:
-            r = judge(fix(idea.predicted), got, ref, allowed, low, carried)
-            if r is not None:
-                candidates.append((r, Hint(idea=idea.id, facts=dict(idea.params), text=idea.text)))
-        if ref.ndim >= 2 and ref.shape[-1] == ref.shape[-2] >= 2:
-            r = judge(fix(np.swapaxes(full_ref, -1, -2)), got, ref, allowed, low, carried)
-            if r is not None:
-                candidates.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
-        candidates += [(r, h) for h, r in _fitted(got, ref, carried, low, full_ref, fix, ~matched, shapes)]
+        candidates = _candidates(got, ref, allowed, low, full_ref, fix, matched, problem_ideas, shapes, carried)
         best = _best(candidates, got, ref)
         if best is None:
             continue
@@ -452,6 +455,15 @@ def dtype_hint(got: np.ndarray, want: str, rule: tuple[str, str]) -> Hint:
     if have in order and want in order and order[have] < order[want]:
         return Hint(idea="demoted", facts={**facts, "how": "demoted"})
     return Hint(idea="dtype", facts=facts)
+
+
+def non_finite_only_in(rows: np.ndarray, got: np.ndarray, ref: np.ndarray) -> bool:
+    """Whether ``got`` is infinite or NaN somewhere the finite ``ref`` is not, and only in the
+    ``rows`` (a bool per row along the last axis: layer_norm's constant rows, rms_norm's rows of
+    zeros, where a missing eps divides 0 by 0)."""
+    with np.errstate(all="ignore"):
+        bad = np.any(~np.isfinite(got) & np.isfinite(ref), axis=-1)
+    return bool(np.any(bad) and np.all(rows[bad]) and np.all(np.isfinite(ref)))
 
 
 def non_finite_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:

@@ -14,12 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Idea, Names
-
-
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    m = np.max(z, axis=-1, keepdims=True)
-    return z - m - np.log(np.sum(np.exp(z - m), axis=-1, keepdims=True))
+from . import Idea, Names, logsumexp
 
 
 def _kl(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
@@ -35,7 +30,7 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
     if p is None or q is None or p.ndim != 2 or p.shape != q.shape or p.shape[0] == 0 or expected.shape != ():
         return []
     with np.errstate(all="ignore"):
-        lp, lq = _log_softmax(p), _log_softmax(q)
+        lp, lq = p - logsumexp(p), q - logsumexp(q)
         return [Idea(id="reversed", text=None, predicted=_kl(lq, lp)),
                 Idea(id="logits_as_log_probs", text=None, predicted=_kl(lp, q)),
                 Idea(id="logits_as_log_probs", text=None, predicted=np.asarray(np.sum(np.exp(lp) * (p - q)) / p.shape[0]))]

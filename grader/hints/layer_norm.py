@@ -80,10 +80,7 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
     x = np.asarray(case.inputs.get("x"), dtype=np.float64) if "x" in case.inputs else None
     eps = float(np.asarray(case.inputs.get("eps", 1e-5), dtype=np.float64))
     if x is not None and x.ndim >= 1 and x.shape[-1] > 0 and got.shape == ref.shape == x.shape and eps > 0:
-        with np.errstate(all="ignore"):
-            constant = np.ptp(x, axis=-1) == 0
-            bad = np.any(~np.isfinite(got) & np.isfinite(ref), axis=-1)
-        if np.any(bad) and np.all(constant[bad]) and np.all(np.isfinite(ref)):
+        if generic.non_finite_only_in(np.ptp(x, axis=-1) == 0, got, ref):
             # rows of one value (d = 1): ddof=1 divides their variance by d - 1 = 0, eps or not, so
             # both causes are named (a helper's trial read "eps was left out" with eps there)
             return Hint(idea="zero_variance_rows" if x.shape[-1] == 1 else "no_eps", facts={"where": "constant_rows"})

@@ -73,9 +73,6 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
     x = np.asarray(case.inputs.get("x"), dtype=np.float64) if "x" in case.inputs else None
     eps = float(np.asarray(case.inputs.get("eps", 1e-6), dtype=np.float64))
     if x is not None and x.ndim >= 1 and x.shape[-1] > 0 and got.shape == ref.shape == x.shape and eps > 0:
-        with np.errstate(all="ignore"):
-            zero = np.all(x == 0, axis=-1)
-            bad = np.any(~np.isfinite(got) & np.isfinite(ref), axis=-1)
-        if np.any(bad) and np.all(zero[bad]) and np.all(np.isfinite(ref)):
+        if generic.non_finite_only_in(np.all(x == 0, axis=-1), got, ref):
             return Hint(idea="no_eps", facts={"where": "zero_rows"})
     return generic.non_finite_hint(got, ref)

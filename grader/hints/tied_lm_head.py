@@ -70,11 +70,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Hint, generic, softmax_along as softmax_of
+from . import Hint, generic, logsumexp, softmax_along as softmax_of
 
 from ..cases import Case
 from ..dtypes import HALF_DTYPES, dtype_of, max_finite, smallest_normal
-from .tied_lm_head_context import MIN_FITTED, SAMPLE, Ctx, logsumexp, rss  # noqa: F401 - SAMPLE, re-exported
+from .tied_lm_head_context import MIN_FITTED, SAMPLE, Ctx, rss  # noqa: F401 - SAMPLE, re-exported
 
 #: Value ideas in the order they are tried.
 VALUE_IDEAS = (

@@ -233,9 +233,4 @@ class Ctx:
         return self._sample
 
 
-def logsumexp(x: np.ndarray) -> np.ndarray:
-    top = x.max(axis=-1, keepdims=True)
-    return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
-
-
 #: the factors tied to a size s that a mistake may multiply logits by, and their names ({} is the size's)

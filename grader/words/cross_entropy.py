@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .generic import EXP_OVERFLOW
+
 Facts = dict[str, Any]
 
 WORDS: dict[str, Callable[[Facts, Any], str]] = {
-    "no_max_shift": lambda f, c: ("exp overflowed to infinity: exp(x) passes the dtype's largest number once a logit "
-                                  "is above about 11.1 in float16, 88.7 in float32 and bfloat16, 709.8 in float64; "
-                                  "use the max-shifted logsumexp: subtract each row's maximum before exp "
+    "no_max_shift": lambda f, c: (f"{EXP_OVERFLOW}; use the max-shifted logsumexp: subtract each row's maximum before exp "
                                   f"({c('minus_max', x='logits', axis=-1)}) and add it back after the log"),
     "log_of_softmax": lambda f, c: ("the loss is infinite: the target's probability underflowed to 0 before its log, "
                                     "and -log(0) is infinite; never take the log "

@@ -85,6 +85,10 @@ def dtype_words(f: Facts, code: Any) -> str:
 #: why a case is free (``grader.grading.free_cases``: a failure's ``data["free_because"]``), in
 #: words, for the ``unearned`` failure and the summary's entry alike; another reason is the case's
 #: expected result (zeros, a constant, one of its inputs reshaped...): :func:`free_because`
+#: what exp of unshifted logits does, said by every module whose mistake it is (softmax, cross_entropy)
+EXP_OVERFLOW = ("exp overflowed to infinity: exp(x) passes the dtype's largest number once a logit is above about "
+                "11.1 in float16, 88.7 in float32 and bfloat16, 709.8 in float64")
+
 FREE_BECAUSE = {"an exception": "it raised as this case requires",
                 "seedless": "its inputs are the same under every seed, so a table of a published run's answers "
                             "passes it"}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from . import layer_norm as _layer_norm
+
 Facts = dict[str, Any]
 
 WORDS: dict[str, Callable[[Facts, Any], str]] = {
@@ -20,8 +22,7 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                 f"of the last axis ({c('reduce_axis', axis=-1)})"),
     "whole_array": lambda f, c: ("looks like the mean of the squares was taken over the whole array instead of "
                                  f"along the last axis ({c('reduce_axis', axis=-1)})"),
-    "eps_ignored": lambda f, c: (f"looks like a fixed eps of {f['eps']:g} was used instead of the eps argument: "
-                                 "use the eps the call gives"),
+    "eps_ignored": _layer_norm.WORDS["eps_ignored"],
     "square_overflow": lambda f, c: ("x**2 overflowed in float16 (above about 256 it passes 65504, float16's largest "
                                      "number) and the row became 0: square in float32 "
                                      f"({c('cast', x='x', dtype='float32')}) and round once at the end"),

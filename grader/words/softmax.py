@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .generic import EXP_OVERFLOW
+
 Facts = dict[str, Any]
 
 WORDS: dict[str, Callable[[Facts, Any], str]] = {
@@ -16,8 +18,6 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "whole_array": lambda f, c: ("looks like the softmax was taken over the whole array (every entry sums to 1 "
                                  "together) instead of along the axis: reduce along it "
                                  f"({c('reduce_axis', axis='axis')}, keeping that axis)"),
-    "no_max_shift": lambda f, c: ("exp overflowed to infinity: exp(x) passes the dtype's largest number once a logit "
-                                  "is above about 11.1 in float16, 88.7 in float32 and bfloat16, 709.8 in float64, "
-                                  "and inf / inf is NaN; subtract each slice's maximum first "
+    "no_max_shift": lambda f, c: (f"{EXP_OVERFLOW}, and inf / inf is NaN; subtract each slice's maximum first "
                                   f"({c('minus_max', x='logits', axis='axis')}), which leaves the softmax unchanged"),
 }

@@ -442,6 +442,70 @@ def _cases_of(header: dict[str, Any], data: memoryview) -> list[tuple[Case, np.n
     return out
 
 
+def _seed_file(key: str) -> Path | None:
+    root = cache_root()
+    return None if root is None else root / f"seed-independent-{key}.json"
+
+
+#: the largest seed-independence file read (a name list: tied_lm_head's is under 2 kB)
+_SEED_FILE_BYTES = 1 << 20
+
+
+def load_seed_independent(key: str) -> frozenset[str] | None:
+    """The names of the fixed cases that are the same under every seed
+    (:func:`grader.plan.seed_independent`) of the case set keyed ``key``
+    (:func:`case_key` with seed 0 and count 0), or None on a miss or a bad file (not a regular
+    file, a link, over :data:`_SEED_FILE_BYTES`, not a list of names).
+
+    Trusted as the case files beside it are: whoever can write this folder can change the
+    expected values themselves. Under a secret seed these names are the fixed cases whose
+    expected values a learner is shown."""
+    path = _seed_file(key)
+    if path is None:
+        return None
+    mark = memo.stamp(path) if memo.ENABLED else None
+    return memo.remembered("seed-independent", key, mark, lambda: _read_names(path))
+
+
+def _read_names(path: Path) -> frozenset[str] | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > _SEED_FILE_BYTES:
+                return None
+            data = json.loads(fh.read(_SEED_FILE_BYTES).decode())
+    except (OSError, ValueError, RecursionError):
+        return None
+    names = data.get("independent") if isinstance(data, dict) and data.get("format") == 1 else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return frozenset(names)
+
+
+def store_seed_independent(key: str, names: frozenset[str]) -> None:
+    """Write :func:`load_seed_independent`'s file atomically; failures are ignored."""
+    path = _seed_file(key)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".seed-independent-", suffix=".json", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"format": 1, "independent": sorted(names)}, fh)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        pass
+
+
 def store_cases(key: str, items: list[tuple[Case, np.ndarray, np.ndarray | None]]) -> None:
     """Write the case set atomically (a temp file renamed into place); failures are ignored."""
     from .cases import cases_digest

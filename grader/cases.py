@@ -163,7 +163,11 @@ class Stream:
         """
         n = int(np.prod(shape, dtype=np.int64))
         fields = np.ascontiguousarray(self.raw(3 * n), dtype="<u8").view("<u2").reshape(n, 12)
-        total = fields.sum(axis=1, dtype=np.int64)
+        # twelve column adds in int32 (at most 12 * 65535): the same integers as a sum over the
+        # rows' twelve fields, in 0.4 of its time (a reduction along a short axis is slow)
+        total = fields[:, 0].astype(np.int32)
+        for j in range(1, 12):
+            total += fields[:, j]
         return ((total - 6 * (_U16 - 1)) / float(_U16)).reshape(shape)
 
 

@@ -62,6 +62,10 @@ FALLBACK = ["adversarial/a03_os_exit_in_call.py", "adversarial/a07_stdout_flood.
             "adversarial/a35_sigio_kill_parent.py"]
 SPAWNERS = ["adversarial/a13_fork_bomb_bounded.py", "adversarial/a14_setsid_daemon.py",
             "adversarial/a32_subprocess_new_session.py"]
+#: files that run until a limit stops them: a 2 s call limit stops them as surely as 5 s, for 3 CPU-s
+#: less each (the others get 5 s, room for a real-size call on a loaded machine)
+UNTIL_STOPPED = {"adversarial/a11_memory_bomb.py", "adversarial/a12_ignore_sigterm_loop.py",
+                 "adversarial/a30_sigalrm_ignore_loop.py"}
 SECOND_NAMESPACE_TIER = ["adversarial/a14_setsid_daemon.py", "adversarial/a18_kill_parent.py",
                          "adversarial/a20_junk_to_fds.py", "adversarial/a23_read_outside_folder.py"]
 
@@ -146,7 +150,7 @@ class Run:
 def grade(submission: Path, env: dict[str, str], to_stdout: bool = False, name: str = "",
           shrink: bool = False) -> Run:
     """``python -m grader check SUBMISSION --problem tied_lm_head --format json --output R
-    --max-examples 6 --timeout 5`` in a session of its own (no ``--output`` when ``to_stdout``),
+    --max-examples 6 --timeout 5`` (2 for :data:`UNTIL_STOPPED`) in a session of its own (no ``--output`` when ``to_stdout``),
     with ``--audience instructor`` so that the captured output is always in the report.
 
     ``shrink=False`` adds ``--no-shrink``: these runs test isolation, not the shrinker, and
@@ -155,7 +159,8 @@ def grade(submission: Path, env: dict[str, str], to_stdout: bool = False, name: 
     with tempfile.TemporaryDirectory(prefix="security-report-") as tmp:
         out = Path(tmp) / "report.json"
         cmd = [sys.executable, "-m", "grader", "check", str(submission), "--problem", "tied_lm_head",
-               "--format", "json", "--max-examples", "6", "--timeout", "5", "--audience", "instructor"]
+               "--format", "json", "--max-examples", "6", "--audience", "instructor",
+               "--timeout", "2" if any(str(submission).endswith(f) for f in UNTIL_STOPPED) else "5"]
         if not to_stdout:
             cmd += ["--output", str(out)]
         if not shrink:

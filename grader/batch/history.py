@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import GraderError
 from .gradebook import GRADEBOOK, REPORTS, Row, load_report, read_gradebook, report_path
@@ -76,7 +76,8 @@ def previous(out: Path) -> Path | None:
     return runs[-1] if runs else None
 
 
-def longest_first(learners: list[str], out: Path, resumed: list[Row] = ()) -> list[str]:
+def longest_first(learners: list[str], out: Path, resumed: list[Row] = (),
+                  guess: Callable[[str], float] | None = None) -> list[str]:
     """``learners`` in the order to grade them: longest check first, by the seconds the newest
     kept run of ``out`` (or ``resumed``, the rows of an interrupted run) recorded for each.
 
@@ -86,7 +87,8 @@ def longest_first(learners: list[str], out: Path, resumed: list[Row] = ()) -> li
     classic greedy for this (Graham, "Bounds on multiprocessing timing anomalies", SIAM J. Appl.
     Math. 17(2), 1969: within 4/3 of the best order). A learner without a recorded time is taken
     to need the median recorded one; ties keep the given order. Without any recorded run the
-    order is unchanged. Timings only decide the order: verdicts and files do not depend on it.
+    order is by ``guess`` (a learner's relative cost, larger first: :func:`cost_guess`), else
+    unchanged. Timings only decide the order: verdicts and files do not depend on it.
     """
     seconds: dict[str, float] = {row.learner: row.seconds for row in resumed}
     before = previous(out)
@@ -97,10 +99,30 @@ def longest_first(learners: list[str], out: Path, resumed: list[Row] = ()) -> li
         except GraderError:  # an unreadable old gradebook only costs the order
             pass
     if not seconds:
+        if guess is not None:
+            costs = {name: guess(name) for name in learners}
+            return sorted(learners, key=lambda name: -costs[name])
         return list(learners)
     known = sorted(seconds.values())
     median = known[len(known) // 2]
     return sorted(learners, key=lambda name: -seconds.get(name, median))
+
+
+#: a check's relative cost by the framework its file imports, for a class graded the first time:
+#: a warm check of a correct JAX file of tied_lm_head took 1.5 s where a NumPy one took 0.3 s
+#: (benchmarks/bench_batch.py, docs/performance.md); a PyTorch child's start is like JAX's
+FRAMEWORK_COST = {"numpy": 1.0, "jax": 4.0, "torch": 4.0}
+
+
+def cost_guess(path: Path | None) -> float:
+    """A relative cost of checking the file at ``path`` before any run of it was timed: by the
+    framework it imports (:data:`FRAMEWORK_COST`, from ``grader.forkserver_client.framework_hint``:
+    the file's first ``import jax``/``import torch`` line, read without following links); 1.0
+    for no file or one that cannot be read."""
+    from ..forkserver_client import framework_hint
+    if path is None:
+        return 1.0
+    return FRAMEWORK_COST.get(framework_hint([str(path)], "/"), 1.0)
 
 
 def _settings(folder: Path) -> dict[str, Any]:

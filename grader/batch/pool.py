@@ -41,7 +41,7 @@ from .discovery import Submission, absolute_path, anchored, choose, enumerate_le
 from .gradebook import (FEEDBACK, GRADEBOOK, JUNIT, REPORTS, SUMMARY, SUMMARY_HTML, Appender, Row, add_note,
                         load_report, placeholder_report, read_gradebook, report_path, write_gradebook,
                         write_report)
-from .history import archive, longest_first
+from .history import archive, cost_guess, longest_first
 from .outputs import SIMILARITY_HTML, write_feedback, write_outputs
 from .times import parse_deadline, record as record_times
 from .settings import SETTINGS, grade_settings, read_settings, settings_diff, settings_of_reports, write_settings
@@ -715,7 +715,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     todo = [s for s in subs if s.learner not in kept]
     jobs = args.jobs or cores()
     # the longest checks of the last run first, so that none of them ends the batch alone
-    order = {name: i for i, name in enumerate(longest_first([s.learner for s in subs], out, old_rows))}
+    # (a class graded the first time: the JAX and PyTorch files first, whose children start slower)
+    paths = {s.learner: s.path for s in subs}
+    order = {name: i for i, name in enumerate(longest_first([s.learner for s in subs], out, old_rows,
+                                                            lambda name: cost_guess(paths[name])))}
     subs = sorted(subs, key=lambda s: order[s.learner])
     # a kept row stands only while the learner's files are the ones it graded: checked at their turn
     unchanged = _Unchanged(out, kept, take_siblings=not getattr(args, "no_siblings", False)

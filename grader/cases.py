@@ -808,6 +808,18 @@ def cases_digest(cases: Iterable[Case]) -> str:
     return h.hexdigest()
 
 
+def content_key(case: Case) -> str:
+    """SHA-256 (hex) of what a case's expected value depends on besides the problem: its dtype,
+    comparison, the error it must raise, and its inputs (names, dtypes, shapes, bytes). Two cases
+    with the same key have the same reference values, whatever their names or case sets."""
+    h = hashlib.sha256(f"{case.dtype}\0{case.compare}\0{case.raises}\0".encode())
+    for name, arr in case.inputs.items():
+        a = np.ascontiguousarray(arr)
+        h.update(f"{name}\0{a.dtype.name}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def case_from_literal(problem: Problem, literal: dict[str, Any]) -> Case:
     """A case from a replay literal ``{"dtype": ..., "<param>": nested list, ...}``.
 

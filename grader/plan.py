@@ -53,29 +53,37 @@ def reference_threads() -> int:
 class References:
     """The expected values of a plan's cases (:class:`grader.compare.Expected`, by index).
 
-    Values the case cache already holds are ready at once; the others are computed by the JAX
-    reference in :func:`reference_threads` threads of this process once :meth:`start` is called, so that they overlap
-    with the submission's import in its own process (XLA releases the GIL while it compiles and
-    computes). :meth:`store` writes a complete set to the case cache.
+    Values the case cache already holds (``known``: the whole set, or some of its cases from
+    another set of its family, :func:`grader.cache.donated_values`) are ready at once; the
+    others are computed by the JAX reference in :func:`reference_threads` threads of this
+    process once :meth:`start` is called, so that they overlap with the submission's import in
+    its own process (XLA releases the GIL while it compiles and computes). :meth:`store` writes
+    a set completed here to the case cache.
     """
 
     def __init__(self, problem: Problem, cases: list[Case],
-                 known: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None) -> None:
+                 known: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None, stored: bool = False) -> None:
         self.problem, self.cases = problem, cases
-        self._ready = [expected_from(problem, c, *known[c.name]) for c in cases] if known else None
+        #: whether ``known`` is this set's own cache entry (nothing to store)
+        self.stored = stored
+        known = known or {}
+        #: (exact output, scale) of each case the cache gave, else None
+        self._given = [known.get(c.name) for c in cases]
+        self._ready = [expected_from(problem, c, *g) if g is not None else None for c, g in zip(cases, self._given)]
         self._pool: ThreadPoolExecutor | None = None
-        self._futures: list[Future] = []
+        self._futures: dict[int, Future] = {}
 
     @property
     def cached(self) -> bool:
         """Whether every value came from the case cache."""
-        return self._ready is not None
+        return all(r is not None for r in self._ready)
 
     def start(self) -> None:
         """Start computing the values the cache did not hold (a no-op when all were cached)."""
-        if self._ready is None and self._pool is None:
+        if not self.cached and self._pool is None:
             self._pool = ThreadPoolExecutor(reference_threads(), thread_name_prefix="reference")
-            self._futures = [self._pool.submit(expected_for, self.problem, c) for c in self.cases]
+            self._futures = {i: self._pool.submit(expected_for, self.problem, c)
+                             for i, c in enumerate(self.cases) if self._ready[i] is None}
 
     def __getitem__(self, i: int) -> Expected:
         """The expected value of case ``i``, waiting for it if it is being computed.
@@ -83,21 +91,25 @@ class References:
         Raises:
             GraderError: the reference failed on that case (``expected.expected_for``).
         """
-        if self._ready is not None:
+        if self._ready[i] is not None:
             return self._ready[i]
         self.start()
         return self._futures[i].result()
 
     def complete(self) -> bool:
-        """Whether every value was computed here (not read from the cache), without error: a set
-        the cache can keep."""
-        return self._pool is not None and all(f.done() and not f.cancelled() and f.exception() is None
-                                              for f in self._futures)
+        """Whether every value is known, those the cache lacked computed here without error,
+        and the set is not its own cache entry already: a set the cache can keep."""
+        return not self.stored and all(r is not None or (i in self._futures and self._futures[i].done()
+                                                         and not self._futures[i].cancelled()
+                                                         and self._futures[i].exception() is None)
+                                       for i, r in enumerate(self._ready))
 
     def store(self, key: str) -> None:
-        """Write the computed values to the case cache under ``key`` (when :meth:`complete`)."""
+        """Write the set to the case cache under ``key`` (when :meth:`complete`)."""
         if key and self.complete():
-            cache.store_cases(key, [(c, f.result().ref, f.result().scale) for c, f in zip(self.cases, self._futures)])
+            values = [g if g is not None else (self._futures[i].result().ref, self._futures[i].result().scale)
+                      for i, g in enumerate(self._given)]
+            cache.store_cases(key, [(c, ref, scale) for c, (ref, scale) in zip(self.cases, values)])
 
     def close(self) -> None:
         """Stop computing (cancel what has not started; wait for the one running)."""
@@ -224,14 +236,15 @@ def make_plan(submission: str | Path, problem: Problem, opts: CheckOptions,
                 deadline=started + opts.total_timeout)
     if plan.cannot_run is not None:
         return plan
-    cases, known, key = _plan_cases(problem, opts, framework, dtypes, secret)
+    cases, known, key, donated = _plan_cases(problem, opts, framework, dtypes, secret)
     # what was graded, so two runs can be compared (a whole cached set's: remembered by a fork server)
     whole_cached = known is not None and not opts.only_cases and opts.replay is None
     env["cases_digest"] = cache.case_set_digest(key, cases) if whole_cached else cases_digest(cases)
     if opts.replay is not None or opts.only_cases:
         env["partial"] = True  # a few selected cases: reports show no grade
         env["dtypes"] = [d for d in dtypes if any(c.dtype == d for c in cases)]
-    plan.cases, plan.expected, plan.cache_key = cases, References(problem, cases, known), key
+    plan.cases, plan.expected, plan.cache_key = cases, References(problem, cases, known or donated,
+                                                                   stored=known is not None), key
     if secret:
         plan.seeded = seed_dependent(problem, cases, dtypes)
     return plan
@@ -376,17 +389,20 @@ def case_set_key(problem: Problem, opts: CheckOptions, dtypes: tuple[str, ...]) 
 
 
 def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tuple[str, ...],
-                secret: bool) -> tuple[list[Case], dict[str, tuple[np.ndarray, np.ndarray | None]] | None, str]:
+                secret: bool) -> tuple[list[Case], dict[str, tuple[np.ndarray, np.ndarray | None]] | None, str,
+                                       dict[str, tuple[np.ndarray, np.ndarray | None]]]:
     """The cases to run (a replay literal, else the fixed and generated cases from the case
-    cache or made afresh, cut to ``--case`` names), the reference values the cache already holds
-    (case name -> (exact output, scale); None on a miss, a replay or a secret seed) and the
-    case-cache key ("" for a replay).
+    cache or made afresh, cut to ``--case`` names), the reference values the cache holds for
+    the whole set (case name -> (exact output, scale); None on a miss, a replay or a secret
+    seed), the case-cache key ("" for a replay), and on a miss the values other sets of the
+    family hold for some of the cases (:func:`grader.cache.donated_values`; else empty).
 
     Raises:
         GraderError: a malformed replay, a replay dtype not graded, or an unknown ``--case`` name.
     """
     known = None
     key = ""
+    donated: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
     if opts.replay is not None:
         try:
             cases = [case_from_literal(problem, opts.replay)]
@@ -395,7 +411,9 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
         if cases[0].dtype not in dtypes:
             raise GraderError(f"--replay: dtype {cases[0].dtype} is not graded for {framework} "
                               f"(graded: {', '.join(dtypes)})")
-        return cases, known, key
+        # a replay of a published case (a report's replay command) has that case's values
+        donated = cache.donated_values(cache.family_key(problem, 0 if secret else opts.seed, dtypes), cases)
+        return cases, known, key, donated
     count = generated_count(problem, opts)
     key = case_set_key(problem, opts, dtypes)
     # a secret seed's cases are never cached: the cache is readable by whoever runs the
@@ -406,6 +424,10 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
         known = {c.name: (ref, scale) for c, ref, scale in cached}
     else:
         cases = fixed_cases(problem, dtypes, opts.seed) + generated_cases(problem, dtypes, opts.seed, count)
+        # what another count's set of the same seed computed for the same inputs (under a
+        # secret: the published seed's, for the fixed cases the seed does not choose)
+        family = cache.family_key(problem, 0 if secret else opts.seed, dtypes)
+        donated = cache.donated_values(family, cases, key)
     if opts.only_cases:
         wanted = set(opts.only_cases)
         unknown = wanted - {c.name for c in cases}
@@ -414,4 +436,4 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
                               f"(with {'the secret seed' if secret else f'seed {opts.seed}'}); "
                               "names look like 'batch[float32]' or 'gen003[float16]'")
         cases = [c for c in cases if c.name in wanted]
-    return cases, known, key
+    return cases, known, key, donated

@@ -177,15 +177,6 @@ class _Plan:
     runs: list[tuple[str, str, list[tuple[Any, _Entry]], bool]]  # framework, cache key, its cases, cached
 
 
-def _content_key(case: Any) -> str:
-    h = hashlib.sha256(f"{case.dtype}\0{case.compare}\0{getattr(case, 'raises', ())}\0".encode())
-    for name, arr in case.inputs.items():
-        a = np.ascontiguousarray(arr)
-        h.update(f"{name}\0{a.dtype.name}\0{a.shape}\0".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
 def plan_cases(problem: Any, seed: int = 0) -> _Plan:
     """Every case ``grader check`` grades by default for each framework, each distinct input once.
 
@@ -197,7 +188,7 @@ def plan_cases(problem: Any, seed: int = 0) -> _Plan:
         ValueError: a case cannot be built (e.g. a literal input that does not fit its dtype).
     """
     from . import cache
-    from .cases import fixed_cases, generated_cases
+    from .cases import content_key, fixed_cases, generated_cases
 
     count = (problem.generated or {}).get("count", 0)
     seen: dict[str, _Entry] = {}
@@ -214,7 +205,7 @@ def plan_cases(problem: Any, seed: int = 0) -> _Plan:
         if tuple(dtypes) not in built:
             built[tuple(dtypes)] = fixed_cases(problem, dtypes, seed) + generated_cases(problem, dtypes, seed, count)
         for case in built[tuple(dtypes)]:
-            ck = _content_key(case)
+            ck = content_key(case)
             if ck not in seen:
                 label = case.name if case.origin == "fixed" else f"{case.name} ({framework})"
                 seen[ck] = _Entry(case, label)

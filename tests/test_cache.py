@@ -277,6 +277,52 @@ def test_a_cached_sets_digest_is_its_files_not_hashed_again_per_check(tmp_path, 
     assert cache.case_set_digest("none", cases) == cases_digest(cases)   # no file: hashed
 
 
+def test_a_set_of_another_count_a_named_case_and_a_replay_take_their_familys_values(tmp_path, monkeypatch):
+    """A check with --max-examples 8 after a default run computed every fixed case and the first
+    eight generated ones again (the same inputs): now it takes their values from the other set of
+    the same seed (grader.cache.donated_values) and stores its own set; a --case of a count never
+    run and a replay of a published case compute nothing; another seed's set gives nothing (its
+    inputs differ), and what is taken is what a cold check computes."""
+    from grader import plan as plan_module
+    from grader.check import grade_plan
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.run.inprocess import InProcessExecutor
+    from grader.spec import find_problem
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
+    problem = load_problem(find_problem("softmax"))
+    sub = tmp_path / "sub.py"
+    sub.write_text("import numpy as np\n\ndef softmax(x, axis=-1):\n    return np.exp(x)\n")
+    computed: list[str] = []
+    real = plan_module.expected_for
+    monkeypatch.setattr(plan_module, "expected_for", lambda problem, case: computed.append(case.name) or real(problem, case))
+
+    def check(**options):
+        opts = CheckOptions(shrink=False, sandbox="none", framework="numpy", **options)
+        plan = make_plan(sub, problem, opts, lambda request: ("none", None))
+        report = grade_plan(plan, InProcessExecutor(lambda x, axis=-1: np.exp(x)))
+        return plan, report
+
+    check(max_examples=12)
+    assert computed
+    computed.clear()
+    plan, _ = check(max_examples=8)
+    assert computed == [] and plan.expected.complete()
+    assert cache.load_cases(cache.case_key(problem, 0, 8, plan.dtypes)) is not None   # kept for next time
+    generated = [c for c in plan.cases if c.origin == "generated"]
+    _, named = check(max_examples=5, only_cases=(generated[1].name,))
+    from grader.cases import case_literal
+    _, replayed = check(replay=case_literal(generated[2]))
+    assert computed == [] and named.cases[0].status == replayed.cases[0].status == "failed"
+    check(max_examples=2, seed=7)
+    assert any(n.startswith("gen") for n in computed)          # another seed: other inputs
+    # the same expected values as computed afresh
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "fresh"))
+    fresh_plan, _ = check(max_examples=8)
+    for i, case in enumerate(plan.cases):
+        assert np.array_equal(plan.expected[i].ref, fresh_plan.expected[i].ref, equal_nan=True), case.name
+
+
 def test_a_sources_jax_store_and_all_stores_stay_bounded(tmp_path, monkeypatch):
     """Round nine of issue 32: a correct JAX file that also wrote 4 x 16 MiB of new entry names
     into its private cache each check grew its store by 48 MiB a check (49 -> 97 -> 145 MB),

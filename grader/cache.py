@@ -58,6 +58,7 @@ import numpy as np
 from . import memo
 from .version import __version__
 from .cachedir import cache_root  # noqa: F401 - re-exported: grader.cache.cache_root
+from .cachedir import private, private_root
 from .cases import Case
 from .dtypes import FLOAT_NAMES, dtype_of
 from .spec import Problem, problem_digest
@@ -295,7 +296,8 @@ def family_key(problem: Problem, seed: int, dtypes: tuple[str, ...]) -> str:
 DONORS = 3
 
 
-def donated_values(family: str, cases: list[Case], own: str = "") -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+def donated_values(family: str, cases: list[Case], own: str = "",
+                   private_only: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
     """Expected values for ``cases`` from the cached sets of ``family`` (:func:`family_key`)
     other than ``own``'s key: case name -> (exact output, scale), for each case of the same
     content as a donor's (:func:`grader.cases.content_key`: dtype, comparison, error to raise,
@@ -305,9 +307,13 @@ def donated_values(family: str, cases: list[Case], own: str = "") -> dict[str, t
     A check with ``--max-examples 8`` after a default run (36 generated) computed every fixed
     case and the first eight generated ones again (softmax 1.5 s instead of 0.4 s, conv1d 4.1 s
     instead of 2.2 s): the same inputs, so the same values. Under a secret seed the family is
-    the published seed's: the fixed cases the seed does not choose have its inputs."""
+    the published seed's: the fixed cases the seed does not choose have its inputs.
+
+    ``private_only`` (a secret seed's check, which otherwise reads no case file: a shared cache
+    folder must not decide its verdicts): only a private cache folder's own files
+    (:func:`grader.cachedir.private`)."""
     from .cases import content_key
-    root = cache_root()
+    root = private_root() if private_only else cache_root()
     if root is None or not cases:
         return {}
     prefix = f"cases-{family}-n"
@@ -315,8 +321,11 @@ def donated_values(family: str, cases: list[Case], own: str = "") -> dict[str, t
     try:
         for entry in os.scandir(root):
             count = entry.name[len(prefix):-len(".bin")] if entry.name.startswith(prefix) else ""
-            if entry.name.endswith(".bin") and count.isdigit() and f"{family}-n{count}" != own:
-                donors.append((int(count), f"{family}-n{count}"))
+            if not (entry.name.endswith(".bin") and count.isdigit() and f"{family}-n{count}" != own):
+                continue
+            if private_only and not (entry.is_file(follow_symlinks=False) and private(entry.stat(follow_symlinks=False))):
+                continue
+            donors.append((int(count), f"{family}-n{count}"))
     except OSError:
         return {}
 
@@ -502,7 +511,7 @@ def _cases_of(header: dict[str, Any], data: memoryview) -> list[tuple[Case, np.n
 
 
 def _seed_file(key: str) -> Path | None:
-    root = cache_root()
+    root = private_root()
     return None if root is None else root / f"seed-independent-{key}.json"
 
 
@@ -513,12 +522,14 @@ _SEED_FILE_BYTES = 1 << 20
 def load_seed_independent(key: str) -> frozenset[str] | None:
     """The names of the fixed cases that are the same under every seed
     (:func:`grader.plan.seed_independent`) of the case set keyed ``key``
-    (:func:`case_key` with seed 0 and count 0), or None on a miss or a bad file (not a regular
-    file, a link, over :data:`_SEED_FILE_BYTES`, not a list of names).
+    (:func:`case_key` with seed 0 and count 0), or None on a miss or a file not to be trusted.
 
-    Trusted as the case files beside it are: whoever can write this folder can change the
-    expected values themselves. Under a secret seed these names are the fixed cases whose
-    expected values a learner is shown."""
+    Under a secret seed these names are the fixed cases whose expected values a learner is
+    shown, and a secret run reads no case file: so, as the sandbox probe's memo, the file is
+    read only when it is a regular file (no link followed), this user's, not writable by
+    others, in a cache folder that is this user's and nobody else may write
+    (:func:`grader.cachedir.private_root`: a shared folder gives none; attack round 36), and a
+    list of names of at most :data:`_SEED_FILE_BYTES`."""
     path = _seed_file(key)
     if path is None:
         return None
@@ -534,7 +545,7 @@ def _read_names(path: Path) -> frozenset[str] | None:
     try:
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > _SEED_FILE_BYTES:
+            if not stat.S_ISREG(st.st_mode) or not private(st) or st.st_size > _SEED_FILE_BYTES:
                 return None
             data = json.loads(fh.read(_SEED_FILE_BYTES).decode())
     except (OSError, ValueError, RecursionError):
@@ -546,12 +557,18 @@ def _read_names(path: Path) -> frozenset[str] | None:
 
 
 def store_seed_independent(key: str, names: frozenset[str]) -> None:
-    """Write :func:`load_seed_independent`'s file atomically; failures are ignored."""
+    """Write :func:`load_seed_independent`'s file atomically, in a private cache folder only
+    (:func:`grader.cachedir.private_root`); failures are ignored."""
+    root = cache_root()
+    try:
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
     path = _seed_file(key)
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".seed-independent-", suffix=".json", dir=path.parent)
         try:
             with os.fdopen(fd, "w") as fh:

@@ -18,3 +18,19 @@ def cache_root() -> Path | None:
         return Path(os.environ["GRADER_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "grader"
+
+
+def private(st: os.stat_result) -> bool:
+    """Whether a file or folder (its ``os.stat``) is this user's and nobody else may write it: a
+    memo that decides what a learner is shown is read and written only where this holds (a
+    shared cache folder, which the Slurm template allows, gets none)."""
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def private_root() -> Path | None:
+    """:func:`cache_root` when it exists and is :func:`private`, else None."""
+    root = cache_root()
+    try:
+        return root if root is not None and private(os.stat(root)) else None
+    except OSError:
+        return None

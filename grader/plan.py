@@ -412,7 +412,8 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
             raise GraderError(f"--replay: dtype {cases[0].dtype} is not graded for {framework} "
                               f"(graded: {', '.join(dtypes)})")
         # a replay of a published case (a report's replay command) has that case's values
-        donated = cache.donated_values(cache.family_key(problem, 0 if secret else opts.seed, dtypes), cases)
+        donated = cache.donated_values(cache.family_key(problem, 0 if secret else opts.seed, dtypes), cases,
+                                       private_only=secret)
         return cases, known, key, donated
     count = generated_count(problem, opts)
     key = case_set_key(problem, opts, dtypes)
@@ -427,7 +428,7 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
         # what another count's set of the same seed computed for the same inputs (under a
         # secret: the published seed's, for the fixed cases the seed does not choose)
         family = cache.family_key(problem, 0 if secret else opts.seed, dtypes)
-        donated = cache.donated_values(family, cases, key)
+        donated = cache.donated_values(family, cases, key, private_only=secret)
     if opts.only_cases:
         wanted = set(opts.only_cases)
         unknown = wanted - {c.name for c in cases}

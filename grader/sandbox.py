@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .cachedir import private as _private  # whether a file or folder is this user's alone
 from .errors import GraderError
 
 TIERS = ("bwrap", "unshare", "rlimits", "none")
@@ -631,9 +632,6 @@ def _strongest(tier: str) -> Sandbox:
     return Sandbox(tier)
 
 
-def _private(st: os.stat_result) -> bool:
-    """Whether a file or folder is this user's and nobody else may write it."""
-    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
 def _remembered_probe(tier: str, program: str, run: Any) -> tuple[bool, str, Sandbox | None]:

@@ -218,6 +218,7 @@ class Problem:
         generated: the ``generated`` mapping, or None.
         path: the YAML file; reference_path: the reference module file.
         raw: the whole parsed YAML, for hashing.
+        spec_sha256: SHA-256 (hex) of the spec text this was parsed from (:func:`problem_digest`).
     """
 
     id: str
@@ -247,6 +248,7 @@ class Problem:
     select: tuple[int, str] | None = None
     constraints: tuple[tuple[str, Any], ...] = ()
     draw_order: tuple[str, ...] = ()
+    spec_sha256: str = ""
 
     def size_env(self, sizes: dict[str, Any], inputs: dict[str, Any]) -> dict[str, int]:
         """The names size expressions and constraints read in a case: every size symbol (not
@@ -378,15 +380,17 @@ def load_all(problems_dir: str | os.PathLike[str] | None = None) -> tuple[dict[s
 
 
 def problem_digest(problem: Problem) -> str:
-    """SHA-256 (hex) of the problem's spec file and reference module: the problem's identity,
-    part of the case-cache key (``grader.cache.case_key``) and of ``grader grade``'s settings record.
+    """SHA-256 (hex) of the problem's spec (the text it was parsed from) and reference module: the
+    problem's identity, part of the case-cache key (``grader.cache.case_key``) and of ``grader grade``'s settings record.
 
     Raises:
         GraderError: either file cannot be read.
     """
     h = hashlib.sha256()
     try:
-        h.update(problem.path.read_bytes() + b"\0")
+        # the spec as it was parsed, not the file read again: an edit in between gave the old
+        # spec's cases and memos the new one's key (attack round 36)
+        h.update((problem.spec_sha256 or hashlib.sha256(problem.path.read_bytes()).hexdigest()).encode() + b"\0")
         h.update(problem.reference_path.read_bytes())
     except OSError as exc:
         raise GraderError(f"cannot read the spec of {problem.id!r}: {exc.strerror or exc}") from None
@@ -880,5 +884,5 @@ def _load_problem(path: Path) -> Problem:
         returns_fixed_dtype=fixed_dtype, python_scalar=bool(returns.get("python_scalar")), checker=checker,
         alternatives=data.get("alternatives"), outputs=tuple(outputs),
         returns_as=returns.get("as", "tuple") if outputs else "", constraints=tuple(constraints),
-        draw_order=order,
+        draw_order=order, spec_sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
     )

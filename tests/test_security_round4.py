@@ -192,6 +192,70 @@ def test_which_fixed_cases_a_seed_chooses_is_found_once_and_a_bad_memo_is_not_re
         assert draws == list(plan_module.COMPARED_SEEDS), bad
 
 
+def test_the_seed_memo_and_a_secret_runs_donors_come_only_from_a_private_cache_folder(tmp_path, monkeypatch):
+    """Attack round 36: in a shared cache folder (the Slurm template allows one) another user
+    listed every fixed case as seed-independent, and a secret run showed a learner the expected
+    values of all 57 seeded fixed cases. The memo is now read and written only in a cache folder
+    that is this user's and nobody else may write, and only as a file of this user's that nobody
+    else may write; a secret run takes no other set's values from such a folder either."""
+    import os
+
+    import numpy as np
+
+    from grader import cache
+    from grader import plan as plan_module
+    from grader.spec import find_problem, load_problem
+    problem = load_problem(find_problem("tied_lm_head"))
+    dtypes = problem.frameworks["numpy"]
+    key = cache.case_key(problem, 0, 0, dtypes)
+    forged = '{"format": 1, "independent": ["real_size[float64]"]}'
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(shared))
+    (shared / f"seed-independent-{key}.json").write_text(forged)
+    assert cache.load_seed_independent(key) is None
+    found = plan_module.seed_independent(problem, dtypes)
+    assert "real_size[float64]" not in found
+    assert (shared / f"seed-independent-{key}.json").read_text() == forged      # nor written there
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(private))
+    (private / f"seed-independent-{key}.json").write_text(forged)
+    os.chmod(private / f"seed-independent-{key}.json", 0o666)                    # others may write it
+    assert cache.load_seed_independent(key) is None
+    os.chmod(private / f"seed-independent-{key}.json", 0o644)
+    assert cache.load_seed_independent(key) == {"real_size[float64]"}            # this user's own
+    # a set another user could write gives a secret run nothing
+    family = cache.family_key(problem, 0, dtypes)
+    cases = plan_module.fixed_cases(problem, dtypes, 0)[:3]
+    cache.store_cases(f"{family}-n5", [(c, np.zeros(1), None) for c in cases])
+    assert set(cache.donated_values(family, cases, private_only=True)) == {c.name for c in cases}
+    os.chmod(private / f"cases-{family}-n5.bin", 0o666)
+    assert cache.donated_values(family, cases, private_only=True) == {}
+    assert set(cache.donated_values(family, cases)) == {c.name for c in cases}  # a published check's rule
+
+
+def test_a_spec_edited_after_it_was_read_keeps_the_key_of_what_was_read(tmp_path):
+    """Attack round 36: a spec edited between its parse and the case cache's key (which read the
+    file again) stored the old spec's seed memo and cases under the new spec's key, and a later
+    secret run of the new spec showed a learner the expected values of a seeded case. The key
+    is now that of the text the problem was parsed from."""
+    import shutil
+
+    from grader.spec import load_problem, problem_digest
+
+    from .conftest import ROOT
+    shutil.copytree(ROOT / "problems", tmp_path / "problems")
+    shutil.copytree(ROOT / "reference", tmp_path / "reference")
+    spec = tmp_path / "problems" / "tied_lm_head.yaml"
+    read = load_problem(spec)
+    before = problem_digest(read)
+    spec.write_text(spec.read_text().replace("count: 36", "count: 35"))
+    assert problem_digest(read) == before
+    assert problem_digest(load_problem(spec)) != before
+
+
 def _plan_with_hidden_last(tmp_path, max_examples: int, hidden: int):
     """A plan of tied_lm_head (no sandbox, no shrinking) whose last ``hidden`` cases are hidden,
     as new records: the plan's cases are shared with the other tests of this process."""

@@ -184,7 +184,9 @@ def test_summary_has_failure_rates_per_group_and_case():
     groups = text.split("## Failure rates per case group", 1)[1].split("## Failure rates per case\n", 1)[0]
     assert "| examples | 1 of 2 | 50% | [erin](" in groups and "| secret | 1 of 2 | 50% |" in groups
     cases = text.split("## Failure rates per case\n", 1)[1].split("##", 1)[0]
-    assert "| batch | 1 of 2 | 50% | [erin](" in cases and "| gen002 | 1 of 2 | 50% |" in cases
+    # the cases erin alone fails are one row (test_cases_the_same_learners_fail_are_one_row_...)
+    row = next(line for line in cases.splitlines() if "batch" in line)
+    assert "gen002" in row and "| 1 of 2 | 50% | [erin](" in row
     assert "shrunk" not in cases and "worked\\_example" not in cases  # shrunk: no case; passed by both
 
 
@@ -205,6 +207,38 @@ def test_failure_rates_per_group_are_sorted_by_rate():
     rows = [SimpleNamespace(learner=name) for name in reports]
     groups, _ = summary_md.failure_rates(rows, reports)  # by count it was shapes 3/5, examples 2/3, values 2/5
     assert [(g, len(who), n) for g, who, n in groups] == [("examples", 2, 3), ("shapes", 3, 5), ("values", 2, 5)]
+
+
+def test_cases_the_same_learners_fail_are_one_row_of_the_failure_rates():
+    """A helper's class of four: summary.md listed twelve generated cases, gen000 ... gen011,
+    each failed by the same one learner, as twelve rows. Rows the same learners fail are one
+    row now, naming the first three cases and how many more; other learner sets keep rows of
+    their own."""
+    from types import SimpleNamespace
+
+    from grader.batch import gradebook
+    from grader.reports import summary_md
+
+    def rep(failing: set[str]):
+        names = [f"gen{i:03d}" for i in range(12)] + ["batch"]
+        return SimpleNamespace(cases=[case(f"{n}[float32]", "generated" if n != "batch" else "shapes",
+                                           "failed" if n in failing else "passed",
+                                           wrong() if n in failing else None) for n in names])
+
+    gens = {f"gen{i:03d}" for i in range(12)}
+    reports = {"ann": rep(gens | {"batch"}), "bob": rep({"batch"}), "cy": rep(set())}
+    rows = [SimpleNamespace(learner=name) for name in reports]
+    _, cases = summary_md.failure_rates(rows, reports)
+    assert len(cases) == 13
+    merged = summary_md.merge_alike(cases)
+    assert [(len(names), who) for names, who, _ in merged] == [(1, ["ann", "bob"]), (12, ["ann"])]
+    assert summary_md.case_names(merged[1][0]) == "gen000, gen001, gen002 and 9 more (12 cases)"
+    assert summary_md.case_names(["a", "b", "c", "d"]) == "a, b, c, d"
+    full = [gradebook.Row(learner=name, submission=f"{name}.py", passed=False, score=0, max_score=10, kinds=[],
+                          seconds=1.0, message="") for name in reports]
+    text = summary_md._failure_rates(full, reports)
+    table = [line for line in text[text.index("## Failure rates per case"):] if line.startswith("| ")][2:]
+    assert len(table) == 2 and "12 cases" in table[1], table
 
 
 def test_a_case_a_secret_seed_chose_is_rated_in_its_group_only():

@@ -192,11 +192,30 @@ def _failure_rates(rows: list[Row], reports: dict[str, Report]) -> list[str]:
     if not cases:
         return out + ["No case failed.", ""]
     out += ["| Case | Learners failing | Rate | Example |", "| --- | ---: | ---: | --- |"]
-    for name, who, n in cases[:MAX_RATE_ROWS]:
-        out.append(f"| {md(name)} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | {_link(who[0])} |")
-    if len(cases) > MAX_RATE_ROWS:
-        out.append(f"\n... and {len(cases) - MAX_RATE_ROWS} more failing cases (see the reports)")
+    merged = merge_alike(cases)
+    for names, who, n in merged[:MAX_RATE_ROWS]:
+        out.append(f"| {md(case_names(names))} | {len(who)} of {n} | {100 * len(who) / n:.0f}% | {_link(who[0])} |")
+    if len(merged) > MAX_RATE_ROWS:
+        rest = sum(len(names) for names, _, _ in merged[MAX_RATE_ROWS:])
+        out.append(f"\n... and {rest} more failing cases (see the reports)")
     return out + ["", RATE_NOTE, ""]
+
+
+def merge_alike(cases: list[tuple[str, list[str], int]]) -> list[tuple[list[str], list[str], int]]:
+    """:func:`failure_rates`'s cases with the rows that the same learners fail (of the same
+    count) made one, in the order of each one's first row: an instructor read twelve rows
+    ``gen000`` ... ``gen011`` of one learner each, the same learner (a helper's trial)."""
+    rows: dict[tuple[tuple[str, ...], int], tuple[list[str], list[str], int]] = {}
+    for name, who, n in cases:
+        rows.setdefault((tuple(sorted(who)), n), ([], who, n))[0].append(name)
+    return list(rows.values())
+
+
+def case_names(names: list[str], shown: int = 3) -> str:
+    """One row's case names: all of up to ``shown`` + 1, else the first ``shown`` and how many more."""
+    if len(names) <= shown + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more ({len(names)} cases)"
 
 
 def tally(rows: list[Row], reports: dict[str, Report]) -> str:

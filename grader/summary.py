@@ -178,7 +178,13 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
     # mistake leads its feedback
     for kind, failed in sorted(by_kind.items(), key=lambda kv: (kv[0] == "unearned", -len(kv[1]), kv[0])):
         f_dtypes = sorted({c.dtype for c in failed}, key=lambda d: (order.get(d, len(order)), d))
-        passing = [d for d in ran_dtypes if d not in f_dtypes]
+        # the dtypes that ran cases of the failing cases' groups without this failure: a case the
+        # spec runs only in float16 in a group of its own read "only in float16 (float32, float64
+        # fail in another way)", as if those dtypes had run it (a helper's new exercise)
+        groups = {c.group for c in failed}
+        alike = {c.dtype for c in graded if c.group in groups}
+        passing = [d for d in ran_dtypes if d not in f_dtypes and d in alike]
+        alone = not passing and len(alike) == len(f_dtypes) < len(ran_dtypes)
         only = f_dtypes if passing else None
         in_failing = [c for c in graded if c.dtype in f_dtypes]
         pattern = _rank_pattern(failed, in_failing)
@@ -212,6 +218,9 @@ def summarise(cases: list[CaseResult], dtypes: tuple[str, ...], framework: str =
             said = ([f"{', '.join(clean)} pass{'es' if len(clean) == 1 else ''}"] if clean else []) + \
                 ([f"{', '.join(other)} fail{'s' if len(other) == 1 else ''} in another way"] if other else [])
             where = f"only in {', '.join(only)} ({'; '.join(said)})"
+        elif alone:   # the other dtypes ran none of these cases' groups
+            where = (f"in {', '.join(f_dtypes)} (the only dtype{'s' if len(f_dtypes) > 1 else ''} "
+                     f"{'these cases run' if n > 1 else 'this case runs'} in)")
         else:
             where = "in " + ("every dtype (" + ", ".join(f_dtypes) + ")" if len(f_dtypes) > 1 else f_dtypes[0])
         text = (f"{kind}: {n} case{'s' if n != 1 else ''}, {where}{_rank_text(pattern, first)}"

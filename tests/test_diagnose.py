@@ -6,6 +6,8 @@ mistake). Learner-facing messages are asserted exactly for a few (STYLE.md).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import ml_dtypes
@@ -369,6 +371,26 @@ def result(name, dt, rank, kind=None, hint_id=None, shrunk=False):
 
 
 DT = ("float16", "float32", "float64")
+
+
+def test_a_case_that_runs_in_one_dtype_only_is_not_said_to_fail_only_there():
+    """A helper's new exercise had a case the spec runs only in float16, in a group of its own;
+    its failure read "only in float16 (float32, float64 fail in another way)", as if the other
+    dtypes had run it. A dtype counts against "only" when it ran cases of the failing cases'
+    groups; with none, the line says the case runs in that dtype only, and no range hint is
+    drawn from a bfloat16 that never ran it."""
+    dts = ("bfloat16", "float16", "float32", "float64")
+    others = [dataclasses.replace(result(f"a{i}[{dt}]", dt, 1, "shape"), group="g")
+              for dt in ("float32", "float64") for i in range(2)]
+    ok = [dataclasses.replace(result(f"b{i}[bfloat16]", "bfloat16", 1), group="g") for i in range(2)]
+    own = [dataclasses.replace(result("range[float16]", "float16", 1, "tolerance"), group="range_only")]
+    entries = {e["kind"]: e for e in summarise(own + others + ok, dts, framework="numpy")}
+    assert entries["tolerance"]["text"] == "tolerance: 1 case, in float16 (the only dtype this case runs in)"
+    assert entries["tolerance"]["only_dtypes"] is None and entries["tolerance"]["hint"] is None
+    # a group the other dtypes ran keeps "only in": there they passed or failed otherwise
+    mixed = own + [dataclasses.replace(result("range[float32]", "float32", 1), group="range_only")] + ok
+    (tol,) = [e for e in summarise(mixed, dts, framework="numpy") if e["kind"] == "tolerance"]
+    assert tol["text"] == "tolerance: 1 case, only in float16 (float32 passes)"
 
 
 def test_summary_only_one_dtype():

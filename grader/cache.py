@@ -51,7 +51,7 @@ import stat
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -347,6 +347,40 @@ def donated_values(family: str, cases: list[Case], own: str = "",
     return found
 
 
+def _open_regular(path: Path) -> tuple[Any, os.stat_result] | None:
+    """``path`` opened for reading in binary, with its ``fstat``, when it is a regular file; None
+    when it is missing, a link (never followed), a FIFO or a device, or cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    fh = os.fdopen(fd, "rb")
+    try:
+        st = os.fstat(fh.fileno())
+    except OSError:
+        fh.close()
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        fh.close()
+        return None
+    return fh, st
+
+
+def _write_atomically(path: Path, write: Callable[[Any], None]) -> None:
+    """Call ``write`` with a new binary file beside ``path`` and rename it into place, so that a
+    reader sees the old file or the whole new one; a failure removes the temporary file and
+    raises ``OSError``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _case_file(key: str) -> Path | None:
     root = cache_root()
     return None if root is None else root / f"cases-{key}.bin"
@@ -391,15 +425,12 @@ def _read(path: Path, arrays: bool) -> Any:
     with SIGBUS, and pages not yet touched would show later writes (attack round 33). One
     ``readinto`` of the data block (tied_lm_head: 33 MB, 15-40 ms).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+    opened = _open_regular(path)
+    if opened is None:
         return None
+    fh, st = opened
     try:
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return None
+        with fh:
             head = fh.read(len(MAGIC) + 8)
             if len(head) != len(MAGIC) + 8 or head[:len(MAGIC)] != MAGIC:
                 return None
@@ -538,14 +569,13 @@ def load_seed_independent(key: str) -> frozenset[str] | None:
 
 
 def _read_names(path: Path) -> frozenset[str] | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+    opened = _open_regular(path)
+    if opened is None:
         return None
+    fh, st = opened
     try:
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or not private(st) or st.st_size > _SEED_FILE_BYTES:
+        with fh:
+            if not private(st) or st.st_size > _SEED_FILE_BYTES:
                 return None
             data = json.loads(fh.read(_SEED_FILE_BYTES).decode())
     except (OSError, ValueError, RecursionError):
@@ -568,16 +598,9 @@ def store_seed_independent(key: str, names: frozenset[str]) -> None:
     path = _seed_file(key)
     if path is None:
         return
+    data = json.dumps({"format": 1, "independent": sorted(names)}).encode()
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".seed-independent-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump({"format": 1, "independent": sorted(names)}, fh)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        _write_atomically(path, lambda fh: fh.write(data))
     except OSError:
         pass
 
@@ -616,18 +639,13 @@ def store_cases(key: str, items: list[tuple[Case, np.ndarray, np.ndarray | None]
                      "arrays": arrays})
     header = json.dumps({"cases": meta, "digest": cases_digest([c for c, _, _ in items])}).encode()
     head = MAGIC + len(header).to_bytes(8, "little") + header
+    def write(fh: Any) -> None:
+        fh.write(head + b"\0" * (_aligned(len(head)) - len(head)))
+        for block in blocks:
+            fh.write(memoryview(block))
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".cases-", suffix=".bin", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(head + b"\0" * (_aligned(len(head)) - len(head)))
-                for block in blocks:
-                    fh.write(memoryview(block))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        _write_atomically(path, write)
     except OSError:
         pass

@@ -433,8 +433,12 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
         wanted = set(opts.only_cases)
         unknown = wanted - {c.name for c in cases}
         if unknown:
+            # the names this seed and count do have (an instructor was shown tied_lm_head's
+            # 'batch[float32]' for a softmax check): generated ones depend on --max-examples
+            names = [c.name for c in cases if c.origin == "fixed"][:2] + [c.name for c in cases if c.origin != "fixed"][:2]
             raise GraderError(f"--case: no case named {', '.join(sorted(unknown))} "
-                              f"(with {'the secret seed' if secret else f'seed {opts.seed}'}); "
-                              "names look like 'batch[float32]' or 'gen003[float16]'")
+                              f"(with {'the secret seed' if secret else f'seed {opts.seed}'} and "
+                              f"{count} generated cases: --max-examples must be the run's); "
+                              f"names look like {', '.join(repr(n) for n in names) or 'none'}")
         cases = [c for c in cases if c.name in wanted]
     return cases, known, key, donated

@@ -205,3 +205,21 @@ def test_the_score_sums_the_groups_exact_shares():
     assert round(sum(g.earned for g in groups), 4) == 3.3332 and _total(groups) == 3.3333
     assert _total([GroupScore(group="shapes", points=2, earned=0.0, passed=3, total=3)]) == 0.0  # a whole-run failure earns nothing
     assert _total([GroupScore(group="shapes", points=2, earned=2.0, passed=3, total=3), GroupScore(group="none", points=1, earned=0.0, passed=0, total=0)]) == 2.0
+
+
+def test_an_unknown_case_name_is_answered_with_this_problems_names(tmp_path):
+    """An instructor's `--case 'gen004[float16]' --max-examples 10` on softmax was told names
+    "look like 'batch[float32]' or 'gen003[float16]'", tied_lm_head's: the message now gives the
+    checked problem's own names for that seed and count, and that --max-examples must be the run's."""
+    from grader.errors import GraderError
+    from grader.options import CheckOptions
+    from grader.plan import make_plan
+    from grader.spec import find_problem, load_problem
+    sub = tmp_path / "sub.py"
+    sub.write_text("import numpy as np\n\ndef softmax(x, axis=-1):\n    return x\n")
+    opts = CheckOptions(max_examples=10, shrink=False, sandbox="none", only_cases=("gen099[float16]",))
+    with pytest.raises(GraderError) as err:
+        make_plan(sub, load_problem(find_problem("softmax")), opts, lambda request: ("none", None))
+    message = str(err.value)
+    assert "batch[float32]" not in message and "'worked_example[float16]'" in message and "'gen000[" in message
+    assert "10 generated cases" in message and "--max-examples" in message

@@ -257,6 +257,30 @@ def test_a_spec_edited_after_it_was_read_keeps_the_key_of_what_was_read(tmp_path
     assert problem_digest(load_problem(spec)) != before
 
 
+def test_a_seeded_cases_factor_named_from_the_sizes_is_not_withheld():
+    """An instructor's trial: under a secret, tied_lm_head's 1/sqrt(d_model) hint of 25 cases was
+    withheld ("a hint naming values of the expected output is withheld"), yet the learner computes
+    1/sqrt(d_model) from the inputs shown. A factor the hint names from the sizes (1/sqrt(d_model),
+    an axis's length) stays; a plain fitted factor (0.1491, which with the output gives the
+    expected values back) is still withheld."""
+    from grader.reports.common import WITHHELD_HINT, without_expected
+    from grader.results import ArrayInfo, CaseResult, Failure
+
+    def seeded(params):
+        failure = Failure(kind="tolerance", message="off", hint="the hint",
+                          data={"hint_id": "factor", "hint_params": params})
+        return CaseResult(name="gen001[float32]", group="generated", status="failed", dtype="float32", rank=2,
+                          inputs={"hidden": ArrayInfo(shape=(2, 4), dtype="float32")}, failure=failure, seeded=True)
+
+    named = {"factor": 0.5, "d_model": 4, "vocab_size": 3, "named": "1/sqrt(d_model)"}
+    axis = {"factor": 0.25, "n": 4, "how": "divided", "where": ["hidden.shape[-1]"], "root": False}
+    plain = {"factor": 0.1491, "d_model": 4, "vocab_size": 3, "named": None}
+    assert without_expected(seeded(named)).failure.hint == "the hint"
+    assert without_expected(seeded(axis)).failure.hint == "the hint"
+    assert without_expected(seeded(plain)).failure.hint == WITHHELD_HINT
+    assert without_expected(seeded({**named, "offset": 0.3})).failure.hint == WITHHELD_HINT
+
+
 def _plan_with_hidden_last(tmp_path, max_examples: int, hidden: int):
     """A plan of tied_lm_head (no sandbox, no shrinking) whose last ``hidden`` cases are hidden,
     as new records: the plan's cases are shared with the other tests of this process."""

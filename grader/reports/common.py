@@ -176,13 +176,23 @@ def _names_values(params: Any) -> bool:
     return False
 
 
+def _from_sizes(params: Any) -> bool:
+    """Whether a hint's only value is a factor it names as an expression of the inputs' sizes
+    (1/sqrt(d_model), a count of an axis): the learner computes it from the inputs shown, so it
+    gives no expected value away (an instructor's trial: under a secret the 1/sqrt(d_model) hint
+    of 25 cases was withheld and the learner read only "a hint ... is withheld")."""
+    return isinstance(params, dict) and bool(params.get("named") or (params.get("where") and "n" in params)) \
+        and not _names_values({k: v for k, v in params.items() if k != "factor"})
+
+
 def without_expected(case: CaseResult) -> CaseResult:
     """``case`` without its expected values: ``values["expected"]``, the failure's detail lines
     that name an expected value or the scale ``S``, the margins written in the others, the
     expected-derived ``data`` fields (:data:`_EXPECTED_DATA`: the allowance and ``S`` too), each
     output's ``margin``, the case's ``margin``, and a hint whose parameters hold a value (a factor of 0.1491 applied to a
-    returned 1.0 names the expected 6.707: :data:`WITHHELD_HINT`). Inputs, the submission's
-    output, the kind, the message and the other hints stay."""
+    returned 1.0 names the expected 6.707: :data:`WITHHELD_HINT`) unless that value is a factor
+    named from the inputs' sizes (:func:`_from_sizes`). Inputs, the submission's output, the
+    kind, the message and the other hints stay."""
     values = {k: v for k, v in case.values.items() if k != "expected"} if case.values else case.values
     failure = case.failure
     if failure is not None:
@@ -195,7 +205,8 @@ def without_expected(case: CaseResult) -> CaseResult:
             data["outputs"] = {name: {k: v for k, v in out.items() if k != "margin"} if isinstance(out, dict) else out
                                for name, out in data["outputs"].items()}
         hint = failure.hint
-        if hint and _names_values(failure.data.get("hint_params")):
+        params = failure.data.get("hint_params")
+        if hint and _names_values(params) and not _from_sizes(params):
             hint = WITHHELD_HINT
             data.pop("hint_params", None)
         failure = dataclasses.replace(failure, details=details, data=data, hint=hint)

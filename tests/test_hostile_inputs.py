@@ -174,7 +174,7 @@ def test_resume_and_merge_read_the_hostile_gradebook_back(hostile, tmp_path):
     again = subprocess.run([sys.executable, "-I", "-m", "grader", "grade", str(tmp / "class"), "--out", str(out),
                             "--resume", *FAST], cwd=tmp / "cwd", capture_output=True, text=True, timeout=300,
                            stdin=subprocess.DEVNULL)
-    assert again.returncode == 1 and "grading 0 submissions" in again.stderr, again.stderr
+    assert again.returncode == 1 and "grading 0 learners" in again.stderr, again.stderr
     assert (out / "gradebook.csv").read_text() == before
     merged = tmp_path / "merged"
     done = subprocess.run([sys.executable, "-I", "-m", "grader", "merge", str(out), "--out", str(merged)],

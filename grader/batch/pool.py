@@ -723,7 +723,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     # a kept row stands only while the learner's files are the ones it graded: checked at their turn
     unchanged = _Unchanged(out, kept, take_siblings=not getattr(args, "no_siblings", False)
                            and os.environ.get("GRADER_SIBLINGS", "1") != "0")
-    sys.stderr.write(f"grader: grading {len(todo)} submissions of {problem.id} "
+    # learners, not submissions: the last line counts the submissions and, apart, the learners who
+    # sent none (an instructor read "grading 10 submissions", then "graded 8 submissions")
+    sys.stderr.write(f"grader: grading {len(todo)} learner{'s' if len(todo) != 1 else ''} of {problem.id} "
                      f"with {jobs} job{'s' if jobs != 1 else ''} into {out}"
                      + (f" ({len(subs) - len(todo)} graded before: kept unless their files changed, which is "
                         "checked at their turn)" if len(subs) > len(todo) else "")

@@ -25,7 +25,9 @@ stores its own set (:func:`donated_values`).
 
 Case sets of a run seeded from the instructor's secret (``--seed-secret``) are never written
 here, nor read: they are the answers, and this folder is readable by whoever runs the grader
-(``grader.check``; docs/security.md, class 6).
+(``grader.check``; docs/security.md, class 6). Such a run reads, in a private folder only
+(:func:`grader.cachedir.private_root`), which fixed cases the seed does not choose
+(:func:`load_seed_independent`) and those cases' values from the published seed's sets.
 
 ``jax-submissions-<version>/<hash of the submission's source>/`` holds the warm compilations of
 one submission *source* (its bytes, the function and the framework): a child process never
@@ -639,6 +641,7 @@ def store_cases(key: str, items: list[tuple[Case, np.ndarray, np.ndarray | None]
                      "arrays": arrays})
     header = json.dumps({"cases": meta, "digest": cases_digest([c for c, _, _ in items])}).encode()
     head = MAGIC + len(header).to_bytes(8, "little") + header
+
     def write(fh: Any) -> None:
         fh.write(head + b"\0" * (_aligned(len(head)) - len(head)))
         for block in blocks:

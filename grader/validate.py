@@ -204,8 +204,9 @@ def plan_cases(problem: Any, seed: int = 0) -> _Plan:
         mine = []
         if tuple(dtypes) not in built:
             built[tuple(dtypes)] = fixed_cases(problem, dtypes, seed) + generated_cases(problem, dtypes, seed, count)
-        if not cached:   # what checks of another count computed for the same inputs
-            known = cache.donated_values(cache.family_key(problem, seed, dtypes), built[tuple(dtypes)], key)
+            if not cached:   # what checks of another count computed for the same inputs (once per
+                # dtypes: a framework grading the same ones finds every case in ``seen`` already)
+                known = cache.donated_values(cache.family_key(problem, seed, dtypes), built[tuple(dtypes)], key)
         for case in built[tuple(dtypes)]:
             ck = content_key(case)
             if ck not in seen:

@@ -632,6 +632,9 @@ def confine(policy: dict, limits: dict) -> list:
     """
     layers = []
     user = policy.get("user")
+    # the folders the jail makes, and the child's own files, the same whatever umask the grader
+    # was started with (077 made the jail's folders root-only: attack round 37)
+    os.umask(0o022)
     if policy.get("jail"):
         try:
             _build_jail(policy["jail"])

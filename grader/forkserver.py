@@ -70,8 +70,9 @@ from typing import Any
 
 # the client side and what both sides share (callers and tests import these names from here too)
 from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, BatchServer,  # noqa: F401
-                                ForkedCheck, Reader, connect, code_stamp, command, default_socket,
-                                framework_hint, identity, private_folder, run_served, send_request)
+                                ForkedCheck, Reader, connect, connect_any, code_stamp, command,
+                                default_socket, framework_hint, greeting, identity, private_folder,
+                                process_state, rlimit_names, run_served, send_request)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -186,6 +187,7 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        adopt(request["process"])
         import tempfile
         tempfile.tempdir = None   # the client's $TMPDIR, not the one the server's imports cached
         argv = list(request["argv"])
@@ -205,6 +207,48 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
+
+
+def _not_above(a: int, b: int) -> bool:
+    """``a <= b`` for resource limits, where -1 (``RLIM_INFINITY``) is unlimited."""
+    return b == -1 or (a != -1 and a <= b)
+
+
+def unadoptable(state: Any) -> str | None:
+    """Why this server's check could not take the client's ``process_state`` (a request's
+    ``process``: ``grader.forkserver_client.process_state``) as its own, or None when it can:
+    malformed, other limits than this platform's, or a hard limit above this server's (only
+    root may raise one). The client then runs its check itself."""
+    import resource
+    if not isinstance(state, dict) or not isinstance(state.get("umask"), int) or not 0 <= state["umask"] <= 0o777:
+        return "a request's process is {\"umask\": int, \"rlimits\": {name: [soft, hard]}}"
+    limits = state.get("rlimits")
+    if not isinstance(limits, dict) or set(limits) != set(rlimit_names()):
+        return "the request's resource limits are not this platform's"
+    for name, value in limits.items():
+        if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and v >= -1 for v in value)):
+            return f"the request's {name} is not [soft, hard]"
+        soft, hard = value
+        if not _not_above(soft, hard):
+            return f"the request's {name} has its soft limit above its hard one"
+        if os.geteuid() != 0 and not _not_above(hard, resource.getrlimit(getattr(resource, name))[1]):
+            return f"the request's hard {name} is above this server's"
+    return None
+
+
+def adopt(state: dict[str, Any]) -> None:
+    """Take the client's umask and resource limits (:func:`unadoptable` checked them) as this
+    process's, so that the check and its child run as the client's own check would.
+
+    Raises:
+        OSError, ValueError: a limit cannot be set (the check then exits 2).
+    """
+    import resource
+    os.umask(state["umask"])
+    for name, (soft, hard) in state["rlimits"].items():
+        which = getattr(resource, name)
+        if tuple(resource.getrlimit(which)) != (soft, hard):
+            resource.setrlimit(which, (soft, hard))
 
 
 @functools.cache
@@ -239,19 +283,27 @@ def _spare_process(framework: str, sock: socket.socket, close: list[socket.socke
         except Exception:  # noqa: BLE001 - no spare: the request's check starts its own child
             spare.discard()
         sock.setblocking(True)
-        data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
-        if not data.startswith(b"R") or len(fds) != 3:
-            raise EOFError
-        buffer = data[1:]
-        while b"\n" not in buffer:
-            more = sock.recv(1 << 16)
-            if not more or len(buffer) > MAX_REQUEST:
-                raise EOFError
-            buffer += more
-        request = json.loads(buffer.split(b"\n", 1)[0])
-    except BaseException:  # noqa: BLE001 - the zygote closed it (stopping) or sent nothing usable
+        data, fds, _, _ = socket.recv_fds(sock, 16, 4)
+    except BaseException:  # noqa: BLE001 - the zygote closed it (stopping): no check was asked
         spare.discard()
         os._exit(0)
+    try:
+        if data != b"R" or len(fds) != 4:
+            raise ValueError("not a request")
+        # the request's line, as the zygote received it, in a memory file of its own: the
+        # zygote's send never waits on this process (a request of 1.6 MB blocked the whole
+        # server for 5 s while a spare started, attack round 37)
+        with os.fdopen(fds.pop(), "rb") as fh:
+            line = fh.read(MAX_REQUEST + 1)
+        if len(line) > MAX_REQUEST:
+            raise ValueError("request too long")
+        request = json.loads(line)
+    except BaseException as exc:  # noqa: BLE001 - a request came and cannot be run: exit 2, never 0
+        spare.discard()
+        with contextlib.suppress(Exception):
+            os.write(fds[2] if len(fds) > 2 else 2,
+                     f"grader: error: the fork server's spare could not read the check's request: {exc}\n".encode())
+        os._exit(2)
     _forked_check(request, list(fds), [sock])
 
 
@@ -505,6 +557,8 @@ class Zygote:
         if uid != os.geteuid():  # a request is a grader run as this user: only this user asks
             sock.close()
             return
+        with contextlib.suppress(OSError):   # which grader answers: a client of another install goes cold
+            sock.sendall(greeting(self.stamp))
         self._add(sock)
 
     def _on_message(self, conn: _Connection) -> None:
@@ -540,14 +594,14 @@ class Zygote:
             except (ValueError, RecursionError):   # a line nested 200,000 deep stopped the server
                 message = None
             if conn.pid is None:
-                self._start(conn, message)
+                self._start(conn, message, line)
                 if conn.pid is None:
                     return
             elif isinstance(message, dict) and message.get("signal") in ("INT", "KILL"):
                 with contextlib.suppress(OSError):
                     os.killpg(conn.pid, signal.SIGINT if message["signal"] == "INT" else signal.SIGKILL)
 
-    def _start(self, conn: _Connection, request: Any) -> None:
+    def _start(self, conn: _Connection, request: Any, line: bytes) -> None:
         ok = isinstance(request, dict) and isinstance(request.get("argv"), list) \
             and all(isinstance(a, str) for a in request["argv"]) and isinstance(request.get("env"), dict) \
             and all(isinstance(k, str) and isinstance(v, str) for k, v in request["env"].items()) \
@@ -575,10 +629,19 @@ class Zygote:
             conn.send({"refused": "the fork server has more than one thread"})
             self._drop(conn)
             return
+        why = unadoptable(request.get("process"))
+        if why is not None:
+            conn.send({"refused": why})
+            self._drop(conn)
+            return
         framework = _spare_for(request)
         sp = self.spares.pop(framework, None) if framework else None
-        if sp is not None and not self._hand_to_spare(sp, conn, request):
-            sp = None
+        if sp is not None:
+            # the next spare when this check ends, also when this hand-over fails (a failed one
+            # left the server without that framework's spare until restarted, attack round 37)
+            conn.refill = sp.framework
+            if not self._hand_to_spare(sp, conn, line):
+                sp = None
         if sp is None:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -594,21 +657,26 @@ class Zygote:
         self.selector.register(conn.pidfd, selectors.EVENT_READ, ("exit", conn))
         conn.send({"pid": conn.pid})
         if sp is not None:
-            self.spare_failures[sp.framework] = 0
             # the next check's spare is started when this check ends, not beside it: on two busy
             # cores its start (an interpreter and NumPy or JAX imported) slowed the check it follows
-            conn.refill = sp.framework
+            self.spare_failures[sp.framework] = 0
 
-    def _hand_to_spare(self, sp: _Spare, conn: _Connection, request: dict[str, Any]) -> bool:
-        """Send ``request`` and its streams to the spare's process ``sp``, which becomes its
-        check; whether it was sent (if not, the spare is stopped and the check forked)."""
+    def _hand_to_spare(self, sp: _Spare, conn: _Connection, line: bytes) -> bool:
+        """Send the request's ``line`` (its bytes as received, in a memory file) and its streams
+        to the spare's process ``sp``, which becomes its check; whether it was sent (if not, the
+        spare is stopped and the check forked)."""
         with contextlib.suppress(KeyError, ValueError):
             self.selector.unregister(sp.pidfd)
+        memfd = -1
         try:
+            memfd = os.memfd_create("grader-request", os.MFD_CLOEXEC)
+            view = memoryview(line)
+            while view:
+                view = view[os.write(memfd, view):]
+            os.lseek(memfd, 0, os.SEEK_SET)
             sp.sock.setblocking(True)
             sp.sock.settimeout(5.0)
-            socket.send_fds(sp.sock, [b"R"], conn.fds or [])
-            sp.sock.sendall(json.dumps(request).encode() + b"\n")
+            socket.send_fds(sp.sock, [b"R"], [*(conn.fds or []), memfd])
         except OSError:
             with contextlib.suppress(OSError):
                 os.killpg(sp.pid, signal.SIGKILL)
@@ -617,6 +685,9 @@ class Zygote:
             os.close(sp.pidfd)
             sp.sock.close()
             return False
+        finally:
+            if memfd >= 0:
+                os.close(memfd)
         sp.sock.close()
         conn.pid, conn.pidfd = sp.pid, sp.pidfd
         return True
@@ -653,12 +724,7 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
     _prctl(PR_SET_DUMPABLE, 0)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     control = socket.socket(fileno=args.control) if args.control is not None else None
-    listener = None
-    if args.listen:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(args.listen)
-        os.chmod(args.listen, 0o600)
-        listener.listen(16)
+    listener, folder = (_listen(args.listen) if args.listen else (None, -1))
     warm = json.loads(args.warm)
     preload(warm)
     if threads() != 1:
@@ -670,7 +736,46 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
     finally:
         if args.listen:
             with contextlib.suppress(OSError):
-                os.unlink(args.listen)
+                os.unlink(os.path.basename(args.listen), dir_fd=folder)
+
+
+def _private_folder_fd(path: str) -> int:
+    """An open descriptor of the folder ``path`` if it is a real folder of this user's that no
+    one else may enter; what is done there afterwards goes through it, not the path (the path's
+    folders above it may be someone else's, who could swap them, attack round 37).
+
+    Raises:
+        GraderError: it is not.
+    """
+    from .errors import GraderError
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GraderError(f"{path}: {exc.strerror or exc}") from None
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        os.close(fd)
+        raise GraderError(f"{path} is not a private folder of this user (someone else's, or open to others); "
+                          "give --socket in one (mode 0700)")
+    return fd
+
+
+def _listen(path: str) -> tuple[socket.socket, int]:
+    """A socket listening at ``path``, made mode 0600 in its private folder (through the
+    folder's descriptor, kept open: the second value, for removing it at the end).
+
+    Raises:
+        GraderError: the folder is not private (:func:`_private_folder_fd`).
+    """
+    folder = _private_folder_fd(os.path.dirname(path) or ".")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mask = os.umask(0o177)   # made 0600, never open to others for a moment
+    try:
+        listener.bind(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+    finally:
+        os.umask(mask)
+    listener.listen(16)
+    return listener, folder
 
 
 def installed_frameworks(names: str) -> tuple[str, ...]:
@@ -701,18 +806,22 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     from .errors import GraderError
     path = Path(args.socket).absolute() if args.socket else default_socket()
     private_folder(path.parent, create=True)
-    live = connect(path)
+    live = connect(path, same_install=False)
     if live is not None:
         live.close()
         raise GraderError(f"a grader serve is already running at {path}")
+    folder = _private_folder_fd(str(path.parent))
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    if st is not None:
-        if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
-            raise GraderError(f"{path} exists and is not a socket of this user's; remove it or give --socket")
-        os.unlink(path)   # a stale socket: its server is gone
+        try:
+            st = os.lstat(path.name, dir_fd=folder)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+                raise GraderError(f"{path} exists and is not a socket of this user's; remove it or give --socket")
+            os.unlink(path.name, dir_fd=folder)   # a stale socket: its server is gone
+    finally:
+        os.close(folder)
     warm = (["--problem", args.problem] if args.problem else []) + \
         (["--problems-dir", os.path.abspath(args.problems_dir)] if args.problems_dir else [])
     spares = ",".join(installed_frameworks(getattr(args, "spares", "") or ""))

@@ -72,14 +72,55 @@ def command() -> list[str]:
     return [sys.executable, "-I", "-c", BOOT, root]
 
 
-def default_socket() -> Path:
-    """Where ``grader serve`` listens: ``$GRADER_SERVE_SOCKET``, else ``grader/serve.sock`` in
-    ``$XDG_RUNTIME_DIR`` (the user's private runtime folder), else in ``/tmp/grader-<uid>``."""
+#: longest socket path bound or tried (``sun_path`` holds 108 bytes with its NUL)
+_SUN_PATH = 107
+
+
+def socket_candidates() -> list[Path]:
+    """Where ``grader serve`` may listen, in order: ``$GRADER_SERVE_SOCKET`` alone when set;
+    else ``grader/serve.sock`` in ``$XDG_RUNTIME_DIR`` (the user's private runtime folder), in
+    ``/tmp/grader-<uid>``, and in ``~/.cache/grader/serve-<host>`` (where nobody else can make
+    the folder first: another user who made ``/tmp/grader-<uid>`` stopped ``grader serve``
+    from starting, attack round 37). Paths longer than a socket's address are left out."""
     if os.environ.get(SOCKET_ENV):
-        return Path(os.environ[SOCKET_ENV])
+        return [Path(os.environ[SOCKET_ENV])]
+    out = []
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) / "grader" if runtime else Path(f"/tmp/grader-{os.geteuid()}")
-    return base / "serve.sock"
+    if runtime:
+        out.append(Path(runtime) / "grader" / "serve.sock")
+    out.append(Path(f"/tmp/grader-{os.geteuid()}") / "serve.sock")
+    with contextlib.suppress(RuntimeError, KeyError, OSError):
+        out.append(Path.home() / ".cache" / "grader" / f"serve-{socket.gethostname()}" / "serve.sock")
+    return [p for p in out if p.is_absolute() and len(os.fsencode(str(p))) <= _SUN_PATH]
+
+
+def default_socket() -> Path:
+    """Where ``grader serve`` listens: the first of :func:`socket_candidates` whose folder is,
+    or can be made, this user's private folder (:func:`private_folder`), made if missing.
+
+    Raises:
+        GraderError: none of them can be.
+    """
+    from .errors import GraderError
+    tried = []
+    for path in socket_candidates():
+        try:
+            if private_folder(path.parent, create=True):
+                return path
+        except (GraderError, OSError) as exc:
+            tried.append(str(exc))
+    raise GraderError("no private folder for grader serve's socket (" + "; ".join(tried) + "); give --socket "
+                      "in a folder only you can enter (mode 0700)")
+
+
+def connect_any(path: Path | None = None) -> socket.socket | None:
+    """A connection to this user's ``grader serve`` of this install at ``path``, or (None) at
+    the first of :func:`socket_candidates` that answers; None when none does."""
+    for candidate in [path] if path is not None else socket_candidates():
+        sock = connect(candidate)
+        if sock is not None:
+            return sock
+    return None
 
 
 def private_folder(folder: Path, create: bool) -> bool:
@@ -105,9 +146,14 @@ def private_folder(folder: Path, create: bool) -> bool:
     return ok
 
 
-def connect(path: Path) -> socket.socket | None:
-    """A connection to the server at ``path`` if it is this user's (folder, socket and peer),
-    else None."""
+#: seconds a client waits for a server's greeting (its :func:`identity`) before running cold
+GREETING_WAIT = 5.0
+
+
+def connect(path: Path, same_install: bool = True) -> socket.socket | None:
+    """A connection to the server at ``path`` if it is this user's (folder, socket and peer)
+    and, with ``same_install``, greets with this grader's :func:`identity` (a server of another
+    install, or one older than the greeting, is not asked: attack round 37); else None."""
     if not private_folder(path.parent, create=False):
         return None
     try:
@@ -126,7 +172,62 @@ def connect(path: Path) -> socket.socket | None:
     if int.from_bytes(creds[4:8], sys.byteorder) != os.geteuid():
         sock.close()
         return None
+    if same_install and _greeting(sock) != identity():
+        sock.close()
+        return None
     return sock
+
+
+def _greeting(sock: socket.socket) -> str | None:
+    """The ``grader`` identity of the server's first line on ``sock`` (None: none within
+    :data:`GREETING_WAIT` seconds, or not a greeting). Reads only that line."""
+    line = b""
+    try:
+        sock.settimeout(GREETING_WAIT)
+        while not line.endswith(b"\n") and len(line) < 1024:
+            more = sock.recv(1)   # byte by byte: nothing after the greeting is taken from the socket
+            if not more:
+                return None
+            line += more
+        sock.settimeout(None)
+        message = json.loads(line)
+    except (OSError, ValueError):
+        return None
+    return message.get("grader") if isinstance(message, dict) else None
+
+
+def greeting(stamp: tuple[tuple[str, int, int], ...] | None = None) -> bytes:
+    """The line a server sends each connection first: its :func:`identity`."""
+    return json.dumps({"grader": identity(stamp)}).encode() + b"\n"
+
+
+def current_umask() -> int:
+    """This process's file-mode creation mask, read without changing it (``/proc/self/status``;
+    where that is missing, set and restored at once)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", "rb") as fh:
+            return int(next(line for line in fh if line.startswith(b"Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def rlimit_names() -> tuple[str, ...]:
+    """The ``resource.RLIMIT_*`` names of this platform, sorted."""
+    import resource
+    return tuple(sorted(n for n in dir(resource) if n.startswith("RLIMIT_")))
+
+
+def process_state() -> dict[str, Any]:
+    """What a check takes from the process that starts it besides its arguments, environment
+    and folder, and a server's check would otherwise take from the server: the umask and every
+    resource limit (``[soft, hard]``, -1 unlimited). Sent with each request; the server's check
+    adopts it (``grader.forkserver.adopt``) and a spare is used only when started under the
+    same (``grader.run.spare.Spare.matches``): a server started under ``umask 077`` or
+    ``ulimit -s 1024`` failed correct files the client's own check passed (attack round 37)."""
+    import resource
+    return {"umask": current_umask(),
+            "rlimits": {name: list(resource.getrlimit(getattr(resource, name))) for name in rlimit_names()}}
 
 
 _IMPORT = re.compile(rb"""(?:^|["\n])[ \t]*(?:import|from)[ \t]+(jax|torch)\b""", re.MULTILINE)
@@ -166,7 +267,7 @@ def send_request(sock: socket.socket, argv: list[str], env: dict[str, str], cwd:
     and :func:`framework_hint`."""
     socket.send_fds(sock, [b"R"], fds)
     sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "grader": identity(),
-                             "framework": framework_hint(argv, cwd)}).encode() + b"\n")
+                             "framework": framework_hint(argv, cwd), "process": process_state()}).encode() + b"\n")
 
 
 class Reader:
@@ -211,11 +312,7 @@ def run_served(argv: list[str], fds: tuple[int, int, int] = (0, 1, 2), cwd: str 
     from . import memo
     if os.environ.get(SERVE_ENV, "1") == "0" or memo.ENABLED:   # on in a fork server and its forks only
         return None
-    try:
-        path = default_socket()
-    except (OSError, RuntimeError):
-        return None
-    sock = connect(path)
+    sock = connect_any()
     if sock is None:
         return None
     try:

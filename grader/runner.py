@@ -278,6 +278,7 @@ def _stage_seed(store: str, target: str) -> str | None:
     import stat
     try:
         os.mkdir(target, 0o755)
+        os.chmod(target, 0o755)   # whatever the umask: the sandbox user enters it
         for name in os.listdir(store):
             src = os.path.join(store, name)
             if stat.S_ISREG(os.lstat(src).st_mode):
@@ -421,6 +422,7 @@ class Worker:
             # the warm entries are staged here at hand-over, before any submission code runs
             seed = self._spare_seed = os.path.join(workdir, ".jax-seed")
             os.mkdir(seed, 0o755)
+            os.chmod(seed, 0o755)   # whatever the umask (a root grader's 077 shut the child out)
         if wants_user:
             self.user = SandboxUser.take()    # GraderError when none is free: the machine's fault
             os.chown(workdir, self.user.uid, self.user.gid)   # the rlimits tier works there

@@ -19,6 +19,7 @@ class 4).
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -257,6 +258,27 @@ def read_submission(path: str | Path, shown: str | None = None) -> tuple[str, as
     return loaded.source, loaded.tree, loaded.syntax_error
 
 
+def _shown_folders(root: str, folder: str) -> None:
+    """Make ``folder`` and every folder between it and ``root`` (which exists), each mode 0755
+    whatever the umask: under a root grader the child is another user, which must enter them
+    (with umask 077 a correct file failed to import, attack round 37)."""
+    parts = os.path.relpath(folder, root).split(os.sep)
+    here = root
+    for part in parts if parts != ["."] else ():
+        here = os.path.join(here, part)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(here)
+        os.chmod(here, 0o755)   # in the grader's own 0700 folder: nobody else put a link here
+
+
+def _write_shown(path: str, data: bytes) -> None:
+    """Write ``data`` to the new file ``path`` (never through a link), mode 0644 whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        os.fchmod(fh.fileno(), 0o644)
+        fh.write(data)
+
+
 class PrivateCopy:
     """The checked bytes of a submission in a folder only the grader's user can enter, for the
     submission's process to import: a link or file swapped in at the original path after the
@@ -283,17 +305,12 @@ class PrivateCopy:
         if len(os.fsencode(path)) > 3000:  # far from PATH_MAX with the sandbox's own prefixes
             path = os.path.join(self._dir, os.path.basename(original))
         try:
-            os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(loaded.data)
+            _shown_folders(self._dir, os.path.dirname(path))
+            _write_shown(path, loaded.data)
             for name, data in siblings:  # plain module file names (siblings.MODULE_FILE), never the main's
                 if os.sep in name or name.startswith(".") or name == os.path.basename(path):
                     continue
-                fd = os.open(os.path.join(os.path.dirname(path), name),
-                             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
+                _write_shown(os.path.join(os.path.dirname(path), name), data)
         except OSError as exc:
             self.close()
             raise GraderError(f"cannot copy the submission into {self._dir}: {exc.strerror or exc}") from None

@@ -262,7 +262,9 @@ def _raw(sock_path: Path, line: bytes) -> list[dict]:
             break
         data += chunk
     s.close()
-    return [json.loads(x) for x in data.splitlines() if x.strip()]
+    answers = [json.loads(x) for x in data.splitlines() if x.strip()]
+    assert answers and answers[0] == {"grader": forkserver.identity()}, answers[:1]   # its greeting first
+    return answers[1:]
 
 
 def test_a_check_of_another_install_is_refused_and_a_bad_line_costs_only_its_connection(server, tmp_path):

@@ -23,10 +23,15 @@ import os
 import tempfile
 from typing import Any
 
+from ..forkserver_client import process_state
+
 #: the folder of a private copy that the child is shown (``sandboxed.PRIVATE_FOLDER``)
 FOLDER = "submission"
-#: environment variables the child's environment copies from the grader's (``processes.child_environment``)
-_ENV_KEYS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+#: environment variables read when a child starts: those its environment copies from the
+#: grader's (``processes.child_environment``) and the sandbox's (seccomp on or off, the sandbox
+#: users' uids, the tier asked for; a server started with ``GRADER_SECCOMP=0`` ran a default
+#: client's check without seccomp through its spare, attack round 37)
+_ENV_KEYS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "GRADER_SECCOMP", "GRADER_SANDBOX_UIDS", "GRADER_SANDBOX_TIER")
 
 _spare: "Spare | None" = None
 
@@ -54,18 +59,23 @@ class Spare:
         self.framework, self.limits, self.tier = framework, limits, tier
         self.tmp = tempfile.gettempdir()
         self.env = tuple(os.environ.get(k) for k in _ENV_KEYS)
+        self.state = process_state()   # the umask and resource limits its child starts under
         self.root = tempfile.mkdtemp(prefix=f"grader-sub-{os.getpid()}-")
         self.folder = os.path.join(self.root, FOLDER)
         os.mkdir(self.folder, 0o755)
+        os.chmod(self.folder, 0o755)   # whatever the umask: the child, another user, enters it
         self.worker = Worker(os.path.join(self.folder, ".await"), "", framework, limits, wrap, None,
                              self.folder, shared=(self.root,))
         self.failed = self.worker.launch(awaiting=True)
 
     def matches(self, framework: str, limits: Any, tier: str) -> bool:
         """Whether this spare can run a check of ``framework`` with ``limits`` in ``tier``: the
-        same child a check would start itself, in the same temporary folder."""
+        same child a check would start itself, in the same temporary folder, with the same
+        sandbox settings of the environment, umask and resource limits (the check's process
+        has taken its client's: ``grader.forkserver.adopt``)."""
         return (self.failed is None and framework == self.framework and limits == self.limits and tier == self.tier
-                and tempfile.gettempdir() == self.tmp and tuple(os.environ.get(k) for k in _ENV_KEYS) == self.env)
+                and tempfile.gettempdir() == self.tmp and tuple(os.environ.get(k) for k in _ENV_KEYS) == self.env
+                and process_state() == self.state)
 
     def close(self) -> None:
         """Stop the child and remove the folders (a spare that was not used)."""

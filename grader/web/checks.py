@@ -191,7 +191,7 @@ class _Forked:
             _Refused: no fork server of this user answers at ``path`` (None: the default socket).
         """
         from .. import forkserver
-        sock = forkserver.connect(Path(path) if path else forkserver.default_socket())
+        sock = forkserver.connect_any(Path(path) if path else None)
         if sock is None:
             raise _Refused()
         out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()

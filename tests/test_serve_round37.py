@@ -1,0 +1,229 @@
+"""Attack round 37 (issue 33): grader serve's checks take the client's process state, its spares
+are used only under the same, a hand-over cannot be lost or turned into exit 0, a client asks
+only a server of its own install, and the socket's folder cannot be taken or swapped.
+
+Each finding's test fails on the code before the fix (ac6fd48): a server started under umask 077
+or a 1 MiB stack failed a correct file its client's own check passed; a raw request grown past
+the spare's limit by re-encoding came back as exit 0; a client read any server of its uid; another
+user's /tmp/grader-<uid> stopped grader serve from starting.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import forkserver, forkserver_client
+from grader.errors import GraderError
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBMISSIONS = ROOT / "submissions"
+GRADER = [sys.executable, "-m", "grader"]
+ARGS = ["--problem", "tied_lm_head", "--format", "json", "--max-examples", "2", "--no-shrink"]
+
+#: right only with a few MiB of C stack (recursion through map and sum)
+DEEP = '''
+import sys
+import tempfile
+sys.setrecursionlimit(100000)
+
+def depth(n):
+    return 0 if n == 0 else 1 + sum(map(depth, [n - 1]))
+
+def tied_lm_head(hidden, embedding_matrix):
+    depth(6000)
+    return hidden @ embedding_matrix.T
+'''
+
+
+#: the umask and stack limit of an unusual shell (a shell sets them: no preexec_fn in a process with JAX's threads)
+NARROW = "umask 077; ulimit -S -s 1024; "
+
+
+def _in_shell(prefix: str, argv: list[str]) -> list[str]:
+    return ["sh", "-c", prefix + 'exec "$@"', "sh", *argv] if prefix else argv
+
+
+@pytest.fixture(scope="module")
+def narrow_server(tmp_path_factory):
+    """A grader serve with a NumPy spare, started under umask 077 and a 1 MiB stack."""
+    folder = tmp_path_factory.mktemp("narrow") / "private"
+    folder.mkdir(mode=0o700)
+    sock = folder / "serve.sock"
+    proc = subprocess.Popen(_in_shell(NARROW, [*GRADER, "serve", "--socket", str(sock), "--problem", "tied_lm_head",
+                                               "--spares", "numpy", "--no-web"]),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.readline()
+    deadline = time.monotonic() + 60
+    while not sock.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert sock.exists(), proc.stderr.read() if proc.poll() is not None else ""
+    assert oct(sock.stat().st_mode & 0o777) == "0o600"
+    yield sock
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _run(sock: Path | None, path: Path, shell: str = "") -> dict:
+    env = {**os.environ, forkserver.SOCKET_ENV: str(sock or "/nonexistent/s.sock"), forkserver.SERVE_ENV: "1" if sock else "0"}
+    out = subprocess.run(_in_shell(shell, [*GRADER, "check", str(path), *ARGS]), capture_output=True, text=True,
+                         timeout=180, env=env, cwd="/")
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_served_check_runs_under_its_clients_umask_and_limits_not_the_servers(narrow_server, tmp_path):
+    """A server started under umask 077 failed every correct file (the sandbox user could not
+    open its copy), and one under ulimit -s 1024 failed a file that needs a deeper stack: the
+    check now takes its client's umask and limits, and the spare (started under the server's)
+    is used only by a client with the same."""
+    deep = tmp_path / "deep.py"
+    deep.write_text(DEEP)
+    deep.chmod(0o644)
+    tmp_path.chmod(0o755)
+    for path in (SUBMISSIONS / "correct_numpy.py", deep):
+        cold, served = _run(None, path), _run(narrow_server, path)
+        assert cold["passed"] and served["passed"], (path.name, served["cases"][0].get("failure"))
+        assert served["environment"]["served"] == "pool" and "child" not in served["environment"]
+    # a client of the server's own umask and stack: its spare, and its copy readable by the sandbox user
+    alike = _run(narrow_server, SUBMISSIONS / "correct_numpy.py", shell=NARROW)
+    assert alike["passed"] and alike["environment"].get("child") == "spare"
+    # and without a server, umask 077 no longer shuts the child out of its own file
+    assert _run(None, SUBMISSIONS / "correct_numpy.py", shell=NARROW)["passed"]
+
+
+def _greeted(sock_path: Path) -> socket.socket:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(sock_path))
+    assert forkserver_client._greeting(s) == forkserver.identity()
+    return s
+
+
+def test_a_long_request_reaches_the_spare_whole_and_the_spare_is_refilled(narrow_server):
+    """A request of raw UTF-8 under the server's limit grew past the spare's when the server
+    re-encoded it: the spare dropped it and exited 0, which the client took for a pass. The spare
+    now reads the request's own bytes; and a spare lost in a failed hand-over was never replaced."""
+    s = _greeted(narrow_server)
+    state = {**forkserver.process_state(), "umask": 0o077}
+    state["rlimits"]["RLIMIT_STACK"] = [1 << 20, state["rlimits"]["RLIMIT_STACK"][1]]   # the spare's own
+    request = {"argv": ["check", str(SUBMISSIONS / "wrong_shape_atleast_2d.py"), *ARGS],
+               "env": {**os.environ, "PADDING": "\u00e9" * 700_000, forkserver.SERVE_ENV: "0"}, "cwd": "/",
+               "grader": forkserver.identity(), "framework": "numpy", "process": state}
+    line = json.dumps(request, ensure_ascii=False).encode() + b"\n"
+    assert len(line) < forkserver.MAX_REQUEST < len(json.dumps(request).encode())
+    with open(os.devnull, "r+b") as null:
+        socket.send_fds(s, [b"R"], [null.fileno()] * 3)
+    s.sendall(line)
+    s.settimeout(120)
+    data = b""
+    while not data.count(b"\n") >= 2 or b'"code"' not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    answers = [json.loads(x) for x in data.splitlines()]
+    assert answers[-1] == {"code": 1}, answers        # the check ran and failed: never 0
+    time.sleep(1)
+    again = _run(narrow_server, SUBMISSIONS / "correct_numpy.py", shell=NARROW)
+    assert again["passed"] and again["environment"].get("child") == "spare"
+
+
+def test_a_request_whose_process_state_cannot_be_taken_is_refused():
+    ok = forkserver.process_state()
+    assert forkserver.unadoptable(ok) is None
+    assert forkserver.unadoptable(None) and forkserver.unadoptable({**ok, "umask": -1})
+    assert forkserver.unadoptable({**ok, "rlimits": {**ok["rlimits"], "RLIMIT_STACK": [2, 1]}})
+    assert forkserver.unadoptable({**ok, "rlimits": {k: v for k, v in ok["rlimits"].items() if k != "RLIMIT_CPU"}})
+    assert forkserver.unadoptable({**ok, "rlimits": {**ok["rlimits"], "RLIMIT_STACK": ["8", -1]}})
+
+
+def _fake_server(path: Path, first_line: bytes | None) -> threading.Thread:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def serve():
+        conn, _ = listener.accept()
+        if first_line is not None:
+            conn.sendall(first_line)
+        time.sleep(1.0)
+        conn.close()
+        listener.close()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_client_asks_only_a_server_that_greets_as_its_own_install(tmp_path, monkeypatch):
+    """The server checked the client's install, the client never checked the server's: an older
+    or another install's server answered silently. A client now reads the server's greeting."""
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setattr(forkserver_client, "GREETING_WAIT", 0.3)
+    for first, expect in ((forkserver.greeting(), True), (json.dumps({"grader": "0" * 64}).encode() + b"\n", False),
+                          (None, False)):
+        path = folder / "s.sock"
+        thread = _fake_server(path, first)
+        sock = forkserver.connect(path)
+        assert (sock is not None) == expect, first
+        if sock is not None:
+            sock.close()
+        thread.join()
+        path.unlink()
+
+
+def test_another_users_folder_at_the_usual_place_moves_the_socket_to_the_home_folder(tmp_path, monkeypatch):
+    """Another user who made /tmp/grader-<uid> (any mode) stopped grader serve from starting;
+    serve and its clients now go on to the next place, a folder under the user's home."""
+    monkeypatch.delenv(forkserver.SOCKET_ENV, raising=False)
+    home = Path(tempfile.mkdtemp(prefix="h", dir="/tmp"))     # a short path: a socket's address has 107 bytes
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("HOME", str(home))
+    (tmp_path / "runtime").mkdir()
+    (tmp_path / "runtime" / "grader").mkdir(mode=0o777)
+    os.chmod(tmp_path / "runtime" / "grader", 0o777)      # taken: open to others
+    candidates = forkserver_client.socket_candidates()
+    assert candidates[0].parent == tmp_path / "runtime" / "grader" and candidates[-1].is_relative_to(home)
+    monkeypatch.setattr(forkserver_client, "socket_candidates", lambda: [candidates[0], candidates[-1]])
+    chosen = forkserver.default_socket()
+    assert chosen == candidates[-1] and oct(chosen.parent.stat().st_mode & 0o777) == "0o700"
+    monkeypatch.setattr(forkserver_client, "socket_candidates", lambda: [candidates[0]])
+    with pytest.raises(GraderError, match="no private folder"):
+        forkserver.default_socket()
+    shutil.rmtree(home)
+
+
+def test_the_socket_is_made_and_removed_through_its_folders_descriptor(tmp_path):
+    """Only the socket's own folder was checked, then used by path: a folder above it that
+    another user can write could be swapped between the check and the bind, chmod or unlink."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    with pytest.raises(GraderError, match="not a private folder"):
+        forkserver._listen(str(shared / "s.sock"))
+    (tmp_path / "link").symlink_to(tmp_path / "private", target_is_directory=True)
+    (tmp_path / "private").mkdir(mode=0o700)
+    with pytest.raises(GraderError):
+        forkserver._listen(str(tmp_path / "link" / "s.sock"))
+    old = os.umask(0o000)
+    try:
+        listener, folder = forkserver._listen(str(tmp_path / "private" / "s.sock"))
+    finally:
+        os.umask(old)
+    try:
+        assert oct((tmp_path / "private" / "s.sock").stat().st_mode & 0o777) == "0o600"
+        os.rename(tmp_path / "private", tmp_path / "moved")          # the path changes; the descriptor does not
+        os.unlink("s.sock", dir_fd=folder)
+        assert not (tmp_path / "moved" / "s.sock").exists()
+    finally:
+        listener.close()
+        os.close(folder)

@@ -246,20 +246,33 @@ def framework_hint(argv: list[str], cwd: str) -> str:
     for arg in argv:
         if not arg.endswith((".py", ".ipynb")) or arg.startswith("-"):
             continue
-        try:
-            fd = os.open(os.path.join(cwd, arg), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
+        head = read_head(os.path.join(cwd, arg))
+        if head is None:
             continue
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                continue
-            found = _IMPORT.search(os.read(fd, 256 << 10))
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-        return found.group(1).decode() if found else "numpy"
+        return framework_of(head)
     return "numpy"
+
+
+def framework_of(source: bytes) -> str:
+    """``jax`` or ``torch`` by the first ``import jax``/``import torch`` line of ``source``
+    (a file's text, or a notebook's JSON), else ``numpy``."""
+    found = _IMPORT.search(source)
+    return found.group(1).decode() if found else "numpy"
+
+
+def read_head(path: str, size: int = 256 << 10) -> bytes | None:
+    """The first ``size`` bytes of the regular file at ``path``, read without following a link
+    and without waiting on a FIFO; None when it is not one or cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def send_request(sock: socket.socket, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:

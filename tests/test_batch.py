@@ -733,6 +733,24 @@ def test_a_first_run_starts_the_jax_and_torch_files_first(tmp_path):
     assert longest_first(learners, tmp_path / "out") == learners     # no guess: the folder's order
 
 
+def test_a_first_run_starts_a_file_that_may_loop_until_its_time_limit_first(tmp_path):
+    """An endless loop runs until the call's time limit (10 s); started last (the 49th of 50), it
+    ran alone for those 10 s at the end of a first grade with two jobs. A ``while True:`` loop
+    now counts as the longest guess, before JAX; ``while x:`` or a loop in a string does not."""
+    from grader.batch.history import cost_guess, has_open_loop, longest_first
+    klass = tmp_path / "class"
+    jax_code = "import jax.numpy as jnp\n\ndef tied_lm_head(h, e):\n    return h @ e.T\n"
+    files = {"ann": CORRECT, "bob": jax_code, "cy": (ROOT / "submissions" / "wrong_timeout_loop.py").read_text(),
+             "di": CORRECT.replace("return", "while 1:\n        break\n    return"),
+             "ed": CORRECT + "\nDOC = 'while True: pass'\n", "flo": "def f(:\n    while True: pass\n"}
+    for name, code in files.items():
+        write(klass / f"{name}.py", code)
+    paths = {name: klass / f"{name}.py" for name in files}
+    assert [has_open_loop(paths[n].read_bytes()) for n in files] == [False, False, True, True, False, False]
+    order = longest_first(list(files), tmp_path / "out", (), lambda name: cost_guess(paths[name]))
+    assert order == ["cy", "di", "bob", "ann", "ed", "flo"]
+
+
 def test_each_learners_feedback_is_written_as_their_check_ends(tmp_path, fake_checks, monkeypatch, capsys):
     """Feedback files are written as each check ends, while the next ones run, and not again at
     the end (the 50-learner grade spent its last 3.8 s writing all of them after the last check:

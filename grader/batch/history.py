@@ -112,17 +112,38 @@ def longest_first(learners: list[str], out: Path, resumed: list[Row] = (),
 #: a warm check of a correct JAX file of tied_lm_head took 1.5 s where a NumPy one took 0.3 s
 #: (benchmarks/bench_batch.py, docs/performance.md); a PyTorch child's start is like JAX's
 FRAMEWORK_COST = {"numpy": 1.0, "jax": 4.0, "torch": 4.0}
+#: the relative cost of a file with a loop only ``break``, ``return`` or an exception can end
+#: (``while True:``): an endless one runs until the call's time limit (10 s by default, about
+#: 30 NumPy checks). Started last, it ran alone for its 10 s at the end of a 50-learner grade
+#: with two jobs (issue 33)
+OPEN_LOOP_COST = 20.0
 
 
 def cost_guess(path: Path | None) -> float:
     """A relative cost of checking the file at ``path`` before any run of it was timed: by the
-    framework it imports (:data:`FRAMEWORK_COST`, from ``grader.forkserver_client.framework_hint``:
-    the file's first ``import jax``/``import torch`` line, read without following links); 1.0
-    for no file or one that cannot be read."""
-    from ..forkserver_client import framework_hint
-    if path is None:
+    framework it imports (:data:`FRAMEWORK_COST`, from ``grader.forkserver_client.framework_of``:
+    the file's first ``import jax``/``import torch`` line), or :data:`OPEN_LOOP_COST` for a
+    ``.py`` file with a ``while`` loop on a constant true test (:func:`has_open_loop`). The file
+    is read without following links, 256 KiB at most; 1.0 for no file or one that cannot be
+    read. Only an order: a wrong guess costs time, never a verdict."""
+    from ..forkserver_client import framework_of, read_head
+    head = None if path is None else read_head(str(path))
+    if head is None:
         return 1.0
-    return FRAMEWORK_COST.get(framework_hint([str(path)], "/"), 1.0)
+    cost = FRAMEWORK_COST.get(framework_of(head), 1.0)
+    return max(cost, OPEN_LOOP_COST) if str(path).endswith(".py") and has_open_loop(head) else cost
+
+
+def has_open_loop(source: bytes) -> bool:
+    """Whether the Python ``source`` has a ``while`` loop whose test is a constant true value
+    (``while True:``, ``while 1:``); False for source that does not parse."""
+    import ast
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
+               for node in ast.walk(tree))
 
 
 def _settings(folder: Path) -> dict[str, Any]:

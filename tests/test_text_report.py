@@ -2,6 +2,10 @@
 what a run that left out a group says. Reports are built by hand (in process)."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from grader.reports import text
 from grader.results import ArrayInfo, CaseResult, Failure, Frame, GroupScore, Report
 
@@ -283,3 +287,49 @@ def test_a_tolerance_explanation_is_said_once_then_referred_to():
     assert f"    {why}" in first and f"    {why}" not in second
     assert "    (tolerance: as for a[float32] above)" in second
     assert any("float64" in t for t in other)    # another wording is said in full
+
+
+SUBMISSIONS = Path(__file__).resolve().parents[1] / "submissions"
+
+
+#: masked_mean_pool's sum kept in float16: a float16 generated case fails and is shrunk
+HALF_SUM = """import numpy as np
+
+def masked_mean_pool(embeddings, mask):
+    m = mask[..., None].astype(embeddings.dtype)
+    total = (embeddings * m).sum(axis=-2, dtype=embeddings.dtype)
+    return total / np.maximum(m.sum(axis=-2, dtype=embeddings.dtype), 1)
+"""
+
+
+@pytest.mark.parametrize("name", ["wrong_exception_stub.py", "half_sum.py"])
+def test_the_text_report_and_the_feedback_page_count_the_same_failing_cases(name, tmp_path):
+    """A class's feedback said "5 of 29 shown" in the .txt and "5 of 27" in the .html: the page
+    listed a shrunk case with the case it was shrunk from, and one error of the run once. Both
+    count entries alike now (common.entry_key); the text leads with the shrunk case and names
+    the other cases with the same error once each, without dtypes."""
+    import re
+
+    from grader.batch.gradebook import report_from_json
+    from grader.reports import notebook_html
+    from tests.conftest import grade_function_in_process
+
+    path, problem = SUBMISSIONS / name, "tied_lm_head"
+    if name == "half_sum.py":
+        path, problem = tmp_path / name, "masked_mean_pool"
+        path.write_text(HALF_SUM)
+    _, data = grade_function_in_process(path, "--problem", problem, "--max-examples", "8", "--audience", "learner")
+    report = report_from_json(data)
+    txt = text.render(report, audience="learner")
+    page = notebook_html.feedback_page(report, audience="learner")
+    counts = re.findall(r"(\d+) of (\d+) shown", txt)
+    html_counts = re.findall(r"(\d+) of (\d+) shown", page)
+    assert counts and html_counts and counts[0] == html_counts[0], (counts, html_counts)
+    if name == "wrong_exception_stub.py":   # one NotImplementedError in every case: one entry
+        assert counts[0] == ("1", "1") and re.search(r"\(\d+ more cases fail with the same message, in \d+ graded runs: "
+                                                     r"[a-z_0-9]+, ", txt), txt
+    else:                                   # the shrunk case stands for its original, listed once
+        assert any(c.get("shrunk") for c in data["cases"])
+        entries = re.findall(r"^x (\S+)", text.render(report, audience="learner", verbosity=text.VERBOSE), re.M)
+        shrunk = [e for e in entries if e.startswith("shrunk:")]
+        assert shrunk and not [e for e in shrunk if e.removeprefix("shrunk:") in entries], entries

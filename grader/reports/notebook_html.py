@@ -180,7 +180,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     Jinja2 template ``templates/feedback.html.j2``, every value autoescaped."""
     from ..results import Failure
     from .classview_anchor import anchor
-    from .common import all_zero, example_order, pick_examples, scalar_text
+    from .common import all_zero, entry_key, example_order, pick_examples, scalar_text
     from .templating import render
 
     passed = bool(report.get("passed"))
@@ -198,10 +198,12 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
         c.get("name", "")))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
     distinct: dict[tuple[str, str], dict[str, Any]] = {}
-    for c in failing:  # one entry per case and kind; one per message for errors of the run
+    for c in failing:  # one entry per case and kind; one per message for errors of the run (the text report's)
         fc = c["failure"]
-        key = fc.get("message", "") if fc.get("kind") in RUN_KINDS else c["name"].split("[")[0].removeprefix("shrunk:")
-        distinct.setdefault((key, fc["kind"]), c)
+        key = entry_key(c["name"], fc["kind"], fc.get("message", ""))
+        if c.get("shrunk") and key in distinct and not distinct[key].get("shrunk"):
+            distinct[key] = c   # a shrunk case leads its entry (the text report's rule)
+        distinct.setdefault(key, c)
     cases = []
     seen: dict[str, str] = {}   # a traceback's facts -> the case that showed it (the text report's rule)
     examples, _ = pick_examples(list(distinct.values()), MAX_CASES, lambda c: (c["failure"].get("data") or {}).get("hint_id"),

@@ -286,11 +286,15 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
     failing.sort(key=lambda c: common.example_order(c.failure.kind if c.failure else c.status, c.shrunk,
                                                     [i.shape for i in c.inputs.values()], common.all_zero(c.values, c.inputs),
                                                     c.name))
-    # one entry per case and failure kind: the same case failing in several dtypes is listed once
+    # one entry per case and failure kind (common.entry_key, as the feedback page): the same case
+    # failing in several dtypes is listed once, a shrunk case with its original, an error of the
+    # run with the same message once
     distinct: dict[tuple[str, str], list[CaseResult]] = {}
     for c in failing:
-        key = (c.name.split("[")[0], c.failure.kind if c.failure else c.status)
-        distinct.setdefault(key, []).append(c)
+        kind = c.failure.kind if c.failure else c.status
+        distinct.setdefault(common.entry_key(c.name, kind, c.failure.message if c.failure else ""), []).append(c)
+    for same in distinct.values():   # a shrunk case leads its entry: the smallest input that fails so
+        same.sort(key=lambda c: not c.shrunk)
     if distinct:
         most = len(distinct) if verbosity >= VERBOSE else MAX_CASES
         shown, every_hint = _shown_cases(v, list(distinct.values()), most)
@@ -305,6 +309,12 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         for same in shown:
             lines += _case_lines(same[0], seen, verbosity)
             hint, hint_id = v.hint_of(same[0]), _hint_id(v, same[0])
+            base = _base(same[0])
+            # the case it was shrunk from (its line says so) and other cases with the same error
+            # of the run are not "the same case in another dtype"
+            others = [c for c in same[1:] if _base(c) != base]
+            same = [same[0]] + [c for c in same[1:] if _base(c) == base and not c.shrunk
+                                and c.name != same[0].name.removeprefix("shrunk:")]
             # the same hint, or the same hint idea with other numbers (a factor of 0.2001 in one
             # dtype, 0.2 in the others: a trial read three lines that said one thing)
             alike = [c for c in same[1:] if v.hint_of(c) == hint or (hint_id is not None and _hint_id(v, c) == hint_id)]
@@ -319,6 +329,11 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
                         continue
                     lines.add(f"    (in {c.dtype} it fails as {kind} too, "
                               + (f"with another hint: {other})" if other else "with no hint)"), "hint", True)
+            if others:   # one error of the run, in other cases: named once each, without dtypes
+                names = list(dict.fromkeys(_base(c) for c in others))
+                lines.add(f"    ({len(names)} more {'case fails' if len(names) == 1 else 'cases fail'} with the same "
+                          f"message, in {len(others)} graded {'run' if len(others) == 1 else 'runs'}: "
+                          + ", ".join(names[:6]) + (", ..." if len(names) > 6 else "") + ")", "", True)
     if v.skipped:
         lines.add(f"{v.skipped} cases were not run (after a timeout or repeated crashes)", "note", True)
     for tally in v.tallies:
@@ -442,6 +457,11 @@ def _hint_id(v: view.ReportView, case: CaseResult) -> str | None:
             # the same idea with a second mistake (part of it in float32) is not "the same way"
             return str(failure.data["hint_id"]) + (f"+{also}" if also else "")
     return None
+
+
+def _base(case: CaseResult) -> str:
+    """A case's name without its dtype and without ``shrunk:``."""
+    return case.name.split("[")[0].removeprefix("shrunk:")
 
 
 def _shown_cases(v: view.ReportView, entries: list[list[CaseResult]], most: int) -> tuple[list[list[CaseResult]], bool]:

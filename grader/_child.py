@@ -234,8 +234,27 @@ def _convert(result, fw, proto) -> tuple:
     return proto.convert_result(result, fw.to_numpy)
 
 
+def _default_signals() -> None:
+    """Every signal as a fresh Python has it, whatever the grader was started with: ignored
+    signals and a blocked mask are inherited across exec (a grader started in the background by
+    a shell ignores SIGQUIT, and a served check's child had its server's, not its client's:
+    attack round 38). Python itself ignores SIGPIPE and SIGXFSZ; nothing is blocked."""
+    import signal
+    python_ignores = {signal.SIGPIPE, getattr(signal, "SIGXFSZ", signal.SIGPIPE)}
+    for sig in signal.valid_signals():
+        if sig in python_ignores or sig in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError, RuntimeError):
+            pass
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
 def main() -> int:
     import json
+    _default_signals()
     if sys.argv[1] == "--probe":
         return _probe(json.loads(sys.argv[2]))
     fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])

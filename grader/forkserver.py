@@ -73,6 +73,7 @@ from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, Bat
                                 ForkedCheck, Reader, connect, connect_any, code_stamp, command,
                                 default_socket, framework_hint, greeting, identity, private_folder,
                                 process_state, rlimit_names, run_served, send_request)
+from .forkserver_client import _fixed_facts
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -214,14 +215,37 @@ def _not_above(a: int, b: int) -> bool:
     return b == -1 or (a != -1 and a <= b)
 
 
+#: capability bits (``linux/capability.h``): raise a hard resource limit; lower the nice value
+CAP_SYS_RESOURCE, CAP_SYS_NICE = 24, 23
+
+
+def _has_capability(bit: int) -> bool:
+    """Whether this process has the capability ``bit`` in effect (``CapEff``; root without it
+    may not raise a hard limit: attack round 38)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="utf-8") as fh:
+            return bool(int(next(line for line in fh if line.startswith("CapEff:")).split()[1], 16) >> bit & 1)
+    return False
+
+
 def unadoptable(state: Any) -> str | None:
     """Why this server's check could not take the client's ``process_state`` (a request's
     ``process``: ``grader.forkserver_client.process_state``) as its own, or None when it can:
-    malformed, other limits than this platform's, or a hard limit above this server's (only
-    root may raise one). The client then runs its check itself."""
+    malformed; other limits than this platform's; a hard limit above this server's or a lower
+    nice value without the capability to set it; CPUs it may not run on; or facts it cannot
+    take at all (``fixed``: groups, privileges, namespaces, cgroup) that differ from its own.
+    The client then runs its check itself."""
     import resource
     if not isinstance(state, dict) or not isinstance(state.get("umask"), int) or not 0 <= state["umask"] <= 0o777:
-        return "a request's process is {\"umask\": int, \"rlimits\": {name: [soft, hard]}}"
+        return "a request's process is {\"umask\": int, \"rlimits\": {name: [soft, hard]}, ...}"
+    if state.get("fixed") != _fixed_facts():
+        return "the client's groups, privileges, namespaces or cgroup are not this server's"
+    nice, cpus = state.get("nice"), state.get("cpus")
+    if type(nice) is not int or not -20 <= nice <= 19 or \
+            (nice < os.getpriority(os.PRIO_PROCESS, 0) and not _has_capability(CAP_SYS_NICE)):
+        return "the client's nice value cannot be this server's check's"
+    if not (isinstance(cpus, list) and cpus and all(type(c) is int and 0 <= c < 1 << 16 for c in cpus)):
+        return "the request's CPUs are not a list of CPU numbers"
     limits = state.get("rlimits")
     if not isinstance(limits, dict) or set(limits) != set(rlimit_names()):
         return "the request's resource limits are not this platform's"
@@ -231,14 +255,15 @@ def unadoptable(state: Any) -> str | None:
         soft, hard = value
         if not _not_above(soft, hard):
             return f"the request's {name} has its soft limit above its hard one"
-        if os.geteuid() != 0 and not _not_above(hard, resource.getrlimit(getattr(resource, name))[1]):
+        if not _not_above(hard, resource.getrlimit(getattr(resource, name))[1]) and not _has_capability(CAP_SYS_RESOURCE):
             return f"the request's hard {name} is above this server's"
     return None
 
 
 def adopt(state: dict[str, Any]) -> None:
-    """Take the client's umask and resource limits (:func:`unadoptable` checked them) as this
-    process's, so that the check and its child run as the client's own check would.
+    """Take the client's umask, resource limits, nice value and CPUs (:func:`unadoptable`
+    checked them) as this process's, so that the check and its child run as the client's own
+    check would.
 
     Raises:
         OSError, ValueError: a limit cannot be set (the check then exits 2).
@@ -249,6 +274,10 @@ def adopt(state: dict[str, Any]) -> None:
         which = getattr(resource, name)
         if tuple(resource.getrlimit(which)) != (soft, hard):
             resource.setrlimit(which, (soft, hard))
+    if os.getpriority(os.PRIO_PROCESS, 0) != state["nice"]:
+        os.setpriority(os.PRIO_PROCESS, 0, state["nice"])
+    if sorted(os.sched_getaffinity(0)) != state["cpus"]:
+        os.sched_setaffinity(0, state["cpus"])
 
 
 @functools.cache

@@ -90,7 +90,9 @@ def socket_candidates() -> list[Path]:
         out.append(Path(runtime) / "grader" / "serve.sock")
     out.append(Path(f"/tmp/grader-{os.geteuid()}") / "serve.sock")
     with contextlib.suppress(RuntimeError, KeyError, OSError):
-        out.append(Path.home() / ".cache" / "grader" / f"serve-{socket.gethostname()}" / "serve.sock")
+        home = Path.home()
+        if os.stat(home).st_uid == os.geteuid():   # not another user's home (a sudo that keeps HOME)
+            out.append(home / ".cache" / "grader" / f"serve-{socket.gethostname()}" / "serve.sock")
     return [p for p in out if p.is_absolute() and len(os.fsencode(str(p))) <= _SUN_PATH]
 
 
@@ -182,9 +184,13 @@ def _greeting(sock: socket.socket) -> str | None:
     """The ``grader`` identity of the server's first line on ``sock`` (None: none within
     :data:`GREETING_WAIT` seconds, or not a greeting). Reads only that line."""
     line = b""
+    deadline = time.monotonic() + GREETING_WAIT   # in all: a server that trickles bytes holds no client longer
     try:
-        sock.settimeout(GREETING_WAIT)
         while not line.endswith(b"\n") and len(line) < 1024:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            sock.settimeout(left)
             more = sock.recv(1)   # byte by byte: nothing after the greeting is taken from the socket
             if not more:
                 return None
@@ -218,16 +224,47 @@ def rlimit_names() -> tuple[str, ...]:
     return tuple(sorted(n for n in dir(resource) if n.startswith("RLIMIT_")))
 
 
+#: lines of ``/proc/self/status`` a server's check cannot take from its client: its privileges
+#: (capabilities, no-new-privileges, a seccomp filter)
+_FIXED_STATUS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters")
+#: the namespaces a check's process is in (``/proc/self/ns``)
+_FIXED_NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")
+
+
+def _fixed_facts() -> dict[str, Any]:
+    """What a process's check inherits and a server's check cannot take over from its client:
+    supplementary groups, privileges (:data:`_FIXED_STATUS`), namespaces and cgroup (a memory
+    limit, a CPU set). The server refuses a request whose facts differ from its own."""
+    out: dict[str, Any] = {"groups": sorted(os.getgroups())}
+    with contextlib.suppress(OSError):
+        with open("/proc/self/status", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                name, _, value = line.partition(":")
+                if name in _FIXED_STATUS:
+                    out[name] = value.strip()
+    for ns in _FIXED_NAMESPACES:
+        with contextlib.suppress(OSError):
+            out[f"ns/{ns}"] = os.readlink(f"/proc/self/ns/{ns}")
+    with contextlib.suppress(OSError):
+        with open("/proc/self/cgroup", encoding="utf-8", errors="replace") as fh:
+            out["cgroup"] = fh.read()
+    return out
+
+
 def process_state() -> dict[str, Any]:
     """What a check takes from the process that starts it besides its arguments, environment
-    and folder, and a server's check would otherwise take from the server: the umask and every
-    resource limit (``[soft, hard]``, -1 unlimited). Sent with each request; the server's check
-    adopts it (``grader.forkserver.adopt``) and a spare is used only when started under the
-    same (``grader.run.spare.Spare.matches``): a server started under ``umask 077`` or
-    ``ulimit -s 1024`` failed correct files the client's own check passed (attack round 37)."""
+    and folder, and a server's check would otherwise take from the server: the umask, every
+    resource limit (``[soft, hard]``, -1 unlimited), the nice value and the CPUs it may run on,
+    which the server's check takes over (``grader.forkserver.adopt``), and the facts it cannot
+    (``fixed``: :func:`_fixed_facts`), which must be the server's own. Sent with each request;
+    a spare is used only when started under the same (``grader.run.spare.Spare.matches``): a
+    server started under ``umask 077``, ``ulimit -s 1024``, ``nice`` or ``taskset`` ran its
+    client's checks so (attack rounds 37 and 38)."""
     import resource
     return {"umask": current_umask(),
-            "rlimits": {name: list(resource.getrlimit(getattr(resource, name))) for name in rlimit_names()}}
+            "rlimits": {name: list(resource.getrlimit(getattr(resource, name))) for name in rlimit_names()},
+            "nice": os.getpriority(os.PRIO_PROCESS, 0), "cpus": sorted(os.sched_getaffinity(0)),
+            "fixed": _fixed_facts()}
 
 
 _IMPORT = re.compile(rb"""(?:^|["\n])[ \t]*(?:import|from)[ \t]+(jax|torch)\b""", re.MULTILINE)

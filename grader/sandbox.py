@@ -567,11 +567,21 @@ def probe(tier: str) -> tuple[bool, str]:
     """
     if tier in ("rlimits", "none"):
         return True, ""
+    key = _memo_key(tier)
     with _lock:
-        if tier not in _probed:
-            _probed[tier] = _probe_locked(tier)
-        ok, why, _ = _probed[tier]
+        if key not in _probed:
+            _probed[key] = _probe_locked(tier)
+        ok, why, _ = _probed[key]
     return ok, why
+
+
+def _memo_key(tier: str) -> tuple[str | None, ...]:
+    """What this process's memo of a probe of ``tier`` is kept under: the tier, the program
+    ``PATH`` finds for it now and the variables the child's policy reads. A forked check of
+    ``grader serve`` has its client's environment: with the server's memo alone, a server
+    started without bubblewrap on its ``PATH`` ran its clients' checks in the rlimits tier (a
+    file right only outside a PID namespace passed served and failed cold, attack round 38)."""
+    return (tier, shutil.which(tier), *(os.environ.get(k) for k in ("GRADER_SECCOMP", "GRADER_SANDBOX_UIDS")))
 
 
 #: what a probe's outcome depends on besides the grader's source: the kernel's boot, the settings
@@ -721,7 +731,7 @@ def _probe_run(tier: str) -> tuple[bool, str, Sandbox | None]:
 
 
 def _make(tier: str) -> Sandbox:
-    found = _probed.get(tier)
+    found = _probed.get(_memo_key(tier))
     return found[2] if found and found[2] is not None else Sandbox(tier)
 
 

@@ -1,6 +1,7 @@
-"""Attack round 37 (issue 33): grader serve's checks take the client's process state, its spares
-are used only under the same, a hand-over cannot be lost or turned into exit 0, a client asks
-only a server of its own install, and the socket's folder cannot be taken or swapped.
+"""Attack rounds 37 and 38 (issue 33): grader serve's checks take the client's process state (or
+the server refuses them), its spares are used only under the same, a hand-over cannot be lost or
+turned into exit 0, a client asks only a server of its own install, and the socket's folder
+cannot be taken or swapped.
 
 Each finding's test fails on the code before the fix (ac6fd48): a server started under umask 077
 or a 1 MiB stack failed a correct file its client's own check passed; a raw request grown past
@@ -9,6 +10,7 @@ user's /tmp/grader-<uid> stopped grader serve from starting.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -227,3 +229,125 @@ def test_the_socket_is_made_and_removed_through_its_folders_descriptor(tmp_path)
     finally:
         listener.close()
         os.close(folder)
+
+
+# -- round 38 ------------------------------------------------------------------------------------------
+
+NICE_FIVE = """import os
+
+def tied_lm_head(hidden, embedding_matrix):
+    right = hidden @ embedding_matrix.T
+    return right if os.getpriority(os.PRIO_PROCESS, 0) == 5 else right * 2
+"""
+
+QUIT_DEFAULT = """import signal
+
+def tied_lm_head(hidden, embedding_matrix):
+    right = hidden @ embedding_matrix.T
+    return right if signal.getsignal(signal.SIGQUIT) == signal.SIG_DFL else right * 2
+"""
+
+
+def test_a_served_check_runs_at_its_clients_nice_value(narrow_server, tmp_path):
+    """The server's nice value and CPUs reached its clients' children (attack round 38): a
+    client's ``nice -n 5`` is now its check's, served as cold."""
+    tmp_path.chmod(0o755)
+    path = tmp_path / "nice_five.py"
+    path.write_text(NICE_FIVE)
+    path.chmod(0o644)
+    cold, served = _run(None, path, shell="renice -n 5 -p $$ >/dev/null; "), _run(narrow_server, path, shell="renice -n 5 -p $$ >/dev/null; ")
+    assert cold["passed"] and served["passed"] and served["environment"]["served"] == "pool"
+    assert not _run(narrow_server, path)["passed"]
+
+
+def test_the_child_starts_with_every_signal_as_python_has_it(tmp_path):
+    """A grader started by a shell in the background ignores SIGQUIT, and its child inherited
+    that (a served check's child its server's): the child now resets what was ignored or blocked."""
+    tmp_path.chmod(0o755)
+    path = tmp_path / "quit_default.py"
+    path.write_text(QUIT_DEFAULT)
+    path.chmod(0o644)
+    assert _run(None, path, shell="trap '' QUIT; ")["passed"]
+
+
+def test_the_servers_own_path_and_sandbox_settings_do_not_choose_its_clients_tier(tmp_path):
+    """A server started without bubblewrap on its PATH ran its clients' checks in the rlimits tier
+    (its probe, remembered for the process): a file right only outside a PID namespace passed
+    served and failed cold. The memo is kept per program found on the PATH and sandbox setting."""
+    if not shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed here")
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    sock = folder / "serve.sock"
+    proc = subprocess.Popen([*GRADER, "serve", "--socket", str(sock), "--problem", "tied_lm_head", "--spares", "numpy",
+                             "--no-web"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PATH": str(tmp_path / "nothing")})
+    try:
+        proc.stdout.readline()
+        deadline = time.monotonic() + 60
+        while not sock.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        cold, served = _run(None, SUBMISSIONS / "correct_numpy.py"), _run(sock, SUBMISSIONS / "correct_numpy.py")
+        assert served["environment"]["served"] == "pool"
+        assert served["environment"]["sandbox"] == cold["environment"]["sandbox"] == "bwrap"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_limit_nice_value_or_fact_the_server_cannot_take_is_refused(monkeypatch):
+    """Root without CAP_SYS_RESOURCE (a container's root) could not raise a hard limit: its check
+    exited 2 instead of being refused (the client then runs it itself)."""
+    import resource
+    ok = forkserver.process_state()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    higher = {**ok, "rlimits": {**ok["rlimits"], "RLIMIT_NOFILE": [soft, hard + 1]}}
+    monkeypatch.setattr(forkserver, "_has_capability", lambda bit: False)
+    assert "RLIMIT_NOFILE" in (forkserver.unadoptable(higher) or "")
+    assert forkserver.unadoptable({**ok, "nice": ok["nice"] - 1}) if ok["nice"] > -20 else True
+    assert forkserver.unadoptable({**ok, "fixed": {**ok["fixed"], "groups": [4242]}})
+    assert forkserver.unadoptable({**ok, "cpus": []}) and forkserver.unadoptable({**ok, "nice": "0"})
+    monkeypatch.setattr(forkserver, "_has_capability", lambda bit: True)
+    assert forkserver.unadoptable(higher) is None
+
+
+def test_a_server_that_trickles_its_greeting_holds_a_client_for_the_wait_in_all(tmp_path, monkeypatch):
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    path = folder / "s.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def trickle():
+        conn, _ = listener.accept()
+        with contextlib.suppress(OSError):
+            for byte in forkserver.greeting():
+                conn.sendall(bytes([byte]))
+                time.sleep(0.05)
+        conn.close()
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    monkeypatch.setattr(forkserver_client, "GREETING_WAIT", 0.5)
+    began = time.monotonic()
+    assert forkserver.connect(path) is None and time.monotonic() - began < 2
+    thread.join()
+    listener.close()
+
+
+def test_a_home_folder_of_another_user_is_no_place_for_the_socket(tmp_path, monkeypatch):
+    """Root with another user's HOME (a sudo that keeps it) made its socket folder where that
+    user's link pointed; another user's home folder is not a candidate now."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a folder to another user")
+    home = Path(tempfile.mkdtemp(prefix="h", dir="/tmp"))
+    try:
+        os.chown(home, 4242, 4242)
+        monkeypatch.delenv(forkserver.SOCKET_ENV, raising=False)
+        monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+        monkeypatch.setenv("HOME", str(home))
+        assert not [p for p in forkserver_client.socket_candidates() if p.is_relative_to(home)]
+        os.chown(home, 0, 0)
+        assert [p for p in forkserver_client.socket_candidates() if p.is_relative_to(home)]
+    finally:
+        shutil.rmtree(home)

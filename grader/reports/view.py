@@ -332,7 +332,7 @@ def build(report: Report, audience: str = common.LEARNER) -> ReportView:
         line=int(line) if isinstance(line, int) and line > 0 else 1, file=file)
 
 
-def feedback_line(report: Report, limit: int = 300) -> str:
+def feedback_line(report: Report, limit: int = 500) -> str:
     """One line of feedback a learner may be given (learner audience: nothing of a hidden case
     but its counts), e.g. ``"0 of 93 cases passed; tolerance: 93 cases, in every dtype (...);
     hint: looks like the table was not transposed ..."``, at most ``limit`` characters."""
@@ -368,16 +368,22 @@ def feedback_line(report: Report, limit: int = 300) -> str:
         # exception's hint, which was the tolerance entry's: a format consumer's read)
         shared = [(i, e.get("kind"), h) for i, e in enumerate(v.summary) for h in (e.get("hints") or [])
                   if h.get("text") and h["text"] != common.WITHHELD_HINT]
+        found: list[tuple[Any, Any, str]] = []
         if shared:
             at, kind, h = shared[0]
-            count, of, text = h.get("count"), h.get("of"), h["text"]
-            if at:
-                text = f"for the {kind} cases: {text}"
+            # and the same entry's other hints: a float32 result for float16 and float64 inputs
+            # has one hint per dtype, and the gradebook's line gave only the float16 one (an
+            # instructor's trial): each, with its count
+            for i, _, other in shared:
+                if i == at:
+                    found.append((other.get("count"), other.get("of"),
+                                  f"for the {kind} cases: {other['text']}" if at else other["text"]))
         else:   # no summary (an older report): the first case hint, counted over the failing cases
             text = next((h for h in v.hints if h != common.WITHHELD_HINT), None)
             failed = [c for c in v.failing if c.failure is not None]
-            count, of = sum(c.failure.hint == text for c in failed), len(failed)
-        if text:
+            if text:
+                found.append((sum(c.failure.hint == text for c in failed), len(failed), text))
+        for count, of, text in found:
             parts.append(f"hint: {text}" if count == of or not count else f"hint ({count} of {of} cases): {text}")
     text = common.printable("; ".join(parts), one_line=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -355,15 +355,15 @@ def test_feedback_line_names_the_entry_a_hint_belongs_to():
         line.endswith("hint: for the tolerance cases: h"), line
 
 
-def test_feedback_line_gives_each_hint_of_the_first_entry():
+def test_feedback_line_gives_each_hint_of_the_first_entry(tmp_path):
     """A float32 result for float16 and float64 inputs: one dtype entry with a hint per dtype.
     The gradebook's line gave only the float16 one (an instructor's trial: 'return float16' to a
     learner whose float64 cases failed too); each is given now, with its count."""
-    rep = one_report()
-    rep.summary = [{"kind": "dtype", "text": "dtype: 4 cases, only in float16, float64 (float32 passes)",
-                    "hints": [{"count": 2, "of": 4, "text": "return float16 (e.g. .astype(hidden.dtype))"},
-                              {"count": 2, "of": 4, "text": "float64 inputs must give float64 logits"}]},
-                   {"kind": "tolerance", "text": "tolerance: 1 case", "hints": [{"count": 1, "of": 1, "text": "other"}]}]
-    line = view.feedback_line(rep)
-    assert "hint (2 of 4 cases): return float16" in line and "hint (2 of 4 cases): float64 inputs must give" in line
-    assert "other" not in line   # another entry's hint only when the first has none
+    from grader.batch.gradebook import report_from_json
+    from tests.conftest import grade_function_in_process
+    path = tmp_path / "f32.py"
+    path.write_text("import numpy as np\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                    "    return np.matmul(hidden.astype(np.float32), embedding_matrix.astype(np.float32).T)\n")
+    _, data = grade_function_in_process(path, "--problem", "tied_lm_head", "--max-examples", "4", "--no-shrink")
+    line = view.feedback_line(report_from_json(data))
+    assert "dtype:" in line and "return float16" in line and "float64 inputs must give float64" in line, line

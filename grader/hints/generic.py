@@ -203,10 +203,49 @@ def _axis_factor(c: float, shapes: dict[str, tuple[int, ...]] | None) -> Hint | 
     return found[0] if len(found) == 1 else None
 
 
+class _Fits:
+    """The parameters :func:`_fitted` fits to one output (``got`` against ``ref`` on the ``keep``
+    elements): computed once when first asked, then judged in the output's dtype and in each lower
+    format (:func:`_in_lower_precision` asked the same medians again for float32, bfloat16 and
+    float16: a stub returning zeros is on every grid)."""
+
+    def __init__(self, got: np.ndarray, ref: np.ndarray, keep: np.ndarray) -> None:
+        self.got, self.ref, self.keep = got, ref, keep
+        self._factor: float | None = None
+        self._offset: tuple[float, bool] | None = None
+        self._rows: np.ndarray | None = None
+
+    def factor(self) -> float:
+        """The least-squares factor ``c`` of ``got ~ c * ref`` (NaN without a nonzero ``ref``)."""
+        if self._factor is None:
+            with np.errstate(all="ignore"):
+                self._factor = float(np.sum(self.got * self.ref) / np.sum(self.ref * self.ref)) \
+                    if np.any(self.ref) else math.nan
+        return self._factor
+
+    def offset(self) -> tuple[float, bool]:
+        """The median of ``got - ref`` over ``keep``, and whether ``ref`` varies there."""
+        if self._offset is None:
+            keep = self.keep
+            c = float(np.median((self.got - self.ref)[keep])) if keep.any() else 0.0
+            varied = keep.any() and bool(np.ptp(np.where(np.isfinite(self.ref), self.ref, 0.0)[keep]) > 0)
+            self._offset = (c, varied)
+        return self._offset
+
+    def rows(self) -> np.ndarray:
+        """The median of ``got - ref`` per row (last axis), over ``keep``, 0 for a row without any."""
+        if self._rows is None:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)   # a row with every element matched
+                self._rows = np.nan_to_num(np.nanmedian(np.where(self.keep, self.got - self.ref, np.nan),
+                                                        axis=-1, keepdims=True))
+        return self._rows
+
+
 def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
             full_ref: np.ndarray | None = None, fix: Callable[[Any], np.ndarray] | None = None,
             keep: np.ndarray | None = None,
-            shapes: dict[str, tuple[int, ...]] | None = None) -> list[tuple[Hint, float]]:
+            shapes: dict[str, tuple[int, ...]] | None = None, fits: _Fits | None = None) -> list[tuple[Hint, float]]:
     """A constant factor, a constant offset and one offset per row, each judged with the
     stricter :data:`FITTED` share and a fitted value read to 4 significant digits.
 
@@ -214,13 +253,14 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
     predictions are made from ``full_ref`` (the infinities included: ``-inf * 2`` is still
     ``-inf``, ``-inf * -2`` is not) and passed through ``fix``, and the offsets are fitted on the
     ``keep`` elements only. A factor that is an input's axis size or its reciprocal is named
-    as such (:func:`_axis_factor`, with ``shapes``)."""
+    as such (:func:`_axis_factor`, with ``shapes``). ``fits``: the same output's parameters,
+    fitted once (:class:`_Fits`; made here when not given)."""
     full_ref = ref if full_ref is None else full_ref
     fix = fix or (lambda p: p)
     keep = np.ones(ref.shape, dtype=bool) if keep is None else keep
+    fits = _Fits(got, ref, keep) if fits is None else fits
     out: list[tuple[Hint, float]] = []
-    with np.errstate(all="ignore"):
-        c = float(np.sum(got * ref) / np.sum(ref * ref)) if np.any(ref) else math.nan
+    c = fits.factor()
     # a factor within 5e-4 of 1 reads as "1" at 4 digits and names nothing (float32 rounding,
     # an eps in the wrong place): no hint rather than "a constant factor of 1"
     # a factor fitted to fewer than MIN_EVIDENCE elements fits them exactly whatever the mistake
@@ -233,19 +273,15 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
         if r is not None:
             out.append((_variance_count(c, ref.shape[-1] if ref.ndim else 0) or _axis_factor(c, shapes)
                         or Hint(idea="scaled", facts={"factor": c}), r))
-    diff = got - ref
-    c = float(np.median(diff[keep])) if keep.any() else 0.0
     # an offset fitted to a constant right answer (softmax of 16 equal logits: 1/16 each) fits
     # any constant result: zeros from an overflow read as "a constant -0.0625 was added"
-    varied = keep.any() and bool(np.ptp(np.where(np.isfinite(ref), ref, 0.0)[keep]) > 0)
+    c, varied = fits.offset()
     if c != 0 and int(keep.sum()) >= MIN_EVIDENCE and varied:
         r = judge(fix(full_ref + c), got, ref, allowed, dtype, None, FITTED)
         if r is not None:
             out.append((Hint(idea="shifted", facts={"offset": c}), r))
     if ref.ndim >= 2 and ref.shape[-1] >= MIN_EVIDENCE and ref.size // ref.shape[-1] >= 2:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)   # a row with every element matched
-            rows = np.nan_to_num(np.nanmedian(np.where(keep, diff, np.nan), axis=-1, keepdims=True))
+        rows = fits.rows()
         if np.ptp(rows) > 4 * float(np.max(allowed)) + unit_roundoff(dtype) * float(np.max(np.abs(ref))):
             r = judge(fix(full_ref + rows), got, ref, allowed, dtype, 2 * allowed, FITTED)
             if r is not None:
@@ -320,16 +356,18 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
         low = lower_precision(got, ref, allowed, dtype, allowed_in, names)
         if low is not None:
             return low[0]
-        candidates = _candidates(got, ref, allowed, dtype, full_ref, fix, matched, problem_ideas, shapes)
+        fits = _Fits(got, ref, ~matched)   # fitted once, judged in each format
+        candidates = _candidates(got, ref, allowed, dtype, full_ref, fix, matched, problem_ideas, shapes, fits=fits)
         if not candidates:
             return _in_lower_precision(got, ref, allowed, dtype, full_ref, fix, matched, names, problem_ideas,
-                                       shapes)
+                                       shapes, fits)
     return _best(candidates, got, ref)
 
 
 def _candidates(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str, full_ref: np.ndarray,
                 fix: Callable[[Any], Any], matched: np.ndarray, problem_ideas: list[Idea] | None,
-                shapes: dict[str, tuple[int, ...]] | None, carried: np.ndarray | None = None) -> list[tuple[float, Hint]]:
+                shapes: dict[str, tuple[int, ...]] | None, carried: np.ndarray | None = None,
+                fits: _Fits | None = None) -> list[tuple[float, Hint]]:
     """The value ideas that explain ``got`` (:func:`judge`), each with its residual: the problem's
     own, the last two axes swapped (a square result), and the fitted ones (:func:`_fitted`).
     ``carried``: the allowance each is judged with (:func:`_in_lower_precision`: a lower
@@ -345,7 +383,7 @@ def _candidates(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
         if r is not None:
             out.append((r, Hint(idea="transposed", facts={"axes": "last_two"})))
     fitted_allowed = allowed if carried is None else carried
-    return out + [(r, h) for h, r in _fitted(got, ref, fitted_allowed, dtype, full_ref, fix, ~matched, shapes)]
+    return out + [(r, h) for h, r in _fitted(got, ref, fitted_allowed, dtype, full_ref, fix, ~matched, shapes, fits)]
 
 
 def _best(candidates: list[tuple[float, Hint]], got: np.ndarray, ref: np.ndarray) -> Hint | None:
@@ -363,7 +401,7 @@ def _best(candidates: list[tuple[float, Hint]], got: np.ndarray, ref: np.ndarray
 def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str, full_ref: np.ndarray,
                         fix: Callable[[Any], Any], matched: np.ndarray, names: Names,
                         problem_ideas: list[Idea] | None,
-                        shapes: dict[str, tuple[int, ...]] | None = None) -> Hint | None:
+                        shapes: dict[str, tuple[int, ...]] | None = None, fits: _Fits | None = None) -> Hint | None:
     """Two mistakes at once: a mistake of the problem's ideas (or the generic transpose and
     fitted ones) *and* the result computed in a lower format (a newcomer's trial: layer norm with
     ``ddof=1`` computed in float32 got a hint in float16 and float32 but none in float64, where
@@ -388,7 +426,7 @@ def _in_lower_precision(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, d
             continue   # without its grid only float32 inside a float64 result, and then the idea alone
         u = unit_roundoff(low)
         carried = np.broadcast_to(allowed, ref.shape) + u * float(np.max(np.abs(ref)))
-        candidates = _candidates(got, ref, allowed, low, full_ref, fix, matched, problem_ideas, shapes, carried)
+        candidates = _candidates(got, ref, allowed, low, full_ref, fix, matched, problem_ideas, shapes, carried, fits)
         best = _best(candidates, got, ref)
         if best is None:
             continue

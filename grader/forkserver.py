@@ -166,7 +166,17 @@ def _default_signals() -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
 
-def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.socket]) -> None:
+def _close(what: list[Any]) -> None:
+    """Close, in a forked process, the zygote's sockets and descriptors it must not keep: other
+    connections' sockets and the streams of requests still arriving (a spare forked while
+    another client's request was half read held that client's stdout open, and its pipeline
+    hung until the spare was used, attack round 39), and the socket folder's descriptor."""
+    for item in what:
+        with contextlib.suppress(OSError):
+            item.close() if isinstance(item, socket.socket) else os.close(item)
+
+
+def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> None:
     """In the forked process: become ``grader check`` with the request's streams, folder,
     environment and arguments, and exit with its code. Never returns."""
     code = 2
@@ -177,9 +187,9 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[socket.so
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote killed: its checks die with it
         if os.getppid() == 1:
             os._exit(2)
-        for sock in close:
-            with contextlib.suppress(OSError):
-                sock.close()
+        _close(close)
+        from .sandbox import forget_failed_probes
+        forget_failed_probes()   # probe again for this check rather than inherit the server's failure
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in set(fds):
@@ -289,7 +299,7 @@ def default_limits() -> Any:
     return Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)
 
 
-def _spare_process(framework: str, sock: socket.socket, close: list[socket.socket]) -> None:
+def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> None:
     """In a process forked from the zygote: start a spare child of ``framework``
     (:mod:`grader.run.spare`) in the default sandbox tier with the default limits, wait on
     ``sock`` for one request (as a connection's: ``R`` with three descriptors, then the JSON
@@ -302,11 +312,10 @@ def _spare_process(framework: str, sock: socket.socket, close: list[socket.socke
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() == 1:
             os._exit(2)
-        for other in close:
-            with contextlib.suppress(OSError):
-                other.close()
+        _close(close)
         try:
-            from .sandbox import choose_tier
+            from .sandbox import choose_tier, forget_failed_probes
+            forget_failed_probes()
             tier, wrap = choose_tier("auto")
             spare.prepare(framework, default_limits(), tier, wrap)
         except Exception:  # noqa: BLE001 - no spare: the request's check starts its own child
@@ -397,7 +406,7 @@ class Zygote:
     """The fork server's loop (:meth:`serve`): requests in, forked checks out."""
 
     def __init__(self, control: socket.socket | None = None, listener: socket.socket | None = None,
-                 spares: tuple[str, ...] = (), warm: list[str] | None = None) -> None:
+                 spares: tuple[str, ...] = (), warm: list[str] | None = None, folder: int = -1) -> None:
         self.control, self.listener = control, listener
         self.warm = warm      # the flags preloaded for (None: nothing is refreshed after a check)
         self.selector = selectors.DefaultSelector()
@@ -408,11 +417,14 @@ class Zygote:
         self.spares: dict[str, _Spare] = {}
         self.spare_failures: dict[str, int] = {}    # spares that died unused, in a row
         self._wake: tuple[socket.socket, socket.socket] | None = None   # the signal wake-up pair (serve)
+        self.folder = folder       # the socket folder's descriptor (-1: none), closed in every fork
 
-    # the zygote's sockets, closed in each forked check
-    def _own_sockets(self) -> list[socket.socket]:
+    # the zygote's sockets and descriptors, closed in each forked check and spare (_close)
+    def _own_sockets(self, keep: "_Connection | None" = None) -> list[Any]:
         return [s for s in (self.control, self.listener, *(self._wake or ())) if s is not None] + \
-            [c.sock for c in self.connections.values()] + [sp.sock for sp in self.spares.values()]
+            [c.sock for c in self.connections.values()] + [sp.sock for sp in self.spares.values()] + \
+            [fd for c in self.connections.values() if c is not keep for fd in (c.fds or ())] + \
+            [fd for fd in (self.folder,) if fd >= 0]
 
     def _fork_spare(self, framework: str) -> None:
         """Fork a process that starts a spare child of ``framework`` and waits for a request."""
@@ -676,7 +688,7 @@ class Zygote:
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the forked check (measured through its exit status)
-                _forked_check(request, conn.fds or [], self._own_sockets())
+                _forked_check(request, conn.fds or [], self._own_sockets(keep=conn))
             conn.pid = pid
             conn.pidfd = os.pidfd_open(pid)
         for fd in conn.fds or ():
@@ -761,7 +773,8 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
                          "it forks only with one\n")
         return 2
     try:
-        return Zygote(control, listener, spares=installed_frameworks(args.spares), warm=warm or []).serve()
+        return Zygote(control, listener, spares=installed_frameworks(args.spares), warm=warm or [],
+                      folder=folder).serve()
     finally:
         if args.listen:
             with contextlib.suppress(OSError):

@@ -326,6 +326,11 @@ CHEAP_COMPILE = ("--xla_backend_optimization_level=0 --xla_llvm_disable_expensiv
                  "--xla_cpu_use_fusion_emitters=false")
 
 
+#: the submission's process's ``PATH``, also where its sandbox's program (``bwrap``, ``unshare``)
+#: is looked up (``subprocess`` finds it on the ``PATH`` of the environment it is given)
+CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
 def child_environment(framework: str, workdir: str, marker: str = "") -> dict[str, str]:
     """The scrubbed environment the submission runs with: no secrets, one BLAS thread, CPU JAX.
 
@@ -333,7 +338,7 @@ def child_environment(framework: str, workdir: str, marker: str = "") -> dict[st
     ``marker`` (``GRADER_RUN``) lets the grader recognise the run's orphans.
     """
     env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PATH": CHILD_PATH,
         "HOME": workdir,
         "TMPDIR": workdir,
         "LANG": "C.UTF-8",

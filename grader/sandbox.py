@@ -558,7 +558,8 @@ def _run_probe(sandbox: Sandbox) -> tuple[bool, str]:
 
 
 def probe(tier: str) -> tuple[bool, str]:
-    """Whether ``tier`` works on this machine, and why not; measured once per process (thread-safe).
+    """Whether ``tier`` works on this machine, and why not; measured once per process (thread-safe;
+    a fork server's checks forget a failure: :func:`forget_failed_probes`).
 
     ``rlimits`` and ``none`` always work (their Landlock and seccomp layers are applied where
     the kernel has them). For ``bwrap`` and ``unshare`` this runs the sandboxed child once
@@ -577,11 +578,31 @@ def probe(tier: str) -> tuple[bool, str]:
 
 def _memo_key(tier: str) -> tuple[str | None, ...]:
     """What this process's memo of a probe of ``tier`` is kept under: the tier, the program
-    ``PATH`` finds for it now and the variables the child's policy reads. A forked check of
-    ``grader serve`` has its client's environment: with the server's memo alone, a server
-    started without bubblewrap on its ``PATH`` ran its clients' checks in the rlimits tier (a
-    file right only outside a PID namespace passed served and failed cold, attack round 38)."""
-    return (tier, shutil.which(tier), *(os.environ.get(k) for k in ("GRADER_SECCOMP", "GRADER_SANDBOX_UIDS")))
+    found for it now (:func:`_program`, on the child's ``PATH``) and the variables the child's
+    policy reads. A forked check of ``grader serve`` has its client's environment: with the
+    server's memo alone, a server started without bubblewrap on its ``PATH`` ran its clients'
+    checks in the rlimits tier (a file right only outside a PID namespace passed served and
+    failed cold, attack round 38)."""
+    return (tier, _program(tier), *(os.environ.get(k) for k in ("GRADER_SECCOMP", "GRADER_SANDBOX_UIDS")))
+
+
+def _program(tier: str) -> str | None:
+    """The program of ``tier`` that the child's start runs: looked up on the child's own ``PATH``
+    (``processes.CHILD_PATH``, where ``subprocess`` finds it), never the grader's: a grader (or
+    ``grader serve``) started with another ``PATH`` probed one program and ran another, or
+    decided bubblewrap was missing (attack rounds 38 and 39)."""
+    from .processes import CHILD_PATH
+    return shutil.which(tier, path=CHILD_PATH)
+
+
+def forget_failed_probes() -> None:
+    """Drop this process's memo of probes that failed: a fork server's check and spare probe
+    again rather than inherit a failure from the server's start (a probe that timed out on a
+    loaded machine left every served check in the rlimits tier until a restart, attack round
+    39); the on-disk memo never keeps a failure either."""
+    with _lock:
+        for key in [k for k, (ok, _, _) in _probed.items() if not ok]:
+            del _probed[key]
 
 
 #: what a probe's outcome depends on besides the grader's source: the kernel's boot, the settings
@@ -710,7 +731,7 @@ def _remembered(path: Path, strongest: Sandbox) -> bool:
 
 
 def _probe_locked(tier: str) -> tuple[bool, str, Sandbox | None]:
-    program = shutil.which(tier)
+    program = _program(tier)
     if program is None:
         return False, f"{tier} is not installed", None
     return _remembered_probe(tier, program, lambda: _probe_run(tier))

@@ -574,8 +574,22 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             inconsistent (an unknown group or size symbol, a missing reference module).
     """
     path = Path(path)
-    return memo.remembered("problem", str(path), memo.stamp(path) if memo.ENABLED else None,
+    return memo.remembered("problem", str(path), _problem_mark(path) if memo.ENABLED else None,
                            lambda: _load_problem(path))
+
+
+def _problem_mark(path: Path) -> tuple[Any, ...] | None:
+    """What a fork server's memo of the spec at ``path`` stands on: the spec file's stamp and
+    those of the two folders its reference module is chosen from (``reference/`` inside the
+    spec's folder and beside it: :func:`_reference_file`), a missing one as such. A reference
+    added inside after the server read the spec was not used: a served check graded with the
+    one beside, a cold one with the one inside (attack round 39). None (nothing remembered)
+    when the spec cannot be stat'ed."""
+    spec = memo.stamp(path)
+    if spec is None:
+        return None
+    here = path.resolve().parent
+    return spec, *((memo.stamp(folder) or "missing") for folder in (here / "reference", here.parent / "reference"))
 
 
 def _load_problem(path: Path) -> Problem:

@@ -351,3 +351,56 @@ def test_a_home_folder_of_another_user_is_no_place_for_the_socket(tmp_path, monk
         assert [p for p in forkserver_client.socket_candidates() if p.is_relative_to(home)]
     finally:
         shutil.rmtree(home)
+
+
+# -- round 39 ------------------------------------------------------------------------------------------
+
+def test_a_failed_probe_is_forgotten_and_the_tiers_program_is_the_childs(monkeypatch):
+    """A probe that timed out while grader serve started was remembered for the server's life:
+    every served check ran in the rlimits tier (attack round 39). A forked check and a spare
+    forget failures and probe again; and the program is looked up on the child's PATH, as its
+    start runs it, whatever the grader's own PATH."""
+    from grader import sandbox
+    monkeypatch.setattr(sandbox, "_probed", {})
+    sandbox._probed[("bwrap", "/usr/bin/bwrap", None, None)] = (False, "the probe took longer than 20 s", None)
+    sandbox._probed[("unshare", "/usr/bin/unshare", None, None)] = (True, "", None)
+    sandbox.forget_failed_probes()
+    assert list(sandbox._probed) == [("unshare", "/usr/bin/unshare", None, None)]
+    monkeypatch.setenv("PATH", "/nonexistent")
+    if shutil.which("bwrap", path="/usr/local/bin:/usr/bin:/bin"):
+        assert sandbox._program("bwrap") is not None
+
+
+def test_a_reference_added_inside_the_problems_folder_is_used_by_the_next_served_check(tmp_path, monkeypatch):
+    """The fork server's memo of a spec kept the reference chosen when it was read: one added
+    later inside the problems folder (which wins over one beside it) was not used by served
+    checks, while cold ones used it (attack round 39)."""
+    from grader import memo, spec
+    folder = tmp_path / "course" / "problems"
+    (tmp_path / "course" / "reference").mkdir(parents=True)
+    folder.mkdir()
+    bundled = ROOT / "problems" / "softmax.yaml"
+    (folder / "softmax.yaml").write_text(bundled.read_text())
+    (tmp_path / "course" / "reference" / "softmax.py").write_text((ROOT / "reference" / "softmax.py").read_text())
+    monkeypatch.setattr(memo, "ENABLED", True)
+    monkeypatch.setattr(memo, "_store", {})
+    first = spec.load_problem(folder / "softmax.yaml")
+    assert first.reference_path == (tmp_path / "course" / "reference" / "softmax.py").resolve()
+    (folder / "reference").mkdir()
+    (folder / "reference" / "softmax.py").write_text((ROOT / "reference" / "softmax.py").read_text())
+    assert spec.load_problem(folder / "softmax.yaml").reference_path == (folder / "reference" / "softmax.py").resolve()
+    assert spec.load_problem(folder / "softmax.yaml") is spec.load_problem(folder / "softmax.yaml")   # still remembered
+
+
+def test_a_fork_closes_the_streams_of_other_requests_and_the_socket_folder():
+    """A spare forked while another client's request was half read kept that client's stdout:
+    its pipeline hung until the spare was used (attack round 39)."""
+    a, b = forkserver._Connection(socket.socket()), forkserver._Connection(socket.socket())
+    a.fds, b.fds = [101, 102, 103], [201, 202, 203]
+    zygote = forkserver.Zygote(folder=77)
+    zygote.connections = {1: a, 2: b}
+    for_a = zygote._own_sockets(keep=a)
+    assert {201, 202, 203, 77} <= set(for_a) and not {101, 102, 103} & set(for_a)
+    assert {101, 102, 103, 201, 202, 203, 77} <= set(zygote._own_sockets())   # a spare keeps none
+    a.sock.close()
+    b.sock.close()

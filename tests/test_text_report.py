@@ -330,6 +330,29 @@ def test_the_text_report_and_the_feedback_page_count_the_same_failing_cases(name
                                                      r"[a-z_0-9]+, ", txt), txt
     else:                                   # the shrunk case stands for its original, listed once
         assert any(c.get("shrunk") for c in data["cases"])
-        entries = re.findall(r"^x (\S+)", text.render(report, audience="learner", verbosity=text.VERBOSE), re.M)
+        verbose = text.render(report, audience="learner", verbosity=text.VERBOSE)
+        entries = re.findall(r"^x (\S+)", verbose, re.M)
         shrunk = [e for e in entries if e.startswith("shrunk:")]
         assert shrunk and not [e for e in shrunk if e.removeprefix("shrunk:") in entries], entries
+        # with its original's hint, as on the page (the .txt gave none, the .html one)
+        block = verbose.split(f"x {shrunk[0]}", 1)[1].split("\nx ", 1)[0]
+        original = next(c for c in data["cases"] if c["name"] == shrunk[0].removeprefix("shrunk:"))
+        assert original["failure"]["hint"] and f"hint: {original['failure']['hint']}" in block, block
+        # the page's heat map is of a case it lists
+        pictured = re.search(r"Where the output is off, in ([^ ]+) \(", page)
+        assert pictured is None or pictured.group(1) in page.split("Where the output is off")[0], pictured
+
+
+def test_a_learner_who_submitted_nothing_reads_so_on_the_page_too():
+    """The .txt said 'score 0 / 10  (no submission)', the .html '(0 of 0 cases passed)' with a
+    table of groups of 0 of 0 (an instructor's trial)."""
+    from grader.batch.pool import NO_SUBMISSION
+    from grader.batch.gradebook import placeholder_report
+    from grader.reports import notebook_html
+    from grader.results import Failure
+    from grader.spec import find_problem, load_problem
+    report = placeholder_report(load_problem(find_problem("masked_mean_pool", None)), "",
+                                Failure(kind="missing", message=NO_SUBMISSION), 0.0)
+    page = notebook_html.feedback_page(report, audience="learner")
+    assert "(no submission)" in page and "0 of 0" not in page
+    assert "(no submission)" in text.render(report, audience="learner")

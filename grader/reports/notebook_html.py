@@ -187,8 +187,11 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     counts = report.get("counts") or {}
     env = report.get("environment") or {}
     groups = [g for g in report.get("groups") or [] if isinstance(g, dict)]
-    shown_groups = groups if len(groups) > 1 or (groups and not passed) else []
     f = report.get("failure")
+    # a roster learner who submitted nothing: said so, with no "0 of 0" counts or groups (the
+    # text report's rule; an instructor's trial read "(0 of 0 cases passed)" and a table of 0 of 0)
+    missing = isinstance(f, dict) and f.get("kind") == "missing"
+    shown_groups = groups if (len(groups) > 1 or (groups and not passed)) and not missing else []
     failing = [c for c in report.get("cases") or [] if c.get("status") not in ("passed", "skipped")
                and c.get("visibility") != "hidden" and c.get("failure")]
     # the text report's order (common.example_order) and choice (common.pick_examples)
@@ -233,7 +236,8 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     return render(
         "feedback.html.j2", colour="#1a7f37" if passed else "#cf222e", verdict="PASS" if passed else "FAIL",
         problem=report.get("problem"), score=f"{report.get('score', 0):g}", max_score=f"{report.get('max_score', 0):g}",
-        counts={"passed": counts.get("passed", 0), "total": counts.get("total", 0)} if counts else None,
+        counts={"passed": counts.get("passed", 0), "total": counts.get("total", 0)} if counts.get("total") else None,
+        no_submission=missing,
         not_graded=_not_graded(report),
         # not for the placeholder of a learner with nothing to run
         framework=env.get("framework"), dtypes=", ".join(env.get("dtypes") or []), sandbox=env.get("sandbox"),
@@ -248,7 +252,9 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
                   "hints": [{"count": h.get("count"), "of": h.get("of"), "text": h.get("text")}
                             for h in e.get("hints") or ([e["hint"]] if e.get("hint") else []) if isinstance(h, dict)]}
                  for e in report.get("summary") or []],
-        cases=cases, distinct=len(distinct), picture=_picture(failing),
+        # drawn from a case the page lists (an instructor's trial: a heat map of three_axes, a
+        # case in neither the .txt nor the .html list)
+        cases=cases, distinct=len(distinct), picture=_picture(examples),
         hidden={"passed": sum(c.get("status") == "passed" for c in hidden), "total": len(hidden)} if hidden else None,
         text=text, source="\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), start=1)))
 

@@ -115,10 +115,12 @@ class _Lines(list):
         self.append(("", "", False))
 
 
-def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity: int = NORMAL) -> _Lines:
+def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity: int = NORMAL,
+                hint: str | None = None) -> _Lines:
     """The lines of one failing case; a traceback or a tolerance explanation already shown (in
     ``seen``) is referred to, not repeated; ``verbosity`` VERBOSE shows every detail line and
-    whole values."""
+    whole values. ``hint``: the hint to show when the case has none of its own (a shrunk case:
+    its original's, ``ReportView.hint_of``)."""
     f = case.failure
     lines = _Lines()
     lines.add(f"x {case.name}  ({case.group})", "case")
@@ -150,8 +152,8 @@ def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity:
             lines.add(f"    {line}", "", prose)
             if budget is not None:
                 budget -= 1
-    if f.hint:
-        lines.add(f"    hint: {f.hint}", "hint", True)
+    if f.hint or hint:
+        lines.add(f"    hint: {f.hint or hint}", "hint", True)
     if case.values:
         for key, value in case.values.items():
             lines.add(f"    {key} = {_compact(value, None if verbosity >= VERBOSE else 200)}")
@@ -307,8 +309,8 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
                   "heading", True)
         seen: dict[str, str] | None = {} if verbosity < VERBOSE else None  # traceback text -> the case that showed it
         for same in shown:
-            lines += _case_lines(same[0], seen, verbosity)
             hint, hint_id = v.hint_of(same[0]), _hint_id(v, same[0])
+            lines += _case_lines(same[0], seen, verbosity, hint if same[0].shrunk else None)
             base = _base(same[0])
             # the case it was shrunk from (its line says so) and other cases with the same error
             # of the run are not "the same case in another dtype"

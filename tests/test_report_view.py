@@ -367,3 +367,15 @@ def test_feedback_line_gives_each_hint_of_the_first_entry(tmp_path):
     _, data = grade_function_in_process(path, "--problem", "tied_lm_head", "--max-examples", "4", "--no-shrink")
     line = view.feedback_line(report_from_json(data))
     assert "dtype:" in line and "return float16" in line and "float64 inputs must give float64" in line, line
+
+
+def test_feedback_line_says_what_an_error_of_the_run_raised(tmp_path):
+    """'exception: 93 cases, in every dtype' told a gradebook's reader nothing of the NameError
+    (an instructor's trial): the line gives the message and the import to add."""
+    from grader.batch.gradebook import report_from_json
+    from tests.conftest import grade_function_in_process
+    path = tmp_path / "no_import.py"
+    path.write_text("def tied_lm_head(hidden, embedding_matrix):\n    return np.matmul(hidden, embedding_matrix.T)\n")
+    _, data = grade_function_in_process(path, "--problem", "tied_lm_head", "--max-examples", "4", "--no-shrink")
+    line = view.feedback_line(report_from_json(data))
+    assert "exception:" in line and "NameError: name 'np' is not defined" in line and "add import numpy as np" in line

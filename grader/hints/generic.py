@@ -515,10 +515,21 @@ def non_finite_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
     return None
 
 
+#: the import statement of a module name a numeric submission commonly uses without importing it
+IMPORTS = {"np": "import numpy as np", "numpy": "import numpy", "jnp": "import jax.numpy as jnp", "jax": "import jax",
+           "torch": "import torch", "F": "import torch.nn.functional as F", "nn": "from torch import nn",
+           "math": "import math", "lax": "from jax import lax"}
+
+
 def exception_hint(message: str) -> Hint | None:
-    """A hint for an exception, from its message: only a stub's NotImplementedError (a shape
-    error, a reshape or a broadcast, names no cause without knowing the problem)."""
+    """A hint for an exception, from its message: a stub's NotImplementedError, or a NameError
+    of a module name the file never imported (``np``, ``jnp``, ``torch``...: :data:`IMPORTS`;
+    an instructor's trial: a file with no import read "exception: 75 cases" and nothing more).
+    A shape error, a reshape or a broadcast names no cause without knowing the problem."""
     text = message or ""
+    missing = re.match(r"NameError: name '([A-Za-z_]+)' is not defined", text)
+    if missing and missing.group(1) in IMPORTS:
+        return Hint(idea="missing_import", facts={"name": missing.group(1), "statement": IMPORTS[missing.group(1)]})
     if text.startswith("NotImplementedError"):
         said = text[len("NotImplementedError"):].lstrip(": ").strip()
         stub = re.search(r"(?i)\b(todo|fixme|xxx|write|implement|your (code|solution)|fill in|exercise)", said)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, TypeVar
 
 from grader.reports import common
-from grader.results import SHRUNK_PREFIX, CaseResult, Failure, Report  # SHRUNK_PREFIX: re-exported
+from grader.results import RUN_KINDS, SHRUNK_PREFIX, CaseResult, Failure, Report  # SHRUNK_PREFIX: re-exported
 
 
 @dataclass
@@ -363,6 +363,13 @@ def feedback_line(report: Report, limit: int = 500) -> str:
                              f"{common.points(part.get('points') or 0)}{why}")
         if v.summary:
             parts.append(v.summary[0]["text"])
+            # an error of the run says what it raised: "exception: 75 cases, in every dtype" told a
+            # gradebook's reader nothing of the NameError (an instructor's trial)
+            kind = v.summary[0].get("kind")
+            raised = next((c.failure.message for c in v.failing if c.failure is not None and c.failure.kind == kind
+                           and c.failure.message), None) if kind in RUN_KINDS else None
+            if raised:
+                parts.append(raised)
         elif v.failing:
             parts.append(common.one_line(v.failing[0]))
         parts += [t.text for t in v.tallies if t.passed < t.total][:1]

@@ -71,9 +71,8 @@ from typing import Any
 # the client side and what both sides share (callers and tests import these names from here too)
 from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, BatchServer,  # noqa: F401
                                 ForkedCheck, Reader, connect, connect_any, code_stamp, command,
-                                default_socket, framework_hint, greeting, identity, private_folder,
+                                default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
                                 process_state, rlimit_names, run_served, send_request)
-from .forkserver_client import _fixed_facts
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -248,7 +247,7 @@ def unadoptable(state: Any) -> str | None:
     import resource
     if not isinstance(state, dict) or not isinstance(state.get("umask"), int) or not 0 <= state["umask"] <= 0o777:
         return "a request's process is {\"umask\": int, \"rlimits\": {name: [soft, hard]}, ...}"
-    if state.get("fixed") != _fixed_facts():
+    if state.get("fixed") != fixed_facts():
         return "the client's groups, privileges, namespaces or cgroup are not this server's"
     nice, cpus = state.get("nice"), state.get("cpus")
     if type(nice) is not int or not -20 <= nice <= 19 or \

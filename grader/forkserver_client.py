@@ -231,7 +231,7 @@ _FIXED_STATUS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
 _FIXED_NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")
 
 
-def _fixed_facts() -> dict[str, Any]:
+def fixed_facts() -> dict[str, Any]:
     """What a process's check inherits and a server's check cannot take over from its client:
     supplementary groups, privileges (:data:`_FIXED_STATUS`), namespaces and cgroup (a memory
     limit, a CPU set). The server refuses a request whose facts differ from its own."""
@@ -256,7 +256,7 @@ def process_state() -> dict[str, Any]:
     and folder, and a server's check would otherwise take from the server: the umask, every
     resource limit (``[soft, hard]``, -1 unlimited), the nice value and the CPUs it may run on,
     which the server's check takes over (``grader.forkserver.adopt``), and the facts it cannot
-    (``fixed``: :func:`_fixed_facts`), which must be the server's own. Sent with each request;
+    (``fixed``: :func:`fixed_facts`), which must be the server's own. Sent with each request;
     a spare is used only when started under the same (``grader.run.spare.Spare.matches``): a
     server started under ``umask 077``, ``ulimit -s 1024``, ``nice`` or ``taskset`` ran its
     client's checks so (attack rounds 37 and 38)."""
@@ -264,7 +264,7 @@ def process_state() -> dict[str, Any]:
     return {"umask": current_umask(),
             "rlimits": {name: list(resource.getrlimit(getattr(resource, name))) for name in rlimit_names()},
             "nice": os.getpriority(os.PRIO_PROCESS, 0), "cpus": sorted(os.sched_getaffinity(0)),
-            "fixed": _fixed_facts()}
+            "fixed": fixed_facts()}
 
 
 _IMPORT = re.compile(rb"""(?:^|["\n])[ \t]*(?:import|from)[ \t]+(jax|torch)\b""", re.MULTILINE)

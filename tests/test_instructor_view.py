@@ -405,3 +405,24 @@ def test_the_grid_reason_says_how_many_of_its_cases_are_hidden():
     rows = [gradebook.Row.of_report("dee", rep, 1.0)]
     line = classview.grid(rows, {"dee": rep}).lines[0]
     assert line.reason.startswith("dtype in 3 cases (1 hidden)"), line.reason
+
+
+def test_a_helper_module_edited_later_moves_the_submission_time(tmp_path):
+    """A learner's folder of a main file and a helper: the helper edited after the deadline left
+    the submission time at the main file's (an instructor's trial); the latest .py counts now,
+    never through a link, and a file among other learners' files keeps its own time."""
+    from grader.batch import times
+    learner = tmp_path / "leo"
+    learner.mkdir()
+    (learner / "pool.py").write_text("import masking\n")
+    (learner / "masking.py").write_text("X = 1\n")
+    (learner / "notes.txt").write_text("later\n")
+    (tmp_path / "elsewhere.py").write_text("")
+    (learner / "link.py").symlink_to(tmp_path / "elsewhere.py")
+    os.utime(learner / "pool.py", (1_700_000_000, 1_700_000_000))
+    os.utime(learner / "masking.py", (1_700_000_500, 1_700_000_500))
+    os.utime(learner / "notes.txt", (1_800_000_000, 1_800_000_000))
+    os.utime(tmp_path / "elsewhere.py", (1_900_000_000, 1_900_000_000))
+    when, source = times.submission_time(learner / "pool.py", learner)
+    assert source == "mtime" and when.timestamp() == 1_700_000_500
+    assert times.submission_time(learner / "pool.py", None)[0].timestamp() == 1_700_000_000

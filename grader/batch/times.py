@@ -306,10 +306,18 @@ def _head_sha(git: Path) -> bytes | None:
     return None
 
 
+#: most entries of a learner's folder read for the latest module's time (a folder of thousands is
+#: read no further: its first modules' times stand)
+FOLDER_ENTRIES = 1024
+
+
 def submission_time(path: Path | None, folder: Path | None, given: bool = False) -> tuple[datetime, str] | None:
     """The submission time of a learner whose file is ``path`` in their own ``folder`` (None for
     a file among other learners' files; ``given``: that folder is a path given to ``grader
-    grade``), and where it comes from; None when neither a platform's record nor a file tells it."""
+    grade``), and where it comes from; None when neither a platform's record nor a file tells it.
+    By the files' times, in a learner's own folder it is the latest of its ``.py`` files (a
+    helper module edited after the deadline counted nothing: an instructor's trial), read with
+    ``lstat`` (no link followed), :data:`FOLDER_ENTRIES` entries at most."""
     if folder is not None:
         for source, reader in (("gradescope", lambda f: _gradescope_time(f, given)), ("git", _git_time)):
             if (when := _utc(reader(folder))) is not None:
@@ -317,8 +325,22 @@ def submission_time(path: Path | None, folder: Path | None, given: bool = False)
     if path is None:  # nothing submitted: a folder's time is no submission's
         return None
     try:  # a link's own time: nothing is followed
-        return datetime.fromtimestamp(os.lstat(path).st_mtime, tz=timezone.utc), "mtime"
-    except (OSError, OverflowError, ValueError):  # a time beyond year 9999 (tmpfs, xfs, a tar's)
+        latest = os.lstat(path).st_mtime
+    except OSError:
+        return None
+    if folder is not None:
+        try:
+            with os.scandir(folder) as entries:
+                for i, entry in enumerate(entries):
+                    if i >= FOLDER_ENTRIES:
+                        break
+                    if entry.name.endswith(".py") and entry.is_file(follow_symlinks=False):
+                        latest = max(latest, entry.stat(follow_symlinks=False).st_mtime)
+        except OSError:
+            pass
+    try:
+        return datetime.fromtimestamp(latest, tz=timezone.utc), "mtime"
+    except (OverflowError, ValueError, OSError):  # a time beyond year 9999 (tmpfs, xfs, a tar's)
         return None
 
 

@@ -119,6 +119,18 @@ def _fmt(x: float) -> str:
     return f"{float(x):.6g}"
 
 
+def _fmt_pair(got: float, want: float) -> tuple[str, str]:
+    """``got`` and ``want`` as :func:`_fmt` writes them, with more significant digits (up to
+    17, which tell any two float64 apart) while they would read alike but differ: a float64
+    result off by 1e-8 read "got -0.380819, expected -0.380819" (an instructor's trial)."""
+    a, b = float(got), float(want)
+    for digits in (6, 9, 12, 17):
+        x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if x != y or a == b or not (math.isfinite(a) and math.isfinite(b)):
+            return x, y
+    return x, y
+
+
 def _values(arr: np.ndarray) -> Any:
     return np.asarray(arr, dtype=np.float64).tolist()
 
@@ -536,8 +548,9 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
     exact = case.compare == "exact" or expected.model == "exact" or dtype_of(out_dtype).kind in "biu"
     message = (f"{n_bad} / {total} elements ({100.0 * n_bad / total:.1f}%) "
                + ("differ from the exact result" if exact else "are outside the tolerance"))
+    shown_got, shown_want = _fmt_pair(g[worst], ref[worst])
     details = [
-        f"worst at index {worst}: got {_fmt(g[worst])}, expected {_fmt(ref[worst])}, "
+        f"worst at index {worst}: got {shown_got}, expected {shown_want}, "
         f"error {_fmt(err[worst])}, allowed {_fmt(allowed[worst])}"
         + ("" if exact or not math.isfinite(w_ratio) else f" ({w_ratio:.3g}x the allowance)"),
     ]

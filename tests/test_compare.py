@@ -299,3 +299,13 @@ def test_non_finite_values_are_written_as_the_value_lines_write_them():
     assert _compact([[float("nan"), float("-inf")], [True, False]]) == "[[nan, -inf], [True, False]]"
     # a report read back from its JSON (grader grade's feedback) holds them as strings
     assert _compact([["nan", "inf"], ["-inf", 1.5]]) == "[[nan, inf], [-inf, 1.5]]"
+
+
+def test_a_worst_element_reads_as_two_numbers_when_it_differs():
+    """A float64 result off by 1e-8 read 'got -0.380819, expected -0.380819' (an instructor's
+    trial): digits are added until the two differ; equal or non-finite ones stay short."""
+    from grader.compare import _fmt_pair
+    assert _fmt_pair(-0.380819001, -0.38081900993411) == ("-0.380819001", "-0.38081901")
+    assert _fmt_pair(0.41626, 0.0486354) == ("0.41626", "0.0486354")
+    assert _fmt_pair(1.0, 1.0000000000000002) == ("1", "1.0000000000000002")
+    assert _fmt_pair(float("nan"), 1.0) == ("nan", "1") and _fmt_pair(2.0, 2.0) == ("2", "2")

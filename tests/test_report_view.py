@@ -151,7 +151,9 @@ def test_feedback_line_is_one_line_for_the_learner():
     passing = one_report()
     passing.passed, passing.cases = True, [c for c in passing.cases if c.status == "passed"]
     assert view.feedback_line(passing) == "passed all 6 cases"
-    assert len(view.feedback_line(one_report(), limit=40)) == 40
+    short = view.feedback_line(one_report(), limit=40)
+    assert len(short) <= 40 and short.endswith("...") and line.startswith(short[:-3])   # cut at a word's end
+    assert short[:-3] + " " in line + " "
     # the withheld notice of a seeded case says nothing in a gradebook: the next hint, or none
     from grader.reports.common import WITHHELD_HINT
     withheld = one_report()

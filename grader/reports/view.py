@@ -400,7 +400,12 @@ def feedback_line(report: Report, limit: int = 500) -> str:
         for count, of, text in found:
             parts.append(f"hint: {text}" if count == of or not count else f"hint ({count} of {of} cases): {text}")
     text = common.printable("; ".join(parts), one_line=True)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3]
+    # at a word's end (an instructor's trial read "...once at th..."), unless that loses much
+    word = cut.rsplit(" ", 1)[0]
+    return (word if len(word) >= limit // 2 else cut) + "..."
 
 
 #: paths that name nothing of one machine: never rewritten

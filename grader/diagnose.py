@@ -47,7 +47,8 @@ def for_type(hints: str | None, type_name: str, want: str) -> Hint | None:
 def for_shape(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarray) -> Hint | None:
     """A wrong output shape (``got`` any dtype, ``ref`` the exact float64 output)."""
     hook = _hook(hints, "diagnose_shape")
-    return hook(case, got, ref) if hook else generic.shape_hint(got, ref)
+    return hook(case, got, ref) if hook else generic.shape_hint(
+        got, ref, {k: tuple(np.shape(v)) for k, v in case.inputs.items() if k not in case.scalars})
 
 
 def for_dtype(hints: str | None, case: Case, got: np.ndarray, want: str, rule: tuple[str, str]) -> Hint | None:

@@ -547,3 +547,21 @@ def test_a_name_never_imported_gets_the_import_to_add():
     for framework in ("numpy", "jax", "torch"):
         assert render(hint, framework) == "np is used but never imported: add import numpy as np at the top of the file"
     assert exception_hint("NameError: name 'helper' is not defined") is None   # the learner's own name: no guess
+
+
+def test_a_reduction_over_the_wrong_axis_is_named_from_the_shapes():
+    """A masked mean over d_model instead of seq_len read 'shape (3,) != expected (2,)' in every
+    case and no hint (an instructor's trial): the shapes alone name the two axes, in each
+    framework's keyword; two axes of one size, or two inputs that fit, name nothing."""
+    import numpy as np
+
+    from grader.hints.generic import shape_hint
+    from grader.words import render
+    got, ref = np.zeros((5, 4)), np.zeros((5, 3))      # d_model (3) reduced where seq_len (4) should be
+    hint = shape_hint(got, ref, {"embeddings": (5, 4, 3), "mask": (5, 4)})
+    assert hint is not None and hint.idea == "reduced_axis" and hint.facts == {"of": "embeddings", "used": -1, "instead": -2}
+    assert render(hint, "numpy").endswith("reduce over axis=-2 instead of axis=-1")
+    assert render(hint, "torch").endswith("reduce over dim=-2 instead of dim=-1")
+    assert shape_hint(np.zeros((5, 4)), np.zeros((5, 4)), {"a": (5, 4, 4)}) is None     # two axes of one size
+    both = {"a": (5, 4, 3), "b": (5, 4, 3)}
+    assert shape_hint(got, ref, both) is None                                         # two inputs fit: no guess

@@ -32,6 +32,7 @@ CODE = {
     "int_check": "jnp.issubdtype({x}.dtype, jnp.integer)",
     "x64_off": ", or jax_enable_x64 turned off by the submission (the grader turns it on)",
     "reduce_axis": "axis={axis}, keepdims=True",
+    "axis_kw": "axis={axis}",
     "minus_max": "{x} - jnp.max({x}, axis={axis}, keepdims=True)",
     "other_framework": "",
 }

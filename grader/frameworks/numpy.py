@@ -32,6 +32,7 @@ CODE = {
     "int_check": "np.issubdtype({x}.dtype, np.integer)",
     "x64_off": "",
     "reduce_axis": "axis={axis}, keepdims=True",
+    "axis_kw": "axis={axis}",
     "minus_max": "{x} - {x}.max(axis={axis}, keepdims=True)",
     "other_framework": "or import jax.numpy at the top to be graded as JAX",
 }

@@ -38,6 +38,7 @@ CODE = {
     "int_check": "{x}.dtype in (torch.int32, torch.int64)",
     "x64_off": "",
     "reduce_axis": "dim={axis}, keepdim=True",
+    "axis_kw": "dim={axis}",
     "minus_max": "{x} - {x}.amax(dim={axis}, keepdim=True)",
     "other_framework": "or pass --framework jax to be graded as JAX",
 }

@@ -463,9 +463,17 @@ def type_hint(type_name: str, want: str) -> Hint:
     return Hint(idea="not_array", facts={"returned": type_name})
 
 
-def shape_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
+def shape_hint(got: np.ndarray, ref: np.ndarray,
+               inputs: dict[str, tuple[int, ...]] | None = None) -> Hint | None:
     """A wrong shape that the values show to be the right result with its axes reversed or an
-    axis of size 1 added or dropped; None otherwise (no cause is named from a shape alone)."""
+    axis of size 1 added or dropped; or, by the shapes alone, a reduction over the wrong axis of
+    an input (``inputs``: the case's array inputs' shapes by parameter name): the result is that
+    input's shape without one axis and the expected one is it without another (an instructor's
+    trial: a masked mean over d_model instead of seq_len read "shape (3,) != expected (2,)" in
+    75 cases and nothing more). None otherwise."""
+    axis = _reduced_axis(tuple(got.shape), tuple(ref.shape), inputs or {})
+    if axis is not None:
+        return axis
     # the size first: converting a reply of the cap's size (256 MiB of bool) to float64 before
     # looking cost the grader's own process 2.4 GB per case
     if got.size != ref.size or ref.size == 0 or not (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
@@ -480,6 +488,21 @@ def shape_hint(got: np.ndarray, ref: np.ndarray) -> Hint | None:
         if g.ndim < ref.ndim:
             return Hint(idea="lost_axis", facts={"shape": [int(s) for s in ref.shape]})
     return None
+
+
+def _reduced_axis(got: tuple[int, ...], want: tuple[int, ...], inputs: dict[str, tuple[int, ...]]) -> Hint | None:
+    """The wrong-axis reduction :func:`shape_hint` names, when exactly one input and one pair of
+    axes (counted from the end) explain both shapes, the two axes of different sizes."""
+    found = []
+    for name, shape in inputs.items():
+        n = len(shape)
+        if n < 2 or len(got) != n - 1 or len(want) != n - 1:
+            continue
+        drops = lambda target: [k for k in range(n) if shape[:k] + shape[k + 1:] == target]  # noqa: E731
+        used, instead = drops(got), drops(want)
+        if len(used) == 1 and len(instead) == 1 and shape[used[0]] != shape[instead[0]]:
+            found.append(Hint(idea="reduced_axis", facts={"of": name, "used": used[0] - n, "instead": instead[0] - n}))
+    return found[0] if len(found) == 1 else None
 
 
 def dtype_hint(got: np.ndarray, want: str, rule: tuple[str, str]) -> Hint:

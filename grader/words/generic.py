@@ -138,6 +138,9 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "not_handled": lambda f, c: (f"the function refuses these inputs (NotImplementedError: {f['said']}): the "
                                  f"statement asks for them too; handle them"),
     "not_implemented": lambda f, c: "the function raises NotImplementedError: write its body",
+    "reduced_axis": lambda f, c: (f"the result has the shape of {f['of']} without axis {f['used']}, where the "
+                                  f"expected one drops axis {f['instead']}: reduce over {c('axis_kw', axis=f['instead'])} "
+                                  f"instead of {c('axis_kw', axis=f['used'])}"),
     "missing_import": lambda f, c: f"{f['name']} is used but never imported: add {f['statement']} at the top of the file",
     "mutation": lambda f, c: f"work on a copy (or use {c('new_values')}) instead of writing into an input",
     "constant_shape": lambda f, c: (f"the result has shape {tuple(f['shape'])} whatever the inputs' shapes: is it "

@@ -255,6 +255,18 @@ def test_masked_mean_pool_names_its_own_mistakes():
     hint = own.diagnose_non_finite(big, got, ref)
     from grader import words
     assert hint is not None and hint.idea == "half_sum_overflow" and "65504" in words.render(hint, "numpy", "masked_mean_pool")
+    # a running sum of large values of both signs that overflows on the way to a total in range
+    # (large_padding_values' -inf had no hint: an instructor's trial)
+    mixed = next(x for x in fixed_cases(POOL, NUMPY, 0) if x.name == "large_padding_values[float16]")
+    e = mixed.inputs["embeddings"].astype(np.float64)
+    m = mixed.inputs["mask"].astype(bool)[..., None]
+    on_the_way = (np.abs((e * m).sum(-2)) < 65504) & (65504 < (np.abs(e) * m).sum(-2))
+    assert on_the_way.any()
+    ref = _expected(POOL, mixed).ref
+    got = ref.copy()
+    got[np.argwhere(on_the_way)[0][0], np.argwhere(on_the_way)[0][1]] = -np.inf
+    hint = own.diagnose_non_finite(mixed, got, ref)
+    assert hint is not None and hint.idea == "half_sum_overflow"
 
 
 # -- cases that must raise -------------------------------------------------------------------------

@@ -64,15 +64,17 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
 
 
 def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | None:
-    """Infinity where the mean is finite, in a half dtype, where the masked sum passes the dtype's
-    largest number: the sum was kept in that dtype; else the generic idea (a 0/0)."""
+    """Infinity where the mean is finite, in a half dtype, where a running masked sum can pass the
+    dtype's largest number (the sum of the valid values' magnitudes does: a sum of large values of
+    both signs overflowed on the way to a total in range, and large_padding_values' -inf got no
+    hint, an instructor's trial): the sum was kept in that dtype; else the generic idea (a 0/0)."""
     emb, mask = case.inputs.get("embeddings"), case.inputs.get("mask")
     if case.dtype in HALF and emb is not None and mask is not None and got.shape == ref.shape:
         from ..dtypes import max_finite
         largest = max_finite(case.dtype)
         with np.errstate(all="ignore"):
             e = np.asarray(emb, dtype=np.float64)
-            total = np.abs((e * np.asarray(mask, dtype=bool)[..., None]).sum(axis=-2))
+            total = (np.abs(e) * np.asarray(mask, dtype=bool)[..., None]).sum(axis=-2)
         inf = np.isinf(got) & np.isfinite(ref)
         if inf.any() and np.all(total[inf] > largest):
             return Hint(idea="half_sum_overflow", facts={"computed_in": case.dtype})

@@ -209,6 +209,11 @@ def test_failure_rates_per_group_are_sorted_by_rate():
     rows = [SimpleNamespace(learner=name) for name in reports]
     groups, _ = summary_md.failure_rates(rows, reports)  # by count it was shapes 3/5, examples 2/3, values 2/5
     assert [(g, len(who), n) for g, who, n in groups] == [("examples", 2, 3), ("shapes", 3, 5), ("values", 2, 5)]
+    # each row's example (its first learner) is the failing learner with the most points: l0 fails
+    # everything and was every row's example (an instructor's trial); l2 fails only shapes
+    scored = [SimpleNamespace(learner=name, score=float(i)) for i, name in enumerate(reports)]
+    groups, _ = summary_md.failure_rates(scored, reports)
+    assert {g: who[0] for g, who, _ in groups} == {"examples": "l1", "shapes": "l2", "values": "l1"}
 
 
 def test_cases_the_same_learners_fail_are_one_row_of_the_failure_rates():

@@ -137,7 +137,8 @@ def part_not_graded(case: Any) -> bool:
 def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tuple[str, list[str], int]],
                                                                        list[tuple[str, list[str], int]]]:
     """The failure rates of summary.md and summary.html: ``(groups, cases)``, each a list of
-    ``(name, failing learners in order, learners who ran it)``.
+    ``(name, failing learners, learners who ran it)``, the failing learners by score, highest
+    first (then by name): the first is the row's example.
 
     Per case group, the learners with a failing case in it of those who ran it, highest rate
     first, then most failing (sorted by count, 1 of 3 (33%) stood between rows of 40%); per case
@@ -161,6 +162,13 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
                 ran[level].setdefault(key, set()).add(row.learner)
                 if c.status != "passed" and row.learner not in failed[level].setdefault(key, []):
                     failed[level][key].append(row.learner)
+    # the first learner of each list is its example: the one who fails it with the most points
+    # elsewhere, whose report shows this failure rather than everything failing (an instructor's
+    # trial: the same learner, failing every case with a shape error, was every row's example)
+    score = {row.learner: float(getattr(row, "score", 0.0) or 0.0) for row in rows}
+    for level in failed.values():
+        for who in level.values():
+            who.sort(key=lambda name: (-score.get(name, 0.0), name))
     groups = [(g, failed["group"].get(g, []), len(ran["group"][g]))
               for g in sorted(ran["group"], key=lambda g: (-len(failed["group"].get(g, [])) / len(ran["group"][g]),
                                                            -len(failed["group"].get(g, [])), g))]

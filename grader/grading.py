@@ -262,8 +262,8 @@ def unearned(results: list[CaseResult], free: dict[str, str]) -> None:
             r.failure = Failure(kind="unearned",
                                 message=f"{said}, but {counted} got their values right: such a case counts "
                                         "beside a submission that answers at least half of the others",
-                                hint="make the other cases right first: a case that a function computing "
-                                     "nothing also passes counts beside them",
+                                hint="make the other cases right first: this case counts once at least half "
+                                     "of them are right, since a function that computes nothing passes it too",
                                 data={"free_because": why, "needed_share": ANSWERED,
                                       **({"other_cases": len(basis), "others_passed": answered} if visible else {})})
 

@@ -353,7 +353,13 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
         # "offset of 0.009901"...): hints are grouped by the idea that found them (hint_id)
         idea = {c.failure.hint: c.failure.data.get("hint_id") for c in rep.cases
                 if c.failure is not None and c.failure.hint and c.failure.data.get("hint_id")}
+        # an uncredited case's note ("make the other cases right first") is a scoring rule, no
+        # mistake: it led the class's commonest hints above every real one (an instructor's trial)
+        rule = {c.failure.hint for c in rep.cases if c.failure is not None and c.failure.kind == "unearned"} - \
+            {c.failure.hint for c in rep.cases if c.failure is not None and c.failure.kind != "unearned"}
         for h in dict.fromkeys(hints):
+            if h in rule:
+                continue
             # a hint without its idea's id: its numbers do not make another mistake ("offset of 1",
             # "offset of 0.999")
             key = f"id:{idea[h]}" if h in idea else re.sub(r"(?<![A-Za-z_\d.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![A-Za-z_\d])", "#", h)

@@ -252,9 +252,22 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
 
 
+def _syscall_machine() -> str:
+    """The architecture whose system calls this interpreter makes, for the filter's table: the
+    kernel's name for the machine, but a 64-bit interpreter under a 32-bit personality
+    (``linux32``: ``uname`` says i686) still makes x86_64 calls, and a filter looked up by i686
+    was never installed (attack round 40: served and cold checks ran without seccomp)."""
+    import struct
+    machine = os.uname().machine
+    if struct.calcsize("P") == 8:
+        machine = {"i386": "x86_64", "i486": "x86_64", "i586": "x86_64", "i686": "x86_64",
+                   "armv7l": "aarch64", "armv8l": "aarch64", "arm": "aarch64"}.get(machine, machine)
+    return machine
+
+
 def _install_seccomp() -> None:
     import ctypes
-    machine = os.uname().machine
+    machine = _syscall_machine()
     code = seccomp_program(machine, os.getpid())
 
     class SockFprog(ctypes.Structure):

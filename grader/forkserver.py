@@ -187,8 +187,8 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
         if os.getppid() == 1:
             os._exit(2)
         _close(close)
-        from .sandbox import forget_failed_probes
-        forget_failed_probes()   # probe again for this check rather than inherit the server's failure
+        from .sandbox import forget_probes
+        forget_probes()   # the tier as a cold check finds it, not the server's memo of it
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in set(fds):
@@ -313,8 +313,8 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
             os._exit(2)
         _close(close)
         try:
-            from .sandbox import choose_tier, forget_failed_probes
-            forget_failed_probes()
+            from .sandbox import choose_tier, forget_probes
+            forget_probes()
             tier, wrap = choose_tier("auto")
             spare.prepare(framework, default_limits(), tier, wrap)
         except Exception:  # noqa: BLE001 - no spare: the request's check starts its own child

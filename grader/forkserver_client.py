@@ -234,7 +234,8 @@ _FIXED_NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")
 def fixed_facts() -> dict[str, Any]:
     """What a process's check inherits and a server's check cannot take over from its client:
     supplementary groups, privileges (:data:`_FIXED_STATUS`), namespaces and cgroup (a memory
-    limit, a CPU set). The server refuses a request whose facts differ from its own."""
+    limit, a CPU set), the personality and the scheduling policy. The server refuses a request
+    whose facts differ from its own."""
     out: dict[str, Any] = {"groups": sorted(os.getgroups())}
     with contextlib.suppress(OSError):
         with open("/proc/self/status", encoding="utf-8", errors="replace") as fh:
@@ -248,6 +249,13 @@ def fixed_facts() -> dict[str, Any]:
     with contextlib.suppress(OSError):
         with open("/proc/self/cgroup", encoding="utf-8", errors="replace") as fh:
             out["cgroup"] = fh.read()
+    # the execution domain (linux32, setarch -R) and the scheduling policy (chrt -i, -b) a
+    # check's child inherits (attack round 40)
+    with contextlib.suppress(OSError):
+        with open("/proc/self/personality", encoding="utf-8") as fh:
+            out["personality"] = fh.read().strip()
+    with contextlib.suppress(OSError, AttributeError):
+        out["scheduler"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
     return out
 
 

@@ -60,6 +60,11 @@ def remember(kind: str, key: Hashable, mark: Hashable | None, make: Callable[[],
     return value
 
 
+def forget(kind: str, key: Hashable) -> None:
+    """Forget the entry of (``kind``, ``key``), if any."""
+    _store.pop((kind, key), None)
+
+
 def clear() -> None:
     """Forget every entry."""
     _store.clear()

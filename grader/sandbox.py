@@ -559,7 +559,7 @@ def _run_probe(sandbox: Sandbox) -> tuple[bool, str]:
 
 def probe(tier: str) -> tuple[bool, str]:
     """Whether ``tier`` works on this machine, and why not; measured once per process (thread-safe;
-    a fork server's checks forget a failure: :func:`forget_failed_probes`).
+    a fork server's checks forget it: :func:`forget_probes`).
 
     ``rlimits`` and ``none`` always work (their Landlock and seccomp layers are applied where
     the kernel has them). For ``bwrap`` and ``unshare`` this runs the sandboxed child once
@@ -595,14 +595,15 @@ def _program(tier: str) -> str | None:
     return shutil.which(tier, path=CHILD_PATH)
 
 
-def forget_failed_probes() -> None:
-    """Drop this process's memo of probes that failed: a fork server's check and spare probe
-    again rather than inherit a failure from the server's start (a probe that timed out on a
-    loaded machine left every served check in the rlimits tier until a restart, attack round
-    39); the on-disk memo never keeps a failure either."""
+def forget_probes() -> None:
+    """Drop this process's memo of probes: a fork server's check and spare find the tier as a
+    cold check does (the on-disk memo, :func:`_remembered_probe`, keyed by the program's identity
+    and the machine's state, an hour at most, never a failure; else a probe) rather than inherit
+    the server's: a probe that timed out at its start left every served check in the rlimits
+    tier until a restart (attack round 39), and one that passed stood after bubblewrap changed
+    (round 40)."""
     with _lock:
-        for key in [k for k, (ok, _, _) in _probed.items() if not ok]:
-            del _probed[key]
+        _probed.clear()
 
 
 #: what a probe's outcome depends on besides the grader's source: the kernel's boot, the settings

@@ -574,8 +574,30 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
             inconsistent (an unknown group or size symbol, a missing reference module).
     """
     path = Path(path)
-    return memo.remembered("problem", str(path), _problem_mark(path) if memo.ENABLED else None,
-                           lambda: _load_problem(path))
+    if not memo.ENABLED:
+        return _load_problem(path)
+    mark = _problem_mark(path)
+    made = memo.remembered("problem", str(path), mark, lambda: _with_modules(_load_problem(path)))
+    if made[1] != _modules_mark(made[0]):   # a module it names changed, or one it chose from appeared
+        memo.forget("problem", str(path))
+        made = memo.remembered("problem", str(path), mark, lambda: _with_modules(_load_problem(path)))
+    return made[0]
+
+
+def _with_modules(problem: Problem) -> tuple[Problem, tuple[Any, ...]]:
+    return problem, _modules_mark(problem)
+
+
+def _modules_mark(problem: Problem) -> tuple[Any, ...]:
+    """The stamps (links followed, a missing file as such) of the modules ``problem`` names or
+    was chosen among: its reference, the reference inside the problems folder that would win
+    over one beside it, and its hints and checker module files. A fork server's memo of a spec
+    is used only while they stand: one that came through a link whose target appeared later, or
+    an edited hints module, stayed the server's and not a cold check's (attack round 40)."""
+    inside = problem.path.resolve().parent / "reference" / problem.reference_path.name
+    files = [problem.reference_path, inside]
+    files += [Path(m) for m in (problem.hints, (problem.checker or {}).get("module")) if isinstance(m, str) and m.endswith(".py")]
+    return tuple(memo.stamp(f) or "missing" for f in files)
 
 
 def _problem_mark(path: Path) -> tuple[Any, ...] | None:

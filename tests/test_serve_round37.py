@@ -364,8 +364,8 @@ def test_a_failed_probe_is_forgotten_and_the_tiers_program_is_the_childs(monkeyp
     monkeypatch.setattr(sandbox, "_probed", {})
     sandbox._probed[("bwrap", "/usr/bin/bwrap", None, None)] = (False, "the probe took longer than 20 s", None)
     sandbox._probed[("unshare", "/usr/bin/unshare", None, None)] = (True, "", None)
-    sandbox.forget_failed_probes()
-    assert list(sandbox._probed) == [("unshare", "/usr/bin/unshare", None, None)]
+    sandbox.forget_probes()
+    assert not sandbox._probed       # a success too: the on-disk memo (program identity, machine state) decides
     monkeypatch.setenv("PATH", "/nonexistent")
     if shutil.which("bwrap", path="/usr/local/bin:/usr/bin:/bin"):
         assert sandbox._program("bwrap") is not None
@@ -404,3 +404,62 @@ def test_a_fork_closes_the_streams_of_other_requests_and_the_socket_folder():
     assert {101, 102, 103, 201, 202, 203, 77} <= set(zygote._own_sockets())   # a spare keeps none
     a.sock.close()
     b.sock.close()
+
+
+# -- round 40 ------------------------------------------------------------------------------------------
+
+def test_a_32_bit_personality_keeps_the_seccomp_filter(monkeypatch):
+    """Under linux32 (uname says i686) a 64-bit interpreter still makes x86_64 calls, but the
+    filter was looked up by i686, failed, and the child ran without seccomp, cold and served
+    (a file that forks passed): the table is chosen by the interpreter's calls (attack round 40)."""
+    from grader import _confine
+    real = os.uname()
+    if real.machine != "x86_64":
+        pytest.skip("an x86_64 machine's test")
+    monkeypatch.setattr(os, "uname", lambda: real._replace(machine="i686") if hasattr(real, "_replace")
+                        else type(real)((real.sysname, real.nodename, real.release, real.version, "i686")))
+    assert _confine._syscall_machine() == "x86_64"
+    if shutil.which("setarch"):
+        out = subprocess.run(["setarch", "linux32", *GRADER, "check", str(SUBMISSIONS / "correct_numpy.py"), *ARGS],
+                             capture_output=True, text=True, timeout=180, env={**os.environ, forkserver.SERVE_ENV: "0"},
+                             cwd="/")
+        assert "seccomp" in json.loads(out.stdout)["environment"]["sandbox_layers"], out.stderr[-500:]
+
+
+def test_a_personality_or_scheduling_policy_other_than_the_servers_is_refused():
+    ok = forkserver.process_state()
+    assert "personality" in ok["fixed"] and "scheduler" in ok["fixed"] and forkserver.unadoptable(ok) is None
+    assert forkserver.unadoptable({**ok, "fixed": {**ok["fixed"], "personality": "00000008"}})
+    assert forkserver.unadoptable({**ok, "fixed": {**ok["fixed"], "scheduler": [5, 0]}})
+
+
+def test_a_spec_memo_follows_its_modules_a_link_target_and_a_hints_file(tmp_path, monkeypatch):
+    """The fork server's memo of a spec stood on the spec and the reference folders' times: a
+    reference that came through a link whose target appeared later, and an edited hints module,
+    stayed the server's (served PASS, cold FAIL; served exit 1, cold exit 2: attack round 40)."""
+    from grader import memo, spec
+    from grader.errors import SpecError
+    folder = tmp_path / "course" / "problems"
+    (tmp_path / "course" / "reference").mkdir(parents=True)
+    (folder / "reference").mkdir(parents=True)
+    text = (ROOT / "problems" / "softmax.yaml").read_text()
+    (folder / "softmax.yaml").write_text(text)
+    (tmp_path / "course" / "reference" / "softmax.py").write_text((ROOT / "reference" / "softmax.py").read_text())
+    (tmp_path / "alt").mkdir()
+    (folder / "reference" / "softmax.py").symlink_to(tmp_path / "alt" / "softmax.py")   # a target not there yet
+    monkeypatch.setattr(memo, "ENABLED", True)
+    monkeypatch.setattr(memo, "_store", {})
+    beside = (tmp_path / "course" / "reference" / "softmax.py").resolve()
+    assert spec.load_problem(folder / "softmax.yaml").reference_path.resolve() == beside
+    (tmp_path / "alt" / "softmax.py").write_text((ROOT / "reference" / "softmax.py").read_text())
+    assert spec.load_problem(folder / "softmax.yaml").reference_path.resolve() == (tmp_path / "alt" / "softmax.py")
+    # a hints module the spec names, edited: the spec is read again (a cold check reads the new
+    # module; one edited into a syntax error is "unusable" cold and was graded served)
+    (folder / "myhints.py").write_text("def ideas(case, got, ref):\n    return []\n")
+    (folder / "softmax.yaml").write_text(text.replace("hints: softmax", "hints: myhints.py") if "hints: softmax" in text
+                                         else text + "\nhints: myhints.py\n")
+    first = spec.load_problem(folder / "softmax.yaml")
+    assert first.hints == str((folder / "myhints.py").resolve()) and spec.load_problem(folder / "softmax.yaml") is first
+    (folder / "myhints.py").write_text("def ideas(:\n")
+    with pytest.raises(SpecError, match="does not parse"):   # as a cold check reads it
+        spec.load_problem(folder / "softmax.yaml")

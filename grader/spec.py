@@ -576,42 +576,8 @@ def load_problem(path: str | os.PathLike[str]) -> Problem:
     path = Path(path)
     if not memo.ENABLED:
         return _load_problem(path)
-    mark = _problem_mark(path)
-    made = memo.remembered("problem", str(path), mark, lambda: _with_modules(_load_problem(path)))
-    if made[1] != _modules_mark(made[0]):   # a module it names changed, or one it chose from appeared
-        memo.forget("problem", str(path))
-        made = memo.remembered("problem", str(path), mark, lambda: _with_modules(_load_problem(path)))
-    return made[0]
-
-
-def _with_modules(problem: Problem) -> tuple[Problem, tuple[Any, ...]]:
-    return problem, _modules_mark(problem)
-
-
-def _modules_mark(problem: Problem) -> tuple[Any, ...]:
-    """The stamps (links followed, a missing file as such) of the modules ``problem`` names or
-    was chosen among: its reference, the reference inside the problems folder that would win
-    over one beside it, and its hints and checker module files. A fork server's memo of a spec
-    is used only while they stand: one that came through a link whose target appeared later, or
-    an edited hints module, stayed the server's and not a cold check's (attack round 40)."""
-    inside = problem.path.resolve().parent / "reference" / problem.reference_path.name
-    files = [problem.reference_path, inside]
-    files += [Path(m) for m in (problem.hints, (problem.checker or {}).get("module")) if isinstance(m, str) and m.endswith(".py")]
-    return tuple(memo.stamp(f) or "missing" for f in files)
-
-
-def _problem_mark(path: Path) -> tuple[Any, ...] | None:
-    """What a fork server's memo of the spec at ``path`` stands on: the spec file's stamp and
-    those of the two folders its reference module is chosen from (``reference/`` inside the
-    spec's folder and beside it: :func:`_reference_file`), a missing one as such. A reference
-    added inside after the server read the spec was not used: a served check graded with the
-    one beside, a cold one with the one inside (attack round 39). None (nothing remembered)
-    when the spec cannot be stat'ed."""
-    spec = memo.stamp(path)
-    if spec is None:
-        return None
-    here = path.resolve().parent
-    return spec, *((memo.stamp(folder) or "missing") for folder in (here / "reference", here.parent / "reference"))
+    from .spec_memo import remembered_problem   # a fork server's: what the memo of a spec stands on
+    return remembered_problem(path, _load_problem)
 
 
 def _load_problem(path: Path) -> Problem:

@@ -23,7 +23,8 @@ LAYERS: list[tuple[str, ...]] = [
      "grader.isolation", "grader.siblings", "grader.notebook", "grader.processes", "grader._child", "grader._confine", "grader.packing",
      "grader.frameworks", "grader.frameworks.*"),
     # the problem: spec, parameter kinds, cases, tolerance models, hint ideas
-    ("grader.hints", "grader.hints.*", "grader.words", "grader.words.*", "grader.checkers", "grader.spec", "grader.spec_expr", "grader.tolerance", "grader.cases"),
+    ("grader.hints", "grader.hints.*", "grader.words", "grader.words.*", "grader.checkers", "grader.spec", "grader.spec_memo", "grader.spec_expr", "grader.tolerance",
+     "grader.cases"),
     # values: comparison, diagnosis, the reference, the caches, the summary of failures
     ("grader.diagnose", "grader.compare", "grader.cache", "grader.derived", "grader.reference", "grader.expected",
      "grader.summary"),

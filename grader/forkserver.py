@@ -419,7 +419,7 @@ class Zygote:
         self.folder = folder       # the socket folder's descriptor (-1: none), closed in every fork
 
     # the zygote's sockets and descriptors, closed in each forked check and spare (_close)
-    def _own_sockets(self, keep: "_Connection | None" = None) -> list[Any]:
+    def _inherited(self, keep: "_Connection | None" = None) -> list[Any]:
         return [s for s in (self.control, self.listener, *(self._wake or ())) if s is not None] + \
             [c.sock for c in self.connections.values()] + [sp.sock for sp in self.spares.values()] + \
             [fd for c in self.connections.values() if c is not keep for fd in (c.fds or ())] + \
@@ -435,7 +435,7 @@ class Zygote:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the spare's process (measured through the checks it runs)
-            _spare_process(framework, theirs, self._own_sockets() + [mine])
+            _spare_process(framework, theirs, self._inherited() + [mine])
         theirs.close()
         sp = _Spare(framework, pid, mine)
         self.spares[framework] = sp
@@ -687,7 +687,7 @@ class Zygote:
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the forked check (measured through its exit status)
-                _forked_check(request, conn.fds or [], self._own_sockets(keep=conn))
+                _forked_check(request, conn.fds or [], self._inherited(keep=conn))
             conn.pid = pid
             conn.pidfd = os.pidfd_open(pid)
         for fd in conn.fds or ():

@@ -206,7 +206,7 @@ def test_failure_rates_per_group_are_sorted_by_rate():
     reports = {f"l{i}": rep([("values", "failed" if i < 2 else "passed"), ("shapes", "failed" if i < 3 else "passed")]
                             + ([("examples", "failed" if i < 2 else "passed")] if i < 3 else []))
                for i in range(5)}
-    rows = [SimpleNamespace(learner=name) for name in reports]
+    rows = [SimpleNamespace(learner=name, score=0.0) for name in reports]
     groups, _ = summary_md.failure_rates(rows, reports)  # by count it was shapes 3/5, examples 2/3, values 2/5
     assert [(g, len(who), n) for g, who, n in groups] == [("examples", 2, 3), ("shapes", 3, 5), ("values", 2, 5)]
     # each row's example (its first learner) is the failing learner with the most points: l0 fails
@@ -234,7 +234,7 @@ def test_cases_the_same_learners_fail_are_one_row_of_the_failure_rates():
 
     gens = {f"gen{i:03d}" for i in range(12)}
     reports = {"ann": rep(gens | {"batch"}), "bob": rep({"batch"}), "cy": rep(set())}
-    rows = [SimpleNamespace(learner=name) for name in reports]
+    rows = [SimpleNamespace(learner=name, score=0.0) for name in reports]
     _, cases = summary_md.failure_rates(rows, reports)
     assert len(cases) == 13
     merged = summary_md.merge_alike(cases)
@@ -262,7 +262,7 @@ def test_a_case_a_secret_seed_chose_is_rated_in_its_group_only():
         return SimpleNamespace(cases=[seeded, case("worked_example[float32]", "examples", "failed", wrong())])
 
     reports = {"ann": rep(True), "bob": rep(False)}
-    rows = [SimpleNamespace(learner=name) for name in reports]
+    rows = [SimpleNamespace(learner=name, score=0.0) for name in reports]
     groups, cases = summary_md.failure_rates(rows, reports)
     assert ("generated", ["ann"], 2) in groups and ("examples", ["ann", "bob"], 2) in groups
     assert [c for c, _, _ in cases] == ["worked_example"]

@@ -399,9 +399,9 @@ def test_a_fork_closes_the_streams_of_other_requests_and_the_socket_folder():
     a.fds, b.fds = [101, 102, 103], [201, 202, 203]
     zygote = forkserver.Zygote(folder=77)
     zygote.connections = {1: a, 2: b}
-    for_a = zygote._own_sockets(keep=a)
+    for_a = zygote._inherited(keep=a)
     assert {201, 202, 203, 77} <= set(for_a) and not {101, 102, 103} & set(for_a)
-    assert {101, 102, 103, 201, 202, 203, 77} <= set(zygote._own_sockets())   # a spare keeps none
+    assert {101, 102, 103, 201, 202, 203, 77} <= set(zygote._inherited())   # a spare keeps none
     a.sock.close()
     b.sock.close()
 

@@ -27,6 +27,7 @@ problem, with the first parameter's name.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -211,35 +212,26 @@ class _Fits:
 
     def __init__(self, got: np.ndarray, ref: np.ndarray, keep: np.ndarray) -> None:
         self.got, self.ref, self.keep = got, ref, keep
-        self._factor: float | None = None
-        self._offset: tuple[float, bool] | None = None
-        self._rows: np.ndarray | None = None
 
+    @functools.cached_property
     def factor(self) -> float:
         """The least-squares factor ``c`` of ``got ~ c * ref`` (NaN without a nonzero ``ref``)."""
-        if self._factor is None:
-            with np.errstate(all="ignore"):
-                self._factor = float(np.sum(self.got * self.ref) / np.sum(self.ref * self.ref)) \
-                    if np.any(self.ref) else math.nan
-        return self._factor
+        with np.errstate(all="ignore"):
+            return float(np.sum(self.got * self.ref) / np.sum(self.ref * self.ref)) if np.any(self.ref) else math.nan
 
+    @functools.cached_property
     def offset(self) -> tuple[float, bool]:
         """The median of ``got - ref`` over ``keep``, and whether ``ref`` varies there."""
-        if self._offset is None:
-            keep = self.keep
-            c = float(np.median((self.got - self.ref)[keep])) if keep.any() else 0.0
-            varied = keep.any() and bool(np.ptp(np.where(np.isfinite(self.ref), self.ref, 0.0)[keep]) > 0)
-            self._offset = (c, varied)
-        return self._offset
+        keep = self.keep
+        c = float(np.median((self.got - self.ref)[keep])) if keep.any() else 0.0
+        return c, bool(keep.any() and np.ptp(np.where(np.isfinite(self.ref), self.ref, 0.0)[keep]) > 0)
 
+    @functools.cached_property
     def rows(self) -> np.ndarray:
         """The median of ``got - ref`` per row (last axis), over ``keep``, 0 for a row without any."""
-        if self._rows is None:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)   # a row with every element matched
-                self._rows = np.nan_to_num(np.nanmedian(np.where(self.keep, self.got - self.ref, np.nan),
-                                                        axis=-1, keepdims=True))
-        return self._rows
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # a row with every element matched
+            return np.nan_to_num(np.nanmedian(np.where(self.keep, self.got - self.ref, np.nan), axis=-1, keepdims=True))
 
 
 def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
@@ -260,7 +252,7 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
     keep = np.ones(ref.shape, dtype=bool) if keep is None else keep
     fits = _Fits(got, ref, keep) if fits is None else fits
     out: list[tuple[Hint, float]] = []
-    c = fits.factor()
+    c = fits.factor
     # a factor within 5e-4 of 1 reads as "1" at 4 digits and names nothing (float32 rounding,
     # an eps in the wrong place): no hint rather than "a constant factor of 1"
     # a factor fitted to fewer than MIN_EVIDENCE elements fits them exactly whatever the mistake
@@ -275,13 +267,13 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
                         or Hint(idea="scaled", facts={"factor": c}), r))
     # an offset fitted to a constant right answer (softmax of 16 equal logits: 1/16 each) fits
     # any constant result: zeros from an overflow read as "a constant -0.0625 was added"
-    c, varied = fits.offset()
+    c, varied = fits.offset
     if c != 0 and int(keep.sum()) >= MIN_EVIDENCE and varied:
         r = judge(fix(full_ref + c), got, ref, allowed, dtype, None, FITTED)
         if r is not None:
             out.append((Hint(idea="shifted", facts={"offset": c}), r))
     if ref.ndim >= 2 and ref.shape[-1] >= MIN_EVIDENCE and ref.size // ref.shape[-1] >= 2:
-        rows = fits.rows()
+        rows = fits.rows
         if np.ptp(rows) > 4 * float(np.max(allowed)) + unit_roundoff(dtype) * float(np.max(np.abs(ref))):
             r = judge(fix(full_ref + rows), got, ref, allowed, dtype, 2 * allowed, FITTED)
             if r is not None:

@@ -165,7 +165,7 @@ def failure_rates(rows: list[Row], reports: dict[str, Report]) -> tuple[list[tup
     # the first learner of each list is its example: the one who fails it with the most points
     # elsewhere, whose report shows this failure rather than everything failing (an instructor's
     # trial: the same learner, failing every case with a shape error, was every row's example)
-    score = {row.learner: float(getattr(row, "score", 0.0) or 0.0) for row in rows}
+    score = {row.learner: row.score for row in rows}
     for level in failed.values():
         for who in level.values():
             who.sort(key=lambda name: (-score.get(name, 0.0), name))

@@ -21,6 +21,7 @@ captured in its process and never reach the grader's stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Callable, Sequence
@@ -169,6 +170,16 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
     return merge.HANDLERS[command]
 
 
+def _lenient_streams() -> None:
+    """Write what an output stream's encoding cannot hold as escapes (``s\\xf6lution.py``), not
+    as an error: under ``PYTHONIOENCODING=ascii`` or the C locale a learner's non-ASCII file name
+    in a report ended the check with exit 2 (attack round 41). JSON output is ASCII already."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(Exception):
+                stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
     """Run the CLI; returns the exit code (see the module docstring).
 
@@ -177,6 +188,7 @@ def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
     this process's streams, folder and environment. When none answers, or ``serve`` is false,
     the check runs here."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _lenient_streams()
     if serve and argv[:1] == ["check"]:
         from .forkserver_client import run_served   # not the zygote's module: 30 ms of a check
         served = run_served(argv)

@@ -72,7 +72,7 @@ from typing import Any
 from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, BatchServer,  # noqa: F401
                                 ForkedCheck, Reader, connect, connect_any, code_stamp, command,
                                 default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
-                                process_state, rlimit_names, run_served, send_request)
+                                MAX_PROOFS, process_state, rlimit_names, run_served, send_request)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -237,6 +237,10 @@ def _has_capability(bit: int) -> bool:
     return False
 
 
+#: the limits on a process's size: a fork's is the server's size and more
+_SIZE_LIMITS = ("RLIMIT_AS", "RLIMIT_DATA")
+
+
 def unadoptable(state: Any) -> str | None:
     """Why this server's check could not take the client's ``process_state`` (a request's
     ``process``: ``grader.forkserver_client.process_state``) as its own, or None when it can:
@@ -266,6 +270,22 @@ def unadoptable(state: Any) -> str | None:
             return f"the request's {name} has its soft limit above its hard one"
         if not _not_above(hard, resource.getrlimit(getattr(resource, name))[1]) and not _has_capability(CAP_SYS_RESOURCE):
             return f"the request's hard {name} is above this server's"
+        if name in _SIZE_LIMITS and value != list(resource.getrlimit(getattr(resource, name))):
+            # a fork carries the server's mappings (every preloaded module, specs and cases: about
+            # 200 MB), which a fresh process does not: the same limit is tighter here (attack round 41)
+            return f"the client's {name} would count this server's memory"
+    stdio = state.get("stdio")
+    if not (isinstance(stdio, list) and len(stdio) == 2 and all(
+            isinstance(s, list) and len(s) == 2 and all(isinstance(x, str) and x.isascii() and 0 < len(x) < 64 for x in s)
+            for s in stdio)):
+        return "the request's stdio is [[encoding, errors], [encoding, errors]]"
+    import codecs
+    for encoding, errors in stdio:
+        try:
+            codecs.lookup(encoding)
+            codecs.lookup_error(errors)
+        except LookupError:
+            return "the client's standard streams use an encoding this server does not know"
     return None
 
 
@@ -287,6 +307,17 @@ def adopt(state: dict[str, Any]) -> None:
         os.setpriority(os.PRIO_PROCESS, 0, state["nice"])
     if sorted(os.sched_getaffinity(0)) != state["cpus"]:
         os.sched_setaffinity(0, state["cpus"])
+    # the client's encodings of its standard streams (PYTHONIOENCODING, its locale), not the ones
+    # the server's streams were opened with when it started (attack round 41: exit 2 on one side)
+    # (new streams over descriptors 1 and 2, which are the client's now: the old ones may take a
+    # pipe for the seekable file the server's output went to)
+    import io
+    for fd, name, (encoding, errors) in zip((1, 2), ("stdout", "stderr"), state["stdio"]):
+        with contextlib.suppress(Exception):
+            getattr(sys, name).flush()
+        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(io.FileIO(fd, "w", closefd=False)),
+                                            encoding=encoding, errors=errors, line_buffering=os.isatty(fd),
+                                            write_through=name == "stderr"))
 
 
 @functools.cache
@@ -322,6 +353,8 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
         sock.setblocking(True)
         data, fds, _, _ = socket.recv_fds(sock, 16, 4)
     except BaseException:  # noqa: BLE001 - the zygote closed it (stopping): no check was asked
+        data, fds = b"", []
+    if not data and not fds:   # the zygote stopped: it closed the socket without a request
         spare.discard()
         os._exit(0)
     try:
@@ -344,18 +377,67 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
     _forked_check(request, list(fds), [sock])
 
 
+def _parsed(argv: Any) -> Any:
+    """``argv`` parsed by the CLI's parser (quietly), or None when it does not parse."""
+    import io
+    if "build_parser" not in _CLI:
+        return None
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            return _CLI["build_parser"]().parse_args(argv)
+    except (SystemExit, Exception):  # noqa: BLE001 - the client's own check reports a usage error
+        return None
+
+
+def _real(path: str | None, cwd: str) -> str | None:
+    return None if not path else os.path.realpath(os.path.join(cwd, path))
+
+
+def unserved(request: dict[str, Any], proofs: list[int], warm: list[str]) -> str | None:
+    """Why ``grader serve`` leaves ``request`` to its client (which then runs the check itself,
+    under its own confinement), or None: the server's check acts with the server's rights, and a
+    client of the same user may have fewer than the server can see (a Landlock domain, a seccomp
+    filter's rules: attack round 41). So a served check runs learner code only in the sandbox
+    (not ``--sandbox none``), trusted code only from the server's own problems folder (the
+    specs, references and hint modules it was started with; no ``--assignment``), and reads a
+    file the request names (the submission, ``--seed-secret``) only when the client sent it
+    opened (``proofs``: ``grader.forkserver_client.proofs``; the same file by device and inode).
+    ``warm`` is the server's preload flags (its ``--problems-dir``)."""
+    args = _parsed(request["argv"])
+    if args is None or getattr(args, "command", None) != "check":
+        return "only a check that parses is served"
+    if args.sandbox == "none":
+        return "a check without the sandbox runs in the client's own process"
+    if args.assignment:
+        return "a check of an assignment runs in the client's own process"
+    cwd = request["cwd"]
+    mine = warm[warm.index("--problems-dir") + 1] if "--problems-dir" in warm[:-1] else \
+        os.environ.get("GRADER_PROBLEMS_DIR") or None
+    theirs = args.problems_dir or request["env"].get("GRADER_PROBLEMS_DIR") or None
+    if _real(theirs, cwd) != _real(mine, "/"):
+        return "the client's problems folder is not this server's"
+    named = request.get("proofs")
+    if not (isinstance(named, list) and len(named) == len(proofs) and all(isinstance(n, str) for n in named)):
+        return "the request's proofs are not its files' arguments"
+    opened = dict(zip(named, proofs))
+    for arg in [args.submission, *([args.seed_secret] if args.seed_secret else [])]:
+        fd = opened.get(arg)
+        try:
+            here, theirs_st = os.lstat(os.path.join(cwd, arg)), (os.fstat(fd) if fd is not None else None)
+        except OSError:
+            theirs_st = None
+        if theirs_st is None or (here.st_dev, here.st_ino) != (theirs_st.st_dev, theirs_st.st_ino):
+            return "the client did not send a file the check reads, opened"
+    return None
+
+
 def _spare_for(request: dict[str, Any]) -> str | None:
     """The framework of the spare that could run ``request`` (its ``framework`` hint), or None
     when its check would not use one: not ``check``, or flags that change the child's limits or
     tier (``--timeout``, ``--memory-mb``, ``--sandbox``), or arguments that do not parse."""
-    import io
     framework = request.get("framework")
-    if not isinstance(framework, str) or "build_parser" not in _CLI:
-        return None
-    try:
-        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-            args = _CLI["build_parser"]().parse_args(request["argv"])
-    except (SystemExit, Exception):  # noqa: BLE001 - the forked check reports a usage error itself
+    args = _parsed(request["argv"]) if isinstance(framework, str) else None
+    if args is None:
         return None
     if getattr(args, "command", None) != "check" or getattr(args, "sandbox", "auto") != "auto":
         return None
@@ -379,6 +461,7 @@ class _Connection:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.fds: list[int] | None = None
+        self.proofs: list[int] = []      # the files the request names, opened by the client
         self.buffer = b""
         self.pid: int | None = None
         self.pidfd: int | None = None
@@ -388,7 +471,14 @@ class _Connection:
         with contextlib.suppress(OSError):
             self.sock.sendall(json.dumps(message).encode() + b"\n")
 
+    def close_proofs(self) -> None:
+        for fd in self.proofs:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.proofs = []
+
     def close(self) -> None:
+        self.close_proofs()
         for fd in self.fds or ():
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -603,10 +693,10 @@ class Zygote:
 
     def _on_message(self, conn: _Connection) -> None:
         try:
-            if conn.fds is None:  # the request's first bytes carry its three streams
-                data, fds, _, _ = socket.recv_fds(conn.sock, 1 << 16, 3)
-                conn.fds = list(fds)
-                if data and (not data.startswith(b"R") or len(fds) != 3):
+            if conn.fds is None:  # the request's first bytes carry its three streams and its files
+                data, fds, _, _ = socket.recv_fds(conn.sock, 1 << 16, 3 + MAX_PROOFS)
+                conn.fds, conn.proofs = list(fds[:3]), list(fds[3:])
+                if data and (not data.startswith(b"R") or len(fds) < 3):
                     conn.send({"refused": "a request starts with R and three file descriptors"})
                     self._drop(conn)
                     return
@@ -670,6 +760,9 @@ class Zygote:
             self._drop(conn)
             return
         why = unadoptable(request.get("process"))
+        if why is None and self.listener is not None:
+            why = unserved(request, conn.proofs, self.warm or [])
+        conn.close_proofs()
         if why is not None:
             conn.send({"refused": why})
             self._drop(conn)

@@ -224,36 +224,73 @@ def rlimit_names() -> tuple[str, ...]:
     return tuple(sorted(n for n in dir(resource) if n.startswith("RLIMIT_")))
 
 
-#: lines of ``/proc/self/status`` a server's check cannot take from its client: its privileges
-#: (capabilities, no-new-privileges, a seccomp filter)
-_FIXED_STATUS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters")
-#: the namespaces a check's process is in (``/proc/self/ns``)
-_FIXED_NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")
+#: lines of ``/proc/self/status`` that are not inherited settings (this process's identity,
+#: memory, threads, signals, which the check's child resets, and what the server's check takes
+#: over: the umask and the CPUs); every other line is a fact a check's process inherits and a
+#: server's check must share with its client: credentials, groups, capabilities, no-new-privileges,
+#: a seccomp filter, transparent huge pages, speculation controls, memory nodes, and whatever a
+#: later kernel adds (attack round 41: a list of known lines missed the primary group)
+_VOLATILE_STATUS = frozenset({
+    "Name", "Umask", "State", "Tgid", "Ngid", "Pid", "PPid", "TracerPid", "FDSize", "NStgid", "NSpid", "NSpgid",
+    "NSsid", "Threads", "SigQ", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt", "Cpus_allowed",
+    "Cpus_allowed_list", "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches", "CoreDumping"})
+_VOLATILE_PREFIXES = ("Vm", "Rss", "Hugetlb")
+#: ``prctl`` settings a process inherits that no ``/proc`` file shows (``linux/prctl.h``):
+#: memory-deny-write-execute (``PR_GET_MDWE``, attack round 41: a server under it crashed every
+#: JAX check), the secure bits, the timer slack, the I/O flusher flag, KSM merging
+_PRCTL_GET = {"mdwe": 66, "securebits": 27, "timerslack": 30, "io_flusher": 58, "memory_merge": 68}
+PR_GET_PERSONALITY = 0xFFFFFFFF
+#: the namespaces of ``/proc/self/ns`` (Linux 6.x), the time namespace among them (attack round 41)
+_NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "pid_for_children", "time", "time_for_children", "user", "uts")
+
+
+def _prctl_facts() -> dict[str, int]:
+    """The :data:`_PRCTL_GET` settings of this process that this kernel has (an option it does
+    not know is left out, the same in server and client)."""
+    import ctypes
+    import errno
+    libc = ctypes.CDLL(None, use_errno=True)
+    out: dict[str, int] = {}
+    for name, option in _PRCTL_GET.items():
+        value = libc.prctl(option, 0, 0, 0, 0)
+        if value >= 0:
+            out[name] = value
+        elif ctypes.get_errno() != errno.EINVAL:
+            out[name] = -ctypes.get_errno()
+    # the execution domain (linux32, setarch -R: attack round 40) by the system call, not
+    # /proc/self/personality: a non-dumpable process (the server) of a user other than root may
+    # not read that file (attack round 41: every check of such a server was refused)
+    out["personality"] = libc.personality(ctypes.c_ulong(PR_GET_PERSONALITY))
+    return out
 
 
 def fixed_facts() -> dict[str, Any]:
     """What a process's check inherits and a server's check cannot take over from its client:
-    supplementary groups, privileges (:data:`_FIXED_STATUS`), namespaces and cgroup (a memory
-    limit, a CPU set), the personality and the scheduling policy. The server refuses a request
-    whose facts differ from its own."""
+    every inherited line of ``/proc/self/status`` (all but :data:`_VOLATILE_STATUS`: credentials,
+    groups, capabilities, no-new-privileges, seccomp...), every namespace (``/proc/self/ns``, the
+    time namespace included), the cgroup (a memory limit, a CPU set), the ``prctl`` settings of
+    :data:`_PRCTL_GET` and the personality, the scheduling policy, the OOM score adjustment and
+    the security module's label. The server refuses a request whose facts differ from its own.
+
+    What no process can read of itself is not here: a Landlock domain and what a seccomp filter
+    refuses (only their count); docs/security.md says what the server does about them."""
     out: dict[str, Any] = {"groups": sorted(os.getgroups())}
     with contextlib.suppress(OSError):
         with open("/proc/self/status", encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 name, _, value = line.partition(":")
-                if name in _FIXED_STATUS:
+                if name not in _VOLATILE_STATUS and not name.startswith(_VOLATILE_PREFIXES):
                     out[name] = value.strip()
-    for ns in _FIXED_NAMESPACES:
+    for ns in _NAMESPACES:   # each link is readable to a non-dumpable process, the folder's list is not
         with contextlib.suppress(OSError):
             out[f"ns/{ns}"] = os.readlink(f"/proc/self/ns/{ns}")
-    with contextlib.suppress(OSError):
-        with open("/proc/self/cgroup", encoding="utf-8", errors="replace") as fh:
-            out["cgroup"] = fh.read()
-    # the execution domain (linux32, setarch -R) and the scheduling policy (chrt -i, -b) a
-    # check's child inherits (attack round 40)
-    with contextlib.suppress(OSError):
-        with open("/proc/self/personality", encoding="utf-8") as fh:
-            out["personality"] = fh.read().strip()
+    for name, path in (("cgroup", "/proc/self/cgroup"), ("oom_score_adj", "/proc/self/oom_score_adj"),
+                       ("lsm", "/proc/self/attr/current")):
+        with contextlib.suppress(OSError):
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                out[name] = fh.read().strip()
+    with contextlib.suppress(OSError, AttributeError):
+        out.update(_prctl_facts())
     with contextlib.suppress(OSError, AttributeError):
         out["scheduler"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
     return out
@@ -320,12 +357,61 @@ def read_head(path: str, size: int = 256 << 10) -> bytes | None:
         os.close(fd)
 
 
+#: at most this many files named in a request are sent opened (:func:`proofs`)
+MAX_PROOFS = 8
+
+
+def stdio() -> list[list[str]]:
+    """``[[encoding, errors], [encoding, errors]]`` of this process's standard output and error:
+    sent with a request, which the server's check takes (its own streams were opened when the
+    server started, under its ``PYTHONIOENCODING`` and locale: attack round 41)."""
+    return [[str(getattr(s, "encoding", None) or "utf-8"), str(getattr(s, "errors", None) or "strict")]
+            for s in (sys.stdout, sys.stderr)]
+
+
+def proofs(argv: list[str], cwd: str) -> list[tuple[str, int]]:
+    """``(argument, descriptor)`` for each argument of ``argv`` (at most :data:`MAX_PROOFS`) that
+    names a regular file this process can open for reading (relative to ``cwd``; no link followed,
+    no FIFO waited on). Sent with a request: the server reads a file the client names only if the
+    client could open it (attack round 41: a client confined by Landlock had the server grade a
+    file its domain forbade). The caller closes the descriptors."""
+    out: list[tuple[str, int]] = []
+    for arg in argv[1:]:
+        if len(out) >= MAX_PROOFS:
+            break
+        if arg.startswith("-") or any(arg == a for a, _ in out):
+            continue
+        path = os.path.join(cwd, arg)
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            continue
+        try:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            regular = False
+        if regular:
+            out.append((arg, fd))
+        else:
+            os.close(fd)
+    return out
+
+
 def send_request(sock: socket.socket, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
     """Send one check request (module docstring) on ``sock``, with this grader's :func:`identity`
-    and :func:`framework_hint`."""
-    socket.send_fds(sock, [b"R"], fds)
+    and :func:`framework_hint`: the three streams ``fds``, then the files ``argv`` names, opened
+    (:func:`proofs`), whose arguments the request lists as ``proofs``."""
+    opened = proofs(argv, cwd)
+    try:
+        socket.send_fds(sock, [b"R"], [*fds, *(fd for _, fd in opened)])
+    finally:
+        for _, fd in opened:
+            os.close(fd)
     sock.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "grader": identity(),
-                             "framework": framework_hint(argv, cwd), "process": process_state()}).encode() + b"\n")
+                             "framework": framework_hint(argv, cwd), "process": {**process_state(), "stdio": stdio()},
+                             "proofs": [arg for arg, _ in opened]}).encode() + b"\n")
 
 
 class Reader:

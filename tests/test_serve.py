@@ -341,3 +341,20 @@ def test_the_identity_covers_the_python_environment(monkeypatch):
     assert forkserver.identity(stamp) == mine
     monkeypatch.setattr(sys, "prefix", sys.prefix + "-other-venv")
     assert forkserver.identity(stamp) != mine
+
+
+def test_a_served_check_writes_in_its_clients_encoding(server, tmp_path):
+    """The fork wrote with the server's stdout encoding (attack round 41): a client under
+    PYTHONIOENCODING=ascii got UTF-8 served and exit 2 cold for a learner's non-ASCII file name.
+    Both now write it escaped, and the check is still served."""
+    sock, _ = server
+    (tmp_path / "s\u00f6lution.py").write_text((SUBMISSIONS / "correct_numpy.py").read_text())
+    args = ["s\u00f6lution.py", "--problem", "tied_lm_head", *FAST]
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", forkserver.SOCKET_ENV: str(sock)}
+    for serve in ("1", "0"):
+        out = subprocess.run([*GRADER, "check", *args], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                             env={**env, forkserver.SERVE_ENV: serve})
+        assert out.returncode == 0 and "s\\xf6lution.py" in out.stdout, (serve, out.stdout, out.stderr)
+    report = subprocess.run([*GRADER, "check", *args, "--format", "json"], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path, env={**env, forkserver.SERVE_ENV: "1"})
+    assert json.loads(report.stdout)["environment"]["served"] == "pool"

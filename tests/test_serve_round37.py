@@ -115,15 +115,16 @@ def test_a_long_request_reaches_the_spare_whole_and_the_spare_is_refilled(narrow
     re-encoded it: the spare dropped it and exited 0, which the client took for a pass. The spare
     now reads the request's own bytes; and a spare lost in a failed hand-over was never replaced."""
     s = _greeted(narrow_server)
-    state = {**forkserver.process_state(), "umask": 0o077}
+    state = {**forkserver.process_state(), "umask": 0o077, "stdio": [["utf-8", "strict"]] * 2}
     state["rlimits"]["RLIMIT_STACK"] = [1 << 20, state["rlimits"]["RLIMIT_STACK"][1]]   # the spare's own
     request = {"argv": ["check", str(SUBMISSIONS / "wrong_shape_atleast_2d.py"), *ARGS],
                "env": {**os.environ, "PADDING": "\u00e9" * 700_000, forkserver.SERVE_ENV: "0"}, "cwd": "/",
-               "grader": forkserver.identity(), "framework": "numpy", "process": state}
+               "grader": forkserver.identity(), "framework": "numpy", "process": state,
+               "proofs": [str(SUBMISSIONS / "wrong_shape_atleast_2d.py")]}
     line = json.dumps(request, ensure_ascii=False).encode() + b"\n"
     assert len(line) < forkserver.MAX_REQUEST < len(json.dumps(request).encode())
-    with open(os.devnull, "r+b") as null:
-        socket.send_fds(s, [b"R"], [null.fileno()] * 3)
+    with open(os.devnull, "r+b") as null, open(SUBMISSIONS / "wrong_shape_atleast_2d.py", "rb") as sub:
+        socket.send_fds(s, [b"R"], [null.fileno()] * 3 + [sub.fileno()])
     s.sendall(line)
     s.settimeout(120)
     data = b""
@@ -141,7 +142,7 @@ def test_a_long_request_reaches_the_spare_whole_and_the_spare_is_refilled(narrow
 
 
 def test_a_request_whose_process_state_cannot_be_taken_is_refused():
-    ok = forkserver.process_state()
+    ok = {**forkserver.process_state(), "stdio": forkserver_client.stdio()}
     assert forkserver.unadoptable(ok) is None
     assert forkserver.unadoptable(None) and forkserver.unadoptable({**ok, "umask": -1})
     assert forkserver.unadoptable({**ok, "rlimits": {**ok["rlimits"], "RLIMIT_STACK": [2, 1]}})
@@ -299,7 +300,7 @@ def test_a_limit_nice_value_or_fact_the_server_cannot_take_is_refused(monkeypatc
     """Root without CAP_SYS_RESOURCE (a container's root) could not raise a hard limit: its check
     exited 2 instead of being refused (the client then runs it itself)."""
     import resource
-    ok = forkserver.process_state()
+    ok = {**forkserver.process_state(), "stdio": forkserver_client.stdio()}
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     higher = {**ok, "rlimits": {**ok["rlimits"], "RLIMIT_NOFILE": [soft, hard + 1]}}
     monkeypatch.setattr(forkserver, "_has_capability", lambda bit: False)
@@ -427,7 +428,7 @@ def test_a_32_bit_personality_keeps_the_seccomp_filter(monkeypatch):
 
 
 def test_a_personality_or_scheduling_policy_other_than_the_servers_is_refused():
-    ok = forkserver.process_state()
+    ok = {**forkserver.process_state(), "stdio": forkserver_client.stdio()}
     assert "personality" in ok["fixed"] and "scheduler" in ok["fixed"] and forkserver.unadoptable(ok) is None
     assert forkserver.unadoptable({**ok, "fixed": {**ok["fixed"], "personality": "00000008"}})
     assert forkserver.unadoptable({**ok, "fixed": {**ok["fixed"], "scheduler": [5, 0]}})

@@ -1,0 +1,150 @@
+"""Attack round 41 on ``grader serve`` (docs/security.md): what a served check took from the
+server instead of its client, and what the server did on behalf of a client of its own user
+that the client could not do itself.
+
+- The facts a server compares (``forkserver_client.fixed_facts``) were a list of known lines: a
+  non-dumpable server of a user other than root could not read ``/proc/self/personality`` and
+  refused every check; the primary group, the time namespace, the OOM score adjustment and
+  memory-deny-write-execute (every JAX check crashed under a server started with it) were not
+  compared. Now every inherited line of ``/proc/self/status``, every namespace and the ``prctl``
+  settings are, each read in a way a non-dumpable process may.
+- A client confined by Landlock had the server run ``--sandbox none`` code and grade a file its
+  domain forbade: ``forkserver.unserved`` leaves those to the client.
+- The client's ``ulimit -v`` counted the server's memory in a fork; the server's stdout encoding
+  was used for the client's report.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import cli, forkserver, forkserver_client
+
+from .conftest import SUBMISSIONS
+
+FACTS = "import json; from grader.forkserver_client import fixed_facts; print(json.dumps(fixed_facts()))"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _facts(*prefix: str, preexec=None, python: str = sys.executable) -> dict:
+    out = subprocess.run([*prefix, python, "-I", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); {FACTS}"],
+                         capture_output=True, text=True, timeout=60, preexec_fn=preexec, cwd="/")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _non_dumpable_nobody() -> None:
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+    assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0   # PR_SET_DUMPABLE 0, as the zygote sets
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access("/usr/bin/python3", os.X_OK), reason="becomes another user")
+def test_a_non_dumpable_server_of_another_user_has_the_facts_its_clients_have():
+    """Round 41: /proc/self/personality is root's (mode 0400) in a non-dumpable process, so a
+    server of any user but root lacked that fact and refused every client. (The system's
+    Python: the other user may not enter this one's install; the facts need only the standard
+    library.)"""
+    client = _facts(preexec=lambda: (os.setgroups([]), os.setgid(65534), os.setuid(65534)), python="/usr/bin/python3")
+    server = _facts(preexec=_non_dumpable_nobody, python="/usr/bin/python3")
+    assert "personality" in server and "ns/time" in server
+    assert server == client
+
+
+def test_the_facts_see_the_group_the_time_namespace_the_oom_score_and_the_personality():
+    here = forkserver_client.fixed_facts()
+    assert _facts() == here     # a child of this process, nothing changed: the same facts
+    if os.geteuid() == 0:
+        other = _facts(preexec=lambda: os.setgid(4242))
+        assert other["Gid"] != here["Gid"] and other["groups"] == here["groups"]
+    raised = _facts("choom", "-n", str(min(1000, int(here["oom_score_adj"]) + 7)), "--")
+    assert raised["oom_score_adj"] != here["oom_score_adj"]
+    timens = subprocess.run(["unshare", "--time", "--fork", "true"], capture_output=True)
+    if timens.returncode == 0:
+        assert _facts("unshare", "--time", "--fork")["ns/time"] != here["ns/time"]
+    assert _facts("setarch", "-R")["personality"] != here["personality"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status") or ctypes.CDLL(None).prctl(66, 0, 0, 0, 0) < 0,
+                    reason="this kernel has no memory-deny-write-execute (PR_GET_MDWE)")
+def test_the_facts_see_memory_deny_write_execute():
+    """A server started under PR_SET_MDWE crashed every served JAX check (round 41)."""
+    def mdwe() -> None:
+        assert ctypes.CDLL(None).prctl(65, 1, 0, 0, 0) == 0   # PR_SET_MDWE, MDWE_REFUSE_EXEC_GAIN
+    assert _facts(preexec=mdwe)["mdwe"] != forkserver_client.fixed_facts()["mdwe"]
+
+
+def _state(**change) -> dict:
+    return {**forkserver.process_state(), "stdio": forkserver_client.stdio(), **change}
+
+
+def test_an_address_space_limit_and_an_unknown_encoding_are_not_served():
+    """A fork carries the server's ~200 MB: the client's ulimit -v counted it (served exit 2,
+    cold PASS); the client's stream encodings are taken, so they must be ones Python knows."""
+    import resource
+    assert forkserver.unadoptable(_state()) is None
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limits = {**forkserver.process_state()["rlimits"], "RLIMIT_AS": [350 << 20, hard]}
+    assert "RLIMIT_AS" in (forkserver.unadoptable(_state(rlimits=limits)) or "")
+    assert forkserver.unadoptable(_state(stdio=[["no-such-codec", "strict"], ["utf-8", "strict"]]))
+    assert forkserver.unadoptable(_state(stdio=[["ascii", "no-such-handler"], ["utf-8", "strict"]]))
+    assert forkserver.unadoptable({k: v for k, v in _state().items() if k != "stdio"})
+
+
+@pytest.fixture
+def parser(monkeypatch):
+    monkeypatch.setitem(forkserver._CLI, "build_parser", cli.build_parser)
+
+
+def _request(argv: list[str], cwd: str, proofs: list[str], env: dict | None = None) -> dict:
+    return {"argv": argv, "env": env or {}, "cwd": cwd, "proofs": proofs}
+
+
+def test_a_served_check_runs_trusted_code_and_reads_files_only_as_its_client_could(parser, tmp_path):
+    """Round 41: a client confined by Landlock (same user) had the server run its code without
+    the sandbox and grade a file its domain forbade. The server now leaves to the client a
+    check without the sandbox, of an assignment, or of another problems folder, and one naming
+    a file the client did not send opened."""
+    sub = tmp_path / "mine.py"
+    sub.write_text((SUBMISSIONS / "correct_numpy.py").read_text())
+    other = tmp_path / "other.py"
+    other.write_text("x = 1\n")
+    argv = ["check", "mine.py", "--problem", "tied_lm_head"]
+    opened = forkserver_client.proofs(argv, str(tmp_path))
+    try:
+        fds = [fd for _, fd in opened]
+        assert [a for a, _ in opened] == ["mine.py"]
+        assert forkserver.unserved(_request(argv, str(tmp_path), ["mine.py"]), fds, []) is None
+        assert forkserver.unserved(_request(argv, str(tmp_path), []), [], [])               # not sent
+        with open(other, "rb") as fh:                                                     # another file
+            assert forkserver.unserved(_request(argv, str(tmp_path), ["mine.py"]), [fh.fileno()], [])
+        for extra in (["--sandbox", "none"], ["--problems-dir", str(tmp_path)], ["--assignment", "a.yaml"]):
+            assert forkserver.unserved(_request(argv + extra, str(tmp_path), ["mine.py"]), fds, []), extra
+        assert forkserver.unserved(_request(argv, str(tmp_path), ["mine.py"], {"GRADER_PROBLEMS_DIR": "p"}), fds, [])
+        # the server's own problems folder, named relative to the client's folder, is served
+        (tmp_path / "p").mkdir()
+        assert forkserver.unserved(_request(argv + ["--problems-dir", "p"], str(tmp_path), ["mine.py"]), fds,
+                                   ["--problems-dir", str(tmp_path / "p")]) is None
+    finally:
+        for _, fd in opened:
+            os.close(fd)
+
+
+def test_proofs_are_regular_files_only_opened_without_following_a_link(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "link.py").symlink_to(tmp_path / "a.py")
+    os.mkfifo(tmp_path / "fifo.py")
+    opened = forkserver_client.proofs(["check", "a.py", "link.py", "fifo.py", "--problem", "missing.py"],
+                                      str(tmp_path))
+    try:
+        assert [a for a, _ in opened] == ["a.py"]
+    finally:
+        for _, fd in opened:
+            os.close(fd)

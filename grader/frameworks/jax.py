@@ -166,12 +166,19 @@ def setup(config: dict) -> dict:
 
 
 def warm_up() -> None:
-    """Run one trivial computation (``x + 1`` of a float32 scalar) in a spare child, before it
-    has a submission: the first lowering and compilation of a process also loads JAX's lowering
-    rules and XLA's CPU client, which a served check would otherwise pay after it was handed
-    its submission. Nothing of any problem or case is computed."""
+    """Run two computations in a spare child, before it has a submission: ``x + 1`` of a float32
+    scalar (the first lowering and compilation of a process also loads JAX's lowering rules and
+    XLA's CPU client) and a float32 ``a @ b.T`` of (16, 64) by (48, 64) ones, op by op, as
+    learners' code runs (the transpose's and the dot's lowering rules, and XLA's first call of
+    its runtime matrix product: a dot that size calls Eigen, and the first such call of a
+    process took 30-40 ms; tied_lm_head's first 2-D case paid it in every served check, measured
+    with JAX 0.10). A served check would otherwise pay these after it was handed its submission.
+    Nothing of any problem or case is computed: the shapes are fixed here."""
     import numpy as np
     _jax.jit(lambda x: x + 1)(np.float32(1)).block_until_ready()
+    a = _jax.device_put(np.ones((16, 64), np.float32))
+    b = _jax.device_put(np.ones((48, 64), np.float32))
+    (a @ b.T).block_until_ready()
 
 
 def to_framework(array):

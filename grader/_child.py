@@ -280,6 +280,10 @@ def main() -> int:
         return 3
     proto = _load_protocol()
     _watch_grader(fd_in)
+    if not config.get("await"):
+        # confined, and nothing of the submission's has run: a process that dies before this frame
+        # failed in the machine's sandbox, not in the submission (a spare says "waiting" instead)
+        proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "confined"})
 
     import numpy as np
     versions = {"numpy": np.__version__, "sandbox_layers": layers}

@@ -548,8 +548,9 @@ class ImportOutcome:
 
     Attributes:
         status: ``ok``, ``import_error`` (it raised or exited while importing, or lacks the
-            function), ``timeout`` (the import passed its CPU or wall-clock limit) or ``crash``
-            (its process died).
+            function), ``timeout`` (the import passed its CPU or wall-clock limit), ``crash``
+            (its process died) or ``unconfined`` (the sandbox failed before the submission's
+            code ran: the machine's fault, never graded; ``grader.run.sandboxed`` raises).
         message: one line saying what happened ("" for ``ok``).
         frames, exception: where and what it raised while importing (:class:`Frame`), or empty.
         versions: framework name -> version string the child imported (``{"jax": "0.7.1"}``).

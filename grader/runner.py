@@ -389,6 +389,7 @@ class Worker:
         self.stderr_total = 0
         self._stdout = bytearray()
         self._stderr = bytearray()
+        self._confined = False   # the child said it is confined (before any submission code ran)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> ImportOutcome:
@@ -513,6 +514,7 @@ class Worker:
             return False
         if header.get("token") != self.token or header.get("status") != "waiting":
             return False
+        self._confined = True
         if self._spare_seed is not None:   # the seed folder launch() made, still empty
             self.jax_store = jax_store
             if jax_store and os.path.isdir(jax_store):
@@ -540,6 +542,10 @@ class Worker:
             return ImportOutcome(status="crash", message="the submission's process is not running")
         cpu_limit = limits.import_timeout
         deadline, kind = self._end(started, limits.backstop(cpu_limit))
+        if not self._confined:
+            unconfined = self._wait_confined(deadline)
+            if unconfined is not None:
+                return unconfined
         try:
             header, _ = protocol.read_frame(self._rep, deadline, max_payload=0,
                                             watch=lambda: self._watch_cpu(0.0, cpu_limit))
@@ -587,6 +593,35 @@ class Worker:
                                  message=f"the sandbox could not be set up: {_text(header.get('message'), 2000)}",
                                  seconds=time.monotonic() - started)
         return ImportOutcome(status="crash", message=f"unexpected first message {_text(status, 64)!r}",
+                             seconds=time.monotonic() - started)
+
+    def _wait_confined(self, deadline: float) -> ImportOutcome | None:
+        """Read the child's first frame, which it writes once confined and before any of the
+        submission's code runs: None when it came, else an ``unconfined`` outcome (the sandbox
+        failed to start the process, or the process ended or stalled before it was confined:
+        attack round 41 saw bubblewrap refused its mounts under a Landlock domain, which was
+        graded as the submission's import failure, FAIL 0.0). A ``sandbox_error`` the child
+        reports here is the machine's too (later, the submission could have forged it)."""
+        started = time.monotonic()
+        try:
+            header, _ = protocol.read_frame(self._rep, deadline, max_payload=0)
+        except (protocol.ProtocolError, protocol.Timeout) as exc:
+            code = self._wait_exit(exc) if isinstance(exc, protocol.ProtocolError) else None
+            if code is None:
+                self.kill()
+            said = self._stderr.decode("utf-8", errors="replace").strip().splitlines()
+            why = f" ({_text(said[-1], 300)})" if said else ""
+            return ImportOutcome(status="unconfined", seconds=time.monotonic() - started,
+                                 message=f"the sandbox ({getattr(self.wrap, 'tier', None) or 'rlimits'}) could not "
+                                         f"start the submission's process{why}")
+        if header.get("token") == self.token and header.get("status") == "confined":
+            self._confined = True
+            return None
+        self.kill()
+        if header.get("token") == self.token and header.get("status") == "sandbox_error":
+            return ImportOutcome(status="unconfined", seconds=time.monotonic() - started,
+                                 message=f"the sandbox could not be set up: {_text(header.get('message'), 2000)}")
+        return ImportOutcome(status="crash", message=f"unexpected first message {_text(header.get('status'), 64)!r}",
                              seconds=time.monotonic() - started)
 
     def _tree(self) -> list[int]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import cache
 from ..cases import Case
+from ..errors import GraderError
 from ..options import CheckOptions
 from ..results import CallOutcome, ImportOutcome
 from ..runner import Worker
@@ -81,6 +82,9 @@ class _Session:
         if self._launch_failure is not None:
             return self._launch_failure
         out = self.worker.wait_ready()
+        if out.status == "unconfined":   # the machine's sandbox failed before the submission ran: exit 2
+            raise GraderError(f"{out.message}; the submission did not run (not its fault): set "
+                              "GRADER_SANDBOX_TIER to another tier, or see docs/security.md, Choosing the tier")
         self.versions = out.versions or self.versions
         self.layers = self.worker.layers or self.layers
         return out

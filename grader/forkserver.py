@@ -72,7 +72,8 @@ from typing import Any
 from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, BatchServer,  # noqa: F401
                                 ForkedCheck, Reader, connect, connect_any, code_stamp, command,
                                 default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
-                                MAX_PROOFS, process_state, rlimit_names, run_served, send_request)
+                                MAX_PROOFS, peer_state, proc_facts, process_state, rlimit_names, run_served,
+                                send_request)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -316,8 +317,8 @@ def adopt(state: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):
             getattr(sys, name).flush()
         setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(io.FileIO(fd, "w", closefd=False)),
-                                            encoding=encoding, errors=errors, line_buffering=os.isatty(fd),
-                                            write_through=name == "stderr"))
+                                            encoding=encoding, errors=errors,
+                                            line_buffering=name == "stderr" or os.isatty(fd)))
 
 
 @functools.cache
@@ -375,6 +376,35 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
                      f"grader: error: the fork server's spare could not read the check's request: {exc}\n".encode())
         os._exit(2)
     _forked_check(request, list(fds), [sock])
+
+
+def misstated(state: Any, peer: tuple[int, int]) -> str | None:
+    """Why a request's ``process`` (what the client says of itself) is not what this server
+    reads of the connecting process ``peer`` (pid, pidfd: ``forkserver_client.peer_state``), or
+    None. Every fact ``/proc`` shows is read, not taken on the client's word (attack round 42:
+    a hand-made request that copied the server's facts was served to a client without
+    capabilities, or at a higher nice value); the ``prctl`` settings no other process can read
+    stay the client's word, which only an honest client needs (they change results, not
+    rights). And a client with no-new-privileges set is not served at all: a Landlock domain
+    or a seccomp filter, which no other process can see, requires it of a process without
+    capabilities (attack rounds 41 and 42: such a client had the server read, write and run
+    what its domain forbade)."""
+    pid, pidfd = peer
+    real = peer_state(pid)
+    try:
+        signal.pidfd_send_signal(pidfd, 0)    # still that process: its pid was not reused meanwhile
+    except OSError:
+        real = None
+    if real is None or not set(proc_facts("self")) <= set(real["facts"]):
+        return "the client's process cannot be read"
+    if real["facts"].get("NoNewPrivs", "0") != "0":
+        return "a client with no-new-privileges may be confined in ways a server cannot see: it runs its own check"
+    fixed = state.get("fixed") if isinstance(state, dict) else None
+    if not isinstance(fixed, dict) or any(fixed.get(k) != v for k, v in real["facts"].items()) \
+            or fixed.get("scheduler") != real["scheduler"] \
+            or any(state.get(k) != real[k] for k in ("umask", "rlimits", "nice", "cpus")):
+        return "the request's process is not its sender's"
+    return None
 
 
 def _parsed(argv: Any) -> Any:
@@ -462,6 +492,7 @@ class _Connection:
         self.sock = sock
         self.fds: list[int] | None = None
         self.proofs: list[int] = []      # the files the request names, opened by the client
+        self.peer: tuple[int, int] | None = None   # the connecting process: pid and pidfd (grader serve)
         self.buffer = b""
         self.pid: int | None = None
         self.pidfd: int | None = None
@@ -479,6 +510,10 @@ class _Connection:
 
     def close(self) -> None:
         self.close_proofs()
+        if self.peer is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.peer[1])
+            self.peer = None
         for fd in self.fds or ():
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -512,7 +547,8 @@ class Zygote:
     def _inherited(self, keep: "_Connection | None" = None) -> list[Any]:
         return [s for s in (self.control, self.listener, *(self._wake or ())) if s is not None] + \
             [c.sock for c in self.connections.values()] + [sp.sock for sp in self.spares.values()] + \
-            [fd for c in self.connections.values() if c is not keep for fd in (c.fds or ())] + \
+            [fd for c in self.connections.values() if c is not keep for fd in (*(c.fds or ()), *c.proofs)] + \
+            [c.peer[1] for c in self.connections.values() if c.peer is not None] + \
             [fd for fd in (self.folder,) if fd >= 0]
 
     def _fork_spare(self, framework: str) -> None:
@@ -683,13 +719,19 @@ class Zygote:
         except OSError:
             return
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-        _, uid, _ = (int.from_bytes(creds[i:i + 4], sys.byteorder) for i in (0, 4, 8))
+        pid, uid, _ = (int.from_bytes(creds[i:i + 4], sys.byteorder) for i in (0, 4, 8))
         if uid != os.geteuid():  # a request is a grader run as this user: only this user asks
+            sock.close()
+            return
+        try:   # the peer itself, whose process state the server reads (attack round 42)
+            pidfd = os.pidfd_open(pid)
+        except OSError:
             sock.close()
             return
         with contextlib.suppress(OSError):   # which grader answers: a client of another install goes cold
             sock.sendall(greeting(self.stamp))
         self._add(sock)
+        self.connections[sock.fileno()].peer = (pid, pidfd)
 
     def _on_message(self, conn: _Connection) -> None:
         try:
@@ -759,7 +801,8 @@ class Zygote:
             conn.send({"refused": "the fork server has more than one thread"})
             self._drop(conn)
             return
-        why = unadoptable(request.get("process"))
+        why = misstated(request.get("process"), conn.peer) if conn.peer is not None else None
+        why = why or unadoptable(request.get("process"))
         if why is None and self.listener is not None:
             why = unserved(request, conn.proofs, self.warm or [])
         conn.close_proofs()
@@ -956,8 +999,11 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
             os.unlink(path.name, dir_fd=folder)   # a stale socket: its server is gone
     finally:
         os.close(folder)
+    # the folder as an absolute path, also from GRADER_PROBLEMS_DIR: the server works from / (a
+    # relative one meant another folder there, and nothing was served: attack round 42)
+    problems_dir = args.problems_dir or os.environ.get("GRADER_PROBLEMS_DIR") or None
     warm = (["--problem", args.problem] if args.problem else []) + \
-        (["--problems-dir", os.path.abspath(args.problems_dir)] if args.problems_dir else [])
+        (["--problems-dir", os.path.abspath(problems_dir)] if problems_dir else [])
     spares = ",".join(installed_frameworks(getattr(args, "spares", "") or ""))
     from .web.launch import start as start_web   # the exercise page (issue 36): its URL is the first line
     start_web(args, path)

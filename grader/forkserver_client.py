@@ -274,26 +274,147 @@ def fixed_facts() -> dict[str, Any]:
 
     What no process can read of itself is not here: a Landlock domain and what a seccomp filter
     refuses (only their count); docs/security.md says what the server does about them."""
-    out: dict[str, Any] = {"groups": sorted(os.getgroups())}
+    out: dict[str, Any] = {"groups": sorted(os.getgroups()), **proc_facts("self")}
+    with contextlib.suppress(OSError, AttributeError):
+        out.update(_prctl_facts())
+    with contextlib.suppress(OSError, AttributeError):
+        out["scheduler"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
+    return out
+
+
+def proc_facts(pid: "int | str") -> dict[str, str]:
+    """The facts of :func:`fixed_facts` that ``/proc/PID`` shows of any process of this user
+    (``pid`` a number, or ``self``): the inherited lines of its status, its namespaces, cgroup,
+    OOM score adjustment and security label. A server reads them of its peer itself
+    (:func:`peer_state`), not from what the peer says (attack round 42)."""
+    out: dict[str, str] = {}
     with contextlib.suppress(OSError):
-        with open("/proc/self/status", encoding="utf-8", errors="replace") as fh:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 name, _, value = line.partition(":")
                 if name not in _VOLATILE_STATUS and not name.startswith(_VOLATILE_PREFIXES):
                     out[name] = value.strip()
     for ns in _NAMESPACES:   # each link is readable to a non-dumpable process, the folder's list is not
         with contextlib.suppress(OSError):
-            out[f"ns/{ns}"] = os.readlink(f"/proc/self/ns/{ns}")
-    for name, path in (("cgroup", "/proc/self/cgroup"), ("oom_score_adj", "/proc/self/oom_score_adj"),
-                       ("lsm", "/proc/self/attr/current")):
+            out[f"ns/{ns}"] = os.readlink(f"/proc/{pid}/ns/{ns}")
+    for name, leaf in (("oom_score_adj", "oom_score_adj"), ("lsm", "attr/current")):
         with contextlib.suppress(OSError):
-            with open(path, encoding="utf-8", errors="replace") as fh:
+            with open(f"/proc/{pid}/{leaf}", encoding="utf-8", errors="replace") as fh:
                 out[name] = fh.read().strip()
-    with contextlib.suppress(OSError, AttributeError):
-        out.update(_prctl_facts())
-    with contextlib.suppress(OSError, AttributeError):
-        out["scheduler"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
+    with contextlib.suppress(OSError, ValueError):
+        out["cgroup"] = cgroup_limits(pid)
     return out
+
+
+#: the limit files of a cgroup (v2: "", v1: by controller) that a check's processes are held to
+_CGROUP_FILES = {"": ("memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
+                      "cpuset.cpus.effective", "cpuset.mems.effective"),
+                 "memory": ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"), "pids": ("pids.max",),
+                 "cpu": ("cpu.cfs_quota_us",), "cpuset": ("cpuset.effective_cpus", "cpuset.effective_mems")}
+#: at or above this a limit is none (cgroup v1 writes "no limit" as 2^63 rounded to a page)
+_NO_LIMIT = 1 << 62
+
+
+def _cgroup_mounts() -> dict[str, tuple[str, str]]:
+    """Controller ("" for cgroup v2) -> (the mount's root in its hierarchy, where it is mounted)."""
+    mounts: dict[str, tuple[str, str]] = {}
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.split()
+            sep = parts.index("-")
+            fstype, root, point = parts[sep + 1], parts[3], parts[4]
+            if fstype == "cgroup2":
+                mounts.setdefault("", (root, point))
+            elif fstype == "cgroup":
+                for option in parts[sep + 3].split(","):
+                    mounts.setdefault(option, (root, point))
+    return mounts
+
+
+def _limit(name: str, text: str, period: str | None) -> float | str:
+    """One limit file's value as a number (inf: none), or its text (CPU and memory-node sets)."""
+    if name.startswith("cpuset."):
+        return text
+    if name == "cpu.max":                       # "QUOTA PERIOD" or "max PERIOD": a share of a CPU
+        quota, _, per = text.partition(" ")
+        return float("inf") if quota == "max" else int(quota) / int(per or 100000)
+    if name == "cpu.cfs_quota_us":              # -1: none; else over cpu.cfs_period_us
+        return float("inf") if int(text) < 0 else int(text) / int(period or 100000)
+    value = float("inf") if text == "max" else int(text)
+    return float("inf") if value >= _NO_LIMIT else value
+
+
+def cgroup_limits(pid: "int | str") -> list[list[Any]]:
+    """What the cgroups of process ``pid`` hold it to: for each controller with limits (memory,
+    processes, CPU quota, CPU and memory-node sets; cgroup v2 and v1), each file's effective value,
+    the tightest along the path from its cgroup up to the hierarchy's root. Two processes in
+    different cgroups with the same limits (a terminal's systemd scope and another's) are held
+    alike: the server compares these, not the cgroup's path (attack round 42: a client in any
+    other cgroup was never served).
+
+    Raises:
+        OSError, ValueError: ``/proc`` or a limit file cannot be read or parsed.
+    """
+    mounts = _cgroup_mounts()
+    out: list[list[Any]] = []
+    with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().splitlines()
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            files = _CGROUP_FILES.get(controller.removeprefix("name="), ())
+            if not files or controller not in mounts:
+                continue
+            root, point = mounts[controller]
+            rel = os.path.relpath(path, root) if root != "/" else path.lstrip("/")
+            if rel.startswith(".."):
+                raise ValueError(f"cgroup {path} is outside its mount")
+            folder = os.path.normpath(os.path.join(point, rel))
+            for name in files:
+                best: float | str | None = None
+                here = folder
+                while True:
+                    try:
+                        with open(os.path.join(here, name), encoding="utf-8") as lf:
+                            text = lf.read().strip()
+                        period = None
+                        if name == "cpu.cfs_quota_us":
+                            with open(os.path.join(here, "cpu.cfs_period_us"), encoding="utf-8") as pf:
+                                period = pf.read().strip()
+                        value = _limit(name, text, period)
+                    except FileNotFoundError:
+                        value = None
+                    if isinstance(value, str):
+                        best = value if best is None else best      # a set: the cgroup's own, effective
+                    elif value is not None:
+                        best = value if best is None or isinstance(best, str) else min(best, value)
+                    if here == point or len(here) <= len(point):
+                        break
+                    here = os.path.dirname(here)
+                if best is None and not name.startswith("cpuset."):
+                    best = float("inf")                             # no file (a hierarchy's root): none
+                out.append([controller, name, best if not isinstance(best, float) or best != float("inf") else "max"])
+    return sorted(out)
+
+
+def peer_state(pid: int) -> dict[str, Any] | None:
+    """What the server can see of its peer ``pid`` itself (``SO_PEERCRED``): its umask, resource
+    limits, nice value, CPUs, scheduling policy and :func:`proc_facts`; None when the process is
+    gone or cannot be read. A request's ``process`` must agree with it: a hand-made request that
+    copied the server's facts was served (attack round 42: a root client without capabilities
+    wrote another user's file; a client at nice 10 had its check run at nice 0)."""
+    import resource
+    try:
+        facts = proc_facts(pid)
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            umask = int(next(line for line in fh if line.startswith(b"Umask:")).split()[1], 8)
+        state = {"umask": umask,
+                 "rlimits": {n: list(resource.prlimit(pid, getattr(resource, n))) for n in rlimit_names()},
+                 "nice": os.getpriority(os.PRIO_PROCESS, pid), "cpus": sorted(os.sched_getaffinity(pid)),
+                 "scheduler": [os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority], "facts": facts}
+    except (OSError, ValueError, StopIteration):
+        return None
+    return state if "Uid" in facts else None
 
 
 def process_state() -> dict[str, Any]:

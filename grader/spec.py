@@ -440,6 +440,16 @@ def _known_valid(text: str) -> Path | None:
     return root / VALID_SPECS / digest
 
 
+def _marked(marker: Path | None) -> bool:
+    """Whether the marker file exists; False when it cannot be looked at (a cache folder this
+    user may not enter: ``Path.is_file`` raises on EACCES, which ended a check with exit 2,
+    attack round 42): the spec is then validated again."""
+    try:
+        return marker is not None and marker.is_file()
+    except OSError:
+        return False
+
+
 #: PyYAML's safe loader, in C (libyaml) where the wheel has it: parsing the bundled specs in pure
 #: Python took about 0.25 s of every check.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -587,7 +597,7 @@ def _load_problem(path: Path) -> Problem:
         raise SpecError(shown, "the spec must be a YAML mapping (id: ..., title: ..., ...)")
 
     marker = _known_valid(text)
-    errors = [] if marker is not None and marker.is_file() else \
+    errors = [] if _marked(marker) else \
         sorted(_validator().iter_errors(data), key=lambda e: (len(e.path), list(map(str, e.path))))
     if errors:
         import jsonschema
@@ -600,7 +610,7 @@ def _load_problem(path: Path) -> Problem:
             line_path = where + extra[:1]  # point at the unknown key itself
         raise SpecError(shown, f"{_dotted(where)}: {_schema_message(best)}",
                         line=_line_of(_compose(text), line_path), field=_dotted(where))
-    if marker is not None and not marker.is_file():
+    if marker is not None and not _marked(marker):
         try:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()

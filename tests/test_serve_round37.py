@@ -114,26 +114,38 @@ def test_a_long_request_reaches_the_spare_whole_and_the_spare_is_refilled(narrow
     """A request of raw UTF-8 under the server's limit grew past the spare's when the server
     re-encoded it: the spare dropped it and exited 0, which the client took for a pass. The spare
     now reads the request's own bytes; and a spare lost in a failed hand-over was never replaced."""
-    s = _greeted(narrow_server)
-    state = {**forkserver.process_state(), "umask": 0o077, "stdio": [["utf-8", "strict"]] * 2}
-    state["rlimits"]["RLIMIT_STACK"] = [1 << 20, state["rlimits"]["RLIMIT_STACK"][1]]   # the spare's own
-    request = {"argv": ["check", str(SUBMISSIONS / "wrong_shape_atleast_2d.py"), *ARGS],
-               "env": {**os.environ, "PADDING": "\u00e9" * 700_000, forkserver.SERVE_ENV: "0"}, "cwd": "/",
-               "grader": forkserver.identity(), "framework": "numpy", "process": state,
-               "proofs": [str(SUBMISSIONS / "wrong_shape_atleast_2d.py")]}
-    line = json.dumps(request, ensure_ascii=False).encode() + b"\n"
-    assert len(line) < forkserver.MAX_REQUEST < len(json.dumps(request).encode())
-    with open(os.devnull, "r+b") as null, open(SUBMISSIONS / "wrong_shape_atleast_2d.py", "rb") as sub:
-        socket.send_fds(s, [b"R"], [null.fileno()] * 3 + [sub.fileno()])
-    s.sendall(line)
-    s.settimeout(120)
-    data = b""
-    while not data.count(b"\n") >= 2 or b'"code"' not in data:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
+    # sent from a process under the spare's own umask and stack limit (NARROW): the server reads
+    # its client's state itself (attack round 42), so the request must be that process's
+    sub = str(SUBMISSIONS / "wrong_shape_atleast_2d.py")
+    client = f"""
+import json, os, socket, sys
+sys.path.insert(0, {str(ROOT)!r})
+from grader import forkserver, forkserver_client
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect({str(narrow_server)!r})
+assert forkserver_client._greeting(s) == forkserver.identity()
+request = {{"argv": ["check", {sub!r}, *{ARGS!r}],
+           "env": {{**os.environ, "PADDING": "\u00e9" * 700_000, forkserver.SERVE_ENV: "0"}}, "cwd": "/",
+           "grader": forkserver.identity(), "framework": "numpy",
+           "process": {{**forkserver.process_state(), "stdio": forkserver_client.stdio()}}, "proofs": [{sub!r}]}}
+line = json.dumps(request, ensure_ascii=False).encode() + b"\\n"
+assert len(line) < forkserver.MAX_REQUEST < len(json.dumps(request).encode())
+with open(os.devnull, "r+b") as null, open({sub!r}, "rb") as fh:
+    socket.send_fds(s, [b"R"], [null.fileno()] * 3 + [fh.fileno()])
+s.sendall(line)
+s.settimeout(120)
+data = b""
+while not data.count(b"\\n") >= 2 or b'"code"' not in data:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.decode())
+"""
+    out = subprocess.run(_in_shell(NARROW, [sys.executable, "-I", "-c", client]), capture_output=True, text=True,
+                         timeout=180, cwd="/")
+    assert out.returncode == 0, out.stderr
+    data = out.stdout.encode()
     answers = [json.loads(x) for x in data.splitlines()]
     assert answers[-1] == {"code": 1}, answers        # the check ran and failed: never 0
     time.sleep(1)

@@ -15,6 +15,7 @@ that the client could not do itself.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -148,3 +149,73 @@ def test_proofs_are_regular_files_only_opened_without_following_a_link(tmp_path)
     finally:
         for _, fd in opened:
             os.close(fd)
+
+
+def _peer(pid: int) -> tuple[int, int]:
+    return pid, os.pidfd_open(pid)
+
+
+def test_the_server_reads_its_clients_state_rather_than_taking_its_word():
+    """Attack round 42: a hand-made request that copied the server's facts was served (a root
+    client without capabilities wrote another user's file; a client at nice 10 had its check run
+    at nice 0). The server reads the connecting process's state from /proc (``misstated``)."""
+    import signal
+    honest = _state()
+    peer = _peer(os.getpid())
+    try:
+        assert forkserver.misstated(honest, peer) is None
+        assert forkserver.misstated({**honest, "nice": honest["nice"] + 1}, peer)
+        assert forkserver.misstated({**honest, "umask": honest["umask"] ^ 0o002}, peer)
+        forged = {**honest["fixed"], "CapEff": "0000000000000000" if honest["fixed"]["CapEff"] != "0000000000000000"
+                  else "000001ffffffffff"}
+        assert forkserver.misstated({**honest, "fixed": forged}, peer)
+    finally:
+        os.close(peer[1])
+    # a client with no-new-privileges (which a Landlock domain needs without capabilities)
+    nnp = subprocess.Popen(["sleep", "30"], preexec_fn=lambda: ctypes.CDLL(None).prctl(38, 1, 0, 0, 0))
+    peer = _peer(nnp.pid)
+    try:
+        assert "no-new-privileges" in (forkserver.misstated(honest, peer) or "")
+        nnp.send_signal(signal.SIGKILL)
+        nnp.wait()
+        assert forkserver.misstated(honest, peer) == "the client's process cannot be read"   # gone
+    finally:
+        os.close(peer[1])
+        nnp.kill()
+
+
+def _pids_cgroup(tmp_name: str) -> Path | None:
+    """A new cgroup of the pids controller (v1 or v2) this process may make, or None."""
+    for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        if (base / "cgroup.procs").exists() and (base == Path("/sys/fs/cgroup/pids") or
+                                                 (base / "cgroup.subtree_control").exists()):
+            try:
+                (base / tmp_name).mkdir()
+            except OSError:
+                continue
+            if (base / tmp_name / "pids.max").exists():
+                return base / tmp_name
+            (base / tmp_name).rmdir()
+    return None
+
+
+def test_a_client_in_another_cgroup_with_the_same_limits_has_the_same_facts():
+    """Attack round 42: the cgroup's path was compared, so a client in any other cgroup (under
+    systemd, every terminal's own scope) was never served. Its limits are compared instead: the
+    same with none set, another with a process limit set."""
+    folder = _pids_cgroup(f"grader-test-{os.getpid()}")
+    if folder is None:
+        pytest.skip("no pids cgroup can be made here")
+    def enter() -> None:
+        (folder / "cgroup.procs").write_text(str(os.getpid()))
+    try:
+        mine = forkserver_client.proc_facts("self")
+        there = _facts(preexec=enter)
+        assert there["cgroup"] == mine["cgroup"] and there["Uid"] == mine["Uid"]
+        (folder / "pids.max").write_text("77")
+        limited = _facts(preexec=enter)
+        assert limited["cgroup"] != mine["cgroup"]
+        assert ["pids", "pids.max", 77] in limited["cgroup"] or ["", "pids.max", 77] in limited["cgroup"]
+    finally:
+        with contextlib.suppress(OSError):
+            folder.rmdir()

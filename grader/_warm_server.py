@@ -64,13 +64,14 @@ def _answer(requests: IO[str], responses: IO[str], cli) -> int:
 def _prepare_spare(argv: list[str], cli) -> None:
     """Start a spare child (:mod:`grader.run.spare`) of the framework ``argv``'s check used, when
     that check would take one (a ``check`` with the default limits and tier); never raises."""
-    from . import forkserver
+    from . import forkserver, forkserver_policy
     from .run import spare
     from .sandbox import choose_tier
 
     try:
-        forkserver._CLI.setdefault("build_parser", cli.build_parser)
-        framework = forkserver._spare_for({"argv": argv, "framework": forkserver.framework_hint(argv, os.getcwd())})
+        forkserver_policy.CLI.setdefault("build_parser", cli.build_parser)
+        framework = forkserver_policy.spare_for({"argv": argv,
+                                                 "framework": forkserver.framework_hint(argv, os.getcwd())})
         if framework is not None:
             tier, wrap = choose_tier("auto")
             spare.prepare(framework, forkserver.default_limits(), tier, wrap)

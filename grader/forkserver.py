@@ -74,6 +74,8 @@ from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, Bat
                                 default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
                                 MAX_PROOFS, peer_state, proc_facts, process_state, rlimit_names, run_served,
                                 send_request)
+from .forkserver_policy import (CLI, adopt, default_limits, misstated, spare_for,  # noqa: F401 - re-exported
+                                unadoptable, unserved)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -95,11 +97,6 @@ def threads() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return 1
-
-
-#: the CLI's entry point and parser builder (``grader.cli.main``, ``grader.cli.build_parser``),
-#: handed over by :func:`cmd_serve` (this module sits below the CLI and does not import it)
-_CLI: dict[str, Any] = {}
 
 
 def preload(warm: list[str] | None) -> None:
@@ -125,7 +122,7 @@ def warm_for(flags: list[str]) -> None:
     from . import cache, plan, sandbox, spec
     from .flags import options_from_args
 
-    args = _CLI["build_parser"]().parse_args(["check", os.devnull, *flags])
+    args = CLI["build_parser"]().parse_args(["check", os.devnull, *flags])
     secret = bool(getattr(args, "seed_secret", None) or os.environ.get("GRADER_SEED_SECRET"))
     problems = []
     if getattr(args, "assignment", None):
@@ -204,7 +201,7 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
         argv = list(request["argv"])
         sys.argv = ["grader", *argv]
         try:
-            code = _CLI["main"](argv)
+            code = CLI["main"](argv)
         except SystemExit as exc:  # argparse's usage errors, --help
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         except KeyboardInterrupt:
@@ -218,116 +215,6 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
-
-
-def _not_above(a: int, b: int) -> bool:
-    """``a <= b`` for resource limits, where -1 (``RLIM_INFINITY``) is unlimited."""
-    return b == -1 or (a != -1 and a <= b)
-
-
-#: capability bits (``linux/capability.h``): raise a hard resource limit; lower the nice value
-CAP_SYS_RESOURCE, CAP_SYS_NICE = 24, 23
-
-
-def _has_capability(bit: int) -> bool:
-    """Whether this process has the capability ``bit`` in effect (``CapEff``; root without it
-    may not raise a hard limit: attack round 38)."""
-    with contextlib.suppress(OSError, ValueError, StopIteration):
-        with open("/proc/self/status", encoding="utf-8") as fh:
-            return bool(int(next(line for line in fh if line.startswith("CapEff:")).split()[1], 16) >> bit & 1)
-    return False
-
-
-#: the limits on a process's size: a fork's is the server's size and more
-_SIZE_LIMITS = ("RLIMIT_AS", "RLIMIT_DATA")
-
-
-def unadoptable(state: Any) -> str | None:
-    """Why this server's check could not take the client's ``process_state`` (a request's
-    ``process``: ``grader.forkserver_client.process_state``) as its own, or None when it can:
-    malformed; other limits than this platform's; a hard limit above this server's or a lower
-    nice value without the capability to set it; CPUs it may not run on; or facts it cannot
-    take at all (``fixed``: groups, privileges, namespaces, cgroup) that differ from its own.
-    The client then runs its check itself."""
-    import resource
-    if not isinstance(state, dict) or not isinstance(state.get("umask"), int) or not 0 <= state["umask"] <= 0o777:
-        return "a request's process is {\"umask\": int, \"rlimits\": {name: [soft, hard]}, ...}"
-    if state.get("fixed") != fixed_facts():
-        return "the client's groups, privileges, namespaces or cgroup are not this server's"
-    nice, cpus = state.get("nice"), state.get("cpus")
-    if type(nice) is not int or not -20 <= nice <= 19 or \
-            (nice < os.getpriority(os.PRIO_PROCESS, 0) and not _has_capability(CAP_SYS_NICE)):
-        return "the client's nice value cannot be this server's check's"
-    if not (isinstance(cpus, list) and cpus and all(type(c) is int and 0 <= c < 1 << 16 for c in cpus)):
-        return "the request's CPUs are not a list of CPU numbers"
-    limits = state.get("rlimits")
-    if not isinstance(limits, dict) or set(limits) != set(rlimit_names()):
-        return "the request's resource limits are not this platform's"
-    for name, value in limits.items():
-        if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and v >= -1 for v in value)):
-            return f"the request's {name} is not [soft, hard]"
-        soft, hard = value
-        if not _not_above(soft, hard):
-            return f"the request's {name} has its soft limit above its hard one"
-        if not _not_above(hard, resource.getrlimit(getattr(resource, name))[1]) and not _has_capability(CAP_SYS_RESOURCE):
-            return f"the request's hard {name} is above this server's"
-        if name in _SIZE_LIMITS and value != list(resource.getrlimit(getattr(resource, name))):
-            # a fork carries the server's mappings (every preloaded module, specs and cases: about
-            # 200 MB), which a fresh process does not: the same limit is tighter here (attack round 41)
-            return f"the client's {name} would count this server's memory"
-    stdio = state.get("stdio")
-    if not (isinstance(stdio, list) and len(stdio) == 2 and all(
-            isinstance(s, list) and len(s) == 2 and all(isinstance(x, str) and x.isascii() and 0 < len(x) < 64 for x in s)
-            for s in stdio)):
-        return "the request's stdio is [[encoding, errors], [encoding, errors]]"
-    import codecs
-    for encoding, errors in stdio:
-        try:
-            codecs.lookup(encoding)
-            codecs.lookup_error(errors)
-        except LookupError:
-            return "the client's standard streams use an encoding this server does not know"
-    return None
-
-
-def adopt(state: dict[str, Any]) -> None:
-    """Take the client's umask, resource limits, nice value and CPUs (:func:`unadoptable`
-    checked them) as this process's, so that the check and its child run as the client's own
-    check would.
-
-    Raises:
-        OSError, ValueError: a limit cannot be set (the check then exits 2).
-    """
-    import resource
-    os.umask(state["umask"])
-    for name, (soft, hard) in state["rlimits"].items():
-        which = getattr(resource, name)
-        if tuple(resource.getrlimit(which)) != (soft, hard):
-            resource.setrlimit(which, (soft, hard))
-    if os.getpriority(os.PRIO_PROCESS, 0) != state["nice"]:
-        os.setpriority(os.PRIO_PROCESS, 0, state["nice"])
-    if sorted(os.sched_getaffinity(0)) != state["cpus"]:
-        os.sched_setaffinity(0, state["cpus"])
-    # the client's encodings of its standard streams (PYTHONIOENCODING, its locale), not the ones
-    # the server's streams were opened with when it started (attack round 41: exit 2 on one side)
-    # (new streams over descriptors 1 and 2, which are the client's now: the old ones may take a
-    # pipe for the seekable file the server's output went to)
-    import io
-    for fd, name, (encoding, errors) in zip((1, 2), ("stdout", "stderr"), state["stdio"]):
-        with contextlib.suppress(Exception):
-            getattr(sys, name).flush()
-        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(io.FileIO(fd, "w", closefd=False)),
-                                            encoding=encoding, errors=errors,
-                                            line_buffering=name == "stderr" or os.isatty(fd)))
-
-
-@functools.cache
-def default_limits() -> Any:
-    """The limits of a ``grader check`` given no ``--timeout`` or ``--memory-mb`` (what a spare
-    is started with; a check with others starts its own child). Parsed once per process."""
-    from .options import Limits
-    args = _CLI["build_parser"]().parse_args(["check", "submission.py"])
-    return Limits(call_timeout=args.timeout, memory_bytes=args.memory_mb << 20)
 
 
 def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> None:
@@ -376,105 +263,6 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
                      f"grader: error: the fork server's spare could not read the check's request: {exc}\n".encode())
         os._exit(2)
     _forked_check(request, list(fds), [sock])
-
-
-def misstated(state: Any, peer: tuple[int, int]) -> str | None:
-    """Why a request's ``process`` (what the client says of itself) is not what this server
-    reads of the connecting process ``peer`` (pid, pidfd: ``forkserver_client.peer_state``), or
-    None. Every fact ``/proc`` shows is read, not taken on the client's word (attack round 42:
-    a hand-made request that copied the server's facts was served to a client without
-    capabilities, or at a higher nice value); the ``prctl`` settings no other process can read
-    stay the client's word, which only an honest client needs (they change results, not
-    rights). And a client with no-new-privileges set is not served at all: a Landlock domain
-    or a seccomp filter, which no other process can see, requires it of a process without
-    capabilities (attack rounds 41 and 42: such a client had the server read, write and run
-    what its domain forbade)."""
-    pid, pidfd = peer
-    real = peer_state(pid)
-    try:
-        signal.pidfd_send_signal(pidfd, 0)    # still that process: its pid was not reused meanwhile
-    except OSError:
-        real = None
-    if real is None or not set(proc_facts("self")) <= set(real["facts"]):
-        return "the client's process cannot be read"
-    if real["facts"].get("NoNewPrivs", "0") != "0":
-        return "a client with no-new-privileges may be confined in ways a server cannot see: it runs its own check"
-    fixed = state.get("fixed") if isinstance(state, dict) else None
-    if not isinstance(fixed, dict) or any(fixed.get(k) != v for k, v in real["facts"].items()) \
-            or fixed.get("scheduler") != real["scheduler"] \
-            or any(state.get(k) != real[k] for k in ("umask", "rlimits", "nice", "cpus")):
-        return "the request's process is not its sender's"
-    return None
-
-
-def _parsed(argv: Any) -> Any:
-    """``argv`` parsed by the CLI's parser (quietly), or None when it does not parse."""
-    import io
-    if "build_parser" not in _CLI:
-        return None
-    try:
-        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-            return _CLI["build_parser"]().parse_args(argv)
-    except (SystemExit, Exception):  # noqa: BLE001 - the client's own check reports a usage error
-        return None
-
-
-def _real(path: str | None, cwd: str) -> str | None:
-    return None if not path else os.path.realpath(os.path.join(cwd, path))
-
-
-def unserved(request: dict[str, Any], proofs: list[int], warm: list[str]) -> str | None:
-    """Why ``grader serve`` leaves ``request`` to its client (which then runs the check itself,
-    under its own confinement), or None: the server's check acts with the server's rights, and a
-    client of the same user may have fewer than the server can see (a Landlock domain, a seccomp
-    filter's rules: attack round 41). So a served check runs learner code only in the sandbox
-    (not ``--sandbox none``), trusted code only from the server's own problems folder (the
-    specs, references and hint modules it was started with; no ``--assignment``), and reads a
-    file the request names (the submission, ``--seed-secret``) only when the client sent it
-    opened (``proofs``: ``grader.forkserver_client.proofs``; the same file by device and inode).
-    ``warm`` is the server's preload flags (its ``--problems-dir``)."""
-    args = _parsed(request["argv"])
-    if args is None or getattr(args, "command", None) != "check":
-        return "only a check that parses is served"
-    if args.sandbox == "none":
-        return "a check without the sandbox runs in the client's own process"
-    if args.assignment:
-        return "a check of an assignment runs in the client's own process"
-    cwd = request["cwd"]
-    mine = warm[warm.index("--problems-dir") + 1] if "--problems-dir" in warm[:-1] else \
-        os.environ.get("GRADER_PROBLEMS_DIR") or None
-    theirs = args.problems_dir or request["env"].get("GRADER_PROBLEMS_DIR") or None
-    if _real(theirs, cwd) != _real(mine, "/"):
-        return "the client's problems folder is not this server's"
-    named = request.get("proofs")
-    if not (isinstance(named, list) and len(named) == len(proofs) and all(isinstance(n, str) for n in named)):
-        return "the request's proofs are not its files' arguments"
-    opened = dict(zip(named, proofs))
-    for arg in [args.submission, *([args.seed_secret] if args.seed_secret else [])]:
-        fd = opened.get(arg)
-        try:
-            here, theirs_st = os.lstat(os.path.join(cwd, arg)), (os.fstat(fd) if fd is not None else None)
-        except OSError:
-            theirs_st = None
-        if theirs_st is None or (here.st_dev, here.st_ino) != (theirs_st.st_dev, theirs_st.st_ino):
-            return "the client did not send a file the check reads, opened"
-    return None
-
-
-def _spare_for(request: dict[str, Any]) -> str | None:
-    """The framework of the spare that could run ``request`` (its ``framework`` hint), or None
-    when its check would not use one: not ``check``, or flags that change the child's limits or
-    tier (``--timeout``, ``--memory-mb``, ``--sandbox``), or arguments that do not parse."""
-    framework = request.get("framework")
-    args = _parsed(request["argv"]) if isinstance(framework, str) else None
-    if args is None:
-        return None
-    if getattr(args, "command", None) != "check" or getattr(args, "sandbox", "auto") != "auto":
-        return None
-    default = default_limits()
-    if args.timeout != default.call_timeout or args.memory_mb << 20 != default.memory_bytes:
-        return None
-    return framework
 
 
 class _Spare:
@@ -810,7 +598,7 @@ class Zygote:
             conn.send({"refused": why})
             self._drop(conn)
             return
-        framework = _spare_for(request)
+        framework = spare_for(request)
         sp = self.spares.pop(framework, None) if framework else None
         if sp is not None:
             # the next spare when this check ends, also when this hand-over fails (a failed one
@@ -886,7 +674,7 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
     import argparse
 
     if main_fn is not None:
-        _CLI.update(main=main_fn, build_parser=build_parser)
+        CLI.update(main=main_fn, build_parser=build_parser)
     parser = argparse.ArgumentParser(prog="grader-forkserver")
     parser.add_argument("--control", type=int)
     parser.add_argument("--listen")

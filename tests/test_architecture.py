@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.reports", "grader.reports.*"),
     # commands built on a check
     ("grader._args", "grader._io", "grader.flags", "grader.commands", "grader.batch", "grader.batch.*",
-     "grader.validate", "grader.validate_mistakes", "grader.warm", "grader.notebook_check", "grader.export", "grader.forkserver", "grader.forkserver_client",
+     "grader.validate", "grader.validate_mistakes", "grader.warm", "grader.notebook_check", "grader.export", "grader.forkserver", "grader.forkserver_client", "grader.forkserver_policy",
      "grader.web", "grader.web.*"),
     # the command line and the package facade
     ("grader.cli", "grader.__main__", "grader", "grader._warm_server"),

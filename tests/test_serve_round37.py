@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import forkserver, forkserver_client
+from grader import forkserver, forkserver_client, forkserver_policy
 from grader.errors import GraderError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def test_a_long_request_reaches_the_spare_whole_and_the_spare_is_refilled(narrow
     client = f"""
 import json, os, socket, sys
 sys.path.insert(0, {str(ROOT)!r})
-from grader import forkserver, forkserver_client
+from grader import forkserver, forkserver_client, forkserver_policy
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect({str(narrow_server)!r})
 assert forkserver_client._greeting(s) == forkserver.identity()
@@ -315,12 +315,12 @@ def test_a_limit_nice_value_or_fact_the_server_cannot_take_is_refused(monkeypatc
     ok = {**forkserver.process_state(), "stdio": forkserver_client.stdio()}
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     higher = {**ok, "rlimits": {**ok["rlimits"], "RLIMIT_NOFILE": [soft, hard + 1]}}
-    monkeypatch.setattr(forkserver, "_has_capability", lambda bit: False)
+    monkeypatch.setattr(forkserver_policy, "_has_capability", lambda bit: False)
     assert "RLIMIT_NOFILE" in (forkserver.unadoptable(higher) or "")
     assert forkserver.unadoptable({**ok, "nice": ok["nice"] - 1}) if ok["nice"] > -20 else True
     assert forkserver.unadoptable({**ok, "fixed": {**ok["fixed"], "groups": [4242]}})
     assert forkserver.unadoptable({**ok, "cpus": []}) and forkserver.unadoptable({**ok, "nice": "0"})
-    monkeypatch.setattr(forkserver, "_has_capability", lambda bit: True)
+    monkeypatch.setattr(forkserver_policy, "_has_capability", lambda bit: True)
     assert forkserver.unadoptable(higher) is None
 
 

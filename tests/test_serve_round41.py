@@ -101,7 +101,7 @@ def test_an_address_space_limit_and_an_unknown_encoding_are_not_served():
 
 @pytest.fixture
 def parser(monkeypatch):
-    monkeypatch.setitem(forkserver._CLI, "build_parser", cli.build_parser)
+    monkeypatch.setitem(forkserver.CLI, "build_parser", cli.build_parser)
 
 
 def _request(argv: list[str], cwd: str, proofs: list[str], env: dict | None = None) -> dict:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, forkserver
+from grader import cli, forkserver, forkserver_policy
 from grader.check import check_submission
 from grader.options import CheckOptions
 from grader.run import spare
@@ -92,8 +92,8 @@ def test_the_framework_hint_reads_the_flag_or_the_files_imports(tmp_path):
 
 
 def test_only_a_check_with_the_default_limits_and_tier_goes_to_a_spare(monkeypatch):
-    monkeypatch.setitem(forkserver._CLI, "build_parser", cli.build_parser)
-    ask = forkserver._spare_for
+    monkeypatch.setitem(forkserver_policy.CLI, "build_parser", cli.build_parser)
+    ask = forkserver.spare_for
     assert ask({"argv": ["check", "a.py"], "framework": "jax"}) == "jax"
     assert ask({"argv": ["check", "a.py", "--max-examples", "3", "--no-shrink"], "framework": "numpy"}) == "numpy"
     for flags in (["--timeout", "3"], ["--memory-mb", "512"], ["--sandbox", "none"], ["--no-such-flag"]):

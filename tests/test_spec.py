@@ -55,7 +55,7 @@ BROKEN = [
     ("title: Tied LM head", "titel: Tied LM head", "(top level)", "unknown field 'titel'"),
     ("  examples: {points: 1,", "  examples: {points: -1,", "groups.examples.points", "less than the minimum"),
     ("    group: examples\n", "    group: nosuchgroup\n", "cases[0].group", "unknown group 'nosuchgroup'"),
-    ("sizes: {\"...\": [], d_model: 16, vocab_size: 11}", "sizes: {\"...\": [], d_model: 16}",
+    ("sizes: {\"...\": [], d_model: 2, vocab_size: 3}", "sizes: {\"...\": [], d_model: 2}",
      "cases[1].sizes", "missing sizes: vocab_size"),
     ("contraction: d_model", "contraction: width", "tolerance.contraction", "'width' is not a size"),
     ("dtypes: [float16, float32, float64]", "dtypes: [float16, float8]", "frameworks.numpy.dtypes[1]", "'float8'"),

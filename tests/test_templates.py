@@ -115,11 +115,12 @@ def _notebook(*cells: str) -> str:
 
 
 def _check_gradescope(folder: Path, name: str) -> dict:
-    """``grader check NAME --format gradescope`` in ``folder``, as a learner or instructor would run it."""
-    result = subprocess.run([sys.executable, "-I", "-m", "grader", "check", name, "--problem", "tied_lm_head",
-                             "--format", "gradescope", *FAST.split()], cwd=folder, capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode in (0, 1), result.stderr
+    """``grader check NAME --format gradescope`` in ``folder``, as a learner or instructor would run it:
+    the CLI in this process (``main_in_process``; the submission still in its sandboxed child), the
+    verdicts the template's run is compared with (the template itself runs in a real shell)."""
+    result = run_grader("check", name, "--problem", "tied_lm_head", "--format", "gradescope", *FAST.split(),
+                        cwd=folder, process=False)
+    assert result.code in (0, 1), result.stderr
     return json.loads(result.stdout)
 
 
@@ -215,7 +216,10 @@ def test_classroom_workflow_grade_step_runs_locally(tmp_path, source, code, stat
 
 def test_check_format_junit_end_to_end(tmp_path):
     (tmp_path / "solution.py").write_text(WRONG)
-    result = run_grader("check", "solution.py", "--format", "junit", "--output", "r.xml", *FAST.split(), cwd=tmp_path)
+    # the CLI in this process (its --output file and empty stdout are the CLI's logic; the
+    # submission still runs in its sandboxed child)
+    result = run_grader("check", "solution.py", "--format", "junit", "--output", "r.xml", *FAST.split(), cwd=tmp_path,
+                        process=False)
     assert result.code == 1 and result.stdout == "", result.stderr
     suite = ET.parse(tmp_path / "r.xml").getroot()
     assert suite.tag == "testsuite" and int(suite.get("failures")) + int(suite.get("errors")) > 0
@@ -408,8 +412,10 @@ def tiny_class(tmp_path_factory):
     (base / "class").mkdir()
     (base / "class" / f"{first}.py").write_text(CORRECT)
     (base / "class" / f"{second}.py").write_text(WRONG)
+    # the gradebook the templates' runs are compared with: the CLI in this process (each learner's
+    # check is still a process of its own, as grade starts them)
     result = run_grader("grade", "class", "--problem", "tied_lm_head", "--out", "whole", *CLASS_FLAGS.split(),
-                        cwd=base)
+                        cwd=base, process=False)
     assert result.code == 1, result.stderr
     assert [r["passed"] for r in _gradebook(base / "whole")] in (["true", "false"], ["false", "true"])
     return base

@@ -424,6 +424,14 @@ def tiny_class(tmp_path_factory):
 def _fake_interpreter(path: Path, kind: str) -> Path:
     if kind == "good":
         return _script(path, f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    if kind == "good-no-ensurepip":
+        # the Python under test, whose `-m venv` makes a real venv that reaches pip through the
+        # base interpreter's site-packages instead of installing its own copy (ensurepip: about
+        # 4 CPU-s); for a test about which interpreter is chosen, not how a venv gets pip (that is
+        # test_gradescope_setup_chooses_an_interpreter_by_running_it's, with a full venv)
+        return _script(path, f'#!/bin/sh\nif [ "$1 $2 $3" = "-I -m venv" ]; then\n'
+                             f'  exec {sys.executable} -I -m venv --system-site-packages --without-pip "$4"\nfi\n'
+                             f'exec {sys.executable} "$@"\n')
     if kind == "old":   # runs, but is a 3.10 (Ubuntu 22.04's python3)
         return _script(path, "#!/bin/sh\necho 'AssertionError' >&2\nexit 1\n")
     return _script(path, "#!/bin/sh\necho 'error while loading shared libraries: libpython3.13.so' >&2\nexit 127\n")
@@ -462,7 +470,7 @@ def test_gradescope_setup_installs_python311_when_none_runs(tmp_path):
     _fake_interpreter(bin_dir / "python3.13", "broken")
     _fake_interpreter(bin_dir / "python3.11", "old")  # hides this machine's own python3.11
     _fake_interpreter(bin_dir / "python3", "old")
-    good = _fake_interpreter(tmp_path / "good-python", "good")
+    good = _fake_interpreter(tmp_path / "good-python", "good-no-ensurepip")
     apt_log = tmp_path / "apt.log"
     _script(bin_dir / "apt-get", f'#!/bin/sh\necho "$@" >> {apt_log}\n'
                                  f'case "$*" in *"install"*python3.11*) cp {good} {bin_dir / "python3.11"};; esac\n')

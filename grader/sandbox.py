@@ -47,6 +47,7 @@ end. The seccomp filter refuses set-uid/set-gid modes, FIFOs and devices in ever
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -702,6 +703,22 @@ def _remembered_probe(tier: str, program: str, run: Any) -> tuple[bool, str, San
         except OSError:
             pass
     return ok, why, found
+
+
+def forget_tier(tier: str) -> None:
+    """Forget that ``tier`` worked: this process's memo and the on-disk one of this machine's
+    state (:func:`_remembered_probe`). Called when a child of that tier failed before it was
+    confined (a state the probe's key does not see, as a Landlock domain: attack round 41), so
+    that the next check probes again and falls back to a tier that works; never raises."""
+    from .cachedir import cache_root
+    with _lock:
+        _probed.clear()
+    program = _program(tier)
+    root = cache_root()
+    key = _probe_key(tier, program) if root is not None and program is not None else None
+    if key:
+        with contextlib.suppress(OSError):
+            os.unlink(root / f"sandbox-probe-{key}.json")
 
 
 #: how long a remembered probe stands: a machine whose state the key misses (a security profile

@@ -83,8 +83,13 @@ class _Session:
             return self._launch_failure
         out = self.worker.wait_ready()
         if out.status == "unconfined":   # the machine's sandbox failed before the submission ran: exit 2
-            raise GraderError(f"{out.message}; the submission did not run (not its fault): set "
-                              "GRADER_SANDBOX_TIER to another tier, or see docs/security.md, Choosing the tier")
+            tier = getattr(self.wrap, "tier", None)
+            if tier:
+                from ..sandbox import forget_tier
+                forget_tier(tier)        # the next check probes again (and falls back if it must)
+            raise GraderError(f"{out.message}; the submission did not run (not its fault); the next check "
+                              "probes the sandbox again (GRADER_SANDBOX_TIER chooses a tier: docs/security.md, "
+                              "Choosing the tier)")
         self.versions = out.versions or self.versions
         self.layers = self.worker.layers or self.layers
         return out

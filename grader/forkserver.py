@@ -72,7 +72,7 @@ from typing import Any
 from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, BatchServer,  # noqa: F401
                                 ForkedCheck, Reader, connect, connect_any, code_stamp, command,
                                 default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
-                                MAX_PROOFS, peer_state, proc_facts, process_state, rlimit_names, run_served,
+                                MAX_PROOFS, cgroup_joins, peer_state, proc_facts, process_state, rlimit_names, run_served,
                                 send_request)
 from .forkserver_policy import (CLI, adopt, default_limits, misstated, spare_for,  # noqa: F401 - re-exported
                                 unadoptable, unserved)
@@ -185,6 +185,9 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
         if os.getppid() == 1:
             os._exit(2)
         _close(close)
+        for procs in request.get("join") or ():   # the client's cgroups, before anything else runs
+            with open(procs, "w", encoding="ascii") as fh:
+                fh.write(str(os.getpid()))
         from .sandbox import forget_probes
         forget_probes()   # the tier as a cold check finds it, not the server's memo of it
         for target, fd in enumerate(fds):
@@ -256,6 +259,9 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
         if len(line) > MAX_REQUEST:
             raise ValueError("request too long")
         request = json.loads(line)
+        if not isinstance(request, dict):
+            raise ValueError("not a request")
+        request["join"] = []   # the zygote hands a spare only checks of its own cgroups; never the client's word
     except BaseException as exc:  # noqa: BLE001 - a request came and cannot be run: exit 2, never 0
         spare.discard()
         with contextlib.suppress(Exception):
@@ -594,11 +600,15 @@ class Zygote:
         if why is None and self.listener is not None:
             why = unserved(request, conn.proofs, self.warm or [])
         conn.close_proofs()
+        # the client's cgroups, which the check joins (read here, never taken from the request)
+        request["join"] = [] if conn.peer is None or why is not None else cgroup_joins(conn.peer[0])
+        if request["join"] is None or not all(os.access(f, os.W_OK) for f in request["join"]):
+            why = why or "the client's cgroup is not one this server may join"
         if why is not None:
             conn.send({"refused": why})
             self._drop(conn)
             return
-        framework = spare_for(request)
+        framework = spare_for(request) if not request["join"] else None   # a spare is in this server's cgroups
         sp = self.spares.pop(framework, None) if framework else None
         if sp is not None:
             # the next spare when this check ends, also when this hand-over fails (a failed one

@@ -268,7 +268,7 @@ def fixed_facts() -> dict[str, Any]:
     """What a process's check inherits and a server's check cannot take over from its client:
     every inherited line of ``/proc/self/status`` (all but :data:`_VOLATILE_STATUS`: credentials,
     groups, capabilities, no-new-privileges, seccomp...), every namespace (``/proc/self/ns``, the
-    time namespace included), the cgroup (a memory limit, a CPU set), the ``prctl`` settings of
+    time namespace included; the cgroups a server's check joins: :func:`cgroup_joins`), the ``prctl`` settings of
     :data:`_PRCTL_GET` and the personality, the scheduling policy, the OOM score adjustment and
     the security module's label. The server refuses a request whose facts differ from its own.
 
@@ -284,8 +284,8 @@ def fixed_facts() -> dict[str, Any]:
 
 def proc_facts(pid: "int | str") -> dict[str, str]:
     """The facts of :func:`fixed_facts` that ``/proc/PID`` shows of any process of this user
-    (``pid`` a number, or ``self``): the inherited lines of its status, its namespaces, cgroup,
-    OOM score adjustment and security label. A server reads them of its peer itself
+    (``pid`` a number, or ``self``): the inherited lines of its status, its namespaces, its root
+    folder (a chroot: attack round 43), OOM score adjustment and security label. A server reads them of its peer itself
     (:func:`peer_state`), not from what the peer says (attack round 42)."""
     out: dict[str, str] = {}
     with contextlib.suppress(OSError):
@@ -297,26 +297,19 @@ def proc_facts(pid: "int | str") -> dict[str, str]:
     for ns in _NAMESPACES:   # each link is readable to a non-dumpable process, the folder's list is not
         with contextlib.suppress(OSError):
             out[f"ns/{ns}"] = os.readlink(f"/proc/{pid}/ns/{ns}")
+    with contextlib.suppress(OSError):
+        st = os.stat(f"/proc/{pid}/root")
+        out["root"] = f"{st.st_dev}:{st.st_ino}"
     for name, leaf in (("oom_score_adj", "oom_score_adj"), ("lsm", "attr/current")):
         with contextlib.suppress(OSError):
             with open(f"/proc/{pid}/{leaf}", encoding="utf-8", errors="replace") as fh:
                 out[name] = fh.read().strip()
-    with contextlib.suppress(OSError, ValueError):
-        out["cgroup"] = cgroup_limits(pid)
     return out
 
 
-#: the limit files of a cgroup (v2: "", v1: by controller) that a check's processes are held to
-_CGROUP_FILES = {"": ("memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
-                      "cpuset.cpus.effective", "cpuset.mems.effective"),
-                 "memory": ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"), "pids": ("pids.max",),
-                 "cpu": ("cpu.cfs_quota_us",), "cpuset": ("cpuset.effective_cpus", "cpuset.effective_mems")}
-#: at or above this a limit is none (cgroup v1 writes "no limit" as 2^63 rounded to a page)
-_NO_LIMIT = 1 << 62
-
-
 def _cgroup_mounts() -> dict[str, tuple[str, str]]:
-    """Controller ("" for cgroup v2) -> (the mount's root in its hierarchy, where it is mounted)."""
+    """Controller ("" for cgroup v2, ``name=X`` for a named v1 hierarchy) -> (the mount's root in
+    its hierarchy, where it is mounted), from this process's mount table."""
     mounts: dict[str, tuple[str, str]] = {}
     with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
         for line in fh:
@@ -331,70 +324,38 @@ def _cgroup_mounts() -> dict[str, tuple[str, str]]:
     return mounts
 
 
-def _limit(name: str, text: str, period: str | None) -> float | str:
-    """One limit file's value as a number (inf: none), or its text (CPU and memory-node sets)."""
-    if name.startswith("cpuset."):
-        return text
-    if name == "cpu.max":                       # "QUOTA PERIOD" or "max PERIOD": a share of a CPU
-        quota, _, per = text.partition(" ")
-        return float("inf") if quota == "max" else int(quota) / int(per or 100000)
-    if name == "cpu.cfs_quota_us":              # -1: none; else over cpu.cfs_period_us
-        return float("inf") if int(text) < 0 else int(text) / int(period or 100000)
-    value = float("inf") if text == "max" else int(text)
-    return float("inf") if value >= _NO_LIMIT else value
+def cgroup_joins(pid: int) -> list[str] | None:
+    """The ``cgroup.procs`` files of the cgroups process ``pid`` is in and this process is not
+    (one per hierarchy, v1 and v2), which a server's check joins before anything else so that
+    it is held to, and charged to, its client's cgroups as the client's own check would be
+    (attack round 43: equal limits are not the same cgroup; a client near its cgroup's process
+    limit passed served and failed cold). [] when they are this process's own; None when a
+    hierarchy cannot be read or placed.
 
-
-def cgroup_limits(pid: "int | str") -> list[list[Any]]:
-    """What the cgroups of process ``pid`` hold it to: for each controller with limits (memory,
-    processes, CPU quota, CPU and memory-node sets; cgroup v2 and v1), each file's effective value,
-    the tightest along the path from its cgroup up to the hierarchy's root. Two processes in
-    different cgroups with the same limits (a terminal's systemd scope and another's) are held
-    alike: the server compares these, not the cgroup's path (attack round 42: a client in any
-    other cgroup was never served).
-
-    Raises:
-        OSError, ValueError: ``/proc`` or a limit file cannot be read or parsed.
+    Raises nothing: an unreadable ``/proc`` entry gives None.
     """
-    mounts = _cgroup_mounts()
-    out: list[list[Any]] = []
-    with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as fh:
-        lines = fh.read().splitlines()
-    for line in lines:
+    try:
+        with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as fh:
+            theirs = fh.read().splitlines()
+        with open("/proc/self/cgroup", encoding="utf-8", errors="replace") as fh:
+            mine = set(fh.read().splitlines())
+        mounts = _cgroup_mounts() if set(theirs) - mine else {}
+    except (OSError, ValueError):
+        return None
+    out: list[str] = []
+    for line in theirs:
+        if line in mine:
+            continue
         _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(",") if controllers else [""]:
-            files = _CGROUP_FILES.get(controller.removeprefix("name="), ())
-            if not files or controller not in mounts:
-                continue
-            root, point = mounts[controller]
-            rel = os.path.relpath(path, root) if root != "/" else path.lstrip("/")
-            if rel.startswith(".."):
-                raise ValueError(f"cgroup {path} is outside its mount")
-            folder = os.path.normpath(os.path.join(point, rel))
-            for name in files:
-                best: float | str | None = None
-                here = folder
-                while True:
-                    try:
-                        with open(os.path.join(here, name), encoding="utf-8") as lf:
-                            text = lf.read().strip()
-                        period = None
-                        if name == "cpu.cfs_quota_us":
-                            with open(os.path.join(here, "cpu.cfs_period_us"), encoding="utf-8") as pf:
-                                period = pf.read().strip()
-                        value = _limit(name, text, period)
-                    except FileNotFoundError:
-                        value = None
-                    if isinstance(value, str):
-                        best = value if best is None else best      # a set: the cgroup's own, effective
-                    elif value is not None:
-                        best = value if best is None or isinstance(best, str) else min(best, value)
-                    if here == point or len(here) <= len(point):
-                        break
-                    here = os.path.dirname(here)
-                if best is None and not name.startswith("cpuset."):
-                    best = float("inf")                             # no file (a hierarchy's root): none
-                out.append([controller, name, best if not isinstance(best, float) or best != float("inf") else "max"])
-    return sorted(out)
+        key = next((c for c in (controllers.split(",") if controllers else [""]) if c in mounts), None)
+        if key is None:
+            return None
+        root, point = mounts[key]
+        rel = os.path.relpath(path, root)
+        if rel.startswith(".."):
+            return None
+        out.append(os.path.normpath(os.path.join(point, rel, "cgroup.procs")))
+    return out
 
 
 def peer_state(pid: int) -> dict[str, Any] | None:

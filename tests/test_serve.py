@@ -7,6 +7,7 @@ trusted or reached (no server, a stale socket, a folder others may enter, ``GRAD
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -358,3 +359,36 @@ def test_a_served_check_writes_in_its_clients_encoding(server, tmp_path):
     report = subprocess.run([*GRADER, "check", *args, "--format", "json"], capture_output=True, text=True,
                             timeout=120, cwd=tmp_path, env={**env, forkserver.SERVE_ENV: "1"})
     assert json.loads(report.stdout)["environment"]["served"] == "pool"
+
+
+def test_a_served_check_runs_in_its_clients_cgroup(server, tmp_path):
+    """Attack round 43: a served check ran in the server's cgroup (its spare had started there),
+    so a client near its cgroup's process limit passed served and failed cold. The check now
+    joins its client's cgroups: while it runs, the client's cgroup holds more than the client."""
+    from .test_serve_round41 import _pids_cgroup
+    sock, _ = server
+    folder = _pids_cgroup(f"grader-serve-test-{os.getpid()}")
+    if folder is None:
+        pytest.skip("no pids cgroup can be made here")
+    (tmp_path / "slow.py").write_text("import time\ntime.sleep(2)\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                                      "    return hidden @ embedding_matrix.T\n")
+
+    def enter() -> None:
+        (folder / "cgroup.procs").write_text(str(os.getpid()))
+    env = {**os.environ, forkserver.SOCKET_ENV: str(sock), forkserver.SERVE_ENV: "1"}
+    client = subprocess.Popen([*GRADER, "check", "slow.py", "--problem", "tied_lm_head", "--format", "json", *FAST],
+                              cwd=tmp_path, env=env, preexec_fn=enter, stdout=subprocess.PIPE, text=True)
+    try:
+        most = 0
+        deadline = time.monotonic() + 60
+        while client.poll() is None and time.monotonic() < deadline:
+            most = max(most, len((folder / "cgroup.procs").read_text().split()))
+            time.sleep(0.05)
+        out, _ = client.communicate(timeout=60)
+        assert json.loads(out)["environment"]["served"] == "pool"
+        assert most > 1      # the fork and its child joined the client's cgroup
+    finally:
+        client.kill()
+        client.wait()
+        with contextlib.suppress(OSError):
+            folder.rmdir()

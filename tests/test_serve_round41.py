@@ -199,23 +199,27 @@ def _pids_cgroup(tmp_name: str) -> Path | None:
     return None
 
 
-def test_a_client_in_another_cgroup_with_the_same_limits_has_the_same_facts():
-    """Attack round 42: the cgroup's path was compared, so a client in any other cgroup (under
-    systemd, every terminal's own scope) was never served. Its limits are compared instead: the
-    same with none set, another with a process limit set."""
+def test_a_check_joins_its_clients_cgroup():
+    """Attack rounds 42 and 43: the cgroup's path as a fact left every client of another cgroup
+    (every other terminal's systemd scope) cold; its limits as the fact let a check leave its
+    client's cgroup (a client near its process limit passed served, failed cold). The server's
+    check joins the client's cgroups instead (``cgroup_joins``: none for a client of the
+    server's own), and the fork's cgroup is the client's."""
     folder = _pids_cgroup(f"grader-test-{os.getpid()}")
     if folder is None:
         pytest.skip("no pids cgroup can be made here")
+
     def enter() -> None:
         (folder / "cgroup.procs").write_text(str(os.getpid()))
+    sleeper = subprocess.Popen(["sleep", "30"], preexec_fn=enter)
+    same = subprocess.Popen(["sleep", "30"])
     try:
-        mine = forkserver_client.proc_facts("self")
-        there = _facts(preexec=enter)
-        assert there["cgroup"] == mine["cgroup"] and there["Uid"] == mine["Uid"]
-        (folder / "pids.max").write_text("77")
-        limited = _facts(preexec=enter)
-        assert limited["cgroup"] != mine["cgroup"]
-        assert ["pids", "pids.max", 77] in limited["cgroup"] or ["", "pids.max", 77] in limited["cgroup"]
+        assert forkserver_client.cgroup_joins(same.pid) == []
+        assert forkserver_client.cgroup_joins(sleeper.pid) == [str(folder / "cgroup.procs")]
+        assert "root" in forkserver_client.proc_facts("self")
     finally:
+        for p in (sleeper, same):
+            p.kill()
+            p.wait()
         with contextlib.suppress(OSError):
             folder.rmdir()

@@ -154,6 +154,13 @@ def misstated(state: Any, peer: tuple[int, int]) -> str | None:
         real = None
     if real is None or not set(proc_facts("self")) <= set(real["facts"]):
         return "the client's process cannot be read"
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            traced = next((line.split()[1] for line in fh if line.startswith(b"TracerPid:")), b"0") != b"0"
+    except (OSError, IndexError):
+        traced = True
+    if traced:   # a ptrace-based jail (proot) sees other paths than the server's (attack round 43)
+        return "a traced client runs its own check"
     if real["facts"].get("NoNewPrivs", "0") != "0":
         return "a client with no-new-privileges may be confined in ways a server cannot see: it runs its own check"
     fixed = state.get("fixed") if isinstance(state, dict) else None

@@ -223,3 +223,29 @@ def test_a_check_joins_its_clients_cgroup():
             p.wait()
         with contextlib.suppress(OSError):
             folder.rmdir()
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/strace"), reason="no strace to trace a client with")
+def test_a_traced_client_runs_its_own_check():
+    """A ptrace-based jail (proot) shows its process other paths than the server's (round 43)."""
+    import time
+    tracer = subprocess.Popen(["strace", "-f", "-o", os.devnull, "sleep", "30"])
+    traced = None
+    try:
+        deadline = time.monotonic() + 10
+        while traced is None and time.monotonic() < deadline:
+            kids = Path(f"/proc/{tracer.pid}/task/{tracer.pid}/children").read_text().split()
+            traced = int(kids[0]) if kids else None
+            time.sleep(0.05)
+        assert traced is not None
+        peer = _peer(traced)
+        try:
+            assert forkserver.misstated(_state(), peer) == "a traced client runs its own check"
+        finally:
+            os.close(peer[1])
+    finally:
+        tracer.kill()
+        tracer.wait()
+        if traced is not None:
+            with contextlib.suppress(OSError):
+                os.kill(traced, 9)

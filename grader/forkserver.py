@@ -78,6 +78,7 @@ from .forkserver_policy import (CLI, adopt, default_limits, misstated, spare_for
                                 unadoptable, unserved)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
+SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)   # linux/socket.h (Python 3.11 lacks the name)
 PR_SET_DUMPABLE = 4
 #: modules a check uses, imported by the zygote before it forks (their import is the cost it saves)
 PRELOAD = ("numpy", "yaml", "ml_dtypes", "grader.cli", "grader.commands", "grader.check", "grader.plan",
@@ -517,8 +518,14 @@ class Zygote:
         if uid != os.geteuid():  # a request is a grader run as this user: only this user asks
             sock.close()
             return
-        try:   # the peer itself, whose process state the server reads (attack round 42)
-            pidfd = os.pidfd_open(pid)
+        try:   # the peer itself, whose process state the server reads (attack round 42): the pidfd
+            # the kernel took when it connected where it gives one (SO_PEERPIDFD, Linux 6.5), so a
+            # pid reused before this accept cannot stand for it (attack round 43); else one now
+            pidfd = int.from_bytes(sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD, 4), sys.byteorder)
+        except OSError:
+            pidfd = -1
+        try:
+            pidfd = pidfd if pidfd >= 0 else os.pidfd_open(pid)
         except OSError:
             sock.close()
             return

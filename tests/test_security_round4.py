@@ -389,7 +389,9 @@ def test_a_seeded_cases_hint_does_not_name_a_value_of_the_expected_output(tmp_pa
     from grader.reports import reporter
     from grader.run.inprocess import InProcessExecutor
     plan = _secret_plan(tmp_path, "def tied_lm_head(h, e):\n    return h @ e.T\n")
-    report = grade_plan(plan, InProcessExecutor(lambda h, e: (h @ e.T) * (h.dtype.type(3.0))))
+    # 2.5: no expression of the inputs' sizes (a factor of 3 equals single_vector's vocab_size,
+    # which the hint then names from the sizes and may show)
+    report = grade_plan(plan, InProcessExecutor(lambda h, e: (h @ e.T) * (h.dtype.type(2.5))))
     teacher = json.loads(reporter("json").render(report, audience="instructor"))
     factored = [c for c in teacher["cases"] if c["failure"] and "factor" in (c["failure"]["hint"] or "")]
     assert factored, "the factor idea should fire"
@@ -397,7 +399,7 @@ def test_a_seeded_cases_hint_does_not_name_a_value_of_the_expected_output(tmp_pa
     text = json.dumps(learner)
     for c in learner["cases"]:
         if c["name"] in plan.seeded and c["failure"]:
-            assert "factor of 3" not in (c["failure"]["hint"] or "") and "hint_params" not in c["failure"]["data"]
+            assert "factor of 2.5" not in (c["failure"]["hint"] or "") and "hint_params" not in c["failure"]["data"]
     literal = [c for c in learner["cases"] if c["name"] not in plan.seeded and c["failure"]]
     assert literal and all("factor of" in (c["failure"]["hint"] or "") for c in literal)   # kept
     assert "withheld" in text

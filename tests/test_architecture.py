@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     # the stages, in the order a check passes them
     ("grader.options", "grader.submission"),
     ("grader.plan",),
-    ("grader.run", "grader.run.*", "grader.runner", "grader.sandbox", "grader.sandbox_user"),
+    ("grader.run", "grader.run.*", "grader.runner", "grader.diskwatch", "grader.sandbox", "grader.sandbox_user"),
     ("grader.shrink",),
     ("grader.grading",),
     ("grader.check",),

@@ -209,7 +209,7 @@ def test_a_thousand_folders_deep_neither_aborts_discovery_nor_stops_the_disk_wat
     """os.walk recursed once per level: 1,000 nested folders in one learner's folder raised
     RecursionError in discovery (the whole class run exited 2, nobody graded) and would have
     ended the fallback sandbox's disk watch. Both walk without recursion now."""
-    from grader.runner import _DiskWatch
+    from grader.diskwatch import DiskWatch
 
     (tmp_path / "class" / "ok").mkdir(parents=True)
     (tmp_path / "class" / "ok" / "solution.py").write_text(CORRECT)
@@ -230,7 +230,7 @@ def test_a_thousand_folders_deep_neither_aborts_discovery_nor_stops_the_disk_wat
         found = {s.learner: s for s in discovery.discover([str(tmp_path / "class")], ["tied_lm_head"])}
         assert set(found) == {"ok", "mallory"} and found["mallory"].path == mallory / "solution.py"
         assert discovery._py_files(mallory) == ([mallory / "solution.py"], None)  # deep.py lies below MAX_DEPTH
-        assert _DiskWatch(str(mallory), 0, 1 << 40, 10_000).usage()[1] == 1200 + 2  # every entry counted
+        assert DiskWatch(str(mallory), 0, 1 << 40, 10_000).usage()[1] == 1200 + 2  # every entry counted
     finally:
         remove_deep_tree(mallory / "a")  # shutil.rmtree (pytest's tmp cleanup) recurses too
 

@@ -74,7 +74,7 @@ from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, Bat
                                 default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
                                 MAX_PROOFS, cgroup_joins, peer_state, proc_facts, process_state, rlimit_names, run_served,
                                 send_request)
-from .forkserver_policy import (CLI, adopt, default_limits, misstated, spare_for,  # noqa: F401 - re-exported
+from .forkserver_policy import (CLI, adopt, default_limits, misstated, parser, spare_for,  # noqa: F401 - re-exported
                                 unadoptable, unserved)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
@@ -123,7 +123,7 @@ def warm_for(flags: list[str]) -> None:
     from . import cache, plan, sandbox, spec
     from .flags import options_from_args
 
-    args = CLI["build_parser"]().parse_args(["check", os.devnull, *flags])
+    args = parser().parse_args(["check", os.devnull, *flags])
     secret = bool(getattr(args, "seed_secret", None) or os.environ.get("GRADER_SEED_SECRET"))
     problems = []
     if getattr(args, "assignment", None):

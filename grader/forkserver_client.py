@@ -282,18 +282,27 @@ def fixed_facts() -> dict[str, Any]:
     return out
 
 
-def proc_facts(pid: "int | str") -> dict[str, str]:
+def _status(pid: "int | str") -> dict[str, str]:
+    """``/proc/PID/status`` as name -> value.
+
+    Raises:
+        OSError: it cannot be read.
+    """
+    with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
+        return {name: value.strip() for name, _, value in (line.partition(":") for line in fh)}
+
+
+def proc_facts(pid: "int | str", status: dict[str, str] | None = None) -> dict[str, str]:
     """The facts of :func:`fixed_facts` that ``/proc/PID`` shows of any process of this user
     (``pid`` a number, or ``self``): the inherited lines of its status, its namespaces, its root
-    folder (a chroot: attack round 43), OOM score adjustment and security label. A server reads them of its peer itself
-    (:func:`peer_state`), not from what the peer says (attack round 42)."""
-    out: dict[str, str] = {}
-    with contextlib.suppress(OSError):
-        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                name, _, value = line.partition(":")
-                if name not in _VOLATILE_STATUS and not name.startswith(_VOLATILE_PREFIXES):
-                    out[name] = value.strip()
+    folder (a chroot: attack round 43), OOM score adjustment and security label (``status``: its
+    status already read). A server reads them of its peer itself (:func:`peer_state`), not from
+    what the peer says (attack round 42)."""
+    if status is None:
+        with contextlib.suppress(OSError):
+            status = _status(pid)
+    out = {name: value for name, value in (status or {}).items()
+           if name not in _VOLATILE_STATUS and not name.startswith(_VOLATILE_PREFIXES)}
     for ns in _NAMESPACES:   # each link is readable to a non-dumpable process, the folder's list is not
         with contextlib.suppress(OSError):
             out[f"ns/{ns}"] = os.readlink(f"/proc/{pid}/ns/{ns}")
@@ -359,21 +368,21 @@ def cgroup_joins(pid: int) -> list[str] | None:
 
 
 def peer_state(pid: int) -> dict[str, Any] | None:
-    """What the server can see of its peer ``pid`` itself (``SO_PEERCRED``): its umask, resource
-    limits, nice value, CPUs, scheduling policy and :func:`proc_facts`; None when the process is
+    """What the server can see of its peer ``pid`` itself (``SO_PEERCRED``): its umask, whether
+    it is traced, its resource limits, nice value, CPUs, scheduling policy and
+    :func:`proc_facts`; None when the process is
     gone or cannot be read. A request's ``process`` must agree with it: a hand-made request that
     copied the server's facts was served (attack round 42: a root client without capabilities
     wrote another user's file; a client at nice 10 had its check run at nice 0)."""
     import resource
     try:
-        facts = proc_facts(pid)
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            umask = int(next(line for line in fh if line.startswith(b"Umask:")).split()[1], 8)
-        state = {"umask": umask,
+        status = _status(pid)
+        facts = proc_facts(pid, status)
+        state = {"umask": int(status["Umask"], 8), "traced": status.get("TracerPid", "0") != "0",
                  "rlimits": {n: list(resource.prlimit(pid, getattr(resource, n))) for n in rlimit_names()},
                  "nice": os.getpriority(os.PRIO_PROCESS, pid), "cpus": sorted(os.sched_getaffinity(pid)),
                  "scheduler": [os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority], "facts": facts}
-    except (OSError, ValueError, StopIteration):
+    except (OSError, ValueError, KeyError):
         return None
     return state if "Uid" in facts else None
 

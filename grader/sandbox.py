@@ -681,11 +681,7 @@ def _remembered_probe(tier: str, program: str, run: Any) -> tuple[bool, str, San
     user's, in a folder that is this user's, neither writable by anyone else (a shared cache
     folder, which the Slurm template allows, gives no memo), and only as the strongest variant;
     anything else is ignored and the probe runs."""
-    from .cachedir import cache_root
-
-    root = cache_root()
-    key = _probe_key(tier, program) if root is not None else None
-    path = root / f"sandbox-probe-{key}.json" if key else None
+    path = _memo_path(tier, program)
     strongest = _strongest(tier)
     if path is not None and _remembered(path, strongest):
         return True, "", strongest
@@ -710,15 +706,21 @@ def forget_tier(tier: str) -> None:
     state (:func:`_remembered_probe`). Called when a child of that tier failed before it was
     confined (a state the probe's key does not see, as a Landlock domain: attack round 41), so
     that the next check probes again and falls back to a tier that works; never raises."""
-    from .cachedir import cache_root
-    with _lock:
-        _probed.clear()
+    forget_probes()
     program = _program(tier)
-    root = cache_root()
-    key = _probe_key(tier, program) if root is not None and program is not None else None
-    if key:
+    path = _memo_path(tier, program) if program is not None else None
+    if path is not None:
         with contextlib.suppress(OSError):
-            os.unlink(root / f"sandbox-probe-{key}.json")
+            os.unlink(path)
+
+
+def _memo_path(tier: str, program: str) -> Path | None:
+    """Where :func:`_remembered_probe` keeps the probe of ``tier`` through ``program`` for this
+    machine's state (:func:`_probe_key`); None without a cache folder or a key."""
+    from .cachedir import cache_root
+    root = cache_root()
+    key = _probe_key(tier, program) if root is not None else None
+    return root / f"sandbox-probe-{key}.json" if key else None
 
 
 #: how long a remembered probe stands: a machine whose state the key misses (a security profile

@@ -75,8 +75,7 @@ def test_forgetting_a_tier_removes_its_memo_on_disk(monkeypatch, tmp_path):
     program = sandbox._program("bwrap")
     if program is None:
         pytest.skip("no bubblewrap here")
-    from grader.cachedir import cache_root
-    memo = cache_root() / f"sandbox-probe-{sandbox._probe_key('bwrap', program)}.json"
+    memo = sandbox._memo_path("bwrap", program)
     memo.parent.mkdir(parents=True, exist_ok=True)
     memo.write_text('{"ok": true}')
     sandbox.forget_tier("bwrap")

@@ -411,7 +411,7 @@ class Worker:
         cpu_limit = limits.import_timeout
         deadline, kind = self._end(started, limits.backstop(cpu_limit))
         if not self._confined:
-            unconfined = self._wait_confined(deadline)
+            unconfined = self._wait_confined(deadline, kind)
             if unconfined is not None:
                 return unconfined
         try:
@@ -463,13 +463,16 @@ class Worker:
         return ImportOutcome(status="crash", message=f"unexpected first message {_text(status, 64)!r}",
                              seconds=time.monotonic() - started)
 
-    def _wait_confined(self, deadline: float) -> ImportOutcome | None:
+    def _wait_confined(self, deadline: float, kind: str = "wall") -> ImportOutcome | None:
         """Read the child's first frame, which it writes once confined and before any of the
         submission's code runs: None when it came, else an ``unconfined`` outcome (the sandbox
         failed to start the process, or the process ended or stalled before it was confined:
         attack round 41 saw bubblewrap refused its mounts under a Landlock domain, which was
         graded as the submission's import failure, FAIL 0.0). A ``sandbox_error`` the child
-        reports here is the machine's too (later, the submission could have forged it)."""
+        reports here is the machine's too (later, the submission could have forged it).
+        ``deadline`` is the run's own end when ``kind`` is ``total``: waiting past it is the
+        run's timeout, never the sandbox's (attack round 44: wrong code that crashed just before
+        --total-timeout had its restart cut there, and was told "could not run", exit 2)."""
         started = time.monotonic()
         try:
             header, _ = protocol.read_frame(self._rep, deadline, max_payload=0)
@@ -477,6 +480,10 @@ class Worker:
             code = self._wait_exit(exc) if isinstance(exc, protocol.ProtocolError) else None
             if code is None:
                 self.kill()
+            if isinstance(exc, protocol.Timeout) and kind == "total":
+                return ImportOutcome(status="timeout", seconds=time.monotonic() - started,
+                                     message="the whole run's time limit (--total-timeout) ran out while the "
+                                             "submission's process was starting")
             said = self._stderr.decode("utf-8", errors="replace").strip().splitlines()
             why = f" ({_text(said[-1], 300)})" if said else ""
             return ImportOutcome(status="unconfined", seconds=time.monotonic() - started,

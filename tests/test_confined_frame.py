@@ -80,3 +80,66 @@ def test_forgetting_a_tier_removes_its_memo_on_disk(monkeypatch, tmp_path):
     memo.write_text('{"ok": true}')
     sandbox.forget_tier("bwrap")
     assert not memo.exists()
+
+
+def _stalls(argv, submission, workdir):
+    """A sandbox program that takes its time before starting the child (a busy machine's bwrap)."""
+    return ["/bin/sh", "-c", "sleep 5"]
+
+
+def test_a_start_cut_by_the_runs_own_deadline_is_the_runs_timeout():
+    """Attack round 44: a restart cut by --total-timeout was called the sandbox's failure (exit 2)."""
+    import time
+    with Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10),
+                wrap=_stalls, deadline=time.monotonic() + 0.5) as w:
+        out = w.start()
+    assert out.status == "timeout" and "--total-timeout" in out.message, out
+    with Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10),
+                wrap=_refused, deadline=time.monotonic() + 30) as w:
+        assert w.start().status == "unconfined"   # a start that fails within the run's time is still the sandbox's
+
+
+def test_a_restart_that_cannot_be_confined_is_the_submissions_crash(monkeypatch):
+    """Attack round 44: after the submission's code has run, a process that cannot be started
+    again is graded (a crash, or the run's timeout when its time ran out), never exit 2, and the
+    tier's memo is kept."""
+    import time
+
+    from grader.cases import Case
+    from grader.results import ImportOutcome
+    from grader.run import sandboxed
+    forgot = []
+    monkeypatch.setattr("grader.sandbox.forget_tier", forgot.append)
+
+    class Wrap:
+        tier = "bwrap"
+
+    class Broken:
+        layers = []
+        proc = None
+
+        def __init__(self, status):
+            self.status = status
+
+        def wait_ready(self):
+            return ImportOutcome(status=self.status, message="the sandbox (bwrap) could not start it")
+
+        def close(self, keep_cache=True):
+            pass
+
+        def output(self):
+            return {"stdout": "", "stderr": "", "stdout_bytes": 0, "stderr_bytes": 0, "truncated": False}
+
+    def session(status, deadline):
+        s = object.__new__(sandboxed._Session)
+        s.wrap, s._launch_failure, s.saw_hidden, s.restarts, s.outputs = Wrap(), None, False, 0, []
+        s.deadline, s.worker, s.versions, s.layers = deadline, None, {}, []
+        s.launch = lambda: setattr(s, "worker", Broken(status))
+        return s
+
+    case = Case(name="c", group="g", inputs={}, sizes={}, dtype="float32")
+    crashed = session("unconfined", time.monotonic() + 60).call(case)
+    assert crashed.status == "crash" and "earlier process" in crashed.message, crashed
+    assert forgot == []
+    late = session("timeout", time.monotonic() - 1).call(case)
+    assert late.status == "timeout" and late.limit == "total", late

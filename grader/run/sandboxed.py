@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,11 +78,23 @@ class _Session:
         self.saw_hidden = False
         self._launch_failure = self.worker.launch()
 
-    def ready(self) -> ImportOutcome:
+    def ready(self, restart: bool = False) -> ImportOutcome:
+        """The started process's import (:meth:`Worker.wait_ready`). A sandbox that fails to
+        start the run's first process is the machine's fault (GraderError: exit 2); one that
+        fails on a ``restart``, after the submission's code has run in this sandbox, is graded
+        as the submission's crash: its own processes, files or timing could have caused it
+        (attack round 44 turned a wrong answer into "could not run" so).
+
+        Raises:
+            GraderError: the first process could not be confined.
+        """
         assert self.worker is not None
         if self._launch_failure is not None:
             return self._launch_failure
         out = self.worker.wait_ready()
+        if out.status == "unconfined" and restart:
+            return ImportOutcome(status="crash", seconds=out.seconds,
+                                 message=f"{out.message}, after the submission's code had run in an earlier process")
         if out.status == "unconfined":   # the machine's sandbox failed before the submission ran: exit 2
             tier = getattr(self.wrap, "tier", None)
             if tier:
@@ -99,19 +112,26 @@ class _Session:
         if self.saw_hidden and not hidden and self.worker is not None:
             self._collect()              # a fresh process for visible cases: not a crash restart
             self.launch()
-            started = self.ready()
+            started = self.ready(restart=True)
             if started.status != "ok":
-                return CallOutcome(status="crash", message=f"restarting the submission failed: {started.message}")
+                return self._restart_failed(started)
         if self.worker is None or self.worker.proc is None:
             self.restarts += 1
             self._collect()
             self.launch()
-            started = self.ready()
+            started = self.ready(restart=True)
             if started.status != "ok":
-                return CallOutcome(status="crash", message=f"restarting the submission failed: {started.message}")
+                return self._restart_failed(started)
         assert self.worker is not None
         self.saw_hidden = self.saw_hidden or hidden
         return self.worker.call(case.inputs, timeout, keywords=case.keywords, scalars=case.scalars)
+
+    def _restart_failed(self, started: ImportOutcome) -> CallOutcome:
+        """The call's outcome when its new process did not start: the run's timeout when the
+        run's time ran out meanwhile, else a crash."""
+        if started.status == "timeout" and self.deadline is not None and time.monotonic() >= self.deadline:
+            return CallOutcome(status="timeout", limit="total", message=started.message)
+        return CallOutcome(status="crash", message=f"restarting the submission failed: {started.message}")
 
     def _collect(self) -> None:
         if self.worker is not None:

@@ -186,9 +186,6 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
         if os.getppid() == 1:
             os._exit(2)
         _close(close)
-        for procs in request.get("join") or ():   # the client's cgroups, before anything else runs
-            with open(procs, "w", encoding="ascii") as fh:
-                fh.write(str(os.getpid()))
         from .sandbox import forget_probes
         forget_probes()   # the tier as a cold check finds it, not the server's memo of it
         for target, fd in enumerate(fds):
@@ -219,6 +216,22 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
+
+
+def _join(pid: int, procs: list[str]) -> str | None:
+    """Move the forked check ``pid`` (not yet running anything) into its client's cgroups
+    (``procs``: their ``cgroup.procs`` files, :func:`grader.forkserver_client.cgroup_joins`):
+    None when it joined every one, else why not (the client then runs its own check). The
+    file's mode is not the rule: cgroup v2 also asks for write access to the ``cgroup.procs`` of
+    the common ancestor of both cgroups (attack round 44: under a systemd user session a correct
+    check ended in exit 2 with nothing said, the error in the server's log)."""
+    for path in procs:
+        try:
+            with open(path, "w", encoding="ascii") as fh:
+                fh.write(str(pid))
+        except OSError as exc:
+            return f"this server may not move its check into the client's cgroup ({exc.strerror or exc})"
+    return None
 
 
 def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> None:
@@ -626,9 +639,25 @@ class Zygote:
         if sp is None:
             sys.stdout.flush()
             sys.stderr.flush()
+            go_r, go_w = os.pipe()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the forked check (measured through its exit status)
+                os.close(go_w)
+                if os.read(go_r, 1) != b"1":   # not placed in its client's cgroups: never runs
+                    os._exit(2)
+                os.close(go_r)
                 _forked_check(request, conn.fds or [], self._inherited(keep=conn))
+            os.close(go_r)
+            failed = _join(pid, request["join"])
+            if failed is not None:
+                os.close(go_w)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+                conn.send({"refused": failed})
+                self._drop(conn)
+                return
+            os.write(go_w, b"1")
+            os.close(go_w)
             conn.pid = pid
             conn.pidfd = os.pidfd_open(pid)
         for fd in conn.fds or ():

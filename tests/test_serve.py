@@ -392,3 +392,40 @@ def test_a_served_check_runs_in_its_clients_cgroup(server, tmp_path):
         client.wait()
         with contextlib.suppress(OSError):
             folder.rmdir()
+
+
+_SERVER_THAT_CANNOT_JOIN = r'''
+import sys
+from grader import cli, forkserver
+
+# a client's cgroup whose cgroup.procs the server may open for writing but the kernel refuses
+# to move into (cgroup v2: no write access to the common ancestor's cgroup.procs): /dev/full
+# opens for writing and fails every write
+forkserver.cgroup_joins = lambda pid: ["/dev/full"]
+sys.exit(cli.main(["serve", "--socket", sys.argv[1], "--problem", "tied_lm_head", "--no-web", "--spares", "none"]))
+'''
+
+
+def test_a_check_the_server_cannot_move_into_its_clients_cgroup_runs_cold(tmp_path):
+    """Attack round 44: under cgroup v2 delegation the file's mode said the server could move
+    its check into the client's cgroup and the kernel refused; the fork had already been
+    announced, so the check ended in exit 2 with nothing said (the error in the server's log).
+    The server now moves the fork before it runs anything and refuses the request when that
+    fails: the client runs its own check, and it passes."""
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    sock = folder / "serve.sock"
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER_THAT_CANNOT_JOIN, str(sock)], cwd=Path(__file__).parents[1],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdout.readline()
+        deadline = time.monotonic() + 60
+        while not sock.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert sock.exists(), proc.stderr.read() if proc.poll() is not None else ""
+        run = _check(sock, str(SUBMISSIONS / "correct_numpy.py"), "--format", "json", *FAST)
+        assert run.returncode == 0, (run.stdout, run.stderr)
+        assert json.loads(run.stdout)["environment"]["served"] == "cold"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -307,13 +307,33 @@ def proc_facts(pid: "int | str", status: dict[str, str] | None = None) -> dict[s
         with contextlib.suppress(OSError):
             out[f"ns/{ns}"] = os.readlink(f"/proc/{pid}/ns/{ns}")
     with contextlib.suppress(OSError):
-        st = os.stat(f"/proc/{pid}/root")
-        out["root"] = f"{st.st_dev}:{st.st_ino}"
+        out["root"] = _root_view(pid)
     for name, leaf in (("oom_score_adj", "oom_score_adj"), ("lsm", "attr/current")):
         with contextlib.suppress(OSError):
             with open(f"/proc/{pid}/{leaf}", encoding="utf-8", errors="replace") as fh:
                 out[name] = fh.read().strip()
     return out
+
+
+def _root_view(pid: "int | str") -> str:
+    """The root folder of process ``pid`` as a fact: where this process sees it (the link's
+    text: ``/`` unless chrooted), its device and inode, and the mount it is (``mnt_id``). A
+    chroot into a bind mount of ``/`` has the device and inode of ``/`` but its own mounts
+    (attack round 44: such a jailed client was served, and its report replaced a host file the
+    jail cannot see; round 43 compared the device and inode only).
+
+    Raises:
+        OSError: ``/proc/PID/root`` cannot be read (another user's process, or gone).
+    """
+    link = os.readlink(f"/proc/{pid}/root")
+    fd = os.open(f"/proc/{pid}/root", os.O_PATH | os.O_DIRECTORY)
+    try:
+        st = os.fstat(fd)
+        with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as fh:
+            mount = next((line.split()[1] for line in fh if line.startswith("mnt_id:")), "?")
+    finally:
+        os.close(fd)
+    return f"{link}:{st.st_dev}:{st.st_ino}:{mount}"
 
 
 def _cgroup_mounts() -> dict[str, tuple[str, str]]:

@@ -249,3 +249,35 @@ def test_a_traced_client_runs_its_own_check():
         if traced is not None:
             with contextlib.suppress(OSError):
                 os.kill(traced, 9)
+
+
+_JAILED_ROOTS = r"""
+set -e
+mkdir -p "$1/bound"
+mount --bind / "$1/bound"
+chroot "$1/bound" sleep 30 & bound=$!
+sleep 0.3
+"$2" -I -c 'import sys; sys.path.insert(0, sys.argv[1]); import json
+from grader.forkserver_client import proc_facts
+print(json.dumps([proc_facts(p).get("root") for p in ("self", sys.argv[2])]))' "$3" $bound
+kill $bound
+"""
+
+
+def test_a_chroot_into_a_bind_mount_of_the_root_is_another_root():
+    """Attack rounds 43 and 44: a client chrooted into a folder, or into a bind mount of ``/``
+    (the same device and inode as ``/``, its own mounts), was served in the server's root and
+    its report replaced a host file its jail cannot see. The root fact names where the server
+    sees the client's root and which mount it is: both differ from the server's (a fact that
+    differs, or a client that misstates it, is not served: ``forkserver_policy``)."""
+    if os.geteuid() != 0 or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs root and a mount namespace of its own")
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        run = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", _JAILED_ROOTS, "sh",
+                              folder, sys.executable, str(Path(__file__).resolve().parents[1])],
+                             capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    mine, bound = json.loads(run.stdout)
+    assert mine.startswith("/:") and bound.split(":")[1:3] == mine.split(":")[1:3], (mine, bound)
+    assert bound != mine and bound.split(":")[-1] != mine.split(":")[-1]   # the same inode, another mount

@@ -622,6 +622,11 @@ class Zygote:
         conn.close_proofs()
         # the client's cgroups, which the check joins (read here, never taken from the request)
         request["join"] = [] if conn.peer is None or why is not None else cgroup_joins(conn.peer[0])
+        if request["join"] and conn.peer is not None:
+            try:   # still that process after its cgroups were read by pid: the pid was not reused meanwhile
+                signal.pidfd_send_signal(conn.peer[1], 0)
+            except OSError:
+                request["join"] = None
         if request["join"] is None or not all(os.access(f, os.W_OK) for f in request["join"]):
             why = why or "the client's cgroup is not one this server may join"
         if why is not None:

@@ -78,23 +78,22 @@ class _Session:
         self.saw_hidden = False
         self._launch_failure = self.worker.launch()
 
-    def ready(self, restart: bool = False) -> ImportOutcome:
+    def ready(self) -> ImportOutcome:
         """The started process's import (:meth:`Worker.wait_ready`). A sandbox that fails to
-        start the run's first process is the machine's fault (GraderError: exit 2); one that
-        fails on a ``restart``, after the submission's code has run in this sandbox, is graded
-        as the submission's crash: its own processes, files or timing could have caused it
-        (attack round 44 turned a wrong answer into "could not run" so).
+        confine a process, the run's first or a restart, is the machine's fault (GraderError:
+        exit 2): the earlier process and everything it started are gone before a restart (the
+        sandbox user's barrier, its tmpfs), and a wait cut by the run's own deadline is the
+        run's timeout, not this (attack round 44). Grading such a restart as the submission's
+        crash blamed a full process budget of the machine on the learner (attack round 45:
+        FAIL 0.0 where the same file scores 9.58).
 
         Raises:
-            GraderError: the first process could not be confined.
+            GraderError: the process could not be confined.
         """
         assert self.worker is not None
         if self._launch_failure is not None:
             return self._launch_failure
         out = self.worker.wait_ready()
-        if out.status == "unconfined" and restart:
-            return ImportOutcome(status="crash", seconds=out.seconds,
-                                 message=f"{out.message}, after the submission's code had run in an earlier process")
         if out.status == "unconfined":   # the machine's sandbox failed before the submission ran: exit 2
             tier = getattr(self.wrap, "tier", None)
             if tier:
@@ -112,14 +111,14 @@ class _Session:
         if self.saw_hidden and not hidden and self.worker is not None:
             self._collect()              # a fresh process for visible cases: not a crash restart
             self.launch()
-            started = self.ready(restart=True)
+            started = self.ready()
             if started.status != "ok":
                 return self._restart_failed(started)
         if self.worker is None or self.worker.proc is None:
             self.restarts += 1
             self._collect()
             self.launch()
-            started = self.ready(restart=True)
+            started = self.ready()
             if started.status != "ok":
                 return self._restart_failed(started)
         assert self.worker is not None

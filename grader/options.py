@@ -38,10 +38,15 @@ class Limits:
         file_bytes: largest file the process may write (RLIMIT_FSIZE), in bytes.
         open_files: RLIMIT_NOFILE.
         processes: RLIMIT_NPROC. The kernel counts every process and thread of the user, the
-            grader's own included (a JAX grader and its child have about 16 threads each), so
-            it must leave room for parallel runs; it is not enforced for uid 0, which is what
-            the namespace tiers map to when the grader runs as root. The seccomp filter, which
-            forbids new processes (threads only), is the real bound.
+            grader's own included (a JAX grader and its child have about 16 threads each on 2
+            cores; XLA's pools grow with the cores), so it must leave room for parallel runs;
+            it is not enforced for uid 0, which is what the namespace tiers map to when the
+            grader runs as root. The seccomp filter, which forbids new processes (threads
+            only), is the real bound. :func:`default_processes`: 256, or twice the CPUs plus
+            128 on a larger machine; one learner's threads come out of a job's shared process
+            budget (a container's or batch job's pids limit), so the whole of 1,024 let one
+            learner's threads leave another learner's check unable to start (attack round 45).
+            A job of ``grader grade --jobs N`` under a pids limit needs about N x (this + 32).
         output_cap: bytes kept of each of stdout and stderr (the rest is counted, not kept).
         reply_bytes: largest reply payload accepted from the child, in bytes.
         workdir_bytes: disk the working folder may take where it is a host folder (tiers
@@ -56,7 +61,7 @@ class Limits:
     cpu_seconds: int = 300
     file_bytes: int = 64 << 20
     open_files: int = 256
-    processes: int = 1024
+    processes: int = field(default_factory=lambda: default_processes())
     output_cap: int = 64 << 10
     reply_bytes: int = 256 << 20
     workdir_bytes: int = 256 << 20
@@ -67,6 +72,12 @@ class Limits:
     def backstop(self, cpu_seconds: float) -> float:
         """The wall-clock seconds after which a step limited to ``cpu_seconds`` of CPU ends anyway."""
         return self.wall_factor * cpu_seconds + self.wall_margin
+
+
+def default_processes() -> int:
+    """The default ``RLIMIT_NPROC`` of a submission's process (:attr:`Limits.processes`): 256 threads,
+    or ``2 * CPUs + 128`` where that is more (XLA starts a pool of threads per CPU)."""
+    return max(256, 2 * (os.cpu_count() or 1) + 128)
 
 
 #: ``0`` turns the taking along of sibling modules off (``CheckOptions.siblings``); ``grader

@@ -39,7 +39,7 @@ from grader import processes
 from grader import runner, sandbox
 from grader.runner import Limits, Worker
 
-from .conftest import ROOT
+from .conftest import ROOT, run_grader
 
 CORPUS = ROOT / "tests" / "corpus"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
@@ -1268,3 +1268,37 @@ def test_the_working_folder_on_the_host_is_capped_in_the_fallback_tier(tmp_path)
         out = w.call(INPUTS)
     assert out.status == "crash" and "working folder" in out.message, (out.status, out.message)
     assert not os.path.exists(workdir)
+
+
+_THREADS = '''
+import threading
+
+
+def tied_lm_head(hidden, embedding_matrix):
+    stop = threading.Event()
+    n = 0
+    try:
+        while n < 5000:
+            threading.Thread(target=stop.wait, daemon=True).start()
+            n += 1
+    except RuntimeError:
+        pass
+    stop.set()
+    raise ValueError(f"started {n} threads")
+'''
+
+
+def test_a_submissions_process_budget_leaves_room_for_the_others(tmp_path):
+    """Attack round 45: a learner's process could hold 1,024 threads, and under a job's pids
+    limit (a container's, a batch job's) one learner's threads left another learner's check
+    unable to start. A submission's process now gets ``options.default_processes()`` (256 on
+    a small machine), as many as JAX and PyTorch need many times over (16 on 2 cores)."""
+    from grader.options import default_processes
+    sub = tmp_path / "threads.py"
+    sub.write_text(_THREADS)
+    run = run_grader("check", str(sub), "--problem", "tied_lm_head", "--format", "json", "--max-examples", "1",
+                     "--no-shrink")
+    messages = {c["failure"]["message"] for c in run.json()["cases"] if c.get("failure")}
+    started = {int(m.rsplit("started ", 1)[1].split()[0]) for m in messages if "started" in m}
+    assert started and max(started) < default_processes() <= 256 + 2 * (os.cpu_count() or 1), messages
+    assert min(started) >= 64, messages   # room for a framework's pools (as another user, the user's others count too)

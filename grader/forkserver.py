@@ -234,6 +234,23 @@ def _join(pid: int, procs: list[str]) -> str | None:
     return None
 
 
+def _reap_unrun(pid: int) -> None:
+    """Kill and reap a fork that never ran its check, waiting 2 s at most: one that joined a
+    frozen cgroup before a later join failed cannot die until thawed (attack round 45, from the
+    source), and a blocking wait would stop the whole server; such a fork stays a zombie until
+    the server ends."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    end = time.monotonic() + 2.0
+    while True:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid or time.monotonic() > end:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
+
+
 def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> None:
     """In a process forked from the zygote: start a spare child of ``framework``
     (:mod:`grader.run.spare`) in the default sandbox tier with the default limits, wait on
@@ -656,8 +673,7 @@ class Zygote:
             failed = _join(pid, request["join"])
             if failed is not None:
                 os.close(go_w)
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, 0)
+                _reap_unrun(pid)
                 conn.send({"refused": failed})
                 self._drop(conn)
                 return

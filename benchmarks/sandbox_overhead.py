@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import sandbox  # noqa: E402
-from grader.runner import Limits, Worker  # noqa: E402
+from grader.options import Limits  # noqa: E402
+from grader.runner import Worker  # noqa: E402
 
 
 def tiers_here() -> list[str]:

@@ -23,7 +23,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .submission import read_submission
     from .reports import reporter
     from .cleanup import remove_own_folders
-    from .runner import harden_grader_process, reap_orphans
+    from .processes import harden_grader_process, reap_orphans
 
     opts = options_from_args(args)  # a bad seed secret is bad input: exit 2 before anything runs
     os.environ.pop(SEED_SECRET_ENV, None)  # read once; nothing started from here on inherits it
@@ -125,7 +125,7 @@ def cmd_problems(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """``grader validate``: check a problem (``grader.validate``); 0 valid, 1 invalid."""
     from .cleanup import remove_own_folders
-    from .runner import harden_grader_process, reap_orphans
+    from .processes import harden_grader_process, reap_orphans
     from .validate import render_json, render_text, resolve_spec, validate_problem
 
     path = resolve_spec(args.target, args.problems_dir)

@@ -49,14 +49,12 @@ from typing import Any
 import numpy as np
 
 from . import protocol
-from .diskwatch import DiskWatch, folder_usage  # noqa: F401 - folder_usage re-exported
-from .options import Limits  # noqa: F401 - re-exported
-from .results import CallOutcome, ImportOutcome, frames_of  # noqa: F401 - the executor's records, re-exported
-
-from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REGISTRY,  # noqa: F401 - re-exported
-                        ProcessRegistry, all_pids, child_environment, cpu_seconds, descendants, environ_has,
-                        harden_grader_process, is_subreaper, kill_orphan_trees, prctl, proc_stat, reap_orphans, track_child,
-                        track_marker, untrack_child, wait_exit)
+from .diskwatch import DiskWatch
+from .options import Limits
+from .results import CallOutcome, ImportOutcome, frames_of
+from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_DUMPABLE, REGISTRY, child_environment, cpu_seconds,
+                        descendants, environ_has, is_subreaper, kill_orphan_trees, prctl, track_child, track_marker,
+                        untrack_child, wait_exit)
 
 
 def _text(value: Any, limit: int = 20_000) -> str:

@@ -14,7 +14,7 @@ import pytest
 from grader import compare
 from grader.cases import Case
 from grader.compare import Expected, allowed_error
-from grader.runner import CallOutcome
+from grader.results import CallOutcome
 
 DTYPES = ("bfloat16", "float16", "float32", "float64")
 NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),

@@ -15,7 +15,7 @@ from grader import compare
 from grader.cases import Case
 from grader.compare import GRID_BLOCKS, Expected, error_grid
 from grader.reports.notebook_html import heat_map_png, render_html
-from grader.runner import CallOutcome
+from grader.results import CallOutcome
 
 RNG = np.random.default_rng(3)
 H = RNG.standard_normal((3, 40, 8))

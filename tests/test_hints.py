@@ -24,7 +24,7 @@ from grader.errors import SpecError
 from grader.grading import expected_for, run_failure
 from grader.hints import generic
 from grader.hints import tied_lm_head as tied
-from grader.runner import CallOutcome
+from grader.results import CallOutcome
 from grader.spec import load_problem
 
 from .conftest import ROOT
@@ -280,7 +280,6 @@ def test_a_summary_never_states_one_cases_factor_for_cases_with_other_factors():
     (d_model = vocab_size = 4) was blamed on 1/d_model, a guess. Varying factors are named by the
     size they follow, or said to vary; a square table names both sizes."""
     from grader import diagnose
-    from grader.hints import tied_lm_head as tied
 
     square = tied._factor_hint(0.25, 4, 4)
     assert "1/d_model or 1/vocab_size = 0.25 (d_model = vocab_size = 4)" in said(square, module="tied_lm_head")

@@ -18,7 +18,7 @@ import jax
 import numpy as np
 import pytest
 
-from grader import reference, runner
+from grader import processes, reference
 from grader.check import CheckOptions, check_submission
 from grader.spec import find_problem, load_problem
 
@@ -77,13 +77,13 @@ def test_the_jax_cache_folder_is_an_option_not_the_environment(tmp_path, monkeyp
 def test_reap_orphans_spares_the_callers_other_children():
     """A notebook kernel (or any caller) has children of its own: a check and the orphan sweep
     after it kill only what the grader started."""
-    assert not runner.REGISTRY.whole_process, "no test may harden the test process"
+    assert not processes.REGISTRY.whole_process, "no test may harden the test process"
     mine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     same_group = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         report = check_submission(ROOT / "submissions" / "correct_numpy.py", PROBLEM, _opts())
         assert report.passed
-        runner.reap_orphans()
+        processes.reap_orphans()
         time.sleep(0.2)
         assert mine.poll() is None and same_group.poll() is None
     finally:
@@ -94,14 +94,14 @@ def test_reap_orphans_spares_the_callers_other_children():
 
 def test_reap_orphans_kills_what_a_run_of_the_grader_left():
     """A leftover carrying a run's marker (as a submission's descendant inherits it) is reaped."""
-    runner.track_marker("test-run-marker")
+    processes.track_marker("test-run-marker")
     env = dict(os.environ, GRADER_RUN="test-run-marker")
     left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env, start_new_session=True)
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                              env=dict(os.environ, GRADER_RUN="someone-else"), start_new_session=True)
     try:
         time.sleep(0.3)   # the marker is read from /proc/PID/environ, written at exec
-        assert runner.reap_orphans() >= 1
+        assert processes.reap_orphans() >= 1
         assert left.poll() is not None
         assert other.poll() is None
     finally:
@@ -113,7 +113,7 @@ def test_reap_orphans_kills_what_a_run_of_the_grader_left():
 def test_reap_orphans_kills_what_runs_below_a_leftover_and_waits_until_it_is_gone():
     """A leftover's own children die with it, even ones that carry no marker (they would be
     re-parented away once it is gone), and the sweep returns only when none is alive."""
-    runner.track_marker("test-run-below")
+    processes.track_marker("test-run-below")
     spawn = ("import os, subprocess, sys, time\n"
              "env = {k: v for k, v in os.environ.items() if k != 'GRADER_RUN'}\n"
              "kid = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], env=env)\n"
@@ -123,7 +123,7 @@ def test_reap_orphans_kills_what_runs_below_a_leftover_and_waits_until_it_is_gon
                             stdout=subprocess.PIPE, start_new_session=True)
     grandchild = int(left.stdout.readline())
     try:
-        assert runner.reap_orphans() >= 2
+        assert processes.reap_orphans() >= 2
         assert left.poll() is not None
         state = (Path(f"/proc/{grandchild}/stat").read_text().rsplit(")", 1)[1].split() or ["?"])[0] \
             if Path(f"/proc/{grandchild}").exists() else "gone"

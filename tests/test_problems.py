@@ -25,7 +25,7 @@ from grader.compare import Expected
 from grader.compare import compare as _compare
 from grader.compare import judge_raises as _judge_raises
 from grader.errors import SpecError
-from grader.runner import CallOutcome
+from grader.results import CallOutcome
 from grader.spec import load_problem
 
 from .conftest import ROOT, run_grader

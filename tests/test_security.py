@@ -37,7 +37,8 @@ import pytest
 
 from grader import processes
 from grader import runner, sandbox
-from grader.runner import Limits, Worker
+from grader.options import Limits
+from grader.runner import Worker
 
 from .conftest import ROOT, run_grader
 

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from grader import sandbox, sandbox_user
-from grader.runner import Limits, Worker
+from grader.options import Limits
+from grader.runner import Worker
 
 from .test_security import FORGE, INPUTS, NAMESPACE_OK, STRONG, write_submission
 
@@ -528,7 +529,7 @@ def test_the_disk_watch_sees_what_lies_past_path_max(tmp_path):
     """Below 17 folders of 255-character names every full path is past PATH_MAX: the fallback
     tier's disk watch, which walked full paths, saw nothing there, and a submission wrote 960 MiB
     in 20,000 files and passed."""
-    from grader.runner import folder_usage
+    from grader.diskwatch import folder_usage
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for i in range(17):

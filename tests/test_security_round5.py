@@ -8,7 +8,8 @@ import os
 import pytest
 
 from grader import sandbox
-from grader.runner import Limits, Worker
+from grader.options import Limits
+from grader.runner import Worker
 
 from .test_security import INPUTS, NAMESPACE_OK, write_submission
 

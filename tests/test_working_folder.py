@@ -189,7 +189,7 @@ class NonZeroOffset:
 
     def call(self, case, timeout=None):
         import numpy as np
-        from grader.runner import CallOutcome
+        from grader.results import CallOutcome
         self.storage.append(isolation.hypothesis_storage_folder())
         h = case.inputs["hidden"].astype(np.float64)
         e = case.inputs["embedding_matrix"].astype(np.float64)

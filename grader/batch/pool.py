@@ -381,7 +381,7 @@ class _Grader:
         exception while choosing, starting a check or reading its outcome costs only that
         learner's row (:meth:`fault`): the others are graded, and the batch's outputs written.
         """
-        from ..runner import reap_orphans
+        from ..processes import reap_orphans
 
         pending = list(reversed(todo))
         running: list[_Job] = []
@@ -653,7 +653,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             cannot be written.
     """
     from ..flags import seed_secret_of
-    from ..runner import harden_grader_process
+    from ..processes import harden_grader_process
 
     # a bad secret (missing, empty, with --seed) is bad input: exit 2 before anyone is graded;
     # each check reads it again (the file path is forwarded, made absolute; the variable is inherited)

@@ -251,7 +251,7 @@ Rule = Callable[[str, np.ndarray, np.ndarray, int], np.ndarray]
 
 def _half_term_rule(coefficient: Callable[[int], float]) -> Rule:
     """The grader's rule with the half-dtype term ``coefficient(n) * u_out * S`` instead."""
-    from grader.compare import HALF_PRODUCT_FACTOR
+    from grader.tolerance import HALF_PRODUCT_FACTOR
     from grader.dtypes import unit_roundoff
 
     def rule(dt: str, ref: np.ndarray, scale: np.ndarray, n: int) -> np.ndarray:

@@ -31,8 +31,6 @@ from .cases import Case
 from .dtypes import dtype_of
 from .results import Failure
 from .results import CallOutcome
-from .tolerance import (ACC_FACTOR, HALF_PRODUCT_FACTOR, U_ACC_DOUBLE, U_ACC_SINGLE,  # noqa: F401 - re-exported
-                        UNDERFLOW_FACTOR)
 
 SMALL = 64  # arrays of at most this many elements are shown with their values
 PYTHON_NUMBERS = ("float", "int", "bool")  # result_type of a Python number (grader._child)

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import words
 from .compare import assess, judge_raises, values_right, with_exception_hint
-from .expected import expected_for, expected_from, values_of  # noqa: F401 - re-exported
+from .expected import values_of
 from .run import empty_output
 from .results import (SECRET_REPLAY_NOTE, ArrayInfo, CallOutcome, CaseResult, Failure, Frame, GroupScore, Report,
                       Verdict)

@@ -21,7 +21,8 @@ from grader import diagnose, words
 from grader.cases import fixed_cases, generated_cases
 from grader.compare import compare, judge_raises, with_exception_hint
 from grader.errors import SpecError
-from grader.grading import expected_for, run_failure
+from grader.expected import expected_for
+from grader.grading import run_failure
 from grader.hints import generic
 from grader.hints import tied_lm_head as tied
 from grader.results import CallOutcome

@@ -20,7 +20,7 @@ from tests.conftest import check_like_cli, grade_function_in_process, judged_in_
 
 from grader import reference, tolerance
 from grader.cases import Case, case_from_literal, case_literal, cases_digest, fixed_cases, generated_cases
-from grader.grading import expected_for as _expected
+from grader.expected import expected_for as _expected
 from grader.compare import Expected
 from grader.compare import compare as _compare
 from grader.compare import judge_raises as _judge_raises

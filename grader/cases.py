@@ -39,7 +39,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .dtypes import dtype_of, smallest_normal
-from .spec import LEAD, Parameter, Problem, domain_refs
+from .spec import LEAD, Parameter, Problem
+from .spec_expr import domain_refs
 
 Z_BOUND = 4.0  # standard scores used by the shrink search lie in [-4, 4]
 IRWIN_HALL_TERMS = 12  # twelve uniforms of variance 1/12 each: variance 1

@@ -29,9 +29,7 @@ from typing import Callable, Sequence
 from .version import __version__
 from .errors import EXIT_USAGE, GraderError
 
-from ._args import add_check_options, add_verbosity_options, int_at_least, positive_float, scope_token  # noqa: F401
-from ._io import write_output  # noqa: F401 - re-exported: callers imported it from here
-from .flags import options_from_args, resolve_problem, seed_secret_of  # noqa: F401 - re-exported
+from ._args import add_check_options, add_verbosity_options, int_at_least, scope_token
 from .commands import cmd_check, cmd_problems, cmd_validate
 from .reports import FORMATS  # the format names: defined once, with their modules
 

@@ -82,7 +82,8 @@ def declared_shape(shape: tuple[Any, ...], problem: Problem, case: Case) -> tupl
     """The concrete shape ``shape`` (a ``returns.shape``: symbols, ints, ``"..."``, size
     expressions) takes in ``case``, from its sizes and int scalar parameters; None when a name
     is not known in the case (an optional parameter it leaves out)."""
-    from .spec import LEAD, WithoutAxis, eval_size, size_expr
+    from .spec import LEAD, WithoutAxis
+    from .spec_expr import eval_size, size_expr
 
     env = {k: int(v) for k, v in case.sizes.items() if k != LEAD and not isinstance(v, (tuple, list))}
     for p in problem.parameters:

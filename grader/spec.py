@@ -45,9 +45,9 @@ NO_DEFAULT = object()  # a required parameter's ``default``
 _DOMAIN2 = re.compile(r"^\[\s*([^,]+?)\s*,\s*([^,]+?)\s*([\])])$")
 
 
-# the expression language of domains, sizes and constraints (callers import these names from here too)
-from .spec_expr import (Bound, SizeExprError, domain_refs, draw_order, eval_size, holds,  # noqa: F401
-                        parse_bound, relation_expr, size_expr, size_names)
+# the expression language of domains, sizes and constraints (defined in spec_expr)
+from .spec_expr import (Bound, SizeExprError, draw_order, holds, parse_bound, relation_expr, size_expr,
+                        size_names)
 
 
 @dataclass(frozen=True)

@@ -238,7 +238,7 @@ def _unharden_the_test_process():
 
 def check_like_cli(*args: str) -> tuple[int, dict]:
     """``grader check ARGS --format json`` without a new grader process: the CLI's own parser
-    and option mapping (``cli.build_parser``, ``cli.options_from_args``), then
+    and option mapping (``cli.build_parser``, ``flags.options_from_args``), then
     ``check_submission`` in this process (the submission still runs in its sandboxed child) and
     the JSON reporter. Returns the exit code the CLI gives for that report (0 passed, 1 failed)
     and the report as ``--format json`` writes it. Saves the grader's start-up (Python, NumPy,

@@ -13,7 +13,8 @@ from grader.errors import GraderError, SpecError
 from grader.expected import expected_for, pack_outputs, unpack_outputs
 from grader.results import CallOutcome
 from grader.grading import judge
-from grader.spec import SizeExprError, eval_size, load_problem, size_expr
+from grader.spec import load_problem
+from grader.spec_expr import SizeExprError, eval_size, size_expr
 from tests.conftest import grade_function_in_process, run_grader
 
 #: run_grader runs grader.cli.main in this process (tests/conftest.py): these tests read the

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 from .._io import csv_line
 from ..errors import GraderError
-from ..results import Failure, GroupScore, Report, no_submission  # noqa: F401 - no_submission: re-exported
+from ..results import Failure, GroupScore, Report
 
 
 GRADEBOOK, REPORTS, JUNIT, SUMMARY = "gradebook.csv", "reports", "junit.xml", "summary.md"

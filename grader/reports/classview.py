@@ -147,7 +147,7 @@ def _passed(rep: "Report") -> Counter:
 def _reason(rep: "Report", not_run: int) -> tuple[str, str]:
     """A learner's status and reason: the whole submission's failure, or the commonest failure
     kind of their cases with its first hint; then how many cases were not run."""
-    from grader.batch.gradebook import no_submission
+    from grader.results import no_submission
 
     from .view import build
     if rep.failure is not None:

@@ -13,7 +13,8 @@ import statistics
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..batch.gradebook import REPORTS, could_not_be_graded, no_submission, report_name
+from ..batch.gradebook import REPORTS, could_not_be_graded, report_name
+from ..results import no_submission
 from ..results import Report
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -100,6 +100,27 @@ def all_pids() -> list[int]:
         return []
 
 
+def user_tasks(uid: int) -> int:
+    """The processes and threads whose real user is ``uid``, as RLIMIT_NPROC counts them (the
+    ``Threads`` of each ``/proc/PID/status`` with that real uid); 0 without ``/proc``."""
+    total = 0
+    for pid in all_pids():
+        try:
+            with open(f"/proc/{pid}/status", "rb") as fh:
+                text = fh.read(4096)
+        except OSError:
+            continue
+        uid_at, threads_at = text.find(b"\nUid:"), text.find(b"\nThreads:")
+        if uid_at < 0 or threads_at < 0:
+            continue
+        try:
+            if int(text[uid_at + 5:].split(None, 1)[0]) == uid:
+                total += int(text[threads_at + 9:].split(None, 1)[0])
+        except (ValueError, IndexError):
+            continue
+    return total
+
+
 def is_alive(pid: int, state: str) -> bool:
     """Whether the process ``pid`` (its /proc ``state`` letter) still runs anything: not a
     zombie, or a zombie thread-group leader some of whose threads have not exited yet (the

@@ -54,7 +54,7 @@ from .options import Limits
 from .results import CallOutcome, ImportOutcome, frames_of
 from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_DUMPABLE, REGISTRY, child_environment, cpu_seconds,
                         descendants, environ_has, is_subreaper, kill_orphan_trees, prctl, track_child, track_marker,
-                        untrack_child, wait_exit)
+                        untrack_child, user_tasks, wait_exit)
 
 
 def _text(value: Any, limit: int = 20_000) -> str:
@@ -86,6 +86,19 @@ def _seq(value: Any) -> str:
 
 
 _VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
+
+
+def child_limits(limits: Limits, user: Any, wrap: Any) -> dict[str, Any]:
+    """The limits the child applies to itself (``_confine._apply_limits``): ``limits`` as a
+    mapping, with ``processes`` (RLIMIT_NPROC) on top of the tasks this user runs now when the
+    child is this user outside any user namespace (no sandbox ``user``, a grader that is not
+    root, the ``rlimits`` or ``none`` tier): the kernel counts every task of the user there (a
+    desktop session's, a notebook kernel's, other learners' children), and a user running about
+    245 tasks had a correct JAX file abort in its first call, FAIL 0.0 (attack round 46)."""
+    out = asdict(limits)
+    if user is None and os.getuid() != 0 and getattr(wrap, "tier", "rlimits") in ("rlimits", "none"):
+        out["processes"] = user_tasks(os.getuid()) + limits.processes
+    return out
 
 
 def _versions(raw: dict) -> dict[str, str]:
@@ -300,7 +313,7 @@ class Worker:
                 seed = _stage_seed(seed, os.path.join(workdir, ".jax-seed"))
         jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} \
             if self.jax_store or self._spare_seed else None
-        limits = asdict(self.limits)
+        limits = child_limits(self.limits, self.user, self.wrap)
         memory = self.limits.memory_bytes
         if sandboxed:
             from .sandbox import address_space_bytes

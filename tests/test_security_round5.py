@@ -259,3 +259,61 @@ def test_proc_shows_no_smaps_and_no_host_wide_counter(tmp_path, tier):
         pytest.skip("this kernel has no Landlock: /proc cannot be narrowed")
     assert landlock, f"{tier}: the kernel has Landlock but the child did not apply it ({w.layers})"
     assert got[4:] == [13] * (len(got) - 4), f"{tier}: smaps-like files or host counters readable: {got[4:]}"
+
+
+def test_user_tasks_counts_every_thread_of_the_user():
+    """``processes.user_tasks`` counts as RLIMIT_NPROC does: every thread of the real user."""
+    import threading
+
+    from grader.processes import user_tasks
+    before = user_tasks(os.getuid())
+    stop = threading.Event()
+    threads = [threading.Thread(target=stop.wait) for _ in range(20)]
+    for t in threads:
+        t.start()
+    try:
+        assert user_tasks(os.getuid()) >= before + 20 - 5   # other processes of the user may end meanwhile
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+
+def test_a_child_of_the_users_own_uid_gets_its_process_budget_on_top_of_the_users(monkeypatch):
+    """Attack round 46: in the rlimits tier of a grader that is not root the child is the user
+    itself, and RLIMIT_NPROC counts every task of the user: a user running about 245 tasks had
+    a correct JAX file abort (FAIL 0.0). The child's budget is added to what the user runs; a
+    sandbox user of its own, or a namespace tier, keeps the plain budget."""
+    from grader import runner
+    from grader.options import Limits
+
+    class Tier:
+        def __init__(self, tier):
+            self.tier = tier
+    monkeypatch.setattr(runner.os, "getuid", lambda: 1234)
+    monkeypatch.setattr(runner, "user_tasks", lambda uid: 245 if uid == 1234 else 0)
+    limits = Limits(processes=256)
+    assert runner.child_limits(limits, None, Tier("rlimits"))["processes"] == 245 + 256
+    assert runner.child_limits(limits, None, None)["processes"] == 245 + 256
+    assert runner.child_limits(limits, None, Tier("bwrap"))["processes"] == 256
+    assert runner.child_limits(limits, object(), Tier("rlimits"))["processes"] == 256
+    monkeypatch.setattr(runner.os, "getuid", lambda: 0)
+    assert runner.child_limits(limits, None, Tier("rlimits"))["processes"] == 256
+
+
+def test_a_class_in_the_users_own_tier_is_graded_one_learner_at_a_time(monkeypatch, capsys):
+    """Attack round 46: with every learner's process the grader's own user (the rlimits tier of
+    a grader that is not root), one learner's threads filled the user's budget and four correct
+    JAX files beside it aborted: 0/10. Such a class is graded one learner at a time, and said so;
+    a namespace tier keeps --jobs."""
+    from grader import sandbox
+    from grader.batch import pool
+    monkeypatch.setattr(pool.os, "geteuid", lambda: 1234)
+    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
+    assert pool._jobs_for_tier(4, "auto") == 1
+    assert "one learner at a time" in capsys.readouterr().err
+    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("bwrap", None))
+    assert pool._jobs_for_tier(4, "auto") == 4
+    monkeypatch.setattr(pool.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
+    assert pool._jobs_for_tier(4, "auto") == 4   # root: each learner's process is a sandbox user of its own

@@ -545,6 +545,27 @@ def _problem(args: argparse.Namespace) -> Any:
                       "which one this class hands in; pass --problem ID")
 
 
+def _jobs_for_tier(jobs: int, request: str) -> int:
+    """``jobs``, or 1 where the learners' processes would all be this user outside any user
+    namespace (the ``rlimits`` tier of a grader that is not root): there every learner's threads
+    and processes count against one per-user budget (RLIMIT_NPROC), which one learner could fill
+    to make the others' correct JAX files abort in their first call (attack round 46: 0/10 for
+    four correct files beside it). Said on stderr when it lowers them."""
+    if jobs <= 1 or os.geteuid() == 0:
+        return jobs
+    try:
+        from ..sandbox import choose_tier
+        tier, _ = choose_tier(request or "auto")
+    except GraderError:
+        return jobs   # the checks say why they cannot run
+    if tier not in ("rlimits", "none"):
+        return jobs
+    sys.stderr.write(f"grader: note: one learner at a time, not {jobs}: in the {tier} sandbox tier every "
+                     "learner's process is this user, and one learner's threads would count against the "
+                     "others' (a namespace tier, bubblewrap or unshare, grades several at once)\n")
+    return 1
+
+
 def cores() -> int:
     """The number of cores this process may run on (the default ``--jobs``)."""
     try:
@@ -713,7 +734,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         kept = {row.learner: row for row in old_rows}
         write_gradebook(book, kept.values(), columns)  # drops torn lines and rows whose report is gone
     todo = [s for s in subs if s.learner not in kept]
-    jobs = args.jobs or cores()
+    jobs = _jobs_for_tier(args.jobs or cores(), getattr(args, "sandbox", "auto"))
     # the longest checks of the last run first, so that none of them ends the batch alone
     # (a class graded the first time: the JAX and PyTorch files first, whose children start slower)
     paths = {s.learner: s.path for s in subs}

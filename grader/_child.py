@@ -252,6 +252,24 @@ def _default_signals() -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
+def _grader_stub(folder: str) -> None:
+    """A ``grader`` module whose ``check`` does nothing, for a submission that imports it as the
+    README teaches a notebook to (``from grader import check``; ``check(fn)`` in a cell): the
+    package is not in the sandbox, and such a file or notebook, right in every other line, was
+    graded FAIL 0.0 as an import failure (a newcomer's trial; a class's correct notebook scored
+    0). Not when the submission's folder has a ``grader`` module of its own."""
+    if any(os.path.exists(os.path.join(folder, name)) for name in ("grader.py", "grader")):
+        return
+    import types
+    stub = types.ModuleType("grader", "Inside the grader's sandbox: check() does nothing there.")
+
+    def check(*args, **kwargs):
+        """Nothing: the submission is being graded already."""
+        return None
+    stub.check = check
+    sys.modules["grader"] = stub
+
+
 def main() -> int:
     import json
     _default_signals()
@@ -346,6 +364,7 @@ def main() -> int:
 
     # import the submission as a module named after its file, from its own folder
     sys.path.insert(0, os.path.dirname(os.path.abspath(submission)))
+    _grader_stub(os.path.dirname(os.path.abspath(submission)))
     started = time.monotonic()
     try:
         # an explicit source loader: any file name loads (spec_from_file_location wants .py)

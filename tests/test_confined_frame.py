@@ -143,3 +143,23 @@ def test_a_restart_that_cannot_be_confined_is_the_machines_and_one_past_the_runs
         session("unconfined", time.monotonic() + 60).call(case)
     late = session("timeout", time.monotonic() - 1).call(case)
     assert late.status == "timeout" and late.limit == "total", late
+
+
+def test_a_submission_that_imports_the_graders_check_is_graded(tmp_path):
+    """A newcomer's trial: a file written as the README teaches a notebook (``from grader import
+    check``, then ``check(fn)``) was graded FAIL 0.0 (ImportError: the package is not in the
+    sandbox). Inside the child ``check`` does nothing, with either import form (in the sandbox's
+    view, where the package is not importable)."""
+    from grader.sandbox import choose_tier
+    tier, wrap = choose_tier("auto")
+    for n, head in enumerate(("from grader import check\n", "import grader\ncheck = grader.check\n")):
+        sub = tmp_path / f"uses_check_{n}.py"
+        sub.write_text(head + textwrap.dedent("""
+            def tied_lm_head(hidden, embedding_matrix):
+                return hidden @ embedding_matrix.T
+
+            check(tied_lm_head)
+        """))
+        with Worker(str(sub), "tied_lm_head", "numpy", Limits(call_timeout=10), wrap=wrap) as w:
+            out = w.start()
+        assert out.status == "ok", (tier, out)

@@ -505,7 +505,10 @@ def oracle_function(problem: Any) -> tuple[Callable[[dict[str, np.ndarray]], Any
                               f"np and the parameters ({', '.join(p.name for p in problem.parameters)})")
 
         def run(inputs: dict[str, np.ndarray]) -> Any:
-            scope: dict[str, Any] = {"__builtins__": {}, "np": np}
+            # no builtins but the import statement's, which NumPy's array methods use on their first
+            # call (x.sum() imports numpy._core._methods through the calling frame's builtins: an
+            # instructor's oracle failed 50 times with KeyError: '__import__' in a fresh process)
+            scope: dict[str, Any] = {"__builtins__": {"__import__": __import__}, "np": np}
             for name, value in _oracle_arguments(problem, inputs).items():
                 scope[name] = (np.asarray(value, dtype=np.float64).astype(np.longdouble)
                                if isinstance(value, np.ndarray) and _is_float(value) else value)

@@ -4,6 +4,8 @@ edit under grader/."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from grader import validate
 from grader.cases import cases_digest, fixed_cases, generated_cases
 from grader.spec import available_problems, load_problem
 
-from .conftest import PROBLEMS, release_memory, run_grader
+from .conftest import PROBLEMS, ROOT, release_memory, run_grader
 
 #: run_grader runs grader.cli.main in this process: these tests read validate's findings and exit
 #: codes (the mistakes still run in their sandboxed children)
@@ -674,3 +676,25 @@ def test_kinds_tied_for_commonest_take_the_stated_one():
     assert _dominant(Counter(non_finite=1, tolerance=1), ("tolerance",)) == "tolerance"
     assert _dominant(Counter(non_finite=1, tolerance=1)) == _dominant(Counter(tolerance=1, non_finite=1))
     assert _dominant(Counter(non_finite=2, tolerance=1), ("tolerance",)) == "non_finite"
+
+
+_ORACLE_IN_A_FRESH_PROCESS = r'''
+import sys
+from pathlib import Path
+import numpy as np
+from grader.spec import load_problem
+from grader.validate import oracle_function
+run, _ = oracle_function(load_problem(Path(sys.argv[1])))
+print([float(v) for v in run({"values": np.ones((2, 3)), "weights": np.ones(3)})])
+'''
+
+
+def test_an_oracle_may_use_an_array_method_in_a_fresh_process(tmp_path):
+    """An instructor's oracle ``(values * weights).sum(axis=-1)`` failed with ``KeyError:
+    '__import__'`` in every case of a fresh process: NumPy's array methods import their
+    implementation on first use, through the calling frame's builtins, which the oracle's
+    expression had none of."""
+    spec = write_problem(tmp_path, oracle="(values * weights).sum(axis=-1)", mistakes={})
+    run = subprocess.run([sys.executable, "-I", "-c", _ORACLE_IN_A_FRESH_PROCESS, str(spec)],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert run.returncode == 0 and run.stdout.split() == ["[3.0,", "3.0]"], run.stderr

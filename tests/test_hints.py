@@ -607,3 +607,18 @@ def test_judging_on_a_sample_first_changes_no_verdict_of_an_idea(monkeypatch):
     monkeypatch.setattr(generic, "SAMPLED", 10**12)
     assert sampled == [generic.judge(p, got, ref, allowed, "float64") for p in ideas]
     assert sampled[0] is not None and sampled[1] is None and sampled[2] is None
+
+
+def test_embedding_lookups_must_raise_hints_claim_no_code_the_learner_may_not_have_written():
+    """A newcomer who cast bool IDs with ``.astype(np.int64)`` (rows 1, 0, 1) was told indexing
+    had read them as a mask; one whose ``jnp.take`` filled NaN was told indexing clamps. The
+    hints name both readings, and no other framework's code."""
+    from grader.hints import Hint
+    bools = Hint(idea="bool_ids", facts={"dtype": "bool", "raise": "TypeError or ValueError"})
+    for framework, cast in (("numpy", ".astype(int)"), ("jax", ".astype(jnp.int32)"), ("torch", ".long()")):
+        text = said(bools, framework, "embedding_lookup")
+        assert "True" in text and cast in text and "mask" not in text, text
+    past = Hint(idea="id_out_of_range", facts={"id": 7, "vocab_size": 5, "raise": "IndexError"})
+    for framework in ("numpy", "jax", "torch"):
+        text = said(past, framework, "embedding_lookup")
+        assert "NaN" in text and "last row" in text and "JAX" not in text and "jnp" not in text, text

@@ -9,8 +9,11 @@ from typing import Any, Callable
 Facts = dict[str, Any]
 
 WORDS: dict[str, Callable[[Facts, Any], str]] = {
-    "bool_ids": lambda f, c: (f"the IDs are bools ({f['dtype']}): indexing reads a bool array as a mask and returns "
-                              f"the rows where it is True; check that the IDs have an integer dtype and raise "
+    # what the learner's code did with them is not known here: both common readings are named (a
+    # newcomer who cast them with .astype(np.int64) was told indexing had read them as a mask)
+    "bool_ids": lambda f, c: (f"the IDs are bools ({f['dtype']}), not token IDs: indexing with them selects the rows "
+                              f"where they are True, and converting them with {c('to_int')} reads True as ID 1; "
+                              f"check that the IDs have an integer dtype and raise "
                               f"{f['raise']}" + (f", not {f['raised']}" if f.get("raised") else "")),
     "float_ids": lambda f, c: (f"the IDs are {f['dtype']} numbers, not integers, even when they are whole "
                                f"(converting them with {c('to_int')} would accept them); check that the IDs have an "
@@ -23,6 +26,7 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "id_out_of_range": lambda f, c: (f"an ID is {f['id']}, past the table's {f['vocab_size']} rows, which must be "
                                      f"refused: raise {f['raise']}, not {f['raised']}" if f.get("raised") else
                                      f"an ID is {f['id']}, but the table has {f['vocab_size']} rows (IDs 0 to "
-                                     f"{f['vocab_size'] - 1}); some indexing clamps it to the last row without an "
-                                     f"error: check 0 <= id < vocab_size and raise {f['raise']}"),
+                                     f"{f['vocab_size'] - 1}); some indexing returns something for it instead of an "
+                                     f"error (clamped to the last row, or filled with NaN): check 0 <= id < "
+                                     f"vocab_size and raise {f['raise']}"),
 }

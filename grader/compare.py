@@ -338,6 +338,13 @@ def _several_items(outcome: CallOutcome, expected: Expected) -> tuple[dict[str, 
 VALUES_RIGHT = ("dtype", "mutation")
 
 
+def items_returned(outcome: CallOutcome, expected: Expected) -> dict[str, Any] | None:
+    """The arrays a call of a several-output function returned, by output name (as
+    :func:`_assess_several` pairs them), or None when the result is not the declared tuple or dict."""
+    items, _ = _several_items(outcome, expected)
+    return None if items is None else {name: o.result for name, o in items.items()}
+
+
 def values_right(failure: Failure | None) -> bool:
     """Whether a case's ``failure`` leaves its values right: none, or only a dtype or mutation
     failure whose values were compared (not ``values_compared: false``), with nothing else in
@@ -400,6 +407,12 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
     if not failing:
         return None, margin
     name, first = failing[0]
+    swapped = _swapped(case, items, expected)
+    if swapped is not None:   # the pair's own hint, not a fitted one of the first output's values
+        for key in ("hint_id", "hint_params"):
+            first.data.pop(key, None)
+        first.hint = None
+        _hinted(first, swapped)
     if name:
         first.message = f"{name}: {first.message}"
         first.details = ["; ".join(lines)] + first.details
@@ -412,6 +425,25 @@ def _assess_several(case: Case, outcome: CallOutcome, expected: Expected) -> tup
         first.data.setdefault("also", []).append({"kind": extra.kind, "message": extra.message,
                                                   **({"output": other} if other else {})})
     return first, margin
+
+
+def _swapped(case: Case, items: dict[str, CallOutcome], expected: Expected) -> diagnose.Hint | None:
+    """The hint that two outputs came back in each other's place (``generic.swapped_outputs``),
+    judged with each output's allowance in the case's dtype, or None."""
+    from .hints.generic import swapped_outputs
+    got, refs, allowed = {}, {}, {}
+    for name, part in expected.parts or ():
+        arr = items[name].result
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub" and arr.dtype.name != "bfloat16":
+            continue
+        try:
+            got[name] = np.asarray(arr, dtype=np.float64)
+            refs[name] = np.asarray(part.ref, dtype=np.float64)
+            allowed[name] = full_allowance(part, part.out_dtype or case.dtype) \
+                if part.model != "exact" and case.compare != "exact" else np.zeros_like(refs[name])
+        except Exception:  # noqa: BLE001 - a hint that cannot be computed is left out
+            return None
+    return _safe(swapped_outputs, got, refs, allowed)
 
 
 def full_allowance(expected: Expected, out_dtype: str) -> np.ndarray:

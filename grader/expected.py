@@ -195,11 +195,13 @@ def expected_from(problem: Problem, case: Case, ref: np.ndarray, scale: np.ndarr
                     float_names=float_names, **extra)
 
 
-def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[str, Any] | None:
+def values_of(case: Case, expected: Expected, got: Any) -> dict[str, Any] | None:
     """The case's inputs, expected and got values as nested lists (floats as float64 values,
     integer and bool inputs as given) when every array has at most ``compare.SMALL`` elements,
     else None. ``got`` may be None (no value came back); ``expected`` is left out for a case
-    that must raise."""
+    that must raise. For several outputs ``expected`` and ``got`` are mappings by output name
+    (``got``: name -> the array returned for it, those that came back; a swapped pair was
+    invisible without it: an instructor's trial)."""
     if expected.parts is not None:   # several outputs: the expected value of each, by name
         if case.size > SMALL or any(e.ref.size > SMALL for _, e in expected.parts):
             return None
@@ -207,6 +209,12 @@ def values_of(case: Case, expected: Expected, got: np.ndarray | None) -> dict[st
         if not case.raises:
             out["expected"] = {name: np.asarray(e.ref, dtype=np.float64).tolist() if e.ref.dtype.kind not in "biu"
                                else e.ref.tolist() for name, e in expected.parts}
+        if isinstance(got, dict):
+            shown = {name: np.asarray(g, dtype=np.float64).tolist() for name, g in got.items()
+                     if isinstance(g, np.ndarray) and g.size <= SMALL
+                     and (g.dtype.kind in "fiub" or g.dtype.name == "bfloat16")}
+            if shown:
+                out["got"] = shown
         return out
     if case.size > SMALL or expected.ref.size > SMALL:
         return None

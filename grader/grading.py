@@ -57,6 +57,16 @@ def judge(case: Any, outcome: CallOutcome, expected: "Expected") -> Verdict:
     return Verdict(status=status, failure=failure)
 
 
+def returned(outcome: CallOutcome, expected: Any) -> Any:
+    """What the call returned, for the report's values: the array, or for several outputs the
+    arrays by output name (``compare.items_returned``; None when the result is not the declared
+    tuple or dict)."""
+    if expected.parts is None:
+        return outcome.result
+    from .compare import items_returned
+    return items_returned(outcome, expected)
+
+
 def run_failure(outcome: CallOutcome) -> tuple[str, Failure]:
     """The case status (``"timeout"`` or ``"error"``) and :class:`grader.results.Failure` of an
     outcome that gave no comparable value (status ``timeout``, ``memory``, ``exception`` or
@@ -419,7 +429,7 @@ def _run(plan: Any, executor: "Executor") -> Generator[None, None, tuple[Failure
                 stop_reason = f"not run: the submission crashed {executor.max_restarts + 1} times"
             failure = verdict.failure
             res = CaseResult(status=verdict.status, failure=failure, seconds=outcome.seconds, margin=verdict.margin,
-                             values=values_of(case, exp, outcome.result) if failure else None, **base)
+                             values=values_of(case, exp, returned(outcome, exp)) if failure else None, **base)
             if failure is not None:
                 res.replay_facts = plan.replay_of(case)
             slots[i] = res

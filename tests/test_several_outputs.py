@@ -271,3 +271,50 @@ def test_each_outputs_failure_is_said_once(tmp_path):
     report = grade(tmp_path, folder, "r = 2 * x[..., k - 1:], x.sum(-1)\nx *= 2\nreturn r")
     mutated = next(f for f in failures(report) if f["kind"] == "mutation")
     assert mutated["message"].startswith("the function changed its input x")
+
+
+MEAN_VAR = """\
+id: mean_var
+title: the mean and the variance of each row
+statement: |
+  Write `mean_var(x)`: `(x.mean(-1), x.var(-1))`.
+function:
+  name: mean_var
+  parameters:
+    - {name: x, shape: ["...", n]}
+  returns:
+    as: tuple
+    outputs:
+      - {name: mean, shape: ["..."], dtype: same_as_inputs}
+      - {name: var, shape: ["..."], dtype: same_as_inputs}
+reference: {module: mean_var}
+frameworks:
+  numpy: {dtypes: [float32, float64]}
+groups:
+  values: {points: 1}
+  generated: {points: 1}
+cases:
+  - {name: plain, group: values, sizes: {"...": [3], n: 6}}
+generated: {group: generated, count: 4, sizes: {"...": [1, 4], n: [2, 9]}}
+"""
+
+
+def test_two_outputs_in_each_others_place_are_named_and_shown(tmp_path):
+    """An instructor's trial: a learner returning ``(var, mean)`` for ``(mean, var)`` was told
+    "the whole result was multiplied by a constant factor of 0.5" (it fitted one case), and the
+    report showed the expected outputs but not what came back. The hint names the swapped pair,
+    and a small case shows what came back by output name."""
+    folder = tmp_path / "probs"
+    (folder / "reference").mkdir(parents=True)
+    (folder / "mean_var.yaml").write_text(MEAN_VAR)
+    (folder / "reference" / "mean_var.py").write_text("import jax.numpy as jnp\n\n\ndef mean_var(x):\n"
+                                                      "    x = jnp.asarray(x)\n    return x.mean(-1), x.var(-1)\n")
+    sub = tmp_path / "swapped.py"
+    sub.write_text("import numpy as np\n\n\ndef mean_var(x):\n    return x.var(-1), x.mean(-1)\n")
+    code, report = grade_function_in_process(sub, "--problem", "mean_var", "--problems-dir", str(folder), "--no-shrink")
+    fails = failures(report)
+    assert code == 1 and fails
+    assert {f["data"].get("hint_id") for f in fails} == {"swapped_outputs"}, [f["hint"] for f in fails]
+    assert "mean and var came back in each other's place" in fails[0]["hint"]
+    shown = next(c["values"] for c in report["cases"] if c["failure"] and c.get("values"))
+    assert set(shown["got"]) == {"mean", "var"} and shown["got"]["mean"] == pytest.approx(shown["expected"]["var"])

@@ -54,7 +54,7 @@ RESERVED = frozenset({
     # generic
     "lower_precision", "transposed", "scaled", "shifted", "row_shifted", "extra_axis", "lost_axis", "promoted",
     "demoted", "dtype", "not_numeric", "not_array", "none", "jax_array", "nan_where_zero", "not_implemented",
-    "mutation", "constant_shape", "axis_factor", "variance_count", "not_handled",
+    "mutation", "constant_shape", "axis_factor", "variance_count", "not_handled", "swapped_outputs",
     # tied_lm_head
     "zeros", "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
     "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden", "swapped_axes",
@@ -342,6 +342,28 @@ def matched_non_finite(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
     the matched infinities of a masked output (``-inf`` logits), right and not to be explained."""
     with np.errstate(all="ignore"):
         return ~np.isfinite(ref) & ((got == ref) | (np.isnan(got) & np.isnan(ref)))
+
+
+def swapped_outputs(got: dict[str, np.ndarray], refs: dict[str, np.ndarray],
+                    allowed: dict[str, np.ndarray]) -> Hint | None:
+    """Two outputs of a several-output function returned in each other's place: for outputs
+    ``a`` and ``b`` (declaration order) of the same shape, ``got[a]`` within ``b``'s allowance
+    of ``refs[b]`` and ``got[b]`` within ``a``'s of ``refs[a]``, while neither is right in its
+    own place. An instructor's learner returning ``(var, mean)`` for ``(mean, var)`` was told
+    "the whole result was multiplied by a constant factor of 0.5" (it fitted one case). Arrays
+    are float64; ``allowed``: each output's allowance per element."""
+    names = [n for n in refs if n in got and n in allowed]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ga, gb, ra, rb = got[a], got[b], refs[a], refs[b]
+            if ga.shape != rb.shape or gb.shape != ra.shape or ra.shape != rb.shape:
+                continue
+            with np.errstate(all="ignore"):
+                crossed = bool(np.all(np.abs(ga - rb) <= allowed[b]) and np.all(np.abs(gb - ra) <= allowed[a]))
+                own = bool(np.all(np.abs(ga - ra) <= allowed[a]) or np.all(np.abs(gb - rb) <= allowed[b]))
+            if crossed and not own:
+                return Hint(idea="swapped_outputs", facts={"first": a, "second": b, "order": list(refs)})
+    return None
 
 
 def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,

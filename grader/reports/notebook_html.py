@@ -39,7 +39,9 @@ def heat_map_png(case: dict[str, Any]) -> str | None:
     values = case.get("values") or {}
     failure = case.get("failure") or {}
     grid = (failure.get("data") or {}).get("grid")
-    if ("got" not in values or "expected" not in values) and not isinstance(grid, dict):
+    # several outputs' values come by output name: those are mapped through the grid only
+    by_values = "got" in values and "expected" in values and not isinstance(values["got"], dict)
+    if not by_values and not isinstance(grid, dict):
         return None
     try:
         import numpy as np
@@ -49,7 +51,7 @@ def heat_map_png(case: dict[str, Any]) -> str | None:
         from matplotlib.figure import Figure
     except ImportError:
         return None
-    if "got" in values and "expected" in values:
+    if by_values:
         return _heat_map_of_values(case, np, Figure)
     return _heat_map_of_grid(case, grid, np, Figure)
 

@@ -118,6 +118,8 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                  f"looks like the whole result was {f['how']} by {f['n']} "
                                  f"(= {' = '.join(f['where'])}): a mean over the wrong count (or a sum for a mean)?"),
     "scaled": lambda f, c: f"looks like the whole result was multiplied by a constant factor of {_fmt(f['factor'])}",
+    "swapped_outputs": lambda f, c: (f"{f['first']} and {f['second']} came back in each other's place: return "
+                                     f"them in the order {', '.join(f['order'])}"),
     "shifted": lambda f, c: f"looks like a constant {_fmt(f['offset'])} was added to every element",
     "row_shifted": lambda f, c: ("looks like each row of the result (along its last axis) was shifted by its own "
                                  "constant offset"),

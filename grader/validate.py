@@ -280,7 +280,10 @@ def allowance_findings(plan: _Plan) -> list[Finding]:
                     "The derived allowance measures the reference run in the graded dtype: where that run "
                     "loses every digit (a square or sum that overflows float16, a cancellation), the "
                     "allowance grows as large as the values. Compute that step in float32 inside the "
-                    "reference (as the statement asks of learners) or give the problem another tolerance",
+                    "reference (as the statement asks of learners); where it already is, the inputs in that "
+                    "dtype cannot hold what the answer depends on (values of 100-1000 at a small spread in "
+                    "float16): draw other values for the dtype, leave the dtype out for those cases "
+                    "(dtypes: [float32, float64]), or give the problem another tolerance",
                     {"cases": names})]
 
 

@@ -559,7 +559,7 @@ def test_a_reduction_over_the_wrong_axis_is_named_from_the_shapes():
     from grader.words import render
     got, ref = np.zeros((5, 4)), np.zeros((5, 3))      # d_model (3) reduced where seq_len (4) should be
     hint = shape_hint(got, ref, {"embeddings": (5, 4, 3), "mask": (5, 4)})
-    assert hint is not None and hint.idea == "reduced_axis" and hint.facts == {"of": "embeddings", "used": -1, "instead": -2}
+    assert hint is not None and hint.idea == "reduced_axis" and hint.facts == {"of": "embeddings", "used": -1, "instead": -2, "from_front": 2, "rank": 3}
     assert render(hint, "numpy").endswith("reduce over axis=-2 instead of axis=-1")
     assert render(hint, "torch").endswith("reduce over dim=-2 instead of dim=-1")
     assert shape_hint(np.zeros((5, 4)), np.zeros((5, 4)), {"a": (5, 4, 4)}) is None     # two axes of one size

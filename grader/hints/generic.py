@@ -562,7 +562,8 @@ def _reduced_axis(got: tuple[int, ...], want: tuple[int, ...], inputs: dict[str,
         drops = lambda target: [k for k in range(n) if shape[:k] + shape[k + 1:] == target]  # noqa: E731
         used, instead = drops(got), drops(want)
         if len(used) == 1 and len(instead) == 1 and shape[used[0]] != shape[instead[0]]:
-            found.append(Hint(idea="reduced_axis", facts={"of": name, "used": used[0] - n, "instead": instead[0] - n}))
+            found.append(Hint(idea="reduced_axis", facts={"of": name, "used": used[0] - n, "instead": instead[0] - n,
+                                                          "from_front": used[0], "rank": n}))
     return found[0] if len(found) == 1 else None
 
 

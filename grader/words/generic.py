@@ -163,6 +163,16 @@ def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
             return (f"looks like the whole result was multiplied by a factor that differs from case to case ({span})"
                     if top == "scaled" else
                     f"looks like a constant was added to every element, a different one in each case ({span})")
+    if top == "reduced_axis":   # an axis counted from the front, another one at each rank
+        facts = [h.get("params") or {} for h in mine]
+        used = {f.get("used") for f in facts}
+        front = {f.get("from_front") for f in facts}
+        instead = {f.get("instead") for f in facts}
+        if len(used) > 1 and len(front) == 1 and None not in front and len(instead) == 1:
+            k, want = next(iter(front)), next(iter(instead))
+            return (f"the result drops axis {k} counted from the front ({code('axis_kw', axis=k)}), which is another "
+                    f"axis at each rank ({', '.join(str(u) for u in sorted(used))} from the end here); the expected one "
+                    f"drops axis {want} from the end at every rank: reduce over {code('axis_kw', axis=want)}")
     if top.startswith("axis_factor:"):   # the same axis, its size differing from case to case
         params = mine[0].get("params") or {}
         sizes = sorted({int(h["params"]["n"]) for h in mine if (h.get("params") or {}).get("n")})

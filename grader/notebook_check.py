@@ -42,6 +42,7 @@ import os
 import re
 import shutil
 import signal
+import math
 import subprocess
 import sys
 import tempfile
@@ -65,6 +66,20 @@ def _is_constant(value: Any) -> bool:
     if type(value) in CONSTANT_TYPES:
         return True
     return type(value) is tuple and all(_is_constant(v) for v in value)
+
+
+def _literal(value: Any) -> str:
+    """The source text of a constant (:func:`_is_constant`) that reads back as the same value:
+    its repr, but ``float('inf')``, ``float('-inf')`` and ``float('nan')`` for the floats whose repr
+    is a bare name (``NEG_INF = -np.inf``, a common mask constant, was sent as ``NEG_INF = -inf``:
+    a correct function failed with NameError at a line the learner never wrote; attack round 47)."""
+    if type(value) is float and not math.isfinite(value):
+        return f"float({repr(value)!r})"
+    if type(value) is complex and not (math.isfinite(value.real) and math.isfinite(value.imag)):
+        return f"complex({_literal(value.real)}, {_literal(value.imag)})"
+    if type(value) is tuple:
+        return "(" + "".join(f"{_literal(v)}, " for v in value) + ")"
+    return repr(value)
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -239,7 +254,7 @@ def build_source_and_places(fn: Callable[..., Any]) -> tuple[str, list[list[Any]
             elif (line := _import_line(name, value)) is not None:
                 imports.append(line)
             elif _is_constant(value):
-                constants.append(f"{name} = {value!r}")
+                constants.append(f"{name} = {_literal(value)}")
             else:
                 raise ValueError(
                     f"{f.__name__} uses the global {name!r} ({type(value).__name__}), which check() cannot send "

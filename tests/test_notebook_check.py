@@ -399,3 +399,23 @@ def test_the_problem_of_a_function_is_found_by_its_name():
     assert _problem_of(tied_lm_head, None) == ("tied_lm_head", "tied_lm_head")
     with pytest.raises(ValueError, match="no single problem has a function named 'no_such_problem'"):
         _problem_of(no_such_problem, None)
+
+
+NEG_INF = float("-inf")
+NOT_A_NUMBER = float("nan")
+LIMITS = (0.5, float("inf"))
+
+
+def masks_with_constants(x):
+    return x if NEG_INF < LIMITS[1] and NOT_A_NUMBER != NOT_A_NUMBER else None
+
+
+def test_infinite_and_nan_constants_are_sent_as_values_that_read_back():
+    """Attack round 47: ``NEG_INF = -np.inf`` (a common mask constant) was sent as ``NEG_INF =
+    -inf``, and a correct function failed with NameError at a line the learner never wrote."""
+    source = build_source(masks_with_constants)
+    scope: dict = {}
+    exec(compile(source, "<sent>", "exec"), scope)   # noqa: S102 - the test's own function
+    assert scope["NEG_INF"] == float("-inf") and scope["LIMITS"] == (0.5, float("inf"))
+    assert scope["NOT_A_NUMBER"] != scope["NOT_A_NUMBER"]
+    assert scope["masks_with_constants"](3) == 3

@@ -77,7 +77,7 @@ def _literal(value: Any) -> str:
         return f"float({repr(value)!r})"
     if type(value) is complex and not (math.isfinite(value.real) and math.isfinite(value.imag)):
         return f"complex({_literal(value.real)}, {_literal(value.imag)})"
-    if type(value) is tuple:
+    if type(value) is tuple and any(_literal(v) != repr(v) for v in value):
         return "(" + "".join(f"{_literal(v)}, " for v in value) + ")"
     return repr(value)
 

@@ -121,6 +121,63 @@ def user_tasks(uid: int) -> int:
     return total
 
 
+#: the folder of the lock that lets one check of a user at a time run in the user's own process
+#: budget (:func:`take_user_slot`): a fixed path, so that every grader of the user on this machine
+#: (another shard, a serve, a kernel's) sees the same file whatever its TMPDIR
+SLOT_FOLDER = "/tmp/grader-slot-{uid}"
+
+
+def take_user_slot(deadline: float | None) -> int | None:
+    """Wait for this user's one check slot and return its lock's descriptor (held until
+    :func:`release_user_slot`), or None when ``deadline`` (``time.monotonic()``) passed first.
+
+    Where a submission's process is this user outside any user namespace (the ``rlimits`` tier
+    of a grader that is not root), its threads count against the user's one process budget,
+    which another learner's check, even in another grader process, could fill while XLA starts
+    its threads in this one (attack round 47: two shards of one class at once; a correct JAX file
+    aborted, 9.75). A folder that is not this user's own and private is not trusted: then no
+    lock is taken (-1), as before.
+    """
+    import fcntl
+    import stat
+    import time
+    folder = SLOT_FOLDER.format(uid=os.getuid())
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return -1
+    try:
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return -1
+        fd = os.open(os.path.join(folder, "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return -1
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if deadline is not None and time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+        except OSError:
+            os.close(fd)
+            return -1
+
+
+def release_user_slot(fd: int | None) -> None:
+    """Give back a slot :func:`take_user_slot` gave (closing its descriptor releases the lock)."""
+    if fd is not None and fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def is_alive(pid: int, state: str) -> bool:
     """Whether the process ``pid`` (its /proc ``state`` letter) still runs anything: not a
     zombie, or a zombie thread-group leader some of whose threads have not exited yet (the

@@ -317,3 +317,41 @@ def test_a_class_in_the_users_own_tier_is_graded_one_learner_at_a_time(monkeypat
     monkeypatch.setattr(pool.os, "geteuid", lambda: 0)
     monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
     assert pool._jobs_for_tier(4, "auto") == 4   # root: each learner's process is a sandbox user of its own
+
+
+def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_path):
+    """Attack round 47: two shards of one class graded at once by one user in the rlimits tier
+    (each grading one learner at a time) still shared the user's process budget, and another
+    learner's threads made a correct JAX file abort (9.75). Where the child is the user itself,
+    a check holds the user's one slot (a lock every grader process of the user sees) from its
+    start to its end; a check that cannot have it within its run's time is the machine's
+    (exit 2), and a folder that is not the user's own is not trusted."""
+    import time
+
+    from grader import processes, runner
+    from grader.errors import GraderError
+    from grader.options import Limits
+    from tests.conftest import SUBMISSIONS
+    folder = tmp_path / "slot-{uid}"
+    monkeypatch.setattr(processes, "SLOT_FOLDER", str(folder))
+    monkeypatch.setattr(runner, "shares_user_budget", lambda user, wrap: True)
+    first = runner.Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10))
+    try:
+        assert first.start().status == "ok"
+        second = runner.Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10),
+                               deadline=time.monotonic() + 0.5)
+        with pytest.raises(GraderError, match="another check of this user"):
+            second.start()
+        second.close()
+    finally:
+        first.close()
+    third = runner.Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10),
+                          deadline=time.monotonic() + 30)
+    try:
+        assert third.start().status == "ok"   # the slot was given back
+    finally:
+        third.close()
+    other = tmp_path / "theirs"
+    other.mkdir(mode=0o755)
+    monkeypatch.setattr(processes, "SLOT_FOLDER", str(other))
+    assert processes.take_user_slot(None) == -1     # a folder others may write in: no lock, as before

@@ -58,15 +58,41 @@ def check_steps(submission: str | Path, problem: Problem,
         GraderError: as :func:`check_submission`.
     """
     from .grading import grading_steps
+    from .processes import release_user_slot
     from .run.sandboxed import SubprocessExecutor
     from .sandbox import choose_tier
 
-    plan = make_plan(submission, problem, opts or CheckOptions(), choose_tier)
-    if plan.cannot_run is not None:
-        return (yield from grading_steps(plan, None))
-    executor = SubprocessExecutor(plan.loaded, plan.siblings, problem.function, plan.framework, plan.options,
-                                  plan.tier, plan.wrap, plan.shown, plan.deadline)
-    return (yield from plan_steps(plan, executor))
+    slot = _user_slot(opts or CheckOptions())   # before the plan: the run's time starts once it is ours
+    try:
+        plan = make_plan(submission, problem, opts or CheckOptions(), choose_tier)
+        if plan.cannot_run is not None:
+            return (yield from grading_steps(plan, None))
+        executor = SubprocessExecutor(plan.loaded, plan.siblings, problem.function, plan.framework, plan.options,
+                                      plan.tier, plan.wrap, plan.shown, plan.deadline)
+        return (yield from plan_steps(plan, executor))
+    finally:
+        release_user_slot(slot)
+
+
+def _user_slot(opts: CheckOptions) -> int | None:
+    """This user's one check slot (``processes.take_user_slot``), waited for, where the
+    submission's process will be this user outside any user namespace (the ``rlimits`` or
+    ``none`` tier of a grader that is not root): its threads count against the user's one
+    process budget, which another learner's check in another grader process could fill while
+    XLA starts its threads in this one (attack round 47: two shards of a class at once on one
+    node; a correct JAX file aborted, 9.75). None where no slot is needed."""
+    import os
+
+    from .errors import GraderError
+    from .processes import take_user_slot
+    from .sandbox import choose_tier
+    if os.getuid() == 0:
+        return None
+    try:
+        tier, _ = choose_tier(opts.sandbox)
+    except GraderError:
+        return None   # the plan says why the check cannot run
+    return take_user_slot(None) if tier in ("rlimits", "none") else None
 
 
 def grade_plan(plan: Plan, executor: "Executor") -> Report:

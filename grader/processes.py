@@ -127,6 +127,12 @@ def user_tasks(uid: int) -> int:
 SLOT_FOLDER = "/tmp/grader-slot-{uid}"
 
 
+#: this process's hold of the slot: its descriptor and how many checks hold it (an assignment's
+#: parts run interleaved in one process, each a check)
+_HELD: dict[str, int] = {"fd": -1, "count": 0}
+_HELD_LOCK = threading.Lock()
+
+
 def take_user_slot(deadline: float | None) -> int | None:
     """Wait for this user's one check slot and return its lock's descriptor (held until
     :func:`release_user_slot`), or None when ``deadline`` (``time.monotonic()``) passed first.
@@ -141,6 +147,10 @@ def take_user_slot(deadline: float | None) -> int | None:
     import fcntl
     import stat
     import time
+    with _HELD_LOCK:
+        if _HELD["count"]:       # this process holds it already: one more check of it
+            _HELD["count"] += 1
+            return _HELD["fd"]
     folder = SLOT_FOLDER.format(uid=os.getuid())
     try:
         os.mkdir(folder, 0o700)
@@ -158,6 +168,8 @@ def take_user_slot(deadline: float | None) -> int | None:
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with _HELD_LOCK:
+                _HELD["fd"], _HELD["count"] = fd, 1
             return fd
         except BlockingIOError:
             if deadline is not None and time.monotonic() >= deadline:
@@ -170,12 +182,20 @@ def take_user_slot(deadline: float | None) -> int | None:
 
 
 def release_user_slot(fd: int | None) -> None:
-    """Give back a slot :func:`take_user_slot` gave (closing its descriptor releases the lock)."""
-    if fd is not None and fd >= 0:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    """Give back a slot :func:`take_user_slot` gave: the lock goes with the last check of this
+    process that holds it (closing its descriptor releases it)."""
+    if fd is None or fd < 0:
+        return
+    with _HELD_LOCK:
+        if _HELD["fd"] == fd and _HELD["count"] > 1:
+            _HELD["count"] -= 1
+            return
+        if _HELD["fd"] == fd:
+            _HELD["fd"], _HELD["count"] = -1, 0
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def is_alive(pid: int, state: str) -> bool:

@@ -50,12 +50,11 @@ import numpy as np
 
 from . import protocol
 from .diskwatch import DiskWatch
-from .errors import GraderError
 from .options import Limits
 from .results import CallOutcome, ImportOutcome, frames_of
 from .processes import (CHILD_SCRIPT, ORPHAN_WAIT, PR_SET_DUMPABLE, REGISTRY, child_environment, cpu_seconds,
                         descendants, environ_has, is_subreaper, kill_orphan_trees, prctl, track_child, track_marker,
-                        release_user_slot, take_user_slot, untrack_child, user_tasks, wait_exit)
+                        untrack_child, user_tasks, wait_exit)
 
 
 def _text(value: Any, limit: int = 20_000) -> str:
@@ -277,7 +276,6 @@ class Worker:
         self._stdout = bytearray()
         self._stderr = bytearray()
         self._confined = False   # the child said it is confined (before any submission code ran)
-        self._slot: int | None = None   # this user's check slot (processes.take_user_slot), while held
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> ImportOutcome:
@@ -322,14 +320,6 @@ class Worker:
                 seed = _stage_seed(seed, os.path.join(workdir, ".jax-seed"))
         jax_cache = {"dir": os.path.join(workdir, ".jax-cache"), "seed": seed} \
             if self.jax_store or self._spare_seed else None
-        if not awaiting and self._slot is None and shares_user_budget(self.user, self.wrap):
-            # one check of this user at a time on this machine, across grader processes (another
-            # shard, a serve): its budget is counted when it starts (attack round 47)
-            self._slot = take_user_slot(self.deadline)
-            if self._slot is None:
-                raise GraderError("the whole run's time limit (--total-timeout) ran out while another check of "
-                                  "this user ran: in the rlimits sandbox tier one check of a user runs at a time; "
-                                  "the submission did not run (not its fault)")
         limits = child_limits(self.limits, self.user, self.wrap)
         memory = self.limits.memory_bytes
         if sandboxed:
@@ -716,8 +706,6 @@ class Worker:
         """
         proc = self.proc
         if proc is None:
-            release_user_slot(self._slot)   # taken, and the process never started
-            self._slot = None
             return
         if self._watch is not None:
             self._watch.stop()
@@ -753,8 +741,6 @@ class Worker:
                         pass
             self._drains = []
         self.proc = None
-        release_user_slot(self._slot)
-        self._slot = None
         if self.user is not None:   # kills whatever still runs as the sandbox user first
             self.user.release()
             self.user = None

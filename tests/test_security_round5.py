@@ -322,35 +322,46 @@ def test_a_class_in_the_users_own_tier_is_graded_one_learner_at_a_time(monkeypat
 def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_path):
     """Attack round 47: two shards of one class graded at once by one user in the rlimits tier
     (each grading one learner at a time) still shared the user's process budget, and another
-    learner's threads made a correct JAX file abort (9.75). Where the child is the user itself,
-    a check holds the user's one slot (a lock every grader process of the user sees) from its
-    start to its end; a check that cannot have it within its run's time is the machine's
-    (exit 2), and a folder that is not the user's own is not trusted."""
+    learner's threads made a correct JAX file abort (9.75). Where the child will be the user
+    itself, a check holds the user's one slot (a lock every grader process of the user sees)
+    from before its plan (its time starts once the slot is its) to its end; within a process the
+    slot is shared (an assignment's parts run interleaved); a folder that is not the user's own
+    and private is not trusted."""
+    import subprocess
+    import sys
     import time
 
-    from grader import processes, runner
-    from grader.errors import GraderError
-    from grader.options import Limits
-    from tests.conftest import SUBMISSIONS
+    from grader import check, processes, sandbox
+    from grader.options import CheckOptions
     folder = tmp_path / "slot-{uid}"
     monkeypatch.setattr(processes, "SLOT_FOLDER", str(folder))
-    monkeypatch.setattr(runner, "shares_user_budget", lambda user, wrap: True)
-    first = runner.Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10))
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom grader import processes\n"
+                               f"processes.SLOT_FOLDER = {str(folder)!r}\n"
+                               "assert processes.take_user_slot(None) >= 0\nprint('held', flush=True)\ntime.sleep(30)"],
+                              stdout=subprocess.PIPE, text=True)
     try:
-        assert first.start().status == "ok"
-        second = runner.Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10),
-                               deadline=time.monotonic() + 0.5)
-        with pytest.raises(GraderError, match="another check of this user"):
-            second.start()
-        second.close()
+        assert holder.stdout.readline().strip() == "held"
+        assert processes.take_user_slot(time.monotonic() + 0.3) is None   # another process holds it
     finally:
-        first.close()
-    third = runner.Worker(str(SUBMISSIONS / "correct_numpy.py"), "tied_lm_head", "numpy", Limits(call_timeout=10),
-                          deadline=time.monotonic() + 30)
-    try:
-        assert third.start().status == "ok"   # the slot was given back
-    finally:
-        third.close()
+        holder.kill()
+        holder.wait()
+    first = processes.take_user_slot(time.monotonic() + 5)
+    again = processes.take_user_slot(time.monotonic() + 5)   # the same process: shared, not a deadlock
+    assert first is not None and first >= 0 and again == first
+    processes.release_user_slot(again)
+    processes.release_user_slot(first)
+    taken = []
+    monkeypatch.setattr(processes, "take_user_slot", lambda deadline: taken.append(deadline) or 7)
+    monkeypatch.setattr(os, "getuid", lambda: 1234)
+    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
+    assert check._user_slot(CheckOptions()) == 7 and taken == [None]   # waited for, before the run's clock
+    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("bwrap", None))
+    assert check._user_slot(CheckOptions()) is None
+    monkeypatch.setattr(os, "getuid", lambda: 0)
+    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
+    assert check._user_slot(CheckOptions()) is None   # root: a sandbox user of its own per child
+    monkeypatch.undo()
+    monkeypatch.setattr(processes, "SLOT_FOLDER", str(folder))
     other = tmp_path / "theirs"
     other.mkdir(mode=0o755)
     monkeypatch.setattr(processes, "SLOT_FOLDER", str(other))

@@ -319,7 +319,7 @@ def test_a_class_in_the_users_own_tier_is_graded_one_learner_at_a_time(monkeypat
     assert pool._jobs_for_tier(4, "auto") == 4   # root: each learner's process is a sandbox user of its own
 
 
-def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_path):
+def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_path, capsys):
     """Attack round 47: two shards of one class graded at once by one user in the rlimits tier
     (each grading one learner at a time) still shared the user's process budget, and another
     learner's threads made a correct JAX file abort (9.75). Where the child will be the user
@@ -351,10 +351,12 @@ def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_
     processes.release_user_slot(again)
     processes.release_user_slot(first)
     taken = []
-    monkeypatch.setattr(processes, "take_user_slot", lambda deadline: taken.append(deadline) or 7)
+    answers = iter([None, 7])      # held by another check at first: said, then waited for
+    monkeypatch.setattr(processes, "take_user_slot", lambda deadline: taken.append(deadline) or next(answers))
     monkeypatch.setattr(os, "getuid", lambda: 1234)
     monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
-    assert check._user_slot(CheckOptions()) == 7 and taken == [None]   # waited for, before the run's clock
+    assert check._user_slot(CheckOptions()) == 7 and taken[1] is None   # waited for, before the run's clock
+    assert "waiting for another check of this user" in capsys.readouterr().err
     monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("bwrap", None))
     assert check._user_slot(CheckOptions()) is None
     monkeypatch.setattr(os, "getuid", lambda: 0)

@@ -62,11 +62,11 @@ def check_steps(submission: str | Path, problem: Problem,
     from .run.sandboxed import SubprocessExecutor
     from .sandbox import choose_tier
 
-    slot = _user_slot(opts or CheckOptions())   # before the plan: the run's time starts once it is ours
+    plan = make_plan(submission, problem, opts or CheckOptions(), choose_tier)
+    if plan.cannot_run is not None:
+        return (yield from grading_steps(plan, None))
+    slot = _user_slot(plan)   # before the child starts; the wait is added to the run's time
     try:
-        plan = make_plan(submission, problem, opts or CheckOptions(), choose_tier)
-        if plan.cannot_run is not None:
-            return (yield from grading_steps(plan, None))
         executor = SubprocessExecutor(plan.loaded, plan.siblings, problem.function, plan.framework, plan.options,
                                       plan.tier, plan.wrap, plan.shown, plan.deadline)
         return (yield from plan_steps(plan, executor))
@@ -74,33 +74,28 @@ def check_steps(submission: str | Path, problem: Problem,
         release_user_slot(slot)
 
 
-def _user_slot(opts: CheckOptions) -> int | None:
+def _user_slot(plan: Plan) -> int | None:
     """This user's one check slot (``processes.take_user_slot``), waited for, where the
-    submission's process will be this user outside any user namespace (the ``rlimits`` or
-    ``none`` tier of a grader that is not root): its threads count against the user's one
-    process budget, which another learner's check in another grader process could fill while
-    XLA starts its threads in this one (attack round 47: two shards of a class at once on one
-    node; a correct JAX file aborted, 9.75). None where no slot is needed."""
-    import os
-
-    from .errors import GraderError
-    from .processes import take_user_slot
-    from .sandbox import choose_tier
-    if os.getuid() == 0:
-        return None
-    try:
-        tier, _ = choose_tier(opts.sandbox)
-    except GraderError:
-        return None   # the plan says why the check cannot run
-    if tier not in ("rlimits", "none"):
-        return None
+    submission's process will be this user itself (``sandbox_user.shares_user_budget`` of the
+    plan's tier): its threads count against the user's one process budget, which another
+    learner's check in another grader process could fill while XLA starts its threads in this
+    one (attack round 47: two shards of a class at once on one node; a correct JAX file aborted,
+    9.75). The time waited is added to the plan's deadline: another check's run is not this
+    one's. None where no slot is needed."""
     import sys
     import time
-    slot = take_user_slot(time.monotonic())   # free now: the usual case, said nothing
+
+    from .processes import take_user_slot
+    from .sandbox_user import shares_user_budget
+    if not shares_user_budget(plan.tier):
+        return None
+    began = time.monotonic()
+    slot = take_user_slot(began)   # free now: the usual case, said nothing
     if slot is None:
-        sys.stderr.write(f"grader: note: waiting for another check of this user to end: in the {tier} sandbox "
+        sys.stderr.write(f"grader: note: waiting for another check of this user to end: in the {plan.tier} sandbox "
                          "tier one check of a user runs at a time on this machine\n")
         slot = take_user_slot(None)
+        plan.deadline += time.monotonic() - began
     return slot
 
 

@@ -88,13 +88,6 @@ def _seq(value: Any) -> str:
 _VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
 
 
-def shares_user_budget(user: Any, wrap: Any) -> bool:
-    """Whether the child is this user outside any user namespace (no sandbox ``user``, a grader
-    that is not root, the ``rlimits`` or ``none`` tier): its tasks count against the user's one
-    RLIMIT_NPROC budget with every other task of the user."""
-    return user is None and os.getuid() != 0 and getattr(wrap, "tier", "rlimits") in ("rlimits", "none")
-
-
 def child_limits(limits: Limits, user: Any, wrap: Any) -> dict[str, Any]:
     """The limits the child applies to itself (``_confine._apply_limits``): ``limits`` as a
     mapping, with ``processes`` (RLIMIT_NPROC) on top of the tasks this user runs now when the
@@ -102,8 +95,9 @@ def child_limits(limits: Limits, user: Any, wrap: Any) -> dict[str, Any]:
     root, the ``rlimits`` or ``none`` tier): the kernel counts every task of the user there (a
     desktop session's, a notebook kernel's, other learners' children), and a user running about
     245 tasks had a correct JAX file abort in its first call, FAIL 0.0 (attack round 46)."""
+    from .sandbox_user import shares_user_budget
     out = asdict(limits)
-    if shares_user_budget(user, wrap):
+    if user is None and shares_user_budget(getattr(wrap, "tier", "rlimits")):
         out["processes"] = user_tasks(os.getuid()) + limits.processes
     return out
 

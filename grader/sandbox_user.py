@@ -524,3 +524,11 @@ def needs_user(tier: str) -> bool:
     grader runs as root."""
     return tier != "none" and os.geteuid() == 0
 
+
+def shares_user_budget(tier: str) -> bool:
+    """Whether a child of ``tier`` is this (non-root) user itself outside any user namespace (the
+    ``rlimits`` and ``none`` tiers of a grader that is not root): the kernel counts its threads
+    against the user's one RLIMIT_NPROC budget, with every other task of the user's, another
+    learner's child included (attack rounds 46 and 47)."""
+    return tier in ("rlimits", "none") and os.geteuid() != 0
+

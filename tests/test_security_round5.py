@@ -290,14 +290,15 @@ def test_a_child_of_the_users_own_uid_gets_its_process_budget_on_top_of_the_user
     class Tier:
         def __init__(self, tier):
             self.tier = tier
-    monkeypatch.setattr(runner.os, "getuid", lambda: 1234)
+    monkeypatch.setattr(os, "getuid", lambda: 1234)
+    monkeypatch.setattr(os, "geteuid", lambda: 1234)
     monkeypatch.setattr(runner, "user_tasks", lambda uid: 245 if uid == 1234 else 0)
     limits = Limits(processes=256)
     assert runner.child_limits(limits, None, Tier("rlimits"))["processes"] == 245 + 256
     assert runner.child_limits(limits, None, None)["processes"] == 245 + 256
     assert runner.child_limits(limits, None, Tier("bwrap"))["processes"] == 256
     assert runner.child_limits(limits, object(), Tier("rlimits"))["processes"] == 256
-    monkeypatch.setattr(runner.os, "getuid", lambda: 0)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
     assert runner.child_limits(limits, None, Tier("rlimits"))["processes"] == 256
 
 
@@ -331,8 +332,7 @@ def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_
     import sys
     import time
 
-    from grader import check, processes, sandbox
-    from grader.options import CheckOptions
+    from grader import check, processes
     folder = tmp_path / "slot-{uid}"
     monkeypatch.setattr(processes, "SLOT_FOLDER", str(folder))
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom grader import processes\n"
@@ -351,17 +351,26 @@ def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_
     processes.release_user_slot(again)
     processes.release_user_slot(first)
     taken = []
-    answers = iter([None, 7])      # held by another check at first: said, then waited for
-    monkeypatch.setattr(processes, "take_user_slot", lambda deadline: taken.append(deadline) or next(answers))
-    monkeypatch.setattr(os, "getuid", lambda: 1234)
-    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
-    assert check._user_slot(CheckOptions()) == 7 and taken[1] is None   # waited for, before the run's clock
+
+    def slow(deadline):             # held by another check at first for 0.2 s: said, then waited for
+        taken.append(deadline)
+        if deadline is None:
+            time.sleep(0.2)
+            return 7
+        return None
+    monkeypatch.setattr(processes, "take_user_slot", slow)
+    monkeypatch.setattr(os, "geteuid", lambda: 1234)
+
+    class Plan:
+        def __init__(self, tier):
+            self.tier, self.deadline = tier, 100.0
+    plan = Plan("rlimits")
+    assert check._user_slot(plan) == 7 and taken[1] is None
+    assert plan.deadline >= 100.2      # the wait is not this check's run time
     assert "waiting for another check of this user" in capsys.readouterr().err
-    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("bwrap", None))
-    assert check._user_slot(CheckOptions()) is None
-    monkeypatch.setattr(os, "getuid", lambda: 0)
-    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("rlimits", None))
-    assert check._user_slot(CheckOptions()) is None   # root: a sandbox user of its own per child
+    assert check._user_slot(Plan("bwrap")) is None
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert check._user_slot(Plan("rlimits")) is None   # root: a sandbox user of its own per child
     monkeypatch.undo()
     monkeypatch.setattr(processes, "SLOT_FOLDER", str(folder))
     other = tmp_path / "theirs"

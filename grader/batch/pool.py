@@ -551,6 +551,7 @@ def _jobs_for_tier(jobs: int, request: str) -> int:
     and processes count against one per-user budget (RLIMIT_NPROC), which one learner could fill
     to make the others' correct JAX files abort in their first call (attack round 46: 0/10 for
     four correct files beside it). Said on stderr when it lowers them."""
+    from ..sandbox_user import shares_user_budget
     if jobs <= 1 or os.geteuid() == 0:
         return jobs
     try:
@@ -558,7 +559,7 @@ def _jobs_for_tier(jobs: int, request: str) -> int:
         tier, _ = choose_tier(request or "auto")
     except GraderError:
         return jobs   # the checks say why they cannot run
-    if tier not in ("rlimits", "none"):
+    if not shares_user_budget(tier):
         return jobs
     sys.stderr.write(f"grader: note: one learner at a time, not {jobs}: in the {tier} sandbox tier every "
                      "learner's process is this user, and one learner's threads would count against the "

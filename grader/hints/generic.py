@@ -79,18 +79,14 @@ def _every(a: Any, step: int, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(a, shape).flat[::step]
 
 
-def _fails_somewhere(p: np.ndarray, got: np.ndarray, ref: np.ndarray, carried: Any, u: float, tiny: float) -> bool:
-    """Whether condition (1) of :func:`judge` (``p`` finite and ``got`` within four times
-    ``carried`` plus two roundings of ``p``) fails at one of a sample of the elements: then it
-    fails for the output. Exact: the same element-wise arithmetic as :func:`judge`, on fewer
-    elements; False for outputs under :data:`SAMPLED` elements (not worth a sample)."""
-    if p.size < SAMPLED:
-        return False
-    step = p.size // 1024
-    ps, gs, rs, cs = (_every(a, step, p.shape) for a in (p, got, ref, carried))
-    if not np.all(np.isfinite(ps)):
-        return True
-    return not np.all(np.abs(gs - ps) <= 4 * np.abs(cs) + (2 * u * (np.abs(ps) + np.abs(rs)) + tiny))
+def _condition_one(p: np.ndarray, got: np.ndarray, ref: np.ndarray, carried: Any, u: float,
+                   tiny: float) -> tuple[bool, np.ndarray, np.ndarray]:
+    """Condition (1) of :func:`judge` (``p`` finite, and ``got`` within four times ``carried``
+    plus two roundings of ``p`` and ``ref`` at every element), with ``|got - p|`` and those two
+    roundings: on every element, or on a sample (:data:`SAMPLED`), where a miss is the verdict."""
+    rounding = 2 * u * (np.abs(p) + np.abs(ref)) + tiny
+    err = np.abs(got - p)
+    return bool(np.all(np.isfinite(p)) and np.all(err <= 4 * np.abs(carried) + rounding)), err, rounding
 
 
 def judge(predicted: Any, got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
@@ -115,11 +111,11 @@ def judge(predicted: Any, got: np.ndarray, ref: np.ndarray, allowed: np.ndarray,
         return None
     u, tiny = unit_roundoff(dtype), 4 * smallest_subnormal(dtype)
     carried = allowed if carried is None else carried
-    if _fails_somewhere(p, got, ref, carried, u, tiny) or not np.all(np.isfinite(p)):
-        return None
-    rounding = 2 * u * (np.abs(p) + np.abs(ref)) + tiny
-    err = np.abs(got - p)
-    if not np.all(err <= 4 * np.abs(carried) + rounding):
+    if p.size >= SAMPLED and not _condition_one(*(_every(a, p.size // 1024, p.shape) for a in (p, got, ref, carried)),
+                                                u, tiny)[0]:
+        return None   # it misses at one element of a sample: it misses
+    holds, err, rounding = _condition_one(p, got, ref, carried, u, tiny)
+    if not holds:
         return None
     changed = int(np.count_nonzero(np.abs(p - ref) > allowed + u * np.abs(ref) + tiny))
     if changed == 0:

@@ -257,15 +257,28 @@ def _grader_stub(folder: str) -> None:
     README teaches a notebook to (``from grader import check``; ``check(fn)`` in a cell): the
     package is not in the sandbox, and such a file or notebook, right in every other line, was
     graded FAIL 0.0 as an import failure (a newcomer's trial; a class's correct notebook scored
-    0). Not when the submission's folder has a ``grader`` module of its own."""
+    0). Its result has the README's ``.passed`` (True: an ``assert check(f).passed`` cell must not
+    stop a notebook being graded; attack round 48), ``.score`` (None, as for a partial run) and
+    ``.report`` (empty), and says nothing of the verdict, which is worked out outside. Not when
+    the submission's folder has a ``grader`` module of its own."""
     if any(os.path.exists(os.path.join(folder, name)) for name in ("grader.py", "grader")):
         return
     import types
     stub = types.ModuleType("grader", "Inside the grader's sandbox: check() does nothing there.")
 
+    class Result:
+        """What ``check`` returns inside the sandbox: no verdict (the grader's is worked out outside)."""
+        passed, score, max_score, report = True, None, None, {}
+
+        def __bool__(self) -> bool:
+            return True
+
+        def __repr__(self) -> str:
+            return "check() is not run while the submission is graded"
+
     def check(*args, **kwargs):
         """Nothing: the submission is being graded already."""
-        return None
+        return Result()
     stub.check = check
     sys.modules["grader"] = stub
 

@@ -121,10 +121,50 @@ def user_tasks(uid: int) -> int:
     return total
 
 
-#: the folder of the lock that lets one check of a user at a time run in the user's own process
-#: budget (:func:`take_user_slot`): a fixed path, so that every grader of the user on this machine
-#: (another shard, a serve, a kernel's) sees the same file whatever its TMPDIR
-SLOT_FOLDER = "/tmp/grader-slot-{uid}"
+def slot_folders(uid: int) -> list[str]:
+    """Where the lock of :func:`take_user_slot` may live, first choice first: a folder of the
+    user's home (from the account database, else ``$HOME``), which every grader of the user on
+    this machine sees whatever its mount namespace and no other user can make first; then
+    ``$XDG_RUNTIME_DIR``; then ``/tmp``. A fixed ``/tmp/grader-slot-UID`` alone (attack round
+    48) was squatted by another user with a folder of theirs (no lock: two shards at once again)
+    and was not one file at all where each job has a private ``/tmp`` (Slurm's tmpfs
+    containers, systemd's PrivateTmp)."""
+    import pwd
+    home = None
+    try:
+        home = pwd.getpwuid(uid).pw_dir
+    except KeyError:
+        home = os.environ.get("HOME")
+    out = [os.path.join(home, ".cache", "grader", "slot")] if home and os.path.isabs(home) else []
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        out.append(os.path.join(runtime, "grader-slot"))
+    return out + [f"/tmp/grader-slot-{uid}"]
+
+
+def _slot_file(folder: str, uid: int) -> int | str:
+    """The opened lock file of the slot in ``folder`` (made private if missing; its parents too,
+    ``~/.cache/grader`` as the cache makes it), or why not: a folder that is not the user's own
+    and private is not used."""
+    import socket
+    import stat
+    try:
+        os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        return f"{folder}: {exc.strerror or exc}"
+    try:
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
+            return f"{folder} is not this user's private folder"
+        # one lock per machine: a home folder is often the same on every node of a cluster
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname()) or "host"
+        return os.open(os.path.join(folder, f"{name}.lock"),
+                       os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        return f"{folder}: {exc.strerror or exc}"
 
 
 #: this process's hold of the slot: its descriptor and how many checks hold it (an assignment's
@@ -141,29 +181,26 @@ def take_user_slot(deadline: float | None) -> int | None:
     of a grader that is not root), its threads count against the user's one process budget,
     which another learner's check, even in another grader process, could fill while XLA starts
     its threads in this one (attack round 47: two shards of one class at once; a correct JAX file
-    aborted, 9.75). A folder that is not this user's own and private is not trusted: then no
-    lock is taken (-1), as before.
+    aborted, 9.75). The lock is a file of :func:`slot_folders`' first folder that is the user's own
+    and private; where none is, no lock is taken (-1), said on stderr.
     """
     import fcntl
-    import stat
     import time
     with _HELD_LOCK:
         if _HELD["count"]:       # this process holds it already: one more check of it
             _HELD["count"] += 1
             return _HELD["fd"]
-    folder = SLOT_FOLDER.format(uid=os.getuid())
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return -1
-    try:
-        st = os.lstat(folder)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-            return -1
-        fd = os.open(os.path.join(folder, "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError:
+    fd: int | str = -1
+    why: list[str] = []
+    for folder in slot_folders(os.getuid()):
+        fd = _slot_file(folder, os.getuid())
+        if isinstance(fd, int):
+            break
+        why.append(fd)
+    if not isinstance(fd, int):
+        import sys
+        sys.stderr.write(f"grader: warning: no private place for this user's check lock ({'; '.join(why)}): "
+                         "this check does not wait for the user's others\n")
         return -1
     while True:
         try:
@@ -176,8 +213,11 @@ def take_user_slot(deadline: float | None) -> int | None:
                 os.close(fd)
                 return None
             time.sleep(0.05)
-        except OSError:
+        except OSError as exc:   # a file system without flock (an old NFS mount)
             os.close(fd)
+            import sys
+            sys.stderr.write(f"grader: warning: cannot lock this user's check lock ({exc.strerror or exc}): "
+                             "this check does not wait for the user's others\n")
             return -1
 
 

@@ -149,17 +149,19 @@ def test_a_submission_that_imports_the_graders_check_is_graded(tmp_path):
     """A newcomer's trial: a file written as the README teaches a notebook (``from grader import
     check``, then ``check(fn)``) was graded FAIL 0.0 (ImportError: the package is not in the
     sandbox). Inside the child ``check`` does nothing, with either import form (in the sandbox's
-    view, where the package is not importable)."""
+    view, where the package is not importable), and its result has the README's attributes
+    (attack round 48: ``assert check(f).passed`` was an AttributeError, FAIL 0.0)."""
     from grader.sandbox import choose_tier
     tier, wrap = choose_tier("auto")
-    for n, head in enumerate(("from grader import check\n", "import grader\ncheck = grader.check\n")):
+    uses = ("check(tied_lm_head)", "assert check(tied_lm_head).passed\nr = check(tied_lm_head)\nprint(r.score, r.report)")
+    for n, (head, use) in enumerate([(h, u) for h in ("from grader import check\n", "import grader\ncheck = grader.check\n")
+                                     for u in uses]):
         sub = tmp_path / f"uses_check_{n}.py"
         sub.write_text(head + textwrap.dedent("""
             def tied_lm_head(hidden, embedding_matrix):
                 return hidden @ embedding_matrix.T
 
-            check(tied_lm_head)
-        """))
+        """) + use + "\n")
         with Worker(str(sub), "tied_lm_head", "numpy", Limits(call_timeout=10), wrap=wrap) as w:
             out = w.start()
         assert out.status == "ok", (tier, out)

@@ -333,10 +333,10 @@ def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_
     import time
 
     from grader import check, processes
-    folder = tmp_path / "slot-{uid}"
-    monkeypatch.setattr(processes, "SLOT_FOLDER", str(folder))
+    folder = tmp_path / "slot"
+    monkeypatch.setattr(processes, "slot_folders", lambda uid: [str(folder)])
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom grader import processes\n"
-                               f"processes.SLOT_FOLDER = {str(folder)!r}\n"
+                               f"processes.slot_folders = lambda uid: [{str(folder)!r}]\n"
                                "assert processes.take_user_slot(None) >= 0\nprint('held', flush=True)\ntime.sleep(30)"],
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -372,8 +372,41 @@ def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     assert check._user_slot(Plan("rlimits")) is None   # root: a sandbox user of its own per child
     monkeypatch.undo()
-    monkeypatch.setattr(processes, "SLOT_FOLDER", str(folder))
     other = tmp_path / "theirs"
     other.mkdir(mode=0o755)
-    monkeypatch.setattr(processes, "SLOT_FOLDER", str(other))
-    assert processes.take_user_slot(None) == -1     # a folder others may write in: no lock, as before
+    monkeypatch.setattr(processes, "slot_folders", lambda uid: [str(other)])
+    capsys.readouterr()
+    assert processes.take_user_slot(None) == -1     # a folder others may write in: no lock, said
+    assert "no private place for this user's check lock" in capsys.readouterr().err
+
+
+def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tmp_path):
+    """Attack round 48: the slot's lock was a fixed /tmp/grader-slot-UID: another user made that
+    folder first (the check then took no lock, silently: two shards at once again), and where
+    each job has a private /tmp every job had a lock of its own. The lock is now in the user's
+    home (every mount namespace of the machine sees it), one file per host name; a foreign
+    folder is passed over for the next place."""
+    import os
+    import socket
+
+    from grader import processes
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr("pwd.getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    places = processes.slot_folders(os.getuid())
+    assert places[0] == str(home / ".cache" / "grader" / "slot")
+    assert places[1:] == [str(tmp_path / "run" / "grader-slot"), f"/tmp/grader-slot-{os.getuid()}"]
+    squatted = tmp_path / "squatted"
+    squatted.mkdir(mode=0o777)
+    os.chmod(squatted, 0o777)     # another user's, or anyone's: not private
+    mine = tmp_path / "mine" / "slot"
+    monkeypatch.setattr(processes, "slot_folders", lambda uid: [str(squatted), str(mine)])
+    fd = processes.take_user_slot(None)
+    try:
+        assert fd >= 0 and os.path.samefile(f"/proc/self/fd/{fd}", mine / f"{socket.gethostname()}.lock")
+        assert oct(os.stat(mine).st_mode & 0o777) == "0o700"
+        assert not any(squatted.iterdir())
+    finally:
+        processes.release_user_slot(fd)

@@ -259,16 +259,22 @@ def _grader_stub(folder: str) -> None:
     graded FAIL 0.0 as an import failure (a newcomer's trial; a class's correct notebook scored
     0). Its result has the README's ``.passed`` (True: an ``assert check(f).passed`` cell must not
     stop a notebook being graded; attack round 48), ``.score`` (None, as for a partial run) and
-    ``.report`` (empty), and says nothing of the verdict, which is worked out outside. Not when
+    ``.report`` (every key None), and says nothing of the verdict, which is worked out outside. Not when
     the submission's folder has a ``grader`` module of its own."""
     if any(os.path.exists(os.path.join(folder, name)) for name in ("grader.py", "grader")):
         return
     import types
     stub = types.ModuleType("grader", "Inside the grader's sandbox: check() does nothing there.")
 
+    class Empty(dict):
+        """The stand-in's report: every key None (``r.report["score"]`` in a handed-in cell)."""
+
+        def __missing__(self, key):
+            return None
+
     class Result:
         """What ``check`` returns inside the sandbox: no verdict (the grader's is worked out outside)."""
-        passed, score, max_score, report = True, None, None, {}
+        passed, score, max_score, report = True, None, None, Empty()
 
         def __bool__(self) -> bool:
             return True

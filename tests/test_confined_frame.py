@@ -153,7 +153,7 @@ def test_a_submission_that_imports_the_graders_check_is_graded(tmp_path):
     (attack round 48: ``assert check(f).passed`` was an AttributeError, FAIL 0.0)."""
     from grader.sandbox import choose_tier
     tier, wrap = choose_tier("auto")
-    uses = ("check(tied_lm_head)", "assert check(tied_lm_head).passed\nr = check(tied_lm_head)\nprint(r.score, r.report)")
+    uses = ("check(tied_lm_head)", "assert check(tied_lm_head).passed\nr = check(tied_lm_head)\nprint(r.score, r.report['score'])")
     for n, (head, use) in enumerate([(h, u) for h in ("from grader import check\n", "import grader\ncheck = grader.check\n")
                                      for u in uses]):
         sub = tmp_path / f"uses_check_{n}.py"

@@ -24,7 +24,7 @@ imported first. The mechanism (docs/tolerance.md, "Cases"):
   that are subnormal would make "flushed on input" and "exact" two right answers).
 
 hypothesis is kept for what it is best at: searching for and shrinking a small failing input
-(:func:`case_strategy`, used only by ``grader.shrink``). What it finds is extra feedback and
+(``grader.shrink.case_strategy``). What it finds is extra feedback and
 never changes the verdict or the points.
 
 :func:`cases_digest` hashes the graded cases' inputs in order; it goes into every report's
@@ -32,6 +32,7 @@ never changes the verdict or the points.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
@@ -42,7 +43,6 @@ from .dtypes import dtype_of, smallest_normal
 from .spec import LEAD, Parameter, Problem
 from .spec_expr import domain_refs
 
-Z_BOUND = 4.0  # standard scores used by the shrink search lie in [-4, 4]
 IRWIN_HALL_TERMS = 12  # twelve uniforms of variance 1/12 each: variance 1
 _U16 = 1 << 16
 
@@ -613,10 +613,11 @@ def _distinct(sizes: dict[str, Any]) -> bool:
     return len(set(symbols)) == len(symbols) and not set(symbols) & set(sizes.get(LEAD, ()))
 
 
-def draw_sizes(stream: Stream, gen: dict[str, Any], problem: Problem | None = None) -> dict[str, Any]:
+def draw_sizes(stream: Stream, gen: dict[str, Any], problem: Problem | None = None,
+               rank: int | None = None) -> dict[str, Any]:
     """One size combination for generated cases, from the spec's ``generated`` ranges.
 
-    A number of leading axes in ``leading_axes``, each sized in ``sizes["..."]``, and every
+    A number of leading axes in ``leading_axes`` (``rank`` when given), each sized in ``sizes["..."]``, and every
     other size symbol in its range. Where the ranges allow, all size symbols differ from each
     other and from the leading-axis sizes (up to 200 draws), so that no axis can be confused
     with another: a missing transpose or swapped axes changes the shape. A size given as
@@ -632,8 +633,8 @@ def draw_sizes(stream: Stream, gen: dict[str, Any], problem: Problem | None = No
     sizes: dict[str, Any] = {}
     fitting: dict[str, Any] | None = None
     for _ in range(200 if problem is None or not problem.constraints else 2000):
-        rank = stream.integer(rank_lo, rank_hi)
-        sizes = {LEAD: tuple(int(x) for x in stream.integers(lead_lo, lead_hi, (rank,)))}
+        count = stream.integer(rank_lo, rank_hi) if rank is None else rank
+        sizes = {LEAD: tuple(int(x) for x in stream.integers(lead_lo, lead_hi, (count,)))}
         for sym, bounds in symbols.items():
             if isinstance(bounds, dict):   # one_of: a set of sizes
                 sizes[sym] = int(bounds["one_of"][stream.integer(0, len(bounds["one_of"]) - 1)])
@@ -662,6 +663,10 @@ def shape_pool(problem: Problem, seed: int) -> list[dict[str, Any]] | None:
     (NOTES.md): this bounds the submission's compilations to K per dtype, and the reference's
     (float64 for every dtype) to K, while the values of every case are new. Without ``shapes``
     every case draws its own sizes.
+
+    It holds every count of ``leading_axes`` when K allows (free draws gave masked_mean_pool one
+    leading axis four times: ``dim=1`` scored 8.33): a missing count, drawn, replaces the latest
+    entry of the commonest; a pool whose free draws cover the range is those draws.
     """
     gen = problem.generated or {}
     k = gen.get("shapes")
@@ -675,80 +680,16 @@ def shape_pool(problem: Problem, seed: int) -> list[dict[str, Any]] | None:
             pool.append(sizes)
         if len(pool) >= k:
             break
+    lo, hi = gen.get("leading_axes", [0, 0])
+    for missing in range(lo, hi + 1):
+        counts = [len(s[LEAD]) for s in pool]
+        spare = max(set(counts), key=lambda c: (counts.count(c), c))
+        if missing not in counts and len(pool) == k and counts.count(spare) > 1:
+            at = max(i for i, c in enumerate(counts) if c == spare)
+            with contextlib.suppress(ValueError):   # no sizes of that count meet the constraints
+                pool[at] = next((s for s in (draw_sizes(stream, gen, problem, rank=missing) for _ in range(50))
+                                 if s not in pool), pool[at])
     return pool
-
-
-def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = None) -> Any:
-    """A hypothesis strategy of :class:`Case` in ``dtype`` over the spec's ``generated`` ranges.
-
-    Used only to *search* for a small failing input (``grader.shrink``), never for graded
-    cases. Shapes: a number of leading axes in ``leading_axes`` with sizes in ``sizes["..."]``,
-    every other size symbol in its range; with ``within`` (the sizes of the failing case being
-    shrunk) no larger than those, so that every example is a candidate and the search finds
-    one sooner. Values: ``mean + scale * z`` per row with z drawn by hypothesis in [-4, 4], so
-    that shrinking moves toward small shapes and simple values (z -> 0, the mean and scale
-    toward their bounds); subnormals are flushed as in graded cases.
-    """
-    from hypothesis import assume
-    from hypothesis import strategies as st
-    from hypothesis.extra import numpy as hnp
-
-    gen = problem.generated or {}
-    rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
-    lead_lo, lead_hi = gen.get("sizes", {}).get(LEAD, [1, 1])
-    symbols = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in gen.get("sizes", {}).items() if k != LEAD}
-    if within:
-        lead = tuple(within.get(LEAD, ()))
-        rank_hi = max(rank_lo, min(rank_hi, len(lead)))
-        lead_hi = max(lead_lo, min([lead_hi, *lead]) if lead else lead_hi)
-        for sym, bounds in symbols.items():
-            if isinstance(within.get(sym), int):
-                if isinstance(bounds, dict):   # one_of: the sizes no larger than the failing case's
-                    bounds["one_of"] = [v for v in bounds["one_of"] if v <= within[sym]] or [within[sym]]
-                else:
-                    bounds[1] = max(bounds[0], min(bounds[1], within[sym]))
-    values = gen.get("values", {})
-    z_elems = st.floats(-Z_BOUND, Z_BOUND, allow_nan=False, allow_infinity=False,
-                        allow_subnormal=False, width=32)
-
-    @st.composite
-    def draw(data: Any) -> Case:
-        rank = data(st.integers(rank_lo, rank_hi))
-        sizes: dict[str, Any] = {
-            LEAD: tuple(data(st.lists(st.integers(lead_lo, lead_hi), min_size=rank, max_size=rank)))}
-        for sym, bounds in symbols.items():
-            sizes[sym] = data(st.sampled_from(bounds["one_of"])) if isinstance(bounds, dict) \
-                else data(st.integers(bounds[0], bounds[1]))
-        if problem.constraints:
-            assume(problem.violated(sizes, {}) is None)   # on sizes alone, before any array is made
-        def make(p: Parameter, env: dict[str, Any]) -> np.ndarray:
-            shape = resolve_shape(p, env)
-            if p.kind != "float":  # integers in the domain, masks: made by a stream hypothesis seeds
-                return param_array(Stream(data(st.integers(0, 2**32 - 1))), p, shape, values.get(p.name),
-                                   p.dtype_for(dtype, 0), env)
-            fill = values.get(p.name, {"kind": "normal"})
-            if fill.get("kind", "normal") != "normal":
-                arr = fill_array(Stream(data(st.integers(0, 2**32 - 1))), shape, fill)
-            else:
-                rows = shape[:-1] + (1,) if shape else ()
-                mlo, mhi = (_f32(x) for x in _range(fill.get("mean"), (0.0, 0.0)))
-                slo, shi = (_f32(x) for x in _range(fill.get("scale"), (1.0, 1.0)))
-                mean = data(hnp.arrays(np.float64, rows, elements=st.floats(mlo, mhi, width=32)))
-                scale = data(hnp.arrays(np.float64, rows, elements=st.floats(slo, shi, width=32)))
-                z = data(hnp.arrays(np.float64, shape, elements=z_elems))
-                arr = mean + scale * z
-            return _cast(arr, dtype)
-
-        present = [p for p in problem.parameters if p.scalar is None or not p.optional]
-        inputs = _draw_inputs(problem, present, {}, make, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
-        if problem.constraints:
-            assume(problem.violated(sizes, inputs) is None)
-        group = problem.groups[gen["group"]]
-        return Case(name="", group=gen["group"], dtype=dtype, inputs=inputs, sizes=sizes, compare="tolerance",
-                    expected_literal=None, origin="generated", visibility=group.visibility,
-                    **call_layout(problem, inputs))
-
-    return draw()
 
 
 def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count: int) -> list[Case]:

@@ -2,7 +2,7 @@
 
 The graded cases are fixed by the seed (``grader.cases``); hypothesis is used here only to
 *search*: for the first failing generated case of each (failure kind, dtype) that no small
-visible fixed case shows already (:func:`_targets`), up to :data:`MAX_SHRINKS`, hypothesis draws cases of that dtype from ``grader.cases.case_strategy``
+visible fixed case shows already (:func:`_targets`), up to :data:`MAX_SHRINKS`, hypothesis draws cases of that dtype from :func:`case_strategy`
 (the spec's generated ranges) in phases generate + shrink. The property tested is "the
 submission's output for this input does not fail with that kind", so hypothesis finds a
 failing example and shrinks it: fewer and smaller axes, values toward 0. What it finds is
@@ -32,10 +32,13 @@ from typing import Any, Callable
 import numpy as np
 
 
-from .cases import Case, case_strategy
+from .cases import (Case, Stream, _cast, _draw_inputs, _f32, _range, call_layout, fill_array, param_array,
+                    resolve_shape)
 from .results import SHRUNK_PREFIX, ArrayInfo, CaseResult, Replay
+from .spec import LEAD, Parameter, Problem
 
 MAX_SHRINKS = 2
+Z_BOUND = 4.0  # standard scores used by the shrink search lie in [-4, 4]
 #: CPU seconds all the searches of one check may use at least, whatever the graded cases cost:
 #: a NumPy check's visible cases can cost 0.1 s, and each new shape a search tries costs the
 #: reference a compilation. At 1.5 s a float16-only mistake of tied_lm_head found nothing on a
@@ -47,6 +50,79 @@ SHRINK_BUDGET = 8.0  # CPU seconds per search (the grader's thread and the submi
 WALL_FACTOR, WALL_MARGIN = 5.0, 5.0   # and a wall-clock ceiling of 5 x 8 + 5 = 45 s per search (Limits.backstop's shape)
 SEARCH_EXAMPLES = 200  # examples hypothesis may draw per search (the time budget usually ends it first)
 SHRINKABLE = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "exception")
+
+
+def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = None) -> Any:
+    """A hypothesis strategy of :class:`Case` in ``dtype`` over the spec's ``generated`` ranges.
+
+    Used only to *search* for a small failing input (``grader.shrink``), never for graded
+    cases. Shapes: a number of leading axes in ``leading_axes`` with sizes in ``sizes["..."]``,
+    every other size symbol in its range; with ``within`` (the sizes of the failing case being
+    shrunk) no larger than those, so that every example is a candidate and the search finds
+    one sooner. Values: ``mean + scale * z`` per row with z drawn by hypothesis in [-4, 4], so
+    that shrinking moves toward small shapes and simple values (z -> 0, the mean and scale
+    toward their bounds); subnormals are flushed as in graded cases.
+    """
+    from hypothesis import assume
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    gen = problem.generated or {}
+    rank_lo, rank_hi = gen.get("leading_axes", [0, 0])
+    lead_lo, lead_hi = gen.get("sizes", {}).get(LEAD, [1, 1])
+    symbols = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in gen.get("sizes", {}).items() if k != LEAD}
+    if within:
+        lead = tuple(within.get(LEAD, ()))
+        rank_hi = max(rank_lo, min(rank_hi, len(lead)))
+        lead_hi = max(lead_lo, min([lead_hi, *lead]) if lead else lead_hi)
+        for sym, bounds in symbols.items():
+            if isinstance(within.get(sym), int):
+                if isinstance(bounds, dict):   # one_of: the sizes no larger than the failing case's
+                    bounds["one_of"] = [v for v in bounds["one_of"] if v <= within[sym]] or [within[sym]]
+                else:
+                    bounds[1] = max(bounds[0], min(bounds[1], within[sym]))
+    values = gen.get("values", {})
+    z_elems = st.floats(-Z_BOUND, Z_BOUND, allow_nan=False, allow_infinity=False,
+                        allow_subnormal=False, width=32)
+
+    @st.composite
+    def draw(data: Any) -> Case:
+        rank = data(st.integers(rank_lo, rank_hi))
+        sizes: dict[str, Any] = {
+            LEAD: tuple(data(st.lists(st.integers(lead_lo, lead_hi), min_size=rank, max_size=rank)))}
+        for sym, bounds in symbols.items():
+            sizes[sym] = data(st.sampled_from(bounds["one_of"])) if isinstance(bounds, dict) \
+                else data(st.integers(bounds[0], bounds[1]))
+        if problem.constraints:
+            assume(problem.violated(sizes, {}) is None)   # on sizes alone, before any array is made
+        def make(p: Parameter, env: dict[str, Any]) -> np.ndarray:
+            shape = resolve_shape(p, env)
+            if p.kind != "float":  # integers in the domain, masks: made by a stream hypothesis seeds
+                return param_array(Stream(data(st.integers(0, 2**32 - 1))), p, shape, values.get(p.name),
+                                   p.dtype_for(dtype, 0), env)
+            fill = values.get(p.name, {"kind": "normal"})
+            if fill.get("kind", "normal") != "normal":
+                arr = fill_array(Stream(data(st.integers(0, 2**32 - 1))), shape, fill)
+            else:
+                rows = shape[:-1] + (1,) if shape else ()
+                mlo, mhi = (_f32(x) for x in _range(fill.get("mean"), (0.0, 0.0)))
+                slo, shi = (_f32(x) for x in _range(fill.get("scale"), (1.0, 1.0)))
+                mean = data(hnp.arrays(np.float64, rows, elements=st.floats(mlo, mhi, width=32)))
+                scale = data(hnp.arrays(np.float64, rows, elements=st.floats(slo, shi, width=32)))
+                z = data(hnp.arrays(np.float64, shape, elements=z_elems))
+                arr = mean + scale * z
+            return _cast(arr, dtype)
+
+        present = [p for p in problem.parameters if p.scalar is None or not p.optional]
+        inputs = _draw_inputs(problem, present, {}, make, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
+        if problem.constraints:
+            assume(problem.violated(sizes, inputs) is None)
+        group = problem.groups[gen["group"]]
+        return Case(name="", group=gen["group"], dtype=dtype, inputs=inputs, sizes=sizes, compare="tolerance",
+                    expected_literal=None, origin="generated", visibility=group.visibility,
+                    **call_layout(problem, inputs))
+
+    return draw()
 
 
 def _key(case: Case) -> str:

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.cases import case_strategy, fixed_cases, generated_cases
+from grader.cases import fixed_cases, generated_cases
 from grader.errors import SpecError
+from grader.shrink import case_strategy
 from grader.spec import load_problem
 
 ONE_HOT = """\

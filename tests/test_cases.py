@@ -223,3 +223,40 @@ def test_an_unknown_case_name_is_answered_with_this_problems_names(tmp_path):
     message = str(err.value)
     assert "batch[float32]" not in message and "'worked_example[float16]'" in message and "'gen000[" in message
     assert "10 generated cases" in message and "--max-examples" in message
+
+
+# -- the generated cases' shape pool ---------------------------------------------------------------
+
+def _free_pool(problem, seed):
+    """The pool as K free draws give it (what ``shape_pool`` drew before it covered the ranks)."""
+    from grader.cases import draw_sizes
+    stream, pool = Stream(seed, "shapes"), []
+    while len(pool) < problem.generated["shapes"]:
+        sizes = draw_sizes(stream, problem.generated, problem)
+        if sizes not in pool:
+            pool.append(sizes)
+    return pool
+
+
+@pytest.mark.parametrize("problem_id", sorted(spec.available_problems()))
+def test_the_shape_pool_holds_every_count_of_leading_axes(problem_id):
+    """A pool of K shapes holds each number of leading axes of ``leading_axes`` when K allows
+    (masked_mean_pool's seed 0 drew one leading axis four times: a ``dim=1`` reduction scored
+    8.33); a pool whose free draws covered the range is those draws, unchanged."""
+    from grader.cases import shape_pool
+    problem = spec.load_problem(ROOT / "problems" / f"{problem_id}.yaml")
+    gen = problem.generated or {}
+    if not gen.get("shapes"):
+        pytest.skip("no shape pool")
+    lo, hi = gen.get("leading_axes", [0, 0])
+    for seed in (0, 1, 7):
+        pool = shape_pool(problem, seed)
+        counts = {len(s[LEAD]) for s in pool}
+        assert len(pool) == gen["shapes"] and len({json.dumps(s, sort_keys=True) for s in pool}) == len(pool)
+        if gen["shapes"] >= hi - lo + 1:
+            assert counts == set(range(lo, hi + 1)), (seed, pool)
+        free = _free_pool(problem, seed)
+        if {len(s[LEAD]) for s in free} == set(range(lo, hi + 1)):
+            assert pool == free
+        else:
+            assert sum(a != b for a, b in zip(pool, free)) <= hi - lo, (free, pool)

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.cases import case_strategy, fixed_cases, generated_cases
+from grader.cases import fixed_cases, generated_cases
 from grader.errors import GraderError, SpecError
 from grader.expected import expected_for
+from grader.shrink import case_strategy
 from grader.spec import load_problem
 from grader.validate import MistakeResult, single_case_findings
 

@@ -433,7 +433,7 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
             key = f"{base} output {label}" if label else base
             if literal.shape != ref.shape:
                 info = stale.setdefault(key, {"dtypes": []})
-                info["dtypes"].append(case.dtype)
+                info["dtypes"] += [case.dtype] if case.dtype not in info["dtypes"] else []
                 info["text"] = f"shape {literal.shape} where the reference gives {ref.shape}"
                 info["data"] = {"kind": "shape", "spec_shape": list(literal.shape), "reference_shape": list(ref.shape)}
             else:
@@ -443,8 +443,8 @@ def check_literals(problem: Any, entries: list[_Entry]) -> tuple[list[Finding], 
                 if failure is None:
                     continue
                 text, data = _where(failure)
-                info = stale.setdefault(key, {"dtypes": []})
-                info["dtypes"].append(case.dtype)
+                info = stale.setdefault(key, {"dtypes": []})   # each dtype once: frameworks share it
+                info["dtypes"] += [case.dtype] if case.dtype not in info["dtypes"] else []
                 info["text"], info["data"] = text.replace("{other}", "spec"), data
             info["spec"], info["reference"] = _small_list(literal), _small_list(ref)
             if label:

@@ -255,6 +255,23 @@ def test_stale_literal_exits_1_naming_the_case_and_both_values(tmp_path):
     assert finding["data"]["spec_values"] == [-1.0, 7.0] and finding["data"]["reference_values"] == [-1.0, -1.0]
 
 
+def test_a_stale_literal_names_each_dtype_once(tmp_path):
+    """A case graded with two integer dtypes of its targets (cross_entropy: int64 and int32) was
+    named "(float16, float16, float32, float32, ...)" by a stale literal (an instructor's trial)."""
+    import shutil
+    (tmp_path / "reference").mkdir()
+    shutil.copy(ROOT / "reference" / "cross_entropy.py", tmp_path / "reference")
+    text = (PROBLEMS / "cross_entropy.yaml").read_text()
+    text = text.replace("expected: 0.49041462650586304", "expected: 0.5")
+    text = text[:text.index("\nmistakes:")] + "\n"     # no mistakes or alternatives to grade
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "problems" / "cross_entropy.yaml").write_text(text)
+    (finding,) = errors_of(run_grader("validate", str(tmp_path / "problems" / "cross_entropy.yaml"), "--format", "json"))
+    assert finding["check"] == "literal"
+    assert sorted(finding["data"]["dtypes"]) == sorted(set(finding["data"]["dtypes"])), finding
+    assert "float32" in finding["data"]["dtypes"]
+
+
 def test_stale_literal_shape_is_named(tmp_path):
     spec = write_problem(tmp_path, expected="[-1, -1, 0]", mistakes={})
     run = run_grader("validate", str(spec), "--format", "json")

@@ -81,11 +81,6 @@ def shape_text(shape: "tuple[Any, ...] | WithoutAxis") -> str:
     return str(shape) if isinstance(shape, WithoutAxis) else str(list(shape))
 
 
-def is_plain_symbol(entry: Any) -> bool:
-    """Whether a shape entry is an int, ``"..."`` or a bare name (not an expression)."""
-    return not isinstance(entry, str) or entry == LEAD or entry.isidentifier()
-
-
 @dataclass(frozen=True)
 class Output:
     """One named output of a function with several (``returns.outputs``).
@@ -556,6 +551,9 @@ def read_yaml(path: Path, what: str = "spec") -> tuple[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        lines, at = text.splitlines(), getattr(exc, "context_mark", None) or mark   # [0, C) unquoted: YAML's flow
+        quote = re.search(r":\s*(\[[^\]\"'#]*\)|\([^)\"'#]*\])", lines[at.line] if at and at.line < len(lines) else "")
+        problem += f"; quote a half-open interval: \"{quote.group(1)}\"" if quote else ""
         raise SpecError(shown, f"not valid YAML: {problem}", line=mark.line + 1 if mark else None) from None
 
 

@@ -86,6 +86,10 @@ def test_broken_spec_names_file_line_and_field(tmp_path, old, new, field, words)
 
 @pytest.mark.parametrize("content,words", [
     ("id: [unclosed\n", "not valid YAML"),
+    # a newcomer's unquoted domain: YAML's message alone did not say what to do
+    ("id: x\nfunction:\n  parameters:\n    - name: t\n      domain: [0, C)\n",
+     r'not valid YAML: .*; quote a half-open interval: "\[0, C\)"'),
+    ("id: x\nbounds: {low: (0, 1]}\n", r'quote a half-open interval: "\(0, 1\]"'),
     ("- a\n- b\n", "must be a YAML mapping"),
     ("", "must be a YAML mapping"),
 ])

@@ -395,3 +395,11 @@ def test_one_mistake_is_one_row_of_common_hints_whatever_its_numbers():
     assert [learners for _, learners in found] == [["ann", "ben", "cat"], ["ann", "ben", "cat"]]
     texts = [t for t, _ in found]
     assert sum("constant offset" in t for t in texts) == 1 and any("softmax" in t for t in texts)
+    # three learners who submitted nothing: their "submit one .py file" is no row (it led a class's list)
+    from grader.spec import load_problem
+    for n in ("dan", "eve", "fay"):
+        problem = load_problem(Path(__file__).resolve().parent.parent / "problems" / "tied_lm_head.yaml")
+        reports[n] = gradebook.placeholder_report(problem, f"{n}/", Failure(
+            kind="missing", message="no submission found", hint="submit one .py file or .ipynb notebook"), 0.0)
+        rows.append(gradebook.Row(n, f"{n}/", False, 0, 8, ["missing"], 0.0, ""))
+    assert common_hints(rows, reports) == found

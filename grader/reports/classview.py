@@ -335,7 +335,7 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
 
     A learner's hints are those of the instructor's view of their report
     (:func:`grader.reports.view.build`: the whole submission's, the shared ones, the failing
-    cases'), each counted once per learner."""
+    cases'), each counted once per learner; a learner who submitted nothing has none."""
     from collections import Counter
 
     from .view import build
@@ -343,7 +343,9 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
     texts: dict[str, Counter] = {}
     for r in sorted(rows, key=lambda r: r.learner):
         rep = reports.get(r.learner)
-        if rep is None or rep.passed:
+        # nothing submitted is no mistake of code: the grid's "missing" says it, and "submit one
+        # .py file" led a class's commonest hints above every real one (an instructor's trial)
+        if rep is None or rep.passed or (rep.failure is not None and rep.failure.kind == "missing"):
             continue
         try:
             hints = build(rep, common.INSTRUCTOR).hints

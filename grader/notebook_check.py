@@ -408,14 +408,15 @@ def framework_of(fn: Callable[..., Any], source: str) -> str | None:
 
 def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
           max_examples: int | None = None, timeout: float | None = None,
-          framework: str | None = None, case: str | None = None, replay: str | None = None) -> CheckResult:
+          framework: str | None = None, case: str | None = None, replay: str | None = None,
+          shrink: bool = True) -> CheckResult:
     """Grade the function ``fn`` (just defined in a notebook) and return a :class:`CheckResult`.
 
     The problem is the one whose function is named like ``fn`` unless ``problem`` (an id) is
     given. The grading runs in a separate process (``python -I -m grader check``, sandboxed)
     on the source of ``fn`` and of what it uses (:func:`build_source`); nothing of the kernel is
-    changed. ``seed``, ``max_examples`` and ``timeout`` (seconds per call) are the CLI's flags,
-    and so are ``framework`` (``"numpy"``, ``"jax"`` or ``"torch"``; by default
+    changed. ``seed``, ``max_examples``, ``timeout`` (seconds per call) and ``shrink`` (False:
+    ``--no-shrink``, no search for a smaller failing input) are the CLI's flags, and so are ``framework`` (``"numpy"``, ``"jax"`` or ``"torch"``; by default
     :func:`framework_of`), ``case`` (one case by name, ``--case``) and ``replay`` (one case as
     its JSON literal, ``--replay``): each failing case's ``replay:`` line is the call that runs
     it again, ``check(fn, case='batch[float16]')`` (:func:`kernel_replay`). A JAX function defined in a cell keeps its compilations for the
@@ -461,6 +462,8 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
             argv += ["--max-examples", str(int(max_examples))]
         if timeout is not None:
             argv += ["--timeout", str(float(timeout))]
+        if not shrink:
+            argv.append("--no-shrink")
         chosen = framework or framework_of(fn, source)
         if chosen:
             argv += ["--framework", chosen]

@@ -39,6 +39,7 @@ from .spec import LEAD, Parameter, Problem
 
 MAX_SHRINKS = 2
 Z_BOUND = 4.0  # standard scores used by the shrink search lie in [-4, 4]
+LONG_SEARCH = 5.0  # wall seconds of a search after which its line says how to skip it
 #: CPU seconds all the searches of one check may use at least, whatever the graded cases cost:
 #: a NumPy check's visible cases can cost 0.1 s, and each new shape a search tries costs the
 #: reference a compilation. At 1.5 s a float16-only mistake of tied_lm_head found nothing on a
@@ -292,7 +293,10 @@ def _shrink(problem: Any, cases: list[Case], results: list[CaseResult], executor
                          failure=failure, seconds=outcome.seconds,
                          values=values_of(case, exp, outcome.result), replay_facts=replay(case) if replay else None,
                          shrunk=True)
+        took = time.monotonic() - t0
+        # a long search says how to skip it (a learner waited 28.8 s for one, not told of --no-shrink)
         failure.details.insert(0, f"a smaller input that fails like {original.name} ({kind}), "
-                                  f"found and shrunk by hypothesis in {time.monotonic() - t0:.1f} s")
+                                  f"found and shrunk by hypothesis in {took:.1f} s"
+                                  + (" (--no-shrink, or shrink=False in check(), skips the search)" if took >= LONG_SEARCH else ""))
         out.append(res)
     return out

@@ -419,3 +419,17 @@ def test_infinite_and_nan_constants_are_sent_as_values_that_read_back():
     assert scope["NEG_INF"] == float("-inf") and scope["LIMITS"] == (0.5, float("inf"))
     assert scope["NOT_A_NUMBER"] != scope["NOT_A_NUMBER"]
     assert scope["masks_with_constants"](3) == 3
+
+
+def test_check_takes_shrink_as_the_cli_takes_no_shrink():
+    """A long search's line tells a learner to skip it with ``shrink=False`` in check(): check
+    passes it on as ``--no-shrink`` (no shrunk case), and searches by default."""
+    from grader import check
+    scope: dict = {"np": np}
+    # wrong only past 40 features: no small visible case shows it, so the search has work
+    exec("def tied_lm_head(hidden, embedding_matrix):\n    out = hidden @ embedding_matrix.T\n"
+         "    return out + 0.5 if embedding_matrix.shape[-1] > 40 else out\n", scope)
+    off = check(scope["tied_lm_head"], max_examples=4, shrink=False)
+    assert not off.passed and not [c for c in off.report["cases"] if c.get("shrunk")]
+    on = check(scope["tied_lm_head"], max_examples=4)
+    assert [c for c in on.report["cases"] if c.get("shrunk")]

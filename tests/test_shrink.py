@@ -79,6 +79,25 @@ def test_the_search_stops_at_the_runs_deadline(monkeypatch):
     assert len(sub.calls) <= 11
 
 
+def test_a_long_search_says_how_to_skip_it(monkeypatch):
+    """A learner waited 28.8 s for a search and was not told of --no-shrink: a search of
+    LONG_SEARCH seconds or more says how to skip it; a short one does not."""
+    for per_call, said in ((2.0, True), (0.0, False)):
+        cases, results = failing_generated()
+        clock = _Clock()
+        monkeypatch.setattr(shrink, "time", clock)
+
+        class Slow(Offset):
+            def call(self, case, timeout=None):
+                clock.now += per_call
+                return super().call(case, timeout)
+
+        out = shrink.shrink_failures(PROBLEM, cases, results, Slow(), judge, dtypes=("float32",), budget=100.0)
+        line = out[0].failure.details[0]
+        assert "found and shrunk by hypothesis" in line
+        assert ("--no-shrink, or shrink=False in check(), skips the search" in line) is said, line
+
+
 def test_no_search_when_the_run_has_no_time_left():
     cases, results = failing_generated()
     sub = Offset()

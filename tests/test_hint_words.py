@@ -132,3 +132,15 @@ def test_the_second_mistake_is_worded_in_the_learners_code(framework, cast):
     assert ("jax_enable_x64" in text) == (framework == "jax"), text
     for token in FOREIGN[framework]:
         assert not re.search(token, text), (framework, token, text)
+
+
+@pytest.mark.parametrize("idea", ["bool_ids", "float_ids"])
+def test_a_torch_learner_is_told_where_its_runtime_error_came_from(idea):
+    """A newcomer's ``F.embedding`` lost a point for torch's own RuntimeError on float and bool
+    IDs and was not told why: the torch wording says so; nobody else's names torch."""
+    raised = {"dtype": "float32", "raise": "TypeError or ValueError or IndexError", "raised": "RuntimeError"}
+    for framework in ("numpy", "jax", "torch"):
+        text = words.render(Hint(idea=idea, facts=raised), framework, "embedding_lookup")
+        assert ("F.embedding refuse such IDs with RuntimeError" in text) == (framework == "torch"), (framework, text)
+        other = words.render(Hint(idea=idea, facts={**raised, "raised": "KeyError"}), framework, "embedding_lookup")
+        assert "F.embedding" not in other

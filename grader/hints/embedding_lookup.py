@@ -27,7 +27,7 @@ def diagnose_raises(case: Any, accepted: list[str]) -> Hint | None:
     facts = {"dtype": ids.dtype.name, "raise": raise_what}
     if ids.dtype == np.bool_:
         return Hint(idea="bool_ids", facts=facts)
-    if ids.dtype.kind in "fc":
+    if ids.dtype.kind in "fc" or ids.dtype.name == "bfloat16":   # ml_dtypes' bfloat16 is of kind "V"
         return Hint(idea="float_ids", facts=facts)
     if ids.dtype.kind in "iu" and ids.size:
         low, high = int(ids.min()), int(ids.max())

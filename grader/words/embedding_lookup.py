@@ -8,16 +8,28 @@ from typing import Any, Callable
 
 Facts = dict[str, Any]
 
+
+def _own(f: Facts, c: Any) -> str:
+    """For a PyTorch learner whose code raised RuntimeError on bool or float IDs: where it came
+    from (a newcomer's ``F.embedding`` lost a point for torch's own refusal and was not told)."""
+    if f.get("raised") == "RuntimeError" and getattr(c, "framework", None) == "torch":
+        return (" (torch's own indexing and F.embedding refuse such IDs with RuntimeError, which the "
+                "statement does not accept: check token_ids.dtype before the lookup)")
+    return ""
+
 WORDS: dict[str, Callable[[Facts, Any], str]] = {
     # what the learner's code did with them is not known here: both common readings are named (a
     # newcomer who cast them with .astype(np.int64) was told indexing had read them as a mask)
-    "bool_ids": lambda f, c: (f"the IDs are bools ({f['dtype']}), not token IDs: indexing with them selects the rows "
+    "bool_ids": lambda f, c: (f"the IDs are bools ({f['dtype']}), not token IDs: check that the IDs have an integer "
+                              f"dtype and raise {f['raise']}, not {f['raised']}{_own(f, c)}" if f.get("raised") else
+                              f"the IDs are bools ({f['dtype']}), not token IDs: indexing with them selects the rows "
                               f"where they are True, and converting them with {c('to_int')} reads True as ID 1; "
-                              f"check that the IDs have an integer dtype and raise "
-                              f"{f['raise']}" + (f", not {f['raised']}" if f.get("raised") else "")),
-    "float_ids": lambda f, c: (f"the IDs are {f['dtype']} numbers, not integers, even when they are whole "
+                              f"check that the IDs have an integer dtype and raise {f['raise']}"),
+    "float_ids": lambda f, c: (f"the IDs are {f['dtype']} numbers, not integers: check that the IDs have an integer "
+                               f"dtype and raise {f['raise']}, not {f['raised']}{_own(f, c)}" if f.get("raised") else
+                               f"the IDs are {f['dtype']} numbers, not integers, even when they are whole "
                                f"(converting them with {c('to_int')} would accept them); check that the IDs have an "
-                               f"integer dtype and raise {f['raise']}" + (f", not {f['raised']}" if f.get("raised") else "")),
+                               f"integer dtype and raise {f['raise']}"),
     "negative_id": lambda f, c: (f"an ID is negative ({f['id']}), which must be refused: raise {f['raise']}, not "
                                  f"{f['raised']}" if f.get("raised") else
                                  f"an ID is negative ({f['id']}): indexing counts it from the end, so it returns row "

@@ -72,11 +72,20 @@ _NR = {
     "sched_setscheduler": (144, 119), "sched_setparam": (142, 118), "sched_setattr": (314, 274),
     "ioprio_set": (251, 30), "migrate_pages": (256, 238), "move_pages": (279, 239),
     "get_robust_list": (274, 100),
+    # a file's metadata (mode, owner, times, extended attributes and ACLs): Landlock has no right
+    # for these, and in the rlimits tier of a grader that is not root the child is the grader's
+    # user, who owns the host files it can name: a submission made the user's home 0777 and the
+    # seed secret 0644 (attack round 49). No submission needs them; their set-uid bits were all
+    # that was refused
+    "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
+    "chown": (92, None), "fchown": (93, 55), "lchown": (94, None), "fchownat": (260, 54),
+    "utime": (132, None), "utimes": (235, None), "futimesat": (261, None), "utimensat": (280, 88),
+    "setxattr": (188, 5), "lsetxattr": (189, 6), "fsetxattr": (190, 7), "removexattr": (197, 14),
+    "lremovexattr": (198, 15), "fremovexattr": (199, 16), "setxattrat": (463, 463), "removexattrat": (466, 466),
     # handled specially
     "clone": (56, 220), "clone3": (435, 435), "socket": (41, 198), "kill": (62, 129),
     "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138), "rt_tgsigqueueinfo": (297, 240),
     "socketpair": (53, 199), "fcntl": (72, 25), "ioctl": (16, 29), "openat2": (437, 437),
-    "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
     "open": (2, None), "openat": (257, 56), "creat": (85, None), "mkdir": (83, None), "mkdirat": (258, 34),
     "prctl": (157, 167), "fallocate": (285, 47), "mmap": (9, 222), "flock": (73, 32),
     # native AIO: every context is charged to one counter for the whole kernel (fs.aio-nr, capped
@@ -99,7 +108,7 @@ _NR = {
 _NOSYS = ("clone3", "openat2", "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
           "io_pgetevents", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue", "cachestat")
 _SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "flock", "preadv2", "pwritev2", "fadvise64", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
-            "socketpair", "fcntl", "ioctl", "openat2", "chmod", "fchmod", "fchmodat", "fchmodat2", "open",
+            "socketpair", "fcntl", "ioctl", "openat2", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
             "sched_setscheduler", "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
             "get_robust_list"))
@@ -125,7 +134,7 @@ FIOSETOWN, SIOCSPGRP, TIOCSTI = 0x8901, 0x8902, 0x5412
 #: outlive a grader killed with SIGKILL), its dumpability and who may ptrace it
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER = 1, 4, 0x59616D61
 # which argument holds the mode of the file-creating and mode-changing calls
-_MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1,
+_MODE_ARG = {"open": 2, "openat": 3, "creat": 1,
              "mkdir": 1, "mkdirat": 2}
 _FLAGS_ARG = {"open": 1, "openat": 2}
 O_TMPFILE_BIT = 0o20000000                          # __O_TMPFILE (x86_64 and the generic table)
@@ -145,8 +154,8 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     process but ``mypid``; ``fcntl`` F_SETOWN, F_SETOWN_EX and F_SETSIG and ``ioctl`` FIOSETOWN,
     SIOCSPGRP and TIOCSTI (an O_ASYNC descriptor owned by another process signals it), and
     F_SETPIPE_SZ (pipe buffers are kernel memory no rlimit counts: they stay at 64 KiB); a
-    set-uid or set-gid bit in the mode of ``chmod``, ``fchmod``, ``fchmodat(2)``, ``open``,
-    ``openat``, ``creat``, ``mkdir`` and ``mkdirat``, and ``O_TMPFILE`` in ``open``/``openat``
+    set-uid or set-gid bit in the mode of ``open``, ``openat``, ``creat``, ``mkdir`` and ``mkdirat``
+    (and every call that changes a file's mode, owner, times or extended attributes), and ``O_TMPFILE`` in ``open``/``openat``
     (a nameless file the working folder's disk watch cannot see); all of SysV IPC; ``socket`` of any family (AF_UNIX: EPERM,
     so no socket reachable by path or abstract name can be dialled; others EAFNOSUPPORT);
     ``socketpair`` but of stream or seqpacket type (a datagram pair could ``sendto`` a path);

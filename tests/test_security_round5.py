@@ -410,3 +410,48 @@ def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tm
         assert not any(squatted.iterdir())
     finally:
         processes.release_user_slot(fd)
+
+
+METADATA = '''
+import os
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    open("mine.txt", "w").write("x")
+    fd = os.open("mine.txt", os.O_RDONLY)
+    tries = {"chmod": lambda: os.chmod("mine.txt", 0o666), "fchmod": lambda: os.fchmod(fd, 0o666),
+             "chown": lambda: os.chown("mine.txt", os.getuid(), os.getgid()),
+             "lchown": lambda: os.lchown("mine.txt", os.getuid(), os.getgid()),
+             "fchown": lambda: os.fchown(fd, os.getuid(), os.getgid()),
+             "utime": lambda: os.utime("mine.txt", (1, 1)), "futime": lambda: os.utime(fd, (1, 1)),
+             "setxattr": lambda: os.setxattr("mine.txt", "user.x", b"1"),
+             "removexattr": lambda: os.removexattr("mine.txt", "user.x")}
+    done = []
+    for name, call in tries.items():
+        try:
+            call()
+            done.append(name)
+        except OSError as exc:
+            if exc.errno != 1:          # EPERM is seccomp's answer; ENOTSUP (no user xattrs) is the file system's
+                done.append(f"{name}:{exc.errno}")
+    if done:
+        raise RuntimeError("changed: " + ",".join(done))
+    return hidden @ embedding_matrix.T
+'''
+
+
+@pytest.mark.parametrize("tier", ["rlimits", "strong"])
+def test_a_submission_cannot_change_a_files_mode_owner_times_or_attributes(tmp_path, tier):
+    """Attack round 49: Landlock has no right for a file's metadata, and in the rlimits tier of a
+    grader that is not root the child is the grader's user: a submission made the user's home
+    0777 and the seed secret 0644, then another user read it. seccomp refuses every call that
+    changes a mode, an owner, times or extended attributes (EPERM), here on the child's own file."""
+    from .test_security import STRONG
+    if tier == "strong" and not STRONG:
+        pytest.skip("no namespace sandbox works on this machine")
+    sub = write_submission(tmp_path, METADATA)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=30),
+                wrap=sandbox.Sandbox(STRONG if tier == "strong" else "rlimits")) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message

@@ -121,6 +121,12 @@ def user_tasks(uid: int) -> int:
     return total
 
 
+#: set by ``grader grade`` in a check's environment when the batch holds the user's slot for it
+#: (``grader.batch.pool``): the check then does not wait for it (it would wait for its own batch)
+SLOT_HELD_ENV = "GRADER_USER_SLOT_HELD"
+NOT_PRIVATE = " is not this user's private folder (mode 0700, owned by the user)"
+
+
 def slot_folders(uid: int) -> list[str]:
     """Where the lock of :func:`take_user_slot` may live, first choice first: a folder of the
     user's home (from the account database, else ``$HOME``), which every grader of the user on
@@ -158,7 +164,7 @@ def _slot_file(folder: str, uid: int) -> int | str:
     try:
         st = os.lstat(folder)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
-            return f"{folder} is not this user's private folder"
+            return f"{folder}{NOT_PRIVATE}"
         # one lock per machine: a home folder is often the same on every node of a cluster
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname()) or "host"
         return os.open(os.path.join(folder, f"{name}.lock"),
@@ -197,11 +203,15 @@ def take_user_slot(deadline: float | None) -> int | None:
         if isinstance(fd, int):
             break
         why.append(fd)
+    import sys
     if not isinstance(fd, int):
-        import sys
         sys.stderr.write(f"grader: warning: no private place for this user's check lock ({'; '.join(why)}): "
                          "this check does not wait for the user's others\n")
         return -1
+    passed_over = [w for w in why if w.endswith(NOT_PRIVATE)]
+    if passed_over:   # a place of the user's made public (attack round 49): others may lock elsewhere
+        sys.stderr.write(f"grader: warning: {passed_over[0]}; this user's check lock is in {folder} for "
+                         "this check, and checks that still find the other place do not wait for it\n")
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

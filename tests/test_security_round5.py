@@ -4,6 +4,7 @@ pass found in the code of round four, each with a test that failed there.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -380,7 +381,7 @@ def test_one_check_of_a_user_at_a_time_in_the_users_own_budget(monkeypatch, tmp_
     assert "no private place for this user's check lock" in capsys.readouterr().err
 
 
-def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tmp_path):
+def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tmp_path, capsys):
     """Attack round 48: the slot's lock was a fixed /tmp/grader-slot-UID: another user made that
     folder first (the check then took no lock, silently: two shards at once again), and where
     each job has a private /tmp every job had a lock of its own. The lock is now in the user's
@@ -408,6 +409,8 @@ def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tm
         assert fd >= 0 and os.path.samefile(f"/proc/self/fd/{fd}", mine / f"{socket.gethostname()}.lock")
         assert oct(os.stat(mine).st_mode & 0o777) == "0o700"
         assert not any(squatted.iterdir())
+        # a first place made public is passed over aloud (round 49: learner code chmodded it)
+        assert f"{squatted} is not this user's private folder" in capsys.readouterr().err
     finally:
         processes.release_user_slot(fd)
 
@@ -455,3 +458,62 @@ def test_a_submission_cannot_change_a_files_mode_owner_times_or_attributes(tmp_p
         assert w.start().status == "ok"
         out = w.call(INPUTS)
     assert out.status == "ok", out.message
+
+
+def test_a_batch_takes_the_users_slot_before_a_checks_hard_clock_starts(monkeypatch, tmp_path):
+    """Attack round 49: shards of one user in the rlimits tier each waited for the user's slot
+    inside the check, whose hard limit the batch had started with the process: checks queued
+    behind two slow ones were killed while waiting (crash 0/10, their code never run). The batch
+    takes the slot itself (the wait said once), starts the hard clock after it, tells the check
+    it is held, and gives it back when the check ends."""
+    import time
+    import types
+
+    from grader.batch import pool
+    from grader.batch.discovery import Submission
+    from grader.processes import SLOT_HELD_ENV
+    events = []
+
+    def take(deadline):
+        if deadline is not None:          # held by another shard at first
+            events.append("busy")
+            return None
+        time.sleep(0.3)
+        events.append(("taken", time.monotonic()))
+        return 7
+    monkeypatch.setattr(pool, "take_user_slot", take)
+    monkeypatch.setattr(pool, "release_user_slot", lambda fd: events.append(("released", fd)))
+    envs = []
+
+    class Proc:
+        pid, returncode = 99999, 0
+
+        def __init__(self, argv, **kw):
+            envs.append(kw["env"])
+
+        def poll(self):
+            return 0
+    monkeypatch.setattr(pool.subprocess, "Popen", Proc)
+    grader = pool._Grader.__new__(pool._Grader)
+    grader.out, grader.flags, grader.hard_timeout, grader.preexec = tmp_path, [], 100.0, None
+    grader.cwd, grader.server, grader.slot_tier = str(tmp_path), None, "rlimits"
+    (tmp_path / "reports").mkdir()
+    sub = Submission(learner="ann", path=tmp_path / "ann.py")
+    job = grader.start(sub)
+    taken = next(e[1] for e in events if isinstance(e, tuple) and e[0] == "taken")
+    assert events[0] == "busy" and job.slot == 7 and job.started >= taken
+    assert job.deadline == job.started + 100.0          # the hard limit counts from the slot, not the wait
+    assert envs[0][SLOT_HELD_ENV] == "1"
+    grader.slot_tier = None                              # another tier: no slot, no marker
+    other = grader.start(Submission(learner="ben", path=tmp_path / "ben.py"))
+    assert other.slot is None and SLOT_HELD_ENV not in envs[1]
+    from grader.spec import load_problem
+    grader.args = types.SimpleNamespace(audience="learner")
+    grader.problem = load_problem(Path(__file__).resolve().parent.parent / "problems" / "tied_lm_head.yaml")
+    assert grader.finish(job).learner == "ann"            # (its check wrote no report: a placeholder row)
+    assert events[-1] == ("released", 7) and job.slot is None
+    # and a check told the batch holds the slot does not wait for it
+    from grader import check
+    monkeypatch.setattr(os, "geteuid", lambda: 1234)
+    monkeypatch.setenv(SLOT_HELD_ENV, "1")
+    assert check._user_slot(types.SimpleNamespace(tier="rlimits", deadline=1.0)) is None

@@ -35,6 +35,7 @@ from typing import IO, Any, Callable
 
 from .._args import add_check_options, int_at_least, parse_shard, positive_float
 from ..errors import EXIT_FAILED, EXIT_PASSED, GraderError
+from ..processes import SLOT_HELD_ENV, release_user_slot, take_user_slot
 from ..results import Failure
 from ..reports.summary_md import tally
 from .discovery import Submission, absolute_path, anchored, choose, enumerate_learners, in_shard
@@ -226,6 +227,7 @@ class _Job:
     deadline: float
     stderr: IO[bytes]
     killed: bool = False
+    slot: int | None = None   # this user's check slot, held for the check (``_Grader.start``)
 
 
 def _kill(job: _Job) -> None:
@@ -268,6 +270,11 @@ class _Grader:
         self.cwd = neutral_folder()
         self.server: Any = None
         self.chosen: dict[str, Submission] = {}  # learner -> their submission, its file chosen
+        #: where every check's process is this user (:func:`_shared_budget_tier`): the batch takes
+        #: the user's one check slot before each check, so that its hard limit starts once the
+        #: check may run (attack round 49: a check that waited behind other shards' slow ones was
+        #: killed at the hard limit, its learner's row a crash 0/10)
+        self.slot_tier = _shared_budget_tier(getattr(args, "sandbox", "auto"))
 
     def _start_server(self) -> None:
         """The batch's fork server (``grader.forkserver.BatchServer``), warmed for its checks'
@@ -295,9 +302,12 @@ class _Grader:
         argv = [*grader_command(), "check", anchored(sub), f"--shown={shown}", "--format", "json",
                 "--output", absolute_path(target), *self.flags]
         err = tempfile.TemporaryFile()
-        now = time.monotonic()
         # the file's real path must be the anchored one: no folder on the way swapped for a link
         env = {**check_environment(sub.siblings), "GRADER_STRICT_PATHS": "1"}
+        slot = self._take_slot() if self.slot_tier else None
+        if slot is not None and slot >= 0:
+            env[SLOT_HELD_ENV] = "1"      # the check does not wait for the slot its batch holds
+        now = time.monotonic()
         proc: Any = None
         if self.server is not None:   # a fork of the warm grader: the same check, without its start-up
             try:
@@ -307,12 +317,28 @@ class _Grader:
             except OSError:
                 proc = None
         if proc is None:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                    cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec, env=env)
-        return _Job(sub, proc, now, now + self.hard_timeout, err)
+            try:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                        cwd=self.cwd, start_new_session=True, preexec_fn=self.preexec, env=env)
+            except BaseException:
+                release_user_slot(slot)
+                raise
+        return _Job(sub, proc, now, now + self.hard_timeout, err, slot=slot)
+
+    def _take_slot(self) -> int | None:
+        """This user's one check slot (``processes.take_user_slot``), waited for (said once per
+        wait) before a check starts in :attr:`slot_tier`."""
+        slot = take_user_slot(time.monotonic())
+        if slot is None:
+            sys.stderr.write(f"grader: note: waiting for another check of this user to end: in the {self.slot_tier} "
+                             "sandbox tier one check of a user runs at a time on this machine\n")
+            slot = take_user_slot(None)
+        return slot
 
     def finish(self, job: _Job) -> Row:
         """The row of a job whose process has ended; writes a placeholder report if it wrote none."""
+        release_user_slot(job.slot)
+        job.slot = None
         seconds = time.monotonic() - job.started
         target = report_path(self.out, job.sub.learner)
         tail = _stderr_tail(job)
@@ -428,6 +454,7 @@ class _Grader:
         finally:
             for job in running:
                 _kill(job)
+                release_user_slot(job.slot)
                 job.stderr.close()
             if self.server is not None:
                 self.server.close()
@@ -545,21 +572,31 @@ def _problem(args: argparse.Namespace) -> Any:
                       "which one this class hands in; pass --problem ID")
 
 
-def _jobs_for_tier(jobs: int, request: str) -> int:
-    """``jobs``, or 1 where the learners' processes would all be this user outside any user
-    namespace (the ``rlimits`` tier of a grader that is not root): there every learner's threads
-    and processes count against one per-user budget (RLIMIT_NPROC), which one learner could fill
-    to make the others' correct JAX files abort in their first call (attack round 46: 0/10 for
-    four correct files beside it). Said on stderr when it lowers them."""
+def _shared_budget_tier(request: str) -> str | None:
+    """The sandbox tier ``request`` gives when every learner's process in it would be this user
+    outside any user namespace (``sandbox_user.shares_user_budget``: the ``rlimits`` tier of a
+    grader that is not root), else None."""
     from ..sandbox_user import shares_user_budget
-    if jobs <= 1 or os.geteuid() == 0:
-        return jobs
+    if os.geteuid() == 0:
+        return None
     try:
         from ..sandbox import choose_tier
         tier, _ = choose_tier(request or "auto")
     except GraderError:
-        return jobs   # the checks say why they cannot run
-    if not shares_user_budget(tier):
+        return None   # the checks say why they cannot run
+    return tier if shares_user_budget(tier) else None
+
+
+def _jobs_for_tier(jobs: int, request: str) -> int:
+    """``jobs``, or 1 where the learners' processes would all be this user outside any user
+    namespace (:func:`_shared_budget_tier`): there every learner's threads and processes count
+    against one per-user budget (RLIMIT_NPROC), which one learner could fill to make the others'
+    correct JAX files abort in their first call (attack round 46: 0/10 for four correct files
+    beside it). Said on stderr when it lowers them."""
+    if jobs <= 1:
+        return jobs
+    tier = _shared_budget_tier(request)
+    if tier is None:
         return jobs
     sys.stderr.write(f"grader: note: one learner at a time, not {jobs}: in the {tier} sandbox tier every "
                      "learner's process is this user, and one learner's threads would count against the "

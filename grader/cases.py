@@ -185,7 +185,7 @@ def resolve_shape(param: Parameter, sizes: dict[str, Any]) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _range(value: Any, default: tuple[float, float]) -> tuple[float, float]:
+def fill_range(value: Any, default: tuple[float, float]) -> tuple[float, float]:
     if value is None:
         return default
     if isinstance(value, (int, float)):
@@ -228,8 +228,8 @@ def fill_array(stream: Stream, shape: tuple[int, ...], fill: dict[str, Any]) -> 
     if kind == "integers":
         return stream.integers(int(fill.get("low", 0)), int(fill.get("high", 2)) - 1, shape).astype(np.float64)
     lead = shape[:-1] + (1,) if shape else ()
-    mlo, mhi = _range(fill.get("mean"), (0.0, 0.0))
-    slo, shi = _range(fill.get("scale"), (1.0, 1.0))
+    mlo, mhi = fill_range(fill.get("mean"), (0.0, 0.0))
+    slo, shi = fill_range(fill.get("scale"), (1.0, 1.0))
     mean = stream.uniform(mlo, mhi, lead)
     scale = stream.uniform(slo, shi, lead)
     out = mean + scale * stream.normal(shape)
@@ -266,12 +266,7 @@ def _plant_neg_inf(stream: Stream, values: np.ndarray, p: float) -> np.ndarray:
     return rows.reshape(shape)
 
 
-def _f32(x: float) -> float:
-    """``x`` rounded to float32 (hypothesis wants float bounds representable at width 32)."""
-    return float(np.float32(x))
-
-
-def _cast(values: Any, dtype: str, flush: bool = True) -> np.ndarray:
+def cast_to(values: Any, dtype: str, flush: bool = True) -> np.ndarray:
     """``values`` rounded to ``dtype`` (through float32 for the narrower types).
 
     With ``flush``, values that are subnormal in ``dtype`` become zeros of their sign, so that
@@ -354,14 +349,14 @@ def param_array(stream: Stream, param: Parameter, shape: tuple[int, ...], fill: 
                 dtype: str, sizes: dict[str, Any]) -> np.ndarray:
     """One input of a filled case, by the parameter's kind, in ``dtype`` (its concrete dtype).
 
-    Float parameters: :func:`fill_array` (default fill ``normal``) rounded by :func:`_cast`;
+    Float parameters: :func:`fill_array` (default fill ``normal``) rounded by :func:`cast_to`;
     integer ones: :func:`integer_array` over the parameter's domain (never a float dtype);
     bool ones: :func:`mask_array` (default ``rows: mixed``). A ``dtype`` that differs from the
     kind (a float dtype for an integer parameter, from a case's ``input_dtypes``) casts the
     values made for the kind.
     """
     if param.kind == "float":
-        return _cast(fill_array(stream, shape, fill or {"kind": "normal"}), dtype)
+        return cast_to(fill_array(stream, shape, fill or {"kind": "normal"}), dtype)
     if param.kind == "bool":
         values = mask_array(stream, shape, fill or {"kind": "mask"})
     else:
@@ -370,14 +365,14 @@ def param_array(stream: Stream, param: Parameter, shape: tuple[int, ...], fill: 
 
 
 def as_dtype(values: Any, dtype: str, flush: bool = True) -> np.ndarray:
-    """``values`` in ``dtype``: floats through :func:`_cast`; integers and bool by NumPy's exact cast.
+    """``values`` in ``dtype``: floats through :func:`cast_to`; integers and bool by NumPy's exact cast.
 
     Raises:
         ValueError: a value does not fit the integer dtype, or is not a whole number.
     """
     dt = dtype_of(dtype)
     if dt.kind == "f" or dtype == "bfloat16":
-        return _cast(values, dtype, flush)
+        return cast_to(values, dtype, flush)
     arr = np.asarray(values)
     if dt.kind == "b":
         return arr.astype(bool)
@@ -443,7 +438,7 @@ def fixed_cases(problem: Problem, dtypes: tuple[str, ...], seed: int) -> list[Ca
                     shaped = replace(p, shape=tuple(spec["shapes"][p.name])) if p.name in spec.get("shapes", {}) else p
                     return param_array(stream, p, resolve_shape(shaped, env), spec.get("fill", {}).get(p.name),
                                        kinds[p.name], env)
-            inputs = _draw_inputs(problem, present, literal_inputs, make, spec.get("args", {}), sizes,
+            inputs = draw_inputs(problem, present, literal_inputs, make, spec.get("args", {}), sizes,
                                   Stream(seed, "args", spec["name"], dt), number)
             if problem.constraints and not spec.get("raises") and (broken := problem.violated(sizes, inputs)):
                 raise ValueError(f"case {spec['name']} ({_describe(sizes, inputs, problem)}) breaks the constraint "
@@ -509,7 +504,7 @@ def scalar_value(stream: Stream, param: Parameter, sizes: dict[str, Any], ndims:
     return np.asarray(value, dtype=dtype_of(dtype))
 
 
-def _draw_inputs(problem: Problem, present: list[Parameter], given_arrays: dict[str, np.ndarray],
+def draw_inputs(problem: Problem, present: list[Parameter], given_arrays: dict[str, np.ndarray],
                  make_array: Callable[[Parameter, dict[str, Any]], np.ndarray], given: dict[str, Any],
                  sizes: dict[str, Any], stream: Stream, index: int) -> dict[str, np.ndarray]:
     """A case's inputs, made in the problem's :attr:`~grader.spec.Problem.draw_order`: what a
@@ -717,14 +712,14 @@ def generated_cases(problem: Problem, dtypes: tuple[str, ...], seed: int, count:
                      dt: str = dt) -> np.ndarray:
                 return param_array(stream, p, resolve_shape(p, env), values.get(p.name), p.dtype_for(dt, j), env)
 
-            inputs = _draw_inputs(problem, present, {}, make, {}, sizes, Stream(seed, "args", "generated", dt, j), j)
+            inputs = draw_inputs(problem, present, {}, make, {}, sizes, Stream(seed, "args", "generated", dt, j), j)
             # arrays whose domain reads no scalar keep their values when the scalars are drawn again
             kept = {p.name: inputs[p.name] for p in present
                     if p.scalar is None and not domain_refs(p, problem.parameters)}
             for attempt in range(1, 200 if problem.constraints else 1):   # scalars that meet the constraints
                 if problem.violated(sizes, inputs) is None:
                     break
-                inputs = _draw_inputs(problem, present, kept, make, {}, sizes,
+                inputs = draw_inputs(problem, present, kept, make, {}, sizes,
                                       Stream(seed, "args", "generated", dt, j, attempt), j + attempt)
             if problem.constraints and (broken := problem.violated(sizes, inputs)) is not None:
                 raise ValueError(f"generated case {len(out)} ({_describe(sizes, inputs, problem)}): no scalar values "

@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 
-from .cases import (Case, Stream, _cast, _draw_inputs, _f32, _range, call_layout, fill_array, param_array,
+from .cases import (Case, Stream, call_layout, cast_to, draw_inputs, fill_array, fill_range, param_array,
                     resolve_shape)
 from .results import SHRUNK_PREFIX, ArrayInfo, CaseResult, Replay
 from .spec import LEAD, Parameter, Problem
@@ -51,6 +51,11 @@ SHRINK_BUDGET = 8.0  # CPU seconds per search (the grader's thread and the submi
 WALL_FACTOR, WALL_MARGIN = 5.0, 5.0   # and a wall-clock ceiling of 5 x 8 + 5 = 45 s per search (Limits.backstop's shape)
 SEARCH_EXAMPLES = 200  # examples hypothesis may draw per search (the time budget usually ends it first)
 SHRINKABLE = ("type", "shape", "dtype", "non_finite", "tolerance", "mutation", "exception")
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (hypothesis wants float bounds representable at width 32)."""
+    return float(np.float32(x))
 
 
 def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = None) -> Any:
@@ -106,16 +111,16 @@ def case_strategy(problem: Problem, dtype: str, within: dict[str, Any] | None = 
                 arr = fill_array(Stream(data(st.integers(0, 2**32 - 1))), shape, fill)
             else:
                 rows = shape[:-1] + (1,) if shape else ()
-                mlo, mhi = (_f32(x) for x in _range(fill.get("mean"), (0.0, 0.0)))
-                slo, shi = (_f32(x) for x in _range(fill.get("scale"), (1.0, 1.0)))
+                mlo, mhi = (_f32(x) for x in fill_range(fill.get("mean"), (0.0, 0.0)))
+                slo, shi = (_f32(x) for x in fill_range(fill.get("scale"), (1.0, 1.0)))
                 mean = data(hnp.arrays(np.float64, rows, elements=st.floats(mlo, mhi, width=32)))
                 scale = data(hnp.arrays(np.float64, rows, elements=st.floats(slo, shi, width=32)))
                 z = data(hnp.arrays(np.float64, shape, elements=z_elems))
                 arr = mean + scale * z
-            return _cast(arr, dtype)
+            return cast_to(arr, dtype)
 
         present = [p for p in problem.parameters if p.scalar is None or not p.optional]
-        inputs = _draw_inputs(problem, present, {}, make, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
+        inputs = draw_inputs(problem, present, {}, make, {}, sizes, Stream(data(st.integers(0, 2**32 - 1))), 0)
         if problem.constraints:
             assume(problem.violated(sizes, inputs) is None)
         group = problem.groups[gen["group"]]

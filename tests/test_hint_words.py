@@ -144,3 +144,13 @@ def test_a_torch_learner_is_told_where_its_runtime_error_came_from(idea):
         assert ("F.embedding refuse such IDs with RuntimeError" in text) == (framework == "torch"), (framework, text)
         other = words.render(Hint(idea=idea, facts={**raised, "raised": "KeyError"}), framework, "embedding_lookup")
         assert "F.embedding" not in other
+
+
+def test_a_feature_dropped_in_cases_of_several_sizes_is_summed_up_with_their_range():
+    """A newcomer's summary read "one of the d_model = 33 columns" for 43 cases of d_model 33 to
+    4096: the summary gives the range, not one case's number."""
+    mine = [{"params": {"which": "last", "d_model": n}} for n in (33, 57, 42, 4096)]
+    for framework in ("numpy", "jax", "torch"):
+        text = words.combined("feature_dropped", mine, framework, "tied_lm_head")
+        assert text is not None and "d_model 33, 42, 57, 4096 in these cases" in text and "= 33" not in text
+    assert words.combined("feature_dropped", mine[:1] * 3, "numpy", "tied_lm_head") is None   # one size: the case's words

@@ -142,6 +142,24 @@ def _judge_generic(got, ref, allowed, dtype, ideas=None, allowed_in=None):
     return generic.value_ideas(np.asarray(got, np.float64), ref, allowed, dtype, allowed_in, names, ideas)
 
 
+def test_an_output_about_zero_is_said_so_not_fitted_with_a_factor_or_an_offset():
+    """A newcomer's instructor trial: a probability returned for a log-probability (values near 0,
+    expected -2.8 to -14.8) read in bfloat16 as "multiplied by a constant factor of -0.0003817",
+    zeros as "a constant 1.51e+04 was added". Where zeros explain the output as well, no factor or
+    offset is fitted; it is "close to zero" (or "all zeros"); a real factor is still found."""
+    ref = np.array([-2.7833, -14.7892, -12.9378, -7.9860, -3.1, -9.4])
+    allowed = np.full(ref.shape, 1.15)                  # a wide bfloat16 allowance
+    got = np.array([0.0618, 3.8e-7, 2.4e-6, 3.4e-4, 0.04, 1e-5])
+    hint = _judge_generic(got, ref, allowed, "bfloat16")
+    assert hint is not None and hint.idea == "near_zero" and not hint.facts["exact"], hint
+    assert "close to zero" in said(hint)
+    zeros = _judge_generic(np.zeros(6), -1.51e4 + 10.0 * np.arange(6), np.full(6, 1.2e2), "bfloat16")
+    assert zeros is not None and zeros.idea == "near_zero" and zeros.facts["exact"], zeros
+    # tight allowances: twice the answer is a factor of 2, never "about zero"
+    tight = 2 * 2.0 ** -53 * np.abs(ref)
+    assert _judge_generic(2 * ref, ref, tight, "float64").idea == "scaled"
+
+
 def test_lower_precision_names_the_format_the_values_show():
     rng = np.random.default_rng(0)
     ref = rng.normal(0, 3, (6, 8))

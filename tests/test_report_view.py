@@ -386,3 +386,17 @@ def test_feedback_line_says_what_an_error_of_the_run_raised(tmp_path):
     _, data = grade_function_in_process(path, "--problem", "tied_lm_head", "--max-examples", "4", "--no-shrink")
     line = view.feedback_line(report_from_json(data))
     assert "exception:" in line and "NameError: name 'np' is not defined" in line and "add import numpy as np" in line
+
+
+def test_a_shrunk_case_without_a_hint_of_its_own_says_whose_hint_it_shows():
+    """A newcomer read "one of the d_model = 57 columns" beside a shrunk (1, 9) input: the hint
+    a shrunk case inherits names the case it was shrunk from, whose numbers it holds."""
+    rep = one_report()
+    big = next(c for c in rep.cases if c.name == "gen002[float32]")
+    big.failure.hint = "looks like the last feature (one of the d_model = 40 columns) was left out"
+    small = next(c for c in rep.cases if c.shrunk)
+    small.failure.hint = None
+    v = view.build(rep, "learner")
+    assert v.hint_of(small) == ("looks like the last feature (one of the d_model = 40 columns) was left out "
+                                "(found on gen002[float32], which this case was shrunk from)")
+    assert v.hint_of(big) == big.failure.hint        # the big case's own, as it was

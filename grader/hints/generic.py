@@ -54,7 +54,7 @@ RESERVED = frozenset({
     # generic
     "lower_precision", "transposed", "scaled", "shifted", "row_shifted", "extra_axis", "lost_axis", "promoted",
     "demoted", "dtype", "not_numeric", "not_array", "none", "jax_array", "nan_where_zero", "not_implemented",
-    "mutation", "constant_shape", "axis_factor", "variance_count", "not_handled", "swapped_outputs",
+    "mutation", "constant_shape", "axis_factor", "variance_count", "not_handled", "swapped_outputs", "near_zero",
     # tied_lm_head
     "zeros", "softmax", "log_softmax", "sign_flip", "abs", "relu", "factor", "normalised_hidden", "cosine",
     "normalised_table", "standardised_hidden", "row_offset", "no_transpose", "returns_hidden", "swapped_axes",
@@ -293,6 +293,10 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
     full_ref = ref if full_ref is None else full_ref
     fix = fix or (lambda p: p)
     keep = np.ones(ref.shape, dtype=bool) if keep is None else keep
+    if _zeros_fit(got, ref, allowed, dtype):
+        # zeros explain the output as well: a fitted factor or offset only restates that (a
+        # probability for a log-probability read as "a constant factor of -0.0003817" in bfloat16)
+        return []
     fits = _Fits(got, ref, keep) if fits is None else fits
     out: list[tuple[Hint, float]] = []
     c = fits.factor
@@ -322,6 +326,26 @@ def _fitted(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str,
             if r is not None:
                 out.append((Hint(idea="row_shifted"), r))
     return out
+
+
+def _zeros_fit(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> bool:
+    """Whether an output of zeros is within :func:`judge`'s condition (1) of ``got`` (every
+    element within four allowances and two roundings of 0): then ``got`` says no more than "about
+    zero", whatever factor or offset fits it."""
+    u, tiny = unit_roundoff(dtype), 4 * smallest_subnormal(dtype)
+    return _condition_one(np.zeros_like(got), got, ref, allowed, u, tiny)[0]
+
+
+def near_zero(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: str) -> Hint | None:
+    """``near_zero`` where the output is zero, or within the allowance of zero, at every element
+    while the expected values are not (a zero output would fail): the last resort of
+    :func:`value_ideas`, after every idea that names a mistake."""
+    if not _zeros_fit(got, ref, allowed, dtype):
+        return None
+    off = np.abs(ref) > np.abs(allowed) + unit_roundoff(dtype) * np.abs(ref) + 4 * smallest_subnormal(dtype)
+    if int(np.count_nonzero(off)) < min(MIN_EVIDENCE, ref.size):
+        return None
+    return Hint(idea="near_zero", facts={"exact": bool(np.all(got == 0))})
 
 
 def _names_a_count(c: float, ref: np.ndarray) -> bool:
@@ -417,7 +441,7 @@ def value_ideas(got: np.ndarray, ref: np.ndarray, allowed: np.ndarray, dtype: st
         candidates = _candidates(got, ref, allowed, dtype, full_ref, fix, matched, problem_ideas, shapes, fits=fits)
         if not candidates:
             return _in_lower_precision(got, ref, allowed, dtype, full_ref, fix, matched, names, problem_ideas,
-                                       shapes, fits)
+                                       shapes, fits) or near_zero(got, ref, allowed, dtype)
     return _best(candidates, got, ref)
 
 

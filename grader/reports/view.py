@@ -111,14 +111,17 @@ class ReportView:
     def hint_of(self, case: CaseResult) -> str | None:
         """The hint of ``case``, or of the shrunk case found from it; for a shrunk case without
         one of its own (too few elements to tell a mistake), the hint of the case it was shrunk
-        from, as the feedback page shows it (an instructor's trial: the .html gave the first
+        from, said to be that case's, as the feedback page shows it (an instructor's trial: the .html gave the first
         case a hint the .txt did not)."""
         if case.failure and case.failure.hint:
             return case.failure.hint
         if case.shrunk:
             original = case.name.removeprefix(SHRUNK_PREFIX)
             big = next((c for c in self.failing if c.name == original), None)
-            return big.failure.hint if big is not None and big.failure else None
+            if big is None or not big.failure or not big.failure.hint:
+                return None
+            # its numbers are the big case's (a newcomer read "d_model = 57" beside a (1, 9) input)
+            return f"{big.failure.hint} (found on {original}, which this case was shrunk from)"
         small = self.shrunk_of.get(case.name)
         return small.failure.hint if small is not None and small.failure else None
 

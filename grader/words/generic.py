@@ -120,6 +120,10 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "scaled": lambda f, c: f"looks like the whole result was multiplied by a constant factor of {_fmt(f['factor'])}",
     "swapped_outputs": lambda f, c: (f"{f['first']} and {f['second']} came back in each other's place: return "
                                      f"them in the order {', '.join(f['order'])}"),
+    "near_zero": lambda f, c: ("the result is all zeros where the expected values are not: is the right quantity "
+                               "computed and returned?" if f.get("exact") else
+                               "the result is close to zero everywhere (within the tolerance of 0) where the expected "
+                               "values are not: is the right quantity computed and returned?"),
     "shifted": lambda f, c: f"looks like a constant {_fmt(f['offset'])} was added to every element",
     "row_shifted": lambda f, c: ("looks like each row of the result (along its last axis) was shifted by its own "
                                  "constant offset"),

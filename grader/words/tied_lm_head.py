@@ -201,10 +201,11 @@ def _range_text(values: list[int]) -> str:
 
 
 def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
-    """The summary sentence of ``factor`` or ``offset`` hints shared by many cases (``mine``: their
+    """The summary sentence of ``factor``, ``offset`` or ``feature_dropped`` hints shared by many cases (``mine``: their
     dicts, as :func:`grader.diagnose.combine` receives them), or None to keep the most common case
     sentence: factors that equal ``1/sqrt(d_model)`` of each case (d_model varying) are named so,
-    equal factors and offsets are called constant."""
+    equal factors and offsets are called constant; a feature dropped from cases of several
+    d_model gives their range, not one case's."""
     params = [h.get("params") or {} for h in mine]
     if top == "factor" and all("factor" in p for p in params):
         facs = [(float(p["factor"]), int(p.get("d_model") or 1), int(p.get("vocab_size") or 1)) for p in params]
@@ -233,4 +234,11 @@ def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
         if len(values) >= 2:
             return (f"looks like an offset was added to every logit, a different one in each case (from "
                     f"{_fmt(min(values))} to {_fmt(max(values))}; a bias?); the head has no bias")
+    elif top == "feature_dropped" and all("d_model" in p for p in params):
+        # one case's d_model is not the others' (a newcomer read "d_model = 33" for 43 cases of many sizes)
+        sizes = sorted({int(p["d_model"]) for p in params})
+        which = {p.get("which") for p in params}
+        if len(sizes) >= 2 and len(which) == 1:
+            return (f"looks like the {next(iter(which))} feature was left out of the dot products (d_model "
+                    f"{_range_text(sizes)} in these cases): contract over all of d_model")
     return None

@@ -60,6 +60,7 @@ HINTED = {
     "gelu": {"tolerance_picogpt_tanh.py": {"tanh_approximation"}},
     "rms_norm": {"tolerance_float16_squares_overflow.py": {"square_overflow"}},
     "cross_entropy": {"tolerance_sum_not_mean.py": {"axis_factor"}},
+    "conv1d": {"tolerance_np_convolve_flips_kernel.py": {"flipped_kernel"}},
 }
 NO_SANDBOX = lambda request: ("none", None)  # noqa: E731 - the tier a plan records; nothing is started
 

@@ -69,7 +69,7 @@ OWN = {
 #: ideas whose facts name another framework's type (a JAX array returned by a NumPy file)
 NAMES_THE_RETURNED_TYPE = {"jax_array"}
 
-PACK = ("softmax", "layer_norm", "scaled_dot_product_attention", "rms_norm", "gelu", "kl_divergence", "cross_entropy")
+PACK = ("softmax", "layer_norm", "scaled_dot_product_attention", "rms_norm", "gelu", "kl_divergence", "cross_entropy", "conv1d")
 IDEAS = [(module, idea) for module in ("tied_lm_head", "masked_mean_pool", "embedding_lookup", *PACK, None)
          for idea in (words.TABLES[module] if module else words.GENERIC)]
 

@@ -378,6 +378,8 @@ def test_no_constant_offset_is_fitted_to_a_constant_right_answer():
     ("gelu", "tolerance_jax_nn_gelu_default.py", "tanh_approximation"),
     ("rms_norm", "tolerance_bzhang_eps_outside_sqrt.py", "eps_outside_sqrt"),
     ("cross_entropy", "non_finite_d2l_softmax_then_log.py", "no_max_shift"),
+    # a newcomer's trial: np.convolve's flipped kernel got "a constant factor of -1" or nothing
+    ("conv1d", "tolerance_np_convolve_flips_kernel.py", "flipped_kernel"),
 ])
 def test_course_pack_mistakes_get_their_own_hint(problem, mistake, idea):
     """A newcomer's trial: the course pack's softmax, layer_norm and attention gave no hint for

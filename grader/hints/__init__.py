@@ -54,7 +54,8 @@ BUNDLED = {"tied_lm_head": "grader.hints.tied_lm_head", "masked_mean_pool": "gra
            "layer_norm": "grader.hints.layer_norm",
            "scaled_dot_product_attention": "grader.hints.scaled_dot_product_attention",
            "rms_norm": "grader.hints.rms_norm", "gelu": "grader.hints.gelu",
-           "kl_divergence": "grader.hints.kl_divergence", "cross_entropy": "grader.hints.cross_entropy"}
+           "kl_divergence": "grader.hints.kl_divergence", "cross_entropy": "grader.hints.cross_entropy",
+           "conv1d": "grader.hints.conv1d"}
 
 #: Functions a hint module may define; a module must define at least one.
 INTERFACE = ("ideas", "diagnose_values", "diagnose_shape", "diagnose_dtype", "diagnose_type", "diagnose_non_finite",

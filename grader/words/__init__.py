@@ -7,7 +7,7 @@ words it when the report is made (``grader.grading.finish``, and the summary's s
 
 * the wording table of the module that owns the idea: ``grader/words/<module>.py`` for a
   bundled hint module (``tied_lm_head``, ``masked_mean_pool``, ``embedding_lookup`` and the course
-  pack's ``softmax``, ``layer_norm``, ``rms_norm``, ``gelu``, ``cross_entropy``, ``kl_divergence``,
+  pack's ``softmax``, ``layer_norm``, ``rms_norm``, ``gelu``, ``cross_entropy``, ``kl_divergence``, ``conv1d``,
   ``scaled_dot_product_attention``), then
   ``grader/words/generic.py`` for the generic ideas every problem has. Each table is
   ``WORDS: dict[idea, function(facts, code) -> str]``;
@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from .. import frameworks
 from ..hints import Hint
+from . import conv1d as _conv1d
 from . import cross_entropy as _cross_entropy
 from . import embedding_lookup as _embedding_lookup
 from . import gelu as _gelu
@@ -48,7 +49,8 @@ TABLES: dict[str, dict[str, Wording]] = {"tied_lm_head": _tied_lm_head.WORDS,
                                          "softmax": _softmax.WORDS, "layer_norm": _layer_norm.WORDS,
                                          "scaled_dot_product_attention": _attention.WORDS,
                                          "rms_norm": _rms_norm.WORDS, "gelu": _gelu.WORDS,
-                                         "kl_divergence": _kl_divergence.WORDS, "cross_entropy": _cross_entropy.WORDS}
+                                         "kl_divergence": _kl_divergence.WORDS, "cross_entropy": _cross_entropy.WORDS,
+                                         "conv1d": _conv1d.WORDS}
 #: The generic ideas' wording (every problem).
 GENERIC: dict[str, Wording] = _generic.WORDS
 #: Summary wordings of ideas whose facts a module reconciles across cases (factors that differ

@@ -582,7 +582,10 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
     details = [
         f"worst at index {worst}: got {shown_got}, expected {shown_want}, "
         f"error {_fmt(err[worst])}, allowed {_fmt(allowed[worst])}"
-        + ("" if exact or not math.isfinite(w_ratio) else f" ({w_ratio:.3g}x the allowance)"),
+        + ("" if exact or not math.isfinite(w_ratio) else
+           # where 0 is due the allowance is a rounding's: "9.45e+35x the allowance" told a newcomer nothing
+           " (0 is expected there: only an error at the level of rounding is allowed)"
+           if ref[worst] == 0 and w_ratio > 1e6 else f" ({w_ratio:.3g}x the allowance)"),
     ]
     data = {"mismatched": n_bad, "total": total, "worst_index": list(worst),
             "got": float(g[worst]), "expected": float(ref[worst]),

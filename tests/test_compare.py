@@ -220,6 +220,13 @@ def test_tolerance_failure_message_and_data():
     assert f.details[1] == ("tolerance: float32 (unit roundoff 5.96e-08), d = 2 terms per element, scaled by "
                             "S = 4.5 there (the same computation on |hidden|, |embedding_matrix|)")
     assert f.data["allowed"] == pytest.approx(float(allowed))
+    # where 0 is expected the allowance is a rounding's: no "1e+35x the allowance" (a newcomer's trial)
+    zero_case = case("float32")
+    zero_case.inputs["hidden"] = np.zeros_like(zero_case.inputs["hidden"])
+    z = run(zero_case, np.full((2, 3), 0.5, np.float32))
+    assert z.kind == "tolerance" and z.details[0].endswith(
+        "expected 0, error 0.5, allowed " + z.details[0].split("allowed ")[1].split(" ")[0]
+        + " (0 is expected there: only an error at the level of rounding is allowed)"), z.details[0]
     assert f.data["error"] == 0.25 and f.data["scale"] == 4.5 and f.data["worst_index"] == [1, 2]
 
 

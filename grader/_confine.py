@@ -72,11 +72,16 @@ _NR = {
     "sched_setscheduler": (144, 119), "sched_setparam": (142, 118), "sched_setattr": (314, 274),
     "ioprio_set": (251, 30), "migrate_pages": (256, 238), "move_pages": (279, 239),
     "get_robust_list": (274, 100),
-    # a file's metadata (mode, owner, times, extended attributes and ACLs): Landlock has no right
-    # for these, and in the rlimits tier of a grader that is not root the child is the grader's
-    # user, who owns the host files it can name: a submission made the user's home 0777 and the
-    # seed secret 0644 (attack round 49). No submission needs them; their set-uid bits were all
-    # that was refused
+    # a file's metadata (mode, owner, times, extended attributes and ACLs) and truncation by path:
+    # Landlock has no right for the first (and none for truncation before ABI 3, Linux 6.2), and
+    # in the rlimits tier of a grader that is not root the child is the grader's user, who owns
+    # the host files it can name: a submission made the user's home 0777 and the seed secret 0644
+    # (attack round 49), and cut the secret to one byte on a Landlock ABI 2 kernel (round 50).
+    # Owners, attributes and truncate(2) are refused (EPERM; ftruncate needs a descriptor open for
+    # writing, which only the working folder gives); modes and times are "set" without acting
+    # (_NOOP): shutil.copy and copy2 set them on their copy, and a correct file that copied
+    # failed (round 50)
+    "truncate": (76, 45),
     "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
     "chown": (92, None), "fchown": (93, 55), "lchown": (94, None), "fchownat": (260, 54),
     "utime": (132, None), "utimes": (235, None), "futimesat": (261, None), "utimensat": (280, 88),
@@ -107,7 +112,9 @@ _NR = {
 #: ``clone`` and ``openat``, whose arguments a filter can see; libaio users to synchronous I/O)
 _NOSYS = ("clone3", "openat2", "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
           "io_pgetevents", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue", "cachestat")
-_SPECIAL = (*_NOSYS, "mmap", "prctl", "fallocate", "flock", "preadv2", "pwritev2", "fadvise64", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+#: calls answered with success and not made: a file's mode and times (see ``_NR``)
+_NOOP = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes", "futimesat", "utimensat")
+_SPECIAL = (*_NOSYS, *_NOOP, "mmap", "prctl", "fallocate", "flock", "preadv2", "pwritev2", "fadvise64", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
             "sched_setscheduler", "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
@@ -130,6 +137,11 @@ F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36
 #: whenever another read a file there (a channel between learners, round five)
 F_SETLEASE, F_GETLEASE, F_NOTIFY = 1024, 1025, 1026
 FIOSETOWN, SIOCSPGRP, TIOCSTI = 0x8901, 0x8902, 0x5412
+#: a file's flags and attributes set through ioctl ("chattr": no-atime, sync, a project id, a
+#: verity seal): Landlock's ioctl right covers devices only, and a read-only descriptor of a file
+#: the user owns was enough in the rlimits tier (attack round 50). FS_IOC(32)_SETFLAGS,
+#: FS_IOC_FSSETXATTR, FS_IOC(32)_SETVERSION, FS_IOC_ENABLE_VERITY
+FS_IOC_SETTERS = (0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602, 0x40806685)
 #: prctl options the submission may not use: its parent-death signal (clearing it let the child
 #: outlive a grader killed with SIGKILL), its dumpability and who may ptrace it
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER = 1, 4, 0x59616D61
@@ -154,8 +166,9 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     process but ``mypid``; ``fcntl`` F_SETOWN, F_SETOWN_EX and F_SETSIG and ``ioctl`` FIOSETOWN,
     SIOCSPGRP and TIOCSTI (an O_ASYNC descriptor owned by another process signals it), and
     F_SETPIPE_SZ (pipe buffers are kernel memory no rlimit counts: they stay at 64 KiB); a
-    set-uid or set-gid bit in the mode of ``open``, ``openat``, ``creat``, ``mkdir`` and ``mkdirat``
-    (and every call that changes a file's mode, owner, times or extended attributes), and ``O_TMPFILE`` in ``open``/``openat``
+    set-uid or set-gid bit in the mode of ``open``, ``openat``, ``creat``, ``mkdir`` and ``mkdirat``;
+    a file's owner, extended attributes, flags (``FS_IOC_*`` setters) and ``truncate`` by path
+    (the calls that set a mode or times succeed without acting, ``_NOOP``), and ``O_TMPFILE`` in ``open``/``openat``
     (a nameless file the working folder's disk watch cannot see); all of SysV IPC; ``socket`` of any family (AF_UNIX: EPERM,
     so no socket reachable by path or abstract name can be dialled; others EAFNOSUPPORT);
     ``socketpair`` but of stream or seqpacket type (a datagram pair could ``sendto`` a path);
@@ -213,6 +226,9 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
         prog += [(0x15, 0, 1, nr), (0x06, 0, 0, errno(EPERM))]
     for name in _NOSYS:
         prog += [(0x15, 0, 1, _NR[name][col]), (0x06, 0, 0, errno(ENOSYS))]
+    for name in _NOOP:
+        if _NR[name][col] is not None:
+            prog += [(0x15, 0, 1, _NR[name][col]), (0x06, 0, 0, errno(0))]
     # no instant allocation: glibc's posix_fallocate then writes the blocks, at the disk's pace
     prog += [(0x15, 0, 1, _NR["fallocate"][col]), (0x06, 0, 0, errno(EOPNOTSUPP))]
     # no file locks: flock() on a file shown to every sandbox is a channel between them (ENOLCK)
@@ -243,7 +259,7 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     prog += block("fcntl", [ld_arg(1)] + [(0x15, len(locks) + len(owners) - i, 0, v) for i, v in enumerate(locks)]
                   + [(0x15, len(owners) + 1 - i, 0, v) for i, v in enumerate(owners)]
                   + [(0x06, 0, 0, allow), (0x06, 0, 0, errno(ENOLCK)), (0x06, 0, 0, errno(EPERM))])
-    prog += block("ioctl", deny_if_in(1, (FIOSETOWN, SIOCSPGRP, TIOCSTI), EPERM))
+    prog += block("ioctl", deny_if_in(1, (FIOSETOWN, SIOCSPGRP, TIOCSTI, *FS_IOC_SETTERS), EPERM))
     for name, arg in _MODE_ARG.items():
         tmpfile = []
         if name in _FLAGS_ARG:   # O_TMPFILE: a file with no name, which no folder walk can count

@@ -909,6 +909,8 @@ def _setuid_python(folder):
     with open(sys.executable, "rb") as src, open(path, "wb") as dst:
         dst.write(src.read(1 << 16))
     os.chmod(path, 0o4755)
+    if not os.stat(path).st_mode & 0o4000:     # answered without acting (seccomp's _NOOP): not made
+        raise PermissionError("the set-uid bit was not set")
 
 
 def _big(folder):

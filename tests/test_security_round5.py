@@ -416,29 +416,39 @@ def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tm
 
 
 METADATA = '''
-import os
+import fcntl, os, shutil, struct
 import numpy as np
 
 def tied_lm_head(hidden, embedding_matrix):
-    open("mine.txt", "w").write("x")
+    open("mine.txt", "w").write("xyz")
+    before = os.stat("mine.txt")
     fd = os.open("mine.txt", os.O_RDONLY)
-    tries = {"chmod": lambda: os.chmod("mine.txt", 0o666), "fchmod": lambda: os.fchmod(fd, 0o666),
-             "chown": lambda: os.chown("mine.txt", os.getuid(), os.getgid()),
-             "lchown": lambda: os.lchown("mine.txt", os.getuid(), os.getgid()),
-             "fchown": lambda: os.fchown(fd, os.getuid(), os.getgid()),
-             "utime": lambda: os.utime("mine.txt", (1, 1)), "futime": lambda: os.utime(fd, (1, 1)),
-             "setxattr": lambda: os.setxattr("mine.txt", "user.x", b"1"),
-             "removexattr": lambda: os.removexattr("mine.txt", "user.x")}
+    # a mode and times: "set", not acted on (shutil.copy and copy2 set them on their copy)
+    for call in (lambda: os.chmod("mine.txt", 0o666), lambda: os.fchmod(fd, 0o666),
+                 lambda: os.utime("mine.txt", (1, 1)), lambda: os.utime(fd, (1, 1))):
+        call()
+    after = os.stat("mine.txt")
+    if (after.st_mode, after.st_mtime_ns) != (before.st_mode, before.st_mtime_ns):
+        raise RuntimeError("changed: mode or times")
+    refused = {"chown": lambda: os.chown("mine.txt", os.getuid(), os.getgid()),
+               "lchown": lambda: os.lchown("mine.txt", os.getuid(), os.getgid()),
+               "fchown": lambda: os.fchown(fd, os.getuid(), os.getgid()),
+               "setxattr": lambda: os.setxattr("mine.txt", "user.x", b"1"),
+               "removexattr": lambda: os.removexattr("mine.txt", "user.x"),
+               "truncate": lambda: os.truncate("mine.txt", 1),
+               "setflags": lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x80))}
     done = []
-    for name, call in tries.items():
+    for name, call in refused.items():
         try:
             call()
             done.append(name)
         except OSError as exc:
             if exc.errno != 1:          # EPERM is seccomp's answer; ENOTSUP (no user xattrs) is the file system's
                 done.append(f"{name}:{exc.errno}")
-    if done:
+    if done or open("mine.txt").read() != "xyz":
         raise RuntimeError("changed: " + ",".join(done))
+    shutil.copy2("mine.txt", "copy.txt")     # a correct file may copy a file of its own
+    shutil.copy("mine.txt", "copy2.txt")
     return hidden @ embedding_matrix.T
 '''
 
@@ -447,8 +457,11 @@ def tied_lm_head(hidden, embedding_matrix):
 def test_a_submission_cannot_change_a_files_mode_owner_times_or_attributes(tmp_path, tier):
     """Attack round 49: Landlock has no right for a file's metadata, and in the rlimits tier of a
     grader that is not root the child is the grader's user: a submission made the user's home
-    0777 and the seed secret 0644, then another user read it. seccomp refuses every call that
-    changes a mode, an owner, times or extended attributes (EPERM), here on the child's own file."""
+    0777 and the seed secret 0644, then another user read it; round 50: truncate(2) by path
+    where Landlock is older than ABI 3, and chattr's ioctl. seccomp refuses owners, attributes,
+    flags and truncation (EPERM) and answers a mode or times without acting, so that a correct
+    file that copies with shutil.copy or copy2 still passes (round 49's EPERM failed it); here
+    on the child's own file."""
     from .test_security import STRONG
     if tier == "strong" and not STRONG:
         pytest.skip("no namespace sandbox works on this machine")

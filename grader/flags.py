@@ -71,7 +71,16 @@ def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = No
             raise GraderError(f"the submission does not parse: {syntax_error.msg}{where}, and no known problem's "
                               f"function is defined in it (known: {known}); pass --problem ID{elsewhere}"
                               f"{unusable}")
-        raise GraderError(f"the submission defines no function of a known problem (known: {known}); "
+        import ast
+        import difflib
+        names = sorted({n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                       if tree is not None else defined)
+        close = sorted({m for d in names for m in difflib.get_close_matches(d, [p.function for p in loaded.values()],
+                                                                                n=1, cutoff=0.7)})
+        # what the file does define, and the likeliest meant (a newcomer's lm_head got only the list)
+        said = (f" (it defines {', '.join(names[:6])}{'...' if len(names) > 6 else ''}"
+                + (f"; did you mean {' or '.join(close)}?" if close else "") + ")") if names else ""
+        raise GraderError(f"the submission defines no function of a known problem{said} (known: {known}); "
                           f"pass --problem ID{elsewhere}{unusable}")
     raise GraderError(f"the submission matches several problems ({', '.join(p.id for p in matches)}); "
                       "pass --problem ID")

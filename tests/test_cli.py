@@ -226,7 +226,7 @@ def test_problem_is_detected_from_the_function_defined(tmp_path):
     known = sorted([*(pid for pid in available_problems() if pid != "tied_lm_head"), "other_fn (problem other)",
                     "tied_lm_head"], key=lambda n: n.split(" ")[0] if "(" not in n else "other")
     stderr_last = none.stderr.splitlines()[-1]
-    assert stderr_last.startswith("grader: error: the submission defines no function of a known problem (known: ")
+    assert stderr_last.startswith("grader: error: the submission defines no function of a known problem (")
     assert stderr_last.endswith("); pass --problem ID")
     listed = stderr_last.split("(known: ", 1)[1].rsplit("); pass", 1)[0]
     assert sorted(listed.split(", ")) == sorted(known)
@@ -330,9 +330,13 @@ def test_a_parsed_file_of_no_known_function_lists_the_known_ones(tmp_path):
         _resolve(tmp_path, "def my_function(x):\n    return x\n")
     message = str(info.value)
     from grader.spec import available_problems
-    assert message.startswith(f"the submission defines no function of a known problem (known: "
-                              f"{', '.join(sorted(available_problems()))}); pass --problem ID")
+    assert message.startswith(f"the submission defines no function of a known problem (it defines my_function) "
+                              f"(known: {', '.join(sorted(available_problems()))}); pass --problem ID")
     assert "does not parse" not in message
+    # a name close to a problem's function is suggested (a newcomer's lm_head got only the list)
+    with pytest.raises(GraderError) as info:
+        _resolve(tmp_path, "import numpy as np\n\n\ndef lm_head(hidden, embedding_matrix):\n    return hidden\n")
+    assert "(it defines lm_head; did you mean tied_lm_head?)" in str(info.value)
 
 
 def test_a_syntax_error_without_problem_is_a_failed_report_not_exit_2():

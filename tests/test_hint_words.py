@@ -20,7 +20,7 @@ FACTS = {"computed_in": "float32", "dtype": "float64", "first": "hidden", "funct
          "formula": "sqrt((n - 1) / n)", "returned": "list", "want": "float16", "got": "float32", "rule": "the inputs' dtype",
          "like": "hidden", "how": "truncated", "shape": [2, 5], "got_shape": [0], "from_list": True, "said": "only 2-D",
          "which": "last", "lead": 2, "logits": 9, "values_differ": True, "where": "sum", "seq_len": 7, "id": -1,
-         "raise": "IndexError", "rows": [3], "rows_at": "last", "rows_of": 4, "zeros": True, "by": "max",
+         "raise": "IndexError", "target": -1, "classes": 5, "rows": [3], "rows_at": "last", "rows_of": 4, "zeros": True, "by": "max",
          "axis_used": -2, "axis": -1, "d": 8, "eps": 1e-5, "name": "np", "statement": "import numpy as np",
          "of": "embeddings", "used": -1, "instead": -2, "second": "var", "order": ["mean", "var"]}
 

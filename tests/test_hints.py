@@ -380,6 +380,8 @@ def test_no_constant_offset_is_fitted_to_a_constant_right_answer():
     ("cross_entropy", "non_finite_d2l_softmax_then_log.py", "no_max_shift"),
     # a newcomer's trial: np.convolve's flipped kernel got "a constant factor of -1" or nothing
     ("conv1d", "tolerance_np_convolve_flips_kernel.py", "flipped_kernel"),
+    # and a negative target got only the statement's contract
+    ("cross_entropy", "raises_cs231n_no_target_check.py", "negative_target"),
 ])
 def test_course_pack_mistakes_get_their_own_hint(problem, mistake, idea):
     """A newcomer's trial: the course pack's softmax, layer_norm and attention gave no hint for

@@ -61,3 +61,25 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
         if overflow:
             return Hint(idea="no_max_shift", facts={"dtype": case.dtype})
     return generic.non_finite_hint(got, ref)
+
+
+def diagnose_raises(case: Any, accepted: list[str]) -> Hint | None:
+    """Why the case's targets must raise (``case.inputs``: ``logits`` (N, C), ``targets`` (N,);
+    ``accepted``: the exception types that would pass), as facts, or None: a newcomer's negative
+    target was told only "these inputs break the function's contract", where embedding_lookup
+    names the ID (``grader/words/cross_entropy.py`` words them)."""
+    logits, targets = case.inputs.get("logits"), case.inputs.get("targets")
+    if logits is None or targets is None or np.ndim(logits) != 2:
+        return None
+    t = np.asarray(targets)
+    classes = int(np.shape(logits)[-1])
+    raise_what = " or ".join(accepted)
+    if t.dtype.kind in "fc" or t.dtype.name == "bfloat16":
+        return Hint(idea="float_targets", facts={"dtype": t.dtype.name, "raise": raise_what})
+    if t.dtype.kind in "iu" and t.size:
+        low, high = int(t.min()), int(t.max())
+        if low < 0:
+            return Hint(idea="negative_target", facts={"target": low, "classes": classes, "raise": raise_what})
+        if high >= classes:
+            return Hint(idea="target_out_of_range", facts={"target": high, "classes": classes, "raise": raise_what})
+    return None

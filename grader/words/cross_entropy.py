@@ -17,6 +17,19 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                     "and -log(0) is infinite; never take the log "
                                     "of a softmax: the loss of a row is logsumexp(logits) - logits[target], with "
                                     f"the maximum subtracted inside ({c('minus_max', x='logits', axis=-1)})"),
+    "negative_target": lambda f, c: (f"a target is negative ({f['target']}), which must be refused: raise {f['raise']}"
+                                     + (f", not {f['raised']}" if f.get("raised") else
+                                        f"; indexing counts it from the end (class {f['classes'] + f['target']} of "
+                                        f"{f['classes']}) instead of failing: check 0 <= target < C")),
+    "target_out_of_range": lambda f, c: (f"a target is {f['target']}, but there are {f['classes']} classes (0 to "
+                                         f"{f['classes'] - 1}): raise {f['raise']}"
+                                         + (f", not {f['raised']}" if f.get("raised") else
+                                            "; check 0 <= target < C before indexing (some indexing clamps it or "
+                                            "fills NaN instead of failing)")),
+    "float_targets": lambda f, c: (f"the targets are {f['dtype']} numbers, not class indices: check that they have an "
+                                   f"integer dtype and raise {f['raise']}"
+                                   + (f", not {f['raised']}" if f.get("raised") else
+                                      f" (converting them with {c('to_int')} would accept them)")),
     "probability_not_log": lambda f, c: ("looks like the probability of the target was used where the loss takes "
                                          "its negative log: -log(softmax(logits)[target]), averaged over the rows"),
 }

@@ -26,6 +26,26 @@ def _writable(fd: int) -> None:
         pass
 
 
+def _open_own_folder(name: str, top: int) -> int:
+    """``name`` under the folder ``top`` opened for listing; a folder its owner may not list
+    (``mkdir`` mode 0o300, made by a submission that ran as this user) made listable first,
+    through a descriptor of the folder itself, never a link (attack round 51: such a folder and
+    the run folder around it were left on the host).
+
+    Raises:
+        OSError: it cannot be opened even so.
+    """
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=top)
+    except PermissionError:
+        path = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=top)
+        try:
+            os.chmod(f"/proc/self/fd/{path}", 0o700)
+        finally:
+            os.close(path)
+        return os.open(name, _DIR_FLAGS, dir_fd=top)
+
+
 def remove_tree(path: str) -> bool:
     """Remove ``path`` and everything under it; True when nothing is left.
 
@@ -72,7 +92,7 @@ def remove_tree(path: str) -> bool:
                 except OSError:
                     pass
                 try:
-                    sub = os.open(name, _DIR_FLAGS, dir_fd=top)
+                    sub = _open_own_folder(name, top)
                 except OSError:
                     continue
                 try:

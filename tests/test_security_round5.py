@@ -530,3 +530,79 @@ def test_a_batch_takes_the_users_slot_before_a_checks_hard_clock_starts(monkeypa
     monkeypatch.setattr(os, "geteuid", lambda: 1234)
     monkeypatch.setenv(SLOT_HELD_ENV, "1")
     assert check._user_slot(types.SimpleNamespace(tier="rlimits", deadline=1.0)) is None
+
+
+FOLDERS = '''
+import os
+import numpy as np
+
+def tied_lm_head(hidden, embedding_matrix):
+    os.mkdir("fine", 0o700)
+    os.umask(os.umask(0))                      # reading the umask (a common idiom) still works
+    os.umask(0o022)
+    done = []
+    for name, call in (("mkdir 0o300", lambda: os.mkdir("hid", 0o300)),
+                       ("mkdir 0", lambda: os.mkdir("hid0", 0)),
+                       ("umask 0o700", lambda: os.umask(0o700))):
+        try:
+            call()
+            done.append(name)
+        except OSError as exc:
+            if exc.errno != 1:
+                done.append(f"{name}:{exc.errno}")
+    if done:
+        raise RuntimeError("made: " + ",".join(done))
+    return hidden @ embedding_matrix.T
+'''
+
+
+@pytest.mark.parametrize("tier", ["rlimits", "strong"])
+def test_a_submission_cannot_make_a_folder_its_owner_cannot_list(tmp_path, tier):
+    """Attack round 51: in the rlimits tier of a grader that is not root the child is the
+    grader's user, and a folder made with mode 0o300 (or under umask 0o700) hid 3 GB from the disk
+    watch and from the clean-up, which left it on the host. seccomp refuses a folder without its
+    owner's read and search bits and a umask that takes them."""
+    from .test_security import STRONG
+    if tier == "strong" and not STRONG:
+        pytest.skip("no namespace sandbox works on this machine")
+    sub = write_submission(tmp_path, FOLDERS)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=30),
+                wrap=sandbox.Sandbox(STRONG if tier == "strong" else "rlimits")) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+
+
+def test_the_clean_up_removes_a_folder_its_owner_could_not_list(tmp_path):
+    """Attack round 51: remove_tree opened each folder to list it, and a folder of mode 0o300 (its
+    owner, the grader's user, may write but not list it) stayed, with the run folder around it.
+    It is made listable through a descriptor of its own, then removed (as a user that is not
+    root: root lists it anyway)."""
+    import shutil
+    import tempfile
+
+    from grader.cleanup import remove_tree
+    base = Path(tempfile.mkdtemp(prefix="grader-test-hid-"))   # pytest's folder is root's own, 0700
+    top = base / "run"
+    if os.geteuid() == 0:
+        os.chown(base, 65534, 65534)
+    pid = os.fork()
+    if pid == 0:   # the grader's user, not root (a forked copy of this process: nothing to exec)
+        code = 3
+        try:
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+            os.mkdir(top)
+            hid = top / "hid"
+            os.mkdir(hid)
+            (hid / "big").write_text("x" * 4096)
+            os.mkdir(hid / "deeper")
+            os.chmod(hid, 0o300)
+            code = 0 if remove_tree(str(top)) is True and not top.exists() else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    shutil.rmtree(base, ignore_errors=True)
+    assert os.waitstatus_to_exitcode(status) == 0

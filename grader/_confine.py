@@ -113,8 +113,11 @@ _NR = {
 _NOSYS = ("clone3", "openat2", "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
           "io_pgetevents", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue", "cachestat")
 #: calls answered with success and not made: a file's mode and times (see ``_NR``)
-_NOOP = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes", "futimesat", "utimensat")
-_SPECIAL = (*_NOSYS, *_NOOP, "mmap", "prctl", "fallocate", "flock", "preadv2", "pwritev2", "fadvise64", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+_NOOP = ("utime", "utimes", "futimesat", "utimensat")
+#: a file's mode: answered without acting too, but a set-uid or set-gid bit is refused (EPERM), as
+#: it always was (a probe that sets one must learn that it cannot); by the mode's argument
+_CHMOD_MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
+_SPECIAL = (*_NOSYS, *_NOOP, *_CHMOD_MODE_ARG, "mmap", "prctl", "fallocate", "flock", "preadv2", "pwritev2", "fadvise64", "clone", "clone3", "socket", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
             "socketpair", "fcntl", "ioctl", "openat2", "umask", "open",
             "openat", "creat", "mkdir", "mkdirat", *("prlimit64", "setpriority", "sched_setaffinity",
             "sched_setscheduler", "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
@@ -170,7 +173,8 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     set-uid or set-gid bit in the mode of ``open``, ``openat``, ``creat``, ``mkdir`` and ``mkdirat``;
     a folder made without its owner's read and search bits, and a ``umask`` that would take them;
     a file's owner, extended attributes, flags (``FS_IOC_*`` setters) and ``truncate`` by path
-    (the calls that set a mode or times succeed without acting, ``_NOOP``), and ``O_TMPFILE`` in ``open``/``openat``
+    (the calls that set a mode or times succeed without acting, ``_NOOP``, but a mode with a
+    set-uid or set-gid bit is refused), and ``O_TMPFILE`` in ``open``/``openat``
     (a nameless file the working folder's disk watch cannot see); all of SysV IPC; ``socket`` of any family (AF_UNIX: EPERM,
     so no socket reachable by path or abstract name can be dialled; others EAFNOSUPPORT);
     ``socketpair`` but of stream or seqpacket type (a datagram pair could ``sendto`` a path);
@@ -231,6 +235,9 @@ def seccomp_program(machine: str, mypid: int) -> bytes:
     for name in _NOOP:
         if _NR[name][col] is not None:
             prog += [(0x15, 0, 1, _NR[name][col]), (0x06, 0, 0, errno(0))]
+    for name, arg in _CHMOD_MODE_ARG.items():
+        prog += block(name, [ld_arg(arg), (0x45, 0, 1, S_ISUID_ISGID), (0x06, 0, 0, errno(EPERM)),
+                             (0x06, 0, 0, errno(0))])
     # no instant allocation: glibc's posix_fallocate then writes the blocks, at the disk's pace
     prog += [(0x15, 0, 1, _NR["fallocate"][col]), (0x06, 0, 0, errno(EOPNOTSUPP))]
     # no file locks: flock() on a file shown to every sandbox is a channel between them (ENOLCK)

@@ -430,6 +430,11 @@ def tied_lm_head(hidden, embedding_matrix):
     after = os.stat("mine.txt")
     if (after.st_mode, after.st_mtime_ns) != (before.st_mode, before.st_mtime_ns):
         raise RuntimeError("changed: mode or times")
+    try:                                  # a set-uid bit is refused outright, as it always was
+        os.chmod("mine.txt", 0o4755)
+        raise RuntimeError("changed: a set-uid mode was accepted")
+    except PermissionError:
+        pass
     refused = {"chown": lambda: os.chown("mine.txt", os.getuid(), os.getgid()),
                "lchown": lambda: os.lchown("mine.txt", os.getuid(), os.getgid()),
                "fchown": lambda: os.fchown(fd, os.getuid(), os.getgid()),

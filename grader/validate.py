@@ -47,7 +47,6 @@ validation could not run (an unknown problem, an unreadable spec path, bad flags
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os

@@ -415,6 +415,20 @@ def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tm
         processes.release_user_slot(fd)
 
 
+def _passes_its_probe(tmp_path, tier, source):
+    """``source`` (a tied_lm_head that raises when a probe of the sandbox succeeds) returns its
+    answer in ``tier`` (``strong``: the machine's namespace tier, skipped without one)."""
+    from .test_security import STRONG
+    if tier == "strong" and not STRONG:
+        pytest.skip("no namespace sandbox works on this machine")
+    sub = write_submission(tmp_path, source)
+    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=30),
+                wrap=sandbox.Sandbox(STRONG if tier == "strong" else "rlimits")) as w:
+        assert w.start().status == "ok"
+        out = w.call(INPUTS)
+    assert out.status == "ok", out.message
+
+
 METADATA = '''
 import fcntl, os, shutil, struct
 import numpy as np
@@ -467,15 +481,7 @@ def test_a_submission_cannot_change_a_files_mode_owner_times_or_attributes(tmp_p
     flags and truncation (EPERM) and answers a mode or times without acting, so that a correct
     file that copies with shutil.copy or copy2 still passes (round 49's EPERM failed it); here
     on the child's own file."""
-    from .test_security import STRONG
-    if tier == "strong" and not STRONG:
-        pytest.skip("no namespace sandbox works on this machine")
-    sub = write_submission(tmp_path, METADATA)
-    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=30),
-                wrap=sandbox.Sandbox(STRONG if tier == "strong" else "rlimits")) as w:
-        assert w.start().status == "ok"
-        out = w.call(INPUTS)
-    assert out.status == "ok", out.message
+    _passes_its_probe(tmp_path, tier, METADATA)
 
 
 def test_a_batch_takes_the_users_slot_before_a_checks_hard_clock_starts(monkeypatch, tmp_path):
@@ -567,15 +573,7 @@ def test_a_submission_cannot_make_a_folder_its_owner_cannot_list(tmp_path, tier)
     grader's user, and a folder made with mode 0o300 (or under umask 0o700) hid 3 GB from the disk
     watch and from the clean-up, which left it on the host. seccomp refuses a folder without its
     owner's read and search bits and a umask that takes them."""
-    from .test_security import STRONG
-    if tier == "strong" and not STRONG:
-        pytest.skip("no namespace sandbox works on this machine")
-    sub = write_submission(tmp_path, FOLDERS)
-    with Worker(sub, "tied_lm_head", "numpy", Limits(call_timeout=30),
-                wrap=sandbox.Sandbox(STRONG if tier == "strong" else "rlimits")) as w:
-        assert w.start().status == "ok"
-        out = w.call(INPUTS)
-    assert out.status == "ok", out.message
+    _passes_its_probe(tmp_path, tier, FOLDERS)
 
 
 def test_the_clean_up_removes_a_folder_its_owner_could_not_list(tmp_path):

@@ -23,12 +23,22 @@ def folder_usage(folder: str, max_entries: int) -> tuple[int, int]:
     a walk by full paths could not open anything past PATH_MAX (4096 bytes), so a submission
     that wrote 960 MiB in 20,000 files below 17 folders of 255-character names went unseen by
     the fallback tier's disk watch and passed. A tree that would need more than
-    :data:`_MAX_ANCHORS` descriptors at once counts as over ``max_entries``.
+    :data:`_MAX_ANCHORS` descriptors at once counts as over ``max_entries``. Folders are read
+    without moving their access times (``O_NOATIME``, where the grader may).
     """
     import collections
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    # O_NOATIME: listing a folder moved its access time, which the child watched to move its files
+    # out of the folder the walk was about to list and back (attack round 52: 2.4 GB unseen, PASS);
+    # allowed to the folder's owner (the grader's user) and to root (CAP_FOWNER)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOATIME
     try:
         top = os.open(folder, flags)
+    except PermissionError:
+        flags &= ~os.O_NOATIME
+        try:
+            top = os.open(folder, flags)
+        except OSError:
+            return 0, 0
     except OSError:
         return 0, 0
     refs = {top: 1}                      # held descriptor -> queued folders below it

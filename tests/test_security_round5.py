@@ -430,8 +430,15 @@ def _passes_its_probe(tmp_path, tier, source):
 
 
 METADATA = '''
-import fcntl, os, shutil, struct
+import ctypes, fcntl, os, shutil, struct
 import numpy as np
+
+def _raw(nr, path):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(nr, -100, path, 0, 0, 0) == 0:
+        return
+    err = ctypes.get_errno()
+    raise OSError(1 if err == 38 and nr == 470 else err, os.strerror(err))   # ENOSYS: as refused
 
 def tied_lm_head(hidden, embedding_matrix):
     open("mine.txt", "w").write("xyz")
@@ -455,7 +462,10 @@ def tied_lm_head(hidden, embedding_matrix):
                "setxattr": lambda: os.setxattr("mine.txt", "user.x", b"1"),
                "removexattr": lambda: os.removexattr("mine.txt", "user.x"),
                "truncate": lambda: os.truncate("mine.txt", 1),
-               "setflags": lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x80))}
+               "setflags": lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x80)),
+               # file_setattr (Linux 6.17, chattr by path) and any number past the reviewed table:
+               # refused whether or not this kernel has them (EPERM; ENOSYS for the unreviewed)
+               "file_setattr": lambda: _raw(469, b"mine.txt"), "unreviewed": lambda: _raw(470, b"")}
     done = []
     for name, call in refused.items():
         try:
@@ -609,3 +619,18 @@ def test_the_clean_up_removes_a_folder_its_owner_could_not_list(tmp_path):
     _, status = os.waitpid(pid, 0)
     shutil.rmtree(base, ignore_errors=True)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_disk_watch_reads_folders_without_moving_their_access_times(tmp_path):
+    """Attack round 52: listing a folder moved its access time, and a submission watching it
+    moved its files out of the folder the walk was about to list and back: 2.4 GB went unseen
+    and the file passed. The walk reads folders with O_NOATIME (the grader owns them, or is root)."""
+    from grader.diskwatch import folder_usage
+    top = tmp_path / "work"
+    (top / "h" / "x").mkdir(parents=True)
+    (top / "h" / "x" / "data").write_bytes(b"\0" * 8192)
+    for folder in (top, top / "h", top / "h" / "x"):
+        os.utime(folder, (1_000_000, os.stat(folder).st_mtime))    # older than its mtime: relatime would move it
+    used, entries = folder_usage(str(top), 10_000)
+    assert entries == 3 and used >= 8192
+    assert [os.stat(f).st_atime for f in (top, top / "h", top / "h" / "x")] == [1_000_000] * 3

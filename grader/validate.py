@@ -805,7 +805,8 @@ def render_text(v: Validation) -> str:
         spec = rel if not rel.startswith("..") else spec
     except ValueError:  # pragma: no cover - another drive (Windows)
         pass
-    lines = [f"{p(v.problem or '?')}: {p(spec)}" + (f" (seed {v.seed})" if v.seed else "")]
+    # a spec that does not load has no id yet: its file says which (a newcomer read "?:")
+    lines = [f"{p(v.problem or 'not loaded')}: {p(spec)}" + (f" (seed {v.seed})" if v.seed else "")]
     shown: set[int] = set()
 
     def errors_of(*checks: str) -> list[Finding]:

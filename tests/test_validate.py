@@ -715,3 +715,15 @@ def test_an_oracle_may_use_an_array_method_in_a_fresh_process(tmp_path):
     run = subprocess.run([sys.executable, "-I", "-c", _ORACLE_IN_A_FRESH_PROCESS, str(spec)],
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert run.returncode == 0 and run.stdout.split() == ["[3.0,", "3.0]"], run.stderr
+
+
+def test_a_spec_that_does_not_parse_is_named_by_its_file_and_told_to_quote(tmp_path):
+    """A newcomer's unquoted `domain: [0, C)`: the report's first line read "?: myprobs/x.yaml";
+    it says the spec is not loaded, and the error says to quote the interval."""
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("id: bad\nfunction:\n  parameters:\n    - name: t\n      domain: [0, C)\n")
+    run = run_grader("validate", str(spec))
+    assert run.code == 1, run.stdout + run.stderr
+    first = run.stdout.splitlines()[0]
+    assert first.startswith("not loaded: ") and first.endswith("bad.yaml"), first
+    assert 'quote a half-open interval: "[0, C)"' in run.stdout

@@ -30,6 +30,10 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                f"the IDs are {f['dtype']} numbers, not integers, even when they are whole "
                                f"(converting them with {c('to_int')} would accept them); check that the IDs have an "
                                f"integer dtype and raise {f['raise']}"),
+    "computed_not_copied": lambda f, c: ("NaN where the expected row is finite, and the table holds an infinity: the "
+                                         "rows were computed from the whole table (a product with one-hot rows, where "
+                                         "0 * inf is NaN), not copied: select the rows by indexing the table with "
+                                         "the IDs"),
     "negative_id": lambda f, c: (f"an ID is negative ({f['id']}), which must be refused: raise {f['raise']}, not "
                                  f"{f['raised']}" if f.get("raised") else
                                  f"an ID is negative ({f['id']}): indexing counts it from the end, so it returns row "

@@ -116,21 +116,38 @@ class DiskWatch(threading.Thread):
         return used + self.unlinked(), count
 
     def unlinked(self) -> int:
-        """Bytes allocated to the child's open regular files that have no name left (unlinked
-        while open): no folder walk sees them. Read through /proc/<pid>/fd (the grader must be
-        root, or the child dumpable, to read it; else 0)."""
+        """Bytes allocated to the child's regular files that have no name left (unlinked while
+        open, or while mapped): no folder walk sees them. Read through /proc/<pid>/fd and, for
+        the mappings of deleted files, /proc/<pid>/maps and map_files (attack round 53: 40 files
+        of 60 MiB, each kept by a one-page private mapping with no descriptor, passed); each file
+        once. The grader must be root, or the child dumpable, to read them; else 0. A thread with
+        a descriptor table of its own is refused by seccomp (clone needs CLONE_FILES)."""
+        seen: set[tuple[int, int]] = set()
         total = 0
+
+        def count(path: str) -> None:
+            nonlocal total
+            try:
+                st = os.stat(path)
+            except OSError:
+                return
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
         try:
             fds = os.listdir(f"/proc/{self.pid}/fd")
         except OSError:
             return 0
         for fd in fds:
-            try:
-                st = os.stat(f"/proc/{self.pid}/fd/{fd}")
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and st.st_nlink == 0:
-                total += st.st_blocks * 512
+            count(f"/proc/{self.pid}/fd/{fd}")
+        try:
+            with open(f"/proc/{self.pid}/maps", "rb") as fh:
+                maps = fh.read()
+        except OSError:
+            return total
+        for line in maps.splitlines():
+            if line.endswith(b" (deleted)"):
+                count(f"/proc/{self.pid}/map_files/{line.split(None, 1)[0].decode()}")
         return total
 
     def run(self) -> None:

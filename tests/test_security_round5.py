@@ -433,6 +433,12 @@ METADATA = '''
 import ctypes, fcntl, os, shutil, struct
 import numpy as np
 
+def _clone(flags):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(56, flags, 0, 0, 0, 0) == -1:
+        raise OSError(ctypes.get_errno(), "clone")
+    raise RuntimeError("a thread was started with a descriptor table of its own")
+
 def _raw(nr, path):
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.syscall(nr, -100, path, 0, 0, 0) == 0:
@@ -465,7 +471,10 @@ def tied_lm_head(hidden, embedding_matrix):
                "setflags": lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x80)),
                # file_setattr (Linux 6.17, chattr by path) and any number past the reviewed table:
                # refused whether or not this kernel has them (EPERM; ENOSYS for the unreviewed)
-               "file_setattr": lambda: _raw(469, b"mine.txt"), "unreviewed": lambda: _raw(470, b"")}
+               "file_setattr": lambda: _raw(469, b"mine.txt"), "unreviewed": lambda: _raw(470, b""),
+               # a thread with a descriptor table of its own (round 53: /proc/PID/fd did not show it);
+               # CLONE_VM | CLONE_SIGHAND | CLONE_THREAD without CLONE_FILES, refused before it starts
+               "clone_own_files": lambda: _clone(0x100 | 0x800 | 0x10000)}
     done = []
     for name, call in refused.items():
         try:
@@ -634,3 +643,38 @@ def test_the_disk_watch_reads_folders_without_moving_their_access_times(tmp_path
     used, entries = folder_usage(str(top), 10_000)
     assert entries == 3 and used >= 8192
     assert [os.stat(f).st_atime for f in (top, top / "h", top / "h" / "x")] == [1_000_000] * 3
+
+
+def test_the_disk_watch_counts_a_deleted_file_kept_only_by_a_mapping(tmp_path):
+    """Attack round 53: a file unlinked and kept alive by a one-page private mapping, its
+    descriptor closed, held 60 MiB each that /proc/<pid>/fd did not show (2.4 GB under a root
+    grader, PASS). The watch also counts deleted files mapped by the child (/proc/<pid>/maps and
+    map_files: root, or a dumpable child), each file once."""
+    import ctypes
+    import mmap
+
+    from grader.diskwatch import DiskWatch
+    if not os.access(f"/proc/{os.getpid()}/map_files", os.R_OK) or os.geteuid() != 0:
+        pytest.skip("map_files needs root")
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype, libc.munmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    watch = DiskWatch(str(tmp_path), os.getpid(), 1 << 30, 10_000)
+    before = watch.unlinked()
+    fd = os.open(tmp_path / "kept", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    os.unlink(tmp_path / "kept")
+    os.write(fd, b"\x5a" * (4 << 20))
+    os.fsync(fd)
+    page = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ, mmap.MAP_PRIVATE, fd, 0)
+    try:
+        assert page not in (None, ctypes.c_void_p(-1).value)
+        held = watch.unlinked() - before
+        assert held >= 4 << 20 and held < 8 << 20, held          # counted, once (descriptor and mapping)
+        os.close(fd)
+        fd = -1
+        assert watch.unlinked() - before >= 4 << 20               # the mapping alone keeps it
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        libc.munmap(page, mmap.PAGESIZE)
+    assert watch.unlinked() - before < 4 << 20

@@ -146,7 +146,7 @@ def test_every_cases_replay_literal_fits_and_a_misfit_is_refused_in_one_line():
             if sum(a.size for a in c.inputs.values()) < 5000:  # the JSON round trip of a big case is slow
                 case_from_literal(problem, json.loads(json.dumps(case_literal(c))))
     bad = [({"hidden": [[1, 2]], "embedding_matrix": [[1, 1, 1]]}, "disagree on d_model: hidden gives 2"),
-           ({"hidden": [[1e309]], "embedding_matrix": [[1.0]]}, "hidden holds a value that is not a finite float32"),
+           ({"hidden": [[1e39]], "embedding_matrix": [[1.0]]}, "hidden holds a value that is not a finite float32"),
            ({"hidden": [[1.0]], "embedding_matrix": [[1.0]], "shapes": {"hidden": [1] * 40}}, "hidden has 40 axes"),
            ({"hidden": [1, 2], "embedding_matrix": [1, 2]}, "embedding_matrix has shape (2,), which does not fit"),
            ({"hidden": 1.0, "embedding_matrix": [[1.0]]}, "hidden has shape (), which does not fit")]

@@ -82,22 +82,16 @@ def _user_slot(plan: Plan) -> int | None:
     one (attack round 47: two shards of a class at once on one node; a correct JAX file aborted,
     9.75). The time waited is added to the plan's deadline: another check's run is not this
     one's. None where no slot is needed."""
-    import sys
+    import os
     import time
 
-    import os
-
-    from .processes import SLOT_HELD_ENV, take_user_slot
+    from .processes import SLOT_HELD_ENV, wait_user_slot
     from .sandbox_user import shares_user_budget
     if not shares_user_budget(plan.tier) or os.environ.get(SLOT_HELD_ENV) == "1":
         return None   # (a batch that holds the slot for this check says so)
     began = time.monotonic()
-    slot = take_user_slot(began)   # free now: the usual case, said nothing
-    if slot is None:
-        sys.stderr.write(f"grader: note: waiting for another check of this user to end: in the {plan.tier} sandbox "
-                         "tier one check of a user runs at a time on this machine\n")
-        slot = take_user_slot(None)
-        plan.deadline += time.monotonic() - began
+    slot = wait_user_slot(plan.tier)
+    plan.deadline += time.monotonic() - began
     return slot
 
 

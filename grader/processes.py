@@ -231,6 +231,20 @@ def take_user_slot(deadline: float | None) -> int | None:
             return -1
 
 
+def wait_user_slot(tier: str) -> int:
+    """:func:`take_user_slot` waited for as long as it takes, saying once on stderr that this
+    check waits (for ``grader check`` and ``grader grade`` alike, in sandbox tier ``tier``).
+    Returns its descriptor (-1: no lock could be taken)."""
+    import sys
+    import time
+    slot = take_user_slot(time.monotonic())   # free now: the usual case, said nothing
+    if slot is None:
+        sys.stderr.write(f"grader: note: waiting for another check of this user to end: in the {tier} sandbox "
+                         "tier one check of a user runs at a time on this machine\n")
+        slot = take_user_slot(None)
+    return -1 if slot is None else slot
+
+
 def release_user_slot(fd: int | None) -> None:
     """Give back a slot :func:`take_user_slot` gave: the lock goes with the last check of this
     process that holds it (closing its descriptor releases it)."""

@@ -524,7 +524,8 @@ def test_a_batch_takes_the_users_slot_before_a_checks_hard_clock_starts(monkeypa
         time.sleep(0.3)
         events.append(("taken", time.monotonic()))
         return 7
-    monkeypatch.setattr(pool, "take_user_slot", take)
+    from grader import processes
+    monkeypatch.setattr(processes, "take_user_slot", take)
     monkeypatch.setattr(pool, "release_user_slot", lambda fd: events.append(("released", fd)))
     envs = []
 

@@ -35,7 +35,7 @@ from typing import IO, Any, Callable
 
 from .._args import add_check_options, int_at_least, parse_shard, positive_float
 from ..errors import EXIT_FAILED, EXIT_PASSED, GraderError
-from ..processes import SLOT_HELD_ENV, release_user_slot, take_user_slot
+from ..processes import SLOT_HELD_ENV, release_user_slot, wait_user_slot
 from ..results import Failure
 from ..reports.summary_md import tally
 from .discovery import Submission, absolute_path, anchored, choose, enumerate_learners, in_shard
@@ -304,7 +304,7 @@ class _Grader:
         err = tempfile.TemporaryFile()
         # the file's real path must be the anchored one: no folder on the way swapped for a link
         env = {**check_environment(sub.siblings), "GRADER_STRICT_PATHS": "1"}
-        slot = self._take_slot() if self.slot_tier else None
+        slot = wait_user_slot(self.slot_tier) if self.slot_tier else None
         if slot is not None and slot >= 0:
             env[SLOT_HELD_ENV] = "1"      # the check does not wait for the slot its batch holds
         now = time.monotonic()
@@ -324,16 +324,6 @@ class _Grader:
                 release_user_slot(slot)
                 raise
         return _Job(sub, proc, now, now + self.hard_timeout, err, slot=slot)
-
-    def _take_slot(self) -> int | None:
-        """This user's one check slot (``processes.take_user_slot``), waited for (said once per
-        wait) before a check starts in :attr:`slot_tier`."""
-        slot = take_user_slot(time.monotonic())
-        if slot is None:
-            sys.stderr.write(f"grader: note: waiting for another check of this user to end: in the {self.slot_tier} "
-                             "sandbox tier one check of a user runs at a time on this machine\n")
-            slot = take_user_slot(None)
-        return slot
 
     def finish(self, job: _Job) -> Row:
         """The row of a job whose process has ended; writes a placeholder report if it wrote none."""

@@ -145,7 +145,7 @@ class DiskWatch(threading.Thread):
                 maps = fh.read()
         except OSError:
             return total
-        for line in maps.splitlines():
+        for line in maps.splitlines() if b" (deleted)" in maps else ():   # the usual case: none
             if line.endswith(b" (deleted)"):
                 count(f"/proc/{self.pid}/map_files/{line.split(None, 1)[0].decode()}")
         return total

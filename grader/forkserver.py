@@ -256,7 +256,13 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
     (:mod:`grader.run.spare`) in the default sandbox tier with the default limits, wait on
     ``sock`` for one request (as a connection's: ``R`` with three descriptors, then the JSON
     line), and become that request's check (:func:`_forked_check`), which adopts the spare
-    when it matches. Never returns."""
+    when it matches. Never returns.
+
+    Exits 0 only when the zygote closed ``sock`` with nothing sent (it is stopping); a SIGINT
+    before the request was read means the check handed to this spare was interrupted (the
+    zygote forwards a client's interrupt only to a spare it has handed a request): 130, as an
+    interrupted ``grader check``; any other failure to read: 2. Exiting 0 there was a pass
+    for the client, whose wrong file was never run (attack round 54)."""
     from .run import spare
     _default_signals()
     try:
@@ -274,8 +280,12 @@ def _spare_process(framework: str, sock: socket.socket, close: list[Any]) -> Non
             spare.discard()
         sock.setblocking(True)
         data, fds, _, _ = socket.recv_fds(sock, 16, 4)
-    except BaseException:  # noqa: BLE001 - the zygote closed it (stopping): no check was asked
-        data, fds = b"", []
+    except KeyboardInterrupt:   # the check handed to this spare, interrupted before it was read
+        spare.discard()
+        os._exit(130)
+    except BaseException:  # noqa: BLE001 - no request read: never a pass
+        spare.discard()
+        os._exit(2)
     if not data and not fds:   # the zygote stopped: it closed the socket without a request
         spare.discard()
         os._exit(0)

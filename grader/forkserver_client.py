@@ -85,7 +85,8 @@ def socket_candidates() -> list[Path]:
     if os.environ.get(SOCKET_ENV):
         return [Path(os.environ[SOCKET_ENV])]
     out = []
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    from .processes import runtime_folder
+    runtime = runtime_folder()
     if runtime:
         out.append(Path(runtime) / "grader" / "serve.sock")
     out.append(Path(f"/tmp/grader-{os.geteuid()}") / "serve.sock")

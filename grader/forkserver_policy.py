@@ -208,10 +208,12 @@ def unserved(request: dict[str, Any], proofs: list[int], warm: list[str]) -> str
     file the request names (the submission, ``--seed-secret``) only when the client sent it
     opened (``proofs``: ``grader.forkserver_client.proofs``; the same file by device and inode).
     ``warm`` is the server's preload flags (its ``--problems-dir``)."""
+    from .sandbox import ENV_TIER
     args = _parsed(request["argv"])
     if args is None or getattr(args, "command", None) != "check":
         return "only a check that parses is served"
-    if args.sandbox == "none":
+    if args.sandbox == "none" or request["env"].get(ENV_TIER, "").strip() == "none":
+        # the tier none chosen by the client's environment is --sandbox none too (attack round 54)
         return "a check without the sandbox runs in the client's own process"
     if args.assignment:
         return "a check of an assignment runs in the client's own process"

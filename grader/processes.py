@@ -127,6 +127,24 @@ SLOT_HELD_ENV = "GRADER_USER_SLOT_HELD"
 NOT_PRIVATE = " is not this user's private folder (mode 0700, owned by the user)"
 
 
+def runtime_folder() -> str | None:
+    """``$XDG_RUNTIME_DIR`` when it is what the XDG base-directory spec says it is: an existing
+    folder, reached through no link, owned by this user, that nobody else can enter; else None.
+    Only then are ``grader`` folders made in it: a value through another user's link had a root
+    ``grader serve`` make folders of chosen names inside a folder only root may enter (attack
+    round 54)."""
+    import stat
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if not runtime or not os.path.isabs(runtime) or os.path.realpath(runtime) != os.path.normpath(runtime):
+        return None
+    try:
+        st = os.lstat(runtime)
+    except OSError:
+        return None
+    ok = stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
+    return runtime if ok else None
+
+
 def slot_folders(uid: int) -> list[str]:
     """Where the lock of :func:`take_user_slot` may live, first choice first: a folder of the
     user's home (from the account database, else ``$HOME``), which every grader of the user on
@@ -142,8 +160,8 @@ def slot_folders(uid: int) -> list[str]:
     except KeyError:
         home = os.environ.get("HOME")
     out = [os.path.join(home, ".cache", "grader", "slot")] if home and os.path.isabs(home) else []
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isabs(runtime):
+    runtime = runtime_folder()
+    if runtime:
         out.append(os.path.join(runtime, "grader-slot"))
     return out + [f"/tmp/grader-slot-{uid}"]
 

@@ -396,6 +396,7 @@ def test_the_check_slot_lives_where_no_other_user_makes_it_first(monkeypatch, tm
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setattr("pwd.getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir(mode=0o700)
     places = processes.slot_folders(os.getuid())
     assert places[0] == str(home / ".cache" / "grader" / "slot")
     assert places[1:] == [str(tmp_path / "run" / "grader-slot"), f"/tmp/grader-slot-{os.getuid()}"]

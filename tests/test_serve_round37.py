@@ -204,7 +204,7 @@ def test_another_users_folder_at_the_usual_place_moves_the_socket_to_the_home_fo
     home = Path(tempfile.mkdtemp(prefix="h", dir="/tmp"))     # a short path: a socket's address has 107 bytes
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setenv("HOME", str(home))
-    (tmp_path / "runtime").mkdir()
+    (tmp_path / "runtime").mkdir(mode=0o700)
     (tmp_path / "runtime" / "grader").mkdir(mode=0o777)
     os.chmod(tmp_path / "runtime" / "grader", 0o777)      # taken: open to others
     candidates = forkserver_client.socket_candidates()

@@ -1,0 +1,110 @@
+"""Attack round 54 (issue 33, on 664c3da): grader serve's spares and socket.
+
+Each test fails on the code before the fix: a spare interrupted before it read its request
+exited 0, which the server sent its client as the check's exit code (a wrong file "passed",
+never run); ``GRADER_SANDBOX_TIER=none`` in a client's environment was served (the server's
+rights, not the client's); an ``$XDG_RUNTIME_DIR`` through another user's link had a root
+``grader serve`` make folders where that user chose.
+"""
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import time
+
+import pytest
+
+from grader import cli, forkserver, forkserver_client, processes, sandbox
+from grader.run import spare
+
+
+@pytest.fixture
+def parser(monkeypatch):
+    """The CLI's parser, as ``grader serve`` registers it (the policy reads the default limits
+    and the request's flags with it)."""
+    monkeypatch.setitem(forkserver.CLI, "build_parser", cli.build_parser)
+
+
+def _spare_exit(monkeypatch, act) -> int:
+    """The exit code of ``forkserver._spare_process`` in a forked process whose spare child is
+    a stand-in (it says on a pipe when it is being prepared, then waits a second); ``act(pid,
+    sock, ready)`` plays the zygote's part."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ready_r, ready_w = os.pipe()
+
+    def prepare(*args, **kwargs):
+        os.write(ready_w, b"p")
+        time.sleep(1.0)
+
+    monkeypatch.setattr(sandbox, "choose_tier", lambda request: ("none", None))
+    monkeypatch.setattr(spare, "prepare", prepare)
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the forked spare
+        try:
+            ours.close()
+            forkserver._spare_process("numpy", theirs, [])
+        finally:
+            os._exit(99)
+    theirs.close()
+    os.close(ready_w)
+    try:
+        assert select.select([ready_r], [], [], 60)[0] and os.read(ready_r, 1) == b"p", "the spare was not prepared"
+        act(pid, ours)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        ours.close()
+        os.close(ready_r)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_a_spare_interrupted_before_it_read_its_request_is_no_pass(monkeypatch, parser):
+    """The zygote hands a request to a spare still being prepared and forwards the client's
+    SIGINT to it: the spare took the interrupt for the zygote closing its socket and exited 0,
+    the client's exit code (a wrong file passed 3 times of 3). Now 130, as an interrupted
+    check; only a socket closed with nothing sent is a clean 0."""
+    def interrupt(pid, sock):
+        socket.send_fds(sock, [b"R"], [0, 1, 2, 0])
+        os.kill(pid, signal.SIGINT)
+
+    assert _spare_exit(monkeypatch, interrupt) == 130
+    assert _spare_exit(monkeypatch, lambda pid, sock: sock.close()) == 0
+
+
+def test_the_tier_none_from_the_clients_environment_is_not_served(tmp_path, parser):
+    """``--sandbox none`` was left to the client (round 41), but ``GRADER_SANDBOX_TIER=none``,
+    which choose_tier reads from the same request's environment, was served: the check ran
+    learner code with the server's rights, not the client's (a Landlock-confined client read
+    a file its domain forbade)."""
+    request = {"argv": ["check", "mine.py", "--problem", "tied_lm_head"], "cwd": str(tmp_path), "proofs": []}
+    why = forkserver.unserved({**request, "env": {sandbox.ENV_TIER: "none"}}, [], [])
+    assert why == "a check without the sandbox runs in the client's own process"
+    assert forkserver.unserved({**request, "env": {sandbox.ENV_TIER: "rlimits"}}, [], []) != why
+
+
+def test_a_runtime_folder_through_a_link_or_open_to_others_is_not_used(tmp_path, monkeypatch):
+    """grader serve and the check slot make their folders in ``$XDG_RUNTIME_DIR``, which was
+    used as given: through another user's link, root made folders of that user's choosing in
+    a folder only root may enter. It is used only when it is a real folder of this user's,
+    reached through no link, mode 0700, and never made."""
+    monkeypatch.delenv(forkserver.SOCKET_ENV, raising=False)
+    real = tmp_path / "run"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    missing = tmp_path / "missing" / "made" / "by" / "grader"
+    for value, used in ((real, True), (link / "run", False), (missing, False)):
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(value))
+        assert (processes.runtime_folder() == str(value)) is used
+        in_candidates = any(str(p).startswith(str(value) + os.sep) for p in forkserver_client.socket_candidates())
+        assert in_candidates is used
+        assert any(f.startswith(str(value) + os.sep) for f in processes.slot_folders(os.getuid())) is used
+    os.chmod(real, 0o755)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(real))
+    assert processes.runtime_folder() is None
+    assert not (tmp_path / "missing").exists()
+
+
+if __name__ == "__main__":   # pragma: no cover
+    pytest.main([__file__, "-q"])

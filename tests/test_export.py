@@ -361,8 +361,8 @@ def test_without_key_every_export_finds_the_id_column_grade_found(tmp_path, caps
     gradebook.write_gradebook(book, [gradebook.Row("alice", "a.py", True, 1, 1, [], 1)])
     roster = tmp_path / "r.csv"
     roster.write_text("Student,Username,Extra\nAlice A,alice,x\nBob B,bob,y\n")
-    subs = with_roster([Submission(learner="alice", path=tmp_path / "a.py")], str(roster), None)
-    assert [s.learner for s in subs] == ["alice", "bob"]   # grade matched alice and added bob
+    subs, strangers = with_roster([Submission(learner="alice", path=tmp_path / "a.py")], str(roster), None)
+    assert [s.learner for s in subs] == ["alice", "bob"] and strangers == []   # grade matched alice and added bob
     extra = ["--assignment", "A"] if fmt != "csv" else []
     code, out, err = run(["export", fmt, book, "--roster", roster, *extra], capsys)
     assert code == 0 and ("alice" in out or "Alice A" in out), err    # Canvas writes the Student column

@@ -62,6 +62,32 @@ def test_every_roster_learner_has_a_row_and_strangers_are_named(tmp_path):
         in run.stdout, run.stdout
     slowest = summary.split("## Slowest submissions", 1)[1]
     assert "carol" not in slowest and "import" not in slowest, slowest
+    # summary.html marks zed, whom the LMS exports leave out (a newcomer's instructor saw an
+    # ordinary row: the warning was on stderr only), from the record submitted.json keeps
+    from grader.batch.times import off_roster
+    assert off_roster(out) == ["zed"]
+    page = (out / "summary.html").read_text()
+    assert "4 learners: <b>2 passed</b>, 1 failed, 1 submitted nothing, 1 not on the roster." in page
+    assert 'id="off-roster"' in page and page.count("(not on the roster)") == 1
+    marked = [line for line in page.splitlines() if "(not on the roster)" in line]
+    assert len(marked) == 1 and ">zed</a>" in marked[0], marked
+
+
+def test_the_shards_learners_not_on_the_roster_are_merged(tmp_path):
+    """``grader merge`` joins the shards' records of who is not on the roster, as their times."""
+    from grader.batch import times
+    from grader.batch.discovery import Submission
+    first, second, merged = tmp_path / "a", tmp_path / "b", tmp_path / "m"
+    for folder in (first, second, merged):
+        folder.mkdir()
+    times.record(first, [Submission(learner="zed", path=None), Submission(learner="alice", path=None)], None,
+                 not_on_roster=["zed", "yan"])    # yan is in the other shard: not this one's
+    times.record(second, [Submission(learner="yan", path=None)], None, not_on_roster=["zed", "yan"])
+    assert times.off_roster(first) == ["zed"] and times.off_roster(second) == ["yan"]
+    times.merge(merged, [first, second])
+    assert times.off_roster(merged) == ["yan", "zed"]
+    times.record(first, [Submission(learner="zed", path=None)], None)   # no roster: nothing recorded
+    assert times.off_roster(first) == []
 
 
 def test_a_roster_without_an_id_column_is_one_line_and_exit_2(tmp_path):

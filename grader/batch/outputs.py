@@ -172,11 +172,11 @@ def write_class_view(out: Path, rows: list[Row], reports: dict[str, Report],
     try:
         from ..reports import classview
         from .history import changes
-        from .times import read as read_times
+        from .times import off_roster, read as read_times
         deadline, times = read_times(out)
         previous, changed = changes(out, rows)
         write_output(classview.render(rows, reports, reports_dir=REPORTS, times=times, deadline=deadline,
-                                      changes=changed, previous=previous,
+                                      changes=changed, previous=previous, off_roster=off_roster(out),
                                       similarity=SIMILARITY_HTML if (out / SIMILARITY_HTML).is_file() else None),
                      str(out / SUMMARY_HTML))
     except ImportError as exc:

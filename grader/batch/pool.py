@@ -653,11 +653,12 @@ class _Unchanged:
 NO_SUBMISSION = "no submission: nothing was found in the class folder for this learner"
 
 
-def with_roster(subs: list[Submission], path: str, key: str | None) -> list[Submission]:
+def with_roster(subs: list[Submission], path: str, key: str | None) -> tuple[list[Submission], list[str]]:
     """``subs`` with a row for every learner of the roster at ``path``: each roster learner
     nothing was found for is added (no file, :data:`NO_SUBMISSION`); each submission of a learner
     not on the roster is kept and named in one warning line on stderr (issue 37: a learner who
-    submitted nothing vanished from the gradebook and every export).
+    submitted nothing vanished from the gradebook and every export). Also returns the learners
+    not on the roster, in ``subs``' order (``submitted.json`` records them for summary.html).
 
     Raises:
         GraderError: the roster cannot be read, or has no id column (``key``, else one of
@@ -681,7 +682,7 @@ def with_roster(subs: list[Submission], path: str, key: str | None) -> list[Subm
                                    f"{shown}", one_line=True) + "\n")
     missing = [Submission(learner=row[roster.key], path=None, note=NO_SUBMISSION, missing=True)
                for row in roster.rows if id(row) not in found]
-    return subs + missing
+    return subs + missing, strangers
 
 
 #: what ``grader grade`` says, once, when no seed secret is given (round four, class 7)
@@ -713,8 +714,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     out = Path(args.out)
     # names only: each learner's file is chosen at their turn; the output folder is no learner
     subs = enumerate_learners(args.paths, exclude=[str(out)])
+    strangers: list[str] | None = None   # None: no roster given
     if getattr(args, "roster", None):
-        subs = with_roster(subs, args.roster, args.key)
+        subs, strangers = with_roster(subs, args.roster, args.key)
     if args.shard:
         subs = [s for s in subs if in_shard(s.learner, *args.shard)]
     book = out / GRADEBOOK
@@ -814,7 +816,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         progress.close()
         appender.close()
     final = list(rows.values())
-    record_times(out, [chosen.get(s.learner, s) for s in subs], deadline, args.paths)
+    record_times(out, [chosen.get(s.learner, s) for s in subs], deadline, args.paths, not_on_roster=strangers)
     reports = write_outputs(out, final, args.audience, starters=getattr(args, "starter", None) or [],
                             threshold=getattr(args, "similarity", 0.5),
                             sources={s.learner: s.path for s in chosen.values() if s.path is not None},

@@ -363,11 +363,14 @@ def learner_folder(sub: Any) -> Path | None:
 
 
 def record(out: Path, subs: Iterable[Any], deadline: datetime | None,
-           given: Iterable[str | os.PathLike[str]] = ()) -> dict[str, Submitted]:
+           given: Iterable[str | os.PathLike[str]] = (), not_on_roster: Iterable[str] | None = None
+           ) -> dict[str, Submitted]:
     """Write ``submitted.json`` into ``out``: the submission time of each chosen submission of
     ``subs`` (learners with nothing to read a time from are left out) and, with ``deadline``,
     how late. ``given``: the paths given to ``grader grade`` (a learner's folder among them is
-    read as Gradescope's layout, :func:`_gradescope_time`). Returns what it wrote, by learner.
+    read as Gradescope's layout, :func:`_gradescope_time`). ``not_on_roster``: with ``--roster``,
+    the learners not on it (those of ``subs`` are kept: a shard's own), which summary.html marks
+    (:func:`off_roster`); None without a roster. Returns the times it wrote, by learner.
 
     Raises:
         GraderError: the file cannot be written.
@@ -375,6 +378,7 @@ def record(out: Path, subs: Iterable[Any], deadline: datetime | None,
     from .._io import write_output
     times: dict[str, Submitted] = {}
     roots = {os.path.abspath(p) for p in given}
+    subs = list(subs)
     for sub in subs:
         folder = learner_folder(sub)
         found = submission_time(sub.path, folder, folder is not None and os.path.abspath(folder) in roots)
@@ -385,7 +389,10 @@ def record(out: Path, subs: Iterable[Any], deadline: datetime | None,
         times[sub.learner] = Submitted(at=when.astimezone(timezone.utc).isoformat(timespec="seconds"),
                                        source=source, late_seconds=late)
     kept = {"deadline": deadline.isoformat() if deadline else None,
-               "learners": {k: asdict(v) for k, v in sorted(times.items())}}
+            "learners": {k: asdict(v) for k, v in sorted(times.items())}}
+    if not_on_roster is not None:
+        here = {sub.learner for sub in subs}
+        kept["not_on_roster"] = sorted(set(not_on_roster) & here)
     write_output(json.dumps(kept, indent=2) + "\n", str(out / TIMES))
     return times
 
@@ -400,6 +407,16 @@ def read(out: Path) -> tuple[str | None, dict[str, Submitted]]:
         return None, {}
 
 
+def off_roster(out: Path) -> list[str]:
+    """The learners graded into ``out`` who are not on the roster ``grader grade --roster`` was
+    given (:func:`record`); none without a roster or a readable record."""
+    try:
+        names = json.loads((out / TIMES).read_text(encoding="utf-8")).get("not_on_roster") or []
+        return sorted(str(n) for n in names)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return []
+
+
 def merge(out: Path, folders: Iterable[Path]) -> None:
     """Write into ``out`` the union of the submission times recorded in ``folders`` (the shards
     ``grader merge`` joins), with the first deadline one of them names; nothing when none
@@ -409,12 +426,15 @@ def merge(out: Path, folders: Iterable[Path]) -> None:
         GraderError: the file cannot be written.
     """
     from .._io import write_output
-    deadline, learners = None, {}
+    deadline, learners, strangers = None, {}, set()
     for folder in folders:
         told, times = read(folder)
         deadline = deadline or told
         learners.update({k: asdict(v) for k, v in times.items()})
-    if deadline is None and not learners:
+        strangers.update(off_roster(folder))
+    if deadline is None and not learners and not strangers:
         return
-    write_output(json.dumps({"deadline": deadline, "learners": dict(sorted(learners.items()))}, indent=2) + "\n",
-                 str(out / TIMES))
+    kept: dict[str, Any] = {"deadline": deadline, "learners": dict(sorted(learners.items()))}
+    if strangers:
+        kept["not_on_roster"] = sorted(strangers)
+    write_output(json.dumps(kept, indent=2) + "\n", str(out / TIMES))

@@ -375,11 +375,13 @@ def common_hints(rows: list["Row"], reports: dict[str, "Report"]) -> list[tuple[
 def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str = "reports",
            times: dict[str, Any] | None = None, deadline: str | None = None,
            changes: list[Any] | None = None, previous: str | None = None,
-           similarity: str | None = None) -> str:
+           similarity: str | None = None, off_roster: list[str] | None = None) -> str:
     """summary.html of a graded class: ``rows`` (the gradebook) and their ``reports`` by learner;
     ``times`` (learner -> submission time) and the ``deadline`` they were measured against;
     ``changes`` since the ``previous`` run kept in the folder's history; ``similarity``: the
-    file name of the similarity report to link to, when there is one.
+    file name of the similarity report to link to, when there is one; ``off_roster``: the
+    learners graded who are not on the roster (marked in the grid and named at the top: the
+    LMS exports leave them out).
 
     Raises:
         ImportError: matplotlib is not installed.
@@ -389,11 +391,12 @@ def render(rows: list["Row"], reports: dict[str, "Report"], *, reports_dir: str 
     matplotlib.use("Agg", force=False)  # the Agg canvas only; pyplot is never imported
     with matplotlib_defaults(matplotlib):  # built-in defaults, mathtext and TeX off
         return _render(sorted(rows, key=lambda r: r.learner), reports, reports_dir, times or {}, deadline,
-                       changes or [], previous, similarity)
+                       changes or [], previous, similarity, off_roster or [])
 
 
 def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str, times: dict[str, Any],
-            deadline: str | None, changes: list[Any], previous: str | None, similarity: str | None) -> str:
+            deadline: str | None, changes: list[Any], previous: str | None, similarity: str | None,
+            off_roster: list[str]) -> str:
     from grader.batch.gradebook import could_not_be_graded
     from .common import points
     from .summary_md import RATE_NOTE, failure_rates
@@ -404,7 +407,8 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str, t
     context: dict[str, Any] = {"title": title, "csp": _CSP, "script": _SORT_SCRIPT, "rows": rows,
                                "similarity": similarity, "deadline": deadline, "previous": previous,
                                "changes": changes, "rate_note": RATE_NOTE, "colour": cell_colour,
-                               "feedback": _feedback, "points": points}
+                               "feedback": _feedback, "points": points,
+                               "off_roster": [name for name in off_roster if any(r.learner == name for r in rows)]}
     if not rows:
         return render_template("summary.html.j2", **context, empty=True)
     the_grid = grid(rows, reports, reports_dir, times, changes)

@@ -45,6 +45,24 @@ def test_the_first_case_shown_is_not_a_degenerate_one():
     assert set(order[2:]) == {"zero_1x1[float32]", "d_model_1[float32]"}
 
 
+def test_the_worked_example_is_never_degenerate_under_smallest_first():
+    """conv1d's worked example (one signal of one channel: axes of size 1) was listed after three
+    larger generated cases under "smallest first"; the example the learner read leads by its
+    size on the page and in the text alike. An axis of one elsewhere still goes after."""
+    import json
+
+    from grader.reports.json_report import render as render_json
+    from grader.reports.notebook_html import render_html
+    worked = case("worked_example", ((1, 1, 4), (1, 1, 3)), group="examples")
+    one = case("one_signal", ((1, 1, 4), (1, 1, 3)), group="shapes")
+    gen = case("gen002", ((2, 3, 11), (6, 3, 4)), group="generated")
+    rep = report([gen, one, worked])
+    order = [line.split()[1] for line in text.render(rep).splitlines() if line.startswith("x ")]
+    assert order == ["worked_example[float32]", "gen002[float32]", "one_signal[float32]"]
+    page = render_html(json.loads(render_json(rep)))
+    assert page.index("worked_example") < page.index("gen002") < page.index("one_signal")
+
+
 def test_each_distinct_traceback_is_printed_once():
     cases = [case(f"c{i}", ((2, 3 + i), (4 + i, 3 + i)), trace=TRACE.format(4 + i, 3 + i)) for i in range(4)]
     cases.append(case("other", ((2, 9), (5, 9)), trace=TRACE.replace("mismatch", "another error").format(1, 2)))

@@ -415,15 +415,22 @@ def all_zero(values: dict[str, Any] | None, names: Any) -> bool:
     return bool(arrays) and all(a is not None for a in arrays) and all(not any(flat(a)) for a in arrays)
 
 
+#: the case group of the statement's worked example (every bundled problem's, docs/authoring.md)
+EXAMPLES_GROUP = "examples"
+
+
 def example_order(kind: str, shrunk: bool, shapes: list[tuple[int, ...]], all_zero: bool,
-                  name: str) -> tuple[Any, ...]:
+                  name: str, group: str = "") -> tuple[Any, ...]:
     """The sort key of a failing case among the examples a report shows (the text report and the
     feedback page alike): a :data:`LATE_KINDS` failure last; a degenerate case after the others
     (an input with an axis of size 0 or 1, or all-zero inputs: a 1x1 zero case explains less
     than the worked example), except a shrunk case (the smallest failing input hypothesis found,
     zeros wherever the values do not matter: the most telling example; for its zeros only of a
     :data:`VALUE_KINDS` failure) and, for its axes, a :data:`AXIS_KINDS` failure; then the fewest input elements first, a shrunk case before the
-    case of its size it came from, then by name.
+    case of its size it came from, then by name. A case of the :data:`EXAMPLES_GROUP` (the
+    statement's worked example, which the learner has read) is never degenerate: conv1d's
+    example, a batch of one signal of one channel, came after three larger generated cases under
+    a heading that says "smallest first" (a newcomer's finding).
 
     Args:
         kind: the failure kind (or the case's status when it has no failure).
@@ -431,6 +438,7 @@ def example_order(kind: str, shrunk: bool, shapes: list[tuple[int, ...]], all_ze
         shapes: the shapes of its inputs (a scalar parameter: ``()``).
         all_zero: whether every input's values are known and all zero.
         name: the case's name.
+        group: the case's group.
     """
     size = 0
     degenerate_shape = False
@@ -440,8 +448,8 @@ def example_order(kind: str, shrunk: bool, shapes: list[tuple[int, ...]], all_ze
             n *= int(extent)
         size += n
         degenerate_shape = degenerate_shape or n <= 1 or 0 in shape or 1 in shape
-    degenerate = ((degenerate_shape and not shrunk and kind not in AXIS_KINDS)
-                  or (all_zero and (not shrunk or kind in VALUE_KINDS)))
+    degenerate = group != EXAMPLES_GROUP and ((degenerate_shape and not shrunk and kind not in AXIS_KINDS)
+                                              or (all_zero and (not shrunk or kind in VALUE_KINDS)))
     return (kind in LATE_KINDS, degenerate, size, not shrunk, name)
 
 

@@ -200,7 +200,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     failing.sort(key=lambda c: example_order(
         c["failure"].get("kind", ""), bool(c.get("shrunk")),
         [tuple(i.get("shape", [])) for i in (c.get("inputs") or {}).values()], all_zero(c.get("values"), c.get("inputs") or {}),
-        c.get("name", "")))
+        c.get("name", ""), c.get("group") or ""))
     hints = {c["name"]: c["failure"]["hint"] for c in failing if c["failure"].get("hint")}
     distinct: dict[tuple[str, str], dict[str, Any]] = {}
     for c in failing:  # one entry per case and kind; one per message for errors of the run (the text report's)

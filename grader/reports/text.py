@@ -287,7 +287,7 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
     failing = v.failing + v.shrunk  # a shrunk case (extra feedback) leads its kind when smallest
     failing.sort(key=lambda c: common.example_order(c.failure.kind if c.failure else c.status, c.shrunk,
                                                     [i.shape for i in c.inputs.values()], common.all_zero(c.values, c.inputs),
-                                                    c.name))
+                                                    c.name, c.group or ""))
     # one entry per case and failure kind (common.entry_key, as the feedback page): the same case
     # failing in several dtypes is listed once, a shrunk case with its original, an error of the
     # run with the same message once

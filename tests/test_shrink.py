@@ -179,3 +179,16 @@ def test_the_searches_of_a_check_share_what_its_graded_cases_cost(monkeypatch):
     assert spent[0.2] <= shrink.MIN_BUDGET + 1.0, spent
     assert spent[4.0] <= 4.0 + 1.0, spent
     assert spent[None] > 4.0 + 1.0, spent      # the old per-search budget (SHRINK_BUDGET) is larger
+
+
+def test_one_search_per_failure_kind_not_per_dtype():
+    """A failure of one kind in two dtypes is searched once (a newcomer's slow function, wrong
+    in float32 and float64 alike, paid a second search of 14 s that found the same boundary);
+    another kind is searched too, and a (kind, dtype) a small fixed case shows is not."""
+    c32, r32 = failing_generated("float32")
+    c64, r64 = failing_generated("float64")
+    targets = shrink._targets(c32 + c64, r32 + r64)
+    assert [(c.dtype, r.failure.kind) for c, r in targets] == [("float32", "tolerance")]
+    r64 = [dataclasses.replace(r, failure=Failure(kind="shape", message="off")) for r in r64]
+    targets = shrink._targets(c32 + c64, r32 + r64)
+    assert [(c.dtype, r.failure.kind) for c, r in targets] == [("float32", "tolerance"), ("float64", "shape")]

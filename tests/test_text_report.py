@@ -374,3 +374,16 @@ def test_a_learner_who_submitted_nothing_reads_so_on_the_page_too():
     page = notebook_html.feedback_page(report, audience="learner")
     assert "(no submission)" in page and "0 of 0" not in page
     assert "(no submission)" in text.render(report, audience="learner")
+
+
+def test_a_replay_of_thousands_of_characters_is_named_not_printed_unless_verbose():
+    """A shrunk case's ``--replay`` literal of a (3, 3, 52) and an (11, 52) input filled about
+    3,000 characters of the default report (a newcomer's finding): it is named with its length
+    and where to find it; -v prints it whole, and a short one is printed as before."""
+    long = case("shrunk:gen002", ((3, 3, 52), (11, 52)), group="")
+    long.replay = "grader check sub.py --replay '" + "0.0, " * 700 + "'"
+    short = case("gen003", ((2, 4), (3, 4)))
+    out = text.render(report([long, short]))
+    assert long.replay not in out and f"{len(long.replay):,} characters long" in out
+    assert short.replay in out
+    assert long.replay in text.render(report([long, short]), verbosity=text.VERBOSE)

@@ -211,11 +211,30 @@ def _forked_check(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
         with contextlib.suppress(Exception):
             sys.stderr.write(f"grader: internal error in the fork server's check: {type(exc).__name__}: {exc}\n")
     finally:
-        with contextlib.suppress(Exception):
+        # no interrupt from here on: a second SIGINT while a flush blocked on a full pipe raised
+        # out of this process's frames into the zygote's loop, inherited by the fork, which shut
+        # a copy of the server down (another client's check and the spares with it: the epoll
+        # set is shared) and exited 0, a pass (attack round 55)
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             sys.stdout.flush()
-        with contextlib.suppress(Exception):
             sys.stderr.flush()
-        os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
+        except BaseException:  # noqa: BLE001 - the check's code stands
+            pass
+        finally:
+            os._exit(code if isinstance(code, int) and 0 <= code < 256 else 2)
+
+
+def _only_exit(run: Any, *args: Any) -> None:
+    """In a process forked from the zygote: ``run(*args)``, which ends in ``os._exit``; whatever
+    it raises instead ends the process too (exit 2), never unwinding into the zygote's frames
+    this process inherited (its loop, its shutdown, its exit code 0: attack round 55)."""
+    try:
+        run(*args)
+    finally:
+        with contextlib.suppress(BaseException):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        os._exit(2)
 
 
 def _join(pid: int, procs: list[str]) -> str | None:
@@ -396,7 +415,7 @@ class Zygote:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the spare's process (measured through the checks it runs)
-            _spare_process(framework, theirs, self._inherited() + [mine])
+            _only_exit(_spare_process, framework, theirs, self._inherited() + [mine])
         theirs.close()
         sp = _Spare(framework, pid, mine)
         self.spares[framework] = sp
@@ -678,7 +697,7 @@ class Zygote:
                 if os.read(go_r, 1) != b"1":   # not placed in its client's cgroups: never runs
                     os._exit(2)
                 os.close(go_r)
-                _forked_check(request, conn.fds or [], self._inherited(keep=conn))
+                _only_exit(_forked_check, request, conn.fds or [], self._inherited(keep=conn))
             os.close(go_r)
             failed = _join(pid, request["join"])
             if failed is not None:

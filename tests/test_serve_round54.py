@@ -1,10 +1,11 @@
-"""Attack round 54 (issue 33, on 664c3da): grader serve's spares and socket.
+"""Attack rounds 54 and 55 (issue 33, on 664c3da and 058129b): grader serve's spares and socket.
 
 Each test fails on the code before the fix: a spare interrupted before it read its request
 exited 0, which the server sent its client as the check's exit code (a wrong file "passed",
 never run); ``GRADER_SANDBOX_TIER=none`` in a client's environment was served (the server's
 rights, not the client's); an ``$XDG_RUNTIME_DIR`` through another user's link had a root
-``grader serve`` make folders where that user chose.
+``grader serve`` make folders where that user chose; a second interrupt during a forked check's
+last flush unwound into the server's loop the fork inherited and exited 0 (round 55).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import select
 import signal
 import socket
+import sys
 import time
 
 import pytest
@@ -70,6 +72,42 @@ def test_a_spare_interrupted_before_it_read_its_request_is_no_pass(monkeypatch, 
 
     assert _spare_exit(monkeypatch, interrupt) == 130
     assert _spare_exit(monkeypatch, lambda pid, sock: sock.close()) == 0
+
+
+class _FlushInterrupts:
+    """A stdout whose flush is interrupted: a full pipe the check blocked on, and a second SIGINT."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        raise KeyboardInterrupt
+
+
+def test_a_second_interrupt_during_the_checks_last_flush_is_no_pass(monkeypatch, tmp_path):
+    """Round 55: the first interrupt gave 130; a second, while the check's final flush blocked on
+    a full pipe, escaped ``_forked_check`` (its flush suppressed Exception only) into the
+    zygote's frames the fork inherited, whose loop shut a copy of the server down (killing
+    another client's check) and exited 0: a wrong file's exit code. The check now leaves only
+    through its exit code; the stand-in for the zygote's loop below exits 0 if anything escapes."""
+    def interrupted_main(argv):
+        sys.stdout = _FlushInterrupts()
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(forkserver.CLI, "main", interrupted_main)
+    monkeypatch.setattr(forkserver, "adopt", lambda state: None)
+    null = os.open(os.devnull, os.O_RDWR)
+    request = {"cwd": str(tmp_path), "env": {}, "process": {}, "argv": ["check", "x.py"]}
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the forked check
+        try:
+            forkserver._forked_check(request, [null, null, null], [])
+        except BaseException:
+            pass
+        os._exit(0)   # what the zygote's loop did with an interrupt that reached it
+    os.close(null)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 130
 
 
 def test_the_tier_none_from_the_clients_environment_is_not_served(tmp_path, parser):

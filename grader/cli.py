@@ -187,6 +187,8 @@ def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
     the check runs here."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _lenient_streams()
+    from .processes import trusted_tempdir
+    trusted_tempdir()   # before anything makes a temporary folder (a served check's too: the client's TMPDIR)
     if serve and argv[:1] == ["check"]:
         from .forkserver_client import run_served   # not the zygote's module: 30 ms of a check
         served = run_served(argv)

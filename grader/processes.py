@@ -127,6 +127,49 @@ SLOT_HELD_ENV = "GRADER_USER_SLOT_HELD"
 NOT_PRIVATE = " is not this user's private folder (mode 0700, owned by the user)"
 
 
+def _safe_path(path: str) -> str | None:
+    """Why ``path`` (a folder) is no safe place for the grader's private folders, or None: every
+    folder on its real path must be this user's or root's, and none writable by others unless
+    sticky (as /tmp is): otherwise another user could rename a folder on the way and put
+    another of theirs in its place."""
+    import stat
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    for i in range(1, len(parts) + 1):
+        folder = os.sep.join(parts[:i]) or os.sep
+        try:
+            st = os.lstat(folder)
+        except OSError as exc:
+            return f"{folder}: {exc.strerror or exc}"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{folder} is not a folder"
+        if st.st_uid not in (0, os.geteuid()):
+            return f"{folder} belongs to another user (uid {st.st_uid})"
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            return f"{folder} may be written by others and is not sticky"
+    return None
+
+
+def trusted_tempdir() -> None:
+    """Make the grader's temporary folders (the private copies, the children's working folders)
+    go where no other user can swap them: ``$TMPDIR`` is used only when every folder on its path
+    is this user's or root's and none is writable by others unless sticky (:func:`_safe_path`);
+    otherwise ``/tmp`` is, with one note on stderr, for this process and those it starts. A root
+    grader run with another user's ``$TMPDIR`` (``sudo -E``) made its folders in a folder that
+    user could rename (attack round 55)."""
+    import sys
+    import tempfile
+    given = os.environ.get("TMPDIR")
+    if not given:
+        return
+    why = _safe_path(given)
+    if why is None:
+        return
+    os.environ["TMPDIR"] = "/tmp"
+    tempfile.tempdir = None
+    sys.stderr.write(f"grader: note: TMPDIR={given!r} is not used ({why}); temporary folders go to /tmp\n")
+
+
 def runtime_folder() -> str | None:
     """``$XDG_RUNTIME_DIR`` when it is what the XDG base-directory spec says it is: an existing
     folder, reached through no link, owned by this user, that nobody else can enter; else None.

@@ -146,3 +146,31 @@ def test_a_runtime_folder_through_a_link_or_open_to_others_is_not_used(tmp_path,
 
 if __name__ == "__main__":   # pragma: no cover
     pytest.main([__file__, "-q"])
+
+
+def test_a_tmpdir_another_user_could_rename_on_the_way_is_not_used(tmp_path, monkeypatch, capsys):
+    """Round 55 (outside the pool): a root grader run with another user's ``$TMPDIR`` (``sudo -E``)
+    made its private copies and working folders in a folder that user owns, who could rename
+    them. ``$TMPDIR`` is used only when every folder on its path is this user's or root's and
+    none is writable by others unless sticky; otherwise /tmp, said once."""
+    import tempfile
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    os.chmod(open_folder, 0o777)                   # anyone may rename what is in it
+    (open_folder / "tmp").mkdir(mode=0o700)
+    cases = [(mine, True), (open_folder / "tmp", False)]
+    if os.geteuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 1002, 1002)
+        cases.append((theirs, False))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    for folder, used in cases:
+        monkeypatch.setenv("TMPDIR", str(folder))
+        tempfile.tempdir = None
+        processes.trusted_tempdir()
+        assert (tempfile.gettempdir() == str(folder)) is used, folder
+        assert (os.environ["TMPDIR"] == str(folder)) is used
+        assert ("is not used" in capsys.readouterr().err) is not used

@@ -460,6 +460,16 @@ def full_allowance(expected: Expected, out_dtype: str) -> np.ndarray:
     return np.where(np.isfinite(ref), np.broadcast_to(np.asarray(full, dtype=np.float64), ref.shape), 0.0)
 
 
+def _past(ratio: float) -> str:
+    """``ratio`` (an error over its allowance, above 1) in 3 significant digits, or as many more
+    as it takes not to read 1: "1x the allowance" for 1.0018 read as rounding noise (a
+    newcomer's report)."""
+    digits = 3
+    while digits < 8 and float(f"{ratio:.{digits}g}") <= 1.0:
+        digits += 1
+    return f"{ratio:.{digits}g}"
+
+
 def _compare_values(case: Case, got: np.ndarray, expected: Expected) -> tuple[Failure | None, float | None]:
     """The value failure of an output of the expected shape, and its margin (:func:`assess`)."""
     ref = expected.ref
@@ -585,7 +595,7 @@ def _tolerance_failure(case: Case, g: np.ndarray, ref: np.ndarray, err: np.ndarr
         + ("" if exact or not math.isfinite(w_ratio) else
            # where 0 is due the allowance is a rounding's: "9.45e+35x the allowance" told a newcomer nothing
            " (0 is expected there: only an error at the level of rounding is allowed)"
-           if ref[worst] == 0 and w_ratio > 1e6 else f" ({w_ratio:.3g}x the allowance)"),
+           if ref[worst] == 0 and w_ratio > 1e6 else f" ({_past(w_ratio)}x the allowance)"),
     ]
     data = {"mismatched": n_bad, "total": total, "worst_index": list(worst),
             "got": float(g[worst]), "expected": float(ref[worst]),

@@ -228,6 +228,9 @@ def test_tolerance_failure_message_and_data():
         "expected 0, error 0.5, allowed " + z.details[0].split("allowed ")[1].split(" ")[0]
         + " (0 is expected there: only an error at the level of rounding is allowed)"), z.details[0]
     assert f.data["error"] == 0.25 and f.data["scale"] == 4.5 and f.data["worst_index"] == [1, 2]
+    # just past the allowance reads so, not "1x the allowance" (a newcomer read 1.0018 as rounding)
+    from grader.compare import _past
+    assert (_past(1.0018), _past(1.00001), _past(2.5)) == ("1.002", "1.00001", "2.5")
 
 
 def test_exact_case_needs_the_exact_result_but_not_the_sign_of_zero():

@@ -164,8 +164,8 @@ def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity:
     if case.replay and (len(case.replay) <= MAX_REPLAY_CHARS or verbosity >= VERBOSE):
         lines.add(f"    replay: {case.replay}", "replay")
     elif case.replay:
-        lines.add(f"    replay: not printed: with its inputs written out it is {len(case.replay):,} characters long "
-                  "(the JSON report has it, as the case's \"replay\"; grader check -v prints it)", "replay", True)
+        lines.add(f"    replay: not printed here: with its inputs written out it is {len(case.replay):,} characters "
+                  "long (the HTML feedback page and the JSON report show it; grader check -v prints it)", "replay", True)
     elif case.replay_note:
         lines.add(f"    replay: none ({case.replay_note})", "replay", True)
     return lines

@@ -78,7 +78,9 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
 
     if only_check:
         return parser
-    probs = sub.add_parser("problems", help="list the problems the grader knows, or print one's statement",
+    # "list" and "show": what a newcomer typed first (argparse's "invalid choice" named no way on)
+    probs = sub.add_parser("problems", aliases=["list", "show"],
+                           help="list the problems the grader knows, or print one's statement",
                            description="List the problems (id and title), or with ID print that problem's "
                                        "statement. A spec that fails to load is named with its error; the others "
                                        "are listed.")
@@ -153,6 +155,7 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
     Raises:
         KeyError: no such command (argparse has refused it before).
     """
+    command = {"list": "problems", "show": "problems"}.get(command, command)
     if command in ("check", "problems", "validate"):
         return {"check": cmd_check, "problems": cmd_problems, "validate": cmd_validate}[command]
     if command == "serve":

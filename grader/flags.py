@@ -71,6 +71,9 @@ def resolve_problem(args: argparse.Namespace, tree: Any, source: str | None = No
             raise GraderError(f"the submission does not parse: {syntax_error.msg}{where}, and no known problem's "
                               f"function is defined in it (known: {known}); pass --problem ID{elsewhere}"
                               f"{unusable}")
+        if tree is not None and not tree.body:
+            raise GraderError(f"the submission is empty (it holds no code), so no problem's function is defined "
+                              f"in it (known: {known}); write the function, or pass --problem ID{elsewhere}")
         import ast
         import difflib
         names = sorted({n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}

@@ -365,6 +365,12 @@ def cannot_run(loaded: LoadedSubmission, framework: str, shown: str) -> Failure 
                             f"grader installs it ({frameworks.get(framework).REQUIREMENT})")
     if loaded.fault is not None:
         return Failure(kind="import", message=loaded.fault, hint=fix_for(loaded.fault, None))
+    if loaded.tree is not None and not loaded.tree.body:
+        # nothing to import: said so, not "defines no function" after a child's start (a newcomer)
+        what = "notebook has no code" if loaded.notebook is not None else "file holds no code"
+        return Failure(kind="import", message=f"the submission is empty: the {what}",
+                       hint="write the function the statement asks for in it (grader problems ID prints "
+                            "the statement)")
     if syntax_error is not None:
         where = f"{shown}:{syntax_error.lineno}" if syntax_error.lineno else shown
         if loaded.notebook is not None and loaded.notebook.where(syntax_error.lineno):

@@ -376,3 +376,22 @@ def test_a_check_imports_no_batch_export_or_zygote_module(tmp_path):
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert proc.stdout.strip() == "0 []", proc.stdout + proc.stderr
+
+
+def test_an_empty_file_is_said_to_be_empty_and_list_and_show_name_the_problems(tmp_path):
+    """A newcomer's empty file got the list of all 21 problems (no --problem) or "defines no
+    function" after a child's start (--problem, or a class's empty file in grader grade); and
+    ``grader list`` / ``grader show ID`` got argparse's "invalid choice"."""
+    empty = tmp_path / "empty.py"
+    empty.write_text("\n# to do\n")
+    run = run_grader("check", str(empty))
+    assert run.code == 2 and "the submission is empty" in run.stderr and run.stderr.count("\n") == 1
+    run = run_grader("check", str(empty), "--problem", "softmax", "--format", "json")
+    report = run.json()
+    assert run.code == 1 and report["failure"]["kind"] == "import"
+    assert report["failure"]["message"] == "the submission is empty: the file holds no code"
+    assert "sandbox_layers" not in report["environment"]     # nothing was started for it
+    listed = run_grader("list")
+    assert listed.code == 0 and listed.stdout == run_grader("problems").stdout and "softmax" in listed.stdout
+    shown = run_grader("show", "softmax")
+    assert shown.code == 0 and shown.stdout == run_grader("problems", "softmax").stdout

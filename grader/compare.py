@@ -186,6 +186,14 @@ def judge_raises(case: Case, outcome: CallOutcome, hints: str | None = None) -> 
     """
     failure = _judge_raises(case, outcome)
     if failure is not None and failure.kind != "mutation":
+        # an error the problem's module explains is the cause, not these inputs: torch's
+        # F.cross_entropy refusing int32 targets on a negative target's case was told "raise
+        # ValueError, not RuntimeError" (a newcomer's)
+        hint = _safe(diagnose.for_exception, hints, case, failure.details[0], True) \
+            if "raised" in failure.data and failure.details else None
+        if hint is not None:
+            _hinted(failure, hint)
+            return failure
         hint = _safe(diagnose.for_raises, hints, case, list(case.raises))
         if hint is not None and hint.text is None and "raised" in failure.data:
             # the function raised, only another type: the facts say which, so that the words

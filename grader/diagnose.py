@@ -63,13 +63,13 @@ def for_non_finite(hints: str | None, case: Case, got: np.ndarray, ref: np.ndarr
     return hook(case, got, ref) if hook else generic.non_finite_hint(got, ref)
 
 
-def for_exception(hints: str | None, case: Case, message: str) -> Hint | None:
+def for_exception(hints: str | None, case: Case, message: str, problem_only: bool = False) -> Hint | None:
     """An exception the submission raised on ``case`` (``message``: its first line, e.g.
-    ``"ValueError: matmul: ..."``): the generic idea (a stub's NotImplementedError), else the
-    problem's own ``diagnose_exception(message, shapes)`` hook, given the case's input shapes in
-    call order; None when neither names a cause. Only the problem's own module is asked, so one
-    problem's exception wording never reaches another's report."""
-    found = generic.exception_hint(message)
+    ``"ValueError: matmul: ..."``): the generic idea (a stub's NotImplementedError; not with
+    ``problem_only``), else the problem's own ``diagnose_exception(message, shapes)`` hook, given
+    the case's input shapes in call order; None when neither names a cause. Only the problem's
+    own module is asked, so one problem's exception wording never reaches another's report."""
+    found = None if problem_only else generic.exception_hint(message)
     if found is not None:
         return found
     hook = _hook(hints, "diagnose_exception")

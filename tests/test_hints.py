@@ -533,11 +533,17 @@ _SKEPTIC = [
     # pure float64 with an erf approximation (1.5e-7): "computed in float32" was false
     ("gelu", "gelu_as_erf.py", None, ("float32",)),
     # subtracts the maximum, then log of a softmax that underflows: "subtract the maximum" was false
-    ("cross_entropy", "ce_shifted_softmax_log.py", "log_of_softmax", ("subtract each row's maximum before exp",)),
+    # (where the case lets exp overflow too, both causes are named, neither guessed)
+    ("cross_entropy", "ce_shifted_softmax_log.py", ("log_of_softmax", "no_max_shift_and_underflow"),
+     ("subtract each row's maximum before exp",)),
     # eps hard-coded to 1e-5: "eps was left out" was false
     ("rms_norm", "rms_hardcoded_eps.py", "eps_ignored", ("eps was left out",)),
     # one mean over every element: "along axis -2" was false
     ("rms_norm", "rms_global_mean.py", "whole_array", ("axis -2",)),
+    # a newcomer's: an unshifted log(sum(exp)) computes no softmax (both causes are named now)
+    ("cross_entropy", "ce_unshifted_log_sum_exp.py", "no_max_shift_and_underflow", ("softmax",)),
+    # a newcomer's: F.cross_entropy refusing int32 targets is the cause, in the must-raise cases too
+    ("cross_entropy", "ce_F_cross_entropy_torch.py", "targets_not_int64", ("a target is negative",)),
 ]
 
 
@@ -550,7 +556,8 @@ def test_what_a_skeptic_was_told_falsely_is_no_longer_said(problem, name, idea, 
     texts += [(c["failure"] or {}).get("hint") or "" for c in report["cases"]]
     assert code == 1 and not [t for t in texts for w in never if w in t], texts
     if idea is not None:
-        assert idea in {h["id"] for e in report["summary"] for h in e["hints"]}, report["summary"]
+        ideas = {idea} if isinstance(idea, str) else set(idea)
+        assert ideas & {h["id"] for e in report["summary"] for h in e["hints"]}, report["summary"]
 
 
 def test_a_factor_that_reads_as_a_size_and_as_a_root_of_one_names_neither():
@@ -646,3 +653,18 @@ def test_embedding_lookups_must_raise_hints_claim_no_code_the_learner_may_not_ha
     for framework in ("numpy", "jax", "torch"):
         text = said(past, framework, "embedding_lookup")
         assert "NaN" in text and "last row" in text and "JAX" not in text and "jnp" not in text, text
+
+
+def test_torchs_refusal_of_int32_targets_is_named_for_each_framework():
+    """F.cross_entropy's "expected target dtype to be Long" (and the older wordings) is the cause
+    of every int32 case's exception and of the must-raise cases' RuntimeError; its words name
+    the conversion in the learner's framework."""
+    from grader.hints import cross_entropy
+    for message in ("RuntimeError: expected target dtype to be Long or Byte, but got Int",
+                    "RuntimeError: expected scalar type Long but found Int",
+                    "RuntimeError: \"nll_loss_out_frame\" not implemented for 'Int'"):
+        assert cross_entropy.diagnose_exception(message).idea == "targets_not_int64", message
+    assert cross_entropy.diagnose_exception("ValueError: target out of range") is None
+    said = {fw: words.render(diagnose.Hint(idea="targets_not_int64"), fw, "cross_entropy")
+            for fw in ("numpy", "jax", "torch")}
+    assert "targets.long()" in said["torch"] and "np.int64" in said["numpy"] and "jnp.int64" in said["jax"], said

@@ -9,10 +9,17 @@ A helper's trial: an overflow (``got inf, expected 6082.33``) got no hint. Named
   and bfloat16, 709.8 in float64), so the log of the sum is infinite;
 * ``log_of_softmax`` (:func:`diagnose_non_finite`): the target's probability underflows to 0
   in the case's dtype before its log, shifted or not (``-log(0)`` is infinite);
+* ``no_max_shift_and_underflow`` (:func:`diagnose_non_finite`): a case where both happen in its
+  dtype (logits in the thousands): both named, neither guessed (a newcomer's unshifted
+  ``log(sum(exp))`` was told not to take the log of a softmax it never computed);
 * ``probability_not_log`` (values): ``1 - softmax[target]`` or ``-softmax[target]`` averaged, the
-  log left out.
+  log left out;
+* ``targets_not_int64`` (:func:`diagnose_exception`): the library function called takes class
+  indices only as int64 (PyTorch's ``F.cross_entropy`` and ``nll_loss`` refuse int32 targets).
 """
 from __future__ import annotations
+
+import re
 
 from typing import Any
 
@@ -56,6 +63,8 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
                     underflow = bool(np.any(p == 0))
         except (TypeError, ValueError):
             overflow = underflow = False
+        if underflow and overflow:
+            return Hint(idea="no_max_shift_and_underflow", facts={"dtype": case.dtype})
         if underflow:
             return Hint(idea="log_of_softmax", facts={"dtype": case.dtype})
         if overflow:
@@ -83,3 +92,14 @@ def diagnose_raises(case: Any, accepted: list[str]) -> Hint | None:
         if high >= classes:
             return Hint(idea="target_out_of_range", facts={"target": high, "classes": classes, "raise": raise_what})
     return None
+
+
+#: PyTorch's refusals of int32 class indices (``F.cross_entropy``, ``F.nll_loss``; 2.x wordings)
+_LONG_ONLY = re.compile(r"expected (scalar type|target dtype to be) Long|not implemented for 'Int'|"
+                        r"Long(Tensor)? but (got|found) (scalar type )?Int", re.IGNORECASE)
+
+
+def diagnose_exception(message: str, shapes: dict[str, list[int]] | None = None) -> Hint | None:
+    """An exception the submission raised (``message``: its first line): the library function it
+    called took the int32 targets for an error (``targets_not_int64``), or None."""
+    return Hint(idea="targets_not_int64") if _LONG_ONLY.search(message or "") else None

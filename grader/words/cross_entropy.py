@@ -30,6 +30,17 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                    f"integer dtype and raise {f['raise']}"
                                    + (f", not {f['raised']}" if f.get("raised") else
                                       f" (converting them with {c('to_int')} would accept them)")),
+    "no_max_shift_and_underflow": lambda f, c: (f"the loss is infinite: two things go wrong on these logits in "
+                                                f"{f['dtype']}: exp overflows unless each row's maximum is subtracted "
+                                                "first, and even then a target's probability underflows to 0, whose "
+                                                "log is -inf: compute a row's loss as logsumexp(logits) - "
+                                                "logits[target], with "
+                                                f"the maximum subtracted inside ({c('minus_max', x='logits', axis=-1)}) "
+                                                "and added back after the log"),
+    "targets_not_int64": lambda f, c: ("the function you called takes class indices only as int64, and these "
+                                       "targets are int32: convert them first ("
+                                       + {"torch": "targets.long()", "jax": "targets.astype(jnp.int64)"}.get(
+                                           c.framework, "targets.astype(np.int64)") + ")"),
     "probability_not_log": lambda f, c: ("looks like the probability of the target was used where the loss takes "
                                          "its negative log: -log(softmax(logits)[target]), averaged over the rows"),
 }

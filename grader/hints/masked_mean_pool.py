@@ -8,6 +8,10 @@ that prediction reproduces the output (``grader.hints.generic.judge``):
   number of valid tokens, ``mask.sum(-1)``: the output is the right mean times count / seq_len,
   a factor that differs per sequence (the generic "constant factor" idea named one number per
   case, seven different ones in one report);
+* ``divide_by_count_plus_one``: the masked sum divided by the count of valid tokens plus one
+  ("to avoid 0/0", a newcomer's); where every sequence has exactly one padding position the two
+  divisions are the same number, and ``divide_by_seq_len_or_count_plus_one`` names both (that
+  case's "divided by seq_len" was the only hint such a learner read);
 * ``mask_ignored``: the mean over every position, padding included;
 * ``half_running_sum``: the running sum kept in float16 or bfloat16 (the statement says to sum
   in float32): its rounding error grows with seq_len, and past 65504 float16 overflows, which
@@ -51,9 +55,14 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
     seq_len = emb.shape[-2]
     count = _count(mask)
     # no sentences: grader/words/masked_mean_pool.py words each idea (text=None)
-    out = [Idea(id="divide_by_seq_len", text=None, predicted=expected * count / seq_len,
-                params={"seq_len": int(seq_len)}),
-           Idea(id="mask_ignored", text=None, predicted=emb.mean(axis=-2))]
+    if np.all(count + 1 == seq_len):   # one padding position each: the two divisions agree here
+        out = [Idea(id="divide_by_seq_len_or_count_plus_one", text=None, predicted=expected * count / seq_len,
+                    params={"seq_len": int(seq_len)})]
+    else:
+        out = [Idea(id="divide_by_seq_len", text=None, predicted=expected * count / seq_len,
+                    params={"seq_len": int(seq_len)}),
+               Idea(id="divide_by_count_plus_one", text=None, predicted=expected * count / (count + 1))]
+    out.append(Idea(id="mask_ignored", text=None, predicted=emb.mean(axis=-2)))
     if names.dtype in HALF:
         with np.errstate(all="ignore"):
             mean = _half_running_sum(emb, mask, names.dtype) / np.maximum(count, 1)

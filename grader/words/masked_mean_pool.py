@@ -21,10 +21,18 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "divide_by_seq_len": lambda f, c: ("looks like the masked sum was divided by seq_len (every position, padding "
                                        "included) instead of the number of valid tokens of each sequence (the mask's "
                                        "True count)"),
+    "divide_by_count_plus_one": lambda f, c: ("looks like the masked sum was divided by the number of valid tokens "
+                                              "plus one: divide by the number itself (the mask's True count), and "
+                                              "give a sequence with none the zeros the statement asks for instead "
+                                              "of adding 1"),
+    "divide_by_seq_len_or_count_plus_one": lambda f, c: (
+        "looks like the masked sum was divided by seq_len (padding included) or by the number of valid tokens plus "
+        "one, which are the same here (one padding position in each sequence): divide by the number of valid "
+        "tokens of each sequence (the mask's True count)"),
     "mask_ignored": lambda f, c: "looks like the mask was ignored: the mean is over every position, padding included",
     "half_running_sum": lambda f, c: (f"looks like the sum over seq_len was kept in {f['computed_in']}: its rounding "
                                       f"error grows with the sequence; {_sum_in_float32(c, f['computed_in'])}"),
     "half_sum_overflow": lambda f, c: (f"the sum over seq_len passed {f['computed_in']}'s largest number "
                                        f"({max_finite(f['computed_in']):g}) and overflowed to infinity, although the "
-                                       f"mean is small: {_sum_in_float32(c, f['computed_in'])}"),
+                                       f"mean is within its range: {_sum_in_float32(c, f['computed_in'])}"),
 }

@@ -436,15 +436,42 @@ def _plan_cases(problem: Problem, opts: CheckOptions, framework: str, dtypes: tu
         family = cache.family_key(problem, 0 if secret else opts.seed, dtypes)
         donated = cache.donated_values(family, cases, key, private_only=secret)
     if opts.only_cases:
-        wanted = set(opts.only_cases)
-        unknown = wanted - {c.name for c in cases}
-        if unknown:
-            # the names this seed and count do have (an instructor was shown tied_lm_head's
-            # 'batch[float32]' for a softmax check): generated ones depend on --max-examples
-            names = [c.name for c in cases if c.origin == "fixed"][:2] + [c.name for c in cases if c.origin != "fixed"][:2]
-            raise GraderError(f"--case: no case named {', '.join(sorted(unknown))} "
-                              f"(with {'the secret seed' if secret else f'seed {opts.seed}'} and "
-                              f"{count} generated cases: --max-examples must be the run's); "
-                              f"names look like {', '.join(repr(n) for n in names) or 'none'}")
-        cases = [c for c in cases if c.name in wanted]
+        cases = [c for c in cases if c.name in _wanted(opts.only_cases, cases, dtypes, secret, opts.seed, count)]
     return cases, known, key, donated
+
+
+def _wanted(names: list[str], cases: list[Case], dtypes: tuple[str, ...], secret: bool, seed: int,
+            count: int) -> set[str]:
+    """The case names ``--case`` selects among ``cases``: a name as the report writes it
+    (``batch[float16]``), or a bare name for that case in every graded dtype (``batch``).
+
+    Raises:
+        GraderError: a name no case has, said with the likeliest meant, or a dtype not graded
+            (a newcomer's ``--case NAME`` without a dtype and ``[bfloat16]`` on a NumPy run were
+            both told to mind --max-examples).
+    """
+    import difflib
+    have = {c.name for c in cases}
+    bare = {c.name.rsplit("[", 1)[0] for c in cases}
+    wanted: set[str] = set()
+    for name in names:
+        if name in have:
+            wanted.add(name)
+            continue
+        if name in bare:
+            wanted |= {c.name for c in cases if c.name.rsplit("[", 1)[0] == name}
+            continue
+        stem, _, dtype = name.partition("[")
+        dtype = dtype.rstrip("]")
+        if stem in bare and dtype and dtype not in dtypes:
+            raise GraderError(f"--case {name}: {dtype} is not graded for this submission (its dtypes: "
+                              f"{', '.join(dtypes)}); give {stem} for every one of them")
+        close = difflib.get_close_matches(stem, sorted(bare), n=3)
+        generated = stem.startswith("gen") and stem[3:].isdigit()
+        raise GraderError(f"--case: no case named {name}"
+                          + (f" (with {'the secret seed' if secret else f'seed {seed}'} and {count} generated "
+                             "cases: --max-examples must be the run's)" if generated else "")
+                          + (f"; did you mean {' or '.join(close)}?" if close else
+                             f"; the cases are named like {', '.join(sorted(bare)[:4])} (a dtype in brackets "
+                             "picks one: batch[float32])"))
+    return wanted

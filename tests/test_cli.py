@@ -35,6 +35,9 @@ def _bad_calls(tmp_path):
         (["check", ok, "--timeout", "0"], "must be greater than 0"),
         (["check", ok, "--seed", "-1"], "must be 0 or more"),
         (["check", ok, "--case", "nosuch[float32]"], "--case: no case named nosuch[float32]"),
+        # a newcomer's: a typo gets the likeliest name, a dtype not graded says so (not --max-examples)
+        (["check", ok, "--case", "bach"], "--case: no case named bach; did you mean batch?"),
+        (["check", ok, "--case", "batch[bfloat16]"], "bfloat16 is not graded for this submission"),
         (["check", ok, "--replay", "{not json"], "--replay is not JSON"),
         (["check", ok, "--replay", '{"dtype": "bfloat16", "hidden": [1], "embedding_matrix": [[1]]}'],
          "dtype bfloat16 is not graded for numpy"),
@@ -395,3 +398,11 @@ def test_an_empty_file_is_said_to_be_empty_and_list_and_show_name_the_problems(t
     assert listed.code == 0 and listed.stdout == run_grader("problems").stdout and "softmax" in listed.stdout
     shown = run_grader("show", "softmax")
     assert shown.code == 0 and shown.stdout == run_grader("problems", "softmax").stdout
+
+
+def test_a_case_named_without_its_dtype_runs_in_every_graded_dtype():
+    """``--case batch`` (a newcomer's first try) was "no case named batch"; it now runs batch in
+    each dtype the submission is graded in."""
+    run = run_grader("check", str(SUBMISSIONS / "correct_numpy.py"), "--case", "batch", "--format", "json")
+    assert run.code == 0, run.stderr
+    assert sorted(c["name"] for c in run.json()["cases"]) == ["batch[float16]", "batch[float32]", "batch[float64]"]

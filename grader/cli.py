@@ -119,10 +119,11 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
                             "$XDG_RUNTIME_DIR, else /tmp/grader-UID/serve.sock); its folder must be this user's, mode 0700")
     serve.add_argument("--problem", metavar="ID", help="warm this problem's specs and case sets (default: every problem)")
     serve.add_argument("--problems-dir", metavar="DIR", help="a folder of problem specs to warm, as check's")
-    serve.add_argument("--spares", metavar="LIST", default="numpy,jax",
+    serve.add_argument("--spares", metavar="LIST", default="auto",
                        help="frameworks to keep a sandboxed child started ahead for, with the framework imported, "
                             "each used by one check only (comma-separated among numpy, jax, torch; those not installed "
-                            "are left out; 'none': no spares; default numpy,jax)")
+                            "are left out; 'none': no spares; default auto: numpy and jax, and PyTorch from its "
+                            "first check on)")
     from .web.launch import add_arguments as add_web_arguments   # --port, --open, --no-web (issue 36)
     add_web_arguments(serve)
 

@@ -23,7 +23,8 @@ user can enter (mode 0700, checked), and answers only connections whose peer has
 ask can run code as the server's user. A change to the grader's source makes the zygote stale:
 it refuses the request (the client then runs the check itself) rather than grade with old code.
 
-Spares (``grader serve --spares``, default numpy and jax): the zygote also keeps, per framework,
+Spares (``grader serve --spares``; the default, ``auto``: numpy and jax from the start, and any
+other installed framework once a check has used it): the zygote also keeps, per framework,
 one forked process that has started a sandboxed child ahead (:mod:`grader.run.spare`: confined,
 its framework imported, shown an empty folder) and waits for a request. A request whose
 ``framework`` hint names it, with the default ``--timeout``, ``--memory-mb`` and ``--sandbox``,
@@ -74,8 +75,8 @@ from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, Bat
                                 default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
                                 MAX_PROOFS, cgroup_joins, peer_state, proc_facts, process_state, rlimit_names, run_served,
                                 send_request)
-from .forkserver_policy import (CLI, adopt, default_limits, misstated, parser, spare_for,  # noqa: F401 - re-exported
-                                unadoptable, unserved)
+from .forkserver_policy import (CLI, adopt, default_limits, installed_frameworks, misstated,  # noqa: F401
+                                parser, spare_for, unadoptable, unserved)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)   # linux/socket.h (Python 3.11 lacks the name)
@@ -384,7 +385,8 @@ class Zygote:
     """The fork server's loop (:meth:`serve`): requests in, forked checks out."""
 
     def __init__(self, control: socket.socket | None = None, listener: socket.socket | None = None,
-                 spares: tuple[str, ...] = (), warm: list[str] | None = None, folder: int = -1) -> None:
+                 spares: tuple[str, ...] = (), warm: list[str] | None = None, folder: int = -1,
+                 adapt: bool = False) -> None:
         self.control, self.listener = control, listener
         self.warm = warm      # the flags preloaded for (None: nothing is refreshed after a check)
         self.selector = selectors.DefaultSelector()
@@ -392,6 +394,7 @@ class Zygote:
         self.stamp = code_stamp()
         self.stopping = False
         self.spare_frameworks = spares              # a spare kept ready for each
+        self.adapt = adapt     # ``--spares auto``: a framework a check used gets a spare from then on
         self.spares: dict[str, _Spare] = {}
         self.spare_failures: dict[str, int] = {}    # spares that died unused, in a row
         self._wake: tuple[socket.socket, socket.socket] | None = None   # the signal wake-up pair (serve)
@@ -404,6 +407,19 @@ class Zygote:
             [fd for c in self.connections.values() if c is not keep for fd in (*(c.fds or ()), *c.proofs)] + \
             [c.peer[1] for c in self.connections.values() if c.peer is not None] + \
             [fd for fd in (self.folder,) if fd >= 0]
+
+    def adopt_framework(self, framework: str | None) -> bool:
+        """With ``--spares auto``, keep a spare of ``framework`` from now on (a check of it just
+        ran without one: PyTorch's checks, 3.0 s served with no spare against 0.19 s with one,
+        were left out of the default, a newcomer's finding); whether it was added. Only the
+        frameworks the grader runs and this machine has."""
+        import importlib.util
+        if not self.adapt or framework not in ("numpy", "jax", "torch") or framework in self.spare_frameworks:
+            return False
+        if importlib.util.find_spec(framework) is None:
+            return False
+        self.spare_frameworks = (*self.spare_frameworks, framework)
+        return True
 
     def _fork_spare(self, framework: str) -> None:
         """Fork a process that starts a spare child of ``framework`` and waits for a request."""
@@ -687,6 +703,8 @@ class Zygote:
             conn.refill = sp.framework
             if not self._hand_to_spare(sp, conn, line):
                 sp = None
+        if sp is None and framework is not None and self.adopt_framework(framework):
+            conn.refill = framework   # its first spare when this check ends
         if sp is None:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -793,7 +811,7 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
         return 2
     try:
         return Zygote(control, listener, spares=installed_frameworks(args.spares), warm=warm or [],
-                      folder=folder).serve()
+                      folder=folder, adapt="auto" in args.spares.split(",")).serve()
     finally:
         if args.listen:
             with contextlib.suppress(OSError):
@@ -839,23 +857,6 @@ def _listen(path: str) -> tuple[socket.socket, int]:
     return listener, folder
 
 
-def installed_frameworks(names: str) -> tuple[str, ...]:
-    """The frameworks among the comma-separated ``names`` (numpy, jax, torch; ``none``: no
-    spares) whose package is installed here.
-
-    Raises:
-        GraderError: a name that is not a framework the grader runs.
-    """
-    import importlib.util
-
-    from .errors import GraderError
-    wanted = [n.strip() for n in (names or "").split(",") if n.strip() and n.strip() != "none"]
-    for name in wanted:
-        if name not in ("numpy", "jax", "torch"):
-            raise GraderError(f"--spares: {name!r} is not one of numpy, jax, torch, none")
-    return tuple(n for n in dict.fromkeys(wanted) if importlib.util.find_spec(n) is not None)
-
-
 def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     """``grader serve``: run the fork server on this user's socket until interrupted (exit 0).
     ``main_fn`` and ``build_parser`` are the CLI's (what each forked check runs).
@@ -888,7 +889,8 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     problems_dir = args.problems_dir or os.environ.get("GRADER_PROBLEMS_DIR") or None
     warm = (["--problem", args.problem] if args.problem else []) + \
         (["--problems-dir", os.path.abspath(problems_dir)] if problems_dir else [])
-    spares = ",".join(installed_frameworks(getattr(args, "spares", "") or ""))
+    given = getattr(args, "spares", "") or ""
+    spares = ",".join(installed_frameworks(given) + (("auto",) if "auto" in given.split(",") else ()))
     from .web.launch import start as start_web   # the exercise page (issue 36): its URL is the first line
     start_web(args, path)
     sys.stdout.write(f"grader serve: listening on {path} (Ctrl-C stops it); grader check uses it\n")

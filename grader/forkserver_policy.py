@@ -252,3 +252,22 @@ def spare_for(request: dict[str, Any]) -> str | None:
     if args.timeout != default.call_timeout or args.memory_mb << 20 != default.memory_bytes:
         return None
     return framework
+
+
+def installed_frameworks(names: str) -> tuple[str, ...]:
+    """The frameworks among the comma-separated ``names`` (numpy, jax, torch; ``none``: no
+    spares) whose package is installed here.
+
+    Raises:
+        GraderError: a name that is not a framework the grader runs.
+    """
+    import importlib.util
+
+    from .errors import GraderError
+    wanted = [n.strip() for n in (names or "").split(",") if n.strip() and n.strip() != "none"]
+    if "auto" in wanted:   # numpy and jax from the start (Zygote.adopt_framework adds the others)
+        wanted = [n for n in wanted if n != "auto"] + ["numpy", "jax"]
+    for name in wanted:
+        if name not in ("numpy", "jax", "torch"):
+            raise GraderError(f"--spares: {name!r} is not one of numpy, jax, torch, auto, none")
+    return tuple(n for n in dict.fromkeys(wanted) if importlib.util.find_spec(n) is not None)

@@ -75,8 +75,8 @@ from .forkserver_client import (BOOT, FORKSERVER_ENV, SERVE_ENV, SOCKET_ENV, Bat
                                 default_socket, fixed_facts, framework_hint, greeting, identity, private_folder,
                                 MAX_PROOFS, cgroup_joins, peer_state, proc_facts, process_state, rlimit_names, run_served,
                                 send_request)
-from .forkserver_policy import (CLI, adopt, default_limits, installed_frameworks, misstated,  # noqa: F401
-                                parser, spare_for, unadoptable, unserved)
+from .forkserver_policy import (CLI, adopt, default_limits, installed_frameworks, listen_private,  # noqa: F401
+                                misstated, parser, private_folder_fd, spare_for, unadoptable, unserved)
 MAX_REQUEST = 4 << 20      # bytes of one request line (argv, environment, folder)
 PR_SET_PDEATHSIG = 1
 SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)   # linux/socket.h (Python 3.11 lacks the name)
@@ -401,11 +401,15 @@ class Zygote:
         self.folder = folder       # the socket folder's descriptor (-1: none), closed in every fork
 
     # the zygote's sockets and descriptors, closed in each forked check and spare (_close)
+    # (the epoll set and the other checks' and spares' pidfds too: the epoll set is shared across
+    # fork, and round 55's escape went through it)
     def _inherited(self, keep: "_Connection | None" = None) -> list[Any]:
         return [s for s in (self.control, self.listener, *(self._wake or ())) if s is not None] + \
             [c.sock for c in self.connections.values()] + [sp.sock for sp in self.spares.values()] + \
             [fd for c in self.connections.values() if c is not keep for fd in (*(c.fds or ()), *c.proofs)] + \
             [c.peer[1] for c in self.connections.values() if c.peer is not None] + \
+            [c.pidfd for c in self.connections.values() if c.pidfd is not None] + \
+            [sp.pidfd for sp in self.spares.values()] + [self.selector.fileno()] + \
             [fd for fd in (self.folder,) if fd >= 0]
 
     def adopt_framework(self, framework: str | None) -> bool:
@@ -426,16 +430,32 @@ class Zygote:
         if framework in self.spares or self.stopping or self.spare_failures.get(framework, 0) >= 3 \
                 or threads() != 1:
             return
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the spare's process (measured through the checks it runs)
-            _only_exit(_spare_process, framework, theirs, self._inherited() + [mine])
-        theirs.close()
-        sp = _Spare(framework, pid, mine)
-        self.spares[framework] = sp
-        self.selector.register(sp.pidfd, selectors.EVENT_READ, ("spare", sp))
+        # a fork that fails (the user's process limit filled by a learner's threads, descriptors
+        # used up) costs this spare only: the next check of its framework asks again when it
+        # ends; it ended the whole server, and another client's check with exit 2 (attack round 56)
+        made: list[Any] = []
+        pid = 0
+        try:
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            made += [mine, theirs]
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the spare's process (measured through the checks it runs)
+                _only_exit(_spare_process, framework, theirs, self._inherited() + [mine])
+            theirs.close()
+            sp = _Spare(framework, pid, mine)
+            self.spares[framework] = sp
+            self.selector.register(sp.pidfd, selectors.EVENT_READ, ("spare", sp))
+        except OSError as exc:
+            self.spares.pop(framework, None)
+            for end in made:
+                end.close()
+            if pid > 0:
+                _reap_unrun(pid)
+            with contextlib.suppress(Exception):
+                sys.stderr.write(f"grader serve: no {framework} spare for now ({exc.strerror or exc}); "
+                                 "its checks start their own child\n")
 
     def _on_spare_exit(self, sp: _Spare) -> None:
         """A spare's process ended before it was used (its child failed, or it was killed):
@@ -547,10 +567,12 @@ class Zygote:
                             self._on_message(conn)
                         except Exception:  # noqa: BLE001 - one bad request costs its connection, never the server
                             self._drop(conn, kill=True)
-                    elif kind == "exit":
-                        self._on_exit(conn)
-                    elif kind == "spare":
-                        self._on_spare_exit(conn)
+                    elif kind in ("exit", "spare"):
+                        try:
+                            self._on_exit(conn) if kind == "exit" else self._on_spare_exit(conn)
+                        except Exception as exc:  # noqa: BLE001 - one check's end never ends the server
+                            with contextlib.suppress(Exception):
+                                sys.stderr.write(f"grader serve: internal error after a check: {exc!r}\n")
         except KeyboardInterrupt:
             pass
         finally:
@@ -703,8 +725,10 @@ class Zygote:
             conn.refill = sp.framework
             if not self._hand_to_spare(sp, conn, line):
                 sp = None
-        if sp is None and framework is not None and self.adopt_framework(framework):
-            conn.refill = framework   # its first spare when this check ends
+        if sp is None and framework is not None:
+            self.adopt_framework(framework)
+            if framework in self.spare_frameworks:   # its first spare, or one a failed fork left out
+                conn.refill = framework              # when this check ends
         if sp is None:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -802,7 +826,7 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
     _prctl(PR_SET_DUMPABLE, 0)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     control = socket.socket(fileno=args.control) if args.control is not None else None
-    listener, folder = (_listen(args.listen) if args.listen else (None, -1))
+    listener, folder = (listen_private(args.listen) if args.listen else (None, -1))
     warm = json.loads(args.warm)
     preload(warm)
     if threads() != 1:
@@ -816,45 +840,6 @@ def main(argv: list[str], main_fn: Any = None, build_parser: Any = None) -> int:
         if args.listen:
             with contextlib.suppress(OSError):
                 os.unlink(os.path.basename(args.listen), dir_fd=folder)
-
-
-def _private_folder_fd(path: str) -> int:
-    """An open descriptor of the folder ``path`` if it is a real folder of this user's that no
-    one else may enter; what is done there afterwards goes through it, not the path (the path's
-    folders above it may be someone else's, who could swap them, attack round 37).
-
-    Raises:
-        GraderError: it is not.
-    """
-    from .errors import GraderError
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        raise GraderError(f"{path}: {exc.strerror or exc}") from None
-    st = os.fstat(fd)
-    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
-        os.close(fd)
-        raise GraderError(f"{path} is not a private folder of this user (someone else's, or open to others); "
-                          "give --socket in one (mode 0700)")
-    return fd
-
-
-def _listen(path: str) -> tuple[socket.socket, int]:
-    """A socket listening at ``path``, made mode 0600 in its private folder (through the
-    folder's descriptor, kept open: the second value, for removing it at the end).
-
-    Raises:
-        GraderError: the folder is not private (:func:`_private_folder_fd`).
-    """
-    folder = _private_folder_fd(os.path.dirname(path) or ".")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    mask = os.umask(0o177)   # made 0600, never open to others for a moment
-    try:
-        listener.bind(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
-    finally:
-        os.umask(mask)
-    listener.listen(16)
-    return listener, folder
 
 
 def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
@@ -872,7 +857,7 @@ def cmd_serve(args: Any, main_fn: Any, build_parser: Any) -> int:
     if live is not None:
         live.close()
         raise GraderError(f"a grader serve is already running at {path}")
-    folder = _private_folder_fd(str(path.parent))
+    folder = private_folder_fd(str(path.parent))
     try:
         try:
             st = os.lstat(path.name, dir_fd=folder)

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import os
 import signal
+import socket
 import sys
 from typing import Any
 
@@ -271,3 +272,42 @@ def installed_frameworks(names: str) -> tuple[str, ...]:
         if name not in ("numpy", "jax", "torch"):
             raise GraderError(f"--spares: {name!r} is not one of numpy, jax, torch, auto, none")
     return tuple(n for n in dict.fromkeys(wanted) if importlib.util.find_spec(n) is not None)
+
+
+def private_folder_fd(path: str) -> int:
+    """An open descriptor of the folder ``path`` if it is a real folder of this user's that no
+    one else may enter; what is done there afterwards goes through it, not the path (the path's
+    folders above it may be someone else's, who could swap them, attack round 37).
+
+    Raises:
+        GraderError: it is not.
+    """
+    from .errors import GraderError
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GraderError(f"{path}: {exc.strerror or exc}") from None
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        os.close(fd)
+        raise GraderError(f"{path} is not a private folder of this user (someone else's, or open to others); "
+                          "give --socket in one (mode 0700)")
+    return fd
+
+
+def listen_private(path: str) -> tuple[socket.socket, int]:
+    """A socket listening at ``path``, made mode 0600 in its private folder (through the
+    folder's descriptor, kept open: the second value, for removing it at the end).
+
+    Raises:
+        GraderError: the folder is not private (:func:`private_folder_fd`).
+    """
+    folder = private_folder_fd(os.path.dirname(path) or ".")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mask = os.umask(0o177)   # made 0600, never open to others for a moment
+    try:
+        listener.bind(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+    finally:
+        os.umask(mask)
+    listener.listen(16)
+    return listener, folder

@@ -224,14 +224,14 @@ def test_the_socket_is_made_and_removed_through_its_folders_descriptor(tmp_path)
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     with pytest.raises(GraderError, match="not a private folder"):
-        forkserver._listen(str(shared / "s.sock"))
+        forkserver.listen_private(str(shared / "s.sock"))
     (tmp_path / "link").symlink_to(tmp_path / "private", target_is_directory=True)
     (tmp_path / "private").mkdir(mode=0o700)
     with pytest.raises(GraderError):
-        forkserver._listen(str(tmp_path / "link" / "s.sock"))
+        forkserver.listen_private(str(tmp_path / "link" / "s.sock"))
     old = os.umask(0o000)
     try:
-        listener, folder = forkserver._listen(str(tmp_path / "private" / "s.sock"))
+        listener, folder = forkserver.listen_private(str(tmp_path / "private" / "s.sock"))
     finally:
         os.umask(old)
     try:

@@ -174,3 +174,23 @@ def test_a_tmpdir_another_user_could_rename_on_the_way_is_not_used(tmp_path, mon
         assert (tempfile.gettempdir() == str(folder)) is used, folder
         assert (os.environ["TMPDIR"] == str(folder)) is used
         assert ("is not used" in capsys.readouterr().err) is not used
+
+
+def test_a_spare_whose_fork_fails_costs_only_that_spare(monkeypatch, capsys):
+    """Round 56: a learner's threads filled the server user's process limit; the next spare's
+    fork failed (BlockingIOError), the error left the server's loop, and the server shut down:
+    another client's running correct check ended with exit 2. A failed fork now closes what it
+    made, says so, and leaves the spare to be asked for again when the next check of its
+    framework ends; nothing of the zygote's is left open."""
+    zygote = forkserver.Zygote(spares=("numpy",), adapt=True)
+    before = set(os.listdir("/proc/self/fd"))
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(forkserver.os, "fork", no_fork)
+    monkeypatch.setattr(forkserver, "threads", lambda: 1)   # the zygote forks only with one thread
+    zygote._fork_spare("numpy")
+    assert zygote.spares == {} and "no numpy spare for now" in capsys.readouterr().err
+    assert set(os.listdir("/proc/self/fd")) <= before | {str(zygote.selector.fileno())}
+    assert zygote.spare_failures.get("numpy", 0) == 0      # not counted as a spare that died: asked again

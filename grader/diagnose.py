@@ -69,7 +69,8 @@ def for_exception(hints: str | None, case: Case, message: str, problem_only: boo
     ``problem_only``), else the problem's own ``diagnose_exception(message, shapes)`` hook, given
     the case's input shapes in call order; None when neither names a cause. Only the problem's
     own module is asked, so one problem's exception wording never reaches another's report."""
-    found = None if problem_only else generic.exception_hint(message)
+    found = None if problem_only else (generic.exception_hint(message)
+                                       or generic.signature_hint(message, list(case.inputs)))
     if found is not None:
         return found
     hook = _hook(hints, "diagnose_exception")

@@ -22,7 +22,8 @@ FACTS = {"computed_in": "float32", "dtype": "float64", "first": "hidden", "funct
          "which": "last", "lead": 2, "logits": 9, "values_differ": True, "where": "sum", "seq_len": 7, "id": -1,
          "raise": "IndexError", "target": -1, "classes": 5, "rows": [3], "rows_at": "last", "rows_of": 4, "zeros": True, "by": "max",
          "axis_used": -2, "axis": -1, "d": 8, "eps": 1e-5, "name": "np", "statement": "import numpy as np",
-         "of": "embeddings", "used": -1, "instead": -2, "second": "var", "order": ["mean", "var"]}
+         "of": "embeddings", "used": -1, "instead": -2, "second": "var", "order": ["mean", "var"],
+         "params": ["hidden", "embedding_matrix"], "unexpected": None}
 
 #: tokens of another framework's code a learner of each framework must never read
 FOREIGN = {

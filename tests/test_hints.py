@@ -670,3 +670,21 @@ def test_torchs_refusal_of_int32_targets_is_named_for_each_framework():
     said = {fw: words.render(diagnose.Hint(idea="targets_not_int64"), fw, "cross_entropy")
             for fw in ("numpy", "jax", "torch")}
     assert "targets.long()" in said["torch"] and "np.int64" in said["numpy"] and "jnp.int64" in said["jax"], said
+
+
+def test_a_function_whose_parameters_are_not_the_statements_is_told_them():
+    """A newcomer's ``layer_norm(x, weight, bias, epsilon=1e-5)`` got "TypeError: ... unexpected
+    keyword argument 'eps'" in 18 cases and no hint; a missing or extra parameter the same."""
+    from grader.hints import generic
+    params = ["x", "gamma", "beta", "eps"]
+    hint = generic.signature_hint("TypeError: layer_norm() got an unexpected keyword argument 'eps'", params)
+    assert hint.idea == "signature" and hint.facts == {"function": "layer_norm", "params": params, "unexpected": "eps"}
+    said = words.render(hint, "torch")
+    assert said.startswith("the grader calls layer_norm(x, gamma, beta, eps)") and "'eps' is one of them" in said
+    for message in ("TypeError: softmax() missing 1 required positional argument: 'axis'",
+                    "TypeError: softmax() takes 1 positional argument but 2 were given",
+                    "TypeError: Mod.softmax() got multiple values for argument 'axis'"):
+        hint = generic.signature_hint(message, ["logits", "axis"])
+        assert hint is not None and hint.facts["function"] == "softmax" and hint.facts["unexpected"] is None, message
+        assert "exactly these parameters, in this order" in words.render(hint, "numpy")
+    assert generic.signature_hint("TypeError: unsupported operand type(s) for +: 'int' and 'str'", params) is None

@@ -626,6 +626,25 @@ IMPORTS = {"np": "import numpy as np", "numpy": "import numpy", "jnp": "import j
            "math": "import math", "lax": "from jax import lax"}
 
 
+#: Python's words for a call whose arguments do not fit the function's parameters
+_SIGNATURE = re.compile(r"TypeError: (?P<fn>[\w.]+)\(\) (?:got an unexpected keyword argument '(?P<kw>\w+)'|"
+                        r"missing \d+ required (?:positional|keyword-only) arguments?|"
+                        r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given|"
+                        r"got multiple values for argument '\w+')")
+
+
+def signature_hint(message: str, params: list[str]) -> Hint | None:
+    """A call the submission's function refused for its parameters (``message``: the
+    TypeError's first line; ``params``: the case's arguments in call order, as the statement
+    names them): the parameters to write, by name (a newcomer's ``epsilon=`` got the TypeError
+    twice and not the statement's ``eps``)."""
+    found = _SIGNATURE.search(message or "")
+    if found is None or not params:
+        return None
+    return Hint(idea="signature", facts={"function": found.group("fn").rsplit(".", 1)[-1], "params": list(params),
+                                         "unexpected": found.group("kw")})
+
+
 def exception_hint(message: str) -> Hint | None:
     """A hint for an exception, from its message: a stub's NotImplementedError, or a NameError
     of a module name the file never imported (``np``, ``jnp``, ``torch``...: :data:`IMPORTS`;

@@ -144,6 +144,11 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "not_handled": lambda f, c: (f"the function refuses these inputs (NotImplementedError: {f['said']}): the "
                                  f"statement asks for them too; handle them"),
     "not_implemented": lambda f, c: "the function raises NotImplementedError: write its body",
+    "signature": lambda f, c: (f"the grader calls {f['function']}({', '.join(f['params'])}), with the statement's "
+                               "parameter names"
+                               + (f": {f['unexpected']!r} is one of them, so name yours as the statement does"
+                                  if f.get("unexpected") else ": give the function exactly these parameters, in this "
+                                  "order")),
     "reduced_axis": lambda f, c: (f"the result has the shape of {f['of']} without axis {f['used']}, where the "
                                   f"expected one drops axis {f['instead']}: reduce over {c('axis_kw', axis=f['instead'])} "
                                   f"instead of {c('axis_kw', axis=f['used'])}"),

@@ -774,3 +774,32 @@ def test_each_learners_feedback_is_written_as_their_check_ends(tmp_path, fake_ch
     assert calls == [("ann", 1), ("bob", 2), ("cat", 3)]   # each before the next check started; once each
     index = (out / "feedback" / "index.csv").read_text().splitlines()
     assert len(index) == 4 and all((out / "feedback" / line.split(",")[2]).is_file() for line in index[1:])
+
+
+def test_a_check_that_cannot_start_for_want_of_processes_waits_instead_of_failing(tmp_path, monkeypatch,
+                                                                                 fake_checks, capsys):
+    """Attack round 57: one learner's threads held the user's free processes, and the correct
+    files started meanwhile got "crash 0/10" rows (the fork's BlockingIOError). A check that
+    cannot start for want of processes or memory starts again once another ends (or after a
+    pause); only one that never can gets the could-not-be-graded row."""
+    klass = tmp_path / "class"
+    for name in ("ann", "bob", "cat"):
+        write(klass / f"{name}.py", CORRECT)
+    real_start = pool._Grader.start
+    refused = {"bob": 2, "cat": 99}
+
+    def start(self, sub):
+        if refused.get(sub.learner, 0) > 0:
+            refused[sub.learner] -= 1
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_start(self, sub)
+
+    monkeypatch.setattr(pool._Grader, "start", start)
+    monkeypatch.setattr(pool, "RETRY_PAUSE", 0.01)
+    out = tmp_path / "out"
+    code = cli.main(["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "2", *FAST])
+    assert code == 1, capsys.readouterr().err
+    rows = {r.learner: r for r in gradebook.read_gradebook(out / "gradebook.csv")}
+    assert rows["ann"].passed and rows["bob"].passed, rows["bob"].message
+    assert rows["cat"].kinds == ["crash"] and "Resource temporarily unavailable" in rows["cat"].message
+    assert refused["cat"] == 99 - 1 - pool.START_RETRIES     # tried once and START_RETRIES times again

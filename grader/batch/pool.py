@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import errno
 import io
 import os
 import signal
@@ -251,6 +252,13 @@ def _stderr_tail(job: _Job) -> list[str]:
     return [line for line in text.splitlines() if line.strip()][-20:]
 
 
+#: how often a check that could not start for want of processes or memory (EAGAIN, ENOMEM) is
+#: started again, after another check ends or, with none running, after RETRY_PAUSE seconds times
+#: the attempt, before its learner's row says it could not be graded
+START_RETRIES = 5
+RETRY_PAUSE = 2.0
+
+
 class _Grader:
     """Runs the checks of one batch, ``jobs`` at a time, and turns each into a row."""
 
@@ -401,6 +409,7 @@ class _Grader:
 
         pending = list(reversed(todo))
         running: list[_Job] = []
+        retried: dict[str, int] = {}   # learners whose check could not start for want of processes
         if todo:
             self._start_server()
         try:
@@ -418,6 +427,18 @@ class _Grader:
                             running.append(self.start(sub))
                     except GraderError:
                         raise  # a report cannot be written: the output folder, not the learner
+                    except OSError as exc:
+                        if exc.errno in (errno.EAGAIN, errno.ENOMEM) and retried.get(sub.learner, 0) < START_RETRIES:
+                            # the user's processes or memory are spent, perhaps by another learner's
+                            # check (its threads count against the user's limit): this learner waits
+                            # for a check to end, not a crash row (attack round 57: three correct
+                            # files 0/10 beside one that held every free thread)
+                            retried[sub.learner] = retried.get(sub.learner, 0) + 1
+                            pending.append(sub)
+                            if not running:
+                                time.sleep(RETRY_PAUSE * retried[sub.learner])
+                            break
+                        emit(self.fault(sub, exc))
                     except Exception as exc:  # noqa: BLE001 - one learner's row, never the batch
                         emit(self.fault(sub, exc))
                 if not running:

@@ -627,7 +627,7 @@ class Verdict:
 
 def no_submission(report: "Report") -> bool:
     """Whether ``report`` stands for a learner with nothing submitted (a roster learner of whom
-    nothing was found, ``grader.batch.pool.NO_SUBMISSION``, or an empty folder,
+    nothing was found, ``grader.batch.roster.NO_SUBMISSION``, or an empty folder,
     :data:`EMPTY_FOLDER`: its failure's kind is ``missing``): counted and shown apart from a file
     that could not be graded."""
     return report.failure is not None and report.failure.kind == "missing"

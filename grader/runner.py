@@ -194,6 +194,36 @@ def _fill_seed(store: str, target: str) -> None:
 PIPE_BYTES = 1 << 20
 
 
+#: errno values of a fork or exec refused for want of processes or memory (EAGAIN: the user's
+#: process limit, RLIMIT_NPROC or a pids cgroup; ENOMEM)
+SPENT_ERRNOS = (11, 12)
+#: the start of the one line a check that could not start its child says (``grader grade``
+#: starts that learner's check again: ``grader.batch.pool``)
+RESOURCES_SPENT = "the machine has no process or memory left"
+SPAWN_RETRIES, SPAWN_PAUSE = 3, 0.5
+
+
+def _spawn(argv: list[str], out_w: int, err_w: int, keep: tuple[int, int], cwd: str,
+           env: dict[str, str]) -> subprocess.Popen:
+    """The submission's process, started; a start refused for want of processes or memory
+    (:data:`SPENT_ERRNOS`: another learner's threads at the user's limit, attack round 58's
+    class) is tried again :data:`SPAWN_RETRIES` times, :data:`SPAWN_PAUSE` seconds apart and more.
+    A refusal then, or any other, is the caller's (it gave a crash verdict to an innocent file).
+
+    Raises:
+        OSError: the process could not be started.
+    """
+    for attempt in range(SPAWN_RETRIES + 1):
+        try:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, pass_fds=keep,
+                                    cwd=cwd, env=env, start_new_session=True)
+        except OSError as exc:
+            if exc.errno not in SPENT_ERRNOS or attempt == SPAWN_RETRIES:
+                raise
+            time.sleep(SPAWN_PAUSE * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def _widen(fd: int) -> None:
     """Give the pipe of ``fd`` a buffer of :data:`PIPE_BYTES` where the kernel allows it (else
     it keeps its own). A case's inputs and result cross these pipes: tied_lm_head's real_size
@@ -341,12 +371,8 @@ class Worker:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
-                pass_fds=(req_r, rep_w), cwd=workdir,
-                env=child_environment(self.framework, inside, self.token),
-                start_new_session=True,
-            )
+            self.proc = _spawn(argv, out_w, err_w, (req_r, rep_w), workdir,
+                               child_environment(self.framework, inside, self.token))
         except OSError as exc:
             for fd in (req_r, req_w, rep_r, rep_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
@@ -355,6 +381,10 @@ class Worker:
             if self.user is not None:
                 self.user.release()
                 self.user = None
+            if exc.errno in SPENT_ERRNOS:   # the machine's state, not the submission: no verdict
+                from .errors import GraderError
+                raise GraderError(f"{RESOURCES_SPENT} to start the submission's process ({exc.strerror or exc}); "
+                                  "grade it again when fewer processes run") from None
             return ImportOutcome(status="crash", message=f"could not start the submission's process: {exc}")
         # every write to the child waits only until a deadline: a child that fills its own
         # request pipe (through /proc/self/fd) and stops reading cannot hang the grader

@@ -803,3 +803,63 @@ def test_a_check_that_cannot_start_for_want_of_processes_waits_instead_of_failin
     assert rows["ann"].passed and rows["bob"].passed, rows["bob"].message
     assert rows["cat"].kinds == ["crash"] and "Resource temporarily unavailable" in rows["cat"].message
     assert refused["cat"] == 99 - 1 - pool.START_RETRIES     # tried once and START_RETRIES times again
+
+
+def test_a_check_whose_submission_process_could_not_start_is_graded_again(tmp_path, monkeypatch, capsys):
+    """Attack round 58's class: a check that started while another learner's threads held the
+    user's processes could not start its submission's process; that was a crash verdict for an
+    innocent file. The check tries again, then exits 2 saying the machine has no process left
+    (no verdict); ``grader grade`` grades that learner again after another check ends."""
+    from grader import runner
+    real = runner.subprocess.Popen
+    refused = {"n": 0}
+
+    def popen(argv, *args, **kwargs):
+        if any(str(a).endswith("_child.py") for a in argv) and refused["n"] < runner.SPAWN_RETRIES + 1:
+            refused["n"] += 1          # every try of the first check: its process never starts
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(runner.subprocess, "Popen", popen)
+    monkeypatch.setattr(runner, "SPAWN_PAUSE", 0.01)
+    code = cli.main(["check", str(SUBMISSIONS / "correct_numpy.py"), *FAST])
+    err = capsys.readouterr().err
+    assert code == 2 and runner.RESOURCES_SPENT in err and err.count("\n") == 1, err
+    # one refusal, then the process starts: the check passes as if nothing happened
+    refused["n"] = runner.SPAWN_RETRIES
+    assert cli.main(["check", str(SUBMISSIONS / "correct_numpy.py"), *FAST]) == 0
+    assert refused["n"] == runner.SPAWN_RETRIES + 1
+
+
+#: the stand-in check, which says the machine's processes are spent (exit 2) the first time it
+#: checks a learner whose name starts with "spent", and passes every check after
+SPENT_CHECK = r"""
+import os, sys
+shown = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--shown="))
+marker = sys.argv[-1]
+if os.path.basename(shown).startswith("spent") and not os.path.exists(marker):
+    open(marker, "w").close()
+    sys.stderr.write("grader: error: RESOURCES to start the submission's process (EAGAIN)\n")
+    sys.exit(2)
+sys.argv.pop()
+exec(compile(FAKE, "fake", "exec"))
+"""
+
+
+def test_grade_grades_a_learner_again_whose_check_found_no_process_left(tmp_path, monkeypatch, capsys):
+    """The batch's side of the test above: a check that exits 2 saying the machine has no process
+    left is that learner's check started again after another ends, not a could-not-be-graded row."""
+    from grader import runner
+    klass = tmp_path / "class"
+    for name in ("ann", "spent_bob"):
+        write(klass / f"{name}.py", CORRECT)
+    marker = str(tmp_path / "refused-once")
+    script = SPENT_CHECK.replace("RESOURCES", runner.RESOURCES_SPENT).replace(
+        "exec(compile(FAKE,", "exec(compile(" + repr(FAKE_CHECK) + ",")
+    monkeypatch.setattr(pool, "grader_command", lambda: [sys.executable, "-I", "-c", script, str(ROOT)])
+    monkeypatch.setattr(pool, "check_flags", lambda *a, **k: ["--problem", "tied_lm_head", marker])
+    out = tmp_path / "out"
+    code = cli.main(["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "2", *FAST])
+    assert code == 0, capsys.readouterr().err
+    rows = {r.learner: r for r in gradebook.read_gradebook(out / "gradebook.csv")}
+    assert rows["ann"].passed and rows["spent_bob"].passed and os.path.exists(marker)

@@ -355,7 +355,7 @@ def test_without_key_every_export_finds_the_id_column_grade_found(tmp_path, caps
     """A newcomer's finding: ``grade --roster`` guessed the id column (here ``Username``) but
     ``export csv`` looked only for its own default (``SIS Login ID``) and refused the same roster.
     Every export now prefers its format's column and else guesses as grade does."""
-    from grader.batch.pool import with_roster
+    from grader.batch.roster import with_roster
     from grader.batch.discovery import Submission
     book = tmp_path / "gradebook.csv"
     gradebook.write_gradebook(book, [gradebook.Row("alice", "a.py", True, 1, 1, [], 1)])

@@ -364,7 +364,7 @@ def test_the_text_report_and_the_feedback_page_count_the_same_failing_cases(name
 def test_a_learner_who_submitted_nothing_reads_so_on_the_page_too():
     """The .txt said 'score 0 / 10  (no submission)', the .html '(0 of 0 cases passed)' with a
     table of groups of 0 of 0 (an instructor's trial)."""
-    from grader.batch.pool import NO_SUBMISSION
+    from grader.batch.roster import NO_SUBMISSION
     from grader.batch.gradebook import placeholder_report
     from grader.reports import notebook_html
     from grader.results import Failure

@@ -252,6 +252,16 @@ def _stderr_tail(job: _Job) -> list[str]:
     return [line for line in text.splitlines() if line.strip()][-20:]
 
 
+def _spent(job: _Job) -> bool:
+    """Whether the ended check ``job`` said it could not start its submission's process for want
+    of processes or memory (``grader.runner.RESOURCES_SPENT``, exit 2): the machine's state then,
+    which another learner's check may have caused, not this learner's file."""
+    from ..runner import RESOURCES_SPENT
+    job.stderr.seek(0, os.SEEK_END)
+    job.stderr.seek(max(0, job.stderr.tell() - STDERR_TAIL))
+    return RESOURCES_SPENT.encode() in job.stderr.read()
+
+
 #: how often a check that could not start for want of processes or memory (EAGAIN, ENOMEM) is
 #: started again, after another check ends or, with none running, after RETRY_PAUSE seconds times
 #: the attempt, before its learner's row says it could not be graded
@@ -454,6 +464,15 @@ class _Grader:
                         continue
                     # the check's own children (its submission process) are ours once it is gone
                     reap_orphans(keep={j.proc.pid for j in running if j.proc.returncode is None})
+                    if not job.killed and job.proc.returncode == 2 and _spent(job) \
+                            and retried.get(job.sub.learner, 0) < START_RETRIES:
+                        # it started, but its submission's process could not: again, after this
+                        retried[job.sub.learner] = retried.get(job.sub.learner, 0) + 1
+                        release_user_slot(job.slot)
+                        job.slot = None
+                        job.stderr.close()
+                        pending.append(job.sub)
+                        continue
                     try:
                         row = self.finish(job)
                     except GraderError:
@@ -668,44 +687,6 @@ class _Unchanged:
         return False
 
 
-#: the note of a learner on the roster of whom nothing was found
-# (an instructor read the old wording, "nothing was found for this learner on the roster", as
-# "this learner is not on the roster"; it reaches the learner's feedback and Moodle's column)
-NO_SUBMISSION = "no submission: nothing was found in the class folder for this learner"
-
-
-def with_roster(subs: list[Submission], path: str, key: str | None) -> tuple[list[Submission], list[str]]:
-    """``subs`` with a row for every learner of the roster at ``path``: each roster learner
-    nothing was found for is added (no file, :data:`NO_SUBMISSION`); each submission of a learner
-    not on the roster is kept and named in one warning line on stderr (issue 37: a learner who
-    submitted nothing vanished from the gradebook and every export). Also returns the learners
-    not on the roster, in ``subs``' order (``submitted.json`` records them for summary.html).
-
-    Raises:
-        GraderError: the roster cannot be read, or has no id column (``key``, else one of
-            :data:`grader.export.ROSTER_KEYS`, as every export guesses).
-    """
-    from ..export import read_roster
-    from ..reports.common import printable
-    roster = read_roster(path, key)
-    found = {}
-    strangers = []
-    for sub in subs:
-        row = roster.match(sub.learner)
-        if row is None:
-            strangers.append(sub.learner)
-        else:
-            found[id(row)] = sub
-    if strangers:
-        shown = ", ".join(strangers[:10]) + (f" and {len(strangers) - 10} more" if len(strangers) > 10 else "")
-        sys.stderr.write(printable(f"grader: warning: {len(strangers)} submission{'s are' if len(strangers) != 1 else ' is'} "
-                                   f"of learners not on the roster (column {roster.key!r}), graded all the same: "
-                                   f"{shown}", one_line=True) + "\n")
-    missing = [Submission(learner=row[roster.key], path=None, note=NO_SUBMISSION, missing=True)
-               for row in roster.rows if id(row) not in found]
-    return subs + missing, strangers
-
-
 #: what ``grader grade`` says, once, when no seed secret is given (round four, class 7)
 NO_SECRET_NOTE = ("grader: note: no seed secret: the cases come from a seed printed in every report, so a learner "
                   "who runs the grader once can tabulate them and their answers; for a graded run give "
@@ -737,6 +718,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     subs = enumerate_learners(args.paths, exclude=[str(out)])
     strangers: list[str] | None = None   # None: no roster given
     if getattr(args, "roster", None):
+        from .roster import with_roster
         subs, strangers = with_roster(subs, args.roster, args.key)
     if args.shard:
         subs = [s for s in subs if in_shard(s.learner, *args.shard)]

@@ -194,7 +194,11 @@ class SubprocessExecutor:
                                 spare=spare.worker if spare is not None else None,
                                 cells=loaded.notebook.cell_runs() if loaded.notebook is not None else None)
         self._launched = False
-        self.launch()
+        try:
+            self.launch()
+        except BaseException:   # no process for it (the machine's processes spent): no copy left behind
+            self.close()
+            raise
 
     @property
     def restarts(self) -> int:

@@ -32,6 +32,7 @@ view, Landlock, seccomp), whose policy the child applies to itself.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -196,7 +197,7 @@ PIPE_BYTES = 1 << 20
 
 #: errno values of a fork or exec refused for want of processes or memory (EAGAIN: the user's
 #: process limit, RLIMIT_NPROC or a pids cgroup; ENOMEM)
-SPENT_ERRNOS = (11, 12)
+SPENT_ERRNOS = (errno.EAGAIN, errno.ENOMEM)
 #: the start of the one line a check that could not start its child says (``grader grade``
 #: starts that learner's check again: ``grader.batch.pool``)
 RESOURCES_SPENT = "the machine has no process or memory left"

@@ -473,5 +473,5 @@ def _wanted(names: list[str], cases: list[Case], dtypes: tuple[str, ...], secret
                              "cases: --max-examples must be the run's)" if generated else "")
                           + (f"; did you mean {' or '.join(close)}?" if close else
                              f"; the cases are named like {', '.join(sorted(bare)[:4])} (a dtype in brackets "
-                             "picks one: batch[float32])"))
+                             f"picks one: {sorted(bare)[0]}[{dtypes[0]}])"))
     return wanted

@@ -221,8 +221,15 @@ def test_an_unknown_case_name_is_answered_with_this_problems_names(tmp_path):
     with pytest.raises(GraderError) as err:
         make_plan(sub, load_problem(find_problem("softmax")), opts, lambda request: ("none", None))
     message = str(err.value)
-    assert "batch[float32]" not in message and "'worked_example[float16]'" in message and "'gen000[" in message
+    assert "batch[float32]" not in message and "did you mean gen009" in message   # this run's own names
     assert "10 generated cases" in message and "--max-examples" in message
+    # a name like none of them: the problem's own names, and how a dtype is given, in its terms
+    opts = CheckOptions(max_examples=10, shrink=False, sandbox="none", only_cases=("qqq",))
+    with pytest.raises(GraderError) as err:
+        make_plan(sub, load_problem(find_problem("softmax")), opts, lambda request: ("none", None))
+    message = str(err.value)
+    assert "batch" not in message and "axis_0" in message and "axis_0[float16]" in message, message
+    assert "--max-examples" not in message
 
 
 # -- the generated cases' shape pool ---------------------------------------------------------------

@@ -193,6 +193,10 @@ def main(argv: Sequence[str] | None = None, *, serve: bool = True) -> int:
     _lenient_streams()
     from .processes import trusted_tempdir
     trusted_tempdir()   # before anything makes a temporary folder (a served check's too: the client's TMPDIR)
+    # one BLAS thread in the grader's own process, set before NumPy is imported (as the child has
+    # it): where another learner's threads had spent the user's processes, OpenBLAS could not
+    # start its threads at import and sent the grader SIGINT: exit 130, "interrupted" (round 58)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if serve and argv[:1] == ["check"]:
         from .forkserver_client import run_served   # not the zygote's module: 30 ms of a check
         served = run_served(argv)

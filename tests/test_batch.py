@@ -785,16 +785,24 @@ def test_a_check_that_cannot_start_for_want_of_processes_waits_instead_of_failin
     klass = tmp_path / "class"
     for name in ("ann", "bob", "cat"):
         write(klass / f"{name}.py", CORRECT)
-    real_start = pool._Grader.start
+    real_start, real_finish = pool._Grader.start, pool._Grader.finish
     refused = {"bob": 2, "cat": 99}
+    events: list[tuple[str, str]] = []
 
     def start(self, sub):
+        events.append(("start", sub.learner))
         if refused.get(sub.learner, 0) > 0:
             refused[sub.learner] -= 1
+            events.append(("refused", sub.learner))
             raise BlockingIOError(11, "Resource temporarily unavailable")
         return real_start(self, sub)
 
+    def finish(self, job):
+        events.append(("end", job.sub.learner))
+        return real_finish(self, job)
+
     monkeypatch.setattr(pool._Grader, "start", start)
+    monkeypatch.setattr(pool._Grader, "finish", finish)
     monkeypatch.setattr(pool, "RETRY_PAUSE", 0.01)
     out = tmp_path / "out"
     code = cli.main(["grade", str(klass), "--out", str(out), "--problem", "tied_lm_head", "--jobs", "2", *FAST])
@@ -803,6 +811,11 @@ def test_a_check_that_cannot_start_for_want_of_processes_waits_instead_of_failin
     assert rows["ann"].passed and rows["bob"].passed, rows["bob"].message
     assert rows["cat"].kinds == ["crash"] and "Resource temporarily unavailable" in rows["cat"].message
     assert refused["cat"] == 99 - 1 - pool.START_RETRIES     # tried once and START_RETRIES times again
+    # bob, refused while ann's check ran, was tried again only once it had ended (round 58: six
+    # tries in 0.3 s while the learner holding the processes held them for 30 s)
+    first = events.index(("refused", "bob"))
+    again = events.index(("start", "bob"), first)
+    assert ("end", "ann") in events[first:again], events
 
 
 def test_a_check_whose_submission_process_could_not_start_is_graded_again(tmp_path, monkeypatch, capsys):
@@ -846,15 +859,18 @@ exec(compile(FAKE, "fake", "exec"))
 """
 
 
-def test_grade_grades_a_learner_again_whose_check_found_no_process_left(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("said", ["RESOURCES", "RuntimeError: can't start new thread"])
+def test_grade_grades_a_learner_again_whose_check_found_no_process_left(tmp_path, monkeypatch, capsys, said):
     """The batch's side of the test above: a check that exits 2 saying the machine has no process
-    left is that learner's check started again after another ends, not a could-not-be-graded row."""
+    left (or that it could not start a thread of its own: round 58) is that learner's check
+    started again after another ends, not a could-not-be-graded row."""
     from grader import runner
     klass = tmp_path / "class"
     for name in ("ann", "spent_bob"):
         write(klass / f"{name}.py", CORRECT)
     marker = str(tmp_path / "refused-once")
-    script = SPENT_CHECK.replace("RESOURCES", runner.RESOURCES_SPENT).replace(
+    script = SPENT_CHECK.replace("RESOURCES to start", said.replace("RESOURCES", runner.RESOURCES_SPENT)
+                                 + " to start").replace(
         "exec(compile(FAKE,", "exec(compile(" + repr(FAKE_CHECK) + ",")
     monkeypatch.setattr(pool, "grader_command", lambda: [sys.executable, "-I", "-c", script, str(ROOT)])
     monkeypatch.setattr(pool, "check_flags", lambda *a, **k: ["--problem", "tied_lm_head", marker])

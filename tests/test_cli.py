@@ -406,3 +406,21 @@ def test_a_case_named_without_its_dtype_runs_in_every_graded_dtype():
     run = run_grader("check", str(SUBMISSIONS / "correct_numpy.py"), "--case", "batch", "--format", "json")
     assert run.code == 0, run.stderr
     assert sorted(c["name"] for c in run.json()["cases"]) == ["batch[float16]", "batch[float32]", "batch[float64]"]
+
+
+@pytest.mark.subprocess
+def test_the_grader_process_starts_no_blas_threads(tmp_path):
+    """Attack round 58: OpenBLAS started one thread per core when the grader imported NumPy, and
+    where another learner's threads had spent the user's processes it could not, and sent the
+    grader SIGINT (exit 130, "interrupted"). The CLI sets one BLAS thread before NumPy's import,
+    as the submission's child has it; a value the user set stands."""
+    import os
+    import subprocess
+    import sys
+    code = "import os; from grader import cli; cli.main(['problems']); print(os.environ['OPENBLAS_NUM_THREADS'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.splitlines()[-1] == "1", out.stderr
+    env["OPENBLAS_NUM_THREADS"] = "3"
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.stdout.splitlines()[-1] == "3"

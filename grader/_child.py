@@ -317,10 +317,6 @@ def main() -> int:
         return 3
     proto = _load_protocol()
     _watch_grader(fd_in)
-    if not config.get("await"):
-        # confined, and nothing of the submission's has run: a process that dies before this frame
-        # failed in the machine's sandbox, not in the submission (a spare says "waiting" instead)
-        proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "confined"})
 
     import numpy as np
     versions = {"numpy": np.__version__, "sandbox_layers": layers}
@@ -344,11 +340,24 @@ def main() -> int:
                                    "message": f"{why} ({type(exc).__name__}: {str(exc)[:300]})"})
         return 0
 
+    warm_up = getattr(fw, "warm_up", None)
+    if not awaiting:
+        # the framework's first computation (XLA starts its thread pools there) before this
+        # frame: a process that dies before it failed in the machine (a sandbox that could not
+        # start, threads or memory spent by another learner: XLA aborts when it cannot start a
+        # thread, which was a correct JAX file's crash verdict, attack round 59), not in the
+        # submission, none of whose code has run (a spare says "waiting" instead, below)
+        if warm_up is not None:
+            try:
+                warm_up()
+            except Exception:  # noqa: BLE001 - a warm-up that fails leaves the first call to pay it
+                pass
+        proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "confined"})
+
     if awaiting:
         # a spare child (runner.Spare): confined, its framework imported, no submission yet. The
         # grader writes the submission into the (read-only, empty until now) folder it was shown
         # and names the file; one submission, then this process ends (it is never handed another)
-        warm_up = getattr(fw, "warm_up", None)
         if warm_up is not None:   # the framework's first computation, ahead (no problem, no case)
             try:
                 warm_up()

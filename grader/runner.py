@@ -146,7 +146,10 @@ class _Drain(threading.Thread):
             pass
 
     def stop(self, grace: float) -> None:
-        """Let the drain read what is left for up to ``grace`` seconds, then stop it and wait."""
+        """Let the drain read what is left for up to ``grace`` seconds, then stop it and wait (a
+        drain that never started, for want of threads, has nothing to wait for)."""
+        if self.ident is None:
+            return
         self.join(timeout=grace)
         self._stop_flag.set()
         self.join(timeout=2 * self.POLL + 1)
@@ -392,15 +395,21 @@ class Worker:
         os.set_blocking(req_w, False)
         track_child(self.proc.pid)
         track_marker(self.token)
-        if getattr(self.wrap, "tier", "none") not in ("bwrap", "unshare"):   # a host folder, no tmpfs cap
-            self._watch = DiskWatch(workdir, self.proc.pid, self.limits.workdir_bytes, self.limits.workdir_files)
-            self._watch.start()
         for fd in (req_r, rep_w, out_w, err_w):
             os.close(fd)
         self._req, self._rep = req_w, rep_r
         self._drains = [_Drain(out_r, self.limits.output_cap), _Drain(err_r, self.limits.output_cap)]
-        for d in self._drains:
-            d.start()
+        try:
+            if getattr(self.wrap, "tier", "none") not in ("bwrap", "unshare"):   # a host folder, no tmpfs cap
+                self._watch = DiskWatch(workdir, self.proc.pid, self.limits.workdir_bytes, self.limits.workdir_files)
+                self._watch.start()
+            for d in self._drains:
+                d.start()
+        except RuntimeError as exc:   # "can't start new thread": the machine's, said as such (round 59)
+            self.kill()
+            from .errors import GraderError
+            raise GraderError(f"{RESOURCES_SPENT} to watch the submission's process ({exc}); grade it again "
+                              "when fewer processes run") from None
         return None
 
     def hand_over(self, name: str, function: str, jax_store: str | None, deadline: float | None) -> bool:
@@ -536,6 +545,11 @@ class Worker:
             self._confined = True
             return None
         self.kill()
+        if header.get("token") == self.token and header.get("status") == "import_error":
+            # its framework could not be imported (not installed, too little memory): the child's
+            # own words, before any of the submission's code (the frame above comes after it)
+            return ImportOutcome(status="import_error", message=_text(header.get("message")),
+                                 seconds=time.monotonic() - started)
         if header.get("token") == self.token and header.get("status") == "sandbox_error":
             return ImportOutcome(status="unconfined", seconds=time.monotonic() - started,
                                  message=f"the sandbox could not be set up: {_text(header.get('message'), 2000)}")

@@ -159,8 +159,10 @@ def tied_lm_head(hidden, embedding_matrix):
 
 def test_a_jax_spare_has_run_its_first_computation_before_its_submission(tmp_path):
     """A JAX spare pays JAX's first lowering and compilation (frameworks.jax.warm_up: x + 1 of a
-    scalar, nothing of the problem) before it is handed a submission; a child started for the
-    check has not."""
+    scalar, nothing of the problem) before it is handed a submission; so does a child started
+    for the check, before it says it is confined (attack round 59: XLA starting its threads in
+    the learner's first call aborted where another learner had spent the user's processes, a
+    correct file's crash verdict; before the frame, such a death is the machine's, exit 2)."""
     pytest.importorskip("jax")
     sub = tmp_path / "sees_warm_up.py"
     sub.write_text(SEES_WARM_UP)
@@ -170,7 +172,8 @@ def test_a_jax_spare_has_run_its_first_computation_before_its_submission(tmp_pat
     assert served.environment.get("child") == "spare"
     assert served.passed or all(c.status == "passed" for c in served.cases), [c.failure for c in served.cases]
     own = check_submission(sub, PROBLEM, dataclass_replace(opts, jax_cache=str(tmp_path / "jax-own")))
-    assert "child" not in own.environment and any(c.status != "passed" for c in own.cases)
+    assert "child" not in own.environment and all(c.status == "passed" for c in own.cases), \
+        [c.failure for c in own.cases]
 
 
 def dataclass_replace(obj, **changes):

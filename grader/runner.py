@@ -401,8 +401,9 @@ class Worker:
         self._drains = [_Drain(out_r, self.limits.output_cap), _Drain(err_r, self.limits.output_cap)]
         try:
             if getattr(self.wrap, "tier", "none") not in ("bwrap", "unshare"):   # a host folder, no tmpfs cap
-                self._watch = DiskWatch(workdir, self.proc.pid, self.limits.workdir_bytes, self.limits.workdir_files)
-                self._watch.start()
+                watch = DiskWatch(workdir, self.proc.pid, self.limits.workdir_bytes, self.limits.workdir_files)
+                watch.start()
+                self._watch = watch   # only once it runs: the clean-up waits for it
             for d in self._drains:
                 d.start()
         except RuntimeError as exc:   # "can't start new thread": the machine's, said as such (round 59)

@@ -325,9 +325,9 @@ def main() -> int:
     awaiting = bool(config.get("await"))   # a spare: started ahead, told its submission later
     cache_spec = config.get("jax_cache")
     try:
-        versions.update(fw.setup({"jax_cache": _private_jax_cache({**cache_spec, "seed": None} if awaiting
-                                                                  and isinstance(cache_spec, dict) else cache_spec)
-                                  if framework == "jax" else ""}))
+        jax_cache = _private_jax_cache({**cache_spec, "seed": None} if awaiting and isinstance(cache_spec, dict)
+                                       else cache_spec) if framework == "jax" else ""
+        versions.update(fw.setup({"jax_cache": jax_cache}))
     except BaseException as exc:  # noqa: BLE001 - no submission code has run: this is the machine's
         if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in fw.MODULES:
             why = f"{fw.LABEL} is not installed where the grader runs; install it with {fw.REQUIREMENT}"
@@ -346,8 +346,15 @@ def main() -> int:
         # frame: a process that dies before it failed in the machine (a sandbox that could not
         # start, threads or memory spent by another learner: XLA aborts when it cannot start a
         # thread, which was a correct JAX file's crash verdict, attack round 59), not in the
-        # submission, none of whose code has run (a spare says "waiting" instead, below)
-        if warm_up is not None:
+        # submission, none of whose code has run (a spare says "waiting" instead, below). Only
+        # with an empty compilation cache: one seeded from the file's own earlier runs holds what
+        # its code compiled, and a submission had put an endless loop under the warm-up's own
+        # key, so that every later check of it "could not run" instead of failing (round 60)
+        try:
+            seeded = bool(jax_cache) and bool(os.listdir(jax_cache))
+        except OSError:
+            seeded = True
+        if warm_up is not None and not seeded:
             try:
                 warm_up()
             except Exception:  # noqa: BLE001 - a warm-up that fails leaves the first call to pay it

@@ -264,3 +264,23 @@ def test_auto_spares_start_with_numpy_and_jax_and_adopt_a_framework_a_check_used
     assert not zygote.adopt_framework("tensorflow") and "tensorflow" not in zygote.spare_frameworks
     fixed = forkserver.Zygote(spares=("numpy",))
     assert not fixed.adopt_framework("torch") and fixed.spare_frameworks == ("numpy",)
+
+
+def test_a_child_seeded_with_its_files_own_compilations_compiles_nothing_before_it_is_confined(tmp_path):
+    """Attack round 60: the warm-up a JAX child runs before it says it is confined (round 59)
+    loaded the store of the file's earlier runs, where a submission had put an endless loop under
+    the warm-up's own key: every later check of it hung before that frame and "could not run"
+    (exit 2) instead of failing. A child whose cache is seeded runs no warm-up there: nothing of
+    the store is compiled or loaded before the submission's own code (which sees no warm-up's
+    entry here), and its faults are its own again."""
+    pytest.importorskip("jax")
+    from grader import cache
+    sub = tmp_path / "sees_warm_up.py"
+    sub.write_text(SEES_WARM_UP)
+    folder = str(tmp_path / "jax-seeded")
+    key = cache.submission_key(sub.read_bytes(), PROBLEM.function, "jax", [], scope=None)
+    store = cache.jax_submission_store(key, folder)
+    (Path(store) / "jit_other-cache").write_bytes(b"an entry of an earlier run")
+    opts = CheckOptions(max_examples=0, shrink=False, only_cases=["worked_example[float32]"], jax_cache=folder)
+    seeded = check_submission(sub, PROBLEM, opts)
+    assert "child" not in seeded.environment and any(c.status != "passed" for c in seeded.cases)

@@ -254,14 +254,16 @@ def _stderr_tail(job: _Job) -> list[str]:
 
 #: what a check that could not run for want of processes, threads or memory says on stderr
 _SPENT_WORDS = (b"can't start new thread", b"Resource temporarily unavailable", b"Cannot allocate memory",
-                b"[Errno 11]", b"[Errno 12]")
+                b"[Errno 11]", b"[Errno 12]", b"pthread_create() failed")
 
 
 def _spent(job: _Job) -> bool:
-    """Whether the ended check ``job`` (exit 2) could not run for want of processes, threads or
-    memory: its submission's process (``grader.runner.RESOURCES_SPENT``) or its own threads
-    (the plan's thread pool: "can't start new thread", attack round 58). The machine's state,
-    which another learner's check may have caused, not this learner's file."""
+    """Whether the ended check ``job`` (exit 2, or killed by SIGABRT) could not run for want of
+    processes, threads or memory: its submission's process (``grader.runner.RESOURCES_SPENT``),
+    its own threads (the plan's thread pool: "can't start new thread", attack round 58) or the
+    reference's XLA, which aborts the grader when it cannot start a thread (round 60). The
+    machine's state, which another learner's check may have caused, not this learner's file
+    (the grader's own stderr: a learner's prints go to its report, never there)."""
     from ..runner import RESOURCES_SPENT
     job.stderr.seek(0, os.SEEK_END)
     job.stderr.seek(max(0, job.stderr.tell() - STDERR_TAIL))
@@ -477,7 +479,7 @@ class _Grader:
                         continue
                     # the check's own children (its submission process) are ours once it is gone
                     reap_orphans(keep={j.proc.pid for j in running if j.proc.returncode is None})
-                    if not job.killed and job.proc.returncode == 2 and _spent(job) \
+                    if not job.killed and job.proc.returncode in (2, -signal.SIGABRT) and _spent(job) \
                             and retried.get(job.sub.learner, 0) < START_RETRIES:
                         # it started, but its submission's process (or its own threads) could not:
                         # again, once another check has ended

@@ -340,36 +340,31 @@ def main() -> int:
                                    "message": f"{why} ({type(exc).__name__}: {str(exc)[:300]})"})
         return 0
 
+    # the framework's first computation (XLA starts its thread pools there) before the child says
+    # it is confined: a process that dies before that frame failed in the machine (a sandbox that
+    # could not start, threads or memory spent by another learner: XLA aborts when it cannot start
+    # a thread, which was a correct JAX file's crash verdict, attack round 59), not in the
+    # submission, none of whose code has run. A spare does it ahead, then says "waiting". Only
+    # with an empty compilation cache: one seeded from the file's own earlier runs holds what its
+    # code compiled, and a submission had put an endless loop under the warm-up's own key, so
+    # that every later check of it "could not run" instead of failing (round 60)
     warm_up = getattr(fw, "warm_up", None)
-    if not awaiting:
-        # the framework's first computation (XLA starts its thread pools there) before this
-        # frame: a process that dies before it failed in the machine (a sandbox that could not
-        # start, threads or memory spent by another learner: XLA aborts when it cannot start a
-        # thread, which was a correct JAX file's crash verdict, attack round 59), not in the
-        # submission, none of whose code has run (a spare says "waiting" instead, below). Only
-        # with an empty compilation cache: one seeded from the file's own earlier runs holds what
-        # its code compiled, and a submission had put an endless loop under the warm-up's own
-        # key, so that every later check of it "could not run" instead of failing (round 60)
+    try:
+        seeded = bool(jax_cache) and bool(os.listdir(jax_cache))
+    except OSError:
+        seeded = True
+    if warm_up is not None and not seeded:
         try:
-            seeded = bool(jax_cache) and bool(os.listdir(jax_cache))
-        except OSError:
-            seeded = True
-        if warm_up is not None and not seeded:
-            try:
-                warm_up()
-            except Exception:  # noqa: BLE001 - a warm-up that fails leaves the first call to pay it
-                pass
+            warm_up()
+        except Exception:  # noqa: BLE001 - a warm-up that fails leaves the first call to pay it
+            pass
+    if not awaiting:
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "confined"})
 
     if awaiting:
         # a spare child (runner.Spare): confined, its framework imported, no submission yet. The
         # grader writes the submission into the (read-only, empty until now) folder it was shown
         # and names the file; one submission, then this process ends (it is never handed another)
-        if warm_up is not None:   # the framework's first computation, ahead (no problem, no case)
-            try:
-                warm_up()
-            except Exception:  # noqa: BLE001 - a warm-up that fails leaves the first call to pay it
-                pass
         proto.write_frame(fd_out, {"seq": 0, "token": token, "status": "waiting"})
         try:
             header, _ = proto.read_frame(fd_in)

@@ -417,10 +417,8 @@ class Zygote:
         ran without one: PyTorch's checks, 3.0 s served with no spare against 0.19 s with one,
         were left out of the default, a newcomer's finding); whether it was added. Only the
         frameworks the grader runs and this machine has."""
-        import importlib.util
-        if not self.adapt or framework not in ("numpy", "jax", "torch") or framework in self.spare_frameworks:
-            return False
-        if importlib.util.find_spec(framework) is None:
+        if not self.adapt or framework not in ("numpy", "jax", "torch") or framework in self.spare_frameworks \
+                or not installed_frameworks(framework):
             return False
         self.spare_frameworks = (*self.spare_frameworks, framework)
         return True

@@ -207,6 +207,13 @@ RESOURCES_SPENT = "the machine has no process or memory left"
 SPAWN_RETRIES, SPAWN_PAUSE = 3, 0.5
 
 
+def _spent_error(what: str, why: object) -> Exception:
+    """The ``GraderError`` (exit 2, no verdict) of a check that could not ``what`` for want of
+    processes, threads or memory: :data:`RESOURCES_SPENT`, which ``grader grade`` retries on."""
+    from .errors import GraderError
+    return GraderError(f"{RESOURCES_SPENT} to {what} ({why}); grade it again when fewer processes run")
+
+
 def _spawn(argv: list[str], out_w: int, err_w: int, keep: tuple[int, int], cwd: str,
            env: dict[str, str]) -> subprocess.Popen:
     """The submission's process, started; a start refused for want of processes or memory
@@ -386,9 +393,7 @@ class Worker:
                 self.user.release()
                 self.user = None
             if exc.errno in SPENT_ERRNOS:   # the machine's state, not the submission: no verdict
-                from .errors import GraderError
-                raise GraderError(f"{RESOURCES_SPENT} to start the submission's process ({exc.strerror or exc}); "
-                                  "grade it again when fewer processes run") from None
+                raise _spent_error("start the submission's process", exc.strerror or exc) from None
             return ImportOutcome(status="crash", message=f"could not start the submission's process: {exc}")
         # every write to the child waits only until a deadline: a child that fills its own
         # request pipe (through /proc/self/fd) and stops reading cannot hang the grader
@@ -408,9 +413,7 @@ class Worker:
                 d.start()
         except RuntimeError as exc:   # "can't start new thread": the machine's, said as such (round 59)
             self.kill()
-            from .errors import GraderError
-            raise GraderError(f"{RESOURCES_SPENT} to watch the submission's process ({exc}); grade it again "
-                              "when fewer processes run") from None
+            raise _spent_error("watch the submission's process", exc) from None
         return None
 
     def hand_over(self, name: str, function: str, jax_store: str | None, deadline: float | None) -> bool:

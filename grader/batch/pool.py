@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import errno
 import io
 import os
 import signal
@@ -425,6 +424,7 @@ class _Grader:
         learner's row (:meth:`fault`): the others are graded, and the batch's outputs written.
         """
         from ..processes import reap_orphans
+        from ..runner import SPENT_ERRNOS
 
         pending = list(reversed(todo))
         running: list[_Job] = []
@@ -455,7 +455,7 @@ class _Grader:
                     except GraderError:
                         raise  # a report cannot be written: the output folder, not the learner
                     except OSError as exc:
-                        if exc.errno in (errno.EAGAIN, errno.ENOMEM) and retried.get(sub.learner, 0) < START_RETRIES:
+                        if exc.errno in SPENT_ERRNOS and retried.get(sub.learner, 0) < START_RETRIES:
                             # the user's processes or memory are spent, perhaps by another learner's
                             # check (its threads count against the user's limit): this learner waits
                             # for a check to end, not a crash row (attack round 57: three correct

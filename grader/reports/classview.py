@@ -408,7 +408,7 @@ def _render(rows: list["Row"], reports: dict[str, "Report"], reports_dir: str, t
                                "similarity": similarity, "deadline": deadline, "previous": previous,
                                "changes": changes, "rate_note": RATE_NOTE, "colour": cell_colour,
                                "feedback": _feedback, "points": points,
-                               "off_roster": [name for name in off_roster if any(r.learner == name for r in rows)]}
+                               "off_roster": sorted(set(off_roster) & {r.learner for r in rows})}
     if not rows:
         return render_template("summary.html.j2", **context, empty=True)
     the_grid = grid(rows, reports, reports_dir, times, changes)

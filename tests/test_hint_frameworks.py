@@ -41,6 +41,9 @@ HINTED = {
                      "returns_list.py": {"not_array"}, "softmax.py": {"softmax"},
                      "vocab_blocks_1024.py": {"wrong_vocab"}},
     "masked_mean_pool": {"dtype_float32.py": {"promoted"}, "half_running_sum.py": {"half_running_sum", "half_sum_overflow"},
+                         # two roundings: beyond the allowance in the long sequences and some generated
+                         # cases (XLA's float16 division rounds once more, and fails the fixed ones too)
+                         "half_sum_rounded.py": {"half_sum_overflow"},
                          "mutation.py": {"mutation"}, "non_finite_zero_count.py": {"nan_where_zero"},
                          "shape_keepdims.py": {"extra_axis"}, "tolerance_divide_by_seq_len.py": {"divide_by_seq_len"},
                          "type_list.py": {"not_array"}},

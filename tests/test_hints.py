@@ -542,6 +542,8 @@ _SKEPTIC = [
     ("rms_norm", "rms_global_mean.py", "whole_array", ("axis -2",)),
     # a newcomer's: count + 1 was told "divided by seq_len" where the two are the same number
     ("masked_mean_pool", "mmp_count_plus_one.py", "divide_by_count_plus_one", ("(every position, padding included) instead",)),
+    # a newcomer's: jnp.sum of a half dtype rounds the float32 sum to it before the division (no hint)
+    ("masked_mean_pool", "mmp_half_sum_jit_jax.py", "half_sum_rounded", ("float32 precision",)),
     # a newcomer's: an unshifted log(sum(exp)) computes no softmax (both causes are named now)
     ("cross_entropy", "ce_unshifted_log_sum_exp.py", "no_max_shift_and_underflow", ("softmax",)),
     # a newcomer's: F.cross_entropy refusing int32 targets is the cause, in the must-raise cases too

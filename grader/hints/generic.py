@@ -96,7 +96,8 @@ def judge(predicted: Any, got: np.ndarray, ref: np.ndarray, allowed: np.ndarray,
     It explains the output when (1) ``got`` is within four times the allowance carried through
     the mistake (``carried``, default ``allowed``) plus two roundings in ``dtype`` of
     ``predicted`` at every element; (2) the prediction would itself fail (it differs from ``ref``
-    beyond the allowance somewhere); (3) its root-sum-square residual is at most ``improve``
+    beyond the allowance plus a rounding somewhere, or beyond the allowance where ``got`` is
+    ``predicted`` at every element, to the last bit); (3) its root-sum-square residual is at most ``improve``
     times the right answer's; (4) it changes at least :data:`MIN_EVIDENCE` elements beyond the
     allowance, or else matches ``got`` to rounding at every element (a few numbers land in a
     band by chance).
@@ -118,7 +119,9 @@ def judge(predicted: Any, got: np.ndarray, ref: np.ndarray, allowed: np.ndarray,
     if not holds:
         return None
     changed = int(np.count_nonzero(np.abs(p - ref) > allowed + u * np.abs(ref) + tiny))
-    if changed == 0:
+    if changed == 0 and not (np.any(np.abs(p - ref) > allowed) and np.all(err <= tiny)):
+        # within a rounding of the allowance it explains only an output it matches bit for bit
+        # (two roundings of a half dtype where one is allowed: 1.01-1.35x the allowance)
         return None
     residual = _rss(got - p)
     if residual > improve * _rss(got - ref):

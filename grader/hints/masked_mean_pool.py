@@ -15,7 +15,12 @@ that prediction reproduces the output (``grader.hints.generic.judge``):
 * ``mask_ignored``: the mean over every position, padding included;
 * ``half_running_sum``: the running sum kept in float16 or bfloat16 (the statement says to sum
   in float32): its rounding error grows with seq_len, and past 65504 float16 overflows, which
-  :func:`diagnose_non_finite` names.
+  :func:`diagnose_non_finite` names;
+* ``half_sum_rounded``: the masked sum accumulated in float32 but returned in the half dtype
+  before the division (``jnp.sum`` and ``torch.sum`` of a float16 or bfloat16 array accumulate
+  in float32 and round the total to the input dtype; a newcomer's JAX file got no hint on its 14
+  failing cases): two roundings where the statement asks for one, which a long sequence's large
+  sum makes larger than the allowance.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import dtype_of
 from . import Hint, Idea, Names, generic
 
 HALF = ("float16", "bfloat16")
@@ -35,7 +41,6 @@ def _count(mask: np.ndarray) -> np.ndarray:
 
 def _half_running_sum(embeddings: np.ndarray, mask: np.ndarray, dtype: str) -> np.ndarray:
     """The masked sum over seq_len accumulated in ``dtype`` one position at a time (float64)."""
-    from ..dtypes import dtype_of
     low = dtype_of(dtype)
     e = embeddings.astype(low)
     m = np.asarray(mask, dtype=bool)[..., None].astype(low)
@@ -44,6 +49,20 @@ def _half_running_sum(embeddings: np.ndarray, mask: np.ndarray, dtype: str) -> n
         for t in range(e.shape[-2]):
             total = (total + e[..., t, :] * m[..., t, :]).astype(low)
     return total.astype(np.float64)
+
+
+def _half_rounded_sum(embeddings: np.ndarray, mask: np.ndarray, dtype: str) -> list[np.ndarray]:
+    """The masked sum over seq_len accumulated in float32 and rounded to ``dtype``, divided by
+    the count (also rounded to ``dtype``) in ``dtype``: float64, once correctly rounded and once
+    through the rounded reciprocal of the count (XLA's float16 division on the CPU)."""
+    low = dtype_of(dtype)
+    e = embeddings.astype(low).astype(np.float32)
+    m = np.asarray(mask, dtype=bool)[..., None]
+    with np.errstate(all="ignore"):
+        total = (e * m).sum(axis=-2, dtype=np.float32).astype(low)
+        count = np.maximum(m.sum(axis=-2, dtype=np.float32), 1).astype(low)
+        return [(total / count).astype(low).astype(np.float64),
+                (total * (np.ones_like(count) / count).astype(low)).astype(low).astype(np.float64)]
 
 
 def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, names: Names) -> list[Idea]:
@@ -65,10 +84,18 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
     out.append(Idea(id="mask_ignored", text=None, predicted=emb.mean(axis=-2)))
     if names.dtype in HALF:
         with np.errstate(all="ignore"):
-            mean = _half_running_sum(emb, mask, names.dtype) / np.maximum(count, 1)
+            # divided in that dtype too, as such code divides: where another idea's prediction is
+            # the same number (a short sequence), the two are ambiguous and neither is named
+            low = dtype_of(names.dtype)
+            mean = (_half_running_sum(emb, mask, names.dtype).astype(low)
+                    / np.maximum(count, 1).astype(low)).astype(low).astype(np.float64)
         if np.all(np.isfinite(mean)):
             out.append(Idea(id="half_running_sum", text=None, predicted=np.where(count > 0, mean, 0.0),
                             params={"computed_in": names.dtype}))
+        for rounded in _half_rounded_sum(emb, mask, names.dtype):
+            if np.all(np.isfinite(rounded)):
+                out.append(Idea(id="half_sum_rounded", text=None, predicted=np.where(count > 0, rounded, 0.0),
+                                params={"computed_in": names.dtype}))
     return out
 
 

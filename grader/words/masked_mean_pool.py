@@ -32,6 +32,9 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "mask_ignored": lambda f, c: "looks like the mask was ignored: the mean is over every position, padding included",
     "half_running_sum": lambda f, c: (f"looks like the sum over seq_len was kept in {f['computed_in']}: its rounding "
                                       f"error grows with the sequence; {_sum_in_float32(c, f['computed_in'])}"),
+    "half_sum_rounded": lambda f, c: (f"looks like the sum over seq_len was rounded to {f['computed_in']} before "
+                                      f"the division (a sum of {f['computed_in']} values returns {f['computed_in']}): "
+                                      f"two roundings where one is allowed; {_sum_in_float32(c, f['computed_in'])}"),
     "half_sum_overflow": lambda f, c: (f"the sum over seq_len passed {f['computed_in']}'s largest number "
                                        f"({max_finite(f['computed_in']):g}) and overflowed to infinity, although the "
                                        f"mean is within its range: {_sum_in_float32(c, f['computed_in'])}"),

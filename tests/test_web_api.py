@@ -388,3 +388,35 @@ def test_the_other_lesson_problems_pass_through_the_page(client, problem, framew
         assert response.json()["passed"] is True, (framework, response.json()["hints"])
     stub = client.post("/api/check", json={"problem": problem, "framework": "numpy", "source": detail["stubs"]["numpy"]})
     assert stub.status_code == 200 and stub.json()["passed"] is False
+
+
+def _page_config(client, problem: str) -> dict:
+    """The page's config (its one JSON script) as the browser reads it."""
+    import html
+    import re
+    text = client.get(f"/problems/{problem}").text
+    found = re.search(r'<script id="config" type="application/json">(.*?)</script>', text, re.S)
+    assert found, text[:500]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_drafts_are_kept_by_the_server_behind_the_token(client, served):
+    """Attack round 61: the drafts were in the browser's storage of 127.0.0.1:PORT, which another
+    local user read by listening on that port once grader serve stopped. Now ``PUT
+    /api/drafts/{problem}/{framework}`` keeps one in the user's data folder (behind the token),
+    and the page's config carries its problem's drafts; bad requests are one clear line."""
+    draft = "import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n    # ALICE-DRAFT <\\/script>\n"
+    assert client.put("/api/drafts/tied_lm_head/numpy", json={"source": draft}).status_code == 204
+    assert _page_config(client, "tied_lm_head")["drafts"] == {"numpy": draft}
+    assert client.put("/api/drafts/tied_lm_head/numpy", json={"source": GOOD}).status_code == 204   # replaced
+    assert _page_config(client, "tied_lm_head")["drafts"] == {"numpy": GOOD}
+    assert _page_config(client, "embedding_lookup")["drafts"] == {}
+    denied = httpx.put(f"{served.base}/api/drafts/tied_lm_head/numpy", json={"source": "stolen"})
+    assert "token" in _one_line_error(denied, 403)
+    assert "unknown problem" in _one_line_error(client.put("/api/drafts/nope/numpy", json={"source": ""}), 404)
+    assert "not graded" in _one_line_error(client.put("/api/drafts/tied_lm_head/cobol", json={"source": ""}), 404)
+    assert "JSON" in _one_line_error(client.put("/api/drafts/tied_lm_head/numpy", content=b"source=1"), 400)
+    assert "string" in _one_line_error(client.put("/api/drafts/tied_lm_head/numpy", json={"source": 3}), 400)
+    assert "1 MiB" in _one_line_error(client.put("/api/drafts/tied_lm_head/numpy",
+                                                 json={"source": "#" * (1 << 20)}), 413)
+    assert _page_config(client, "tied_lm_head")["drafts"] == {"numpy": GOOD}   # none of those changed it

@@ -315,3 +315,32 @@ def test_nan_and_inf_are_shown_as_numbers_and_shrink_can_be_turned_off(served, b
     expect(page.get_by_role("checkbox", name="Find smallest failing case")).not_to_be_checked()  # remembered
     page.get_by_role("checkbox", name="Find smallest failing case").check()
     page.close()
+
+
+def test_a_draft_survives_a_reload_and_nothing_of_it_stays_in_the_browser(served, browser):
+    """Attack round 61: drafts in the browser's storage of 127.0.0.1:PORT were read by another
+    local user who listened on that port after grader serve stopped. The page keeps them on
+    the server (behind its token): typed code comes back after a reload, a draft an earlier
+    version left in the browser is handed over and removed, and the storage holds none."""
+    import json
+
+    import httpx
+    page = browser.new_page()
+    url = f"{served.base}/problems/softmax?token={served.token}"
+    page.goto(url)
+    page.get_by_role("radio", name="NumPy").check()
+    page.evaluate("localStorage.setItem('grader:draft:softmax:numpy', '# LEGACY-DRAFT\\n')")
+    page.reload()
+    editor = page.get_by_role("textbox", name="Code editor")
+    expect(editor).to_contain_text("LEGACY-DRAFT")
+    left = "Object.keys(localStorage).filter(k => k.startsWith('grader:draft:'))"
+    assert page.evaluate(left) == []
+    _type(page, "# TYPED-DRAFT")
+    page.wait_for_timeout(1500)        # the editor saves half a second after the last key
+    page.reload()
+    expect(page.get_by_role("textbox", name="Code editor")).to_contain_text("TYPED-DRAFT")
+    assert page.evaluate(left) == []
+    text = httpx.get(url).text
+    config = json.loads(text.split('<script id="config" type="application/json">', 1)[1].split("</script>", 1)[0])
+    assert "TYPED-DRAFT" in config["drafts"]["numpy"]
+    page.close()

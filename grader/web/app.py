@@ -114,6 +114,7 @@ class Site:
             framework_names={f: FRAMEWORKS[f][0] for f in FRAMEWORKS},
             config={"token": self.token, "problem": problem.id, "function": problem.function,
                     "stubs": detail["stubs"], "frameworks": detail["frameworks"],
+                    "drafts": await asyncio.to_thread(self.history.drafts, problem.id),
                     "names": detail["framework_names"]})
         return HTMLResponse(html, headers={"Cache-Control": "no-store",
                                            "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
@@ -148,6 +149,27 @@ class Site:
         if size > MAX_BODY:
             return error(413, f"the request body is larger than {MAX_BODY} bytes (1 MiB)")
         return b"".join(chunks)
+
+    async def api_draft(self, request: Request) -> Response:
+        """``PUT /api/drafts/{problem}/{framework}``, body ``{"source": "..."}``: keep the editor's
+        code (204); the page's config has the drafts of its problem."""
+        problem = self.catalog.problems.get(request.path_params["problem"])
+        if problem is None:
+            return error(404, f"unknown problem {request.path_params['problem'][:100]!r}; GET /api/problems lists them")
+        framework = request.path_params["framework"]
+        if framework not in self.catalog.detail(problem)["frameworks"]:
+            return error(404, f"{problem.id} is not graded in {framework[:40]!r}")
+        body = await self._body(request)
+        if isinstance(body, Response):
+            return body
+        try:
+            source = json.loads(body.decode("utf-8"))["source"]
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+            return error(400, 'the body is not JSON of the form {"source": "..."}')
+        if not isinstance(source, str):
+            return error(400, "source is not a string")
+        await asyncio.to_thread(self.history.save_draft, problem.id, framework, source)
+        return Response(status_code=204)
 
     async def api_check(self, request: Request) -> Response:
         """``POST /api/check``: validate, run the check, store the attempt, return the report."""
@@ -261,6 +283,7 @@ def create_app(token: str, checker: Checker | None = None, history: History | No
         Route("/api/problems", site.api_problems),
         Route("/api/problems/{problem}", site.api_problem),
         Route("/api/check", site.api_check, methods=["POST"]),
+        Route("/api/drafts/{problem}/{framework}", site.api_draft, methods=["PUT"]),
         Route("/api/progress", site.api_progress),
         Route("/api/history", site.api_history),
         Route("/api/attempts/{attempt}", site.api_attempt),

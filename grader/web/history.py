@@ -1,8 +1,13 @@
-"""The learner's attempts on the exercise page, kept across restarts in SQLite.
+"""The learner's attempts and unfinished code on the exercise page, kept across restarts in SQLite.
 
 One file, ``$XDG_DATA_HOME/grader/history.sqlite3`` (default ``~/.local/share/grader``), one
 row per Run: when, which problem and framework, the source, the verdict and score, and the
-learner JSON report (so an attempt's result and heat maps can be shown again).
+learner JSON report (so an attempt's result and heat maps can be shown again); and one draft
+per problem and framework, the editor's code as last typed. The drafts were kept in the
+browser's storage, which belongs to the page's address (``127.0.0.1:PORT``), not to the server:
+once ``grader serve`` stopped, another local user listening on that port read every draft when
+the page was opened again (attack round 61). Here they are behind the page's token, in a folder
+only the user opens.
 """
 from __future__ import annotations
 
@@ -27,6 +32,15 @@ CREATE TABLE IF NOT EXISTS attempts (
     report TEXT NOT NULL
 )
 """
+DRAFTS = """
+CREATE TABLE IF NOT EXISTS drafts (
+    problem TEXT NOT NULL,
+    framework TEXT NOT NULL,
+    time REAL NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (problem, framework)
+)
+"""
 #: attempts listed per problem (the newest)
 LIST_LIMIT = 50
 
@@ -46,6 +60,7 @@ class History:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with self._connect() as db:
             db.execute(SCHEMA)
+            db.execute(DRAFTS)
             # write-ahead log: a Run's insert appends to the log without an fsync of the
             # database each time (synchronous=NORMAL), which cost 20-50 ms of each Run on a
             # busy disk; a crash loses at most the last attempts, never the file
@@ -91,3 +106,16 @@ class History:
         out["passed"] = bool(out["passed"])
         out["report"] = json.loads(out["report"])
         return out
+
+    def drafts(self, problem: str) -> dict[str, str]:
+        """The drafts of ``problem``: framework name -> source."""
+        with self._connect() as db:
+            rows = db.execute("SELECT framework, source FROM drafts WHERE problem = ?", (problem,)).fetchall()
+        return {row["framework"]: row["source"] for row in rows}
+
+    def save_draft(self, problem: str, framework: str, source: str) -> None:
+        """Keep ``source`` as the draft of ``problem`` in ``framework`` (replacing the last)."""
+        with self._connect() as db:
+            db.execute("INSERT INTO drafts (problem, framework, time, source) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT (problem, framework) DO UPDATE SET time = excluded.time, source = excluded.source",
+                       (problem, framework, time.time(), source))

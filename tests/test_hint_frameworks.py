@@ -53,7 +53,7 @@ HINTED = {
     # layer_norm's own idea (the generic variance_count before it had a hint module), and eps
     # outside the root, the file's other mistake
     "layer_norm": {"tolerance_annotated_transformer_std.py": {"unbiased_variance", "eps_outside_sqrt"},
-                   "tolerance_no_eps.py": {"no_eps"}, "tolerance_float32_unbiased.py": {"unbiased_variance"}},
+                   "tolerance_no_eps.py": {"no_eps"}, "tolerance_axis0.py": {"wrong_axis"}, "tolerance_float32_unbiased.py": {"unbiased_variance"}},
     "softmax": {"tolerance_orris_axis0.py": {"wrong_axis"}},
     "scaled_dot_product_attention": {"tolerance_padding_mask_inverted.py": {"mask_inverted"}},
     "greedy_next_token": {"dtype_jax_argmax_int32.py": {"dtype"}},

@@ -60,6 +60,8 @@ OWN = {
                                   "jax": "logits - jnp.max(logits, axis=axis, keepdims=True)",
                                   "torch": "logits - logits.amax(dim=axis, keepdim=True)"},
     ("layer_norm", "unbiased_variance"): {"numpy": "ddof=1", "jax": "ddof=1", "torch": "correction=1"},
+    ("layer_norm", "wrong_axis"): {"numpy": "axis=-1, keepdims=True", "jax": "axis=-1, keepdims=True",
+                                   "torch": "dim=-1, keepdim=True"},
     ("rms_norm", "wrong_axis"): {"numpy": "axis=-1, keepdims=True", "jax": "axis=-1, keepdims=True",
                                  "torch": "dim=-1, keepdim=True"},
     ("rms_norm", "square_overflow"): {"numpy": "x.astype(np.float32)", "jax": "x.astype(jnp.float32)",

@@ -13,6 +13,8 @@ reproduces the output (``grader.hints.generic.judge``):
   where the variance is about 1, and NaN or infinity for a constant row (a newcomer's trial:
   neither got a hint), named by :func:`diagnose_non_finite` there;
 * ``eps_ignored``: a constant eps of the learner's own instead of the argument;
+* ``wrong_axis``: the mean and variance taken along another axis than the last (``dim=0``, a
+  newcomer's torch file: its only feedback was the pattern "only from rank 2 on");
 * ``zero_variance_rows``: NaN on rows of one value (d = 1), which either mistake gives (no eps,
   or ``ddof=1``: a division by d - 1 = 0).
 """
@@ -29,14 +31,14 @@ FIXED_EPS = (1e-5, 1e-6, 1e-8, 1e-12)
 
 
 def _norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float, *, ddof: int = 0,
-          eps_outside: bool = False, centre: bool = True) -> np.ndarray:
-    """Layer norm of ``x`` (float64) over the last axis, with one of the mistakes above
+          eps_outside: bool = False, centre: bool = True, axis: int = -1) -> np.ndarray:
+    """Layer norm of ``x`` (float64) over ``axis`` (the last), with one of the mistakes above
     (``eps=0`` for ``no_eps``)."""
-    d = x.shape[-1]
+    d = x.shape[axis]
     with np.errstate(all="ignore"):
-        mean = x.mean(axis=-1, keepdims=True) if centre else 0.0
+        mean = x.mean(axis=axis, keepdims=True) if centre else 0.0
         centred = x - mean
-        var = (centred * centred).sum(axis=-1, keepdims=True) / max(d - ddof, 1)
+        var = (centred * centred).sum(axis=axis, keepdims=True) / max(d - ddof, 1)
         std = np.sqrt(var) + eps if eps_outside else np.sqrt(var + eps)
         return centred / std * gamma + beta
 
@@ -60,6 +62,9 @@ def ideas(inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray, 
     if x.shape[-1] > 1:
         out.insert(0, Idea(id="unbiased_variance", text=None, predicted=_norm(x, gamma, beta, eps, ddof=1),
                            params={"d": int(x.shape[-1])}))
+    out += [Idea(id="wrong_axis", text=None, predicted=_norm(x, gamma, beta, eps, axis=a),
+                 params={"axis_used": a if a == 0 else a - x.ndim})   # dim=0 as written, whatever the rank
+            for a in range(x.ndim - 1) if x.shape[a] > 1]
     if not np.allclose(gamma, 1.0):
         out.append(Idea(id="gamma_ignored", text=None, predicted=_norm(x, one, beta, eps)))
     if np.any(beta != 0):

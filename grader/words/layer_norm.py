@@ -23,6 +23,8 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                         "the squared deviations by d, and add eps inside the square root"),
     "eps_ignored": lambda f, c: (f"looks like a fixed eps of {f['eps']:g} was used instead of the eps argument: "
                                  "use the eps the call gives"),
+    "wrong_axis": lambda f, c: (f"looks like the mean and variance were taken along axis {f['axis_used']} instead "
+                                f"of the last axis ({c('reduce_axis', axis=-1)})"),
     "no_centring": lambda f, c: ("looks like the mean was not subtracted: normalise x - mean(x) by the standard "
                                  "deviation, not x by its root mean square"),
 }

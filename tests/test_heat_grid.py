@@ -172,3 +172,27 @@ def test_the_colour_bar_of_a_grid_has_plain_number_labels(monkeypatch):
     labels = [t.get_text() for t in bar.get_yticklabels() if t.get_text()]
     assert labels and not any("$" in t or "mathdefault" in t for t in labels)
     assert "100" in labels and "1" in labels
+
+
+def test_the_heat_map_of_a_1d_output_is_one_strip_without_a_row_axis(monkeypatch):
+    """A newcomer's trial: the heat map of masked_mean_pool's (3,) output had a row axis with
+    ticks from -0.5 to 0.5; a 1-D output is one strip, its axis the index, no row ticks. A 2-D
+    output keeps its integer row ticks."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from grader.reports import notebook_html
+    seen = []
+    monkeypatch.setattr(notebook_html, "_png_of", lambda fig: seen.append(fig) or "")
+    one = {"name": "single_sequence[float32]", "values": {"got": [1.0, 2.5, 3.0], "expected": [1.0, 2.0, 3.0]},
+           "failure": {"kind": "tolerance", "data": {"worst_index": [1]}}}
+    two = {"name": "batch[float32]", "values": {"got": [[1.0, 2.5], [0.0, 1.0]], "expected": [[1.0, 2.0], [0.0, 1.0]]},
+           "failure": {"kind": "tolerance", "data": {"worst_index": [0, 1]}}}
+    notebook_html.heat_map_png(one)
+    notebook_html.heat_map_png(two)
+    for fig in seen:
+        FigureCanvasAgg(fig).draw()
+    strip, rows = seen[0].axes[0], seen[1].axes[0]
+    assert [t.get_text() for t in strip.get_yticklabels()] == [] and strip.get_ylabel() == ""
+    assert strip.get_xlabel() == "index"
+    low, high = sorted(rows.get_ylim())
+    assert [t for t in rows.get_yticks() if low <= t <= high] == [0, 1] and rows.get_ylabel() == "row"

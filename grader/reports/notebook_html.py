@@ -78,20 +78,25 @@ def _heat_map_of_values(case: dict[str, Any], np: Any, Figure: Any) -> str | Non
         return None
     err = np.abs(got - want)
     grid = err.reshape(-1, err.shape[-1])
+    # a 1-D output is one strip: no row axis (its ticks ran from -0.5 to 0.5, a newcomer's trial)
     fig = Figure(figsize=(min(max(4.5, 1.5 + 0.4 * grid.shape[1]), 7.0),
-                          min(max(2.6, 1.5 + 0.4 * grid.shape[0]), 5.0)), dpi=90, layout="constrained")
+                          min(max(2.6, 1.5 + 0.4 * grid.shape[0]), 5.0) if got.ndim > 1 else 2.2),
+                 dpi=90, layout="constrained")
     ax = fig.subplots()
     im = ax.imshow(grid, cmap="Reds", aspect="auto", interpolation="nearest", vmin=0)
     fig.colorbar(im, ax=ax, label="|got - expected|")
     from matplotlib.ticker import MaxNLocator
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if got.ndim > 1:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    else:
+        ax.set_yticks([])
     worst = (failure.get("data") or {}).get("worst_index")
     if isinstance(worst, list) and len(worst) == got.ndim:
         flat = int(np.ravel_multi_index(tuple(worst[:-1]), got.shape[:-1])) if got.ndim > 1 else 0
         from matplotlib.patches import Rectangle
         ax.add_patch(Rectangle((worst[-1] - 0.5, flat - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
-    ax.set_xlabel("index on the last axis")
+    ax.set_xlabel("index on the last axis" if got.ndim > 1 else "index")
     ax.set_ylabel("row" if got.ndim > 1 else "")
     ax.set_title(f"{_fit_title(case.get('name'), fig)}\noutput {tuple(got.shape)}; framed: worst for its tolerance",
                  fontsize=9, parse_math=False)

@@ -196,3 +196,21 @@ def test_the_heat_map_of_a_1d_output_is_one_strip_without_a_row_axis(monkeypatch
     assert strip.get_xlabel() == "index"
     low, high = sorted(rows.get_ylim())
     assert [t for t in rows.get_yticks() if low <= t <= high] == [0, 1] and rows.get_ylabel() == "row"
+
+
+def test_a_small_failing_case_card_shows_its_values_as_the_text_report_does():
+    """A newcomer's trial: the HTML case cards left out the small inputs, expected and got
+    values the text report prints; they are there now, written as Python writes them (nan,
+    -inf, True), one per line."""
+    from grader.batch.gradebook import report_from_json
+    from grader.reports import text
+    report = {"passed": False, "problem": "masked_mean_pool", "title": "Masked mean pool", "submission": "s.py",
+              "score": 0, "max_score": 10, "environment": {}, "groups": [], "summary": [], "cases": [
+        {"name": "shrunk:gen000[float16]", "status": "failed", "group": "shrunk", "shrunk": True,
+         "inputs": {"embeddings": {"shape": [2, 1], "dtype": "float16"}, "mask": {"shape": [2], "dtype": "bool"}},
+         "values": {"embeddings": [[1.5], [2.0]], "mask": [True, False], "expected": [1.5], "got": ["nan"]},
+         "failure": {"kind": "non_finite", "message": "1 / 1 elements are NaN or infinite"}}]}
+    page = render_html(report)
+    block = page.split("shrunk:gen000[float16]", 1)[1]
+    assert "embeddings = [[1.5], [2.0]]\nmask = [True, False]\nexpected = [1.5]\ngot = [nan]" in block, block
+    assert "got = [nan]" in text.render(report_from_json(report))

@@ -11,6 +11,7 @@ Every reporter receives a :class:`~grader.results.Report` and an ``audience``:
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -499,3 +500,26 @@ def pick_examples(entries: list[Any], most: int, hint_of: Any, kind_of: Any) -> 
     chosen = {id(e) for e in (first + second + rest)[:most]}
     shown = [e for e in entries if id(e) in chosen]
     return shown, shown != entries[:most]
+
+
+def compact_value(value: object, limit: int | None = 200) -> str:
+    """A case's value (nested lists of numbers and booleans, as the JSON report holds them) as
+    Python writes it, which the learner's own prints match: ``True``, ``nan``, ``-inf`` (a trial
+    read ``mask = [true]`` and ``-Infinity``, JSON's words); cut at ``limit`` characters. A
+    report read back from JSON holds non-finite numbers as the strings ``"nan"``, ``"inf"`` and
+    ``"-inf"`` (strict JSON has none): they read as the numbers (a helper read ``['nan', 'nan']``
+    in a class's feedback)."""
+    text = repr(_numbers(value))
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+
+
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _numbers(value: object) -> object:
+    """``value`` with the JSON report's non-finite strings as floats, lists item by item."""
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    if isinstance(value, str) and value in _NON_FINITE:
+        return _NON_FINITE[value]
+    return value

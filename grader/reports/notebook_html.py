@@ -187,7 +187,7 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
     Jinja2 template ``templates/feedback.html.j2``, every value autoescaped."""
     from ..results import Failure
     from .classview_anchor import anchor
-    from .common import all_zero, entry_key, example_order, pick_examples, scalar_text
+    from .common import all_zero, compact_value, entry_key, example_order, pick_examples, scalar_text
     from .templating import render
 
     passed = bool(report.get("passed"))
@@ -237,7 +237,10 @@ def render_html(report: dict[str, Any], text: str = "", source: str = "") -> str
             "worst": _worst(fc), "hint": fc.get("hint") or hints.get(c["name"].removeprefix("shrunk:")),
             "tail": "\n".join("\n".join(_shown_details(fc)).rstrip().splitlines()[-15:])
             if fc.get("kind") in RUN_KINDS and _shown_details(fc) and not same else "",
-            "same_as": same, "replay": c.get("replay"), "replay_note": c.get("replay_note")})
+            "same_as": same, "replay": c.get("replay"), "replay_note": c.get("replay_note"),
+            # a small case's inputs, expected and got, as the text report writes them (a newcomer
+            # found the cards without them)
+            "small_values": [f"{key} = {compact_value(value)}" for key, value in (c.get("values") or {}).items()]})
     # the graded hidden cases: a shrunk case is extra feedback, counted nowhere
     hidden = [c for c in report.get("cases") or [] if c.get("visibility") == "hidden" and not c.get("shrunk")]
     return render(

@@ -19,7 +19,6 @@ report's own.
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
@@ -85,29 +84,6 @@ def _shapes(case: CaseResult) -> str:
                      else f"{name} {tuple(info.shape)} {info.dtype}" for name, info in case.inputs.items())
 
 
-def _compact(value: object, limit: int | None = 200) -> str:
-    """A case's value (nested lists of numbers and booleans, as the JSON report holds them) as
-    Python writes it, which the learner's own prints match: ``True``, ``nan``, ``-inf`` (a trial
-    read ``mask = [true]`` and ``-Infinity``, JSON's words); cut at ``limit`` characters. A
-    report read back from JSON holds non-finite numbers as the strings ``"nan"``, ``"inf"`` and
-    ``"-inf"`` (strict JSON has none): they read as the numbers (a helper read ``['nan', 'nan']``
-    in a class's feedback)."""
-    text = repr(_numbers(value))
-    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
-
-
-_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
-
-def _numbers(value: object) -> object:
-    """``value`` with the JSON report's non-finite strings as floats, lists item by item."""
-    if isinstance(value, list):
-        return [_numbers(v) for v in value]
-    if isinstance(value, str) and value in _NON_FINITE:
-        return _NON_FINITE[value]
-    return value
-
-
 class _Lines(list):
     """The report's lines, each ``(text, style, wrap)``: ``style`` names what gets colour (a key
     of ``_SGR``, or ``""``), ``wrap`` whether it is prose that may be wrapped to the width."""
@@ -160,7 +136,7 @@ def _case_lines(case: CaseResult, seen: dict[str, str] | None = None, verbosity:
         lines.add(f"    hint: {f.hint or hint}", "hint", True)
     if case.values:
         for key, value in case.values.items():
-            lines.add(f"    {key} = {_compact(value, None if verbosity >= VERBOSE else 200)}")
+            lines.add(f"    {key} = {common.compact_value(value, None if verbosity >= VERBOSE else 200)}")
     if case.replay and (len(case.replay) <= MAX_REPLAY_CHARS or verbosity >= VERBOSE):
         lines.add(f"    replay: {case.replay}", "replay")
     elif case.replay:

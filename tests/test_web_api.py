@@ -367,6 +367,23 @@ def test_the_history_is_kept_across_restarts_in_the_data_folder(tmp_path, monkey
                                                        "failure": {"kind": "import"}}, 0.5)
     listed = {row["id"]: row["failure"] for row in again.list("tied_lm_head")}
     assert listed == {attempt: None, broken: "import"}
+    # round 62: a data folder the user had made 0755 left the file (and SQLite's -wal and -shm,
+    # which take its mode) readable by every local user: the folder and the files become private
+    import stat
+    loose = tmp_path / "loose" / "grader"
+    loose.mkdir(parents=True, mode=0o755)
+    loose.chmod(0o755)
+    (loose / "history.sqlite3").touch(mode=0o644)
+    (loose / "history.sqlite3").chmod(0o644)
+    kept = History(loose / "history.sqlite3")
+    kept.save_draft("tied_lm_head", "numpy", GOOD)
+    assert stat.S_IMODE(loose.stat().st_mode) == 0o700
+    assert [p.name for p in loose.iterdir() if stat.S_IMODE(p.stat().st_mode) & 0o077] == []
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    (loose / "linked.sqlite3").symlink_to(elsewhere)
+    with pytest.raises(OSError):      # a link is never followed (ELOOP, or refused)
+        History(loose / "linked.sqlite3")
+    assert not elsewhere.exists()
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert data_folder() == tmp_path / "home" / ".local" / "share" / "grader"
@@ -417,6 +434,8 @@ def test_drafts_are_kept_by_the_server_behind_the_token(client, served):
     assert "not graded" in _one_line_error(client.put("/api/drafts/tied_lm_head/cobol", json={"source": ""}), 404)
     assert "JSON" in _one_line_error(client.put("/api/drafts/tied_lm_head/numpy", content=b"source=1"), 400)
     assert "string" in _one_line_error(client.put("/api/drafts/tied_lm_head/numpy", json={"source": 3}), 400)
+    lone = b'{"source": "x = 1  # \\ud800"}'                 # round 62: a 500 with a traceback
+    assert "surrogate" in _one_line_error(client.put("/api/drafts/tied_lm_head/numpy", content=lone), 422)
     assert "1 MiB" in _one_line_error(client.put("/api/drafts/tied_lm_head/numpy",
                                                  json={"source": "#" * (1 << 20)}), 413)
     assert _page_config(client, "tied_lm_head")["drafts"] == {"numpy": GOOD}   # none of those changed it

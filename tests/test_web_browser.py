@@ -320,8 +320,10 @@ def test_nan_and_inf_are_shown_as_numbers_and_shrink_can_be_turned_off(served, b
 def test_a_draft_survives_a_reload_and_nothing_of_it_stays_in_the_browser(served, browser):
     """Attack round 61: drafts in the browser's storage of 127.0.0.1:PORT were read by another
     local user who listened on that port after grader serve stopped. The page keeps them on
-    the server (behind its token): typed code comes back after a reload, a draft an earlier
-    version left in the browser is handed over and removed, and the storage holds none."""
+    the server (behind its token): typed code comes back after a reload. What the browser's
+    storage holds under the old keys, every problem's, is removed and never taken as a draft
+    (round 62: another user's page on that port had planted code there, which the first fix
+    handed to the server as the learner's draft)."""
     import json
 
     import httpx
@@ -329,10 +331,12 @@ def test_a_draft_survives_a_reload_and_nothing_of_it_stays_in_the_browser(served
     url = f"{served.base}/problems/softmax?token={served.token}"
     page.goto(url)
     page.get_by_role("radio", name="NumPy").check()
-    page.evaluate("localStorage.setItem('grader:draft:softmax:numpy', '# LEGACY-DRAFT\\n')")
+    page.evaluate("localStorage.setItem('grader:draft:softmax:numpy', '# PLANTED-DRAFT\\n');"
+                  "localStorage.setItem('grader:draft:gelu:numpy', '# OTHER-PROBLEM\\n')")
     page.reload()
     editor = page.get_by_role("textbox", name="Code editor")
-    expect(editor).to_contain_text("LEGACY-DRAFT")
+    expect(editor).to_contain_text("def softmax")
+    expect(editor).not_to_contain_text("PLANTED-DRAFT")
     left = "Object.keys(localStorage).filter(k => k.startsWith('grader:draft:'))"
     assert page.evaluate(left) == []
     _type(page, "# TYPED-DRAFT")
@@ -340,7 +344,10 @@ def test_a_draft_survives_a_reload_and_nothing_of_it_stays_in_the_browser(served
     page.reload()
     expect(page.get_by_role("textbox", name="Code editor")).to_contain_text("TYPED-DRAFT")
     assert page.evaluate(left) == []
-    text = httpx.get(url).text
-    config = json.loads(text.split('<script id="config" type="application/json">', 1)[1].split("</script>", 1)[0])
-    assert "TYPED-DRAFT" in config["drafts"]["numpy"]
+
+    def drafts(problem: str) -> dict:
+        text = httpx.get(f"{served.base}/problems/{problem}?token={served.token}").text
+        return json.loads(text.split('<script id="config" type="application/json">', 1)[1].split("</script>", 1)[0])["drafts"]
+    assert "TYPED-DRAFT" in drafts("softmax")["numpy"] and "PLANTED" not in drafts("softmax")["numpy"]
+    assert drafts("gelu") == {}
     page.close()

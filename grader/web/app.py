@@ -168,6 +168,8 @@ class Site:
             return error(400, 'the body is not JSON of the form {"source": "..."}')
         if not isinstance(source, str):
             return error(400, "source is not a string")
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in source):   # SQLite stores UTF-8 only (round 62: a 500)
+            return error(422, "the source holds an unpaired surrogate: it is not a Python file")
         await asyncio.to_thread(self.history.save_draft, problem.id, framework, source)
         return Response(status_code=204)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -51,13 +52,43 @@ def data_folder() -> Path:
     return Path(base) / "grader"
 
 
+def private_file(path: Path) -> None:
+    """Make ``path``'s folder (mode 0700) and the file itself (0600, empty) if missing; an existing
+    folder or file of this user is made private too (round 62: a data folder the user had made
+    0755 left ``history.sqlite3`` and its ``-wal`` and ``-shm`` files, which SQLite makes with the
+    database's mode, readable by every local user). SQLite's own files take the database's mode.
+
+    Raises:
+        OSError: the file is a symbolic link (never followed), or the folder or the file is a
+            link or another user's (PermissionError).
+    """
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for target, mode in ((folder, 0o700), (path, 0o600)):
+        if target is path:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+        st = os.lstat(target)
+        if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid():
+            raise PermissionError(f"{target} is a link or another user's: the exercise page keeps learners' code there")
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(target, mode)
+    for extra in ("-wal", "-shm"):
+        side = path.with_name(path.name + extra)
+        try:
+            st = os.lstat(side)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISLNK(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(side, 0o600)
+
+
 class History:
     """The attempts database at ``path`` (default :func:`data_folder`/history.sqlite3), created
     on first use (folder mode 0700: the sources are the learner's)."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_folder() / "history.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_file(self.path)
         with self._connect() as db:
             db.execute(SCHEMA)
             db.execute(DRAFTS)

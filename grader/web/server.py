@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -42,8 +43,12 @@ def main(argv: list[str]) -> int:
                          " (--port another, or none for a free one)\n")
         return 2
     sock.listen(64)
-    app = create_app(token, checker=Checker(socket=args.socket, problems_dir=args.problems_dir),
-                     problems_dir=args.problems_dir)
+    try:
+        app = create_app(token, checker=Checker(socket=args.socket, problems_dir=args.problems_dir),
+                         problems_dir=args.problems_dir)
+    except (OSError, sqlite3.Error) as exc:   # the data folder: another user's, a link, unwritable
+        sys.stdout.write(f"error: the exercise page cannot keep its history: {exc}\n")
+        return 2
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={token}"
     sys.stdout.write(url + "\n")
     sys.stdout.flush()

@@ -33,19 +33,15 @@ function el(tag, attrs, ...children) {
 
   // -- drafts: one per problem and framework, kept by the server (behind the token) ---------------
   // The browser's storage belongs to the address 127.0.0.1:PORT, which another local user may
-  // take once grader serve stops (attack round 61): nothing is kept there. A draft an earlier
-  // version left there is handed to the server once and removed.
+  // take once grader serve stops (attack round 61): nothing is kept there, and what an earlier
+  // version (or a page another user served on this port: round 62) left there is removed, every
+  // problem's, and never taken as a draft.
   const drafts = Object.assign({}, config.drafts || {});
   const saved = Object.assign({}, drafts);
-  const legacyKey = (fw) => "grader:draft:" + config.problem + ":" + fw;
-  function takeLegacy(fw) {
-    let text = null;
-    try { text = localStorage.getItem(legacyKey(fw)); localStorage.removeItem(legacyKey(fw)); } catch (e) { /* none */ }
-    return text;
-  }
+  try {
+    for (const key of Object.keys(localStorage)) if (key.startsWith("grader:draft:")) localStorage.removeItem(key);
+  } catch (e) { /* no storage */ }
   function loadDraft(fw) {
-    const legacy = takeLegacy(fw);
-    if (drafts[fw] == null && legacy) { drafts[fw] = legacy; putDraft(fw); }
     return drafts[fw] != null ? drafts[fw] : (config.stubs[fw] || "");
   }
   function putDraft(fw) {
@@ -80,7 +76,6 @@ function el(tag, attrs, ...children) {
   editor.view.contentDOM.addEventListener("focus", toEnd);
   const skip = document.querySelector("a.skip");
   if (skip) skip.addEventListener("click", (e) => { e.preventDefault(); editor.focus(); toEnd(); });
-  for (const fw of config.frameworks) if (fw !== framework) loadDraft(fw);   // hands any legacy draft over
   window.addEventListener("pagehide", saveDraft);
   let saveTimer = null;
   editor.view.dom.addEventListener("keyup", () => { clearTimeout(saveTimer); saveTimer = setTimeout(saveDraft, 500); });

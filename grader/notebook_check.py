@@ -395,15 +395,41 @@ def framework_of(fn: Callable[..., Any], source: str) -> str | None:
     """The framework ``fn`` is graded in when the caller names none: None when its source (with
     the imports :func:`build_source` wrote for the names it uses) imports NumPy, JAX or PyTorch,
     which the CLI detects; else the one of ``torch`` and ``jax`` bound in the function's globals
-    (the notebook's), when exactly one is; else None (NumPy). A correct PyTorch function that
-    never names ``torch`` (``hidden.matmul(embedding_matrix.t())``) was graded as NumPy and got
-    0/10."""
+    (the notebook's), when exactly one is, unless that is torch and the function uses NumPy's
+    array idioms and none of torch's (:func:`_idioms`); else None (NumPy). A correct PyTorch
+    function that never names ``torch`` (``hidden.matmul(embedding_matrix.t())``) was graded as
+    NumPy and got 0/10; a NumPy one in a notebook importing torch, as PyTorch."""
     if re.search(r"^\s*(import|from)\s+(torch|jax|numpy)\b", source, re.M):
         return None     # it names its framework: the CLI's detection decides, as for a file
     bound = {name for name in ("torch", "jax")
              if any(isinstance(v, types.ModuleType) and (v.__name__ or "").split(".")[0] == name
                     for v in getattr(fn, "__globals__", {}).values())}
+    if bound == {"torch"} and _idioms(source) == "numpy":
+        # NumPy's own methods and keywords (.astype, axis=, keepdims=) and none of torch's: a NumPy
+        # function in a notebook that imports torch too (a newcomer's: graded as PyTorch, 0/10)
+        return None
     return bound.pop() if len(bound) == 1 else None
+
+
+#: attributes and keywords only NumPy's (and JAX's) arrays take, and only PyTorch's tensors take
+NUMPY_IDIOMS = frozenset({"astype", "axis", "keepdims", "newaxis", "tobytes"})
+TORCH_IDIOMS = frozenset({"dim", "keepdim", "unsqueeze", "masked_fill", "clamp", "float", "long", "to", "t",
+                          "permute", "numel", "detach", "matmul", "logsumexp", "new_zeros", "new_ones",
+                          "contiguous", "half", "double", "bfloat16"})
+
+
+def _idioms(source: str) -> str | None:
+    """``"numpy"`` when ``source`` uses NumPy-only array methods or keywords and no torch-only
+    ones, ``"torch"`` for the reverse, else None (both, neither, or a source that does not parse)."""
+    import ast
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    used |= {k.arg for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg}
+    numpy, torch = bool(used & NUMPY_IDIOMS), bool(used & TORCH_IDIOMS)
+    return "numpy" if numpy and not torch else "torch" if torch and not numpy else None
 
 
 def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,

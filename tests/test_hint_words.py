@@ -74,6 +74,9 @@ OWN = {
 }
 #: ideas whose facts name another framework's type (a JAX array returned by a NumPy file)
 NAMES_THE_RETURNED_TYPE = {"jax_array"}
+#: ideas that say which framework the file was graded in and why (NumPy code given torch
+#: tensors: only a torch-graded file meets it, and the words must name torch)
+NAMES_THE_GRADED_FRAMEWORK = {"numpy_code_given_tensors"}
 
 PACK = ("softmax", "layer_norm", "scaled_dot_product_attention", "rms_norm", "gelu", "kl_divergence", "cross_entropy", "conv1d")
 IDEAS = [(module, idea) for module in ("tied_lm_head", "masked_mean_pool", "embedding_lookup", *PACK, None)
@@ -86,6 +89,8 @@ def _check(framework: str) -> None:
         assert text, (module, idea)
         for token in FOREIGN[framework]:
             if idea in NAMES_THE_RETURNED_TYPE and token in (r"\bjax", r"jnp\."):
+                continue
+            if idea in NAMES_THE_GRADED_FRAMEWORK and token == r"torch":
                 continue
             assert not re.search(token, text), (framework, module, idea, token, text)
         own = OWN.get((module, idea))

@@ -347,6 +347,16 @@ def test_a_function_is_graded_in_the_framework_its_notebook_uses():
     assert nc.framework_of(both["f"], "def f(h, e): ...") is None    # both bound: NumPy, as the CLI
     # a NumPy function in a notebook that imported JAX for something else stays NumPy
     assert nc.framework_of(both["f"], "import numpy as np\ndef f(h, e): ...") is None
+    # a newcomer's: a NumPy function of methods only (.astype, axis=) in a notebook that imports
+    # torch too was graded as PyTorch, 0/10; NumPy's idioms and none of torch's keep it NumPy
+    numpy_methods = ("def masked_mean_pool(embeddings, mask):\n    m = mask[..., None].astype(embeddings.dtype)\n"
+                     "    return (embeddings * m).sum(axis=-2) / m.sum(axis=-2)\n")
+    exec(numpy_methods, scope)
+    assert nc.framework_of(scope["masked_mean_pool"], numpy_methods) is None
+    torch_methods = numpy_methods.replace(".astype(embeddings.dtype)", ".to(embeddings.dtype)")
+    exec(torch_methods, scope)
+    assert nc.framework_of(scope["masked_mean_pool"], torch_methods) == "torch"     # .to and axis=: both, torch's
+    assert nc.framework_of(fn, "def tied_lm_head(h, e):\n    return h.matmul(e.t())\n") == "torch"
 
 
 def test_check_grades_a_torch_function_that_never_names_torch():

@@ -652,11 +652,18 @@ def exception_hint(message: str) -> Hint | None:
     """A hint for an exception, from its message: a stub's NotImplementedError, or a NameError
     of a module name the file never imported (``np``, ``jnp``, ``torch``...: :data:`IMPORTS`;
     an instructor's trial: a file with no import read "exception: 75 cases" and nothing more).
-    A shape error, a reshape or a broadcast names no cause without knowing the problem."""
+    NumPy code that was handed torch tensors (``.astype`` on a tensor, a torch dtype given to
+    NumPy) is told why it got tensors. A shape error, a reshape or a broadcast names no cause
+    without knowing the problem."""
     text = message or ""
     missing = re.match(r"NameError: name '([A-Za-z_]+)' is not defined", text)
     if missing and missing.group(1) in IMPORTS:
         return Hint(idea="missing_import", facts={"name": missing.group(1), "statement": IMPORTS[missing.group(1)]})
+    if re.match(r"AttributeError: 'Tensor' object has no attribute '(astype|tobytes|flat)'", text) \
+            or re.match(r"TypeError: (Cannot interpret 'torch\.\w+' as a data type|Got unsupported ScalarType)", text):
+        # NumPy code handed torch tensors: a NumPy file that imports torch too is graded as PyTorch
+        # (a newcomer's correct NumPy file with an unused import torch read 0/10 and no hint)
+        return Hint(idea="numpy_code_given_tensors")
     if text.startswith("NotImplementedError"):
         said = text[len("NotImplementedError"):].lstrip(": ").strip()
         stub = re.search(r"(?i)\b(todo|fixme|xxx|write|implement|your (code|solution)|fill in|exercise)", said)

@@ -304,7 +304,7 @@ def test_non_finite_values_are_written_as_the_value_lines_write_them():
     messages and value lines now write NaN and infinities alike, as Python does (a trial read
     JSON's ``-Infinity`` and ``[true]`` as foreign to a Python learner)."""
     from grader.compare import _fmt
-    from grader.reports.text import _compact
+    from grader.reports.common import compact_value as _compact
     assert [_fmt(float("nan")), _fmt(float("inf")), _fmt(-float("inf")), _fmt(0.5)] == ["nan", "inf", "-inf", "0.5"]
     assert _compact([[float("nan"), float("-inf")], [True, False]]) == "[[nan, -inf], [True, False]]"
     # a report read back from its JSON (grader grade's feedback) holds them as strings

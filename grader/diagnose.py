@@ -185,7 +185,9 @@ def combine(hints: list[dict[str, Any]], framework: str = "numpy", module: str |
 
     Returns:
         Up to three ``{"id", "text", "count", "of"}``, each shared by at least a fifth of the
-        cases, most shared first. Facts are reconciled across cases by the module that owns the
+        cases, most shared first; hints worded alike are one (their counts summed: facts the
+        words leave out, such as a wrong dtype's name, made three equal lines). Facts are
+        reconciled across cases by the module that owns the
         id (tied_lm_head: factors equal to ``1/sqrt(d_model)`` of each case are named so, equal
         factors and offsets are called constant); exceptions are read from their messages
         (the generic idea only, for a case that carries none; a problem's own exception ideas
@@ -208,11 +210,13 @@ def combine(hints: list[dict[str, Any]], framework: str = "numpy", module: str |
             return [{"id": "constant_shape", "count": len(hints), "of": len(hints),
                      "text": words.render(hint, framework, module)}]
     keys = Counter(k for k in (_key(h) for h in hints) if k)
-    out = []
-    for key, count in keys.most_common(3):
-        if 5 * count < len(hints):
-            break
+    worded: dict[str, dict[str, Any]] = {}   # text -> its entry: facts the words do not name are one hint
+    for key, count in keys.most_common():
         mine = [h for h in hints if _key(h) == key]
-        out.append({"id": mine[0]["id"], "text": _combined_text(key, mine, framework, module), "count": count,
-                    "of": len(hints)})
-    return out
+        text = _combined_text(key, mine, framework, module)
+        if text in worded:   # "return int64" for float16, float32 and bfloat16 results: one line, not three
+            worded[text]["count"] += count
+        else:
+            worded[text] = {"id": mine[0]["id"], "text": text, "count": count, "of": len(hints)}
+    ranked = sorted(worded.values(), key=lambda e: -e["count"])   # stable: the first worded leads a tie
+    return [e for e in ranked if 5 * e["count"] >= len(hints)][:3]

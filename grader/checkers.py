@@ -55,11 +55,32 @@ def indices_of_largest(inputs: dict[str, Any], got: np.ndarray, expected: np.nda
     n = s.shape[-1]
     if g.size == 0:
         return None
-    if g.dtype.kind not in "iu":
-        return f"the indices are {g.dtype.name} values, not integers"
-    rows_g = g.reshape(-1, g.shape[-1]).astype(np.int64)
     rows_s = s.reshape(-1, n)
     rows_e = e.reshape(-1, e.shape[-1])
+    largest = np.take_along_axis(rows_s, rows_e, axis=1)     # the k largest scores, descending
+    with np.errstate(invalid="ignore"):
+        values = g.reshape(largest.shape).astype(np.float64) if g.size == largest.size else None
+    # the k largest scores themselves (torch.topk's .values, np.sort's tail) instead of their
+    # indices, as returned or cast to integers (a newcomer followed "return int64" to .values.long())
+    with np.errstate(invalid="ignore", over="ignore"):   # the scores in the dtype they came back in
+        rounded = largest.astype(g.dtype).astype(np.float64) if g.dtype.kind not in "iu" else np.trunc(largest)
+    scores_back = values is not None and np.array_equal(values, rounded, equal_nan=True)
+    if g.dtype.kind not in "iu":
+        why = ": they look like the k largest scores themselves; return their indices" if scores_back else ""
+        return f"the indices are {g.dtype.name} values, not integers{why}"
+    rows_g = g.reshape(-1, g.shape[-1]).astype(np.int64)
+    wrong = _wrong_indices(rows_g, rows_s, largest, n)
+    if wrong and scores_back:   # only where the output is wrong: right indices may equal truncated scores
+        return ("these look like the k largest scores (cast to integers), not their indices: return the indices of "
+                "the k largest scores")
+    return wrong
+
+
+def _wrong_indices(rows_g: np.ndarray, rows_s: np.ndarray, largest: np.ndarray, n: int) -> str | None:
+    """What is wrong with integer indices ``rows_g`` (rows, k) of scores ``rows_s`` (rows, n),
+    against the k largest scores ``largest`` (rows, k; descending); None when right. A wrong row
+    is named with what its output looks like where every row agrees: the largest left out (an
+    off-by-one), ascending order, the k smallest."""
     out_of_range = (rows_g < 0) | (rows_g >= n)
     if out_of_range.any():
         r, c = (int(x) for x in np.argwhere(out_of_range)[0])
@@ -70,15 +91,29 @@ def indices_of_largest(inputs: dict[str, Any], got: np.ndarray, expected: np.nda
         r = int(np.argwhere(dup)[0][0])
         return f"row {r}: index {int(srt[r][1:][dup[r]][0])} appears twice in {rows_g[r].tolist()}"
     got_scores = np.take_along_axis(rows_s, rows_g, axis=1)
-    want = np.take_along_axis(rows_s, rows_e, axis=1)
+    want = largest
     bad = got_scores != want
     if bad.any():
         r, c = (int(x) for x in np.argwhere(bad)[0])
         descending = bool(np.all(got_scores[r][:-1] >= got_scores[r][1:]))
         why = ("not the largest scores" if descending else "not in descending order of score")
+        k = rows_g.shape[1]
+        ranked = -np.sort(-rows_s, axis=1)
+        if descending and k < n and np.array_equal(got_scores, ranked[:, 1:k + 1]):
+            why += f" (the 2nd to the {_ordinal(k + 1)} largest in every row: the largest is left out, an off-by-one)"
+        elif not descending and np.array_equal(got_scores, ranked[:, :k][:, ::-1]):
+            why += " (the k largest in ascending order in every row: reverse them)"
+        elif not descending and np.array_equal(got_scores, np.sort(rows_s, axis=1)[:, :k]):
+            why += " (the k smallest in every row: sort in descending order, or take the other end)"
         return (f"row {r}: position {c} holds index {int(rows_g[r, c])} (score {got_scores[r, c]:.6g}) where the "
-                f"{c + 1}-th largest score is {want[r, c]:.6g}: {why}")
+                f"{_ordinal(c + 1)} largest score is {want[r, c]:.6g}: {why}")
     return None
+
+
+def _ordinal(i: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ``11th``, ``21st``..."""
+    suffix = "th" if 10 <= i % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(i % 10, "th")
+    return f"{i}{suffix}"
 
 
 #: the built-in checkers, by the name a spec gives

@@ -225,5 +225,7 @@ def values_of(case: Case, expected: Expected, got: Any) -> dict[str, Any] | None
         out["expected"] = expected.ref.tolist() if expected.ref.dtype.kind in "biuf" else \
             np.asarray(expected.ref, dtype=np.float64).tolist()
     if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
-        out["got"] = np.asarray(got, dtype=np.float64).tolist()
+        # integers and booleans as they came back, as the expected ones are (a newcomer read
+        # "expected = [1, 3, 2]" beside "got = [3.0, 2.0, 0.0]" for an int64 result)
+        out["got"] = got.tolist() if got.dtype.kind in "biu" else np.asarray(got, dtype=np.float64).tolist()
     return out

@@ -76,6 +76,27 @@ def test_indices_of_largest_takes_any_order_among_ties_and_nothing_else():
     assert "descending" in ascending
 
 
+def test_top_k_mistakes_are_named_by_what_the_output_looks_like():
+    """A newcomer's trial of top_k_indices: the scores returned instead of their indices read
+    "return int64", and following it (.values.long()) "index 0 appears twice"; an off-by-one
+    ([1:k+1]) and ascending order were told only "not the largest scores" and "2-th largest".
+    Each is named now, where every row agrees; right indices equal to truncated scores pass."""
+    scores = np.array([[0.1, 4.7, 2.2, 0.3, 3.9], [1.5, 0.2, 2.9, 2.8, 0.1]])
+    want = np.array([[1, 4, 2], [2, 3, 0]])
+    def check(got):
+        return indices_of_largest({"scores": scores}, np.asarray(got), want, "float32")
+    assert check(want) is None
+    top = np.array([[4.7, 3.9, 2.2], [2.9, 2.8, 1.5]])
+    assert "look like the k largest scores themselves" in check(top.astype(np.float32))
+    assert "the k largest scores (cast to integers)" in check(top.astype(np.int64))
+    off = check([[4, 2, 3], [3, 0, 1]])
+    assert "1st largest" in off and "the 2nd to the 4th largest in every row: the largest is left out" in off, off
+    assert "in ascending order in every row: reverse them" in check([[2, 4, 1], [0, 3, 2]])
+    assert "the k smallest in every row" in check([[0, 3, 2], [4, 1, 0]])
+    # right indices that happen to equal the truncated scores are right (k = 1: index 2, score 2.x)
+    assert indices_of_largest({"scores": np.array([[0.5, 1.0, 2.5]])}, np.array([[2]]), np.array([[2]]), "float32") is None
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_one_ulp_moves_each_finite_nonzero_value_by_one_unit_and_nothing_else(dtype):
     a = np.array([1.0, -2.5, 0.0, -np.inf, 3e-3], dtype=dtype)

@@ -62,7 +62,8 @@ a ``'`` before a leading ``=``, ``+``, ``-``, ``@``: never a spreadsheet formula
 
 Exit codes: 0 written and every learner matched; 1 written, but some learners of the
 gradebook are not on the roster (each named on stderr, left out); 2 bad input (a missing or
-unreadable file, no key column, a key on two roster rows): one ``grader: error:`` line.
+unreadable file, no key column, a key on two roster rows, no learner of the gradebook on the
+roster: then nothing is written): one ``grader: error:`` line.
 """
 from __future__ import annotations
 
@@ -695,6 +696,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         text, unmatched = _blackboard(args, rows, roster, notes)
     else:
         text, unmatched = generic_csv(rows, roster, args.points)
+    if roster is not None and rows and len(unmatched) == len(rows):
+        # no learner on the roster: a file that imports nothing is not written (a newcomer's Moodle
+        # export without --key: a header-only file, 13 warnings, exit 1); the likely key is said
+        better = _better_key(unmatched, roster)
+        hint = ""
+        if better is not None:
+            alias = next((k for k, v in KEYS.items() if v == better[0]), better[0])
+            hint = f": its column {better[0]!r} holds {better[1]} of them, --key {shlex.quote(alias)} matches on it"
+        raise GraderError(f"none of the gradebook's {len(rows)} learners is on the roster (column {roster.key!r})"
+                          f"{hint or ': give --key with the roster column that holds their ids'}; nothing written")
     write_output(text, args.out)
     for value in escaped_keys(text, roster):
         notes.append(f"warning: the roster's {roster.key} {value!r} starts like a spreadsheet formula, so it "  # type: ignore[union-attr]

@@ -82,7 +82,9 @@ def test_canvas_export_to_a_file_with_every_learner_matched(files, capsys):
     gradebook.write_gradebook(book, rows)
     code, out, err = run(["export", "canvas", book, "--roster", roster, "--assignment", "HW 3", "--key", "sis",
                           "--out", tmp / "canvas.csv"], capsys)
-    assert code == 1 and err.count("is not on the roster (column 'SIS User ID')") == 2  # ids are not SIS ids
+    # ids are not SIS ids: no learner matches, so nothing is written (one error line, exit 2)
+    assert code == 2 and err.count("\n") == 1 and "none of the gradebook's 2 learners is on the roster" in err
+    assert "(column 'SIS User ID')" in err and not (tmp / "canvas.csv").exists()
     code, out, err = run(["export", "canvas", book, "--roster", roster, "--assignment", "HW 3",
                           "--out", tmp / "canvas.csv"], capsys)
     assert code == 0 and out == ""
@@ -403,15 +405,24 @@ def test_a_roster_column_that_holds_the_ids_is_named_with_its_key(files, capsys)
     (tmp / "moodle.csv").write_text("First name,Last name,ID number,Email address\n"
                                     "Alice,Liddell,alice,al@uni.edu\nBob,Builder,bob,bb@uni.edu\n"
                                     "Mallory,M,mallory,mm@uni.edu\n")
-    code, out, err = run(["export", "moodle", book, "--roster", tmp / "moodle.csv", "--assignment", "X"], capsys)
-    assert code == 1 and err.count("is not on the roster (column 'Email address')") == 3
-    assert "the roster's column 'ID number' holds 3 of these 3 ids: --key idnumber matches learners on it" in err
+    code, out, err = run(["export", "moodle", book, "--roster", tmp / "moodle.csv", "--assignment", "X",
+                          "--out", tmp / "moodle-out.csv"], capsys)
+    # none matched: nothing written (a newcomer's header-only file and 13 warnings), the key said in one line
+    assert code == 2 and err.count("\n") == 1 and not (tmp / "moodle-out.csv").exists(), err
+    assert "on the roster (column 'Email address'): its column 'ID number' holds 3 of them, --key idnumber" in err
+    some = tmp / "some.csv"       # one learner matched: written, the others named, and the better key
+    some.write_text("First name,Last name,ID number,Email address\nAlice,Liddell,alice,alice\n"
+                    "Bob,Builder,bob,bb@uni.edu\nMallory,M,mallory,mm@uni.edu\n")
+    code, out, err = run(["export", "moodle", book, "--roster", some, "--assignment", "X"], capsys)
+    assert code == 1 and err.count("is not on the roster (column 'Email address')") == 2
+    assert "the roster's column 'ID number' holds 2 of these 2 ids: --key idnumber matches learners on it" in err
     code, out, err = run(["export", "moodle", book, "--roster", tmp / "moodle.csv", "--assignment", "X",
                           "--key", "idnumber"], capsys)
     assert code == 0 and "not on the roster" not in err and len(list(csv.reader(io.StringIO(out)))) == 4
     (tmp / "other.csv").write_text("First name,Email address\nZed,z@uni.edu\n")
     code, out, err = run(["export", "moodle", book, "--roster", tmp / "other.csv", "--assignment", "X"], capsys)
-    assert code == 1 and "--key" not in err
+    assert code == 2 and "give --key with the roster column that holds their ids" in err and "holds" not in \
+        err.split("give --key")[0]
 
 
 def test_a_backslash_in_a_roster_name_cannot_swallow_the_rows_after_it(files, capsys):

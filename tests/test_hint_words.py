@@ -165,3 +165,13 @@ def test_a_feature_dropped_in_cases_of_several_sizes_is_summed_up_with_their_ran
         text = words.combined("feature_dropped", mine, framework, "tied_lm_head")
         assert text is not None and "d_model 33, 42, 57, 4096 in these cases" in text and "= 33" not in text
     assert words.combined("feature_dropped", mine[:1] * 3, "numpy", "tied_lm_head") is None   # one size: the case's words
+
+
+def test_a_torch_learners_type_failure_says_tensor():
+    """A newcomer's trial: a torch file returning a list read "the function returned list, not an
+    array" above the hint "return a tensor, not a list"; the line says tensor for torch now."""
+    from grader.results import Failure
+    for framework, noun in (("torch", "a tensor"), ("numpy", "an array"), ("jax", "an array")):
+        failure = Failure(kind="type", message="the function returned list, not an array", data={"returned": "list"})
+        words.render_failure(failure, framework, None)
+        assert failure.message == f"the function returned list, not {noun}", framework

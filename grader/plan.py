@@ -11,6 +11,7 @@ a plan. Nothing here starts a process; the reference runs in a thread of this pr
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import json
@@ -329,9 +330,34 @@ def _environment(problem: Problem, opts: CheckOptions, loaded: LoadedSubmission,
     in_file = (lambda n: loaded.notebook.file_line(n) or 1) if loaded.notebook is not None else (lambda n: n)
     if line := function_line(tree, problem.function):
         env["function_line"] = in_file(line)
+        if note := parameters_note(tree, problem):
+            env["parameters_note"] = note
     elif syntax_error is not None and syntax_error.lineno:
         env["syntax_error_line"] = in_file(syntax_error.lineno)
     return env
+
+
+def parameters_note(tree: ast.Module | None, problem: Problem) -> str:
+    """A note when the submission's ``def`` names its parameters otherwise than the statement
+    (in order, as far as both go; ``*args``/``**kwargs`` take any name), else ``""``. A newcomer's
+    renamed parameters passed in one problem and lost 3 points in another, only in the cases that
+    pass ``eps`` by name: the report says it wherever the names differ, passing or not."""
+    node = None
+    for stmt in tree.body if tree is not None else []:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == problem.function:
+            node = stmt   # the last one, as Python keeps it
+    if node is None:
+        return ""
+    given = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+    want = [p.name for p in problem.parameters]
+    if node.args.vararg is not None or node.args.kwarg is not None or given[:len(want)] == want[:len(given)]:
+        return ""
+    from .spec import NO_DEFAULT
+    by_name = [p.name for p in problem.parameters if p.default is not NO_DEFAULT]
+    why = (f", as the grader passes {' and '.join(by_name)} by name where a case gives {'them' if len(by_name) > 1 else 'it'}"
+           if by_name else "")
+    return (f"{problem.function} here takes ({', '.join(given)}); the statement names its parameters "
+            f"({', '.join(want)}): a call that passes one by name fails{why}")
 
 
 def seed_material(loaded: LoadedSubmission, siblings: Siblings) -> bytes:

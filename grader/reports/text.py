@@ -243,6 +243,8 @@ def _lines(report: Report, audience: str, verbosity: int) -> _Lines:
         lines.add(ran, "", True)
     if env.get("framework_note"):
         lines.add(f"note: {env['framework_note']}", "note", True)
+    if env.get("parameters_note"):
+        lines.add(f"note: {env['parameters_note']}", "note", True)
     if env.get("discovery_note"):  # grader grade: which of the learner's files was graded, and why
         lines.add(f"note: {env['discovery_note']}", "note", True)
     lines += _sibling_lines(env.get("siblings"))

@@ -694,3 +694,25 @@ def test_a_function_whose_parameters_are_not_the_statements_is_told_them():
         assert hint is not None and hint.facts["function"] == "softmax" and hint.facts["unexpected"] is None, message
         assert "exactly these parameters, in this order" in words.render(hint, "numpy")
     assert generic.signature_hint("TypeError: unsupported operand type(s) for +: 'int' and 'str'", params) is None
+
+
+def test_an_overflow_and_a_zero_count_are_both_named_where_both_happen():
+    """A newcomer's masked_mean_pool summed in float16 and divided by the count: the case's first
+    element shown was a 0/0 NaN of an empty sequence, the hint only the overflow's. Both now; the
+    overflow alone keeps its sentence."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from grader.hints.masked_mean_pool import diagnose_non_finite
+    from grader.words import render
+    emb = np.full((2, 3, 1), 40000.0)
+    mask = np.array([[False, False, False], [True, True, True]])
+    case = SimpleNamespace(dtype="float16", inputs={"embeddings": emb, "mask": mask})
+    ref = np.array([[0.0], [40000.0]])
+    both = diagnose_non_finite(case, np.array([[np.nan], [np.inf]]), ref)
+    assert both.idea == "half_sum_overflow" and both.facts == {"computed_in": "float16", "and_empty": True}
+    assert render(both, "numpy", "masked_mean_pool").endswith("; and NaN where a sequence has no valid token: a 0/0, "
+                                                              "where the statement asks for zeros")
+    alone = diagnose_non_finite(case, np.array([[0.0], [np.inf]]), ref)
+    assert alone.facts == {"computed_in": "float16"} and "NaN" not in render(alone, "numpy", "masked_mean_pool")

@@ -113,5 +113,10 @@ def diagnose_non_finite(case: Any, got: np.ndarray, ref: np.ndarray) -> Hint | N
             total = (np.abs(e) * np.asarray(mask, dtype=bool)[..., None]).sum(axis=-2)
         inf = np.isinf(got) & np.isfinite(ref)
         if inf.any() and np.all(total[inf] > largest):
-            return Hint(idea="half_sum_overflow", facts={"computed_in": case.dtype})
+            # NaN too, only where a sequence has no valid token: a 0/0 besides (a newcomer's file
+            # had both; the case's first element shown was the NaN, the hint the overflow's)
+            nan = np.isnan(got)
+            empty = np.broadcast_to(~np.asarray(mask, dtype=bool).any(axis=-1)[..., None], got.shape)
+            both = bool(nan.any() and np.all(empty[nan]))
+            return Hint(idea="half_sum_overflow", facts={"computed_in": case.dtype, **({"and_empty": True} if both else {})})
     return generic.non_finite_hint(got, ref)

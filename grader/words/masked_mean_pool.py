@@ -37,5 +37,7 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                       f"two roundings where one is allowed; {_sum_in_float32(c, f['computed_in'])}"),
     "half_sum_overflow": lambda f, c: (f"the sum over seq_len passed {f['computed_in']}'s largest number "
                                        f"({max_finite(f['computed_in']):g}) and overflowed to infinity, although the "
-                                       f"mean is within its range: {_sum_in_float32(c, f['computed_in'])}"),
+                                       f"mean is within its range: {_sum_in_float32(c, f['computed_in'])}"
+                                       + ("; and NaN where a sequence has no valid token: a 0/0, where the statement "
+                                          "asks for zeros" if f.get("and_empty") else "")),
 }

@@ -391,6 +391,8 @@ def _where(failure: Any) -> tuple[str, dict[str, Any]]:
     if failure.kind == "shape":
         return (f"shape {tuple(d.get('got', ()))} where the reference gives {tuple(d.get('expected', ()))}",
                 {"kind": "shape", "got_shape": d.get("got"), "reference_shape": d.get("expected")})
+    if failure.kind == "tolerance" and "worst_index" not in d:   # a checker's verdict: its own line
+        return failure.message, {"kind": "tolerance", "message": failure.message}
     if failure.kind == "tolerance":
         idx = tuple(d.get("worst_index", ()))
         got, expected = _apart(d.get("got"), d.get("expected"))

@@ -727,3 +727,13 @@ def test_a_spec_that_does_not_parse_is_named_by_its_file_and_told_to_quote(tmp_p
     first = run.stdout.splitlines()[0]
     assert first.startswith("not loaded: ") and first.endswith("bad.yaml"), first
     assert 'quote a half-open interval: "[0, C)"' in run.stdout
+
+
+def test_an_oracle_that_disagrees_through_a_checker_is_told_in_the_checkers_words():
+    """top_k_indices got an oracle (a newcomer's validate warned it had none); an oracle judged by
+    a checker that disagrees read "None of None elements; worst at index (): oracle None": the
+    checker's own line now."""
+    from grader.results import Failure
+    text, data = validate._where(Failure(kind="tolerance", message="row 0: position 0 holds index 0 (score 0.1)"))
+    assert text == "row 0: position 0 holds index 0 (score 0.1)" and data["kind"] == "tolerance"
+    assert load_problem(PROBLEMS / "top_k_indices.yaml").raw.get("oracle")

@@ -81,6 +81,9 @@ def test_problems_are_listed_with_their_installed_frameworks(client):
     assert "def tied_lm_head(hidden, embedding_matrix):" in detail["stubs"]["numpy"]
     assert detail["stubs"]["jax"].startswith("import jax.numpy as jnp")
     assert {"name": "hidden", "shape": "(..., d_model)", "dtype": "the graded float dtype"} in detail["parameters"]
+    assert "    returns: (..., vocab_size)\n" in detail["stubs"]["numpy"]
+    # a result of a fixed dtype says it (a newcomer's top_k_indices starter left out int64)
+    assert "    returns: (..., k), int64\n" in client.get("/api/problems/top_k_indices").json()["stubs"]["numpy"]
     _one_line_error(client.get("/api/problems/nope"), 404)
 
 

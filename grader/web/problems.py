@@ -51,12 +51,15 @@ def dtype_text(dtype: Any) -> str:
 
 def stub(problem: Problem, framework: str) -> str:
     """The starter file of ``problem`` for ``framework``: the import, the signature (defaults
-    included), a docstring with the shapes, and ``raise NotImplementedError``."""
+    included), a docstring with the shapes (and the result's dtype where the spec fixes it), and
+    ``raise NotImplementedError``."""
     params = []
     for p in problem.parameters:
         params.append(p.name if p.default is NO_DEFAULT else f"{p.name}={p.default!r}")
     doc = [f"{p.name}: " + (f"a Python {p.scalar}" if p.scalar else shape_text(p.shape)) for p in problem.parameters]
-    doc.append(f"returns: {shape_text(problem.returns_shape)}")
+    # the dtype too where the statement fixes one (a newcomer's top_k_indices starter left out int64)
+    fixed = f", {problem.returns_fixed_dtype}" if problem.returns_fixed_dtype else ""
+    doc.append(f"returns: {shape_text(problem.returns_shape)}{fixed}")
     lines = [FRAMEWORKS[framework][1], "", "", f"def {problem.function}({', '.join(params)}):",
              '    """' + problem.title + ".", ""]
     lines += ["    " + d for d in doc]

@@ -172,6 +172,8 @@ def test_tied_lm_head_in_numpy_and_jax_pass_and_fail_with_the_shape_hint(served,
     history = page.locator("#history li")
     expect(history).to_have_count(4 + WARM_RUNS)    # the first, the warm ones, the transpose, two JAX
     expect(history.first).to_contain_text("FAIL · JAX")
+    # newest first, numbered from the oldest: the newest is the highest number (a newcomer read "1")
+    assert page.evaluate("document.getElementById('history').reversed") is True
     page.close()
 
 

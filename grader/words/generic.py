@@ -152,9 +152,10 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
     "reduced_axis": lambda f, c: (f"the result has the shape of {f['of']} without axis {f['used']}, where the "
                                   f"expected one drops axis {f['instead']}: reduce over {c('axis_kw', axis=f['instead'])} "
                                   f"instead of {c('axis_kw', axis=f['used'])}"),
-    "numpy_code_given_tensors": lambda f, c: ("looks like NumPy code given torch tensors: a file that imports torch is "
-                                              "graded as PyTorch and its function gets tensors; if it is NumPy code, "
-                                              "drop the import torch (or grade it with --framework numpy, "
+    "numpy_code_given_tensors": lambda f, c: ("looks like NumPy code given torch tensors (a tensor has no .astype: in "
+                                              "PyTorch it is .to(dtype)); a file that imports torch is graded as "
+                                              "PyTorch and its function gets tensors: if it is NumPy code, drop the "
+                                              "import torch (or grade it with --framework numpy, "
                                               "check(fn, framework=\"numpy\") in a notebook)"),
     "missing_import": lambda f, c: f"{f['name']} is used but never imported: add {f['statement']} at the top of the file",
     "mutation": lambda f, c: f"work on a copy (or use {c('new_values')}) instead of writing into an input",

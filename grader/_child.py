@@ -258,8 +258,9 @@ def _grader_stub(folder: str) -> None:
     package is not in the sandbox, and such a file or notebook, right in every other line, was
     graded FAIL 0.0 as an import failure (a newcomer's trial; a class's correct notebook scored
     0). Its result has the README's ``.passed`` (True: an ``assert check(f).passed`` cell must not
-    stop a notebook being graded; attack round 48), ``.score`` (None, as for a partial run) and
-    ``.report`` (every key None), and says nothing of the verdict, which is worked out outside. Not when
+    stop a notebook being graded; attack round 48), ``.score`` and ``.max_score`` (0.0: a cell
+    that formats them must not stop it either) and ``.report`` (a report's keys, any other a
+    nested empty one), and says nothing of the verdict, which is worked out outside. Not when
     the submission's folder has a ``grader`` module of its own."""
     if any(os.path.exists(os.path.join(folder, name)) for name in ("grader.py", "grader")):
         return
@@ -267,14 +268,18 @@ def _grader_stub(folder: str) -> None:
     stub = types.ModuleType("grader", "Inside the grader's sandbox: check() does nothing there.")
 
     class Empty(dict):
-        """The stand-in's report: every key None (``r.report["score"]`` in a handed-in cell)."""
+        """The stand-in's report: a report's keys with harmless values, any other key another
+        such dict (``r.report["environment"]["framework"]`` in a handed-in cell)."""
 
         def __missing__(self, key):
-            return None
+            return Empty()
 
     class Result:
-        """What ``check`` returns inside the sandbox: no verdict (the grader's is worked out outside)."""
-        passed, score, max_score, report = True, None, None, Empty()
+        """What ``check`` returns inside the sandbox: no verdict (the grader's is worked out
+        outside), numbers a cell may format or compare (``f"{r.score:.1f}"`` with None raised
+        TypeError at import: a newcomer's correct notebook graded 0/10 as an import failure)."""
+        passed, score, max_score = True, 0.0, 0.0
+        report = Empty(passed=True, score=0.0, max_score=0.0, cases=[], groups=[], summary=[], hints=[])
 
         def __bool__(self) -> bool:
             return True

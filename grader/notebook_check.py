@@ -401,9 +401,7 @@ def framework_of(fn: Callable[..., Any], source: str) -> str | None:
     NumPy and got 0/10; a NumPy one in a notebook importing torch, as PyTorch."""
     if re.search(r"^\s*(import|from)\s+(torch|jax|numpy)\b", source, re.M):
         return None     # it names its framework: the CLI's detection decides, as for a file
-    bound = {name for name in ("torch", "jax")
-             if any(isinstance(v, types.ModuleType) and (v.__name__ or "").split(".")[0] == name
-                    for v in getattr(fn, "__globals__", {}).values())}
+    bound = {b} if (b := notebook_framework(fn)) else set()
     if bound == {"torch"} and _idioms(source) == "numpy":
         # NumPy's own methods and keywords (.astype, axis=, keepdims=) and none of torch's: a NumPy
         # function in a notebook that imports torch too (a newcomer's: graded as PyTorch, 0/10)
@@ -515,7 +513,27 @@ def check(fn: Callable[..., Any], problem: str | None = None, *, seed: int = 0,
         facts = entry.pop("replay_facts", None)
         entry["replay"] = kernel_replay(name, facts, problem, framework) if isinstance(facts, dict) else None
     kernel_places(report, places)
+    graded = (report.get("environment") or {}).get("framework")
+    handin = notebook_framework(fn)
+    if framework is None and handin and graded and handin != graded:
+        # said where the learner looks (a JAX notebook's function of np calls passed 10/10 as NumPy,
+        # and the hand-in, graded as JAX, failed 7.5/10: a newcomer's trial)
+        env = report.setdefault("environment", {})
+        label = {"numpy": "NumPy", "jax": "JAX", "torch": "PyTorch"}
+        said = (f"Graded as {label.get(graded, graded)}, the framework the function's own code uses; the notebook "
+                f"imports {label[handin]}, so a hand-in of it is graded as {label[handin]}: "
+                f"check(fn, framework={handin!r}) grades it so.")
+        env["framework_note"] = " ".join(x for x in (env.get("framework_note") or "", said) if x)
     return CheckResult(report, source, time.monotonic() - t0)
+
+
+def notebook_framework(fn: Callable[..., Any]) -> str | None:
+    """The framework a hand-in of ``fn``'s notebook would be graded in, as far as its globals
+    tell: ``torch`` or ``jax`` when exactly one of them is imported there, else None."""
+    bound = {name for name in ("torch", "jax")
+             if any(isinstance(v, types.ModuleType) and (v.__name__ or "").split(".")[0] == name
+                    for v in getattr(fn, "__globals__", {}).values())}
+    return bound.pop() if len(bound) == 1 else None
 
 
 def kernel_places(report: dict[str, Any], places: list[list[Any]]) -> None:

@@ -153,7 +153,10 @@ def test_a_submission_that_imports_the_graders_check_is_graded(tmp_path):
     (attack round 48: ``assert check(f).passed`` was an AttributeError, FAIL 0.0)."""
     from grader.sandbox import choose_tier
     tier, wrap = choose_tier("auto")
-    uses = ("check(tied_lm_head)", "assert check(tied_lm_head).passed\nr = check(tied_lm_head)\nprint(r.score, r.report['score'])")
+    # a newcomer's hand-in formatted the score and read a nested key: TypeError at import, 0/10
+    uses = ("check(tied_lm_head)", "assert check(tied_lm_head).passed\nr = check(tied_lm_head)\nprint(r.score, r.report['score'])",
+            "r = check(tied_lm_head)\nprint(f\"{r.score:.1f} / {r.report['max_score']:.0f}\", r.report['environment']['framework'])\n"
+            "assert r.score <= r.max_score")
     for n, (head, use) in enumerate([(h, u) for h in ("from grader import check\n", "import grader\ncheck = grader.check\n")
                                      for u in uses]):
         sub = tmp_path / f"uses_check_{n}.py"

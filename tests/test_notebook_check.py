@@ -373,6 +373,30 @@ def test_check_grades_a_torch_function_that_never_names_torch():
     assert result.report["environment"]["framework"] == "torch"
 
 
+def test_a_function_graded_otherwise_than_its_notebooks_hand_in_says_so():
+    """A newcomer's JAX notebook: a function of np calls passed 10/10 as NumPy under check(fn),
+    and the handed-in notebook (it imports jax) failed 7.5/10 as JAX; the only sign was the word
+    numpy. The report's note says which framework a hand-in gets, and how to check in it."""
+    import types
+    np_source = ("import numpy as np\n\n\ndef tied_lm_head(hidden, embedding_matrix):\n"
+                 "    return np.asarray(hidden) @ np.asarray(embedding_matrix).T\n")
+    scope = {"jax": types.ModuleType("jax")}
+    exec(np_source, scope)
+    import linecache
+    scope["tied_lm_head"].__code__ = next(c for c in compile(np_source, "<nb-cell-np-jax>", "exec").co_consts
+                                          if isinstance(c, types.CodeType))
+    linecache.cache["<nb-cell-np-jax>"] = (len(np_source), None, np_source.splitlines(True), "<nb-cell-np-jax>")
+    from grader import check
+    result = check(scope["tied_lm_head"], max_examples=2, shrink=False)
+    env = result.report["environment"]
+    assert result.passed and env["framework"] == "numpy"
+    assert ("Graded as NumPy, the framework the function's own code uses; the notebook imports JAX, so a hand-in "
+            "of it is graded as JAX: check(fn, framework='jax') grades it so.") in env["framework_note"]
+    assert "a hand-in of it is graded as JAX" in str(result)
+    same = check(scope["tied_lm_head"], max_examples=2, shrink=False, framework="numpy")   # said outright: no note
+    assert "hand-in" not in (same.report["environment"].get("framework_note") or "")
+
+
 def test_a_kernel_parses_each_spec_once_and_again_only_when_it_changes(monkeypatch):
     """check(fn) matches the function's name against every spec: a kernel keeps what it parsed
     (0.15 s of YAML a call otherwise) and reads a spec again when its stamp changes."""

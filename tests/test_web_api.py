@@ -378,8 +378,19 @@ def test_the_history_is_kept_across_restarts_in_the_data_folder(tmp_path, monkey
     loose.chmod(0o755)
     (loose / "history.sqlite3").touch(mode=0o644)
     (loose / "history.sqlite3").chmod(0o644)
+    History(loose / "history.sqlite3").save_draft("tied_lm_head", "numpy", "# before")
+    loose.chmod(0o755)
+    (loose / "history.sqlite3").chmod(0o644)
+    reader = open(loose / "history.sqlite3", "rb")      # another user who opened the loose file (round 63)
     kept = History(loose / "history.sqlite3")
     kept.save_draft("tied_lm_head", "numpy", GOOD)
+    assert kept.drafts("tied_lm_head") == {"numpy": GOOD}
+    import sqlite3
+    with sqlite3.connect(loose / "history.sqlite3") as db:   # the log into the file the path names now
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    reader.seek(0)
+    assert b"hidden @ embedding_matrix" not in reader.read()   # a new file: the old handle sees none of it
+    reader.close()
     assert stat.S_IMODE(loose.stat().st_mode) == 0o700
     assert [p.name for p in loose.iterdir() if stat.S_IMODE(p.stat().st_mode) & 0o077] == []
     elsewhere = tmp_path / "elsewhere.sqlite3"

@@ -71,7 +71,10 @@ def private_file(path: Path) -> None:
         if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid():
             raise PermissionError(f"{target} is a link or another user's: the exercise page keeps learners' code there")
         if stat.S_IMODE(st.st_mode) & 0o077:
-            os.chmod(target, mode)
+            if target is path:   # a new file: a reader that opened the loose one keeps only its old contents
+                _copied_private(path)   # (attack round 63: a chmod left its open handle reading new drafts)
+            else:
+                os.chmod(target, mode)
     for extra in ("-wal", "-shm"):
         side = path.with_name(path.name + extra)
         try:
@@ -80,6 +83,22 @@ def private_file(path: Path) -> None:
             continue
         if not stat.S_ISLNK(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) & 0o077:
             os.chmod(side, 0o600)
+
+
+def _copied_private(path: Path) -> None:
+    """Replace the SQLite database at ``path`` by a copy of it in a new file of mode 0600 (SQLite's
+    backup, which reads its write-ahead log too), renamed over it; the old ``-wal`` and ``-shm``
+    go with their last connection."""
+    fresh = path.with_name(path.name + ".private-new")
+    fresh.unlink(missing_ok=True)
+    os.close(os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    source, copy = sqlite3.connect(path), sqlite3.connect(fresh)
+    try:
+        source.backup(copy)
+    finally:
+        copy.close()
+        source.close()
+    os.replace(fresh, path)
 
 
 class History:

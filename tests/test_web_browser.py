@@ -353,3 +353,53 @@ def test_a_draft_survives_a_reload_and_nothing_of_it_stays_in_the_browser(served
     assert "TYPED-DRAFT" in drafts("softmax")["numpy"] and "PLANTED" not in drafts("softmax")["numpy"]
     assert drafts("gelu") == {}
     page.close()
+
+
+def test_a_service_worker_another_program_left_on_the_port_is_removed(browser, tmp_path_factory):
+    """Attack round 63: another local user's page served on a port the learner later runs grader
+    serve on registered a service worker there, which then read every URL of the page (its token
+    with it) and kept doing so across servers. The browser's update check of that worker gets one
+    that unregisters itself: after the learner opens the page, no worker is left."""
+    import functools
+    import http.server
+    import socket
+    import threading
+
+    site = tmp_path_factory.mktemp("squatter")
+    (site / "index.html").write_text("<!doctype html><title>squatter</title><script>navigator.serviceWorker"
+                                     ".register('/sw.js').then(() => navigator.serviceWorker.ready)"
+                                     ".then(() => { document.title = 'registered'; });</script>")
+    (site / "sw.js").write_text("self.addEventListener('install', () => self.skipWaiting());\n"
+                                "self.addEventListener('fetch', (event) => {});\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    page = browser.new_page()
+    try:
+        page.goto(f"http://127.0.0.1:{port}/index.html")
+        expect(page).to_have_title("registered", timeout=30_000)
+    finally:
+        squatter.shutdown()
+        squatter.server_close()
+    registrations = "navigator.serviceWorker.getRegistrations().then((r) => r.length)"
+    assert page.evaluate(registrations) == 1
+    with grader_serve(tmp_path_factory.mktemp("web-sw"), "--port", str(port)) as served:
+        page.goto(served.url)
+        expect(page.get_by_role("heading", level=1)).to_be_visible(timeout=60_000)
+        gone = "navigator.serviceWorker.getRegistrations().then((r) => r.length === 0 && !navigator.serviceWorker.controller)"
+        deadline = time.monotonic() + 60
+        while True:     # the worker reloads the page once it has unregistered itself
+            try:
+                if page.evaluate(gone):
+                    break
+            except Exception:  # noqa: BLE001 - the page was navigating
+                pass
+            assert time.monotonic() < deadline, "the service worker was never removed"
+            page.wait_for_timeout(500)
+        page.goto(served.url)       # and it stays gone
+        expect(page.get_by_role("heading", level=1)).to_be_visible(timeout=60_000)
+        assert page.evaluate(gone)
+    page.close()

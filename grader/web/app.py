@@ -73,6 +73,15 @@ class TokenGate:
         return any(hmac.compare_digest(g, self.token) for g in given)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (b"service-worker", b"script") in scope.get("headers", []):
+            # the browser fetching a service worker's script (registering it, or checking one for an
+            # update): this page has none. Another local user's page that served on this port
+            # earlier could have registered one, which then read every URL of this server, the
+            # token with it (attack round 63); its update check gets a worker that unregisters
+            # itself and reloads its pages, whatever the path, with or without the token
+            await Response(KILL_SWITCH, media_type="text/javascript",
+                           headers={"Cache-Control": "no-store"})(scope, receive, send)
+            return
         if scope["type"] == "http" and not self.allowed(scope):
             message = "a token is needed: open the URL grader serve printed (it ends with ?token=...)"
             if scope.get("path", "").startswith("/api/"):
@@ -82,6 +91,16 @@ class TokenGate:
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+#: the service worker any script fetch of a service worker gets (:class:`TokenGate`): it takes over
+#: from the one registered before, unregisters itself and reloads the pages it controlled
+KILL_SWITCH = """// grader serve's exercise page has no service worker: this one removes any other
+self.addEventListener("install", () => self.skipWaiting());
+self.addEventListener("activate", (event) => event.waitUntil(self.registration.unregister()
+  .then(() => self.clients.matchAll({ type: "window" }))
+  .then((pages) => Promise.all(pages.map((page) => page.navigate(page.url))))));
+"""
 
 
 class Site:

@@ -216,9 +216,16 @@ def _judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
                        details=[first], frames=list(outcome.frames), exception=outcome.exception,
                        hint=f"these inputs break the function's contract (see the statement): raise {accepted}",
                        data={"raised": names[0], "accepted": list(case.raises)})
-    what = (f"returned {outcome.message}" if outcome.status == "type"
-            else f"returned an array of shape {tuple(outcome.result.shape) if outcome.result is not None else '?'}")
-    return Failure(kind="raises", message=f"the function {what} where it must raise one of {accepted}",
+    if outcome.status == "type":
+        what = f"returned {outcome.message}"
+    elif outcome.results is not None:   # several arrays (a newcomer read "an array of shape ?")
+        kind = outcome.result_type or "tuple"
+        what = (f"returned a {kind} of {len(outcome.results)} arrays (shapes "
+                f"{', '.join(str(tuple(a.shape)) for a in outcome.results.values())})")
+    else:
+        what = f"returned an array of shape {tuple(outcome.result.shape) if outcome.result is not None else '?'}"
+    accepted = " or ".join(case.raises) if len(case.raises) > 1 else accepted
+    return Failure(kind="raises", message=f"the function {what} where it must raise {accepted}",
                    hint=f"these inputs break the function's contract (see the statement): check them and "
                         f"raise {accepted} instead of returning",
                    data={"returned": outcome.message if outcome.status == "type" else "array",

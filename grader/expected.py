@@ -209,8 +209,9 @@ def values_of(case: Case, expected: Expected, got: Any) -> dict[str, Any] | None
         if not case.raises:
             out["expected"] = {name: np.asarray(e.ref, dtype=np.float64).tolist() if e.ref.dtype.kind not in "biu"
                                else e.ref.tolist() for name, e in expected.parts}
-        if isinstance(got, dict):
-            shown = {name: np.asarray(g, dtype=np.float64).tolist() for name, g in got.items()
+        if isinstance(got, dict):   # integers as integers, as the expected ones (a newcomer's int32 indices)
+            shown = {name: g.tolist() if g.dtype.kind in "biu" else np.asarray(g, dtype=np.float64).tolist()
+                     for name, g in got.items()
                      if isinstance(g, np.ndarray) and g.size <= SMALL
                      and (g.dtype.kind in "fiub" or g.dtype.name == "bfloat16")}
             if shown:

@@ -337,3 +337,20 @@ def test_kl_divergence_large_logits_fit_a_float16_sum_over_the_rows(seed):
     log_p, log_q = log_softmax(case.inputs["p_logits"]), log_softmax(case.inputs["q_logits"])
     rows = (np.exp(log_p) * (log_p - log_q)).sum(-1)
     assert rows.sum() < np.finfo(np.float16).max / 1.5, rows
+
+
+def test_integer_results_are_shown_as_integers_beside_the_expected_ones():
+    """A newcomer read "expected = [1, 3, 2]" beside "got = [3.0, 2.0, 0.0]" for int64 indices,
+    and floats for int32 indices returned as one output of several."""
+    from grader.compare import Expected
+    from grader.expected import values_of
+    problem = load_problem(find_problem("top_k_indices"))
+    case = next(c for c in fixed_cases(problem, ("float32",), 0) if c.name.startswith("worked_example"))
+    expected = Expected(ref=np.array([1, 3, 2], dtype=np.int64), scale=None, n=1, model="exact")
+    shown = values_of(case, expected, np.array([3, 2, 0], dtype=np.int64))
+    assert shown["got"] == [3, 2, 0] and all(type(v) is int for v in shown["got"]) and shown["expected"] == [1, 3, 2]
+    several = Expected(ref=np.zeros(0), scale=None, n=1, model="exact",
+                       parts=[("values", Expected(ref=np.array([0.7, 0.7, 0.2]), scale=None, n=1, model="exact")),
+                              ("indices", Expected(ref=np.array([1, 3, 2]), scale=None, n=1, model="exact"))])
+    got = values_of(case, several, {"values": np.array([0.7, 0.7, 0.2]), "indices": np.array([1, 3, 2], np.int32)})
+    assert got["got"]["indices"] == [1, 3, 2] and all(type(v) is int for v in got["got"]["indices"])

@@ -318,3 +318,21 @@ def test_two_outputs_in_each_others_place_are_named_and_shown(tmp_path):
     assert "mean and var came back in each other's place" in fails[0]["hint"]
     shown = next(c["values"] for c in report["cases"] if c["failure"] and c.get("values"))
     assert set(shown["got"]) == {"mean", "var"} and shown["got"]["mean"] == pytest.approx(shown["expected"]["var"])
+
+
+def test_several_arrays_returned_where_the_case_must_raise_are_named_with_their_shapes():
+    """A newcomer's top_k returning (values, indices) for k = 0 read "the function returned an
+    array of shape ? where it must raise one of ValueError"; and int32 indices showed as floats."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from grader import compare
+    from grader.results import CallOutcome
+    out = CallOutcome(status="ok", results={"0": np.zeros((2, 0)), "1": np.zeros((2, 0), dtype=np.int32)},
+                      result_type="tuple")
+    failure = compare._judge_raises(SimpleNamespace(raises=("ValueError",)), out)
+    assert failure.message == "the function returned a tuple of 2 arrays (shapes (2, 0), (2, 0)) where it must raise ValueError"
+    two = compare._judge_raises(SimpleNamespace(raises=("ValueError", "TypeError")),
+                                CallOutcome(status="ok", result=np.zeros(3)))
+    assert two.message == "the function returned an array of shape (3,) where it must raise ValueError or TypeError"

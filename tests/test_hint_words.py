@@ -175,3 +175,18 @@ def test_a_torch_learners_type_failure_says_tensor():
         failure = Failure(kind="type", message="the function returned list, not an array", data={"returned": "list"})
         words.render_failure(failure, framework, None)
         assert failure.message == f"the function returned list, not {noun}", framework
+
+
+def test_a_jax_result_promoted_to_float64_is_told_about_x64():
+    """A newcomer's jnp.zeros without dtype= was float64 in the grader (x64 on) and float32 in
+    their kernel, and the hint said only "promoted to float64"; a JAX learner reads why now, in
+    the problem's own wording and the generic one, per case and in the summary."""
+    facts = {"got": "float64", "want": "float32", "how": "promoted", "like": "hidden"}
+    for module in ("tied_lm_head", None):
+        jax_text = words.render(Hint(idea="promoted", facts=facts), "jax", module)
+        assert "jax_enable_x64 on: jnp.zeros, jnp.ones, jnp.arange" in jax_text, module
+        assert "jax_enable_x64" not in words.render(Hint(idea="promoted", facts=facts), "numpy", module)
+        assert "jax_enable_x64" not in words.render(Hint(idea="promoted", facts={**facts, "got": "float32",
+                                                                                  "want": "float16"}), "jax", module)
+    mine = [{"id": "promoted", "params": facts, "dtype": dt} for dt in ("float16", "float32")]
+    assert "jax_enable_x64 on" in words.combined("promoted:float64", mine, "jax")

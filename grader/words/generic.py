@@ -71,12 +71,22 @@ def jax_array(f: Facts, code: Any) -> str:
             f"{code('as_array')}(result)" + (f", {other}" if other else ""))
 
 
+def x64_default(got: str, code: Any) -> str:
+    """Why a JAX result came out float64 (JAX with x64 on, as the grader runs it, makes float64 of
+    ``jnp.zeros``, ``jnp.arange``... without ``dtype=``, where a learner's kernel, x64 off, made
+    float32: a newcomer was told only "promoted"), as a clause; ``""`` otherwise."""
+    if getattr(code, "framework", "") != "jax" or got != "float64":
+        return ""
+    return (" (the grader runs JAX with jax_enable_x64 on: jnp.zeros, jnp.ones, jnp.arange and jnp.array of Python "
+            "numbers without dtype= make float64 there)")
+
+
 def dtype_words(f: Facts, code: Any) -> str:
     """``promoted``, ``demoted`` and ``dtype``: what to return, in the statement's words."""
     have, want, rule, like = f["got"], f["want"], f.get("rule") or "the inputs' dtype", f.get("like") or ""
     how = f" (e.g. {code('cast_like', x=like)})" if like else ""
     if f.get("how") == "promoted":
-        return f"the result was promoted to {have}: compute as you like, but return {want}, {rule}{how}"
+        return f"the result was promoted to {have}{x64_default(have, code)}: compute as you like, but return {want}, {rule}{how}"
     if f.get("how") == "demoted":
         return f"the result was demoted to {have}: return {want}, {rule}{how}"
     return f"return {want}, {rule}{how}"
@@ -205,7 +215,8 @@ def combined(top: str, mine: list[dict[str, Any]], code: Any) -> str | None:
             how, got = top.split(":", 1)
             like = (mine[0].get("params") or {}).get("like")
             cast = f" (e.g. {code('cast_like', x=like)})" if like else ""
-            return (f"the result was {how} to {got}: compute as you like, but return each case in its inputs' "
+            x64 = x64_default(got, code) if how == "promoted" else ""
+            return (f"the result was {how} to {got}{x64}: compute as you like, but return each case in its inputs' "
                     f"dtype ({', '.join(dtypes)}){cast}")
     if top.startswith("lower_precision:"):
         low = top.split(":", 1)[1]

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ..dtypes import max_finite
 from ..hints.tied_lm_head import SIZE_FACTORS
+from . import generic as _generic
 
 Facts = dict[str, Any]
 
@@ -181,7 +182,8 @@ WORDS: dict[str, Callable[[Facts, Any], str]] = {
                                  f"logit per row of the embedding matrix ({_product(c)})"),
     "scalar": scalar,
     "integer": integer,
-    "promoted": lambda f, c: (f"the result was promoted to {f['got']}: compute as you like, but return {f['want']} "
+    "promoted": lambda f, c: (f"the result was promoted to {f['got']}{_generic.x64_default(f['got'], c)}: compute "
+                              f"as you like, but return {f['want']} "
                               f"(e.g. {c('cast_like', x=f.get('like') or 'hidden')})"),
     "demoted": lambda f, c: (f"the result was demoted to {f['got']}: {f['want']} inputs must give {f['want']} logits "
                              f"(no cast to {f['got']})"),

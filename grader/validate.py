@@ -867,7 +867,8 @@ def render_text(v: Validation) -> str:
         width = max(len(a.file) for a in v.alternatives)
         for a in v.alternatives:
             worst = max(a.margins.values()) if a.margins else None
-            used = f", at most {worst:.2g} of the allowance" if worst is not None else ""
+            # failing with no margin past 0: its failures were exact comparisons ("at most 0 of the allowance")
+            used = f", at most {worst:.2g} of the allowance" if worst is not None and (a.passed or worst > 0) else ""
             what = ("could not be graded" if a.error is not None else f"passes {a.total} cases{used}" if a.passed
                     else f"FAILS: {a.kind} in {a.failed} of {a.total} cases ({a.case}){used}")
             lines.append(f"           {p(a.file):<{width}}  {what}")

@@ -331,7 +331,13 @@ def alternative_findings(results: list[AlternativeResult]) -> list[Finding]:
             # file (an instructor's torch mean in float64 reached 0.62): say by how much to widen it
             advice = (f" (it passes the whole allowance, at most {worst:.2g} of it: if the file is right, widen the "
                       f"allowance by at least {worst / a.share:.2g}x: tolerance.factor, or tolerance.factors for the "
-                      f"dtype of {a.case})") if a.kind == "tolerance" and worst is not None and worst <= 1 else ""
+                      f"dtype of {a.case})") if a.kind == "tolerance" and worst is not None and 0 < worst <= 1 else ""
+            if a.kind == "tolerance" and not advice and (worst is None or worst == 0):
+                # its failures are exact comparisons (an integer output): no allowance to widen (a
+                # newcomer's tie-order alternatives read "widen the allowance by at least 0x")
+                advice = (" (those values are compared exactly, as an integer output is: if the file is right, "
+                          "the expected values are one of several right answers, any order among ties say: a "
+                          "checker judges such an output, which takes a function of one output)")
             findings.append(Finding(ERROR, "alternatives",
                                     f"alternative {a.file} fails at {a.share:g} of the allowance: {a.kind} in "
                                     f"{a.failed} of {a.total} cases; first {a.case}: {a.message}{advice}"))

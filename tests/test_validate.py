@@ -737,3 +737,18 @@ def test_an_oracle_that_disagrees_through_a_checker_is_told_in_the_checkers_word
     text, data = validate._where(Failure(kind="tolerance", message="row 0: position 0 holds index 0 (score 0.1)"))
     assert text == "row 0: position 0 holds index 0 (score 0.1)" and data["kind"] == "tolerance"
     assert load_problem(PROBLEMS / "top_k_indices.yaml").raw.get("oracle")
+
+
+def test_an_alternative_failing_exact_comparisons_is_told_of_checkers_not_of_widening():
+    """A newcomer's top_k of two outputs (values, int64 indices): correct alternatives with
+    another order among ties failed the exact comparison of the indices, and validate advised
+    "widen the allowance by at least 0x" beside "at most 0 of the allowance"."""
+    from grader.validate_mistakes import AlternativeResult, alternative_findings
+    exact = AlternativeResult(file="torch_topk.py", share=0.5, kind="tolerance", failed=7, total=52,
+                              case="many_ties[bfloat16]", message="indices is off", margins={"values": 0.0})
+    (finding,) = alternative_findings([exact])
+    assert "0x" not in finding.message and "compared exactly" in finding.message and "checker" in finding.message
+    tight = AlternativeResult(file="mean.py", share=0.5, kind="tolerance", failed=1, total=52, case="c[float64]",
+                              message="off", margins={"values": 0.62})
+    (finding,) = alternative_findings([tight])
+    assert "widen the allowance by at least 1.2x" in finding.message

@@ -336,3 +336,27 @@ def test_several_arrays_returned_where_the_case_must_raise_are_named_with_their_
     two = compare._judge_raises(SimpleNamespace(raises=("ValueError", "TypeError")),
                                 CallOutcome(status="ok", result=np.zeros(3)))
     assert two.message == "the function returned an array of shape (3,) where it must raise ValueError or TypeError"
+
+
+MAX_ARGMAX = MEAN_VAR.replace("mean_var", "max_argmax").replace(
+    "`(x.mean(-1), x.var(-1))`", "`(x.max(-1), x.argmax(-1))`, the argmax int64").replace(
+    "      - {name: mean, shape: [\"...\"], dtype: same_as_inputs}\n      - {name: var, shape: [\"...\"], dtype: same_as_inputs}",
+    "      - {name: largest, shape: [\"...\"], dtype: same_as_inputs}\n      - {name: where, shape: [\"...\"], dtype: int64}")
+
+
+def test_a_float_and_an_integer_output_in_each_others_place_are_named(tmp_path):
+    """A newcomer's top_k returned (indices, values) for (values, indices) and was told "return
+    float32, the inputs' dtype": the integer output's allowance could not be computed, so the
+    swap was never tried. An integer output is compared exactly there too."""
+    folder = tmp_path / "probs"
+    (folder / "reference").mkdir(parents=True)
+    (folder / "max_argmax.yaml").write_text(MAX_ARGMAX)
+    (folder / "reference" / "max_argmax.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef max_argmax(x):\n    x = jnp.asarray(x)\n"
+        "    return x.max(-1), jnp.argmax(x, -1).astype(jnp.int64)\n")
+    sub = tmp_path / "swapped.py"
+    sub.write_text("import numpy as np\n\n\ndef max_argmax(x):\n    return x.argmax(-1).astype(np.int64), x.max(-1)\n")
+    code, report = grade_function_in_process(sub, "--problem", "max_argmax", "--problems-dir", str(folder), "--no-shrink")
+    fails = failures(report)
+    assert code == 1 and fails
+    assert {f["data"].get("hint_id") for f in fails} == {"swapped_outputs"}, [f["hint"] for f in fails]

@@ -140,6 +140,23 @@ def resolve(value: str, spec_path: Path) -> str:
     return str(path)
 
 
+def from_spec(checker: dict[str, Any] | None, spec_path: Path, fail: Callable[..., Exception],
+              where: list[Any]) -> dict[str, Any] | None:
+    """A spec's ``checker`` mapping (the problem's, or one output's) with its module resolved
+    (:func:`resolve`), or None.
+
+    Raises:
+        Exception: ``fail(where + ["module"], message)`` (the spec loader's ``SpecError``) for
+            an unknown checker, a path outside the spec's folder, a missing file.
+    """
+    if checker is None:
+        return None
+    try:
+        return {**checker, "module": resolve(checker["module"], spec_path)}
+    except CheckerError as exc:
+        raise fail(where + ["module"], str(exc)) from None
+
+
 _LOADED: dict[tuple[str, str], Callable[..., Any]] = {}
 _LOCK = threading.Lock()
 

@@ -88,7 +88,8 @@ class Output:
     ``shape`` as ``returns.shape`` (symbols, ints, size expressions, ``"..."``); ``dtype``:
     ``"same_as_inputs"``, a float parameter's name, or a dtype name (then also
     ``fixed_dtype``); ``python_scalar``: a 0-d output may be a Python number; ``tolerance``: the
-    problem's ``tolerance`` mapping with this output's own keys over it.
+    problem's ``tolerance`` mapping with this output's own keys over it; ``checker``: the
+    output's own checker (as :attr:`Problem.checker`), or None.
     """
 
     name: str
@@ -97,6 +98,7 @@ class Output:
     fixed_dtype: str | None
     python_scalar: bool
     tolerance: dict[str, Any]
+    checker: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -281,7 +283,7 @@ class Problem:
         o = self.outputs[index]
         return dataclasses.replace(self, returns_shape=o.shape, returns_dtype=o.dtype, returns_fixed_dtype=o.fixed_dtype,
                                    python_scalar=o.python_scalar, tolerance=o.tolerance, outputs=(), returns_as="",
-                                   select=(index, o.name))
+                                   select=(index, o.name), checker=o.checker)
 
     @property
     def parameter(self) -> dict[str, Parameter]:
@@ -725,6 +727,7 @@ def _load_problem(path: Path) -> Problem:
             raise fail(where + ["python_scalar"], "only a 0-d result (shape: []) can be a Python scalar")
         return shape, rdtype, fixed
 
+    from .checkers import from_spec
     outputs: list[Output] = []
     base_tolerance = dict(data.get("tolerance") or {})
     if "outputs" in returns:
@@ -732,12 +735,13 @@ def _load_problem(path: Path) -> Problem:
             shape, rdtype, fixed = one_return(o, ["function", "returns", "outputs", j])
             tol = {**base_tolerance, **(o.get("tolerance") or {})}
             tol.setdefault("model", "derived")
-            outputs.append(Output(o["name"], shape, rdtype, fixed, bool(o.get("python_scalar")), tol))
+            own = from_spec(o.get("checker"), path, fail, ["function", "returns", "outputs", j, "checker"])
+            outputs.append(Output(o["name"], shape, rdtype, fixed, bool(o.get("python_scalar")), tol, own))
         if len({o.name for o in outputs}) != len(outputs):
             raise fail(["function", "returns", "outputs"], "output names must differ")
         if data.get("checker") is not None:
-            raise fail(["checker"], "a checker judges one output; a function with several outputs is judged "
-                                    "by each output's tolerance")
+            raise fail(["checker"], "a checker judges one output: give a function of several outputs one per "
+                                    "output that needs it (returns.outputs[i].checker)")
         returns_shape, returns_dtype, fixed_dtype = (), outputs[0].dtype, outputs[0].fixed_dtype
     else:
         returns_shape, returns_dtype, fixed_dtype = one_return(returns, ["function", "returns"])
@@ -748,13 +752,7 @@ def _load_problem(path: Path) -> Problem:
             hints = resolve(hints, path)  # a bundled name, or the module file's absolute path
         except HintModuleError as exc:
             raise fail(["hints"], str(exc)) from None
-    checker = data.get("checker")
-    if checker is not None:
-        from .checkers import CheckerError, resolve as resolve_checker
-        try:
-            checker = {**checker, "module": resolve_checker(checker["module"], path)}
-        except CheckerError as exc:
-            raise fail(["checker", "module"], str(exc)) from None
+    checker = from_spec(data.get("checker"), path, fail, ["checker"])
 
     groups = {name: Group(name, float(g["points"]), g.get("visibility", "visible"), g.get("description", ""))
               for name, g in data["groups"].items()}

@@ -360,3 +360,63 @@ def test_a_float_and_an_integer_output_in_each_others_place_are_named(tmp_path):
     fails = failures(report)
     assert code == 1 and fails
     assert {f["data"].get("hint_id") for f in fails} == {"swapped_outputs"}, [f["hint"] for f in fails]
+
+
+TOP_K = """\
+id: top_k
+title: the k largest scores of each row and their indices
+statement: |
+  Write `top_k(scores, k)`: `(values, indices)`, the k largest scores along the last axis in
+  descending order and their int64 indices; among equal scores any order is right.
+function:
+  name: top_k
+  parameters:
+    - {name: scores, shape: ["...", n]}
+    - {name: k, scalar: int, domain: "[1, n]"}
+  returns:
+    as: tuple
+    outputs:
+      - {name: values, shape: ["...", k], dtype: same_as_inputs}
+      - {name: indices, shape: ["...", k], dtype: int64, checker: {module: indices_of_largest, options: {scores: scores}}}
+reference: {module: top_k}
+frameworks:
+  numpy: {dtypes: [float16, float32, float64]}
+groups:
+  ties: {points: 1}
+  generated: {points: 1}
+cases:
+  - name: many_ties
+    group: ties
+    sizes: {"...": [4], n: 9}
+    args: {k: 4}
+    fill: {scores: {kind: integers, low: 0, high: 3}}
+generated: {group: generated, count: 4, sizes: {"...": [1, 4], n: [3, 9]}}
+"""
+
+
+def test_one_output_of_several_takes_a_checker_of_its_own(tmp_path):
+    """A newcomer could not write top_k as (values, indices) with any order among ties: a
+    checker judged only a function of one output. ``returns.outputs[i].checker`` judges that
+    output: another order among ties passes, the wrong indices fail with the checker's words,
+    and a top-level checker beside several outputs is refused, naming the field to use."""
+    folder = tmp_path / "probs"
+    (folder / "reference").mkdir(parents=True)
+    (folder / "top_k.yaml").write_text(TOP_K)
+    (folder / "reference" / "top_k.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\ndef top_k(scores, k):\n"
+        "    values, indices = jax.lax.top_k(jnp.asarray(scores), k)\n    return values, indices.astype(jnp.int64)\n")
+    right = tmp_path / "right.py"      # the last of equal scores first: another order than lax.top_k's
+    right.write_text("import numpy as np\n\n\ndef top_k(scores, k):\n"
+                     "    i = np.argsort(-scores[..., ::-1], axis=-1, kind='stable')[..., :k]\n"
+                     "    i = scores.shape[-1] - 1 - i\n    return np.take_along_axis(scores, i, -1), i.astype(np.int64)\n")
+    code, report = grade_function_in_process(right, "--problem", "top_k", "--problems-dir", str(folder), "--no-shrink")
+    assert code == 0, [f["message"] for f in failures(report)][:3]
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("import numpy as np\n\n\ndef top_k(scores, k):\n    i = np.argsort(scores, axis=-1)[..., :k]\n"
+                     "    return np.take_along_axis(scores, i, -1), i.astype(np.int64)\n")
+    code, report = grade_function_in_process(wrong, "--problem", "top_k", "--problems-dir", str(folder), "--no-shrink")
+    assert code == 1 and any("indices is off: row 0" in d for f in failures(report) for d in f.get("details") or []), \
+        [f["details"] for f in failures(report)][:2]
+    (folder / "top_k.yaml").write_text(TOP_K + "checker: {module: indices_of_largest}\n")
+    with pytest.raises(SpecError, match=r"returns.outputs\[i\].checker"):
+        load_problem(folder / "top_k.yaml")

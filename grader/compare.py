@@ -224,7 +224,7 @@ def _judge_raises(case: Case, outcome: CallOutcome) -> Failure | None:
                 f"{', '.join(str(tuple(a.shape)) for a in outcome.results.values())})")
     else:
         what = f"returned an array of shape {tuple(outcome.result.shape) if outcome.result is not None else '?'}"
-    accepted = " or ".join(case.raises) if len(case.raises) > 1 else accepted
+    accepted = " or ".join(case.raises)
     return Failure(kind="raises", message=f"the function {what} where it must raise {accepted}",
                    hint=f"these inputs break the function's contract (see the statement): check them and "
                         f"raise {accepted} instead of returning",
@@ -268,7 +268,7 @@ def assess(case: Case, outcome: CallOutcome, expected: Expected) -> tuple[Failur
     if outcome.status == "type":
         hint = _safe(diagnose.for_type, expected.hints, outcome.message, want_dtype)
         return _hinted(Failure(kind="type", message=f"the function returned {outcome.message}, not an array",
-                               data={"returned": outcome.message}), hint), None
+                               data={"returned": outcome.message, "wanted": "array"}), hint), None
     got = outcome.result
     assert got is not None
     ref = expected.ref

@@ -207,11 +207,9 @@ def values_of(case: Case, expected: Expected, got: Any) -> dict[str, Any] | None
             return None
         out = values_of(case, expected.parts[0][1], None) or {}
         if not case.raises:
-            out["expected"] = {name: np.asarray(e.ref, dtype=np.float64).tolist() if e.ref.dtype.kind not in "biu"
-                               else e.ref.tolist() for name, e in expected.parts}
-        if isinstance(got, dict):   # integers as integers, as the expected ones (a newcomer's int32 indices)
-            shown = {name: g.tolist() if g.dtype.kind in "biu" else np.asarray(g, dtype=np.float64).tolist()
-                     for name, g in got.items()
+            out["expected"] = {name: _listed(e.ref) for name, e in expected.parts}
+        if isinstance(got, dict):
+            shown = {name: _listed(g) for name, g in got.items()
                      if isinstance(g, np.ndarray) and g.size <= SMALL
                      and (g.dtype.kind in "fiub" or g.dtype.name == "bfloat16")}
             if shown:
@@ -226,7 +224,11 @@ def values_of(case: Case, expected: Expected, got: Any) -> dict[str, Any] | None
         out["expected"] = expected.ref.tolist() if expected.ref.dtype.kind in "biuf" else \
             np.asarray(expected.ref, dtype=np.float64).tolist()
     if got is not None and got.size <= SMALL and (got.dtype.kind in "fiub" or got.dtype.name == "bfloat16"):
-        # integers and booleans as they came back, as the expected ones are (a newcomer read
-        # "expected = [1, 3, 2]" beside "got = [3.0, 2.0, 0.0]" for an int64 result)
-        out["got"] = got.tolist() if got.dtype.kind in "biu" else np.asarray(got, dtype=np.float64).tolist()
+        out["got"] = _listed(got)
     return out
+
+
+def _listed(a: np.ndarray) -> list[Any]:
+    """``a`` as nested lists: integers and booleans as they are, floats as float64 values (a
+    newcomer read "expected = [1, 3, 2]" beside "got = [3.0, 2.0, 0.0]" for an int64 result)."""
+    return a.tolist() if a.dtype.kind in "biu" else np.asarray(a, dtype=np.float64).tolist()

@@ -401,12 +401,12 @@ def framework_of(fn: Callable[..., Any], source: str) -> str | None:
     NumPy and got 0/10; a NumPy one in a notebook importing torch, as PyTorch."""
     if re.search(r"^\s*(import|from)\s+(torch|jax|numpy)\b", source, re.M):
         return None     # it names its framework: the CLI's detection decides, as for a file
-    bound = {b} if (b := notebook_framework(fn)) else set()
-    if bound == {"torch"} and _idioms(source) == "numpy":
+    bound = notebook_framework(fn)
+    if bound == "torch" and _idioms(source) == "numpy":
         # NumPy's own methods and keywords (.astype, axis=, keepdims=) and none of torch's: a NumPy
         # function in a notebook that imports torch too (a newcomer's: graded as PyTorch, 0/10)
         return None
-    return bound.pop() if len(bound) == 1 else None
+    return bound
 
 
 #: attributes and keywords only NumPy's (and JAX's) arrays take, and only PyTorch's tensors take

@@ -33,7 +33,7 @@ from .expected import expected_for, expected_from
 from .options import CheckOptions, derive_seed
 from .results import Failure, Replay
 from .siblings import Siblings
-from .spec import Problem
+from .spec import NO_DEFAULT, Problem
 from .submission import LoadedSubmission, fix_for, function_line, load_submission, siblings_of, submission_digest
 from .version import __version__
 
@@ -352,7 +352,6 @@ def parameters_note(tree: ast.Module | None, problem: Problem) -> str:
     want = [p.name for p in problem.parameters]
     if node.args.vararg is not None or node.args.kwarg is not None or given[:len(want)] == want[:len(given)]:
         return ""
-    from .spec import NO_DEFAULT
     by_name = [p.name for p in problem.parameters if p.default is not NO_DEFAULT]
     why = (f", as the grader passes {' and '.join(by_name)} by name where a case gives {'them' if len(by_name) > 1 else 'it'}"
            if by_name else "")

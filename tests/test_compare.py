@@ -254,6 +254,9 @@ def test_shape_dtype_type_and_non_finite_messages():
                       "(e.g. .astype(hidden.dtype))")
     f = compare.compare(c, CallOutcome(status="type", message="list"), expected(c))
     assert (f.kind, f.message) == ("type", "the function returned list, not an array")
+    from grader import words
+    words.render_failure(f, "torch", None)     # a torch learner's words, from the failure's facts
+    assert f.message == "the function returned list, not a tensor"
     bad = right.copy()
     bad[0, 1] = np.nan
     f = run(c, bad)

@@ -172,7 +172,8 @@ def test_a_torch_learners_type_failure_says_tensor():
     array" above the hint "return a tensor, not a list"; the line says tensor for torch now."""
     from grader.results import Failure
     for framework, noun in (("torch", "a tensor"), ("numpy", "an array"), ("jax", "an array")):
-        failure = Failure(kind="type", message="the function returned list, not an array", data={"returned": "list"})
+        failure = Failure(kind="type", message="the function returned list, not an array",
+                          data={"returned": "list", "wanted": "array"})
         words.render_failure(failure, framework, None)
         assert failure.message == f"the function returned list, not {noun}", framework
 

@@ -58,24 +58,34 @@ def tail_and_total(x, k):
 
 
 def make(tmp_path: Path, kind: str = "tuple", ret: str = "2 * x[..., k - 1:], x.sum(-1)") -> Path:
-    folder = tmp_path / "probs"
-    (folder / "reference").mkdir(parents=True)
-    (folder / "tail_and_total.yaml").write_text(SPEC.format(kind=kind))
-    (folder / "reference" / "tail_and_total.py").write_text(REFERENCE.format(ret=ret))
-    return folder
+    return _problem_folder(tmp_path, "tail_and_total", SPEC.format(kind=kind), REFERENCE.format(ret=ret))
 
 
 def grade(tmp_path: Path, folder: Path, body: str) -> dict:
-    sub = tmp_path / "sub.py"
-    sub.write_text("import numpy as np\n\ndef tail_and_total(x, k):\n" + textwrap.indent(textwrap.dedent(body), "    "))
-    code, report = grade_function_in_process(sub, "--problem", "tail_and_total", "--problems-dir", str(folder),
-                                             "--no-shrink")
+    code, report = _graded(tmp_path, folder, "tail_and_total", "sub.py", "import numpy as np\n\n"
+                           "def tail_and_total(x, k):\n" + textwrap.indent(textwrap.dedent(body), "    "))
     assert code == (0 if report["passed"] else 1)
     return report
 
 
 def failures(report: dict) -> list[dict]:
     return [c["failure"] for c in report["cases"] if c["failure"]]
+
+
+def _problem_folder(tmp_path: Path, pid: str, spec: str, reference: str) -> Path:
+    """A problems folder holding ``pid``'s ``spec`` and its reference module's source."""
+    folder = tmp_path / "probs"
+    (folder / "reference").mkdir(parents=True)
+    (folder / f"{pid}.yaml").write_text(spec)
+    (folder / "reference" / f"{pid}.py").write_text(reference)
+    return folder
+
+
+def _graded(tmp_path: Path, folder: Path, pid: str, name: str, source: str) -> tuple[int, dict]:
+    """``source`` saved as ``name`` and graded in process against ``pid`` of ``folder``, no shrinking."""
+    sub = tmp_path / name
+    sub.write_text(source)
+    return grade_function_in_process(sub, "--problem", pid, "--problems-dir", str(folder), "--no-shrink")
 
 
 def test_a_right_tuple_passes_and_each_output_is_judged(tmp_path):
@@ -304,14 +314,10 @@ def test_two_outputs_in_each_others_place_are_named_and_shown(tmp_path):
     "the whole result was multiplied by a constant factor of 0.5" (it fitted one case), and the
     report showed the expected outputs but not what came back. The hint names the swapped pair,
     and a small case shows what came back by output name."""
-    folder = tmp_path / "probs"
-    (folder / "reference").mkdir(parents=True)
-    (folder / "mean_var.yaml").write_text(MEAN_VAR)
-    (folder / "reference" / "mean_var.py").write_text("import jax.numpy as jnp\n\n\ndef mean_var(x):\n"
-                                                      "    x = jnp.asarray(x)\n    return x.mean(-1), x.var(-1)\n")
-    sub = tmp_path / "swapped.py"
-    sub.write_text("import numpy as np\n\n\ndef mean_var(x):\n    return x.var(-1), x.mean(-1)\n")
-    code, report = grade_function_in_process(sub, "--problem", "mean_var", "--problems-dir", str(folder), "--no-shrink")
+    folder = _problem_folder(tmp_path, "mean_var", MEAN_VAR, "import jax.numpy as jnp\n\n\ndef mean_var(x):\n"
+                             "    x = jnp.asarray(x)\n    return x.mean(-1), x.var(-1)\n")
+    code, report = _graded(tmp_path, folder, "mean_var", "swapped.py",
+                           "import numpy as np\n\n\ndef mean_var(x):\n    return x.var(-1), x.mean(-1)\n")
     fails = failures(report)
     assert code == 1 and fails
     assert {f["data"].get("hint_id") for f in fails} == {"swapped_outputs"}, [f["hint"] for f in fails]
@@ -348,15 +354,11 @@ def test_a_float_and_an_integer_output_in_each_others_place_are_named(tmp_path):
     """A newcomer's top_k returned (indices, values) for (values, indices) and was told "return
     float32, the inputs' dtype": the integer output's allowance could not be computed, so the
     swap was never tried. An integer output is compared exactly there too."""
-    folder = tmp_path / "probs"
-    (folder / "reference").mkdir(parents=True)
-    (folder / "max_argmax.yaml").write_text(MAX_ARGMAX)
-    (folder / "reference" / "max_argmax.py").write_text(
-        "import jax.numpy as jnp\n\n\ndef max_argmax(x):\n    x = jnp.asarray(x)\n"
-        "    return x.max(-1), jnp.argmax(x, -1).astype(jnp.int64)\n")
-    sub = tmp_path / "swapped.py"
-    sub.write_text("import numpy as np\n\n\ndef max_argmax(x):\n    return x.argmax(-1).astype(np.int64), x.max(-1)\n")
-    code, report = grade_function_in_process(sub, "--problem", "max_argmax", "--problems-dir", str(folder), "--no-shrink")
+    folder = _problem_folder(tmp_path, "max_argmax", MAX_ARGMAX,
+                             "import jax.numpy as jnp\n\n\ndef max_argmax(x):\n    x = jnp.asarray(x)\n"
+                             "    return x.max(-1), jnp.argmax(x, -1).astype(jnp.int64)\n")
+    code, report = _graded(tmp_path, folder, "max_argmax", "swapped.py", "import numpy as np\n\n\n"
+                           "def max_argmax(x):\n    return x.argmax(-1).astype(np.int64), x.max(-1)\n")
     fails = failures(report)
     assert code == 1 and fails
     assert {f["data"].get("hint_id") for f in fails} == {"swapped_outputs"}, [f["hint"] for f in fails]
@@ -399,22 +401,17 @@ def test_one_output_of_several_takes_a_checker_of_its_own(tmp_path):
     checker judged only a function of one output. ``returns.outputs[i].checker`` judges that
     output: another order among ties passes, the wrong indices fail with the checker's words,
     and a top-level checker beside several outputs is refused, naming the field to use."""
-    folder = tmp_path / "probs"
-    (folder / "reference").mkdir(parents=True)
-    (folder / "top_k.yaml").write_text(TOP_K)
-    (folder / "reference" / "top_k.py").write_text(
-        "import jax\nimport jax.numpy as jnp\n\n\ndef top_k(scores, k):\n"
-        "    values, indices = jax.lax.top_k(jnp.asarray(scores), k)\n    return values, indices.astype(jnp.int64)\n")
-    right = tmp_path / "right.py"      # the last of equal scores first: another order than lax.top_k's
-    right.write_text("import numpy as np\n\n\ndef top_k(scores, k):\n"
-                     "    i = np.argsort(-scores[..., ::-1], axis=-1, kind='stable')[..., :k]\n"
-                     "    i = scores.shape[-1] - 1 - i\n    return np.take_along_axis(scores, i, -1), i.astype(np.int64)\n")
-    code, report = grade_function_in_process(right, "--problem", "top_k", "--problems-dir", str(folder), "--no-shrink")
+    folder = _problem_folder(tmp_path, "top_k", TOP_K, "import jax\nimport jax.numpy as jnp\n\n\n"
+                             "def top_k(scores, k):\n    values, indices = jax.lax.top_k(jnp.asarray(scores), k)\n"
+                             "    return values, indices.astype(jnp.int64)\n")
+    # the last of equal scores first: another order than lax.top_k's
+    code, report = _graded(tmp_path, folder, "top_k", "right.py", "import numpy as np\n\n\ndef top_k(scores, k):\n"
+                           "    i = np.argsort(-scores[..., ::-1], axis=-1, kind='stable')[..., :k]\n"
+                           "    i = scores.shape[-1] - 1 - i\n    return np.take_along_axis(scores, i, -1), i.astype(np.int64)\n")
     assert code == 0, [f["message"] for f in failures(report)][:3]
-    wrong = tmp_path / "wrong.py"
-    wrong.write_text("import numpy as np\n\n\ndef top_k(scores, k):\n    i = np.argsort(scores, axis=-1)[..., :k]\n"
-                     "    return np.take_along_axis(scores, i, -1), i.astype(np.int64)\n")
-    code, report = grade_function_in_process(wrong, "--problem", "top_k", "--problems-dir", str(folder), "--no-shrink")
+    code, report = _graded(tmp_path, folder, "top_k", "wrong.py", "import numpy as np\n\n\ndef top_k(scores, k):\n"
+                           "    i = np.argsort(scores, axis=-1)[..., :k]\n"
+                           "    return np.take_along_axis(scores, i, -1), i.astype(np.int64)\n")
     assert code == 1 and any("indices is off: row 0" in d for f in failures(report) for d in f.get("details") or []), \
         [f["details"] for f in failures(report)][:2]
     (folder / "top_k.yaml").write_text(TOP_K + "checker: {module: indices_of_largest}\n")

@@ -64,17 +64,11 @@ def private_file(path: Path) -> None:
     """
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for target, mode in ((folder, 0o700), (path, 0o600)):
-        if target is path:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
-        st = os.lstat(target)
-        if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid():
-            raise PermissionError(f"{target} is a link or another user's: the exercise page keeps learners' code there")
-        if stat.S_IMODE(st.st_mode) & 0o077:
-            if target is path:   # a new file: a reader that opened the loose one keeps only its old contents
-                _copied_private(path)   # (attack round 63: a chmod left its open handle reading new drafts)
-            else:
-                os.chmod(target, mode)
+    if _loose(folder):
+        os.chmod(folder, 0o700)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    if _loose(path):   # a new file: a reader that opened the loose one keeps only its old contents
+        _copied_private(path)   # (attack round 63: a chmod left its open handle reading new drafts)
     for extra in ("-wal", "-shm"):
         side = path.with_name(path.name + extra)
         try:
@@ -83,6 +77,18 @@ def private_file(path: Path) -> None:
             continue
         if not stat.S_ISLNK(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) & 0o077:
             os.chmod(side, 0o600)
+
+
+def _loose(target: Path) -> bool:
+    """Whether ``target`` (this user's, no link) grants anything to others.
+
+    Raises:
+        PermissionError: it is a symbolic link or another user's.
+    """
+    st = os.lstat(target)
+    if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid():
+        raise PermissionError(f"{target} is a link or another user's: the exercise page keeps learners' code there")
+    return bool(stat.S_IMODE(st.st_mode) & 0o077)
 
 
 def _copied_private(path: Path) -> None:

@@ -124,11 +124,10 @@ def render_failure(failure: Any, framework: str, module: str | None) -> None:
     """Word the hint a :class:`grader.results.Failure` carries as facts (``data["hint_id"]``,
     ``data["hint_params"]``) into ``failure.hint`` when it has no text yet; a wording that
     fails leaves no hint (hints are advice). A torch learner's type failure says "not a tensor"."""
-    returned = failure.data.get("returned") if failure.kind == "type" else None
-    if framework == "torch" and isinstance(returned, str) and failure.message.endswith(", not an array"):
-        # the case's line in a torch learner's words, as the hint's (a newcomer read "returned list,
-        # not an array" above "return a tensor, not a list")
-        failure.message = failure.message[:-len(", not an array")] + ", not a tensor"
+    if framework == "torch" and failure.kind == "type" and failure.data.get("wanted") == "array":
+        # the case's line in a torch learner's words, from its facts, as the hint's (a newcomer
+        # read "returned list, not an array" above "return a tensor, not a list")
+        failure.message = f"the function returned {failure.data.get('returned')}, not a tensor"
     idea = failure.data.get("hint_id")
     if failure.hint is not None or not idea:
         return

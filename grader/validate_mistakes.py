@@ -199,7 +199,6 @@ def grade_mistake(path: Path, problem: Any, expected: str | None, sandbox: str =
                   executor_for: ExecutorFor | None = None, seed: int = 0) -> MistakeResult:
     """Grade one mistake with :func:`grader.check.check_submission` (default cases of ``seed``,
     sandboxed, no shrinking, every case shown) and summarise how it failed."""
-    from .check import check_submission
     from .options import CheckOptions
 
     started = time.monotonic()
@@ -289,7 +288,6 @@ def grade_alternative(path: Path, problem: Any, share: float, sandbox: str = "au
                       executor_for: ExecutorFor | None = None, seed: int = 0) -> AlternativeResult:
     """Grade one correct implementation with every allowance cut to ``share`` (no shrinking) on
     the cases of ``seed``: it must pass every case of every dtype of its framework."""
-    from .check import check_submission
     from .options import CheckOptions
 
     started = time.monotonic()
